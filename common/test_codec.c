@@ -1,0 +1,205 @@
+/*
+ * Tests of the codec and reader: exact round trip, then every kind of damage a
+ * trace can suffer (truncation anywhere, flipped bytes, empty, foreign, newer).
+ */
+#include <assert.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "reader.h"
+
+static int failures;
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                          \
+    }                                                                      \
+  } while (0)
+
+#define NREC 200000
+
+static void make_api(ct_record *r, uint64_t i) {
+  memset(r, 0, sizeof *r);
+  r->kind = CT_KIND_API;
+  r->u.api.tid = 1000 + i % 3;
+  r->u.api.name = 1 + i % 2;
+  r->u.api.begin_ns = 1000000000ull + i * 3217 + (i * 7919) % 101;
+  r->u.api.end_ns = r->u.api.begin_ns + 2000 + i % 17;
+  r->u.api.corr = i + 1;
+  r->u.api.stream = i % 4;
+  r->u.api.result = (i % 1000 == 0) ? 700 : 0;
+  r->u.api.flags = CT_API_TIMED;
+}
+
+static void make_gpu(ct_record *r, uint64_t i) {
+  memset(r, 0, sizeof *r);
+  r->kind = CT_KIND_GPU;
+  r->u.gpu.corr = i + 1;
+  r->u.gpu.stream = i % 4;
+  r->u.gpu.start_ns = 1000005000ull + i * 3217;
+  r->u.gpu.end_ns = r->u.gpu.start_ns + 10000 - (i % 5);
+  r->u.gpu.type = CT_GPU_KERNEL;
+  r->u.gpu.name = 3;
+}
+
+static const char *write_trace(const char *path, int with_end) {
+  unlink(path);
+  ct_file_writer *w = ct_file_writer_open(path, 64 * 1024);
+  assert(w);
+  assert(ct_file_writer_add_string(w, 1, "cudaLaunchKernel", 16) == 0);
+  assert(ct_file_writer_add_string(w, 2, "cudaMemcpyAsync", 15) == 0);
+  assert(ct_file_writer_add_string(w, 3, "_Z4vaddPKfS0_Pfi", 16) == 0);
+  for (uint64_t i = 0; i < NREC; i++) {
+    ct_record r;
+    make_api(&r, i);
+    assert(ct_file_writer_add(w, &r) == 0);
+    make_gpu(&r, i);
+    assert(ct_file_writer_add(w, &r) == 0);
+  }
+  if (with_end) {
+    ct_record e = {.kind = CT_KIND_END};
+    e.u.end.records = 2 * NREC;
+    assert(ct_file_writer_add(w, &e) == 0);
+  }
+  assert(ct_file_writer_close(w) == 0);
+  return path;
+}
+
+/* Reads path, checking that every record is the expected one. Returns the count of
+ * API+GPU records, and fills *st. The records may have holes (damage skipped), but
+ * each one read must be exactly what was written. */
+static uint64_t read_check(const char *path, ct_read_status *st, uint64_t *first_missing) {
+  char err[256];
+  ct_reader *r = ct_reader_open(path, err, sizeof err);
+  if (!r) {
+    memset(st, 0, sizeof *st);
+    snprintf(st->message, sizeof st->message, "%s", err);
+    return (uint64_t)-1;
+  }
+  ct_record rec, want;
+  uint64_t n = 0, expect_next = 0;
+  *first_missing = (uint64_t)-1;
+  while (ct_reader_next(r, &rec)) {
+    if (rec.kind == CT_KIND_STRING || rec.kind == CT_KIND_END) continue;
+    uint64_t i = rec.kind == CT_KIND_API ? rec.u.api.corr - 1 : rec.u.gpu.corr - 1;
+    uint64_t seq = 2 * i + (rec.kind == CT_KIND_GPU);
+    if (seq != expect_next && *first_missing == (uint64_t)-1) *first_missing = expect_next;
+    CHECK(seq >= expect_next);
+    expect_next = seq + 1;
+    if (rec.kind == CT_KIND_API) make_api(&want, i);
+    else make_gpu(&want, i);
+    CHECK(memcmp(rec.u.v, want.u.v, sizeof want.u.v) == 0);
+    n++;
+  }
+  if (*first_missing == (uint64_t)-1 && expect_next != 2 * NREC) *first_missing = expect_next;
+  *st = *ct_reader_status(r);
+  size_t len;
+  const char *s = ct_reader_string(r, 3, &len);
+  CHECK(s && len == 16 && strcmp(s, "_Z4vaddPKfS0_Pfi") == 0);
+  ct_reader_close(r);
+  return n;
+}
+
+static void copy_prefix(const char *src, const char *dst, off_t n) {
+  FILE *in = fopen(src, "rb");
+  unlink(dst);
+  FILE *out = fopen(dst, "wb");
+  assert(in && out);
+  char buf[65536];
+  while (n > 0) {
+    size_t want = n < (off_t)sizeof buf ? (size_t)n : sizeof buf;
+    size_t got = fread(buf, 1, want, in);
+    if (!got) break;
+    fwrite(buf, 1, got, out);
+    n -= (off_t)got;
+  }
+  fclose(in);
+  fclose(out);
+}
+
+int main(void) {
+  char dir[] = "/tmp/ct-codec-XXXXXX";
+  assert(mkdtemp(dir));
+  char full[300], part[300];
+  snprintf(full, sizeof full, "%s/full.ctr", dir);
+  snprintf(part, sizeof part, "%s/part.ctr", dir);
+
+  /* Round trip. */
+  write_trace(full, 1);
+  ct_read_status st;
+  uint64_t missing;
+  CHECK(read_check(full, &st, &missing) == 2 * NREC);
+  CHECK(st.clean_end && !st.damaged && missing == (uint64_t)-1);
+  struct stat sb;
+  stat(full, &sb);
+  printf("round trip: %d records in %lld bytes (%.2f bytes/record)\n", 2 * NREC,
+         (long long)sb.st_size, (double)sb.st_size / (2 * NREC));
+
+  /* Truncation at many points: always a clean prefix, always reported. */
+  uint64_t last = 0;
+  for (int cut = 1; cut < 64; cut++) {
+    off_t n = sb.st_size * cut / 64 + cut;
+    copy_prefix(full, part, n);
+    uint64_t got = read_check(part, &st, &missing);
+    if (got == (uint64_t)-1) {
+      CHECK(n < 200); /* only a cut inside the header may fail to open */
+      continue;
+    }
+    CHECK(st.damaged && !st.clean_end && st.message[0]);
+    CHECK(missing == got); /* a prefix: nothing missing before the cut */
+    CHECK(got >= last);
+    last = got;
+  }
+  CHECK(last > NREC); /* late cuts keep most of the records */
+
+  /* A flipped byte in the middle: records before it all present, later frames back. */
+  copy_prefix(full, part, sb.st_size);
+  int fd = open(part, O_RDWR);
+  off_t mid = sb.st_size / 2;
+  unsigned char b;
+  pread(fd, &b, 1, mid);
+  b ^= 0x5a;
+  pwrite(fd, &b, 1, mid);
+  close(fd);
+  uint64_t got = read_check(part, &st, &missing);
+  CHECK(st.damaged && st.bad_frames >= 1 && st.message[0]);
+  CHECK(missing > NREC / 2 && missing < 2 * NREC);
+  CHECK(got > missing); /* recovered frames after the damage */
+  printf("corrupt middle: %llu of %d records, first missing %llu: %s\n",
+         (unsigned long long)got, 2 * NREC, (unsigned long long)missing, st.message);
+
+  /* No END record: readable, not damaged, not clean. */
+  write_trace(part, 0);
+  CHECK(read_check(part, &st, &missing) == 2 * NREC);
+  CHECK(!st.damaged && !st.clean_end);
+
+  /* Empty, foreign and newer files fail to open with a reason. */
+  char err[256];
+  unlink(part);
+  close(open(part, O_CREAT | O_WRONLY, 0600));
+  CHECK(!ct_reader_open(part, err, sizeof err) && strstr(err, "empty"));
+  FILE *f = fopen(part, "wb");
+  fputs("#!/bin/sh\necho this is not a trace\n", f);
+  fclose(f);
+  CHECK(!ct_reader_open(part, err, sizeof err) && strstr(err, "not a cutrace trace"));
+  uint8_t hdr[1024];
+  size_t hn = ct_write_file_header(hdr, sizeof hdr);
+  ((struct ct_file_header *)hdr)->major = CT_FORMAT_MAJOR + 1;
+  f = fopen(part, "wb");
+  fwrite(hdr, 1, hn, f);
+  fclose(f);
+  CHECK(!ct_reader_open(part, err, sizeof err) && strstr(err, "newer"));
+
+  /* Directory expansion. */
+  unlink(part);
+  unlink(full);
+  rmdir(dir);
+  printf("%s\n", failures ? "FAIL" : "ok");
+  return failures ? 1 : 0;
+}

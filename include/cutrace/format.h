@@ -1,0 +1,184 @@
+/*
+ * cutrace trace format: the one definition of every record, shared by the
+ * preload (writer) and the tools (readers). See docs/format.md for the spec.
+ *
+ * A trace file is: a fixed header, a schema block (which record kinds exist and
+ * how each field is encoded), then a sequence of independent zstd frames. Each
+ * frame decompresses to one "chunk": a run of encoded records whose delta state
+ * starts from zero, so every whole frame can be decoded on its own.
+ *
+ * Every record is a kind byte followed by its fields, each a LEB128 varint of a
+ * zigzag-encoded difference:
+ *   D  difference from the same field of the previous record of the same kind
+ *      in this chunk (0 for the first), so repeated values cost one byte;
+ *   P  difference from the previous field of the same record (end after begin).
+ * STRING records are special: id (D), length (D of 0 = plain), then raw bytes.
+ *
+ * All fields are uint64_t in memory. Times are host CLOCK_MONOTONIC nanoseconds.
+ * String-valued fields hold a string id (0 = none) defined by an earlier STRING
+ * record of the same file.
+ *
+ * Compatibility: a reader decodes with the schema stored in the file, so a newer
+ * minor version that appends fields or kinds stays readable (unknown kinds are
+ * skipped, unknown trailing fields ignored). A new major version is refused.
+ */
+#ifndef CUTRACE_FORMAT_H
+#define CUTRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
+#define CT_FORMAT_MAJOR 1
+#define CT_FORMAT_MINOR 0
+#define CT_MAX_FIELDS 16          /* most fields any record kind may have */
+#define CT_MAX_KINDS 64           /* kind ids are < this */
+#define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
+#define CT_MAX_STRING_BYTES (1u << 20)
+
+/* Field encodings. */
+#define CT_ENC_D 1
+#define CT_ENC_P 2
+
+/*
+ * The record kinds: X(NAME, id, lowercase_name). Ids are stable forever; append only.
+ */
+#define CT_RECORD_KINDS(X)                                                      \
+  X(STRING, 1, string)       /* interned string: see ct_string */               \
+  X(PROCESS, 2, process)     /* once per file, first after strings it uses */   \
+  X(DEVICE, 3, device)       /* one per visible device */                       \
+  X(THREAD, 4, thread)       /* first record of each thread that records */    \
+  X(STREAM, 5, stream)       /* first use of a stream */                        \
+  X(API, 6, api)             /* CPU span of one intercepted call */             \
+  X(LAUNCH, 7, launch)       /* arguments of a kernel launch (by corr) */       \
+  X(MEMOP, 8, memop)         /* arguments of a copy or set (by corr) */         \
+  X(GEMM, 9, gemm)           /* arguments of a cuBLAS GEMM (by corr) */         \
+  X(GPU, 10, gpu)            /* one GPU activity, timed on the GPU */           \
+  X(DROP, 11, drop)          /* records lost, counted */                        \
+  X(TRACER, 12, tracer)      /* the tracer's own work (flush, poll, ...) */     \
+  X(CLOCK, 13, clock)        /* a GPU-to-host clock anchor */                   \
+  X(RANGE, 14, range)        /* an NVTX range, closed */                        \
+  X(MARK, 15, mark)          /* an NVTX mark */                                 \
+  X(END, 16, end)            /* clean end of the trace */
+
+/* Fields of each kind: F(name, encoding). Append only. */
+#define CT_FIELDS_string(F) F(id, D) F(len, D)
+#define CT_FIELDS_process(F)                                                    \
+  F(pid, D) F(ppid, D) F(start_ns, D) F(realtime_ns, D) F(host, D)              \
+  F(cmdline, D) /* string: the arguments separated by NUL bytes */              \
+  F(exe, D) F(driver_version, D) F(runtime_version, D) F(tracer_version, D)
+#define CT_FIELDS_device(F)                                                     \
+  F(device, D) F(name, D) F(cc_major, D) F(cc_minor, D) F(sm_count, D)          \
+  F(mem_bytes, D)
+#define CT_FIELDS_thread(F) F(tid, D) F(name, D) F(start_ns, D)
+#define CT_FIELDS_stream(F)                                                     \
+  F(stream, D)     /* small id used by every other record; 0 = legacy default */ \
+  F(handle, D)     /* the CUstream value */                                     \
+  F(device, D) F(flags, D) /* CT_STREAM_* */                                    \
+  F(owner_tid, D)  /* for a per-thread default stream: its thread */            \
+  F(priority, D)
+#define CT_FIELDS_api(F)                                                        \
+  F(tid, D) F(name, D) /* string: the entry point, e.g. "cudaMemcpyAsync" */    \
+  F(begin_ns, D) F(end_ns, P) F(corr, D) F(device, D) F(stream, D)              \
+  F(result, D)     /* the call's return code (CUresult/cudaError_t/status) */   \
+  F(depth, D)      /* 0 = outermost intercepted call on this thread */          \
+  F(flags, D)      /* CT_API_* */
+#define CT_FIELDS_launch(F)                                                     \
+  F(corr, D) F(kernel, D) /* string: mangled name */                            \
+  F(grid_x, D) F(grid_y, D) F(grid_z, D) F(block_x, D) F(block_y, D)            \
+  F(block_z, D) F(shmem, D)
+#define CT_FIELDS_memop(F)                                                      \
+  F(corr, D) F(bytes, D) F(kind, D) /* CT_MEMOP_* */                            \
+  F(src_mem, D) F(dst_mem, D) /* CT_MEM_* */ F(async, D) F(value, D)
+#define CT_FIELDS_gemm(F)                                                       \
+  F(corr, D) F(m, D) F(n, D) F(k, D) F(batch, D) F(transa, D) F(transb, D)      \
+  F(atype, D) F(btype, D) F(ctype, D) /* cudaDataType values */                 \
+  F(compute_type, D) /* cublasComputeType_t (or the legacy data type) */         \
+  F(epilogue, D)     /* cublasLtEpilogue_t, 0 for the cublas API */
+#define CT_FIELDS_gpu(F)                                                        \
+  F(corr, D) F(device, D) F(stream, D) F(start_ns, D) F(end_ns, P)              \
+  F(type, D) /* CT_GPU_* */ F(name, D) /* string: kernel name, or 0 */
+#define CT_FIELDS_drop(F) F(tid, D) F(count, D) F(first_ns, D) F(last_ns, D)
+#define CT_FIELDS_tracer(F)                                                     \
+  F(tid, D) F(what, D) /* string: "flush", "poll", "anchor", ... */             \
+  F(begin_ns, D) F(end_ns, P) F(amount, D) /* bytes, events, ... */
+#define CT_FIELDS_clock(F)                                                      \
+  F(device, D) F(host_ns, D) F(offset_ns, D) /* int64: gpu - host */            \
+  F(error_ns, D) /* half the width of the anchoring window */
+#define CT_FIELDS_range(F)                                                      \
+  F(tid, D) F(domain, D) F(name, D) F(begin_ns, D) F(end_ns, P) F(depth, D)     \
+  F(flags, D)
+#define CT_FIELDS_mark(F) F(tid, D) F(domain, D) F(name, D) F(ts_ns, D)
+#define CT_FIELDS_end(F) F(records, D) F(drops, D) F(end_ns, D)
+
+/* CT_API_* flags. */
+#define CT_API_PTSZ 0x1      /* per-thread default stream entry point */
+#define CT_API_CAPTURED 0x2  /* stream was capturing: no GPU record follows */
+#define CT_API_TIMED 0x4     /* a GPU record with this corr follows later */
+#define CT_API_UNTIMED 0x8   /* GPU work happened but could not be timed */
+#define CT_API_DRIVER 0x10   /* reached through the driver API */
+
+/* CT_STREAM_* flags. */
+#define CT_STREAM_NON_BLOCKING 0x1
+#define CT_STREAM_PER_THREAD 0x2
+#define CT_STREAM_LEGACY 0x4
+
+/* CT_MEMOP_* kinds. */
+#define CT_MEMOP_H2D 1
+#define CT_MEMOP_D2H 2
+#define CT_MEMOP_D2D 3
+#define CT_MEMOP_H2H 4
+#define CT_MEMOP_MEMSET 5
+#define CT_MEMOP_P2P 6
+
+/* CT_MEM_* memory types of a copy's source or destination. */
+#define CT_MEM_UNKNOWN 0
+#define CT_MEM_DEVICE 1
+#define CT_MEM_PINNED 2
+#define CT_MEM_PAGEABLE 3
+#define CT_MEM_MANAGED 4
+
+/* CT_GPU_* activity types. */
+#define CT_GPU_KERNEL 1
+#define CT_GPU_MEMCPY 2
+#define CT_GPU_MEMSET 3
+#define CT_GPU_GEMM 4   /* a library call timed as one activity */
+#define CT_GPU_GRAPH 5  /* a graph launch timed as one activity */
+
+/* Kind ids as an enum: CT_KIND_STRING, CT_KIND_API, ... */
+enum ct_kind {
+#define CT_KIND_ENUM(NAME, id, lname) CT_KIND_##NAME = id,
+  CT_RECORD_KINDS(CT_KIND_ENUM)
+#undef CT_KIND_ENUM
+};
+
+/* One struct per kind, all fields uint64_t: struct ct_api, struct ct_gpu, ... */
+#define CT_FIELD_DECL(name, enc) uint64_t name;
+#define CT_KIND_STRUCT(NAME, id, lname) struct ct_##lname { CT_FIELDS_##lname(CT_FIELD_DECL) };
+CT_RECORD_KINDS(CT_KIND_STRUCT)
+#undef CT_KIND_STRUCT
+#undef CT_FIELD_DECL
+
+/* A decoded or to-be-encoded record. */
+typedef struct ct_record {
+  uint8_t kind;       /* enum ct_kind */
+  uint8_t nfields;    /* fields present (set by the decoder) */
+  uint32_t str_len;   /* STRING: length of str */
+  const char *str;    /* STRING: bytes (not NUL-terminated); valid until next read */
+  union {
+    uint64_t v[CT_MAX_FIELDS];
+#define CT_KIND_MEMBER(NAME, id, lname) struct ct_##lname lname;
+    CT_RECORD_KINDS(CT_KIND_MEMBER)
+#undef CT_KIND_MEMBER
+  } u;
+} ct_record;
+
+/* The fixed file header (little-endian), followed by the schema block. */
+struct ct_file_header {
+  char magic[8];            /* CT_FILE_MAGIC */
+  uint16_t major, minor;    /* CT_FORMAT_MAJOR, CT_FORMAT_MINOR */
+  uint32_t schema_bytes;    /* size of the schema block that follows */
+  uint64_t flags;           /* reserved, 0 */
+  uint64_t reserved;
+};
+
+#endif
