@@ -1,0 +1,114 @@
+/*
+ * The trace model every cutrace command reads through: it turns one trace file's
+ * records into joined, time-ordered events, streaming, with memory bounded by
+ * what is in flight (open calls, GPU work not yet completed) and the reorder
+ * window — never by the trace's length.
+ *
+ * Delivery order: events are delivered in nondecreasing END time (span end_ns,
+ * activity end_ns), which is nearly the order the preload writes them in. Records
+ * that arrive later than the reorder window are still delivered (with late = 1),
+ * and counted.
+ *
+ * Joining: an activity (GPU record) is delivered with the call that caused it
+ * (API record with the same corr, and its LAUNCH / MEMOP / GEMM detail record),
+ * whichever of them the file holds first. A span is delivered with its detail
+ * record and, when its GPU work is known by then, the activity's times.
+ */
+#ifndef CUTRACE_MODEL_H
+#define CUTRACE_MODEL_H
+
+#include <stdint.h>
+
+#include "apis.h"
+#include "cutrace/format.h"
+
+/* One traced process (one trace file). */
+typedef struct ct_proc {
+  const char *path;          /* the trace file */
+  struct ct_process rec;     /* the PROCESS record (zeros until seen) */
+  const char *host, *exe;    /* resolved strings ("" when unknown) */
+  const char *cmdline;       /* arguments joined with spaces */
+  unsigned ndevices;
+  struct ct_device devices[16];
+  const char *device_names[16];
+} ct_proc;
+
+/* Which detail a span or activity carries. */
+enum ct_detail { CT_DETAIL_NONE, CT_DETAIL_LAUNCH, CT_DETAIL_MEMOP, CT_DETAIL_GEMM };
+
+/* A CPU span: an intercepted call (API record) or the tracer's own work. */
+typedef struct ct_span {
+  const ct_proc *proc;
+  int is_tracer;                 /* 1: TRACER record (flush, poll, ...) */
+  uint64_t tid, begin_ns, end_ns, corr, device, stream, result, depth, flags;
+  const char *name;              /* entry point, or the tracer's label */
+  enum ct_api_category category; /* from hooks.def (CT_CAT_OTHER for tracer spans) */
+  enum ct_api_layer layer;
+  enum ct_detail detail;
+  union { struct ct_launch launch; struct ct_memop memop; struct ct_gemm gemm; } d;
+  const char *kernel;            /* LAUNCH: the kernel's mangled name, else NULL */
+  uint64_t amount;               /* tracer spans: bytes/events handled */
+  int late;
+} ct_span;
+
+/* A GPU activity joined with its call. */
+typedef struct ct_activity {
+  const ct_proc *proc;
+  uint64_t corr, device, stream, start_ns, end_ns, type; /* CT_GPU_* */
+  const char *name;       /* kernel mangled name; for copies "memcpy HtoD" etc. */
+  int has_call;           /* 1 when the launching call was found */
+  uint64_t tid, call_begin_ns, call_end_ns, call_flags;
+  const char *api;        /* the call's entry point, or NULL */
+  enum ct_detail detail;
+  union { struct ct_launch launch; struct ct_memop memop; struct ct_gemm gemm; } d;
+  int late;
+} ct_activity;
+
+/* What a consumer is told. Any callback may be NULL. */
+typedef struct ct_model_ops {
+  /* Once the PROCESS record (and DEVICE records seen so far) are known. */
+  void (*on_process)(void *user, const ct_proc *proc);
+  void (*on_span)(void *user, const ct_span *span);
+  void (*on_activity)(void *user, const ct_activity *act);
+  /* A stream's first use (STREAM record). */
+  void (*on_stream)(void *user, const ct_proc *proc, const struct ct_stream *stream);
+  void (*on_thread)(void *user, const ct_proc *proc, const struct ct_thread *thread,
+                    const char *name);
+  void (*on_range)(void *user, const ct_proc *proc, const struct ct_range *range,
+                   const char *name);
+  void (*on_drop)(void *user, const ct_proc *proc, const struct ct_drop *drop);
+  void (*on_clock)(void *user, const ct_proc *proc, const struct ct_clock *clock);
+} ct_model_ops;
+
+/* Totals of one file's reading. */
+typedef struct ct_model_stats {
+  uint64_t records, spans, activities, unmatched_activities, late, dropped;
+  uint64_t first_ns, last_ns;    /* time span covered by spans and activities */
+  int has_end;                   /* the END record was seen */
+  int damaged;                   /* the reader hit damage: see message */
+  char message[300];             /* the reader's first problem, "" when none */
+  uint16_t major, minor;
+} ct_model_stats;
+
+/* Options of the model. */
+typedef struct ct_model_options {
+  uint64_t window_ns;  /* reorder window; 0 means the default (2 s) */
+} ct_model_options;
+
+/*
+ * Reads one trace file, calling ops in delivery order. Returns 0 for a clean
+ * read, 1 when the file was damaged or truncated (every readable event was still
+ * delivered; st->message says where it stopped), or -1 when it could not be read
+ * at all (st->message says why). opts may be NULL.
+ */
+int ct_model_read(const char *path, const ct_model_options *opts, const ct_model_ops *ops,
+                  void *user, ct_model_stats *st);
+
+/* Demangles a C++ symbol into buf (at most len bytes). Returns buf, or name when it
+ * is not a mangled name or cannot be demangled. */
+const char *ct_demangle(const char *name, char *buf, unsigned long len);
+
+/* A label for a copy or set: "memcpy HtoD", "memcpy DtoH", "memset", ... */
+const char *ct_memop_label(uint64_t kind);
+
+#endif
