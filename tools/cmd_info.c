@@ -1,0 +1,113 @@
+/* cutrace info: per trace file, its version, process, devices, time span, record
+ * counts per kind, drops, and whether it ended cleanly or where it stopped. */
+#include <stdio.h>
+#include <string.h>
+
+#include "codec.h"
+#include "commands.h"
+#include "reader.h"
+
+struct info_run {
+  int worst; /* exit status so far */
+};
+
+static void print_string(const ct_reader *r, const char *label, uint64_t id, int nul_as_space) {
+  size_t len = 0;
+  const char *s = ct_reader_string(r, id, &len);
+  printf("  %-14s ", label);
+  if (!s) {
+    printf("%s\n", id ? "(unknown string)" : "-");
+    return;
+  }
+  for (size_t i = 0; i < len; i++) putchar(s[i] == 0 && nul_as_space ? ' ' : s[i]);
+  putchar('\n');
+}
+
+static int info_file(const char *path, void *arg) {
+  struct info_run *run = arg;
+  char err[300];
+  ct_reader *r = ct_reader_open(path, err, sizeof err);
+  if (!r) {
+    fprintf(stderr, "cutrace: %s\n", err);
+    run->worst = 2;
+    return 0;
+  }
+  uint64_t counts[CT_MAX_KINDS] = {0}, drops = 0, first = UINT64_MAX, last = 0;
+  struct ct_process proc = {0};
+  int have_proc = 0;
+  ct_record rec;
+  while (ct_reader_next(r, &rec)) {
+    counts[rec.kind]++;
+    uint64_t b = 0, e = 0;
+    switch (rec.kind) {
+    case CT_KIND_PROCESS: proc = rec.u.process; have_proc = 1; break;
+    case CT_KIND_DEVICE: {
+      size_t len = 0;
+      const char *n = ct_reader_string(r, rec.u.device.name, &len);
+      printf("%s: device %llu: %.*s (sm %llu.%llu, %llu SMs, %.1f GiB)\n", path,
+             (unsigned long long)rec.u.device.device, (int)(n ? len : 1), n ? n : "?",
+             (unsigned long long)rec.u.device.cc_major, (unsigned long long)rec.u.device.cc_minor,
+             (unsigned long long)rec.u.device.sm_count, rec.u.device.mem_bytes / 1073741824.0);
+      break;
+    }
+    case CT_KIND_DROP: drops += rec.u.drop.count; break;
+    case CT_KIND_API: b = rec.u.api.begin_ns; e = rec.u.api.end_ns; break;
+    case CT_KIND_GPU: b = rec.u.gpu.start_ns; e = rec.u.gpu.end_ns; break;
+    }
+    if (e) {
+      if (b < first) first = b;
+      if (e > last) last = e;
+    }
+  }
+  const ct_read_status *st = ct_reader_status(r);
+  printf("%s:\n  %-14s %u.%u\n", path, "format", st->major, st->minor);
+  if (have_proc) {
+    printf("  %-14s %llu (parent %llu)\n", "pid", (unsigned long long)proc.pid,
+           (unsigned long long)proc.ppid);
+    print_string(r, "command", proc.cmdline, 1);
+    print_string(r, "host", proc.host, 0);
+    print_string(r, "executable", proc.exe, 0);
+    printf("  %-14s driver %llu, runtime %llu\n", "cuda", (unsigned long long)proc.driver_version,
+           (unsigned long long)proc.runtime_version);
+  } else {
+    printf("  %-14s no PROCESS record\n", "process");
+  }
+  if (last)
+    printf("  %-14s %.6f s\n", "time span", (double)(last - first) / 1e9);
+  printf("  %-14s %llu in %llu frames\n", "records", (unsigned long long)st->records,
+         (unsigned long long)st->frames);
+  for (unsigned k = 1; k < CT_MAX_KINDS; k++)
+    if (counts[k]) printf("    %-12s %llu\n", ct_kind_name(k), (unsigned long long)counts[k]);
+  printf("  %-14s %llu\n", "dropped", (unsigned long long)drops);
+  if (st->damaged) {
+    printf("  %-14s partial: %s (%llu bytes skipped)\n", "end", st->message,
+           (unsigned long long)st->skipped_bytes);
+    fprintf(stderr, "cutrace: %s: %s; %llu records read\n", path, st->message,
+            (unsigned long long)st->records);
+    if (run->worst < 1) run->worst = 1;
+  } else {
+    printf("  %-14s %s\n", "end",
+           st->clean_end ? "clean" : "no END record (the process crashed, was killed or still runs)");
+  }
+  ct_reader_close(r);
+  return 0;
+}
+
+int cmd_info(int argc, char **argv) {
+  if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    printf("usage: cutrace info [DIR|FILE...]\n");
+    return 0;
+  }
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "cutrace info: unknown option '%s' (try: cutrace info --help)\n", argv[i]);
+      return 2;
+    }
+  struct info_run run = {0};
+  char err[300];
+  if (ct_expand_inputs(argc - 1, argv + 1, info_file, &run, err, sizeof err) < 0) {
+    fprintf(stderr, "cutrace info: %s\n", err);
+    return 2;
+  }
+  return run.worst;
+}
