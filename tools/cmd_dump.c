@@ -3,17 +3,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "codec.h"
 #include "commands.h"
 #include "reader.h"
 
 static int dump_file(const char *path, void *arg) {
-  int *worst = arg;
+  int *status = arg;
   char err[300];
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   if (!r) {
     fprintf(stderr, "cutrace: %s\n", err);
-    *worst = 2;
+    *status = 2;
     return 0;
   }
   ct_record rec;
@@ -38,27 +39,12 @@ static int dump_file(const char *path, void *arg) {
   if (st->damaged) {
     fprintf(stderr, "cutrace: %s: %s; %llu records read\n", path, st->message,
             (unsigned long long)st->records);
-    if (*worst < 1) *worst = 1;
+    if (*status < 1) *status = 1;
   }
   ct_reader_close(r);
   return 0;
 }
 
 int cmd_dump(int argc, char **argv) {
-  if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    printf("usage: cutrace dump [DIR|FILE...]\n");
-    return 0;
-  }
-  for (int i = 1; i < argc; i++)
-    if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "cutrace dump: unknown option '%s' (try: cutrace dump --help)\n", argv[i]);
-      return 2;
-    }
-  int worst = 0;
-  char err[300];
-  if (ct_expand_inputs(argc - 1, argv + 1, dump_file, &worst, err, sizeof err) < 0) {
-    fprintf(stderr, "cutrace dump: %s\n", err);
-    return 2;
-  }
-  return worst;
+  return cli_run_on_traces(argc, argv, "cutrace dump [DIR|FILE...]", dump_file);
 }

@@ -3,13 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "codec.h"
 #include "commands.h"
 #include "reader.h"
-
-struct info_run {
-  int worst; /* exit status so far */
-};
 
 static void print_string(const ct_reader *r, const char *label, uint64_t id, int nul_as_space) {
   size_t len = 0;
@@ -24,12 +21,12 @@ static void print_string(const ct_reader *r, const char *label, uint64_t id, int
 }
 
 static int info_file(const char *path, void *arg) {
-  struct info_run *run = arg;
+  int *status = arg;
   char err[300];
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   if (!r) {
     fprintf(stderr, "cutrace: %s\n", err);
-    run->worst = 2;
+    *status = 2;
     return 0;
   }
   uint64_t counts[CT_MAX_KINDS] = {0}, drops = 0, first = UINT64_MAX, last = 0;
@@ -84,7 +81,7 @@ static int info_file(const char *path, void *arg) {
            (unsigned long long)st->skipped_bytes);
     fprintf(stderr, "cutrace: %s: %s; %llu records read\n", path, st->message,
             (unsigned long long)st->records);
-    if (run->worst < 1) run->worst = 1;
+    if (*status < 1) *status = 1;
   } else {
     printf("  %-14s %s\n", "end",
            st->clean_end ? "clean" : "no END record (the process crashed, was killed or still runs)");
@@ -94,20 +91,5 @@ static int info_file(const char *path, void *arg) {
 }
 
 int cmd_info(int argc, char **argv) {
-  if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    printf("usage: cutrace info [DIR|FILE...]\n");
-    return 0;
-  }
-  for (int i = 1; i < argc; i++)
-    if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "cutrace info: unknown option '%s' (try: cutrace info --help)\n", argv[i]);
-      return 2;
-    }
-  struct info_run run = {0};
-  char err[300];
-  if (ct_expand_inputs(argc - 1, argv + 1, info_file, &run, err, sizeof err) < 0) {
-    fprintf(stderr, "cutrace info: %s\n", err);
-    return 2;
-  }
-  return run.worst;
+  return cli_run_on_traces(argc, argv, "cutrace info [DIR|FILE...]", info_file);
 }
