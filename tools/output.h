@@ -1,0 +1,121 @@
+/*
+ * Output helpers shared by the cutrace commands: the --format option, human
+ * units for durations and sizes, a small table printer (aligned text or CSV) and
+ * a minimal streaming JSON writer with correct string escaping.
+ * Nothing here exits; errors of the FILE are left in ferror(f) for the caller.
+ */
+#ifndef CUTRACE_OUTPUT_H
+#define CUTRACE_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The --format values every command accepts (a command may refuse some). */
+enum ct_out_format { CT_OUT_TEXT, CT_OUT_CSV, CT_OUT_JSON };
+
+/* Parses "text", "csv" or "json" into *out. Returns 0, or -1 when s is none of them. */
+int ct_parse_out_format(const char *s, enum ct_out_format *out);
+
+/*
+ * Formats a duration in ns with 3 decimals in the largest fitting unit:
+ * "812 ns", "12.345 us", "1.234 ms", "2.345 s". Returns buf (len >= 24 suggested).
+ */
+const char *ct_fmt_duration(uint64_t ns, char *buf, size_t len);
+
+/* Formats a byte count: "512 B", "1.50 KiB", "32.00 MiB", "1.25 GiB". Returns buf. */
+const char *ct_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+/*
+ * Parses a non-negative decimal integer (the whole of s). Returns 0 and sets *v,
+ * or -1 when s is empty, not a number or overflows.
+ */
+int ct_parse_u64(const char *s, uint64_t *v);
+
+/* ---- Tables ----------------------------------------------------------------- */
+
+typedef struct ct_table ct_table;
+
+/*
+ * Creates a table with ncols columns. headers[i] names column i; align is a
+ * string of ncols letters, 'l' (left) or 'r' (right), for text output.
+ * title (may be NULL) is printed above the text table. Returns NULL when out of memory.
+ */
+ct_table *ct_table_new(const char *title, int ncols, const char *const *headers,
+                       const char *align);
+
+/* Starts a new row; the following ct_table_cell calls fill it left to right. */
+void ct_table_row(ct_table *t);
+
+/* Sets the next cell of the current row from a printf format. Extra cells are ignored. */
+void ct_table_cell(ct_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Number of rows added so far. */
+size_t ct_table_rows(const ct_table *t);
+
+/*
+ * Prints the table: CT_OUT_TEXT as aligned columns under the title (long cells in
+ * the last column are not cut), CT_OUT_CSV as RFC 4180 lines with a header row
+ * (fields quoted when they contain a comma, quote or newline). CT_OUT_JSON is not
+ * handled here (write JSON with ct_json). An empty table prints its title and
+ * "(none)" in text.
+ */
+void ct_table_print(const ct_table *t, FILE *f, enum ct_out_format fmt);
+
+/* Frees the table. */
+void ct_table_free(ct_table *t);
+
+/* Writes one CSV field (quoted when needed). */
+void ct_csv_field(FILE *f, const char *s);
+
+/* ---- JSON --------------------------------------------------------------------- */
+
+/*
+ * A streaming JSON writer: values are written as they are given, with commas and
+ * (when pretty) newlines and indentation inserted. Keys are given with
+ * ct_json_key before each member value of an object. Nesting depth <= 32.
+ */
+typedef struct ct_json {
+  FILE *f;
+  int pretty;
+  int depth;
+  int after_key;              /* a key was just written; the value follows it */
+  unsigned char count[33];    /* items written at each depth (0, 1 = "more") */
+} ct_json;
+
+/* Starts a writer on f; pretty = 1 indents by two spaces per level. */
+void ct_json_init(ct_json *j, FILE *f, int pretty);
+
+void ct_json_begin_object(ct_json *j);
+void ct_json_end_object(ct_json *j);
+void ct_json_begin_array(ct_json *j);
+void ct_json_end_array(ct_json *j);
+
+/* Writes a member key (escaped); the next value call writes its value. */
+void ct_json_key(ct_json *j, const char *key);
+
+/* String values: NULL writes null. Bytes < 0x20, '"' and '\\' are escaped; invalid
+ * UTF-8 bytes are written as \u00XX of the byte so the output stays valid JSON. */
+void ct_json_string(ct_json *j, const char *s);
+void ct_json_string_n(ct_json *j, const char *s, size_t n);
+void ct_json_uint(ct_json *j, uint64_t v);
+void ct_json_int(ct_json *j, int64_t v);
+/* A number with the given decimals; NaN and infinities are written as null. */
+void ct_json_double(ct_json *j, double v, int decimals);
+void ct_json_bool(ct_json *j, int v);
+void ct_json_null(ct_json *j);
+
+/* Key + value shorthands. */
+void ct_json_kv_string(ct_json *j, const char *key, const char *s);
+void ct_json_kv_uint(ct_json *j, const char *key, uint64_t v);
+void ct_json_kv_int(ct_json *j, const char *key, int64_t v);
+void ct_json_kv_double(ct_json *j, const char *key, double v, int decimals);
+void ct_json_kv_bool(ct_json *j, const char *key, int v);
+
+/* Ends the document with a newline (call after the outermost value). */
+void ct_json_finish(ct_json *j);
+
+/* Writes the n bytes at s as the inside of a JSON string (no quotes) to f. */
+void ct_json_write_escaped(FILE *f, const char *s, size_t n);
+
+#endif
