@@ -1,0 +1,47 @@
+/* Shared state of the simulated libcudart.so.13. */
+#ifndef SIM_RUNTIME_CUDART_INTERNAL_H
+#define SIM_RUNTIME_CUDART_INTERNAL_H
+
+#include "simdrv.h"
+
+#include <cuda_runtime_api.h>
+
+/* Records `err` as the calling thread's last error unless it is a success or
+ * cudaErrorNotReady, and returns it. */
+cudaError_t rt_fail(cudaError_t err);
+
+/* Maps a driver result to the runtime error the real libcudart reports. */
+cudaError_t rt_from_driver(CUresult r);
+
+/* Maps a driver result and records it as the last error; returns the runtime error. */
+cudaError_t rt_check(CUresult r);
+
+/* Loads the driver and makes the current device's primary context current on
+ * this thread. Returns cudaSuccess or the (already recorded) error. */
+cudaError_t rt_enter(void);
+
+/* The device selected by cudaSetDevice on this thread (default 0). */
+int rt_current_device(void);
+
+/* Called by cudaDeviceReset: forgets every loaded module so that the next use
+ * loads it again into the fresh context. */
+void rt_forget_modules(void);
+
+/* Looks up the registered device variable whose host shadow is `symbol` and
+ * returns its device address and size. */
+cudaError_t rt_symbol_address(const void *symbol, CUdeviceptr *address, size_t *size);
+
+/* Returns the per-call function pointer: the _ptsz/_ptds driver variant when
+ * `per_thread` is set and the driver has one. */
+#define RT_PICK(per_thread, member) \
+  (((per_thread) && simdrv.member##_pt) ? simdrv.member##_pt : simdrv.member)
+
+/* Fails with cudaErrorNotSupported (recorded) when a driver function is missing. */
+#define RT_NEED(fn) \
+  do { if (!(fn)) return rt_fail(cudaErrorNotSupported); } while (0)
+
+/* Enters the runtime or returns the error. */
+#define RT_ENTER() \
+  do { cudaError_t rt_e_ = rt_enter(); if (rt_e_ != cudaSuccess) return rt_e_; } while (0)
+
+#endif
