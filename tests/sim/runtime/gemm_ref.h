@@ -1,0 +1,42 @@
+/* CPU reference GEMM used by the simulated cuBLAS and cuBLASLt to produce
+ * correct column-major results at enqueue time. */
+#ifndef SIM_RUNTIME_GEMM_REF_H
+#define SIM_RUNTIME_GEMM_REF_H
+
+#include <library_types.h>
+
+/* One operand: base address, element type, leading dimension, batch stride
+ * (in elements). */
+struct sim_matrix {
+  const void *data;
+  cudaDataType type;
+  long long ld;
+  long long stride;
+};
+
+/* D = act(alpha * op(A) * op(B) + beta * C + bias), column-major; op(A) is m x k,
+ * op(B) is k x n, C and D are m x n (C may alias D). bias (length m, type of
+ * bias_type) is optional; relu applies max(0, x). */
+struct sim_gemm {
+  int transa, transb; /* 0 = no transpose, otherwise transpose */
+  long long m, n, k, batch;
+  double alpha, beta;
+  struct sim_matrix a, b, c, d;
+  const void *bias;
+  cudaDataType bias_type;
+  int relu;
+};
+
+/* Returns 1 when the element type is supported (32F, 64F, 16F, 16BF). */
+int sim_gemm_type_supported(cudaDataType type);
+
+/* Reads a scalar of `type` (host or simulated device address) as a double. */
+double sim_load_scalar(const void *p, cudaDataType type);
+
+/* Computes the GEMM described by `g`. */
+void sim_gemm_compute(const struct sim_gemm *g);
+
+/* Number of floating-point operations of `g` (2 m n k per batch). */
+double sim_gemm_flops(const struct sim_gemm *g);
+
+#endif
