@@ -1,0 +1,631 @@
+/*
+ * The trace model (model.h): one file's records streamed through ct_reader,
+ * strings resolved, API + detail + GPU records joined by corr, and spans and
+ * activities delivered in nondecreasing end time through a reorder buffer.
+ *
+ * Reorder buffer. Each span or activity waits as a "pending" event keyed by its
+ * end time (ties broken by file order) until the newest end time seen exceeds
+ * key + window; then it is released in key order. The buffer is a binary heap,
+ * fronted by a few sorted runs: the input is mostly a handful of interleaved
+ * in-order sequences (one per thread, one per GPU poller), so an event that does
+ * not go back in time relative to some run's tail is appended to that run (O(1))
+ * and only the rest go into the heap. The release order is exactly the heap's:
+ * the smallest (key, seq) among the run heads and the heap top. An event whose key
+ * is below the last released key can no longer be placed in order: it is
+ * delivered at once with late = 1 and counted.
+ *
+ * Joining. A hash table keyed by corr holds, per call in flight, the call's API
+ * fields and its detail record (LAUNCH, MEMOP or GEMM). Spans and activities look
+ * their entry up when they are released, so either file order joins as long as
+ * both records arrive within the window. An entry is freed once its span was
+ * delivered and either its activity was delivered too or the call was not marked
+ * CT_API_TIMED (no GPU record will follow). Memory is therefore bounded by the
+ * window and the calls whose GPU work is still outstanding, not by the trace.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress.h"
+#include "reader.h"
+
+#define DEFAULT_WINDOW_NS 2000000000ull
+#define NRUNS 8
+#define PEND_FIELDS 10 /* the most fields of API, TRACER, GPU */
+
+void (*ct_model_progress_hook)(const char *path, uint64_t records) = NULL;
+
+/* ---- pending events ---------------------------------------------------------- */
+
+typedef struct pend {
+  uint64_t key, seq;
+  uint8_t kind, late;
+  uint64_t v[PEND_FIELDS];
+} pend;
+
+static inline int pend_less(const pend *a, const pend *b) {
+  return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+}
+
+/* A sorted run: a growable ring of pending events in nondecreasing (key, seq). */
+typedef struct run {
+  pend *a;
+  size_t cap, head, n; /* cap is a power of two */
+} run;
+
+static int run_push(run *r, const pend *p) {
+  if (r->n == r->cap) {
+    size_t ncap = r->cap ? r->cap * 2 : 256;
+    pend *na = malloc(ncap * sizeof *na);
+    if (!na) return -1;
+    for (size_t i = 0; i < r->n; i++) na[i] = r->a[(r->head + i) & (r->cap - 1)];
+    free(r->a);
+    r->a = na;
+    r->cap = ncap;
+    r->head = 0;
+  }
+  r->a[(r->head + r->n) & (r->cap - 1)] = *p;
+  r->n++;
+  return 0;
+}
+
+static inline const pend *run_front(const run *r) { return r->n ? &r->a[r->head] : NULL; }
+static inline const pend *run_back(const run *r) {
+  return r->n ? &r->a[(r->head + r->n - 1) & (r->cap - 1)] : NULL;
+}
+static inline void run_pop(run *r) {
+  r->head = (r->head + 1) & (r->cap - 1);
+  r->n--;
+}
+
+/* A binary min-heap of pending events. */
+typedef struct heap {
+  pend *a;
+  size_t n, cap;
+} heap;
+
+static int heap_push(heap *h, const pend *p) {
+  if (h->n == h->cap) {
+    size_t ncap = h->cap ? h->cap * 2 : 256;
+    pend *na = realloc(h->a, ncap * sizeof *na);
+    if (!na) return -1;
+    h->a = na;
+    h->cap = ncap;
+  }
+  size_t i = h->n++;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (!pend_less(p, &h->a[parent])) break;
+    h->a[i] = h->a[parent];
+    i = parent;
+  }
+  h->a[i] = *p;
+  return 0;
+}
+
+static void heap_pop(heap *h) {
+  pend last = h->a[--h->n];
+  size_t i = 0, n = h->n;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && pend_less(&h->a[c + 1], &h->a[c])) c++;
+    if (!pend_less(&h->a[c], &last)) break;
+    h->a[i] = h->a[c];
+    i = c;
+  }
+  if (n) h->a[i] = last;
+}
+
+/* ---- calls in flight, by corr --------------------------------------------------- */
+
+#define DETAIL_FIELDS 12 /* the most fields after corr of LAUNCH, MEMOP, GEMM */
+
+typedef struct centry {
+  uint64_t corr;                  /* 0 = empty slot */
+  uint8_t has_call, detail, span_done, act_done;
+  uint64_t tid, name, begin, end, flags;
+  uint64_t d[DETAIL_FIELDS];
+} centry;
+
+typedef struct ctable {
+  centry *a;
+  size_t cap, n; /* cap is a power of two */
+} ctable;
+
+static inline size_t chash(uint64_t corr, size_t cap) {
+  return (size_t)((corr * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static centry *ctable_find(const ctable *t, uint64_t corr) {
+  if (!t->cap) return NULL;
+  for (size_t i = chash(corr, t->cap);; i = (i + 1) & (t->cap - 1)) {
+    if (t->a[i].corr == corr) return &t->a[i];
+    if (!t->a[i].corr) return NULL;
+  }
+}
+
+static int ctable_grow(ctable *t) {
+  size_t ncap = t->cap ? t->cap * 2 : 1024;
+  centry *na = calloc(ncap, sizeof *na);
+  if (!na) return -1;
+  for (size_t i = 0; i < t->cap; i++) {
+    if (!t->a[i].corr) continue;
+    size_t j = chash(t->a[i].corr, ncap);
+    while (na[j].corr) j = (j + 1) & (ncap - 1);
+    na[j] = t->a[i];
+  }
+  free(t->a);
+  t->a = na;
+  t->cap = ncap;
+  return 0;
+}
+
+/* The entry for corr, created empty when missing; NULL when out of memory. */
+static centry *ctable_get(ctable *t, uint64_t corr) {
+  centry *e = ctable_find(t, corr);
+  if (e) return e;
+  if ((t->n + 1) * 2 > t->cap && ctable_grow(t) < 0) return NULL;
+  size_t i = chash(corr, t->cap);
+  while (t->a[i].corr) i = (i + 1) & (t->cap - 1);
+  memset(&t->a[i], 0, sizeof t->a[i]);
+  t->a[i].corr = corr;
+  t->n++;
+  return &t->a[i];
+}
+
+/* Removes e (linear probing with backward-shift deletion). */
+static void ctable_remove(ctable *t, centry *e) {
+  size_t i = (size_t)(e - t->a), mask = t->cap - 1;
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    if (!t->a[j].corr) break;
+    size_t home = chash(t->a[j].corr, t->cap);
+    /* move a[j] into the hole at i when its home is not in (i, j] */
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      t->a[i] = t->a[j];
+      i = j;
+    }
+  }
+  t->a[i].corr = 0;
+  t->n--;
+}
+
+/* ---- the model state ----------------------------------------------------------- */
+
+typedef struct model {
+  ct_reader *r;
+  const ct_model_ops *ops;
+  void *user;
+  ct_model_stats *st;
+  uint64_t window;
+  ct_proc proc;
+  char *cmdline;
+  int proc_sent;
+  run runs[NRUNS];
+  heap h;
+  ctable calls;
+  uint64_t seq, max_end, last_key;
+  int released_any;
+  /* per string id: cached api category/layer (0 = not computed) */
+  uint8_t *api_cache;
+  size_t api_cache_n;
+  int oom;
+} model;
+
+static const char *str(const model *m, uint64_t id) {
+  if (!id) return NULL;
+  return ct_reader_string(m->r, id, NULL);
+}
+
+static const char *str_or_empty(const model *m, uint64_t id) {
+  const char *s = str(m, id);
+  return s ? s : "";
+}
+
+/* Category and layer of the entry point named by string id, cached per id. */
+static void api_kind(model *m, uint64_t id, enum ct_api_category *cat, enum ct_api_layer *layer) {
+  if (id < (1u << 24)) {
+    if (id >= m->api_cache_n) {
+      size_t n = m->api_cache_n ? m->api_cache_n : 256;
+      while (n <= id) n *= 2;
+      uint8_t *nc = realloc(m->api_cache, n);
+      if (nc) {
+        memset(nc + m->api_cache_n, 0, n - m->api_cache_n);
+        m->api_cache = nc;
+        m->api_cache_n = n;
+      }
+    }
+    if (id < m->api_cache_n && m->api_cache[id]) {
+      *cat = (enum ct_api_category)(m->api_cache[id] & 0x1f);
+      *layer = (enum ct_api_layer)(m->api_cache[id] >> 5);
+      return;
+    }
+  }
+  const char *name = str(m, id);
+  *cat = ct_api_category(name);
+  *layer = ct_api_layer(name);
+  if (id < m->api_cache_n) m->api_cache[id] = (uint8_t)(0x80 | 0 | (*cat & 0x1f) | (*layer << 5));
+  /* bit 7 may collide with a layer value of 4 (CUBLASLT): recompute on read */
+  if (id < m->api_cache_n && (*layer >> 2)) m->api_cache[id] = 0; /* not cached */
+  else if (id < m->api_cache_n) m->api_cache[id] = (uint8_t)((*cat & 0x1f) | (*layer << 5) | 0x80);
+}
+
+static void send_process(model *m) {
+  if (m->proc_sent) return;
+  m->proc_sent = 1;
+  if (m->ops->on_process) m->ops->on_process(m->user, &m->proc);
+}
+
+/* Fills a detail union from an entry. */
+static void fill_detail(const centry *e, enum ct_detail *kind, void *d) {
+  *kind = (enum ct_detail)e->detail;
+  uint64_t v[1 + DETAIL_FIELDS];
+  v[0] = e->corr;
+  memcpy(v + 1, e->d, sizeof e->d);
+  size_t n = e->detail == CT_DETAIL_LAUNCH ? sizeof(struct ct_launch)
+             : e->detail == CT_DETAIL_MEMOP ? sizeof(struct ct_memop)
+             : e->detail == CT_DETAIL_GEMM  ? sizeof(struct ct_gemm)
+                                            : 0;
+  memcpy(d, v, n);
+}
+
+static void note_times(model *m, uint64_t b, uint64_t e) {
+  if (b && b < m->st->first_ns) m->st->first_ns = b;
+  if (e > m->st->last_ns) m->st->last_ns = e;
+}
+
+/* Frees a call entry when nothing more will be joined with it. */
+static void maybe_free(model *m, centry *e) {
+  if (e->span_done && (e->act_done || !(e->flags & CT_API_TIMED))) ctable_remove(&m->calls, e);
+}
+
+static void deliver_span(model *m, const pend *p) {
+  ct_span s;
+  memset(&s, 0, sizeof s);
+  s.proc = &m->proc;
+  s.late = p->late;
+  if (p->kind == CT_KIND_TRACER) {
+    const struct ct_tracer *t = (const struct ct_tracer *)p->v;
+    s.is_tracer = 1;
+    s.tid = t->tid;
+    s.name = str_or_empty(m, t->what);
+    s.begin_ns = t->begin_ns;
+    s.end_ns = t->end_ns;
+    s.amount = t->amount;
+    s.category = CT_CAT_OTHER;
+  } else {
+    const struct ct_api *a = (const struct ct_api *)p->v;
+    s.tid = a->tid;
+    s.name = str_or_empty(m, a->name);
+    s.begin_ns = a->begin_ns;
+    s.end_ns = a->end_ns;
+    s.corr = a->corr;
+    s.device = a->device;
+    s.stream = a->stream;
+    s.result = a->result;
+    s.depth = a->depth;
+    s.flags = a->flags;
+    api_kind(m, a->name, &s.category, &s.layer);
+    centry *e = a->corr ? ctable_find(&m->calls, a->corr) : NULL;
+    if (e) {
+      fill_detail(e, &s.detail, &s.d);
+      if (s.detail == CT_DETAIL_LAUNCH) s.kernel = str(m, s.d.launch.kernel);
+      e->span_done = 1;
+      maybe_free(m, e);
+    }
+  }
+  m->st->spans++;
+  note_times(m, s.begin_ns, s.end_ns);
+  if (m->ops->on_span) m->ops->on_span(m->user, &s);
+}
+
+static void deliver_activity(model *m, const pend *p) {
+  const struct ct_gpu *g = (const struct ct_gpu *)p->v;
+  ct_activity a;
+  memset(&a, 0, sizeof a);
+  a.proc = &m->proc;
+  a.late = p->late;
+  a.corr = g->corr;
+  a.device = g->device;
+  a.stream = g->stream;
+  a.start_ns = g->start_ns;
+  a.end_ns = g->end_ns;
+  a.type = g->type;
+  a.name = str(m, g->name);
+  centry *e = g->corr ? ctable_find(&m->calls, g->corr) : NULL;
+  if (e) {
+    fill_detail(e, &a.detail, &a.d);
+    if (e->has_call) {
+      a.has_call = 1;
+      a.tid = e->tid;
+      a.call_begin_ns = e->begin;
+      a.call_end_ns = e->end;
+      a.call_flags = e->flags;
+      a.api = str(m, e->name);
+    }
+  }
+  if (!a.name) {
+    if (a.detail == CT_DETAIL_LAUNCH) a.name = str(m, a.d.launch.kernel);
+    else if (a.detail == CT_DETAIL_MEMOP) a.name = ct_memop_label(a.d.memop.kind);
+  }
+  if (!a.name) {
+    switch (a.type) {
+    case CT_GPU_MEMCPY: a.name = "memcpy"; break;
+    case CT_GPU_MEMSET: a.name = "memset"; break;
+    case CT_GPU_GEMM: a.name = a.api ? a.api : "gemm"; break;
+    case CT_GPU_GRAPH: a.name = "graph"; break;
+    default: a.name = "(unknown kernel)"; break;
+    }
+  }
+  if (!a.has_call) m->st->unmatched_activities++;
+  m->st->activities++;
+  note_times(m, a.start_ns, a.end_ns);
+  if (m->ops->on_activity) m->ops->on_activity(m->user, &a);
+  if (e) {
+    e->act_done = 1;
+    maybe_free(m, e);
+  }
+}
+
+static void deliver(model *m, const pend *p) {
+  send_process(m);
+  if (p->kind == CT_KIND_GPU) deliver_activity(m, p);
+  else deliver_span(m, p);
+}
+
+/* The smallest pending event: a run index, NRUNS for the heap, or -1 when empty. */
+static int pend_min(const model *m) {
+  int best = -1;
+  const pend *bp = NULL;
+  for (int i = 0; i < NRUNS; i++) {
+    const pend *f = run_front(&m->runs[i]);
+    if (f && (!bp || pend_less(f, bp))) {
+      bp = f;
+      best = i;
+    }
+  }
+  if (m->h.n && (!bp || pend_less(&m->h.a[0], bp))) best = NRUNS;
+  return best;
+}
+
+/* Releases every pending event with key + window < newest end (all when drain). */
+static void release(model *m, int drain) {
+  for (;;) {
+    int i = pend_min(m);
+    if (i < 0) return;
+    pend p = i == NRUNS ? m->h.a[0] : *run_front(&m->runs[i]);
+    if (!drain && !(p.key + m->window < m->max_end)) return;
+    if (i == NRUNS) heap_pop(&m->h);
+    else run_pop(&m->runs[i]);
+    m->last_key = p.key;
+    m->released_any = 1;
+    deliver(m, &p);
+  }
+}
+
+/* Adds a span or activity to the reorder buffer. */
+static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t key) {
+  pend p;
+  p.key = key;
+  p.seq = m->seq++;
+  p.kind = kind;
+  p.late = 0;
+  memcpy(p.v, rec->u.v, sizeof p.v);
+  if (m->released_any && key < m->last_key) {
+    p.late = 1;
+    m->st->late++;
+    deliver(m, &p);
+    return;
+  }
+  /* the run whose tail is the largest key <= key, else an empty run, else the heap */
+  int best = -1, empty = -1;
+  for (int i = 0; i < NRUNS; i++) {
+    const pend *b = run_back(&m->runs[i]);
+    if (!b) {
+      if (empty < 0) empty = i;
+    } else if (b->key <= key && (best < 0 || b->key > run_back(&m->runs[best])->key)) {
+      best = i;
+    }
+  }
+  if (best < 0) best = empty;
+  int rc = best >= 0 ? run_push(&m->runs[best], &p) : heap_push(&m->h, &p);
+  if (rc < 0) {
+    m->oom = 1;
+    deliver(m, &p); /* out of memory: deliver now rather than lose it */
+    return;
+  }
+  if (key > m->max_end) m->max_end = key;
+  release(m, 0);
+}
+
+static void on_call(model *m, const ct_record *rec) {
+  const struct ct_api *a = &rec->u.api;
+  if (a->corr) {
+    centry *e = ctable_get(&m->calls, a->corr);
+    if (e) {
+      e->has_call = 1;
+      e->tid = a->tid;
+      e->name = a->name;
+      e->begin = a->begin_ns;
+      e->end = a->end_ns;
+      e->flags = a->flags;
+    } else {
+      m->oom = 1;
+    }
+  }
+  add_pending(m, CT_KIND_API, rec, a->end_ns);
+}
+
+static void on_detail(model *m, const ct_record *rec, enum ct_detail kind) {
+  uint64_t corr = rec->u.v[0];
+  if (!corr) return;
+  centry *e = ctable_get(&m->calls, corr);
+  if (!e) {
+    m->oom = 1;
+    return;
+  }
+  e->detail = (uint8_t)kind;
+  memset(e->d, 0, sizeof e->d);
+  unsigned n = rec->nfields > 1 ? rec->nfields - 1u : 0;
+  if (n > DETAIL_FIELDS) n = DETAIL_FIELDS;
+  memcpy(e->d, rec->u.v + 1, n * sizeof(uint64_t));
+}
+
+static void on_gpu(model *m, const ct_record *rec) {
+  if (rec->u.gpu.corr && !ctable_get(&m->calls, rec->u.gpu.corr)) m->oom = 1;
+  add_pending(m, CT_KIND_GPU, rec, rec->u.gpu.end_ns);
+}
+
+/* Joins a NUL-separated argument list with spaces (a fresh copy). */
+static char *join_args(const ct_reader *r, uint64_t id) {
+  size_t len = 0;
+  const char *s = id ? ct_reader_string(r, id, &len) : NULL;
+  char *out = malloc(len + 1);
+  if (!out) return NULL;
+  for (size_t i = 0; i < len; i++) out[i] = s[i] ? s[i] : ' ';
+  while (len && out[len - 1] == ' ') len--;
+  out[len] = 0;
+  return out;
+}
+
+static void handle(model *m, ct_record *rec) {
+  switch (rec->kind) {
+  case CT_KIND_STRING:
+    if (rec->u.string.id < m->api_cache_n) m->api_cache[rec->u.string.id] = 0;
+    return;
+  case CT_KIND_PROCESS:
+    m->proc.rec = rec->u.process;
+    m->proc.host = str_or_empty(m, rec->u.process.host);
+    m->proc.exe = str_or_empty(m, rec->u.process.exe);
+    free(m->cmdline);
+    m->cmdline = join_args(m->r, rec->u.process.cmdline);
+    m->proc.cmdline = m->cmdline ? m->cmdline : "";
+    return;
+  case CT_KIND_DEVICE:
+    if (m->proc.ndevices < 16) {
+      unsigned i = m->proc.ndevices++;
+      m->proc.devices[i] = rec->u.device;
+      m->proc.device_names[i] = str_or_empty(m, rec->u.device.name);
+    }
+    return;
+  default:
+    break;
+  }
+  send_process(m);
+  switch (rec->kind) {
+  case CT_KIND_API: on_call(m, rec); break;
+  case CT_KIND_TRACER: add_pending(m, CT_KIND_TRACER, rec, rec->u.tracer.end_ns); break;
+  case CT_KIND_LAUNCH: on_detail(m, rec, CT_DETAIL_LAUNCH); break;
+  case CT_KIND_MEMOP: on_detail(m, rec, CT_DETAIL_MEMOP); break;
+  case CT_KIND_GEMM: on_detail(m, rec, CT_DETAIL_GEMM); break;
+  case CT_KIND_GPU: on_gpu(m, rec); break;
+  case CT_KIND_STREAM:
+    if (m->ops->on_stream) m->ops->on_stream(m->user, &m->proc, &rec->u.stream);
+    break;
+  case CT_KIND_THREAD:
+    if (m->ops->on_thread)
+      m->ops->on_thread(m->user, &m->proc, &rec->u.thread, str(m, rec->u.thread.name));
+    break;
+  case CT_KIND_RANGE:
+    if (m->ops->on_range)
+      m->ops->on_range(m->user, &m->proc, &rec->u.range, str(m, rec->u.range.name));
+    break;
+  case CT_KIND_DROP:
+    m->st->dropped += rec->u.drop.count;
+    if (m->ops->on_drop) m->ops->on_drop(m->user, &m->proc, &rec->u.drop);
+    break;
+  case CT_KIND_CLOCK:
+    if (m->ops->on_clock) m->ops->on_clock(m->user, &m->proc, &rec->u.clock);
+    break;
+  case CT_KIND_END: m->st->has_end = 1; break;
+  default: break;
+  }
+}
+
+int ct_model_read(const char *path, const ct_model_options *opts, const ct_model_ops *ops,
+                  void *user, ct_model_stats *st) {
+  static const ct_model_ops no_ops;
+  ct_model_stats local;
+  if (!st) st = &local;
+  memset(st, 0, sizeof *st);
+  st->first_ns = UINT64_MAX;
+  model *m = calloc(1, sizeof *m);
+  if (!m) {
+    snprintf(st->message, sizeof st->message, "%s: out of memory", path);
+    return -1;
+  }
+  m->r = ct_reader_open(path, st->message, sizeof st->message);
+  if (!m->r) {
+    free(m);
+    st->first_ns = 0;
+    return -1;
+  }
+  m->ops = ops ? ops : &no_ops;
+  m->user = user;
+  m->st = st;
+  m->window = opts && opts->window_ns ? opts->window_ns : DEFAULT_WINDOW_NS;
+  m->proc.path = path;
+  m->proc.host = m->proc.exe = m->proc.cmdline = "";
+  ct_record rec;
+  uint64_t n = 0;
+  while (ct_reader_next(m->r, &rec)) {
+    handle(m, &rec);
+    if ((++n & 0xfffff) == 0 && ct_model_progress_hook) ct_model_progress_hook(path, n);
+  }
+  release(m, 1);
+  send_process(m);
+  const ct_read_status *rs = ct_reader_status(m->r);
+  st->records = rs->records;
+  st->damaged = rs->damaged;
+  st->major = rs->major;
+  st->minor = rs->minor;
+  if (rs->damaged)
+    snprintf(st->message, sizeof st->message, "%s; %llu records read before it", rs->message,
+             (unsigned long long)rs->records);
+  else if (m->oom)
+    snprintf(st->message, sizeof st->message, "out of memory: some events were not joined");
+  if (st->first_ns == UINT64_MAX) st->first_ns = 0;
+  int rc = rs->damaged || m->oom ? 1 : 0;
+  for (int i = 0; i < NRUNS; i++) free(m->runs[i].a);
+  free(m->h.a);
+  free(m->calls.a);
+  free(m->api_cache);
+  free(m->cmdline);
+  ct_reader_close(m->r);
+  free(m);
+  return rc;
+}
+
+/* ---- names ----------------------------------------------------------------------- */
+
+/* The C++ ABI's demangler (libstdc++ / libsupc++); declared here to keep this file C. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+const char *ct_demangle(const char *name, char *buf, unsigned long len) {
+  if (!name || name[0] != '_' || name[1] != 'Z' || !buf || !len) return name;
+  int status = 0;
+  char *out = __cxa_demangle(name, NULL, NULL, &status);
+  if (!out || status != 0) {
+    free(out);
+    return name;
+  }
+  snprintf(buf, len, "%s", out);
+  free(out);
+  return buf;
+}
+
+const char *ct_memop_label(uint64_t kind) {
+  switch (kind) {
+  case CT_MEMOP_H2D: return "memcpy HtoD";
+  case CT_MEMOP_D2H: return "memcpy DtoH";
+  case CT_MEMOP_D2D: return "memcpy DtoD";
+  case CT_MEMOP_H2H: return "memcpy HtoH";
+  case CT_MEMOP_MEMSET: return "memset";
+  case CT_MEMOP_P2P: return "memcpy PtoP";
+  default: return "memcpy";
+  }
+}
