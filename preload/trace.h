@@ -1,0 +1,86 @@
+/*
+ * The preload's internal interface between its two halves:
+ *   preload/core/   the recording machinery: start-up and configuration, per-thread
+ *                   buffers, string interning, the writer thread and its sink,
+ *                   process metadata, exit / fork / fatal-signal handling.
+ *   preload/hooks/  the interception: resolution of the real entry points (one list,
+ *                   include/cutrace/hooks.def), the wrappers, GPU timing with CUDA
+ *                   events, the poller thread and clock anchoring.
+ * Hooks build ct_record values (include/cutrace/format.h) and hand them to the
+ * core with ctp_emit; they never write files themselves.
+ *
+ * Everything here is hidden (not exported from libtrace.so).
+ */
+#ifndef CUTRACE_PRELOAD_TRACE_H
+#define CUTRACE_PRELOAD_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cutrace/format.h"
+
+#define CTP_HIDDEN __attribute__((visibility("hidden")))
+#define CTP_EXPORT __attribute__((visibility("default")))
+#define CTP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CTP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* The host clock every record uses: CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t ctp_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* 1 once the tracer is recording, 0 before start-up, when disabled
+ * (CUTRACE_DISABLE=1, no usable output) or after the final flush. Hooks test it
+ * before doing any tracing work and otherwise only forward the call. */
+extern int ctp_enabled CTP_HIDDEN;
+
+/*
+ * Starts the tracer once: reads the environment, opens the output, writes the
+ * PROCESS record, starts the writer thread. Called from libtrace.so's constructor
+ * and lazily by hooks (a hook may run before the constructor). Never exits, never
+ * changes errno. Returns ctp_enabled.
+ */
+int ctp_start(void) CTP_HIDDEN;
+
+/*
+ * Appends rec to the calling thread's buffer. The first record of a thread is
+ * preceded by its THREAD record. Lock-free and non-blocking: when the buffer is
+ * full the record is dropped and counted, and a DROP record reports the count
+ * later. Does nothing when tracing is off. Not async-signal-safe.
+ */
+void ctp_emit(const ct_record *rec) CTP_HIDDEN;
+
+/*
+ * The id of the string s (len bytes), interning it on first use: the STRING record
+ * defining it is guaranteed to reach the file before any record emitted by any
+ * thread after this call returns. Thread-safe, O(1) on average for known strings.
+ * Returns 0 for NULL or when tracing is off.
+ */
+uint64_t ctp_intern_n(const char *s, size_t len) CTP_HIDDEN;
+
+/* ctp_intern_n for a NUL-terminated string. */
+uint64_t ctp_intern(const char *s) CTP_HIDDEN;
+
+/* A new process-wide correlation id (1, 2, 3, ...). Lock-free. */
+uint64_t ctp_next_corr(void) CTP_HIDDEN;
+
+/* The calling thread's kernel thread id (cached per thread). */
+uint64_t ctp_tid(void) CTP_HIDDEN;
+
+/*
+ * Registers fn to run at normal process exit before the core writes its last frames
+ * and the END record (the hooks drain outstanding GPU timings there). At most 8.
+ */
+void ctp_at_final_flush(void (*fn)(void)) CTP_HIDDEN;
+
+/*
+ * Emits a TRACER record for the tracer's own work on the calling thread: what is a
+ * label ("flush", "poll", "anchor", ...), amount what it handled (bytes, events).
+ */
+void ctp_emit_tracer(const char *what, uint64_t begin_ns, uint64_t end_ns, uint64_t amount)
+    CTP_HIDDEN;
+
+#endif
