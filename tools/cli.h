@@ -1,6 +1,8 @@
-/* Argument handling shared by the subcommands that take only DIR|FILE arguments. */
+/* Argument handling and messages shared by the subcommands. */
 #ifndef CUTRACE_CLI_H
 #define CUTRACE_CLI_H
+
+#include "model.h"
 
 /*
  * Handles argv of a subcommand (argv[0] = its name) that takes no options: prints
@@ -10,5 +12,24 @@
  */
 int cli_run_on_traces(int argc, char **argv, const char *usage,
                       int (*per_file)(const char *path, void *status));
+
+/* 1 when arg is "--help" or "-h". */
+int cli_is_help(const char *arg);
+
+/*
+ * Turns the model's progress hook on for command cmd when stderr is a terminal: a
+ * line "cutrace CMD: FILE: N M records" rewritten in place. cli_progress_done clears it.
+ */
+void cli_progress_start(const char *cmd);
+
+/* Clears the progress line (if one was printed) and turns the hook off. */
+void cli_progress_done(void);
+
+/*
+ * Says on stderr what happened to one file read through the model (rc as
+ * ct_model_read returns it) and returns the exit status it deserves: 0 clean,
+ * 1 partial ("cutrace CMD: FILE: where it stopped"), 2 unreadable.
+ */
+int cli_file_status(const char *cmd, const char *path, int rc, const ct_model_stats *st);
 
 #endif

@@ -18,6 +18,7 @@ static const struct {
   int (*run)(int, char **);
   const char *help;
 } commands[] = {
+    {"report", cmd_report, "tables: kernels, CUDA calls, copies and GEMMs, with totals"},
     {"gaps", cmd_gaps, "GPU idle time: measured, explained, ranked"},
     {"dump", cmd_dump, "every record one line each, or --chrome: Chrome/Perfetto trace JSON"},
     {"info", cmd_info, "what a trace holds: processes, versions, records, drops, damage"},

@@ -25,6 +25,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,32 +227,29 @@ static const char *str_or_empty(const model *m, uint64_t id) {
   return s ? s : "";
 }
 
-/* Category and layer of the entry point named by string id, cached per id. */
+/* Category and layer of the entry point named by string id, cached per id: a cache
+ * byte holds 0x80 | layer << 4 | category (0 = not computed yet). */
 static void api_kind(model *m, uint64_t id, enum ct_api_category *cat, enum ct_api_layer *layer) {
-  if (id < (1u << 24)) {
-    if (id >= m->api_cache_n) {
-      size_t n = m->api_cache_n ? m->api_cache_n : 256;
-      while (n <= id) n *= 2;
-      uint8_t *nc = realloc(m->api_cache, n);
-      if (nc) {
-        memset(nc + m->api_cache_n, 0, n - m->api_cache_n);
-        m->api_cache = nc;
-        m->api_cache_n = n;
-      }
+  if (id < (1u << 24) && id >= m->api_cache_n) {
+    size_t n = m->api_cache_n ? m->api_cache_n : 256;
+    while (n <= id) n *= 2;
+    uint8_t *nc = realloc(m->api_cache, n);
+    if (nc) {
+      memset(nc + m->api_cache_n, 0, n - m->api_cache_n);
+      m->api_cache = nc;
+      m->api_cache_n = n;
     }
-    if (id < m->api_cache_n && m->api_cache[id]) {
-      *cat = (enum ct_api_category)(m->api_cache[id] & 0x1f);
-      *layer = (enum ct_api_layer)(m->api_cache[id] >> 5);
-      return;
-    }
+  }
+  if (id < m->api_cache_n && m->api_cache[id]) {
+    *cat = (enum ct_api_category)(m->api_cache[id] & 0x0f);
+    *layer = (enum ct_api_layer)((m->api_cache[id] >> 4) & 0x07);
+    return;
   }
   const char *name = str(m, id);
   *cat = ct_api_category(name);
   *layer = ct_api_layer(name);
-  if (id < m->api_cache_n) m->api_cache[id] = (uint8_t)(0x80 | 0 | (*cat & 0x1f) | (*layer << 5));
-  /* bit 7 may collide with a layer value of 4 (CUBLASLT): recompute on read */
-  if (id < m->api_cache_n && (*layer >> 2)) m->api_cache[id] = 0; /* not cached */
-  else if (id < m->api_cache_n) m->api_cache[id] = (uint8_t)((*cat & 0x1f) | (*layer << 5) | 0x80);
+  _Static_assert(CT_CAT_OTHER < 16 && CT_LAYER_CUBLASLT < 8, "api cache packing");
+  if (id < m->api_cache_n) m->api_cache[id] = (uint8_t)(0x80 | (*layer << 4) | *cat);
 }
 
 static void send_process(model *m) {

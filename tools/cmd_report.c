@@ -1,0 +1,516 @@
+/*
+ * cutrace report: tables of GPU kernels, CUDA API calls, memory operations and
+ * GEMMs, summed over every input file (or per process), as text, CSV or JSON
+ * (docs/report.md has the columns and the JSON schema).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "output.h"
+#include "reader.h"
+#include "report.h"
+
+static const char usage[] =
+    "usage: cutrace report [--format text|csv|json] [--sort total|calls|avg|name]\n"
+    "                      [--limit N] [--per-process] [--tables LIST] [DIR|FILE...]\n"
+    "  Tables of GPU kernels, CUDA API calls (CPU time), memory operations and GEMMs.\n"
+    "  --format F      text (default), csv (one block per table, first column 'table')\n"
+    "                  or json (schema in docs/report.md)\n"
+    "  --sort KEY      total time (default), calls, avg time, or name\n"
+    "  --limit N       at most N rows per table (0 = all, the default)\n"
+    "  --per-process   one set of tables per trace file instead of merged tables\n"
+    "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms\n"
+    "  --by kernel     the grouping (only 'kernel' exists so far)\n";
+
+static const char *const table_ids[CT_NTABLES] = {"kernels", "apis", "memcpy", "gemms"};
+
+typedef struct options {
+  enum ct_out_format fmt;
+  const char *sort;
+  uint64_t limit;
+  int per_process;
+  int tables[CT_NTABLES];
+} options;
+
+/* One file read: what the JSON "files" list and the headings show. */
+typedef struct file_info {
+  char *path;
+  struct ct_process proc;
+  const char *status; /* "clean", "partial", "unreadable" */
+  char message[300];
+} file_info;
+
+typedef struct run_state {
+  options opt;
+  ct_report merged;
+  file_info *files;
+  size_t nfiles, cap;
+  int status;
+  ct_json json;
+  int printed_tables; /* csv/text: blocks printed so far (for separators) */
+} run_state;
+
+/* ---- tables --------------------------------------------------------------------- */
+
+static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0; }
+
+/* A duration cell: human units in text, integer ns in CSV. */
+static void dur_cell(ct_table *t, enum ct_out_format fmt, uint64_t ns) {
+  char b[32];
+  if (fmt == CT_OUT_TEXT) ct_table_cell(t, "%s", ct_fmt_duration(ns, b, sizeof b));
+  else ct_table_cell(t, "%llu", (unsigned long long)ns);
+}
+
+static uint64_t avg(const ct_dur_stats *d) { return d->count ? d->total / d->count : 0; }
+
+static double gemm_tflops(const ct_gemm_key *g, const ct_dur_stats *d) {
+  double flops = 2.0 * g->m * g->n * g->k * (g->batch ? g->batch : 1) * d->count;
+  return d->total ? flops / d->total / 1e3 : 0;
+}
+
+static double gbps(uint64_t bytes, uint64_t ns) { return ns ? (double)bytes / ns : 0; }
+
+/* The column headers of table t: text headers, or CSV headers (prefix columns added). */
+static ct_table *new_table(enum ct_report_table t, enum ct_out_format fmt, const char *title,
+                           int pid_col) {
+  static const char *const text_h[CT_NTABLES][12] = {
+      {"GPU %", "Total", "Calls", "Avg", "Med", "Min", "Max", "Kernel"},
+      {"Total", "Calls", "Avg", "Min", "Max", "Errors", "Name"},
+      {"GPU %", "Total", "Count", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
+      {"Total", "Calls", "Avg", "TFLOP/s", "M", "N", "K", "Batch", "Op", "Types", "API"}};
+  static const char *const csv_h[CT_NTABLES][16] = {
+      {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
+       "gpu_pct", "mangled"},
+      {"name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "errors"},
+      {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "gbps", "gpu_pct"},
+      {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
+       "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops"}};
+  static const char *const text_align[CT_NTABLES] = {"rrrrrrrl", "rrrrrrl", "rrrrrrll",
+                                                     "rrrrrrrrlll"};
+  const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
+  const char *hdr[20];
+  int n = 0;
+  if (fmt == CT_OUT_CSV) {
+    hdr[n++] = "table";
+    if (pid_col) hdr[n++] = "pid";
+  }
+  for (int i = 0; i < 16 && h[i]; i++) hdr[n++] = h[i];
+  return ct_table_new(fmt == CT_OUT_TEXT ? title : NULL, n, hdr,
+                      fmt == CT_OUT_TEXT ? text_align[t] : NULL);
+}
+
+static const char *const gpu_type_names[] = {"?", "kernel", "memcpy", "memset", "gemm", "graph"};
+
+/* CSV: raw integers (ns, bytes) in the csv_h column order. */
+static void fill_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
+                         const void *key, size_t klen, const void *v) {
+  const ct_dur_stats *d = v;
+  char b[4096];
+  switch (t) {
+  case CT_TABLE_KERNELS: {
+    const ct_kernel_row *k = v;
+    ct_table_cell(tb, "%s", ct_demangle(key, b, sizeof b));
+    ct_table_cell(tb, "%s", gpu_type_names[k->type < 6 ? k->type : 0]);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->total);
+    ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%llu", (unsigned long long)ct_dur_median(d));
+    ct_table_cell(tb, "%llu", (unsigned long long)d->min);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->max);
+    ct_table_cell(tb, "%.2f", pct(d->total, r->gpu_total_ns));
+    ct_table_cell(tb, "%s", (const char *)key);
+    break;
+  }
+  case CT_TABLE_APIS:
+    ct_table_cell(tb, "%s", (const char *)key);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->total);
+    ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%llu", (unsigned long long)d->min);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->max);
+    ct_table_cell(tb, "%llu", (unsigned long long)((const ct_api_row *)v)->errors);
+    break;
+  case CT_TABLE_MEMCPY: {
+    const ct_memop_key *k = key;
+    uint64_t bytes = ((const ct_memop_row *)v)->bytes;
+    ct_table_cell(tb, "%s", ct_memop_kind_name(k->kind));
+    ct_table_cell(tb, "%s", ct_mem_type_name(k->src));
+    ct_table_cell(tb, "%s", ct_mem_type_name(k->dst));
+    ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+    ct_table_cell(tb, "%llu", (unsigned long long)bytes);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->total);
+    ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%.3f", gbps(bytes, d->total));
+    ct_table_cell(tb, "%.2f", pct(d->total, r->gpu_total_ns));
+    break;
+  }
+  case CT_TABLE_GEMMS: {
+    const ct_gemm_key *g = key;
+    ct_table_cell(tb, "%.*s", (int)(klen - sizeof *g), (const char *)key + sizeof *g);
+    const uint64_t f[11] = {g->m, g->n, g->k, g->batch, g->transa, g->transb, g->atype,
+                            g->btype, g->ctype, g->compute_type, g->epilogue};
+    for (int j = 0; j < 11; j++) ct_table_cell(tb, "%llu", (unsigned long long)f[j]);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->total);
+    ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%.3f", gemm_tflops(g, d));
+    break;
+  }
+  default: break;
+  }
+}
+
+/* Text: human units in the text_h column order. */
+static void fill_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
+                          const void *key, size_t klen, const void *v) {
+  const ct_dur_stats *d = v;
+  char b[4096], sz[32];
+  enum ct_out_format fmt = CT_OUT_TEXT;
+  if (t == CT_TABLE_KERNELS || t == CT_TABLE_MEMCPY)
+    ct_table_cell(tb, "%.2f", pct(d->total, r->gpu_total_ns));
+  dur_cell(tb, fmt, d->total);
+  ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+  switch (t) {
+  case CT_TABLE_KERNELS:
+    dur_cell(tb, fmt, avg(d));
+    dur_cell(tb, fmt, ct_dur_median(d));
+    dur_cell(tb, fmt, d->min);
+    dur_cell(tb, fmt, d->max);
+    ct_table_cell(tb, "%s", ct_demangle(key, b, sizeof b));
+    break;
+  case CT_TABLE_APIS:
+    dur_cell(tb, fmt, avg(d));
+    dur_cell(tb, fmt, d->min);
+    dur_cell(tb, fmt, d->max);
+    ct_table_cell(tb, "%llu", (unsigned long long)((const ct_api_row *)v)->errors);
+    ct_table_cell(tb, "%s", (const char *)key);
+    break;
+  case CT_TABLE_MEMCPY: {
+    const ct_memop_key *k = key;
+    uint64_t bytes = ((const ct_memop_row *)v)->bytes;
+    ct_table_cell(tb, "%s", ct_fmt_bytes(bytes, sz, sizeof sz));
+    dur_cell(tb, fmt, avg(d));
+    ct_table_cell(tb, "%.2f", gbps(bytes, d->total));
+    ct_table_cell(tb, "%s", ct_memop_kind_name(k->kind));
+    if (k->kind == CT_MEMOP_MEMSET) ct_table_cell(tb, "%s", ct_mem_type_name(k->dst));
+    else ct_table_cell(tb, "%s -> %s", ct_mem_type_name(k->src), ct_mem_type_name(k->dst));
+    break;
+  }
+  case CT_TABLE_GEMMS: {
+    const ct_gemm_key *g = key;
+    dur_cell(tb, fmt, avg(d));
+    ct_table_cell(tb, "%.3f", gemm_tflops(g, d));
+    ct_table_cell(tb, "%llu", (unsigned long long)g->m);
+    ct_table_cell(tb, "%llu", (unsigned long long)g->n);
+    ct_table_cell(tb, "%llu", (unsigned long long)g->k);
+    ct_table_cell(tb, "%llu", (unsigned long long)(g->batch ? g->batch : 1));
+    ct_table_cell(tb, "%c%c", g->transa ? 'T' : 'N', g->transb ? 'T' : 'N');
+    ct_table_cell(tb, "%s*%s->%s", ct_data_type_name(g->atype), ct_data_type_name(g->btype),
+                  ct_data_type_name(g->ctype));
+    ct_table_cell(tb, "%.*s", (int)(klen - sizeof *g), (const char *)key + sizeof *g);
+    break;
+  }
+  default: break;
+  }
+}
+
+/* Prints the tables of one report as text or CSV; pid > 0 adds a pid column to CSV. */
+static void print_tables(run_state *s, const ct_report *r, uint64_t pid) {
+  static const char *const titles[CT_NTABLES] = {
+      "GPU kernels (GPU time)", "CUDA API calls (CPU time)", "Memory operations (GPU time)",
+      "GEMMs (GPU time)"};
+  enum ct_out_format fmt = s->opt.fmt;
+  for (int t = 0; t < CT_NTABLES; t++) {
+    if (!s->opt.tables[t]) continue;
+    ct_table *tb = new_table((enum ct_report_table)t, fmt, titles[t], pid > 0);
+    if (!tb) continue;
+    size_t n = ct_map_count(r->maps[t]);
+    size_t *order = ct_report_sorted(r, (enum ct_report_table)t, s->opt.sort);
+    if (s->opt.limit && n > s->opt.limit) n = s->opt.limit;
+    for (size_t i = 0; order && i < n; i++) {
+      const void *key;
+      size_t klen;
+      const void *v = ct_map_entry(r->maps[t], order[i], &key, &klen);
+      ct_table_row(tb);
+      if (fmt == CT_OUT_CSV) {
+        ct_table_cell(tb, "%s", table_ids[t]);
+        if (pid) ct_table_cell(tb, "%llu", (unsigned long long)pid);
+        fill_csv_row(tb, r, (enum ct_report_table)t, key, klen, v);
+      } else {
+        fill_text_row(tb, r, (enum ct_report_table)t, key, klen, v);
+      }
+    }
+    if (s->printed_tables++) putchar('\n');
+    ct_table_print(tb, stdout, fmt);
+    ct_table_free(tb);
+    free(order);
+  }
+}
+
+/* ---- JSON ----------------------------------------------------------------------- */
+
+static void json_dur(ct_json *j, const ct_dur_stats *d, int quantiles) {
+  ct_json_kv_uint(j, "total_ns", d->total);
+  ct_json_kv_uint(j, "avg_ns", avg(d));
+  if (quantiles) ct_json_kv_uint(j, "median_ns", ct_dur_median(d));
+  ct_json_kv_uint(j, "min_ns", d->min);
+  ct_json_kv_uint(j, "max_ns", d->max);
+}
+
+static void json_row(ct_json *j, const ct_report *r, enum ct_report_table t, const void *key,
+                     size_t klen, const void *v) {
+  const ct_dur_stats *d = v;
+  char b[4096];
+  ct_json_begin_object(j);
+  switch (t) {
+  case CT_TABLE_KERNELS:
+    ct_json_kv_string(j, "name", ct_demangle(key, b, sizeof b));
+    ct_json_kv_string(j, "mangled", key);
+    ct_json_kv_string(j, "type", gpu_type_names[((const ct_kernel_row *)v)->type < 6
+                                                    ? ((const ct_kernel_row *)v)->type : 0]);
+    ct_json_kv_uint(j, "calls", d->count);
+    json_dur(j, d, 1);
+    ct_json_kv_double(j, "gpu_pct", pct(d->total, r->gpu_total_ns), 2);
+    break;
+  case CT_TABLE_APIS:
+    ct_json_kv_string(j, "name", key);
+    ct_json_kv_uint(j, "calls", d->count);
+    json_dur(j, d, 1);
+    ct_json_kv_uint(j, "errors", ((const ct_api_row *)v)->errors);
+    ct_json_kv_uint(j, "driver_calls", ((const ct_api_row *)v)->driver);
+    break;
+  case CT_TABLE_MEMCPY: {
+    const ct_memop_key *k = key;
+    uint64_t bytes = ((const ct_memop_row *)v)->bytes;
+    ct_json_kv_string(j, "kind", ct_memop_kind_name(k->kind));
+    ct_json_kv_string(j, "src", ct_mem_type_name(k->src));
+    ct_json_kv_string(j, "dst", ct_mem_type_name(k->dst));
+    ct_json_kv_uint(j, "count", d->count);
+    ct_json_kv_uint(j, "bytes", bytes);
+    json_dur(j, d, 0);
+    ct_json_kv_double(j, "gbps", gbps(bytes, d->total), 3);
+    ct_json_kv_double(j, "gpu_pct", pct(d->total, r->gpu_total_ns), 2);
+    break;
+  }
+  case CT_TABLE_GEMMS: {
+    const ct_gemm_key *g = key;
+    ct_json_key(j, "api");
+    ct_json_string_n(j, (const char *)key + sizeof *g, klen - sizeof *g);
+    ct_json_kv_uint(j, "m", g->m);
+    ct_json_kv_uint(j, "n", g->n);
+    ct_json_kv_uint(j, "k", g->k);
+    ct_json_kv_uint(j, "batch", g->batch ? g->batch : 1);
+    ct_json_kv_bool(j, "transa", g->transa != 0);
+    ct_json_kv_bool(j, "transb", g->transb != 0);
+    ct_json_kv_string(j, "atype", ct_data_type_name(g->atype));
+    ct_json_kv_string(j, "btype", ct_data_type_name(g->btype));
+    ct_json_kv_string(j, "ctype", ct_data_type_name(g->ctype));
+    ct_json_kv_uint(j, "compute_type", g->compute_type);
+    ct_json_kv_uint(j, "epilogue", g->epilogue);
+    ct_json_kv_uint(j, "calls", d->count);
+    json_dur(j, d, 1);
+    ct_json_kv_double(j, "tflops", gemm_tflops(g, d), 3);
+    break;
+  }
+  default: break;
+  }
+  ct_json_end_object(j);
+}
+
+/* Writes the members of one report: totals and the four arrays. */
+static void json_tables(run_state *s, const ct_report *r) {
+  ct_json *j = &s->json;
+  ct_json_kv_uint(j, "gpu_total_ns", r->gpu_total_ns);
+  ct_json_kv_uint(j, "activities", r->activities);
+  ct_json_kv_uint(j, "calls", r->spans);
+  for (int t = 0; t < CT_NTABLES; t++) {
+    if (!s->opt.tables[t]) continue;
+    ct_json_key(j, table_ids[t]);
+    ct_json_begin_array(j);
+    size_t n = ct_map_count(r->maps[t]);
+    size_t *order = ct_report_sorted(r, (enum ct_report_table)t, s->opt.sort);
+    if (s->opt.limit && n > s->opt.limit) n = s->opt.limit;
+    for (size_t i = 0; order && i < n; i++) {
+      const void *key;
+      size_t klen;
+      const void *v = ct_map_entry(r->maps[t], order[i], &key, &klen);
+      json_row(j, r, (enum ct_report_table)t, key, klen, v);
+    }
+    free(order);
+    ct_json_end_array(j);
+  }
+}
+
+static void json_file(ct_json *j, const file_info *f) {
+  ct_json_kv_string(j, "path", f->path);
+  ct_json_kv_uint(j, "pid", f->proc.pid);
+  ct_json_kv_string(j, "status", f->status);
+  if (f->message[0]) ct_json_kv_string(j, "message", f->message);
+}
+
+/* ---- the command ---------------------------------------------------------------- */
+
+static void text_heading(const file_info *f, const ct_report *r, int per_file) {
+  char b1[32];
+  if (per_file)
+    printf("== process %llu (%s)%s\n", (unsigned long long)f->proc.pid, f->path,
+           strcmp(f->status, "clean") ? " [partial]" : "");
+  printf("GPU activity %s in %llu activities; %llu CUDA calls\n\n",
+         ct_fmt_duration(r->gpu_total_ns, b1, sizeof b1), (unsigned long long)r->activities,
+         (unsigned long long)r->spans);
+}
+
+static int report_file(const char *path, void *arg) {
+  run_state *s = arg;
+  if (s->nfiles == s->cap) {
+    size_t ncap = s->cap ? s->cap * 2 : 16;
+    file_info *nf = realloc(s->files, ncap * sizeof *nf);
+    if (!nf) return -1;
+    s->files = nf;
+    s->cap = ncap;
+  }
+  file_info *f = &s->files[s->nfiles++];
+  memset(f, 0, sizeof *f);
+  f->path = strdup(path);
+  ct_report one, *r = &s->merged;
+  if (s->opt.per_process) {
+    if (ct_report_init(&one) < 0) return -1;
+    r = &one;
+  }
+  ct_model_stats st;
+  int rc = ct_report_add_file(r, path, &st, &f->proc);
+  int fs = cli_file_status("report", path, rc, &st);
+  if (fs > s->status) s->status = fs;
+  f->status = fs == 0 ? "clean" : fs == 1 ? "partial" : "unreadable";
+  if (rc) snprintf(f->message, sizeof f->message, "%s", st.message);
+  if (s->opt.per_process) {
+    if (rc >= 0) {
+      if (s->opt.fmt == CT_OUT_JSON) {
+        ct_json_begin_object(&s->json);
+        json_file(&s->json, f);
+        json_tables(s, r);
+        ct_json_end_object(&s->json);
+      } else {
+        if (s->opt.fmt == CT_OUT_TEXT) text_heading(f, r, 1);
+        print_tables(s, r, f->proc.pid ? f->proc.pid : 1);
+        if (s->opt.fmt == CT_OUT_TEXT) putchar('\n');
+      }
+    }
+    ct_report_free(r);
+  }
+  return 0;
+}
+
+static int parse_tables(const char *list, int *tables) {
+  memset(tables, 0, CT_NTABLES * sizeof *tables);
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int found = 0;
+    for (int t = 0; t < CT_NTABLES; t++)
+      if (!strcmp(tok, table_ids[t])) tables[t] = found = 1;
+    if (!found) return -1;
+  }
+  return 0;
+}
+
+static int bad_usage(const char *fmt, const char *arg) {
+  fprintf(stderr, "cutrace report: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, " (try: cutrace report --help)\n");
+  return 2;
+}
+
+int cmd_report(int argc, char **argv) {
+  run_state s;
+  memset(&s, 0, sizeof s);
+  s.opt.sort = "total";
+  for (int t = 0; t < CT_NTABLES; t++) s.opt.tables[t] = 1;
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--")) {
+      i++;
+      break;
+    } else if (cli_is_help(a)) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (!strcmp(a, "--per-process")) {
+      s.opt.per_process = 1;
+      continue;
+    }
+    if (strcmp(a, "--format") && strcmp(a, "--sort") && strcmp(a, "--limit") &&
+        strcmp(a, "--tables") && strcmp(a, "--by"))
+      return bad_usage("unknown option '%s'", a);
+    if (!val) return bad_usage("%s needs a value", a);
+    i++;
+    if (!strcmp(a, "--format") && ct_parse_out_format(val, &s.opt.fmt) < 0)
+      return bad_usage("--format must be text, csv or json, not '%s'", val);
+    if (!strcmp(a, "--sort")) {
+      if (strcmp(val, "total") && strcmp(val, "calls") && strcmp(val, "avg") && strcmp(val, "name"))
+        return bad_usage("--sort must be total, calls, avg or name, not '%s'", val);
+      s.opt.sort = val;
+    }
+    if (!strcmp(a, "--limit") && ct_parse_u64(val, &s.opt.limit) < 0)
+      return bad_usage("--limit needs a number, not '%s'", val);
+    if (!strcmp(a, "--tables") && parse_tables(val, s.opt.tables) < 0)
+      return bad_usage("--tables takes kernels,apis,memcpy,gemms, not '%s'", val);
+    if (!strcmp(a, "--by") && strcmp(val, "kernel"))
+      return bad_usage("--by %s is not available yet (only 'kernel')", val);
+  }
+  if (!s.opt.per_process && ct_report_init(&s.merged) < 0) {
+    fprintf(stderr, "cutrace report: out of memory\n");
+    return 2;
+  }
+  if (s.opt.fmt == CT_OUT_JSON) {
+    ct_json_init(&s.json, stdout, 1);
+    ct_json_begin_object(&s.json);
+    ct_json_kv_uint(&s.json, "cutrace_report", 1);
+    ct_json_kv_bool(&s.json, "per_process", s.opt.per_process);
+    if (s.opt.per_process) {
+      ct_json_key(&s.json, "processes");
+      ct_json_begin_array(&s.json);
+    }
+  }
+  cli_progress_start("report");
+  char err[300];
+  int n = ct_expand_inputs(argc - i, argv + i, report_file, &s, err, sizeof err);
+  cli_progress_done();
+  if (n < 0) {
+    fprintf(stderr, "cutrace report: %s\n", err);
+    s.status = 2;
+  }
+  if (s.opt.fmt == CT_OUT_JSON) {
+    if (s.opt.per_process) {
+      ct_json_end_array(&s.json);
+    } else {
+      ct_json_key(&s.json, "files");
+      ct_json_begin_array(&s.json);
+      for (size_t k = 0; k < s.nfiles; k++) {
+        ct_json_begin_object(&s.json);
+        json_file(&s.json, &s.files[k]);
+        ct_json_end_object(&s.json);
+      }
+      ct_json_end_array(&s.json);
+      json_tables(&s, &s.merged);
+    }
+    ct_json_kv_string(&s.json, "status", s.status == 0 ? "clean" : s.status == 1 ? "partial" : "error");
+    ct_json_end_object(&s.json);
+    ct_json_finish(&s.json);
+  } else if (!s.opt.per_process && n >= 0) {
+    if (s.opt.fmt == CT_OUT_TEXT && s.nfiles) text_heading(&s.files[0], &s.merged, 0);
+    print_tables(&s, &s.merged, 0);
+  }
+  if (!s.opt.per_process) ct_report_free(&s.merged);
+  for (size_t k = 0; k < s.nfiles; k++) free(s.files[k].path);
+  free(s.files);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "cutrace report: error writing the output\n");
+    return 2;
+  }
+  return s.status;
+}

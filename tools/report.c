@@ -1,0 +1,241 @@
+/* The aggregation behind `cutrace report` (see report.h). */
+#include "report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const size_t row_sizes[CT_NTABLES] = {sizeof(ct_kernel_row), sizeof(ct_api_row),
+                                             sizeof(ct_memop_row), sizeof(ct_gemm_row)};
+
+int ct_report_init(ct_report *r) {
+  memset(r, 0, sizeof *r);
+  for (int t = 0; t < CT_NTABLES; t++)
+    if (!(r->maps[t] = ct_map_new(row_sizes[t]))) {
+      ct_report_free(r);
+      return -1;
+    }
+  return 0;
+}
+
+void ct_report_free(ct_report *r) {
+  for (int t = 0; t < CT_NTABLES; t++) {
+    if (!r->maps[t]) continue;
+    /* every row type starts with its ct_dur_stats */
+    for (size_t i = 0; i < ct_map_count(r->maps[t]); i++)
+      ct_dur_free((ct_dur_stats *)ct_map_entry(r->maps[t], i, NULL, NULL));
+    ct_map_free(r->maps[t]);
+    r->maps[t] = NULL;
+  }
+}
+
+/* State of one file's reading. */
+typedef struct feed {
+  ct_report *r;
+  struct ct_process *proc_out;
+  int oom;
+} feed;
+
+static void on_process(void *user, const ct_proc *proc) {
+  feed *f = user;
+  if (f->proc_out) *f->proc_out = proc->rec;
+}
+
+static void on_span(void *user, const ct_span *s) {
+  feed *f = user;
+  if (s->is_tracer) return;
+  f->r->spans++;
+  ct_api_row *row = ct_map_get_name(f->r->maps[CT_TABLE_APIS], s->name ? s->name : "", NULL);
+  if (!row) {
+    f->oom = 1;
+    return;
+  }
+  ct_dur_add(&row->d, s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0);
+  if (s->result) row->errors++;
+  if (s->flags & CT_API_DRIVER) row->driver++;
+}
+
+static void add_memop(feed *f, const ct_activity *a, uint64_t dur) {
+  ct_memop_key key = {0};
+  uint64_t bytes = 0;
+  if (a->detail == CT_DETAIL_MEMOP) {
+    key.kind = a->d.memop.kind;
+    key.src = a->d.memop.src_mem;
+    key.dst = a->d.memop.dst_mem;
+    bytes = a->d.memop.bytes;
+  } else if (a->type == CT_GPU_MEMSET) {
+    key.kind = CT_MEMOP_MEMSET;
+  }
+  if (key.kind == CT_MEMOP_MEMSET) key.src = CT_MEM_UNKNOWN; /* a set has no source */
+  ct_memop_row *row = ct_map_get(f->r->maps[CT_TABLE_MEMCPY], &key, sizeof key, NULL);
+  if (!row) {
+    f->oom = 1;
+    return;
+  }
+  ct_dur_add(&row->d, dur);
+  row->bytes += bytes;
+}
+
+static void add_gemm(feed *f, const ct_activity *a, uint64_t dur) {
+  const struct ct_gemm *g = &a->d.gemm;
+  unsigned char key[sizeof(ct_gemm_key) + 128];
+  ct_gemm_key k = {g->m, g->n, g->k, g->batch, g->transa, g->transb, g->atype, g->btype,
+                   g->ctype, g->compute_type, g->epilogue};
+  memcpy(key, &k, sizeof k);
+  const char *api = a->api ? a->api : "";
+  size_t n = strlen(api);
+  if (n > 128) n = 128;
+  memcpy(key + sizeof k, api, n);
+  ct_gemm_row *row = ct_map_get(f->r->maps[CT_TABLE_GEMMS], key, sizeof k + n, NULL);
+  if (!row) {
+    f->oom = 1;
+    return;
+  }
+  ct_dur_add(&row->d, dur);
+}
+
+static void on_activity(void *user, const ct_activity *a) {
+  feed *f = user;
+  uint64_t dur = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+  f->r->activities++;
+  f->r->gpu_total_ns += dur;
+  if (!a->has_call) f->r->unmatched++;
+  if (a->type == CT_GPU_MEMCPY || a->type == CT_GPU_MEMSET) {
+    add_memop(f, a, dur);
+    return;
+  }
+  ct_kernel_row *row = ct_map_get_name(f->r->maps[CT_TABLE_KERNELS], a->name, NULL);
+  if (!row) {
+    f->oom = 1;
+    return;
+  }
+  if (!row->d.count) row->type = a->type;
+  ct_dur_add(&row->d, dur);
+  if (a->detail == CT_DETAIL_GEMM) add_gemm(f, a, dur);
+}
+
+int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
+                       struct ct_process *proc_out) {
+  static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
+                                   .on_activity = on_activity};
+  feed f = {.r = r, .proc_out = proc_out};
+  if (proc_out) memset(proc_out, 0, sizeof *proc_out);
+  int rc = ct_model_read(path, NULL, &ops, &f, st);
+  /* the names the pointer caches point to were freed with the file's reader */
+  for (int t = 0; t < CT_NTABLES; t++) ct_map_forget_pointers(r->maps[t]);
+  if (f.oom && rc == 0) {
+    snprintf(st->message, sizeof st->message, "out of memory: some rows are missing");
+    rc = 1;
+  }
+  return rc;
+}
+
+/* ---- sorting ---------------------------------------------------------------------- */
+
+typedef struct sort_item {
+  size_t index;
+  const ct_dur_stats *d;
+  const char *name;
+  char buf[160];
+} sort_item;
+
+static int sort_field; /* 0 total, 1 calls, 2 avg, 3 name; qsort has no context */
+
+static int cmp_items(const void *pa, const void *pb) {
+  const sort_item *a = pa, *b = pb;
+  if (sort_field != 3) {
+    uint64_t va, vb;
+    if (sort_field == 0) va = a->d->total, vb = b->d->total;
+    else if (sort_field == 1) va = a->d->count, vb = b->d->count;
+    else va = a->d->count ? a->d->total / a->d->count : 0,
+         vb = b->d->count ? b->d->total / b->d->count : 0;
+    if (va != vb) return va > vb ? -1 : 1;
+  }
+  int c = strcmp(a->name, b->name);
+  return c ? c : (a->index < b->index ? -1 : 1);
+}
+
+/* A sortable label of row i of table t. */
+static const char *row_label(const ct_report *r, enum ct_report_table t, size_t i, char *buf,
+                             size_t len) {
+  const void *key;
+  size_t klen;
+  ct_map_entry(r->maps[t], i, &key, &klen);
+  if (t == CT_TABLE_KERNELS || t == CT_TABLE_APIS)
+    return t == CT_TABLE_KERNELS ? ct_demangle(key, buf, len) : key;
+  if (t == CT_TABLE_MEMCPY) {
+    const ct_memop_key *k = key;
+    snprintf(buf, len, "%s %s %s", ct_memop_kind_name(k->kind), ct_mem_type_name(k->src),
+             ct_mem_type_name(k->dst));
+    return buf;
+  }
+  const ct_gemm_key *g = key;
+  snprintf(buf, len, "%020llu %020llu %020llu %.*s", (unsigned long long)g->m,
+           (unsigned long long)g->n, (unsigned long long)g->k, (int)(klen - sizeof *g),
+           (const char *)key + sizeof *g);
+  return buf;
+}
+
+size_t *ct_report_sorted(const ct_report *r, enum ct_report_table t, const char *sort) {
+  size_t n = ct_map_count(r->maps[t]);
+  if (!n) return NULL;
+  sort_item *items = malloc(n * sizeof *items);
+  size_t *out = malloc(n * sizeof *out);
+  if (!items || !out) {
+    free(items);
+    free(out);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    items[i].index = i;
+    items[i].d = ct_map_entry(r->maps[t], i, NULL, NULL);
+    items[i].name = row_label(r, t, i, items[i].buf, sizeof items[i].buf);
+  }
+  sort_field = !strcmp(sort, "calls") ? 1 : !strcmp(sort, "avg") ? 2 : !strcmp(sort, "name") ? 3 : 0;
+  qsort(items, n, sizeof *items, cmp_items);
+  for (size_t i = 0; i < n; i++) out[i] = items[i].index;
+  free(items);
+  return out;
+}
+
+/* ---- names ------------------------------------------------------------------------- */
+
+const char *ct_data_type_name(uint64_t type) {
+  switch (type) { /* cudaDataType values, library_types.h */
+  case 0: return "f32";
+  case 1: return "f64";
+  case 2: return "f16";
+  case 3: return "i8";
+  case 4: return "c32";
+  case 5: return "c64";
+  case 6: return "c16";
+  case 8: return "u8";
+  case 10: return "i32";
+  case 14: return "bf16";
+  case 28: return "e4m3";
+  case 29: return "e5m2";
+  default: return "?";
+  }
+}
+
+const char *ct_memop_kind_name(uint64_t kind) {
+  switch (kind) {
+  case CT_MEMOP_H2D: return "HtoD";
+  case CT_MEMOP_D2H: return "DtoH";
+  case CT_MEMOP_D2D: return "DtoD";
+  case CT_MEMOP_H2H: return "HtoH";
+  case CT_MEMOP_MEMSET: return "memset";
+  case CT_MEMOP_P2P: return "PtoP";
+  default: return "unknown";
+  }
+}
+
+const char *ct_mem_type_name(uint64_t mem) {
+  switch (mem) {
+  case CT_MEM_DEVICE: return "device";
+  case CT_MEM_PINNED: return "pinned";
+  case CT_MEM_PAGEABLE: return "pageable";
+  case CT_MEM_MANAGED: return "managed";
+  default: return "unknown";
+  }
+}

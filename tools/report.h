@@ -1,0 +1,87 @@
+/*
+ * The aggregation behind `cutrace report`: per kernel, CUDA entry point, kind of
+ * memory operation and GEMM shape, exact counts and totals plus a bounded-memory
+ * median (stats.h), fed from the trace model's joined events. One ct_report can take
+ * several files (merged tables) or one each (--per-process).
+ */
+#ifndef CUTRACE_REPORT_H
+#define CUTRACE_REPORT_H
+
+#include <stdint.h>
+
+#include "model.h"
+#include "stats.h"
+
+/* A row of the kernels table (GPU time of kernels, library GEMMs and graph launches). */
+typedef struct ct_kernel_row {
+  ct_dur_stats d;
+  uint64_t type; /* CT_GPU_* of the first activity */
+} ct_kernel_row;
+
+/* A row of the CUDA API table (CPU time of one entry point). */
+typedef struct ct_api_row {
+  ct_dur_stats d;
+  uint64_t errors;  /* calls that returned nonzero */
+  uint64_t driver;  /* calls flagged CT_API_DRIVER */
+} ct_api_row;
+
+/* The key of a memory-operation row. */
+typedef struct ct_memop_key {
+  uint64_t kind, src, dst; /* CT_MEMOP_* (0 = unknown), CT_MEM_* */
+} ct_memop_key;
+
+typedef struct ct_memop_row {
+  ct_dur_stats d;
+  uint64_t bytes;
+} ct_memop_row;
+
+/* The key of a GEMM row; the entry point's name follows it in the map key. */
+typedef struct ct_gemm_key {
+  uint64_t m, n, k, batch, transa, transb, atype, btype, ctype, compute_type, epilogue;
+} ct_gemm_key;
+
+typedef struct ct_gemm_row {
+  ct_dur_stats d;
+} ct_gemm_row;
+
+/* Which table a map is. */
+enum ct_report_table { CT_TABLE_KERNELS, CT_TABLE_APIS, CT_TABLE_MEMCPY, CT_TABLE_GEMMS,
+                       CT_NTABLES };
+
+typedef struct ct_report {
+  ct_map *maps[CT_NTABLES];
+  uint64_t gpu_total_ns;   /* all GPU activity time (kernels, GEMMs, graphs, copies, sets) */
+  uint64_t activities, spans, unmatched;
+} ct_report;
+
+/* Starts an empty report. Returns 0, or -1 when out of memory. */
+int ct_report_init(ct_report *r);
+
+/* Frees a report's rows. */
+void ct_report_free(ct_report *r);
+
+/*
+ * Reads one trace file into r (ct_model_read's result: 0 clean, 1 partial, -1
+ * unreadable; st gets the file's stats and message). proc_out, when not NULL, gets a
+ * copy of the file's PROCESS record.
+ */
+int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
+                       struct ct_process *proc_out);
+
+/*
+ * The rows of table t sorted by key ("total", "calls", "avg" descending, "name"
+ * ascending; ties by name), as an array of ct_map entry indices of length
+ * ct_map_count(r->maps[t]) (malloc'd; NULL when out of memory or empty).
+ */
+size_t *ct_report_sorted(const ct_report *r, enum ct_report_table t, const char *sort);
+
+/* Short names of cudaDataType values ("f32", "f16", "bf16", ...). */
+const char *ct_data_type_name(uint64_t type);
+
+/* Names of CT_MEMOP_* kinds as nsys/Kineto write them ("HtoD", "memset", ...). */
+const char *ct_memop_kind_name(uint64_t kind);
+
+/* Names of CT_MEM_* memory types ("pinned", "pageable", "device", ...). */
+const char *ct_mem_type_name(uint64_t mem);
+
+#endif
