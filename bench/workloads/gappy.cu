@@ -1,0 +1,206 @@
+/* gappy: a fixed sequence of phases, each planting a known kind of GPU idle
+ * time (or none), for testing `cutrace gaps`. The plan is printed on stdout as
+ * the program goes, one machine-readable line per item (docs/workloads.md has
+ * the grammar and the tolerances). No arguments: the plan is fixed.
+ *
+ * Kernel durations: on a real GPU each gappy_* kernel spins for its planned
+ * time; on the simulator run with the SIMCUDA_KERNEL_US value gappy prints
+ * (GAPPY_SIM_KERNEL_US below). "main" is the legacy default stream, "side" a
+ * non-blocking stream. */
+#include "workload.h"
+#include <stdarg.h>
+#include <unistd.h>
+
+#define TINY_US 2
+#define SHORT_US 20
+#define WORK_US 100
+#define LONG_US 2000
+#define HOST_SLEEP_US 2000
+#define PAGEABLE_BYTES (4u << 20)
+#define GAPPY_SIM_KERNEL_US "gappy_tiny=2,gappy_short=20,gappy_work=100,gappy_long=2000"
+
+/* Lasts `ns` of GPU time on a real GPU (SHORT_US in the plan). */
+__global__ void gappy_short(long long ns) { wl_gpu_spin_ns(ns); }
+/* Lasts `ns` of GPU time on a real GPU (WORK_US in the plan). */
+__global__ void gappy_work(long long ns) { wl_gpu_spin_ns(ns); }
+/* Lasts `ns` of GPU time on a real GPU (LONG_US in the plan). */
+__global__ void gappy_long(long long ns) { wl_gpu_spin_ns(ns); }
+/* Does nothing: shorter than its own launch (launch-bound). */
+__global__ void gappy_tiny(int unused) {}
+
+static cudaStream_t side;
+
+/* Launches one of the spinning kernels for `us` microseconds on stream. */
+static void launch_spin(void (*kernel)(long long), int us, cudaStream_t stream)
+{
+  kernel<<<1, 1, 0, stream>>>((long long)us * 1000);
+  WL_CHECK_LAUNCH();
+}
+
+/* Prints a plan line and flushes, so that a reader sees it as it happens. */
+static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *format, ...)
+{
+  va_list ap;
+  va_start(ap, format);
+  vprintf(format, ap);
+  va_end(ap);
+  putchar('\n');
+  fflush(stdout);
+}
+
+/* Marks a phase boundary: everything before it is finished (device-wide
+ * synchronise) and the host goes on at once, so boundary gaps are short. */
+static void phase(const char *name, const char *edge)
+{
+  if (!strcmp(edge, "end"))
+    WL_CHECK(cudaDeviceSynchronize());
+  say("phase name=%s %s_ns=%lld", name, edge, wl_now_ns());
+}
+
+/* Back-to-back work, queued faster than it runs: no gap at all. */
+static void phase_busy(void)
+{
+  phase("busy", "begin");
+  say("expect none phase=busy stream=main max_gap_us=50");
+  for (int i = 0; i < 10; i++)
+    launch_spin(gappy_work, WORK_US, 0);
+  phase("busy", "end");
+}
+
+/* The host is late: after each kernel it synchronises, then sleeps. */
+static void phase_host_wait(void)
+{
+  phase("host_wait", "begin");
+  say("planted gap phase=host_wait cause=host_wait stream=main count=4 dur_us=%d before=gappy_work",
+      HOST_SLEEP_US);
+  launch_spin(gappy_work, WORK_US, 0);
+  for (int i = 0; i < 4; i++) {
+    WL_CHECK(cudaStreamSynchronize(0));
+    usleep(HOST_SLEEP_US);
+    launch_spin(gappy_work, WORK_US, 0);
+  }
+  phase("host_wait", "end");
+}
+
+/* The host waits in cudaDeviceSynchronize for long work on the side stream
+ * while the main stream, whose next work it would issue, sits idle. */
+static void phase_sync(void)
+{
+  phase("sync", "begin");
+  say("planted gap phase=sync cause=sync stream=main count=3 dur_us=%d before=gappy_short "
+      "device_idle=no",
+      LONG_US - SHORT_US);
+  for (int i = 0; i < 3; i++) {
+    launch_spin(gappy_long, LONG_US, side);
+    launch_spin(gappy_short, SHORT_US, 0);
+    WL_CHECK(cudaDeviceSynchronize());
+  }
+  /* The third gap ends at the first main-stream work of the next phase. */
+  phase("sync", "end");
+}
+
+/* The main stream waits on an event recorded after long side-stream work. */
+static void phase_other_stream(cudaEvent_t side_done)
+{
+  phase("other_stream", "begin");
+  say("planted gap phase=other_stream cause=other_stream stream=main count=3 dur_us=%d "
+      "before=gappy_work device_idle=no",
+      LONG_US - SHORT_US);
+  for (int i = 0; i < 3; i++) {
+    launch_spin(gappy_long, LONG_US, side);
+    WL_CHECK(cudaEventRecord(side_done, side));
+    launch_spin(gappy_short, SHORT_US, 0);
+    WL_CHECK(cudaStreamWaitEvent(0, side_done, 0));
+    launch_spin(gappy_work, WORK_US, 0);
+    WL_CHECK(cudaDeviceSynchronize());
+  }
+  phase("other_stream", "end");
+}
+
+/* Pageable (malloc'd) copies in a loop around a short kernel. */
+static void phase_pageable(void)
+{
+  phase("pageable", "begin");
+  say("planted finding phase=pageable kind=pageable_copy count=8 bytes=%u directions=HtoD,DtoH",
+      PAGEABLE_BYTES);
+  unsigned char *host = (unsigned char *)wl_alloc(PAGEABLE_BYTES);
+  unsigned char *device;
+  WL_CHECK(cudaMalloc((void **)&device, PAGEABLE_BYTES));
+  for (int i = 0; i < 4; i++) {
+    memset(host, i + 1, PAGEABLE_BYTES);
+    WL_CHECK(cudaMemcpy(device, host, PAGEABLE_BYTES, cudaMemcpyHostToDevice));
+    launch_spin(gappy_short, SHORT_US, 0);
+    memset(host, 0, PAGEABLE_BYTES);
+    WL_CHECK(cudaMemcpy(host, device, PAGEABLE_BYTES, cudaMemcpyDeviceToHost));
+    if (host[0] != i + 1 || host[PAGEABLE_BYTES - 1] != i + 1) {
+      fprintf(stderr, "gappy: pageable copy round trip %d returned %d, want %d\n", i, host[0], i + 1);
+      exit(1);
+    }
+  }
+  WL_CHECK(cudaFree(device));
+  free(host);
+  phase("pageable", "end");
+}
+
+/* Many kernels shorter than their launches, back to back, one final sync. */
+static void phase_launch_bound(void)
+{
+  phase("launch_bound", "begin");
+  say("planted finding phase=launch_bound kind=launch_bound count=200 kernel=gappy_tiny");
+  say("planted gap phase=launch_bound cause=launch_overhead stream=main count=199 max_dur_us=50 "
+      "before=gappy_tiny");
+  for (int i = 0; i < 200; i++) {
+    gappy_tiny<<<1, 1>>>(i);
+    WL_CHECK_LAUNCH();
+  }
+  phase("launch_bound", "end");
+}
+
+/* A device-wide synchronise after every short kernel. */
+static void phase_sync_little_work(void)
+{
+  phase("sync_little_work", "begin");
+  say("planted finding phase=sync_little_work kind=sync_little_work count=20 work_us=%d", SHORT_US);
+  for (int i = 0; i < 20; i++) {
+    launch_spin(gappy_short, SHORT_US, 0);
+    WL_CHECK(cudaDeviceSynchronize());
+  }
+  phase("sync_little_work", "end");
+}
+
+int main(int argc, char **argv)
+{
+  wl_prog = "gappy";
+  wl_parse_args(argc, argv, NULL, 0);
+  say("gappy plan=1 kernel_us tiny=%d short=%d work=%d long=%d host_sleep_us=%d", TINY_US, SHORT_US,
+      WORK_US, LONG_US, HOST_SLEEP_US);
+  say("simulator SIMCUDA_KERNEL_US=%s", GAPPY_SIM_KERNEL_US);
+  const char *model = getenv("SIMCUDA_KERNEL_US");
+  if (wl_on_simulator() && (!model || !strstr(model, GAPPY_SIM_KERNEL_US)))
+    fprintf(stderr, "gappy: warning: on the simulator set SIMCUDA_KERNEL_US=%s (or a list containing "
+                    "it) for the planted durations to hold\n",
+            GAPPY_SIM_KERNEL_US);
+
+  WL_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  cudaEvent_t side_done;
+  WL_CHECK(cudaEventCreateWithFlags(&side_done, cudaEventDisableTiming));
+  /* Warm-up: first launches pay module loading on a real GPU. */
+  phase("warmup", "begin");
+  launch_spin(gappy_short, SHORT_US, 0);
+  launch_spin(gappy_short, SHORT_US, side);
+  phase("warmup", "end");
+
+  phase_busy();
+  phase_host_wait();
+  phase_sync();
+  phase_other_stream(side_done);
+  phase_pageable();
+  phase_launch_bound();
+  phase_sync_little_work();
+
+  WL_CHECK(cudaEventDestroy(side_done));
+  WL_CHECK(cudaStreamDestroy(side));
+  say("gappy done");
+  return 0;
+}
