@@ -1,0 +1,209 @@
+/*
+ * Per-thread record buffers: ctp_emit's lock-free path, the registry the writer
+ * walks, thread-exit retirement, and the per-thread caches (tid).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core.h"
+
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+
+static TLS struct ctp_tbuf *tls_buf;
+static TLS uint64_t tls_tid;
+static TLS int tls_exiting; /* the key destructor ran: ignore late records */
+
+static struct ctp_tbuf *registry; /* newest first */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static uint64_t corr_counter;
+
+/* Fields per kind as the ring stores them (0: not emittable, e.g. STRING). */
+static const uint8_t kind_words[CT_MAX_KINDS] = {
+#define KIND_WORDS(NAME, id, lname) \
+  [id] = id == CT_KIND_STRING ? 0 : sizeof(struct ct_##lname) / sizeof(uint64_t),
+    CT_RECORD_KINDS(KIND_WORDS)
+#undef KIND_WORDS
+};
+
+#define DROP_WORDS (1 + sizeof(struct ct_drop) / sizeof(uint64_t))
+
+uint64_t ctp_tid(void) {
+  if (CTP_UNLIKELY(!tls_tid)) tls_tid = (uint64_t)syscall(SYS_gettid);
+  return tls_tid;
+}
+
+uint64_t ctp_next_corr(void) { return __atomic_add_fetch(&corr_counter, 1, __ATOMIC_RELAXED); }
+
+/* Makes room for need words; refreshes the cached tail only when it looks full. */
+static inline int ring_reserve(struct ctp_tbuf *b, uint64_t need) {
+  uint64_t cap = b->mask + 1;
+  if (cap - (b->head - b->cached_tail) >= need) return 1;
+  b->cached_tail = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+  return cap - (b->head - b->cached_tail) >= need;
+}
+
+static void count_drop(struct ctp_tbuf *b) {
+  uint64_t now = ctp_now_ns();
+  if (b->pending_drops++ == 0) b->drop_first_ns = now;
+  b->drop_last_ns = now;
+  if (!__atomic_load_n(&b->kicked, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&b->kicked, 1, __ATOMIC_RELAXED);
+    ctp_writer_kick();
+  }
+}
+
+/* Writes the DROP record for the pending drops at word h; returns the new head. */
+static uint64_t put_drop(struct ctp_tbuf *b, uint64_t h) {
+  uint64_t m = b->mask;
+  b->ring[h++ & m] = CT_KIND_DROP | (uint64_t)(DROP_WORDS - 1) << 8;
+  b->ring[h++ & m] = b->tid;
+  b->ring[h++ & m] = b->pending_drops;
+  b->ring[h++ & m] = b->drop_first_ns;
+  b->ring[h++ & m] = b->drop_last_ns;
+  b->pending_drops = 0;
+  return h;
+}
+
+/* Appends one record (kind, nf fields) to b, or counts it as dropped. */
+static inline void ring_push(struct ctp_tbuf *b, unsigned kind, unsigned nf, const uint64_t *v) {
+  uint64_t need = 1 + nf + (b->pending_drops ? DROP_WORDS : 0);
+  if (CTP_UNLIKELY(!ring_reserve(b, need))) {
+    count_drop(b);
+    return;
+  }
+  uint64_t h = b->head, m = b->mask;
+  uint64_t *ring = b->ring;
+  if (CTP_UNLIKELY(b->pending_drops)) h = put_drop(b, h);
+  ring[h++ & m] = kind | (uint64_t)nf << 8;
+  for (unsigned i = 0; i < nf; i++) ring[h++ & m] = v[i];
+  __atomic_store_n(&b->head, h, __ATOMIC_RELEASE);
+  if (CTP_UNLIKELY(h - b->cached_tail > (m + 1) / 2) &&
+      !__atomic_load_n(&b->kicked, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&b->kicked, 1, __ATOMIC_RELAXED);
+    ctp_writer_kick();
+  }
+}
+
+/* pthread key destructor: the thread is exiting; its buffer is retired once drained. */
+static void on_thread_exit(void *p) {
+  struct ctp_tbuf *b = p;
+  tls_exiting = 1;
+  tls_buf = NULL;
+  if (!b) return;
+  if (b->pending_drops && ring_reserve(b, DROP_WORDS))
+    __atomic_store_n(&b->head, put_drop(b, b->head), __ATOMIC_RELEASE);
+  /* Leftover pending drops are read by the writer once it sees done. */
+  __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+  ctp_writer_kick();
+}
+
+static int exit_key_made;
+
+static void make_exit_key(void) {
+  if (pthread_key_create(&exit_key, on_thread_exit) == 0) exit_key_made = 1;
+}
+
+/* Creates, registers and starts the calling thread's buffer with its THREAD record. */
+static struct ctp_tbuf *tbuf_create(void) {
+  if (tls_exiting) return NULL;
+  if (CTP_UNLIKELY(ctp_child_pending)) ctp_child_restart();
+  if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE)) return NULL;
+  int saved = errno;
+  size_t words = 64;
+  while (words * 2 * sizeof(uint64_t) <= ctp_cfg.buffer_bytes) words *= 2;
+  struct ctp_tbuf *b = calloc(1, sizeof *b);
+  uint64_t *ring = b ? malloc(words * sizeof(uint64_t)) : NULL;
+  if (!ring) {
+    free(b);
+    errno = saved;
+    return NULL;
+  }
+  b->ring = ring;
+  b->mask = words - 1;
+  b->tid = ctp_tid();
+  pthread_once(&exit_key_once, make_exit_key);
+  if (exit_key_made) pthread_setspecific(exit_key, b);
+  pthread_mutex_lock(&registry_lock);
+  b->next = registry;
+  __atomic_store_n(&registry, b, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&registry_lock);
+  tls_buf = b;
+
+  char name[17] = {0};
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  struct ct_thread t = {.tid = b->tid,
+                        .name = ctp_intern_always(name, strnlen(name, 16)),
+                        .start_ns = ctp_now_ns()};
+  ring_push(b, CT_KIND_THREAD, kind_words[CT_KIND_THREAD], (const uint64_t *)&t);
+  errno = saved;
+  return b;
+}
+
+void ctp_emit(const ct_record *rec) {
+  if (CTP_UNLIKELY(!__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED))) return;
+  unsigned kind = rec->kind;
+  if (CTP_UNLIKELY(kind >= CT_MAX_KINDS || !kind_words[kind])) return;
+  struct ctp_tbuf *b = tls_buf;
+  if (CTP_UNLIKELY(!b)) {
+    b = tbuf_create();
+    if (!b) return;
+  }
+  ring_push(b, kind, kind_words[kind], rec->u.v);
+}
+
+void ctp_emit_tracer(const char *what, uint64_t begin_ns, uint64_t end_ns, uint64_t amount) {
+  ct_record r;
+  r.kind = CT_KIND_TRACER;
+  r.u.tracer = (struct ct_tracer){.tid = ctp_tid(), .what = ctp_intern(what),
+                                  .begin_ns = begin_ns, .end_ns = end_ns, .amount = amount};
+  ctp_emit(&r);
+}
+
+struct ctp_tbuf *ctp_buffers_head(void) { return __atomic_load_n(&registry, __ATOMIC_ACQUIRE); }
+
+void ctp_buffers_reap(void) {
+  struct ctp_tbuf *dead = NULL;
+  pthread_mutex_lock(&registry_lock);
+  for (struct ctp_tbuf **pp = &registry; *pp;) {
+    struct ctp_tbuf *b = *pp;
+    if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && b->tail == b->head &&
+        !b->pending_drops) {
+      *pp = b->next;
+      b->next = dead;
+      dead = b;
+    } else {
+      pp = &b->next;
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+  while (dead) {
+    struct ctp_tbuf *n = dead->next;
+    free(dead->ring);
+    free(dead);
+    dead = n;
+  }
+}
+
+void ctp_buffers_after_fork(void) {
+  struct ctp_tbuf *b = registry;
+  registry = NULL;
+  while (b) {
+    struct ctp_tbuf *n = b->next;
+    free(b->ring);
+    free(b);
+    b = n;
+  }
+  tls_buf = NULL;
+  tls_tid = 0;
+  if (exit_key_made) pthread_setspecific(exit_key, NULL);
+}
+
+void ctp_buffers_lock(void) { pthread_mutex_lock(&registry_lock); }
+void ctp_buffers_unlock(void) { pthread_mutex_unlock(&registry_lock); }
+void ctp_buffers_reinit_lock(void) { pthread_mutex_init(&registry_lock, NULL); }

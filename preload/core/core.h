@@ -1,0 +1,149 @@
+/*
+ * Internal declarations shared by the files of the recording core (preload/core/).
+ * The public side (for preload/hooks/) is preload/trace.h; nothing here is exported.
+ *
+ *   config.c   environment knobs and the one-line warnings
+ *   start.c    ctp_start, output file, PROCESS record, exit and fork handling
+ *   buffer.c   per-thread rings, ctp_emit, ctp_tid, ctp_next_corr
+ *   intern.c   the string table and the queue of STRING records to write
+ *   writer.c   the writer thread: drain, encode, compress, write frames
+ *   signals.c  fatal-signal handlers: urgent flush, then the program's handler
+ */
+#ifndef CUTRACE_PRELOAD_CORE_H
+#define CUTRACE_PRELOAD_CORE_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "codec.h"
+#include "trace.h"
+
+#ifndef CTP_TRACER_VERSION
+#define CTP_TRACER_VERSION 100 /* major * 10000 + minor * 100 + patch */
+#endif
+
+/* ---- config.c ---- */
+
+/* The tracer's settings, read once from the environment by ctp_config_load. */
+struct ctp_config {
+  char output[4096];     /* CUTRACE_OUTPUT: directory of the trace files */
+  int disabled;          /* CUTRACE_DISABLE */
+  int quiet;             /* CUTRACE_QUIET: no messages at all */
+  int signals;           /* CUTRACE_SIGNALS: install fatal-signal handlers */
+  size_t buffer_bytes;   /* CUTRACE_BUFFER_KB: per-thread ring */
+  size_t frame_bytes;    /* CUTRACE_FRAME_KB: uncompressed chunk per frame */
+  uint64_t flush_ns;     /* CUTRACE_FLUSH_MS: most age of a frame */
+  int zstd_level;        /* CUTRACE_ZSTD_LEVEL */
+};
+
+#define CTP_DEFAULT_OUTPUT "cutrace.data"
+#define CTP_DEFAULT_BUFFER_KB 1024
+#define CTP_DEFAULT_FRAME_KB 1024
+#define CTP_DEFAULT_FLUSH_MS 200
+#define CTP_DEFAULT_ZSTD_LEVEL 1
+
+extern struct ctp_config ctp_cfg CTP_HIDDEN;
+
+/* Fills c from the environment; bad values get one line on stderr and the default. */
+void ctp_config_load(struct ctp_config *c) CTP_HIDDEN;
+
+/* Writes "cutrace: <message>\n" to stderr unless CUTRACE_QUIET (one write, no stdio). */
+void ctp_warn(const char *fmt, ...) CTP_HIDDEN __attribute__((format(printf, 1, 2)));
+
+/* ---- buffer.c ---- */
+
+/*
+ * One thread's single-producer / single-consumer ring of 64-bit words. A record is
+ * a header word (kind | nfields << 8) followed by its nfields field values.
+ * The owning thread writes and advances head; the writer reads and advances tail.
+ */
+struct ctp_tbuf {
+  /* producer side (the owning thread) */
+  uint64_t head;          /* words written (release-stored) */
+  uint64_t cached_tail;   /* last tail seen by the producer */
+  uint64_t pending_drops; /* records lost since the last DROP record */
+  uint64_t drop_first_ns, drop_last_ns;
+  uint64_t tid;
+  int kicked;             /* writer already woken for this buffer */
+  int done;               /* thread exited: no more records (release-stored) */
+  /* consumer side (the writer), on its own cache line */
+  uint64_t tail __attribute__((aligned(64)));
+  uint64_t snap_head;     /* head seen at the start of the current pass */
+  struct ctp_tbuf *next;  /* registry list */
+  uint64_t mask;          /* ring words - 1 */
+  uint64_t *ring;
+};
+
+/* First of the registered buffers (newest first); walked by the writer only. */
+struct ctp_tbuf *ctp_buffers_head(void) CTP_HIDDEN;
+
+/* Unlinks and frees buffers whose threads are done and whose records were written. */
+void ctp_buffers_reap(void) CTP_HIDDEN;
+
+/* Fork child: frees every buffer (they hold the parent's records), forgets tid. */
+void ctp_buffers_after_fork(void) CTP_HIDDEN;
+
+/* Locks held across fork() so the child sees consistent lists. */
+void ctp_buffers_lock(void) CTP_HIDDEN;
+void ctp_buffers_unlock(void) CTP_HIDDEN;
+void ctp_buffers_reinit_lock(void) CTP_HIDDEN;
+
+/* ---- intern.c ---- */
+
+/* ctp_intern_n without the "tracing is on" test (used during start-up). */
+uint64_t ctp_intern_always(const char *s, size_t len) CTP_HIDDEN;
+
+/* Calls fn(arg, id, bytes, len) for every queued STRING record, in order, and empties the queue. */
+void ctp_strings_drain(void (*fn)(void *arg, uint64_t id, const char *s, size_t len), void *arg)
+    CTP_HIDDEN;
+
+/* Fork child: queues every known string again (the child's file has none yet). */
+void ctp_strings_after_fork(void) CTP_HIDDEN;
+
+void ctp_strings_lock(void) CTP_HIDDEN;
+void ctp_strings_unlock(void) CTP_HIDDEN;
+void ctp_strings_reinit_lock(void) CTP_HIDDEN;
+
+/* ---- writer.c ---- */
+
+/*
+ * Opens the writer on fd (header already written), with the PROCESS record to
+ * write first, and starts its thread. Returns 0, or -1 (nothing started).
+ */
+int ctp_writer_start(int fd, const ct_record *process) CTP_HIDDEN;
+
+/* Wakes the writer (async-signal-safe). */
+void ctp_writer_kick(void) CTP_HIDDEN;
+
+/* Final flush: stops the writer thread, drains everything, writes END, closes. */
+void ctp_writer_finish(void) CTP_HIDDEN;
+
+/*
+ * From a signal handler: asks the writer to write everything recorded so far and
+ * waits up to timeout_ms. Async-signal-safe. Returns 1 when it was written.
+ */
+int ctp_writer_urgent_flush(unsigned timeout_ms) CTP_HIDDEN;
+
+/* Fork child: forgets the parent's writer (its thread does not exist here). */
+void ctp_writer_after_fork(void) CTP_HIDDEN;
+
+/* 1 while the writer thread runs. */
+int ctp_writer_running(void) CTP_HIDDEN;
+
+/* ---- start.c ---- */
+
+/* Fork child that has not yet opened its own file: buffer.c / intern.c call this first. */
+extern int ctp_child_pending CTP_HIDDEN;
+
+/* Opens the fork child's own file and restarts its writer (first record in the child). */
+void ctp_child_restart(void) CTP_HIDDEN;
+
+/* ---- signals.c ---- */
+
+/* Installs the fatal-signal handlers (where the program did not ignore the signal). */
+void ctp_signals_install(void) CTP_HIDDEN;
+
+#endif

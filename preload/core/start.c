@@ -1,0 +1,234 @@
+/*
+ * Start-up (ctp_start), the output file, the PROCESS record, the final flush at
+ * exit, and fork: the child drops the parent's pending records and, on its first
+ * record, opens its own file with its own PROCESS record and writer thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+
+int ctp_enabled;
+int ctp_child_pending;
+
+static int start_state; /* 0 not started, 1 starting, 2 done */
+static __thread __attribute__((tls_model("initial-exec"))) int tls_starting;
+static int output_dirfd = -1;
+static uint64_t host_id, cmdline_id, exe_id;
+static char host_name[256];
+static uint64_t child_ppid;
+static pthread_mutex_t restart_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void (*final_fns[8])(void);
+static unsigned final_count;
+
+void ctp_at_final_flush(void (*fn)(void)) {
+  unsigned i = __atomic_fetch_add(&final_count, 1, __ATOMIC_ACQ_REL);
+  if (i < 8)
+    __atomic_store_n(&final_fns[i], fn, __ATOMIC_RELEASE);
+  else
+    ctp_warn("more than 8 final-flush callbacks; one is ignored");
+}
+
+/* mkdir -p with mode 0700 for what it creates; then opens the directory. */
+static int open_output_dir(const char *path) {
+  char buf[sizeof ctp_cfg.output];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(buf, 0700) < 0 && errno != EEXIST) break;
+    *p = '/';
+  }
+  if (mkdir(buf, 0700) < 0 && errno != EEXIST) {
+    ctp_warn("cannot create %s (%s); not tracing", path, strerror(errno));
+    return -1;
+  }
+  int fd = open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) ctp_warn("cannot open %s (%s); not tracing", path, strerror(errno));
+  return fd;
+}
+
+/* Creates <host>.<pid>.ctr (or <host>.<pid>.<n>.ctr when taken) and writes the header. */
+static int create_trace_file(pid_t pid) {
+  char name[512];
+  int fd = -1;
+  for (int n = 0; n < 1000 && fd < 0; n++) {
+    if (n == 0)
+      snprintf(name, sizeof name, "%s.%d.ctr", host_name, (int)pid);
+    else
+      snprintf(name, sizeof name, "%s.%d.%d.ctr", host_name, (int)pid, n);
+    fd = openat(output_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) {
+      ctp_warn("cannot create %s/%s (%s); not tracing", ctp_cfg.output, name, strerror(errno));
+      return -1;
+    }
+  }
+  if (fd < 0) {
+    ctp_warn("cannot create a trace file for pid %d in %s (all names taken); not tracing",
+             (int)pid, ctp_cfg.output);
+    return -1;
+  }
+  uint8_t hdr[1024];
+  size_t n = ct_write_file_header(hdr, sizeof hdr);
+  const uint8_t *p = hdr;
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      ctp_warn("cannot write %s/%s (%s); not tracing", ctp_cfg.output, name, strerror(errno));
+      close(fd);
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return fd;
+}
+
+/* Reads a small file whole (at most cap bytes). Returns its length, or 0. */
+static size_t read_small_file(const char *path, char *buf, size_t cap) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t len = 0;
+  while (len < cap) {
+    ssize_t r = read(fd, buf + len, cap - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  close(fd);
+  return len;
+}
+
+/* Interns host, command line and executable (once per process image). */
+static void intern_process_strings(void) {
+  if (gethostname(host_name, sizeof host_name - 1) < 0 || !host_name[0])
+    snprintf(host_name, sizeof host_name, "localhost");
+  for (char *p = host_name; *p; p++)
+    if (*p == '/') *p = '_';
+  host_id = ctp_intern_always(host_name, strlen(host_name));
+  size_t cap = 1 << 16;
+  char *buf = malloc(cap);
+  if (buf) {
+    size_t len = read_small_file("/proc/self/cmdline", buf, cap);
+    while (len && buf[len - 1] == 0) len--; /* NUL separates, it does not end */
+    cmdline_id = ctp_intern_always(buf, len);
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    if (n > 0) exe_id = ctp_intern_always(buf, (size_t)n);
+    free(buf);
+  }
+}
+
+/* Opens pid's trace file and starts the writer with its PROCESS record. */
+static int open_and_start(pid_t pid, uint64_t ppid) {
+  int fd = create_trace_file(pid);
+  if (fd < 0) return -1;
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  ct_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = CT_KIND_PROCESS;
+  r.u.process = (struct ct_process){
+      .pid = (uint64_t)pid, .ppid = ppid, .start_ns = ctp_now_ns(),
+      .realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+      .host = host_id, .cmdline = cmdline_id, .exe = exe_id,
+      .tracer_version = CTP_TRACER_VERSION};
+  if (ctp_writer_start(fd, &r) < 0) {
+    ctp_warn("cannot start the writer thread; not tracing");
+    close(fd);
+    return -1;
+  }
+  return 0;
+}
+
+static void fork_prepare(void) {
+  pthread_mutex_lock(&restart_lock);
+  ctp_strings_lock();
+  ctp_buffers_lock();
+}
+
+static void fork_parent(void) {
+  ctp_buffers_unlock();
+  ctp_strings_unlock();
+  pthread_mutex_unlock(&restart_lock);
+}
+
+static void fork_child(void) {
+  ctp_buffers_reinit_lock();
+  ctp_strings_reinit_lock();
+  pthread_mutex_init(&restart_lock, NULL);
+  if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE)) return;
+  ctp_writer_after_fork();
+  ctp_buffers_after_fork();
+  ctp_strings_after_fork();
+  child_ppid = (uint64_t)getppid();
+  /* The file is opened lazily: a child that only execs writes nothing. */
+  __atomic_store_n(&ctp_child_pending, 1, __ATOMIC_RELEASE);
+}
+
+void ctp_child_restart(void) {
+  int saved = errno;
+  pthread_mutex_lock(&restart_lock);
+  if (__atomic_load_n(&ctp_child_pending, __ATOMIC_ACQUIRE)) {
+    if (open_and_start(getpid(), child_ppid) < 0) __atomic_store_n(&ctp_enabled, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ctp_child_pending, 0, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&restart_lock);
+  errno = saved;
+}
+
+static void start_once(void) {
+  ctp_config_load(&ctp_cfg);
+  if (ctp_cfg.disabled) return;
+  output_dirfd = open_output_dir(ctp_cfg.output);
+  if (output_dirfd < 0) return;
+  intern_process_strings();
+  if (open_and_start(getpid(), (uint64_t)getppid()) < 0) return;
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  if (ctp_cfg.signals) ctp_signals_install();
+  __atomic_store_n(&ctp_enabled, 1, __ATOMIC_RELEASE);
+}
+
+int ctp_start(void) {
+  if (CTP_LIKELY(__atomic_load_n(&start_state, __ATOMIC_ACQUIRE) == 2)) return ctp_enabled;
+  int saved = errno;
+  int expected = 0;
+  if (__atomic_compare_exchange_n(&start_state, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
+    tls_starting = 1;
+    start_once();
+    tls_starting = 0;
+    __atomic_store_n(&start_state, 2, __ATOMIC_RELEASE);
+  } else if (!tls_starting) { /* another thread is starting: wait for it (rare) */
+    while (__atomic_load_n(&start_state, __ATOMIC_ACQUIRE) != 2) sched_yield();
+  }
+  errno = saved;
+  return ctp_enabled;
+}
+
+/* Runs the hooks' callbacks, stops recording, writes the rest and the END record. */
+static void final_flush(void) {
+  if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE) ||
+      __atomic_load_n(&ctp_child_pending, __ATOMIC_ACQUIRE))
+    return;
+  int saved = errno;
+  unsigned n = __atomic_load_n(&final_count, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < n && i < 8; i++) {
+    void (*fn)(void) = __atomic_load_n(&final_fns[i], __ATOMIC_ACQUIRE);
+    if (fn) fn();
+  }
+  __atomic_store_n(&ctp_enabled, 0, __ATOMIC_RELEASE);
+  ctp_writer_finish();
+  errno = saved;
+}
+
+__attribute__((constructor)) static void ctp_constructor(void) { ctp_start(); }
+
+__attribute__((destructor)) static void ctp_destructor(void) { final_flush(); }

@@ -1,0 +1,142 @@
+/*
+ * Test program for the recording core: links the core's sources directly (the
+ * hooks are not needed) and emits records with planted values, so core_check can
+ * verify the file exactly. Every API record it emits carries
+ *   corr = (thread index + 1) * 1e9 + sequence number,  result = thread index,
+ *   name = the interned string "t<thread index>-s<sequence / strings_every>".
+ *
+ * usage: core_emitter threads NTHREADS NREC STRINGS_EVERY
+ *        core_emitter fork NREC          (parent NREC, fork, child NREC, parent NREC)
+ *        core_emitter abort NREC         (NREC records then abort())
+ *        core_emitter spin               (emits until killed; prints progress)
+ *        core_emitter excl DIR           (forks; plants DIR/<host>.<childpid>.ctr first)
+ *        core_emitter start              (only starts and exits)
+ * It prints "emitted N" (records it handed to ctp_emit) and its pid.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define SEQ_BASE 1000000000ull
+
+static unsigned long long nrec, strings_every = 1000;
+
+static void emit_api(unsigned ti, unsigned long long k) {
+  char name[64];
+  int n = snprintf(name, sizeof name, "t%u-s%llu", ti, k / strings_every);
+  ct_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = CT_KIND_API;
+  uint64_t now = ctp_now_ns();
+  r.u.api = (struct ct_api){.tid = ctp_tid(), .name = ctp_intern_n(name, (size_t)n),
+                            .begin_ns = now, .end_ns = now + 100,
+                            .corr = (ti + 1) * SEQ_BASE + k, .result = ti};
+  ctp_emit(&r);
+}
+
+static void *thread_main(void *arg) {
+  unsigned ti = (unsigned)(uintptr_t)arg;
+  for (unsigned long long k = 0; k < nrec; k++) emit_api(ti, k);
+  return NULL;
+}
+
+static int run_threads(unsigned nthreads) {
+  pthread_t th[64];
+  if (nthreads > 64) nthreads = 64;
+  for (unsigned i = 0; i < nthreads; i++)
+    pthread_create(&th[i], NULL, thread_main, (void *)(uintptr_t)i);
+  for (unsigned i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+  printf("emitted %llu\n", nthreads * nrec);
+  return 0;
+}
+
+static int run_fork(void) {
+  for (unsigned long long k = 0; k < nrec; k++) emit_api(0, k);
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    for (unsigned long long k = 0; k < nrec; k++) emit_api(1, k);
+    printf("child %d emitted %llu\n", (int)getpid(), nrec);
+    exit(0);
+  }
+  for (unsigned long long k = nrec; k < 2 * nrec; k++) emit_api(0, k);
+  int st = 0;
+  waitpid(child, &st, 0);
+  printf("parent %d emitted %llu\n", (int)getpid(), 2 * nrec);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+
+static int run_excl(const char *dir) {
+  int go[2];
+  if (pipe(go) < 0) return 1;
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    char c;
+    close(go[1]);
+    while (read(go[0], &c, 1) < 0 && errno == EINTR) {}
+    nrec = 10;
+    for (unsigned long long k = 0; k < nrec; k++) emit_api(0, k);
+    exit(0);
+  }
+  char host[256] = {0}, path[1024];
+  gethostname(host, sizeof host - 1);
+  snprintf(path, sizeof path, "%s/%s.%d.ctr", dir, host, (int)child);
+  char victim[1024];
+  snprintf(victim, sizeof victim, "%s/victim", dir);
+  if (symlink(victim, path) < 0) perror("symlink");
+  printf("child %d planted %s\n", (int)child, path);
+  close(go[0]);
+  if (write(go[1], "x", 1) != 1) return 1;
+  int st = 0;
+  waitpid(child, &st, 0);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return 2;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  printf("pid %d\n", (int)getpid());
+  const char *mode = argv[1];
+  if (!strcmp(mode, "threads") && argc == 5) {
+    nrec = strtoull(argv[3], NULL, 10);
+    strings_every = strtoull(argv[4], NULL, 10);
+    if (!strings_every) strings_every = 1;
+    return run_threads((unsigned)atoi(argv[2]));
+  }
+  if (!strcmp(mode, "fork") && argc == 3) {
+    nrec = strtoull(argv[2], NULL, 10);
+    return run_fork();
+  }
+  if (!strcmp(mode, "abort") && argc == 3) {
+    nrec = strtoull(argv[2], NULL, 10);
+    for (unsigned long long k = 0; k < nrec; k++) emit_api(0, k);
+    printf("emitted %llu\n", nrec);
+    abort();
+  }
+  if (!strcmp(mode, "spin")) {
+    for (unsigned long long k = 0;; k++) {
+      emit_api(0, k);
+      if (k % 1000 == 999) {
+        printf("emitted %llu\n", k + 1);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+      }
+    }
+  }
+  if (!strcmp(mode, "excl") && argc == 3) return run_excl(argv[2]);
+  if (!strcmp(mode, "start")) {
+    printf("enabled %d\n", ctp_start());
+    return 0;
+  }
+  fprintf(stderr, "core_emitter: bad arguments\n");
+  return 2;
+}

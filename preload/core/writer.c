@@ -1,0 +1,281 @@
+/*
+ * The writer thread. Every few milliseconds (or when a thread's buffer is half
+ * full) it takes a snapshot of every thread buffer's head, drains the STRING
+ * queue, then each buffer up to its snapshot, encoding records into one chunk
+ * (common/codec.h). A chunk becomes a zstd frame when it reaches CUTRACE_FRAME_KB
+ * or is CUTRACE_FLUSH_MS old, and the frame is written with write().
+ *
+ * Why strings come first: a record that uses string S was emitted after S was
+ * queued; if the snapshot saw that record, the queue append is visible when the
+ * writer takes the queue's lock afterwards, so S lands in the file earlier.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "core.h"
+
+struct writer {
+  int fd;
+  ct_chunk chunk;
+  ZSTD_CCtx *cctx;
+  uint8_t *out;
+  size_t out_cap;
+  uint64_t chunk_start_ns;
+  uint64_t written_records; /* records in frames written */
+  uint64_t lost_records;    /* records in frames that could not be written */
+  uint64_t dropped;         /* sum of the DROP records added */
+  ct_record process;
+  int process_pending;
+  pthread_t thread;
+  int running;
+  pid_t thread_tid;
+  int in_thread;            /* the pass runs on the writer thread (emit TRACER records) */
+  int sem_ready;
+  sem_t wake;
+  int stop;
+  unsigned urgent_req, urgent_done;
+  int warned;
+};
+
+static struct writer W = {.fd = -1};
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Compresses and writes the current chunk as one frame, then empties it. */
+static void frame_flush(struct writer *w) {
+  if (!w->chunk.len) return;
+  int saved = errno;
+  uint64_t begin = ctp_now_ns();
+  size_t n = ct_chunk_compress(&w->chunk, w->cctx, ctp_cfg.zstd_level, w->out, w->out_cap);
+  int ok = n && w->fd >= 0 && write_all(w->fd, w->out, n) == 0;
+  if (ok) {
+    w->written_records += w->chunk.records;
+  } else {
+    w->lost_records += w->chunk.records;
+    if (!w->warned) {
+      w->warned = 1;
+      ctp_warn("cannot write the trace (%s); records are being lost",
+               n ? strerror(errno) : "compression failed");
+    }
+  }
+  ct_chunk_reset(&w->chunk);
+  if (w->in_thread) ctp_emit_tracer("flush", begin, ctp_now_ns(), ok ? n : 0);
+  errno = saved;
+}
+
+static void add_record(struct writer *w, const ct_record *rec) {
+  if (!w->chunk.len) w->chunk_start_ns = ctp_now_ns();
+  if (ct_chunk_add(&w->chunk, rec) < 0) {
+    frame_flush(w);
+    w->chunk_start_ns = ctp_now_ns();
+    if (ct_chunk_add(&w->chunk, rec) < 0) return; /* cannot happen: cap >= one record */
+  }
+  if (rec->kind == CT_KIND_DROP) w->dropped += rec->u.drop.count;
+  if (w->chunk.len + CT_MAX_RECORD_BYTES > ctp_cfg.frame_bytes) frame_flush(w);
+}
+
+static void add_string(void *arg, uint64_t id, const char *s, size_t len) {
+  struct writer *w = arg;
+  if (w->chunk.len + len + CT_MAX_RECORD_BYTES > w->chunk.cap) frame_flush(w);
+  if (!w->chunk.len) w->chunk_start_ns = ctp_now_ns();
+  if (ct_chunk_add_string(&w->chunk, id, s, len) < 0) return;
+  if (w->chunk.len + CT_MAX_RECORD_BYTES > ctp_cfg.frame_bytes) frame_flush(w);
+}
+
+static void add_drop(struct writer *w, struct ctp_tbuf *b) {
+  ct_record r;
+  r.kind = CT_KIND_DROP;
+  r.u.drop = (struct ct_drop){.tid = b->tid, .count = b->pending_drops,
+                              .first_ns = b->drop_first_ns, .last_ns = b->drop_last_ns};
+  add_record(w, &r);
+}
+
+/* Moves b's records up to its snapshot into the chunk. */
+static void drain_buffer(struct writer *w, struct ctp_tbuf *b) {
+  uint64_t t = b->tail, end = b->snap_head, m = b->mask;
+  const uint64_t *ring = b->ring;
+  ct_record r;
+  unsigned since_release = 0;
+  while (t < end) {
+    uint64_t hdr = ring[t & m];
+    unsigned nf = (unsigned)(hdr >> 8) & 0xff;
+    r.kind = (uint8_t)hdr;
+    for (unsigned i = 0; i < nf; i++) r.u.v[i] = ring[(t + 1 + i) & m];
+    t += 1 + nf;
+    add_record(w, &r);
+    if (++since_release == 4096) { /* give the producer its space back early */
+      __atomic_store_n(&b->tail, t, __ATOMIC_RELEASE);
+      since_release = 0;
+    }
+  }
+  __atomic_store_n(&b->tail, t, __ATOMIC_RELEASE);
+  __atomic_store_n(&b->kicked, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * One round: strings, the PROCESS record, then every buffer. final: also report
+ * the pending drops of threads still running, and always write the chunk.
+ */
+static void pass(struct writer *w, int final) {
+  unsigned urgent = __atomic_load_n(&w->urgent_req, __ATOMIC_ACQUIRE);
+  struct ctp_tbuf *list = ctp_buffers_head();
+  for (struct ctp_tbuf *b = list; b; b = b->next)
+    b->snap_head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+  ctp_strings_drain(add_string, w);
+  if (w->process_pending) {
+    add_record(w, &w->process);
+    w->process_pending = 0;
+  }
+  for (struct ctp_tbuf *b = list; b; b = b->next) {
+    drain_buffer(w, b);
+    int done = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
+    if ((done && b->tail == __atomic_load_n(&b->head, __ATOMIC_ACQUIRE)) || final) {
+      if (b->pending_drops) {
+        add_drop(w, b);
+        if (done) b->pending_drops = 0; /* the producer is gone: the writer owns it now */
+      }
+    }
+  }
+  if (!final) ctp_buffers_reap();
+  if (w->chunk.len &&
+      (final || urgent != w->urgent_done || ctp_now_ns() - w->chunk_start_ns >= ctp_cfg.flush_ns))
+    frame_flush(w);
+  __atomic_store_n(&w->urgent_done, urgent, __ATOMIC_RELEASE);
+}
+
+static void *writer_main(void *arg) {
+  struct writer *w = arg;
+  prctl(PR_SET_NAME, "cutrace-writer", 0, 0, 0);
+  w->thread_tid = (pid_t)syscall(SYS_gettid);
+  w->in_thread = 1;
+  uint64_t tick = ctp_cfg.flush_ns / 2;
+  if (tick > 5000000) tick = 5000000;
+  if (tick < 500000) tick = 500000;
+  while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + tick;
+    ts.tv_sec += (time_t)(ns / 1000000000ull);
+    ts.tv_nsec = (long)(ns % 1000000000ull);
+    sem_clockwait(&w->wake, CLOCK_MONOTONIC, &ts);
+    if (__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) break;
+    pass(w, 0);
+  }
+  w->in_thread = 0;
+  return NULL;
+}
+
+int ctp_writer_start(int fd, const ct_record *process) {
+  struct writer *w = &W;
+  size_t cap = ctp_cfg.frame_bytes;
+  if (cap < CT_MAX_STRING_BYTES + 4096) cap = CT_MAX_STRING_BYTES + 4096;
+  if (!w->chunk.buf && ct_chunk_init(&w->chunk, cap) < 0) return -1;
+  ct_chunk_reset(&w->chunk);
+  if (!w->cctx) w->cctx = ZSTD_createCCtx();
+  if (!w->out) {
+    w->out_cap = ct_chunk_bound(cap);
+    w->out = malloc(w->out_cap);
+  }
+  if (!w->cctx || !w->out) return -1;
+  if (!w->sem_ready) {
+    if (sem_init(&w->wake, 0, 0) < 0) return -1;
+    w->sem_ready = 1;
+  }
+  w->fd = fd;
+  w->process = *process;
+  w->process_pending = 1;
+  w->stop = 0;
+  w->written_records = w->lost_records = w->dropped = 0;
+
+  /* The thread starts with every signal blocked: the program never sees it. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(&w->thread, NULL, writer_main, w);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    w->fd = -1;
+    return -1;
+  }
+  w->running = 1;
+  return 0;
+}
+
+void ctp_writer_kick(void) {
+  if (W.sem_ready) {
+    int saved = errno;
+    sem_post(&W.wake);
+    errno = saved;
+  }
+}
+
+int ctp_writer_running(void) { return W.running; }
+
+void ctp_writer_finish(void) {
+  struct writer *w = &W;
+  if (w->running) {
+    __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+    sem_post(&w->wake);
+    pthread_join(w->thread, NULL);
+    w->running = 0;
+  }
+  if (w->fd < 0) return;
+  pass(w, 0); /* a thread that exited meanwhile: its last DROP */
+  pass(w, 1);
+  ct_record end;
+  end.kind = CT_KIND_END;
+  end.u.end = (struct ct_end){.records = w->written_records + w->chunk.records,
+                              .drops = w->dropped + w->lost_records,
+                              .end_ns = ctp_now_ns()};
+  add_record(w, &end);
+  frame_flush(w);
+  close(w->fd);
+  w->fd = -1;
+}
+
+int ctp_writer_urgent_flush(unsigned timeout_ms) {
+  struct writer *w = &W;
+  if (!w->running || (pid_t)syscall(SYS_gettid) == w->thread_tid) return 0;
+  unsigned req = __atomic_add_fetch(&w->urgent_req, 1, __ATOMIC_ACQ_REL);
+  sem_post(&w->wake);
+  for (unsigned i = 0; i < timeout_ms; i++) {
+    if ((int)(__atomic_load_n(&w->urgent_done, __ATOMIC_ACQUIRE) - req) >= 0) return 1;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  return 0;
+}
+
+void ctp_writer_after_fork(void) {
+  struct writer *w = &W;
+  w->running = 0;
+  w->thread_tid = 0;
+  w->in_thread = 0;
+  if (w->fd >= 0) close(w->fd); /* the parent's file: the parent keeps writing it */
+  w->fd = -1;
+  if (w->chunk.buf) ct_chunk_reset(&w->chunk); /* the parent's records */
+  if (w->cctx) ZSTD_freeCCtx(w->cctx);  /* may have been mid-compression */
+  w->cctx = NULL;
+  if (w->sem_ready) sem_init(&w->wake, 0, 0);
+  w->urgent_req = w->urgent_done = 0;
+  w->process_pending = 0;
+  w->stop = 0;
+}
