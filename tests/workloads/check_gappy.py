@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Runs gappy on the simulated GPU and checks the plan it prints.
+
+usage: check_gappy.py SIM_DIR GAPPY
+
+Runs GAPPY with LD_LIBRARY_PATH=SIM_DIR, LD_BIND_NOW=1 and the SIMCUDA_KERNEL_US
+value docs/workloads.md gives, then checks: exit 0; no loader or gappy warning;
+the `simulator SIMCUDA_KERNEL_US=` line names that same value; every line
+follows the grammar of docs/workloads.md; the phases come in the documented
+order with begin <= end; the planted items are the documented ones; and each
+phase lasted at least what the simulator's model makes it last (the simulator
+really waits, so these are lower bounds from the plan, never speed limits).
+Exits 77 when SIM_DIR has no simulated libcuda.so.1.
+"""
+import os
+import re
+import subprocess
+import sys
+
+KERNEL_US = "gappy_tiny=2,gappy_short=20,gappy_work=100,gappy_long=2000"
+PHASES = ["warmup", "busy", "host_wait", "sync", "other_stream", "pageable", "launch_bound",
+          "sync_little_work"]
+# (kind, phase, key=value pairs that must be present) for every planted item.
+PLANTED = [
+    ("expect", "busy", {"stream": "main", "max_gap_us": "50"}),
+    ("gap", "host_wait", {"cause": "host_wait", "count": "4", "dur_us": "2000"}),
+    ("gap", "sync", {"cause": "sync", "count": "3", "dur_us": "1980"}),
+    ("gap", "other_stream", {"cause": "other_stream", "count": "3", "dur_us": "1980"}),
+    ("finding", "pageable", {"kind": "pageable_copy", "count": "8", "bytes": "4194304"}),
+    ("finding", "launch_bound", {"kind": "launch_bound", "count": "200", "kernel": "gappy_tiny"}),
+    ("gap", "launch_bound", {"cause": "launch_overhead", "count": "199", "max_dur_us": "50"}),
+    ("finding", "sync_little_work", {"kind": "sync_little_work", "count": "20", "work_us": "20"}),
+]
+# Least wall time of each phase, in microseconds, implied by the plan.
+MIN_PHASE_US = {
+    "busy": 10 * 100,
+    "host_wait": 4 * 2000 + 5 * 100,
+    "sync": 3 * 2000,
+    "other_stream": 3 * (2000 + 100),
+    "sync_little_work": 20 * 20,
+}
+LINE = re.compile(r"^(gappy plan=1 .*|simulator SIMCUDA_KERNEL_US=\S+|gappy done|"
+                  r"phase name=\w+ (begin|end)_ns=\d+|(planted (gap|finding)|expect none)( \w+=\S+)+)$")
+
+
+def fields(line):
+    """The key=value pairs of one plan line, as a dict."""
+    return dict(part.split("=", 1) for part in line.split() if "=" in part)
+
+
+def check_output(stdout, problems):
+    """Appends a problem for each way gappy's stdout departs from the plan."""
+    lines = stdout.splitlines()
+    for line in lines:
+        if not LINE.match(line):
+            problems.append("line outside the grammar: %r" % line)
+    if "simulator SIMCUDA_KERNEL_US=" + KERNEL_US not in lines:
+        problems.append("gappy does not name SIMCUDA_KERNEL_US=" + KERNEL_US)
+    if not lines or lines[-1] != "gappy done":
+        problems.append("last line is not 'gappy done'")
+    edges = [fields(l) | {"edge": "begin" if "begin_ns" in l else "end"}
+             for l in lines if l.startswith("phase ")]
+    order = [e["name"] for e in edges if e["edge"] == "begin"]
+    if order != PHASES:
+        problems.append("phases %s, want %s" % (order, PHASES))
+    begin, end = {}, {}
+    for edge in edges:
+        (begin if edge["edge"] == "begin" else end)[edge["name"]] = int(
+            edge.get("begin_ns", edge.get("end_ns")))
+    for name in PHASES:
+        if name not in begin or name not in end or end[name] < begin[name]:
+            problems.append("phase %s: bad or missing begin/end" % name)
+        elif name in MIN_PHASE_US and end[name] - begin[name] < MIN_PHASE_US[name] * 1000:
+            problems.append("phase %s lasted %.0f us, the model needs at least %d us"
+                            % (name, (end[name] - begin[name]) / 1e3, MIN_PHASE_US[name]))
+    planted = [l for l in lines if l.startswith("planted ") or l.startswith("expect ")]
+    if len(planted) != len(PLANTED):
+        problems.append("%d planted/expect lines, want %d" % (len(planted), len(PLANTED)))
+    for line, (kind, phase, want) in zip(planted, PLANTED):
+        got = fields(line)
+        if line.split()[1] != ("none" if kind == "expect" else kind) or got.get("phase") != phase:
+            problems.append("planted line %r: want a %s in phase %s" % (line, kind, phase))
+        for key, value in want.items():
+            if got.get(key) != value:
+                problems.append("planted line %r: %s=%s, want %s" % (line, key, got.get(key), value))
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: check_gappy.py SIM_DIR GAPPY")
+        return 2
+    sim_dir, gappy = argv[1], argv[2]
+    if not os.path.exists(os.path.join(sim_dir, "libcuda.so.1")):
+        print("skip: no simulated libcuda.so.1 in", sim_dir)
+        return 77
+    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, LD_BIND_NOW="1", SIMCUDA_KERNEL_US=KERNEL_US)
+    result = subprocess.run([gappy], env=env, capture_output=True, text=True, timeout=60)
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    problems = []
+    if result.returncode != 0:
+        problems.append("gappy exited %d" % result.returncode)
+    if result.stderr.strip():
+        problems.append("gappy wrote to stderr (loader or plan warning)")
+    check_output(result.stdout, problems)
+    for problem in problems:
+        print("FAIL:", problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
