@@ -50,8 +50,9 @@ static inline int ring_reserve(struct ctp_tbuf *b, uint64_t need) {
 
 static void count_drop(struct ctp_tbuf *b) {
   uint64_t now = ctp_now_ns();
-  if (b->pending_drops++ == 0) b->drop_first_ns = now;
+  if (b->drops_total == b->drops_pushed) b->drop_first_ns = now;
   b->drop_last_ns = now;
+  __atomic_store_n(&b->drops_total, b->drops_total + 1, __ATOMIC_RELEASE);
   if (!__atomic_load_n(&b->kicked, __ATOMIC_RELAXED)) {
     __atomic_store_n(&b->kicked, 1, __ATOMIC_RELAXED);
     ctp_writer_kick();
@@ -63,23 +64,24 @@ static uint64_t put_drop(struct ctp_tbuf *b, uint64_t h) {
   uint64_t m = b->mask;
   b->ring[h++ & m] = CT_KIND_DROP | (uint64_t)(DROP_WORDS - 1) << 8;
   b->ring[h++ & m] = b->tid;
-  b->ring[h++ & m] = b->pending_drops;
+  b->ring[h++ & m] = b->drops_total; /* cumulative: see struct ctp_tbuf */
   b->ring[h++ & m] = b->drop_first_ns;
   b->ring[h++ & m] = b->drop_last_ns;
-  b->pending_drops = 0;
+  b->drops_pushed = b->drops_total;
   return h;
 }
 
 /* Appends one record (kind, nf fields) to b, or counts it as dropped. */
 static inline void ring_push(struct ctp_tbuf *b, unsigned kind, unsigned nf, const uint64_t *v) {
-  uint64_t need = 1 + nf + (b->pending_drops ? DROP_WORDS : 0);
+  int report = b->drops_total != b->drops_pushed;
+  uint64_t need = 1 + nf + (report ? DROP_WORDS : 0);
   if (CTP_UNLIKELY(!ring_reserve(b, need))) {
     count_drop(b);
     return;
   }
   uint64_t h = b->head, m = b->mask;
   uint64_t *ring = b->ring;
-  if (CTP_UNLIKELY(b->pending_drops)) h = put_drop(b, h);
+  if (CTP_UNLIKELY(report)) h = put_drop(b, h);
   ring[h++ & m] = kind | (uint64_t)nf << 8;
   for (unsigned i = 0; i < nf; i++) ring[h++ & m] = v[i];
   __atomic_store_n(&b->head, h, __ATOMIC_RELEASE);
@@ -96,9 +98,9 @@ static void on_thread_exit(void *p) {
   tls_exiting = 1;
   tls_buf = NULL;
   if (!b) return;
-  if (b->pending_drops && ring_reserve(b, DROP_WORDS))
+  if (b->drops_total != b->drops_pushed && ring_reserve(b, DROP_WORDS))
     __atomic_store_n(&b->head, put_drop(b, b->head), __ATOMIC_RELEASE);
-  /* Leftover pending drops are read by the writer once it sees done. */
+  /* Drops that did not fit are reported by the writer once it sees done. */
   __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
   ctp_writer_kick();
 }
@@ -172,8 +174,9 @@ void ctp_buffers_reap(void) {
   pthread_mutex_lock(&registry_lock);
   for (struct ctp_tbuf **pp = &registry; *pp;) {
     struct ctp_tbuf *b = *pp;
-    if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && b->tail == b->head &&
-        !b->pending_drops) {
+    if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) &&
+        b->tail == __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) &&
+        b->drops_written == __atomic_load_n(&b->drops_total, __ATOMIC_ACQUIRE)) {
       *pp = b->next;
       b->next = dead;
       dead = b;

@@ -59,19 +59,24 @@ void ctp_warn(const char *fmt, ...) CTP_HIDDEN __attribute__((format(printf, 1, 
  * One thread's single-producer / single-consumer ring of 64-bit words. A record is
  * a header word (kind | nfields << 8) followed by its nfields field values.
  * The owning thread writes and advances head; the writer reads and advances tail.
+ * A DROP record in the ring carries the thread's cumulative drop count; the
+ * writer turns it into the count since the last report (drops_written), and can
+ * report drops itself (exit, fatal signal, thread gone) without double counting.
  */
 struct ctp_tbuf {
   /* producer side (the owning thread) */
   uint64_t head;          /* words written (release-stored) */
   uint64_t cached_tail;   /* last tail seen by the producer */
-  uint64_t pending_drops; /* records lost since the last DROP record */
-  uint64_t drop_first_ns, drop_last_ns;
+  uint64_t drops_total;   /* records lost so far (only grows; release-stored) */
+  uint64_t drops_pushed;  /* drops_total when the last DROP record entered the ring */
+  uint64_t drop_first_ns, drop_last_ns; /* times of the drops since then */
   uint64_t tid;
   int kicked;             /* writer already woken for this buffer */
   int done;               /* thread exited: no more records (release-stored) */
   /* consumer side (the writer), on its own cache line */
   uint64_t tail __attribute__((aligned(64)));
   uint64_t snap_head;     /* head seen at the start of the current pass */
+  uint64_t drops_written; /* drops reported in the file so far */
   struct ctp_tbuf *next;  /* registry list */
   uint64_t mask;          /* ring words - 1 */
   uint64_t *ring;

@@ -100,11 +100,15 @@ static void add_string(void *arg, uint64_t id, const char *s, size_t len) {
   if (w->chunk.len + CT_MAX_RECORD_BYTES > ctp_cfg.frame_bytes) frame_flush(w);
 }
 
-static void add_drop(struct writer *w, struct ctp_tbuf *b) {
+/* Writes a DROP record for drops of b up to cumulative count total not yet in the file. */
+static void add_drop(struct writer *w, struct ctp_tbuf *b, uint64_t total, uint64_t first_ns,
+                     uint64_t last_ns) {
+  if (total <= b->drops_written) return;
   ct_record r;
   r.kind = CT_KIND_DROP;
-  r.u.drop = (struct ct_drop){.tid = b->tid, .count = b->pending_drops,
-                              .first_ns = b->drop_first_ns, .last_ns = b->drop_last_ns};
+  r.u.drop = (struct ct_drop){.tid = b->tid, .count = total - b->drops_written,
+                              .first_ns = first_ns, .last_ns = last_ns};
+  b->drops_written = total;
   add_record(w, &r);
 }
 
@@ -120,7 +124,10 @@ static void drain_buffer(struct writer *w, struct ctp_tbuf *b) {
     r.kind = (uint8_t)hdr;
     for (unsigned i = 0; i < nf; i++) r.u.v[i] = ring[(t + 1 + i) & m];
     t += 1 + nf;
-    add_record(w, &r);
+    if (r.kind == CT_KIND_DROP)
+      add_drop(w, b, r.u.drop.count, r.u.drop.first_ns, r.u.drop.last_ns);
+    else
+      add_record(w, &r);
     if (++since_release == 4096) { /* give the producer its space back early */
       __atomic_store_n(&b->tail, t, __ATOMIC_RELEASE);
       since_release = 0;
@@ -131,8 +138,9 @@ static void drain_buffer(struct writer *w, struct ctp_tbuf *b) {
 }
 
 /*
- * One round: strings, the PROCESS record, then every buffer. final: also report
- * the pending drops of threads still running, and always write the chunk.
+ * One round: strings, the PROCESS record, then every buffer. Drops not yet in
+ * the ring are reported for exited threads, and for every thread when the round
+ * is final or urgent (a fatal signal); final also always writes the chunk.
  */
 static void pass(struct writer *w, int final) {
   unsigned urgent = __atomic_load_n(&w->urgent_req, __ATOMIC_ACQUIRE);
@@ -147,12 +155,10 @@ static void pass(struct writer *w, int final) {
   for (struct ctp_tbuf *b = list; b; b = b->next) {
     drain_buffer(w, b);
     int done = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
-    if ((done && b->tail == __atomic_load_n(&b->head, __ATOMIC_ACQUIRE)) || final) {
-      if (b->pending_drops) {
-        add_drop(w, b);
-        if (done) b->pending_drops = 0; /* the producer is gone: the writer owns it now */
-      }
-    }
+    if ((done && b->tail == __atomic_load_n(&b->head, __ATOMIC_ACQUIRE)) || final ||
+        urgent != w->urgent_done)
+      add_drop(w, b, __atomic_load_n(&b->drops_total, __ATOMIC_ACQUIRE), b->drop_first_ns,
+               b->drop_last_ns);
   }
   if (!final) ctp_buffers_reap();
   if (w->chunk.len &&

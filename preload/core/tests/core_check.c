@@ -47,6 +47,7 @@ int main(int argc, char **argv) {
   unsigned long long api[MAX_T] = {0}, drops_by_thread_tid = 0, drops = 0, records = 0;
   unsigned long long last_seq[MAX_T], strings = 0, threads = 0, tracer = 0, flush_bytes = 0;
   unsigned long long seen_tid[MAX_T] = {0}, n_seen_tid = 0;
+  unsigned long long max_string = 0;
   int have_process = 0, have_end = 0;
   struct ct_process proc = {0};
   struct ct_end end = {0};
@@ -56,7 +57,10 @@ int main(int argc, char **argv) {
     if (have_end) FAIL("record of kind %u after END", rec.kind);
     records++;
     switch (rec.kind) {
-    case CT_KIND_STRING: strings++; break;
+    case CT_KIND_STRING:
+      strings++;
+      if (rec.str_len > max_string) max_string = rec.str_len;
+      break;
     case CT_KIND_PROCESS:
       if (have_process) FAIL("second PROCESS record");
       have_process = 1;
@@ -121,6 +125,7 @@ int main(int argc, char **argv) {
   }
   printf("api %llu\ndrops %llu\ndrop_records %llu\nstrings %llu\nthreads %llu\n", total_api,
          drops, drops_by_thread_tid, strings, threads);
+  printf("max_string %llu\n", max_string);
   printf("tracer %llu\nflush_bytes %llu\nrecords %llu\nend %d\n", tracer, flush_bytes, records,
          have_end);
   printf("pid %llu\nppid %llu\nprocess %d\n", (unsigned long long)proc.pid,

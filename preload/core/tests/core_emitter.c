@@ -10,6 +10,7 @@
  *        core_emitter abort NREC         (NREC records then abort())
  *        core_emitter spin               (emits until killed; prints progress)
  *        core_emitter excl DIR           (forks; plants DIR/<host>.<childpid>.ctr first)
+ *        core_emitter bigstring          (one record named by a 1.5 MiB string)
  *        core_emitter start              (only starts and exits)
  * It prints "emitted N" (records it handed to ctp_emit) and its pid.
  */
@@ -41,9 +42,16 @@ static void emit_api(unsigned ti, unsigned long long k) {
   ctp_emit(&r);
 }
 
+static int errno_changed;
+
+/* Emits nrec records; checks that the tracer leaves errno alone (first use included). */
 static void *thread_main(void *arg) {
   unsigned ti = (unsigned)(uintptr_t)arg;
-  for (unsigned long long k = 0; k < nrec; k++) emit_api(ti, k);
+  for (unsigned long long k = 0; k < nrec; k++) {
+    errno = EDOM;
+    emit_api(ti, k);
+    if (errno != EDOM) __atomic_add_fetch(&errno_changed, 1, __ATOMIC_RELAXED);
+  }
   return NULL;
 }
 
@@ -53,7 +61,7 @@ static int run_threads(unsigned nthreads) {
   for (unsigned i = 0; i < nthreads; i++)
     pthread_create(&th[i], NULL, thread_main, (void *)(uintptr_t)i);
   for (unsigned i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-  printf("emitted %llu\n", nthreads * nrec);
+  printf("emitted %llu\nerrno_changed %d\n", nthreads * nrec, errno_changed);
   return 0;
 }
 
@@ -133,6 +141,21 @@ int main(int argc, char **argv) {
     }
   }
   if (!strcmp(mode, "excl") && argc == 3) return run_excl(argv[2]);
+  if (!strcmp(mode, "bigstring")) {
+    size_t len = 3u << 19;
+    char *big = malloc(len);
+    memset(big, 'x', len);
+    memcpy(big, "t0-s", 4);
+    ct_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = CT_KIND_API;
+    r.u.api = (struct ct_api){.tid = ctp_tid(), .name = ctp_intern_n(big, len),
+                              .corr = SEQ_BASE, .result = 0};
+    ctp_emit(&r);
+    free(big);
+    printf("emitted 1\n");
+    return 0;
+  }
   if (!strcmp(mode, "start")) {
     printf("enabled %d\n", ctp_start());
     return 0;

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Tests of the recording core (preload/core/) through core_emitter and core_check.
+
+usage: test_core.py CORE_EMITTER CORE_CHECK
+Each case runs the emitter with planted values under a chosen environment, then
+checks its trace file(s) with core_check (which reads them with the shared reader)
+and compares the counts with what was emitted.
+"""
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+EMITTER, CHECKER = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def run_emitter(outdir, args, env_extra=None, expect_rc=0):
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("CUTRACE_"):
+            del env[k]
+    env["CUTRACE_OUTPUT"] = outdir
+    env.update(env_extra or {})
+    p = subprocess.run([EMITTER] + args, env=env, capture_output=True, text=True, timeout=120)
+    check(p.returncode == expect_rc, f"{args}: exit {p.returncode}, wanted {expect_rc}: {p.stderr}")
+    return p
+
+
+def read_trace(path, must_pass=True):
+    p = subprocess.run([CHECKER, path], capture_output=True, text=True, timeout=120)
+    if must_pass:
+        check(p.returncode == 0, f"core_check {path}: {p.stderr.strip()}")
+    out = {}
+    for line in p.stdout.splitlines():
+        k, _, v = line.partition(" ")
+        out[k] = int(v) if v.lstrip("-").isdigit() else v
+    out["rc"] = p.returncode
+    return out
+
+
+def traces(outdir):
+    return sorted(os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".ctr"))
+
+
+def case_threads(tmp):
+    """8 threads x 10,000 records, a new string every 100: all present, in order."""
+    out = os.path.join(tmp, "threads")
+    p = run_emitter(out, ["threads", "8", "10000", "100"])
+    check("errno_changed 0" in p.stdout, "ctp_emit/ctp_intern changed errno")
+    files = traces(out)
+    if not check(len(files) == 1, f"threads: {len(files)} files"):
+        return
+    t = read_trace(files[0])
+    check(t.get("api") == 80000, f"threads: {t.get('api')} of 80000 records")
+    check(t.get("drops") == 0, f"threads: {t.get('drops')} drops with the default buffer")
+    for i in range(8):
+        check(t.get(f"api_t{i}") == 10000, f"threads: thread {i} has {t.get(f'api_t{i}')}")
+    check(t.get("strings", 0) >= 800, f"threads: {t.get('strings')} strings, want >= 800")
+    check(t.get("threads", 0) >= 8, "threads: THREAD records missing")
+    check(t.get("clean_end") == 1 and t.get("end") == 1, "threads: no clean END")
+    check(p.stderr == "", f"threads: unexpected output on stderr: {p.stderr!r}")
+
+
+def case_drops(tmp):
+    """A tiny buffer forces drops: records + drops == emitted, exactly."""
+    out = os.path.join(tmp, "drops")
+    run_emitter(out, ["threads", "8", "10000", "1"], {"CUTRACE_BUFFER_KB": "1"})
+    files = traces(out)
+    if not check(len(files) == 1, f"drops: {len(files)} files"):
+        return
+    t = read_trace(files[0])
+    check(t.get("drops", 0) > 0, "drops: a 1 KiB buffer dropped nothing")
+    check(t.get("api", 0) + t.get("drops", 0) == 80000,
+          f"drops: {t.get('api')} records + {t.get('drops')} drops != 80000")
+    check(t.get("clean_end") == 1, "drops: no clean END")
+
+
+def case_strings(tmp):
+    """A new string per record from 8 threads: every STRING precedes its users."""
+    out = os.path.join(tmp, "strings")
+    run_emitter(out, ["threads", "8", "5000", "1"])
+    t = read_trace(traces(out)[0])
+    check(t.get("api") == 40000, f"strings: {t.get('api')} of 40000")
+    check(t.get("strings", 0) >= 40000, f"strings: only {t.get('strings')} STRING records")
+    out = os.path.join(tmp, "bigstring")
+    run_emitter(out, ["bigstring"])
+    t = read_trace(traces(out)[0])
+    check(t.get("max_string") == 1 << 20, f"bigstring: longest string {t.get('max_string')}")
+    check(t.get("api") == 1, "bigstring: record missing")
+
+
+def case_fork(tmp):
+    """fork in the middle: two files, each record once, the child's ppid = parent."""
+    out = os.path.join(tmp, "fork")
+    p = run_emitter(out, ["fork", "5000"])
+    files = traces(out)
+    if not check(len(files) == 2, f"fork: {len(files)} files"):
+        return
+    parent_pid = int(p.stdout.split("pid ")[1].split()[0])
+    by_pid = {}
+    for f in files:
+        t = read_trace(f)
+        by_pid[t.get("pid")] = t
+    par = by_pid.get(parent_pid)
+    child = [t for pid, t in by_pid.items() if pid != parent_pid]
+    if not check(par is not None and len(child) == 1, "fork: parent or child file missing"):
+        return
+    child = child[0]
+    check(par.get("api_t0") == 10000 and "api_t1" not in par,
+          f"fork: parent file has {par.get('api_t0')} own / {par.get('api_t1')} child records")
+    check(child.get("api_t1") == 5000 and "api_t0" not in child,
+          f"fork: child file has {child.get('api_t1')} own / {child.get('api_t0')} parent records")
+    check(child.get("ppid") == parent_pid, "fork: child's PROCESS.ppid is not the parent")
+    check(par.get("clean_end") == 1 and child.get("clean_end") == 1, "fork: an END is missing")
+
+
+def case_abort(tmp):
+    """abort() mid-run: the handler's flush leaves every record, no END."""
+    for kb in ("65536", "1024", "4"):
+        out = os.path.join(tmp, "abort" + kb)
+        run_emitter(out, ["abort", "30000"], {"CUTRACE_BUFFER_KB": kb}, expect_rc=-signal.SIGABRT)
+        t = read_trace(traces(out)[0])
+        if kb == "65536":
+            check(t.get("api") == 30000, f"abort: {t.get('api')} of 30000 records written")
+        check(t.get("api", 0) + t.get("drops", 0) == 30000,
+              f"abort {kb} KiB: {t.get('api')} records + {t.get('drops')} drops != 30000")
+        check(t.get("end") == 0 and t.get("clean_end") == 0, "abort: END written after abort")
+        check(t.get("damaged") == 0, "abort: file damaged")
+
+
+def case_sigkill(tmp):
+    """SIGKILL: frames written as they age leave a readable prefix; a cut frame is skipped."""
+    out = os.path.join(tmp, "kill")
+    env = dict(os.environ, CUTRACE_OUTPUT=out, CUTRACE_FLUSH_MS="50")
+    p = subprocess.Popen([EMITTER, "spin"], env=env, stdout=subprocess.PIPE, text=True)
+    start, seen, seen_at = time.monotonic(), 0, 0.0
+    while time.monotonic() - start < 0.5:
+        line = p.stdout.readline()
+        if line.startswith("emitted "):
+            seen, seen_at = int(line.split()[1]), time.monotonic()
+    # everything emitted by seen_at is older than 3 flush periods at the kill
+    while time.monotonic() - seen_at < 0.3:
+        p.stdout.readline()
+    p.kill()
+    p.wait()
+    p.stdout.close()
+    files = traces(out)
+    if not check(len(files) == 1, f"sigkill: {len(files)} files"):
+        return
+    t = read_trace(files[0])
+    check(seen > 0 and t.get("api", 0) >= seen,
+          f"sigkill: {t.get('api')} records on disk, {seen} emitted 300 ms before the kill")
+    check(t.get("end") == 0, "sigkill: END after SIGKILL")
+    # cut the file inside its last frame: earlier frames still read, damage reported
+    data = open(files[0], "rb").read()
+    last = data.rfind(b"\x28\xb5\x2f\xfd")
+    cut = os.path.join(tmp, "cut.ctr")
+    with open(cut, "wb") as f:
+        f.write(data[:last + (len(data) - last) // 2])
+    c = read_trace(cut)
+    check(c.get("damaged") == 1, "sigkill: a cut frame was not reported")
+    check(0 < c.get("api", 0) <= t.get("api", 0), f"sigkill: cut file has {c.get('api')} records")
+
+
+def case_env(tmp):
+    """Bad values: one line each and the default; disable and quiet work."""
+    out = os.path.join(tmp, "env")
+    p = run_emitter(out, ["threads", "1", "100", "10"], {
+        "CUTRACE_FLUSH_MS": "abc", "CUTRACE_BUFFER_KB": "-5", "CUTRACE_FRAME_KB": "1x",
+        "CUTRACE_ZSTD_LEVEL": "99", "CUTRACE_DISABLE": "maybe"})
+    lines = p.stderr.splitlines()
+    want = ["cutrace: CUTRACE_FLUSH_MS='abc' is not a number; using 200",
+            "cutrace: CUTRACE_BUFFER_KB='-5' is out of range (1..1048576); using 1024",
+            "cutrace: CUTRACE_FRAME_KB='1x' is not a number; using 1024",
+            "cutrace: CUTRACE_ZSTD_LEVEL='99' is out of range (-7..19); using 1",
+            "cutrace: CUTRACE_DISABLE='maybe' is not a boolean (1/0, yes/no); using 0"]
+    check(sorted(lines) == sorted(want), f"env: stderr was {lines}")
+    files = traces(out)
+    check(len(files) == 1 and read_trace(files[0]).get("api") == 100, "env: trace not made")
+    q = run_emitter(os.path.join(tmp, "quiet"), ["start"],
+                    {"CUTRACE_FLUSH_MS": "abc", "CUTRACE_QUIET": "1"})
+    check(q.stderr == "", f"env: CUTRACE_QUIET printed {q.stderr!r}")
+    d = os.path.join(tmp, "disabled")
+    q = run_emitter(d, ["threads", "1", "100", "10"], {"CUTRACE_DISABLE": "1"})
+    check(not os.path.exists(d), "env: CUTRACE_DISABLE=1 still created the output")
+    check(q.stderr == "", f"env: CUTRACE_DISABLE printed {q.stderr!r}")
+
+
+def case_output(tmp):
+    """Directory created 0700, file 0600, O_EXCL never follows a planted symlink."""
+    base = os.path.join(tmp, "made")
+    out = os.path.join(base, "a", "b")
+    run_emitter(out, ["start"])
+    for d in (base, os.path.join(base, "a"), out):
+        check(stat.S_IMODE(os.stat(d).st_mode) == 0o700, f"output: {d} is not mode 0700")
+    files = traces(out)
+    check(len(files) == 1 and stat.S_IMODE(os.stat(files[0]).st_mode) == 0o600,
+          "output: trace file missing or not mode 0600")
+    host = socket.gethostname()
+    check(len(files) == 1 and os.path.basename(files[0]).startswith(host + "."),
+          "output: file not named <host>.<pid>.ctr")
+    ex = os.path.join(tmp, "excl")
+    os.makedirs(ex)
+    p = run_emitter(ex, ["excl", ex])
+    child = p.stdout.split("child ")[1].split()[0]
+    planted = os.path.join(ex, f"{host}.{child}.ctr")
+    check(os.path.islink(planted), "excl: the planted symlink was replaced")
+    check(not os.path.exists(os.path.join(ex, "victim")), "excl: the symlink was followed")
+    alt = os.path.join(ex, f"{host}.{child}.1.ctr")
+    check(os.path.exists(alt) and read_trace(alt).get("api") == 10, "excl: no suffixed file")
+    f = os.path.join(tmp, "notadir")
+    open(f, "w").close()
+    p = run_emitter(f, ["threads", "1", "10", "10"])
+    check(len(p.stderr.splitlines()) == 1 and "not tracing" in p.stderr,
+          f"output: a file as CUTRACE_OUTPUT gave {p.stderr!r}")
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
+        for case in (case_threads, case_drops, case_strings, case_fork, case_abort,
+                     case_sigkill, case_env, case_output):
+            before = len(failures)
+            case(tmp)
+            print(f"{case.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
