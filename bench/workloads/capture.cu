@@ -49,12 +49,7 @@ int main(int argc, char **argv)
   WL_CHECK(cudaStreamSynchronize(stream));
 
   WL_CHECK(cudaMemcpy(host, device, BUFFER_BYTES, cudaMemcpyDeviceToHost));
-  for (int b = 0; b < BUFFER_BYTES; b++)
-    if (host[b] != FILL) {
-      if (failures++ == 0)
-        fprintf(stderr, "capture: byte %d = %d after the graph launches, want %d\n", b, host[b], FILL);
-      break;
-    }
+  failures += !wl_bytes_are(host, BUFFER_BYTES, FILL, "buffer after the graph launches");
   printf("capture: one graph of 4 kernels and a memset, launched %d times; graph check: %s\n", iters,
          failures ? "FAILED" : "ok");
   WL_CHECK(cudaGraphExecDestroy(exec));

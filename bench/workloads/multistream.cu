@@ -60,12 +60,7 @@ int main(int argc, char **argv)
   int failures = 0;
   for (int s = 1; s < streams; s++) {
     WL_CHECK(cudaMemcpy(host, copy[s], BUFFER_BYTES, cudaMemcpyDeviceToHost));
-    for (int b = 0; b < BUFFER_BYTES; b++)
-      if (host[b] != (iters & 0xff)) {
-        if (failures++ == 0)
-          fprintf(stderr, "multistream: stream %d byte %d = %d, want %d\n", s, b, host[b], iters & 0xff);
-        break;
-      }
+    failures += !wl_bytes_are(host, BUFFER_BYTES, iters & 0xff, "a consumer stream's copy");
   }
   printf("multistream: STREAMS=%d iters=%d: %.3f ms host time; cross-stream order check: %s\n", streams,
          iters, elapsed_ns / 1e6, failures ? "FAILED" : "ok");

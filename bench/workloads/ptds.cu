@@ -62,12 +62,7 @@ int main(int argc, char **argv)
 
   int failures = 0;
   for (int t = 0; t < count; t++)
-    for (int b = 0; b < BUFFER_BYTES; b++)
-      if (jobs[t].host[b] != t + 1) {
-        if (failures++ == 0)
-          fprintf(stderr, "ptds: thread %d byte %d = %d, want %d\n", t, b, jobs[t].host[b], t + 1);
-        break;
-      }
+    failures += !wl_bytes_are(jobs[t].host, BUFFER_BYTES, t + 1, "a thread's copy");
   printf("ptds: THREADS=%d launches=%d each on the per-thread default stream; copy check: %s\n", count,
          launches, failures ? "FAILED" : "ok");
   free(threads), free(jobs);

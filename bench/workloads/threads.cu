@@ -67,12 +67,7 @@ int main(int argc, char **argv)
 
   int failures = 0;
   for (int t = 0; t < count; t++) {
-    for (int b = 0; b < BUFFER_BYTES; b++)
-      if (jobs[t].pinned[b] != t + 1) {
-        if (failures++ == 0)
-          fprintf(stderr, "threads: thread %d byte %d = %d, want %d\n", t, b, jobs[t].pinned[b], t + 1);
-        break;
-      }
+    failures += !wl_bytes_are(jobs[t].pinned, BUFFER_BYTES, t + 1, "a thread's copy");
     WL_CHECK(cudaFreeHost(jobs[t].pinned));
   }
   printf("threads: THREADS=%d launches=%d each: %.3f ms host time; per-thread copy check: %s\n", count,

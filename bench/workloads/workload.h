@@ -117,6 +117,18 @@ static inline void *wl_alloc(size_t bytes)
   return p;
 }
 
+/* Returns 1 when every one of the bytes equals want; otherwise prints the
+ * first that does not (naming `what`) on stderr and returns 0. */
+static inline int wl_bytes_are(const unsigned char *bytes, size_t count, unsigned char want, const char *what)
+{
+  for (size_t i = 0; i < count; i++)
+    if (bytes[i] != want) {
+      fprintf(stderr, "%s: %s: byte %zu = %d, want %d\n", wl_prog, what, i, bytes[i], want);
+      return 0;
+    }
+  return 1;
+}
+
 /* Relative closeness test used by the result checks. */
 static inline int wl_close(double got, double want, double tolerance)
 {
