@@ -1,0 +1,187 @@
+/*
+ * GPU idle-time analysis (cutrace gaps): per device and per stream the span, busy
+ * and idle time, every idle gap attributed to exactly one cause, the largest gaps
+ * with what every CPU thread was doing meanwhile, and findings that name a fix.
+ * Definitions and precedence of the causes: docs/gaps.md.
+ *
+ * Streaming: the model (model.h) delivers activities in end order; the analysis
+ * keeps, per device and per stream, only the busy intervals that a later activity
+ * could still touch (a window of the longest activity seen, at least 1 ms), per
+ * thread bounded rings of recent calls, and top-N heaps. Memory never grows with
+ * the length of the trace.
+ */
+#ifndef CUTRACE_GAPS_H
+#define CUTRACE_GAPS_H
+
+#include <stdint.h>
+
+#include "model.h"
+
+/* One GPU idle gap as the analysis classified it. */
+typedef struct ct_gap_info {
+  const ct_proc *proc;          /* the process (trace file) it belongs to */
+  uint64_t device;              /* device index */
+  uint64_t stream;              /* stream id, or UINT64_MAX for a whole-device gap (no stream busy) */
+  uint64_t start_ns, end_ns;    /* host clock */
+  const char *cause;            /* "host_wait", "launch_overhead", "sync", "other_stream", "tracer", "other" */
+  const char *ended_by;         /* entry point of the call whose GPU work ended the gap, or NULL */
+} ct_gap_info;
+
+/*
+ * Reads one trace file and calls fn for every gap of at least min_ns (device gaps and
+ * per-stream gaps), in the order found. Returns like ct_model_read (0 clean, 1 partial,
+ * -1 unreadable) and fills *st. The gap and its strings are valid during the call only.
+ */
+int ct_gaps_each(const char *path, uint64_t min_ns, void (*fn)(void *user, const ct_gap_info *gap),
+                 void *user, ct_model_stats *st);
+
+/* The causes, in the order of the idle breakdown. */
+enum ct_gap_cause {
+  CT_GAP_HOST_WAIT,
+  CT_GAP_LAUNCH_OVERHEAD,
+  CT_GAP_SYNC,
+  CT_GAP_OTHER_STREAM,
+  CT_GAP_TRACER,
+  CT_GAP_OTHER,
+  CT_GAP_NCAUSES
+};
+
+/* The cause's name as in JSON ("host_wait", ...). */
+const char *ct_gap_cause_name(enum ct_gap_cause c);
+
+/* Thresholds of the analysis (docs/gaps.md). */
+typedef struct ct_gaps_options {
+  uint64_t min_gap_ns;          /* gaps shorter than this are not listed (still counted): 0 */
+  uint64_t launch_threshold_ns; /* a gap this short is launch overhead: 10 us */
+  unsigned top;                 /* how many of the largest gaps to keep: 10 */
+  uint64_t launch_bound_min;    /* kernels in a row shorter than their launch call: 20 */
+  uint64_t repeat_min;          /* copies or syncs before a finding names them: 10 */
+  uint64_t sync_work_ns;        /* a sync waiting on less GPU work than this is "little": 20 us */
+} ct_gaps_options;
+
+/* Fills *o with the defaults above. */
+void ct_gaps_default_options(ct_gaps_options *o);
+
+/* Busy and idle time of a device or a stream. */
+typedef struct ct_gaps_usage {
+  uint64_t first_ns, last_ns;   /* first GPU activity start, last end (span) */
+  uint64_t busy_ns, idle_ns;    /* union of activities; span - busy */
+  uint64_t gaps;                /* idle gaps found */
+  uint64_t idle_by_cause[CT_GAP_NCAUSES];
+  uint64_t gaps_by_cause[CT_GAP_NCAUSES];
+  uint64_t activities;
+} ct_gaps_usage;
+
+/* A traced process (one input file). */
+typedef struct ct_gaps_proc {
+  char *path, *host, *cmdline;
+  uint64_t pid, start_ns, realtime_ns; /* realtime_ns: wall clock at start_ns (0 unknown) */
+  uint64_t first_ns;                   /* first event of the file: "trace start" */
+} ct_gaps_proc;
+
+typedef struct ct_gaps_device {
+  unsigned proc;                /* index into ct_gaps_procs */
+  uint64_t device;
+  const char *name;             /* "" when unknown */
+  ct_gaps_usage u;
+} ct_gaps_device;
+
+typedef struct ct_gaps_stream {
+  unsigned proc;
+  uint64_t device, stream;
+  ct_gaps_usage u;
+} ct_gaps_stream;
+
+#define CT_GAP_MAX_THREADS 8
+#define CT_GAP_MAX_CALLS 3
+
+/* What one CPU thread did during a gap. */
+typedef struct ct_gap_thread {
+  uint64_t tid;
+  int launching;                /* this thread made the call that ended the gap */
+  int truncated;                /* its call history did not reach back to the gap's start */
+  uint64_t ncalls;              /* intercepted calls overlapping the gap */
+  uint64_t in_cuda_ns;          /* time of the gap spent inside them */
+  uint64_t tracer_ns;           /* time of the gap spent in the tracer's own work */
+  unsigned ncall_shown;
+  struct {
+    const char *name;
+    uint64_t begin_ns, end_ns;
+    int is_tracer;
+  } calls[CT_GAP_MAX_CALLS];    /* the longest overlapping calls */
+} ct_gap_thread;
+
+/* One of the largest gaps, with its context. Strings live as long as the analysis. */
+typedef struct ct_gap_detail {
+  unsigned proc;
+  uint64_t device, stream;      /* stream: UINT64_MAX for a device gap */
+  uint64_t start_ns, end_ns;
+  enum ct_gap_cause cause;
+  /* the GPU operation that ended the gap, and its call */
+  int has_call;
+  uint64_t op_stream, op_type, tid, call_begin_ns, call_end_ns;
+  const char *op_name, *api;   /* kernel (mangled) or copy label; entry point */
+  unsigned nthreads;
+  uint64_t threads_omitted;
+  ct_gap_thread threads[CT_GAP_MAX_THREADS];
+} ct_gap_detail;
+
+enum ct_finding_kind {
+  CT_FIND_LAUNCH_BOUND,    /* runs of kernels shorter than their launch calls */
+  CT_FIND_PAGEABLE_COPY,   /* copies from or to pageable memory, repeated */
+  CT_FIND_SYNC_COPY,       /* synchronous copies, repeated */
+  CT_FIND_LITTLE_SYNC      /* syncs that waited on little GPU work */
+};
+
+/* A finding: a pattern, measured, and the fix it suggests. */
+typedef struct ct_gaps_finding {
+  enum ct_finding_kind kind;
+  unsigned proc;
+  uint64_t device;
+  const char *what;        /* copy direction, or the sync entry point */
+  uint64_t count;          /* kernels / copies / syncs */
+  uint64_t stretches;      /* launch-bound: how many runs */
+  uint64_t bytes;          /* copies */
+  uint64_t gpu_ns;         /* GPU time of those operations */
+  uint64_t cpu_ns;         /* time in their calls */
+  uint64_t first_ns, last_ns;     /* launch-bound: the longest run; else first and last */
+  uint64_t longest_count;         /* launch-bound: kernels in the longest run */
+  const char *fix;
+} ct_gaps_finding;
+
+/* An analysis over one or more trace files. */
+typedef struct ct_gaps ct_gaps;
+
+/* Creates an analysis (o may be NULL for the defaults). Returns NULL when out of memory. */
+ct_gaps *ct_gaps_new(const ct_gaps_options *o);
+
+/*
+ * Sets a function called for every gap of at least min_gap_ns (device and stream gaps)
+ * as it is classified; the ct_gap_info is valid during the call only.
+ */
+void ct_gaps_set_callback(ct_gaps *g, void (*fn)(void *user, const ct_gap_info *gap), void *user);
+
+/*
+ * Analyses one trace file (each process's devices are kept apart). Returns like
+ * ct_model_read: 0 clean, 1 partial (damaged; what could be read was used), -1
+ * unreadable; fills *st (may be NULL).
+ */
+int ct_gaps_add_file(ct_gaps *g, const char *path, ct_model_stats *st);
+
+/* Results, valid until ct_gaps_free. Arrays are in the order first seen. */
+const ct_gaps_proc *ct_gaps_procs(const ct_gaps *g, unsigned *n);
+const ct_gaps_device *ct_gaps_devices(const ct_gaps *g, unsigned *n);
+const ct_gaps_stream *ct_gaps_streams(const ct_gaps *g, unsigned *n);
+const ct_gaps_finding *ct_gaps_findings(const ct_gaps *g, unsigned *n);
+
+/* The largest device gaps (longest first), and the largest per-stream gaps. */
+const ct_gap_detail *ct_gaps_top(const ct_gaps *g, unsigned *n);
+const ct_gap_detail *ct_gaps_top_stream(const ct_gaps *g, unsigned *n);
+
+/* Activities that arrived after the time they cover had been analysed (see docs). */
+uint64_t ct_gaps_late(const ct_gaps *g);
+
+/* Frees the analysis and its results. */
+void ct_gaps_free(ct_gaps *g);
+
+#endif

@@ -1,0 +1,343 @@
+/*
+ * cutrace-plantrace: writes a trace of planned scenarios with planted GPU idle gaps,
+ * and prints the planted answers as JSON on stdout, for tests of `cutrace gaps`.
+ *
+ * usage: cutrace-plantrace FILE [--pid N] [--loop N] [--chunk BYTES]
+ *
+ * Default: one process, device 0, a sequence of segments, each planting gaps of one
+ * cause (host sleeps between launches, syncs, pageable synchronous copies in a loop,
+ * a launch-bound stretch, a wait on another stream, tracer flushes, a queued op that
+ * starts late) and one stretch of back-to-back kernels with no gap at all. Every
+ * GPU operation says which cause the gap before it (if any) was planted with; the
+ * expected device gaps are found by sorting and merging the planned intervals (an
+ * implementation independent of gaps.c) and must each end at an op with a planted
+ * cause.
+ *
+ * --loop N: N kernels of 2 us launched every 6 us (gaps of 4 us, launch overhead),
+ * and every 100th launch 1 ms late (host wait): a long trace with known counts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+
+#define US 1000ull
+#define T0 1000000000ull /* process start */
+#define MAX_STRINGS 64
+#define TID_MAIN 1001
+#define TID_HELPER 1002
+#define TID_TRACER 1003
+
+enum cause { C_NONE = -1, C_HOST_WAIT, C_LAUNCH, C_SYNC, C_OTHER_STREAM, C_TRACER, C_OTHER };
+static const char *const cause_names[] = {"host_wait", "launch_overhead", "sync", "other_stream",
+                                          "tracer", "other"};
+
+/* A record with the time the preload would have written it. */
+typedef struct item {
+  uint64_t when, seq;
+  ct_record rec;
+} item;
+
+/* A planned GPU operation. */
+typedef struct op {
+  uint64_t start, end, stream;
+  int cause_before;
+} op;
+
+static item *items;
+static size_t nitems, capitems;
+static op *ops;
+static size_t nops, capops;
+static const char *strings[MAX_STRINGS];
+static unsigned nstrings;
+static uint64_t next_corr = 1;
+static unsigned pid = 4242;
+
+static void *grow(void *p, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return p;
+  *cap = *cap ? *cap * 2 : 1024;
+  p = realloc(p, *cap * size);
+  if (!p) {
+    perror("cutrace-plantrace");
+    exit(1);
+  }
+  return p;
+}
+
+static uint64_t sid(const char *s) {
+  for (unsigned i = 0; i < nstrings; i++)
+    if (!strcmp(strings[i], s)) return i + 1;
+  if (nstrings == MAX_STRINGS) exit(1);
+  strings[nstrings++] = s;
+  return nstrings;
+}
+
+static void emit(uint64_t when, const ct_record *r) {
+  items = grow(items, &capitems, nitems, sizeof *items);
+  items[nitems].when = when;
+  items[nitems].seq = nitems;
+  items[nitems].rec = *r;
+  nitems++;
+}
+
+static void plan_op(uint64_t start, uint64_t end, uint64_t stream, int cause_before) {
+  ops = grow(ops, &capops, nops, sizeof *ops);
+  ops[nops++] = (op){start, end, stream, cause_before};
+}
+
+/* A CUDA call without GPU work. */
+static void call(uint64_t tid, const char *name, uint64_t begin, uint64_t dur) {
+  ct_record r = {.kind = CT_KIND_API};
+  r.u.api = (struct ct_api){.tid = tid, .name = sid(name), .begin_ns = begin,
+                            .end_ns = begin + dur, .corr = next_corr++};
+  emit(begin + dur, &r);
+}
+
+static void tracer_span(uint64_t tid, const char *what, uint64_t begin, uint64_t dur) {
+  ct_record r = {.kind = CT_KIND_TRACER};
+  r.u.tracer = (struct ct_tracer){.tid = tid, .what = sid(what), .begin_ns = begin,
+                                  .end_ns = begin + dur, .amount = 4096};
+  emit(begin + dur, &r);
+}
+
+/* A kernel launch: call [cb, cb+cd], kernel [gs, gs+gd] on stream. */
+static void launch(uint64_t tid, uint64_t stream, uint64_t cb, uint64_t cd, uint64_t gs,
+                   uint64_t gd, const char *kernel, int cause_before) {
+  uint64_t corr = next_corr++;
+  ct_record r = {.kind = CT_KIND_API};
+  r.u.api = (struct ct_api){.tid = tid, .name = sid("__cudaLaunchKernel"), .begin_ns = cb,
+                            .end_ns = cb + cd, .corr = corr, .stream = stream,
+                            .flags = CT_API_TIMED};
+  emit(cb + cd, &r);
+  r = (ct_record){.kind = CT_KIND_LAUNCH};
+  r.u.launch = (struct ct_launch){.corr = corr, .kernel = sid(kernel), .grid_x = 1, .grid_y = 1,
+                                  .grid_z = 1, .block_x = 128, .block_y = 1, .block_z = 1};
+  emit(cb + cd, &r);
+  r = (ct_record){.kind = CT_KIND_GPU};
+  r.u.gpu = (struct ct_gpu){.corr = corr, .stream = stream, .start_ns = gs, .end_ns = gs + gd,
+                            .type = CT_GPU_KERNEL, .name = sid(kernel)};
+  emit(gs + gd + 50 * US, &r);
+  plan_op(gs, gs + gd, stream, cause_before);
+}
+
+/* A copy: call [cb, cb+cd], transfer [gs, gs+gd]. */
+static void copy(uint64_t tid, const char *api, uint64_t cb, uint64_t cd, uint64_t gs, uint64_t gd,
+                 uint64_t kind, uint64_t bytes, uint64_t src_mem, uint64_t async, int cause_before) {
+  uint64_t corr = next_corr++;
+  ct_record r = {.kind = CT_KIND_API};
+  r.u.api = (struct ct_api){.tid = tid, .name = sid(api), .begin_ns = cb, .end_ns = cb + cd,
+                            .corr = corr, .flags = CT_API_TIMED};
+  emit(cb + cd, &r);
+  r = (ct_record){.kind = CT_KIND_MEMOP};
+  r.u.memop = (struct ct_memop){.corr = corr, .bytes = bytes, .kind = kind, .src_mem = src_mem,
+                                .dst_mem = CT_MEM_DEVICE, .async = async};
+  emit(cb + cd, &r);
+  r = (ct_record){.kind = CT_KIND_GPU};
+  r.u.gpu = (struct ct_gpu){.corr = corr, .start_ns = gs, .end_ns = gs + gd, .type = CT_GPU_MEMCPY};
+  emit(gs + gd + 50 * US, &r);
+  plan_op(gs, gs + gd, 0, cause_before);
+}
+
+/* ---- the scenario ---------------------------------------------------------------- */
+
+static uint64_t no_gap_from, no_gap_to, other_stream_gap[2];
+static uint64_t n_host_wait_syncs;
+
+/* Builds the default scenario; returns the end time. */
+static uint64_t scenario(void) {
+  uint64_t t = T0 + 1000 * US;
+  /* 1. Back-to-back: 20 kernels of 20 us, queued ahead (calls 5 us apart): no gap. */
+  no_gap_from = t + 10 * US;
+  for (int i = 0; i < 20; i++)
+    launch(TID_MAIN, 0, t + i * 5 * US, 3 * US, t + 10 * US + i * 20 * US, 20 * US, "_Z6warmupv",
+           C_NONE);
+  no_gap_to = t + 10 * US + 20 * 20 * US;
+  t = no_gap_to;
+  /* 2. Host sleeps: 5 x (kernel 50 us, then 500 us outside CUDA with 3 tiny syncs in the
+   *    middle and a 200 us cudaMalloc on the helper thread). Host wait. */
+  for (int i = 0; i < 5; i++) {
+    uint64_t cb = t + 1000 * US;
+    launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 50 * US, "_Z5sleepyPf", C_HOST_WAIT);
+    uint64_t end = cb + 54 * US;
+    for (int k = 0; k < 3; k++) {
+      call(TID_MAIN, "cudaDeviceSynchronize", end + (100 + 100 * k) * US, 3 * US);
+      n_host_wait_syncs++;
+    }
+    call(TID_HELPER, "cudaMalloc", end + 150 * US, 200 * US);
+    t = end + 500 * US - 1000 * US; /* next call 500 us after this kernel's end */
+  }
+  t += 1000 * US;
+  /* 3. Syncs: 5 x (kernel 200 us, cudaDeviceSynchronize until it ends + 5 us, then
+   *    300 us of CPU work). Sync. */
+  for (int i = 0; i < 5; i++) {
+    uint64_t cb = t + 300 * US;
+    launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 200 * US, "_Z5stepAPf", i ? C_SYNC : C_HOST_WAIT);
+    call(TID_MAIN, "cudaDeviceSynchronize", cb + 3 * US, 206 * US);
+    t = cb + 209 * US;
+  }
+  /* 4. Pageable synchronous copies in a loop: 12 x (cudaMemcpy 105 us, transfer in its
+   *    last 40 us; then a 30 us kernel launched 5 us after the call returns). */
+  for (int i = 0; i < 12; i++) {
+    uint64_t cb = t + 1000 * US;
+    /* the first copy follows segment 3's sync and its CPU work: sync */
+    copy(TID_MAIN, "cudaMemcpy", cb, 105 * US, cb + 60 * US, 40 * US, CT_MEMOP_H2D, 1 << 20,
+         CT_MEM_PAGEABLE, 0, i ? C_HOST_WAIT : C_SYNC);
+    launch(TID_MAIN, 0, cb + 110 * US, 3 * US, cb + 115 * US, 30 * US, "_Z3usePf", C_SYNC);
+    t = cb + 200 * US - 1000 * US; /* next copy call at +200, transfer at +260 */
+  }
+  t += 1000 * US;
+  /* 5. Launch-bound: 50 kernels of 2 us, calls of 8 us back to back (gaps of 6 us). */
+  uint64_t lb = t + 500 * US;
+  for (int i = 0; i < 50; i++)
+    launch(TID_MAIN, 0, lb + i * 8 * US, 8 * US, lb + i * 8 * US + 6 * US, 2 * US, "_Z4tinyv",
+           i ? C_LAUNCH : C_HOST_WAIT);
+  t = lb + 50 * 8 * US;
+  /* 6. Cross-stream: C on stream 2, A on stream 1 covering it, B on stream 2 waiting on
+   *    A's event: stream 2 idles 402 us (other stream); the device only 2 us. */
+  uint64_t x = t + 1000 * US;
+  launch(TID_MAIN, 2, x - 260 * US, 3 * US, x - 150 * US, 50 * US, "_Z1Cv", C_NONE);
+  launch(TID_MAIN, 1, x - 240 * US, 3 * US, x - 200 * US, 500 * US, "_Z1Av", C_HOST_WAIT);
+  call(TID_MAIN, "cudaStreamWaitEvent", x - 185 * US, 2 * US);
+  launch(TID_MAIN, 2, x - 180 * US, 3 * US, x + 302 * US, 50 * US, "_Z1Bv", C_LAUNCH);
+  other_stream_gap[0] = x - 100 * US;
+  other_stream_gap[1] = x + 302 * US;
+  t = x + 352 * US;
+  /* 7. Tracer flushes: 3 x (kernel 100 us; right after it the main thread flushes for
+   *    400 us, then launches). */
+  for (int i = 0; i < 3; i++) {
+    uint64_t cb = t + (i ? 0 : 1000 * US);
+    launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 100 * US, "_Z4workPf", i ? C_TRACER : C_HOST_WAIT);
+    tracer_span(TID_MAIN, "flush", cb + 105 * US, 400 * US);
+    t = cb + 506 * US;
+  }
+  /* 8. Queued long before, started late, no other stream involved: other. */
+  uint64_t q = t + 1000 * US;
+  launch(TID_MAIN, 0, q, 3 * US, q + 4 * US, 100 * US, "_Z6beforev", C_HOST_WAIT);
+  launch(TID_MAIN, 0, q + 10 * US, 3 * US, q + 404 * US, 100 * US, "_Z5laterv", C_OTHER);
+  t = q + 504 * US;
+  /* The tracer's poller, on its own thread, all along: must explain nothing. */
+  for (uint64_t p = T0 + 1000 * US; p < t; p += 1000 * US) tracer_span(TID_TRACER, "poll", p, 5 * US);
+  return t;
+}
+
+/* --loop N: a long launch loop with known gaps. */
+static uint64_t loop(uint64_t n) {
+  uint64_t t = T0 + 1000 * US;
+  for (uint64_t i = 0; i < n; i++) {
+    if (i && i % 100 == 0) t += 1000 * US;
+    launch(TID_MAIN, 0, t, 3 * US, t + 4 * US, 2 * US, "_Z4stepv",
+           i % 100 == 0 ? C_HOST_WAIT : C_LAUNCH);
+    t += 6 * US;
+  }
+  return t;
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+static int cmp_item(const void *a, const void *b) {
+  const item *x = a, *y = b;
+  if (x->when != y->when) return x->when < y->when ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_op(const void *a, const void *b) {
+  const op *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void add(ct_file_writer *w, const ct_record *r) {
+  if (ct_file_writer_add(w, r) < 0) {
+    perror("cutrace-plantrace");
+    exit(1);
+  }
+}
+
+/* Prints the planted answers: device gaps found by merging the planned intervals. */
+static void print_answers(uint64_t end) {
+  qsort(ops, nops, sizeof *ops, cmp_op);
+  uint64_t busy = 0, cur_s = ops[0].start, cur_e = ops[0].end, ngaps = 0;
+  uint64_t by[6] = {0};
+  printf("{\n  \"pid\": %u,\n  \"gaps\": [", pid);
+  for (size_t i = 1; i <= nops; i++) {
+    if (i < nops && ops[i].start <= cur_e) {
+      if (ops[i].end > cur_e) cur_e = ops[i].end;
+      continue;
+    }
+    busy += cur_e - cur_s;
+    if (i == nops) break;
+    /* a gap [cur_e, ops[i].start], ended by ops[i] */
+    if (ops[i].cause_before < 0) {
+      fprintf(stderr, "cutrace-plantrace: unplanned gap at %llu\n", (unsigned long long)cur_e);
+      exit(1);
+    }
+    by[ops[i].cause_before] += ops[i].start - cur_e;
+    if (ngaps < 100000)
+      printf("%s\n    {\"start_ns\": %llu, \"end_ns\": %llu, \"cause\": \"%s\"}", ngaps ? "," : "",
+             (unsigned long long)cur_e, (unsigned long long)ops[i].start,
+             cause_names[ops[i].cause_before]);
+    ngaps++;
+    cur_s = ops[i].start;
+    cur_e = ops[i].end;
+  }
+  printf("\n  ],\n  \"gap_count\": %llu,\n  \"busy_ns\": %llu,\n  \"first_ns\": %llu,\n"
+         "  \"last_ns\": %llu,\n  \"idle\": {",
+         (unsigned long long)ngaps, (unsigned long long)busy, (unsigned long long)ops[0].start,
+         (unsigned long long)cur_e);
+  for (int k = 0; k < 6; k++)
+    printf("%s\"%s_ns\": %llu", k ? ", " : "", cause_names[k], (unsigned long long)by[k]);
+  printf("},\n  \"no_gap\": [%llu, %llu],\n  \"stream_gap\": {\"stream\": 2, \"start_ns\": %llu, "
+         "\"end_ns\": %llu, \"cause\": \"other_stream\"},\n  \"little_syncs\": %llu,\n"
+         "  \"end_ns\": %llu\n}\n",
+         (unsigned long long)no_gap_from, (unsigned long long)no_gap_to,
+         (unsigned long long)other_stream_gap[0], (unsigned long long)other_stream_gap[1],
+         (unsigned long long)n_host_wait_syncs, (unsigned long long)end);
+}
+
+int main(int argc, char **argv) {
+  uint64_t loop_n = 0, chunk = 1 << 20;
+  if (argc < 2) {
+    fprintf(stderr, "usage: cutrace-plantrace FILE [--pid N] [--loop N] [--chunk BYTES]\n");
+    return 2;
+  }
+  for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], "--pid") && i + 1 < argc) pid = (unsigned)strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--loop") && i + 1 < argc) loop_n = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = strtoull(argv[++i], NULL, 10);
+    else {
+      fprintf(stderr, "cutrace-plantrace: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  sid("planted-host");
+  sid("./planted\0");
+  sid("cutrace simulated GPU");
+  uint64_t end = loop_n ? loop(loop_n) : scenario();
+  ct_file_writer *w = ct_file_writer_open(argv[1], chunk);
+  if (!w) {
+    perror(argv[1]);
+    return 1;
+  }
+  for (unsigned i = 0; i < nstrings; i++)
+    ct_file_writer_add_string(w, i + 1, strings[i], strlen(strings[i]));
+  ct_record r = {.kind = CT_KIND_PROCESS};
+  r.u.process = (struct ct_process){.pid = pid, .ppid = 1, .start_ns = T0,
+                                    .realtime_ns = 1767225600000000000ull, .host = 1,
+                                    .cmdline = 2, .driver_version = 13000, .runtime_version = 13000};
+  add(w, &r);
+  r = (ct_record){.kind = CT_KIND_DEVICE};
+  r.u.device = (struct ct_device){.device = 0, .name = 3, .cc_major = 9, .sm_count = 132,
+                                  .mem_bytes = 141ull << 30};
+  add(w, &r);
+  qsort(items, nitems, sizeof *items, cmp_item);
+  for (size_t i = 0; i < nitems; i++) add(w, &items[i].rec);
+  r = (ct_record){.kind = CT_KIND_END};
+  r.u.end = (struct ct_end){.records = nitems + 3 + nstrings, .end_ns = end};
+  add(w, &r);
+  if (ct_file_writer_close(w) < 0) {
+    perror(argv[1]);
+    return 1;
+  }
+  print_answers(end);
+  return 0;
+}

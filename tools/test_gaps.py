@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""cutrace gaps against traces with planted gaps (tools/plantrace.c): every planted gap
+found with its cause and duration, none elsewhere; per-cause totals; the cross-stream
+wait; findings; JSON schema; --summary; options; damaged and foreign input."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+cutrace, plantrace = sys.argv[1], sys.argv[2]
+failures = 0
+TOL = 1000  # ns: the planted times are exact; allow 1 us
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def run(*args):
+    p = subprocess.run([cutrace, "gaps", *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def plant(path, *args):
+    p = subprocess.run([plantrace, path, *args], capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)
+
+
+def gaps_json(*args):
+    rc, out, err = run("--format", "json", *args)
+    try:
+        return rc, json.loads(out), err
+    except json.JSONDecodeError as e:
+        check(False, f"JSON does not parse ({e}): {out[:200]!r} {err!r}")
+        return rc, None, err
+
+
+CAUSES = ["host_wait", "launch_overhead", "sync", "other_stream", "tracer", "other"]
+
+
+def check_schema(doc):
+    for key, typ in [("devices", list), ("streams", list), ("gaps", list), ("stream_gaps", list),
+                     ("findings", list), ("processes", list), ("inputs", list)]:
+        check(isinstance(doc.get(key), typ), f"JSON has {key} ({typ.__name__})")
+    for d in doc["devices"]:
+        for k in ["device", "span_ns", "busy_ns", "idle_ns"]:
+            check(isinstance(d.get(k), int), f"device.{k} is an integer")
+        check(sorted(d["idle"]) == sorted(c + "_ns" for c in CAUSES), f"idle keys {sorted(d['idle'])}")
+        check(d["span_ns"] == d["busy_ns"] + d["idle_ns"], "span = busy + idle")
+        check(sum(d["idle"].values()) == d["idle_ns"], "idle split adds up")
+    for g in doc["gaps"]:
+        for k in ["device", "stream", "start_ns", "dur_ns"]:
+            check(isinstance(g.get(k), int), f"gap.{k} is an integer")
+        check(g.get("cause") in CAUSES, f"gap cause {g.get('cause')}")
+    durs = [g["dur_ns"] for g in doc["gaps"]]
+    check(durs == sorted(durs, reverse=True), "gaps sorted longest first")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    trace = os.path.join(tmp, "planted.4242.ctr")
+    ans = plant(trace)
+    rc, doc, err = gaps_json("--top", "1000", trace)
+    check(rc == 0, f"exit {rc}: {err}")
+    check_schema(doc)
+    dev = doc["devices"][0]
+    check(len(doc["devices"]) == 1 and dev["device"] == 0, "one device")
+    check(abs(dev["busy_ns"] - ans["busy_ns"]) <= TOL, f"busy {dev['busy_ns']} vs {ans['busy_ns']}")
+    check(dev["first_ns"] == ans["first_ns"] and dev["last_ns"] == ans["last_ns"], "span")
+    check(dev["gaps"] == ans["gap_count"], f"gap count {dev['gaps']} vs {ans['gap_count']}")
+    for c in CAUSES:
+        want = ans["idle"][c + "_ns"]
+        check(abs(dev["idle"][c + "_ns"] - want) <= TOL, f"idle {c}: {dev['idle'][c + '_ns']} vs {want}")
+
+    # Every planted gap, once, with its cause; nothing else.
+    found = {(g["start_ns"], g["start_ns"] + g["dur_ns"]): g for g in doc["gaps"]}
+    check(len(found) == len(doc["gaps"]) == ans["gap_count"], f"{len(doc['gaps'])} gaps listed")
+    for p in ans["gaps"]:
+        g = found.get((p["start_ns"], p["end_ns"]))
+        near = g or next((x for x in doc["gaps"] if abs(x["start_ns"] - p["start_ns"]) <= TOL and
+                          abs(x["start_ns"] + x["dur_ns"] - p["end_ns"]) <= TOL), None)
+        check(near is not None, f"planted gap {p} found")
+        if near:
+            check(near["cause"] == p["cause"], f"gap at {p['start_ns']}: {near['cause']} vs {p['cause']}")
+    lo, hi = ans["no_gap"]
+    check(not [g for g in doc["gaps"] if g["start_ns"] < hi and g["start_ns"] + g["dur_ns"] > lo],
+          "no gap in the back-to-back stretch")
+
+    # The wait on another stream, per stream.
+    sg = ans["stream_gap"]
+    waits = [g for g in doc["stream_gaps"] if g["stream"] == sg["stream"]]
+    check(any(abs(g["start_ns"] - sg["start_ns"]) <= TOL and
+              abs(g["start_ns"] + g["dur_ns"] - sg["end_ns"]) <= TOL and g["cause"] == "other_stream"
+              for g in waits), f"other_stream wait on stream 2: {waits}")
+    s2 = [s for s in doc["streams"] if s["stream"] == 2][0]
+    check(s2["idle"]["other_stream_ns"] == sg["end_ns"] - sg["start_ns"], "stream 2 idle is other_stream")
+
+    # What the threads did: the helper's cudaMalloc during a host-wait gap, the poller
+    # thread's spans never turning a gap into "tracer".
+    helper = [t for g in doc["gaps"] for t in g["threads"] if t["tid"] == 1002 and t["calls"]]
+    check(any(c["name"] == "cudaMalloc" for t in helper for c in t["longest_calls"]),
+          "helper thread seen in cudaMalloc")
+    launching = [t for g in doc["gaps"] for t in g["threads"] if t["launching"]]
+    check(launching and all(t["tid"] == 1001 for t in launching), "launching thread is 1001")
+    top = doc["gaps"][0]
+    check(top["ended_by"]["name"] == "before()" and top["ended_by"]["api"] == "__cudaLaunchKernel",
+          f"largest gap ended by before(): {top['ended_by']}")
+    check(top["rel_ns"] == top["start_ns"] - 1000000000, "relative time counts from the start")
+
+    # Findings.
+    kinds = {f["kind"]: f for f in doc["findings"]}
+    check(kinds.get("launch_bound", {}).get("count") == 50, f"launch-bound 50: {kinds.get('launch_bound')}")
+    check(kinds.get("pageable_copies", {}).get("count") == 12, "12 pageable copies")
+    check(kinds.get("sync_copies", {}).get("bytes") == 12 << 20, "12 MiB of synchronous copies")
+    check(kinds.get("little_sync", {}).get("count") == ans["little_syncs"], "little syncs")
+
+    # Text and summary.
+    rc, out, err = run(trace)
+    check(rc == 0 and "Largest gaps" in out and "CUDA graphs" in out and "pinned memory" in out,
+          "text output")
+    check("thread 1002: outside CUDA" in out and "cudaMalloc 200.000 us" in out, "threads in text")
+    rc, out, err = run("--summary", trace)
+    lines = out.splitlines()
+    busy = 100.0 * ans["busy_ns"] / (ans["last_ns"] - ans["first_ns"])
+    check(rc == 0 and 2 <= len(lines) <= 6, f"summary lines {len(lines)}")
+    check(f"busy {busy:.1f}%" in out and "largest gap: 1.406 ms" in out and "host_wait" in out,
+          f"summary content: {out!r}")
+
+    # Options: --min-gap filters the list, not the totals; --launch-threshold moves
+    # the launch-bound stretch's 6 us gaps (calls began as the kernels ended) to host wait.
+    rc, d2, err = gaps_json("--top", "1000", "--min-gap", "600", trace)
+    check(rc == 0 and d2["gaps"] and all(g["dur_ns"] >= 600000 for g in d2["gaps"]), "--min-gap")
+    check(d2["devices"][0]["idle"] == dev["idle"], "--min-gap keeps the totals")
+    rc, d3, err = gaps_json("--launch-threshold", "5", trace)
+    moved = d3["devices"][0]["idle"]["host_wait_ns"] - dev["idle"]["host_wait_ns"]
+    check(moved == 49 * 6000, f"--launch-threshold 5 moves 49 x 6 us to host_wait: {moved}")
+    rc, d4, err = gaps_json("--top", "3", trace)
+    check(len(d4["gaps"]) == 3 and d4["gaps"][0]["dur_ns"] == 1406000, "--top 3")
+    for bad in (["--top", "x"], ["--format", "csv"], ["--min-gap", "abc"], ["--bogus"], ["--top"],
+                ["--launch-threshold", "-1"]):
+        rc, out, err = run(*bad, trace)
+        check(rc == 2 and len(err.strip().splitlines()) == 1 and "cutrace gaps" in err,
+              f"bad option {bad}: {rc} {err!r}")
+    rc, out, err = run("--help")
+    check(rc == 0 and "--launch-threshold" in out, "--help")
+
+    # A long launch loop: exact counts.
+    big = os.path.join(tmp, "loop.ctr")
+    la = plant(big, "--loop", "20000", "--pid", "77", "--chunk", "16384")
+    rc, dl, err = gaps_json(big)
+    dv = dl["devices"][0]
+    check(rc == 0 and dv["gaps"] == la["gap_count"] == 19999, f"loop gaps {dv['gaps']}")
+    check(dv["gap_counts"]["host_wait"] == 199 and dv["idle"]["host_wait_ns"] == 199 * 1004000,
+          f"loop host waits {dv['gap_counts']}")
+    check(dv["idle"]["launch_overhead_ns"] == 19800 * 4000, "loop launch overhead")
+
+    # Two processes: kept apart.
+    both = os.path.join(tmp, "both")
+    os.mkdir(both)
+    os.link(trace, os.path.join(both, "a.ctr"))
+    os.link(big, os.path.join(both, "b.ctr"))
+    rc, db, err = gaps_json(both)
+    check(rc == 0 and sorted(d["pid"] for d in db["devices"]) == [77, 4242], "two processes")
+
+    # Damaged: a truncated copy gives a partial result and exit 1; garbage and empty exit 2.
+    data = open(big, "rb").read()
+    cut = os.path.join(tmp, "cut.ctr")
+    open(cut, "wb").write(data[: len(data) // 2])
+    rc, dc, err = gaps_json(cut)
+    check(rc == 1 and "cut.ctr" in err, f"truncated: {rc} {err!r}")
+    if dc:
+        check(dc["inputs"][0]["status"] == "partial", "input marked partial")
+        g = dc["devices"][0]["gaps"] if dc["devices"] else 0
+        check(0 < g < 19999, f"partial gaps {g}")
+    junk = os.path.join(tmp, "junk.ctr")
+    open(junk, "w").write("not a trace\n")
+    rc, out, err = run(junk)
+    check(rc == 2 and "junk.ctr" in err and len(err.strip().splitlines()) == 1, f"foreign: {rc} {err!r}")
+    empty = os.path.join(tmp, "empty.ctr")
+    open(empty, "w").close()
+    rc, out, err = run(empty)
+    check(rc == 2 and "empty.ctr" in err, f"empty: {rc} {err!r}")
+    rc, out, err = run(os.path.join(tmp, "missing"))
+    check(rc == 2 and "missing" in err, f"missing: {rc} {err!r}")
+
+print("ok" if not failures else f"{failures} failures")
+sys.exit(1 if failures else 0)
