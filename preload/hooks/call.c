@@ -1,0 +1,169 @@
+/*
+ * The span every wrapper opens and closes: begin/end times, corr, depth, device and
+ * stream, the API record, and for outermost GPU operations the start and end events
+ * recorded on the app's own stream and queued for the poller.
+ *
+ * Trade-off (documented in docs/preload.md): two events per timed operation. One
+ * event per launch (reusing the previous operation's end event as the next start)
+ * is only right when the stream is still busy when the next operation is queued;
+ * when the host is late, the shared event would date the next kernel's start at the
+ * previous kernel's end and hide exactly the idle gap the tools look for.
+ */
+#include "hooks_internal.h"
+
+__thread struct ctph_thread ctph_tls = {.cached_device = -1};
+
+static int start_tried;
+
+int ctph_on(void) {
+  if (CTP_LIKELY(__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)))
+    return 1;
+  if (__atomic_load_n(&start_tried, __ATOMIC_RELAXED))
+    return 0;
+  __atomic_store_n(&start_tried, 1, __ATOMIC_RELAXED);
+  int saved = errno;
+  int on = ctp_start();
+  errno = saved;
+  return on;
+}
+
+/* The stream the tracer's events go to: the per-thread default stream for stream 0
+ * of a _ptsz entry point, else the app's handle (0 = legacy for plain entries). */
+static inline CUstream event_stream(const ctph_call *c) {
+  return c->ptsz && !c->handle ? CU_STREAM_PER_THREAD : c->handle;
+}
+
+/* Switches the calling thread to relaxed capture mode while a capture is active, so
+ * that the tracer's own driver calls never invalidate an app's global-mode capture.
+ * Returns the previous mode for capture_mode_restore. */
+static inline int capture_mode_relax(CUstreamCaptureMode *saved) {
+  if (CTP_LIKELY(!__atomic_load_n(&ctph_captures_active, __ATOMIC_RELAXED)) ||
+      !ctph_drv.ThreadExchangeStreamCaptureMode)
+    return 0;
+  *saved = CU_STREAM_CAPTURE_MODE_RELAXED;
+  return ctph_drv.ThreadExchangeStreamCaptureMode(saved) == CUDA_SUCCESS;
+}
+
+static inline void capture_mode_restore(int relaxed, CUstreamCaptureMode *saved) {
+  if (relaxed)
+    ctph_drv.ThreadExchangeStreamCaptureMode(saved);
+}
+
+/* Takes two events and records the start one on the call's stream. */
+static void start_timing(ctph_call *c) {
+  if (!__atomic_load_n(&ctph_gpu_timing_on, __ATOMIC_RELAXED)) {
+    c->flags |= CT_API_UNTIMED;
+    return;
+  }
+  CUstream s = event_stream(c);
+  CUstreamCaptureMode mode;
+  int relaxed = capture_mode_relax(&mode);
+  if (ctph_stream_capturing(s, 0)) {
+    c->flags |= CT_API_CAPTURED;
+  } else {
+    ctph_poller_ensure();
+    c->ev_start = ctph_event_get(c->device);
+    c->ev_end = c->ev_start ? ctph_event_get(c->device) : NULL;
+    if (c->ev_end && ctph_drv.EventRecord(c->ev_start, s) == CUDA_SUCCESS) {
+      c->timing = 1;
+    } else {
+      if (c->ev_start)
+        ctph_event_put(c->device, c->ev_start);
+      if (c->ev_end)
+        ctph_event_put(c->device, c->ev_end);
+      c->flags |= CT_API_UNTIMED;
+    }
+  }
+  capture_mode_restore(relaxed, &mode);
+}
+
+void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
+                     uint64_t gpu_name) {
+  c->id = id;
+  c->timing = 0;
+  c->traced = ctph_on();
+  if (!c->traced)
+    return;
+  int saved = errno;
+  c->begin_ns = ctp_now_ns();
+  c->corr = ctp_next_corr();
+  c->depth = ctph_tls.depth++;
+  c->flags = ptsz ? CT_API_PTSZ : 0;
+  c->ptsz = ptsz;
+  c->handle = stream;
+  c->gpu_type = gpu_type;
+  c->gpu_name = gpu_name;
+  c->device = -1;
+  c->stream = 0;
+  if (gpu_type) {
+    c->device = ctph_current_device(NULL);
+    if (c->device >= 0) {
+      c->stream = ctph_stream_id(c->device, stream, ptsz);
+      if (c->depth == 0)
+        start_timing(c);
+    } else if (c->depth == 0) {
+      /* No context on this thread yet: the call itself creates it, too late to
+       * put a start event before its work. */
+      c->flags |= CT_API_UNTIMED;
+    }
+  }
+  errno = saved;
+}
+
+/* Records the end event and hands the operation to the poller. */
+static void finish_timing(ctph_call *c, uint64_t result) {
+  if (result == 0) {
+    CUstreamCaptureMode mode;
+    int relaxed = capture_mode_relax(&mode);
+    CUresult r = ctph_drv.EventRecord(c->ev_end, event_stream(c));
+    capture_mode_restore(relaxed, &mode);
+    if (r == CUDA_SUCCESS) {
+      struct ctph_pending p = {
+          .corr = c->corr,
+          .begin_ns = c->begin_ns,
+          .name = c->gpu_name,
+          .device = (uint32_t)c->device,
+          .stream = c->stream,
+          .type = (uint32_t)c->gpu_type,
+          .start = c->ev_start,
+          .end = c->ev_end,
+      };
+      if (ctph_pending_push(&p) == 0) {
+        c->flags |= CT_API_TIMED;
+        return;
+      }
+    }
+    c->flags |= CT_API_UNTIMED;
+  }
+  /* A failed call queued no GPU work: the events go back unused. */
+  ctph_event_put(c->device, c->ev_start);
+  ctph_event_put(c->device, c->ev_end);
+}
+
+void ctph_call_end(ctph_call *c, uint64_t result) {
+  if (c->timing)
+    finish_timing(c, result);
+  if (result != 0)
+    c->flags &= ~(uint32_t)CT_API_UNTIMED; /* a failed call queued no GPU work */
+  uint64_t end_ns = ctp_now_ns();
+  if (c->device < 0) {
+    c->device = ctph_current_device(NULL);
+    if (c->device >= 0 && c->handle != CTPH_NO_STREAM)
+      c->stream = ctph_stream_id(c->device, c->handle, c->ptsz);
+  } else if (!c->gpu_type && c->handle != CTPH_NO_STREAM) {
+    c->stream = ctph_stream_id(c->device, c->handle, c->ptsz);
+  }
+  ct_record r = {.kind = CT_KIND_API};
+  r.u.api.tid = ctp_tid();
+  r.u.api.name = ctph_hook_name_id(c->id);
+  r.u.api.begin_ns = c->begin_ns;
+  r.u.api.end_ns = end_ns;
+  r.u.api.corr = c->corr;
+  r.u.api.device = c->device >= 0 ? (uint64_t)c->device : 0;
+  r.u.api.stream = c->stream;
+  r.u.api.result = result;
+  r.u.api.depth = c->depth;
+  r.u.api.flags = c->flags;
+  ctp_emit(&r);
+  ctph_tls.depth--;
+}

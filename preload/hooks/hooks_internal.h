@@ -1,0 +1,235 @@
+/*
+ * Internal interface of the interception half of libtrace.so (preload/hooks/).
+ *
+ *   real.c      the real entry points (one table from hooks.def) and the driver
+ *               functions the tracer itself uses (resolved through libcuda.so.1)
+ *   names.c     kernel names: host stub / cudaKernel_t -> interned mangled name
+ *   streams.c   small stream ids, STREAM and DEVICE records, capture tracking
+ *   gputime.c   event pool and per-thread queues of timed operations
+ *   poller.c    the poller thread, clock anchors, GPU records, final drain
+ *   call.c      the span helpers every wrapper uses (API records)
+ *   launch.c, memops.c, blas.c, sync.c   the wrappers
+ *
+ * Nothing here is exported from libtrace.so; only the wrappers are.
+ */
+#ifndef CUTRACE_PRELOAD_HOOKS_INTERNAL_H
+#define CUTRACE_PRELOAD_HOOKS_INTERNAL_H
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+#define CTPH_HIDDEN CTP_HIDDEN
+
+/* ------------------------------------------------------------------ real.c */
+
+/* One id per hooks.def entry: CTPH_ID_cudaLaunchKernel, ... */
+enum ctph_id {
+#define CT_HOOK(sym, layer, category) CTPH_ID_##sym,
+#include "cutrace/hooks.def"
+#undef CT_HOOK
+  CTPH_ID_COUNT
+};
+
+/* The hooks.def name of id. */
+const char *ctph_hook_name(enum ctph_id id) CTPH_HIDDEN;
+
+/* The next definition of entry point id after libtrace.so (dlsym RTLD_NEXT),
+ * resolved on first use and cached; NULL when no library defines it (yet). */
+void *ctph_real_resolve(enum ctph_id id) CTPH_HIDDEN;
+
+extern void *ctph_real_table[CTPH_ID_COUNT] CTPH_HIDDEN;
+
+/* The real function of a hooked symbol, typed like the wrapper. */
+#define CTPH_REAL(sym)                                                              \
+  ((__typeof__(&sym))(__atomic_load_n(&ctph_real_table[CTPH_ID_##sym], __ATOMIC_ACQUIRE) \
+                          ?: ctph_real_resolve(CTPH_ID_##sym)))
+
+/* The interned string id of the entry point's name (0 while tracing is off). */
+uint64_t ctph_hook_name_id(enum ctph_id id) CTPH_HIDDEN;
+
+/* Driver functions used by the tracer itself, resolved from libcuda.so.1 the way
+ * the runtime does (cuGetProcAddress_v2), never through cudart. */
+struct ctph_driver {
+  int loaded;  /* 1 when every function below that is non-NULL may be used */
+  CUresult (*CtxGetCurrent)(CUcontext *);
+  CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*CtxGetDevice)(CUdevice *);
+  CUresult (*DeviceGetName)(char *, int, CUdevice);
+  CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+  CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+  CUresult (*DriverGetVersion)(int *);
+  CUresult (*EventCreate)(CUevent *, unsigned);
+  CUresult (*EventDestroy)(CUevent);
+  CUresult (*EventRecord)(CUevent, CUstream);
+  CUresult (*EventRecord_pt)(CUevent, CUstream);
+  CUresult (*EventQuery)(CUevent);
+  CUresult (*EventSynchronize)(CUevent);
+  CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*StreamCreate)(CUstream *, unsigned);
+  CUresult (*StreamDestroy)(CUstream);
+  CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+  CUresult (*StreamIsCapturing_pt)(CUstream, CUstreamCaptureStatus *);
+  CUresult (*StreamGetFlags)(CUstream, unsigned *);
+  CUresult (*StreamGetPriority)(CUstream, int *);
+  CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
+  CUresult (*PointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
+};
+
+extern struct ctph_driver ctph_drv CTPH_HIDDEN;
+
+/* Loads the driver table once (thread-safe). Returns ctph_drv.loaded. */
+int ctph_driver_load(void) CTPH_HIDDEN;
+
+/* ---------------------------------------------------------------- call.c */
+
+/* Per-thread state of the hooks (initial-exec TLS). */
+struct ctph_thread {
+  uint32_t depth;          /* intercepted calls open on this thread */
+  int32_t cached_device;   /* device of cached_ctx, -1 when none */
+  CUcontext cached_ctx;
+  /* one-entry cache of the last stream looked up */
+  uint64_t last_stream_key;   /* handle */
+  uint32_t last_stream_dev;   /* device + 1 (0 = empty) */
+  uint32_t last_stream_pt;    /* per-thread default stream */
+  uint32_t last_stream_id;
+};
+
+extern __thread struct ctph_thread ctph_tls CTPH_HIDDEN;
+
+/* The stream argument of a call that has none. */
+#define CTPH_NO_STREAM ((CUstream)(intptr_t)-1)
+
+/* What one wrapper call is doing. */
+typedef struct ctph_call {
+  enum ctph_id id;
+  int traced;          /* 0: tracing is off for this call, only forward */
+  int saved_errno;     /* errno as the real function left it */
+  uint32_t depth;      /* depth of this call (0 = outermost) */
+  uint32_t flags;      /* CT_API_* */
+  int device;          /* -1 until known */
+  int ptsz;            /* a _ptsz/_ptds entry point: stream 0 is per-thread */
+  uint32_t stream;     /* small stream id */
+  CUstream handle;     /* the app's stream argument, or CTPH_NO_STREAM */
+  uint64_t begin_ns, corr;
+  /* GPU timing of this call (only the outermost call is timed) */
+  int timing;          /* events were taken and the start event recorded */
+  int gpu_type;        /* CT_GPU_* to time, 0 for none */
+  uint64_t gpu_name;   /* GPU record name */
+  CUevent ev_start, ev_end;
+} ctph_call;
+
+/* 1 when tracing is on (starting the tracer on first use). */
+int ctph_on(void) CTPH_HIDDEN;
+
+/*
+ * Opens a call: when tracing is on, takes the begin time and a corr and raises the
+ * thread's depth. gpu_type (CT_GPU_*, 0 for none) is timed with events on `stream`
+ * (the per-thread default stream when ptsz and stream is 0) if this is the
+ * outermost call and the stream is not capturing. stream is CTPH_NO_STREAM for
+ * calls without one. Leaves errno as it found it.
+ */
+void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
+                     uint64_t gpu_name) CTPH_HIDDEN;
+
+/*
+ * Closes a traced call after the real function returned `result` (0 = success in
+ * every layer): records the end event and queues the timing when the call
+ * succeeded, emits the API record, lowers the depth. The caller then emits its
+ * detail record (LAUNCH, MEMOP, GEMM) with c->corr (see CTPH_FINISH).
+ */
+void ctph_call_end(ctph_call *c, uint64_t result) CTPH_HIDDEN;
+
+/* Wraps up a call: runs DETAIL (a statement emitting the detail record) when the
+ * call was traced (the variadic part), and leaves errno as the real function left it. */
+#define CTPH_FINISH(c, result, ...)        \
+  do {                                     \
+    if ((c).traced) {                      \
+      (c).saved_errno = errno;             \
+      ctph_call_end(&(c), (uint64_t)(result)); \
+      __VA_ARGS__;                         \
+      errno = (c).saved_errno;             \
+    }                                      \
+  } while (0)
+
+/* --------------------------------------------------------------- names.c */
+
+/* The string id of the kernel behind a host stub or cudaKernel_t (0 if unknown). */
+uint64_t ctph_kernel_name_id(const void *func) CTPH_HIDDEN;
+
+/* ------------------------------------------------------------- streams.c */
+
+/* The device of the calling thread's current context, or -1 (no context or no
+ * driver). Emits the DEVICE record the first time a device is seen. */
+int ctph_current_device(CUcontext *ctx_out) CTPH_HIDDEN;
+
+/* The small id of (device, handle) seen by a call; per_thread: the handle is the
+ * calling thread's per-thread default stream. Emits the STREAM record at first use. */
+uint32_t ctph_stream_id(int device, CUstream handle, int per_thread) CTPH_HIDDEN;
+
+/* Number of captures begun through the runtime and not yet ended. */
+extern int ctph_captures_active CTPH_HIDDEN;
+
+/* Notes a capture begun / ended on a stream (after the real call succeeded). */
+void ctph_capture_begun(CUstream handle, int per_thread) CTPH_HIDDEN;
+void ctph_capture_ended(CUstream handle, int per_thread) CTPH_HIDDEN;
+
+/* 1 when the stream is (or may be) capturing, 0 when it is known not to be. */
+int ctph_stream_capturing(CUstream handle, int per_thread) CTPH_HIDDEN;
+
+/* The device's primary context as seen by some app thread (NULL when unknown). */
+CUcontext ctph_device_context(int device) CTPH_HIDDEN;
+
+/* Memory type (CT_MEM_*) of a pointer, from the driver's pointer attributes. */
+int ctph_memory_type(const void *ptr) CTPH_HIDDEN;
+
+/* ------------------------------------------------------------- gputime.c */
+
+#define CTPH_MAX_DEVICES 16
+
+/* A timed operation waiting for its events. */
+struct ctph_pending {
+  uint64_t corr, begin_ns, name;
+  uint32_t device, stream, type;
+  CUevent start, end;
+};
+
+/* Takes an event of `device` from the pool (creating more in ctx when empty).
+ * Returns NULL when none can be had. */
+CUevent ctph_event_get(int device) CTPH_HIDDEN;
+
+/* Returns an unused (or no longer needed) event to the pool of `device`. */
+void ctph_event_put(int device, CUevent ev) CTPH_HIDDEN;
+
+/* Forgets the pooled events of `device` (its context is being reset). */
+void ctph_event_pool_reset(int device) CTPH_HIDDEN;
+
+/* 1 when no thread has a timed operation waiting. */
+int ctph_pending_empty(void) CTPH_HIDDEN;
+
+/* Queues a timed operation for the poller. Returns 0, or -1 when the calling
+ * thread's queue is full (the caller then gives the events back). */
+int ctph_pending_push(const struct ctph_pending *p) CTPH_HIDDEN;
+
+/* Starts the poller thread once. */
+void ctph_poller_ensure(void) CTPH_HIDDEN;
+
+/* 1 while GPU timing is possible (not after fork, not after the final drain). */
+extern int ctph_gpu_timing_on CTPH_HIDDEN;
+
+/* Calls fn on every queued operation of every thread, oldest first per thread,
+ * while fn returns 1; used by the poller (single consumer). Returns how many
+ * operations fn consumed. */
+unsigned ctph_pending_consume(int (*fn)(struct ctph_pending *p, void *arg), void *arg)
+    CTPH_HIDDEN;
+
+/* Waits for and converts every queued timing. final: at exit, stops the poller and
+ * does the work itself (cuEventSynchronize), then turns GPU timing off; otherwise
+ * (device reset, module teardown) waits up to 5 s for the poller to empty the
+ * queues. Timings that cannot be had any more are counted (TRACER "gpu_lost"). */
+void ctph_gpu_drain(int final) CTPH_HIDDEN;
+
+#endif

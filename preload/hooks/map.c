@@ -1,0 +1,101 @@
+/* The hooks' open-addressed hash map (see map.h). */
+#include "map.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define TAG_USED (1ull << 63)
+
+static uint64_t mix(uint64_t key, uint64_t key2) {
+  uint64_t h = key * 0x9E3779B97F4A7C15ull ^ (key2 + 0x632BE59BD9B4E019ull);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
+
+static struct ctph_map_slot *probe(struct ctph_map_table *t, uint64_t key, uint64_t tag,
+                                   int *empty) {
+  for (uint64_t i = mix(key, tag), n = 0; n <= t->mask; i++, n++) {
+    struct ctph_map_slot *s = &t->slots[i & t->mask];
+    uint64_t st = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
+    if (!st) {
+      *empty = 1;
+      return s;
+    }
+    if (st == tag && s->key == key) {
+      *empty = 0;
+      return s;
+    }
+  }
+  *empty = 0;
+  return NULL;
+}
+
+struct ctph_map_slot *ctph_map_find(struct ctph_map *m, uint64_t key, uint64_t key2) {
+  struct ctph_map_table *t = __atomic_load_n(&m->table, __ATOMIC_ACQUIRE);
+  if (!t)
+    return NULL;
+  int empty;
+  struct ctph_map_slot *s = probe(t, key, key2 | TAG_USED, &empty);
+  return s && !empty ? s : NULL;
+}
+
+static struct ctph_map_table *table_new(uint64_t size) {
+  struct ctph_map_table *t = calloc(1, sizeof *t + size * sizeof(struct ctph_map_slot));
+  if (t)
+    t->mask = size - 1;
+  return t;
+}
+
+/* Copies every slot of old into a table twice its size (lock held). */
+static struct ctph_map_table *grow(struct ctph_map_table *old) {
+  struct ctph_map_table *t = table_new((old->mask + 1) * 2);
+  if (!t)
+    return NULL;
+  for (uint64_t i = 0; i <= old->mask; i++) {
+    struct ctph_map_slot *o = &old->slots[i];
+    if (!o->tag)
+      continue;
+    int empty;
+    struct ctph_map_slot *s = probe(t, o->key, o->tag, &empty);
+    s->key = o->key;
+    s->v1 = __atomic_load_n(&o->v1, __ATOMIC_RELAXED);
+    s->v2 = __atomic_load_n(&o->v2, __ATOMIC_RELAXED);
+    s->tag = o->tag;
+    t->used++;
+  }
+  return t;
+}
+
+struct ctph_map_slot *ctph_map_insert(struct ctph_map *m, uint64_t key, uint64_t key2,
+                                      uint64_t v1, uint64_t v2, int *inserted) {
+  *inserted = 0;
+  struct ctph_map_slot *found = ctph_map_find(m, key, key2);
+  if (found)
+    return found;
+  int saved = errno;
+  pthread_mutex_lock(&m->lock);
+  struct ctph_map_table *t = m->table;
+  if (!t)
+    t = table_new(1ull << m->initial_log2);
+  else if ((t->used + 1) * 4 > (t->mask + 1) * 3)
+    t = grow(t) ?: t;  /* the old table stays readable; it is never freed */
+  struct ctph_map_slot *s = NULL;
+  if (t) {
+    if (t != m->table)
+      __atomic_store_n(&m->table, t, __ATOMIC_RELEASE);
+    int empty;
+    s = probe(t, key, key2 | TAG_USED, &empty);
+    if (s && empty) {
+      s->key = key;
+      s->v1 = v1;
+      s->v2 = v2;
+      __atomic_store_n(&s->tag, key2 | TAG_USED, __ATOMIC_RELEASE);
+      t->used++;
+      *inserted = 1;
+    }
+  }
+  pthread_mutex_unlock(&m->lock);
+  errno = saved;
+  return s;
+}

@@ -1,0 +1,44 @@
+/*
+ * A small open-addressed hash map for the hooks: keys are (key, key2) pairs of
+ * integers, values two integers. Lookups are lock-free; inserts take a mutex. The
+ * table doubles when 3/4 full (the old table is kept: readers may still be in it).
+ */
+#ifndef CUTRACE_PRELOAD_HOOKS_MAP_H
+#define CUTRACE_PRELOAD_HOOKS_MAP_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+struct ctph_map_slot {
+  uint64_t tag;   /* 0 = empty, else key2 | 1 << 63 (written last, release) */
+  uint64_t key;
+  uint64_t v1, v2;
+};
+
+struct ctph_map_table {
+  uint64_t mask, used;
+  struct ctph_map_slot slots[];
+};
+
+struct ctph_map {
+  struct ctph_map_table *table;  /* NULL until the first insert */
+  pthread_mutex_t lock;
+  unsigned initial_log2;         /* log2 of the first table's size */
+};
+
+#define CTPH_MAP_INIT(log2) {NULL, PTHREAD_MUTEX_INITIALIZER, (log2)}
+
+/* The slot of (key, key2), or NULL when absent. Lock-free. key2 < 2^63. */
+struct ctph_map_slot *ctph_map_find(struct ctph_map *m, uint64_t key, uint64_t key2)
+    CTP_HIDDEN;
+
+/*
+ * The slot of (key, key2), inserting it with values v1, v2 when absent (*inserted
+ * is then 1). Returns NULL when memory runs out. The caller may hold no lock.
+ */
+struct ctph_map_slot *ctph_map_insert(struct ctph_map *m, uint64_t key, uint64_t key2,
+                                      uint64_t v1, uint64_t v2, int *inserted) CTP_HIDDEN;
+
+#endif

@@ -1,0 +1,309 @@
+/*
+ * Copies and sets: every cudaMemcpy* / cudaMemset* form of hooks.def. Each becomes
+ * an API record, a MEMOP record (bytes, direction, memory type of each side,
+ * async, set value) and, when outermost, a GPU record timed with events on its
+ * stream (synchronous forms run on the legacy default stream, or the per-thread one
+ * for _ptds). Memory types come from the driver's pointer attributes at each call:
+ * nothing is cached, so freed and reused addresses are never misreported.
+ */
+#include "hooks_internal.h"
+
+/* The _ptds / _ptsz forms have no prototype when compiling without per-thread
+ * default stream; same argument lists as the plain forms. */
+#define PT_DECL(sym, plain) CTP_EXPORT __typeof__(plain) sym;
+PT_DECL(cudaMemcpy_ptds, cudaMemcpy)
+PT_DECL(cudaMemcpyAsync_ptsz, cudaMemcpyAsync)
+PT_DECL(cudaMemcpy2D_ptds, cudaMemcpy2D)
+PT_DECL(cudaMemcpy2DAsync_ptsz, cudaMemcpy2DAsync)
+PT_DECL(cudaMemcpy3D_ptds, cudaMemcpy3D)
+PT_DECL(cudaMemcpy3DAsync_ptsz, cudaMemcpy3DAsync)
+PT_DECL(cudaMemcpyToSymbol_ptds, cudaMemcpyToSymbol)
+PT_DECL(cudaMemcpyFromSymbol_ptds, cudaMemcpyFromSymbol)
+PT_DECL(cudaMemcpyToSymbolAsync_ptsz, cudaMemcpyToSymbolAsync)
+PT_DECL(cudaMemcpyFromSymbolAsync_ptsz, cudaMemcpyFromSymbolAsync)
+PT_DECL(cudaMemset_ptds, cudaMemset)
+PT_DECL(cudaMemsetAsync_ptsz, cudaMemsetAsync)
+PT_DECL(cudaMemset2D_ptds, cudaMemset2D)
+PT_DECL(cudaMemset2DAsync_ptsz, cudaMemset2DAsync)
+#undef PT_DECL
+
+/* Which side of a copy is a device symbol (device memory by definition). */
+enum { SYM_NONE, SYM_SRC, SYM_DST };
+
+static int on_device(int mem) { return mem == CT_MEM_DEVICE || mem == CT_MEM_MANAGED; }
+
+/* Writes the MEMOP record of a copy; kind is a cudaMemcpyKind, or -1 for peer. */
+static void emit_copy(uint64_t corr, uint64_t bytes, int kind, const void *src, const void *dst,
+                      int async, int symbol) {
+  ct_record r = {.kind = CT_KIND_MEMOP};
+  int src_mem = symbol == SYM_SRC ? CT_MEM_DEVICE : ctph_memory_type(src);
+  int dst_mem = symbol == SYM_DST ? CT_MEM_DEVICE : ctph_memory_type(dst);
+  int dir;
+  switch (kind) {
+  case -1: dir = CT_MEMOP_P2P; break;
+  case cudaMemcpyHostToHost: dir = CT_MEMOP_H2H; break;
+  case cudaMemcpyHostToDevice: dir = CT_MEMOP_H2D; break;
+  case cudaMemcpyDeviceToHost: dir = CT_MEMOP_D2H; break;
+  case cudaMemcpyDeviceToDevice: dir = CT_MEMOP_D2D; break;
+  default: /* cudaMemcpyDefault: from where the pointers live */
+    dir = on_device(src_mem) ? (on_device(dst_mem) ? CT_MEMOP_D2D : CT_MEMOP_D2H)
+                             : (on_device(dst_mem) ? CT_MEMOP_H2D : CT_MEMOP_H2H);
+  }
+  r.u.memop.corr = corr;
+  r.u.memop.bytes = bytes;
+  r.u.memop.kind = (uint64_t)dir;
+  r.u.memop.src_mem = (uint64_t)src_mem;
+  r.u.memop.dst_mem = (uint64_t)dst_mem;
+  r.u.memop.async = (uint64_t)async;
+  ctp_emit(&r);
+}
+
+/* Writes the MEMOP record of a set. */
+static void emit_set(uint64_t corr, uint64_t bytes, const void *dst, int value, int async) {
+  ct_record r = {.kind = CT_KIND_MEMOP};
+  r.u.memop.corr = corr;
+  r.u.memop.bytes = bytes;
+  r.u.memop.kind = CT_MEMOP_MEMSET;
+  r.u.memop.dst_mem = (uint64_t)ctph_memory_type(dst);
+  r.u.memop.async = (uint64_t)async;
+  r.u.memop.value = (uint64_t)(uint8_t)value; /* cudaMemset sets bytes */
+  ctp_emit(&r);
+}
+
+/* Bytes moved by a 3D copy: the extent (width in bytes for pitched pointers; in
+ * elements when an array is involved, whose element size is not known here). */
+static uint64_t copy3d_bytes(const struct cudaMemcpy3DParms *p) {
+  return p ? (uint64_t)p->extent.width * p->extent.height * p->extent.depth : 0;
+}
+
+/* The body of every wrapper: forward, and when tracing, span + DETAIL. */
+#define MEMOP_BODY(sym, ptsz, stream, gpu_type, call_args, DETAIL)                     \
+  __typeof__(&sym) real = CTPH_REAL(sym);                                              \
+  if (!real)                                                                           \
+    return cudaErrorSharedObjectSymbolNotFound;                                        \
+  if (CTP_UNLIKELY(!ctph_on()))                                                        \
+    return real call_args;                                                             \
+  ctph_call c;                                                                         \
+  ctph_call_begin(&c, CTPH_ID_##sym, ptsz, gpu_type, (CUstream)(stream), 0);           \
+  cudaError_t r = real call_args;                                                      \
+  CTPH_FINISH(c, r, DETAIL);                                                           \
+  return r
+
+/* cudaMemcpy and cudaMemcpyAsync. */
+#define COPY(sym, ptsz, async, stream, ...)                                            \
+  MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY, (__VA_ARGS__),                          \
+             emit_copy(c.corr, count, kind, src, dst, async, SYM_NONE))
+
+/** cudaMemcpy, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
+                                  enum cudaMemcpyKind kind) {
+  COPY(cudaMemcpy, 0, 0, 0, dst, src, count, kind);
+}
+
+/** cudaMemcpy_ptds, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
+                                       enum cudaMemcpyKind kind) {
+  COPY(cudaMemcpy_ptds, 1, 0, 0, dst, src, count, kind);
+}
+
+/** cudaMemcpyAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                       enum cudaMemcpyKind kind, cudaStream_t stream) {
+  COPY(cudaMemcpyAsync, 0, 1, stream, dst, src, count, kind, stream);
+}
+
+/** cudaMemcpyAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
+                                            enum cudaMemcpyKind kind, cudaStream_t stream) {
+  COPY(cudaMemcpyAsync_ptsz, 1, 1, stream, dst, src, count, kind, stream);
+}
+
+/* cudaMemcpy2D and cudaMemcpy2DAsync: width bytes by height rows. */
+#define COPY2D(sym, ptsz, async, stream, ...)                                          \
+  MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY, (__VA_ARGS__),                          \
+             emit_copy(c.corr, (uint64_t)width * height, kind, src, dst, async, SYM_NONE))
+
+/** cudaMemcpy2D, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                    size_t width, size_t height, enum cudaMemcpyKind kind) {
+  COPY2D(cudaMemcpy2D, 0, 0, 0, dst, dpitch, src, spitch, width, height, kind);
+}
+
+/** cudaMemcpy2D_ptds, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
+                                         size_t spitch, size_t width, size_t height,
+                                         enum cudaMemcpyKind kind) {
+  COPY2D(cudaMemcpy2D_ptds, 1, 0, 0, dst, dpitch, src, spitch, width, height, kind);
+}
+
+/** cudaMemcpy2DAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
+                                         size_t spitch, size_t width, size_t height,
+                                         enum cudaMemcpyKind kind, cudaStream_t stream) {
+  COPY2D(cudaMemcpy2DAsync, 0, 1, stream, dst, dpitch, src, spitch, width, height, kind, stream);
+}
+
+/** cudaMemcpy2DAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src,
+                                              size_t spitch, size_t width, size_t height,
+                                              enum cudaMemcpyKind kind, cudaStream_t stream) {
+  COPY2D(cudaMemcpy2DAsync_ptsz, 1, 1, stream, dst, dpitch, src, spitch, width, height, kind,
+         stream);
+}
+
+/* cudaMemcpy3D and cudaMemcpy3DAsync. */
+#define COPY3D(sym, ptsz, async, stream, ...)                                          \
+  MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY, (__VA_ARGS__),                          \
+             emit_copy(c.corr, copy3d_bytes(p), p ? (int)p->kind : cudaMemcpyDefault,  \
+                       p ? p->srcPtr.ptr : NULL, p ? p->dstPtr.ptr : NULL, async, SYM_NONE))
+
+/** cudaMemcpy3D, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p) {
+  COPY3D(cudaMemcpy3D, 0, 0, 0, p);
+}
+
+/** cudaMemcpy3D_ptds, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p) {
+  COPY3D(cudaMemcpy3D_ptds, 1, 0, 0, p);
+}
+
+/** cudaMemcpy3DAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream) {
+  COPY3D(cudaMemcpy3DAsync, 0, 1, stream, p, stream);
+}
+
+/** cudaMemcpy3DAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p,
+                                              cudaStream_t stream) {
+  COPY3D(cudaMemcpy3DAsync_ptsz, 1, 1, stream, p, stream);
+}
+
+/** cudaMemcpyPeer, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dst_device, const void *src, int src_device,
+                                      size_t count) {
+  MEMOP_BODY(cudaMemcpyPeer, 0, 0, CT_GPU_MEMCPY, (dst, dst_device, src, src_device, count),
+             emit_copy(c.corr, count, -1, src, dst, 0, SYM_NONE));
+}
+
+/** cudaMemcpyPeerAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src,
+                                           int src_device, size_t count, cudaStream_t stream) {
+  MEMOP_BODY(cudaMemcpyPeerAsync, 0, stream, CT_GPU_MEMCPY,
+             (dst, dst_device, src, src_device, count, stream),
+             emit_copy(c.corr, count, -1, src, dst, 1, SYM_NONE));
+}
+
+/* Copies to and from device symbols. */
+#define TO_SYMBOL(sym, ptsz, async, stream, ...)                                       \
+  MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY, (__VA_ARGS__),                          \
+             emit_copy(c.corr, count, kind, src, symbol, async, SYM_DST))
+#define FROM_SYMBOL(sym, ptsz, async, stream, ...)                                     \
+  MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY, (__VA_ARGS__),                          \
+             emit_copy(c.corr, count, kind, symbol, dst, async, SYM_SRC))
+
+/** cudaMemcpyToSymbol, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,
+                                          size_t offset, enum cudaMemcpyKind kind) {
+  TO_SYMBOL(cudaMemcpyToSymbol, 0, 0, 0, symbol, src, count, offset, kind);
+}
+
+/** cudaMemcpyToSymbol_ptds, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count,
+                                               size_t offset, enum cudaMemcpyKind kind) {
+  TO_SYMBOL(cudaMemcpyToSymbol_ptds, 1, 0, 0, symbol, src, count, offset, kind);
+}
+
+/** cudaMemcpyToSymbolAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
+                                               size_t offset, enum cudaMemcpyKind kind,
+                                               cudaStream_t stream) {
+  TO_SYMBOL(cudaMemcpyToSymbolAsync, 0, 1, stream, symbol, src, count, offset, kind, stream);
+}
+
+/** cudaMemcpyToSymbolAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src,
+                                                    size_t count, size_t offset,
+                                                    enum cudaMemcpyKind kind, cudaStream_t stream) {
+  TO_SYMBOL(cudaMemcpyToSymbolAsync_ptsz, 1, 1, stream, symbol, src, count, offset, kind, stream);
+}
+
+/** cudaMemcpyFromSymbol, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count,
+                                            size_t offset, enum cudaMemcpyKind kind) {
+  FROM_SYMBOL(cudaMemcpyFromSymbol, 0, 0, 0, dst, symbol, count, offset, kind);
+}
+
+/** cudaMemcpyFromSymbol_ptds, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count,
+                                                 size_t offset, enum cudaMemcpyKind kind) {
+  FROM_SYMBOL(cudaMemcpyFromSymbol_ptds, 1, 0, 0, dst, symbol, count, offset, kind);
+}
+
+/** cudaMemcpyFromSymbolAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count,
+                                                 size_t offset, enum cudaMemcpyKind kind,
+                                                 cudaStream_t stream) {
+  FROM_SYMBOL(cudaMemcpyFromSymbolAsync, 0, 1, stream, dst, symbol, count, offset, kind, stream);
+}
+
+/** cudaMemcpyFromSymbolAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
+                                                      size_t offset, enum cudaMemcpyKind kind,
+                                                      cudaStream_t stream) {
+  FROM_SYMBOL(cudaMemcpyFromSymbolAsync_ptsz, 1, 1, stream, dst, symbol, count, offset, kind,
+              stream);
+}
+
+/* Sets. */
+#define SET(sym, ptsz, async, stream, ...)                                             \
+  MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMSET, (__VA_ARGS__),                          \
+             emit_set(c.corr, count, dev_ptr, value, async))
+#define SET2D(sym, ptsz, async, stream, ...)                                           \
+  MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMSET, (__VA_ARGS__),                          \
+             emit_set(c.corr, (uint64_t)width * height, dev_ptr, value, async))
+
+/** cudaMemset, traced. */
+CTP_EXPORT cudaError_t cudaMemset(void *dev_ptr, int value, size_t count) {
+  SET(cudaMemset, 0, 0, 0, dev_ptr, value, count);
+}
+
+/** cudaMemset_ptds, traced. */
+CTP_EXPORT cudaError_t cudaMemset_ptds(void *dev_ptr, int value, size_t count) {
+  SET(cudaMemset_ptds, 1, 0, 0, dev_ptr, value, count);
+}
+
+/** cudaMemsetAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemsetAsync(void *dev_ptr, int value, size_t count,
+                                       cudaStream_t stream) {
+  SET(cudaMemsetAsync, 0, 1, stream, dev_ptr, value, count, stream);
+}
+
+/** cudaMemsetAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *dev_ptr, int value, size_t count,
+                                            cudaStream_t stream) {
+  SET(cudaMemsetAsync_ptsz, 1, 1, stream, dev_ptr, value, count, stream);
+}
+
+/** cudaMemset2D, traced. */
+CTP_EXPORT cudaError_t cudaMemset2D(void *dev_ptr, size_t pitch, int value, size_t width,
+                                    size_t height) {
+  SET2D(cudaMemset2D, 0, 0, 0, dev_ptr, pitch, value, width, height);
+}
+
+/** cudaMemset2D_ptds, traced. */
+CTP_EXPORT cudaError_t cudaMemset2D_ptds(void *dev_ptr, size_t pitch, int value, size_t width,
+                                         size_t height) {
+  SET2D(cudaMemset2D_ptds, 1, 0, 0, dev_ptr, pitch, value, width, height);
+}
+
+/** cudaMemset2DAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemset2DAsync(void *dev_ptr, size_t pitch, int value, size_t width,
+                                         size_t height, cudaStream_t stream) {
+  SET2D(cudaMemset2DAsync, 0, 1, stream, dev_ptr, pitch, value, width, height, stream);
+}
+
+/** cudaMemset2DAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *dev_ptr, size_t pitch, int value,
+                                              size_t width, size_t height, cudaStream_t stream) {
+  SET2D(cudaMemset2DAsync_ptsz, 1, 1, stream, dev_ptr, pitch, value, width, height, stream);
+}

@@ -1,0 +1,131 @@
+/*
+ * Resolution of the real functions, in one place:
+ * - every hooks.def entry point: dlsym(RTLD_NEXT, name), on first use, cached;
+ * - the driver functions the tracer itself calls (events, contexts, pointer
+ *   attributes): from libcuda.so.1 through cuGetProcAddress_v2, the way libcudart
+ *   reaches the driver (see /work/shared/notes/cuda-interception.md, section 2),
+ *   so the tracer never calls cudart and never disturbs cudaGetLastError.
+ */
+#include "hooks_internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+void *ctph_real_table[CTPH_ID_COUNT];
+static uint64_t hook_name_ids[CTPH_ID_COUNT];
+
+static const char *const hook_names[CTPH_ID_COUNT] = {
+#define CT_HOOK(sym, layer, category) #sym,
+#include "cutrace/hooks.def"
+#undef CT_HOOK
+};
+
+const char *ctph_hook_name(enum ctph_id id) {
+  return (unsigned)id < CTPH_ID_COUNT ? hook_names[id] : "?";
+}
+
+void *ctph_real_resolve(enum ctph_id id) {
+  if ((unsigned)id >= CTPH_ID_COUNT)
+    return NULL;
+  int saved = errno;
+  void *fn = dlsym(RTLD_NEXT, hook_names[id]);
+  errno = saved;
+  /* A missing symbol is not cached: the library may be dlopened later. */
+  if (fn)
+    __atomic_store_n(&ctph_real_table[id], fn, __ATOMIC_RELEASE);
+  return fn;
+}
+
+uint64_t ctph_hook_name_id(enum ctph_id id) {
+  uint64_t v = __atomic_load_n(&hook_name_ids[id], __ATOMIC_RELAXED);
+  if (CTP_LIKELY(v))
+    return v;
+  v = ctp_intern(hook_names[id]);
+  __atomic_store_n(&hook_name_ids[id], v, __ATOMIC_RELAXED);
+  return v;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+struct ctph_driver ctph_drv;
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+
+typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
+                                CUdriverProcAddressQueryResult *);
+
+/* One driver function: the cuGetProcAddress name, its exported fallback name and
+ * whether the per-thread-default-stream variant is wanted. */
+struct driver_sym {
+  const char *name, *exported;
+  int per_thread;
+  size_t offset;
+};
+
+#define DRV(member, name, exported, pt) {name, exported, pt, offsetof(struct ctph_driver, member)}
+static const struct driver_sym driver_syms[] = {
+    DRV(CtxGetCurrent, "cuCtxGetCurrent", "cuCtxGetCurrent", 0),
+    DRV(CtxSetCurrent, "cuCtxSetCurrent", "cuCtxSetCurrent", 0),
+    DRV(CtxGetDevice, "cuCtxGetDevice", "cuCtxGetDevice", 0),
+    DRV(DeviceGetName, "cuDeviceGetName", "cuDeviceGetName", 0),
+    DRV(DeviceGetAttribute, "cuDeviceGetAttribute", "cuDeviceGetAttribute", 0),
+    DRV(DeviceTotalMem, "cuDeviceTotalMem", "cuDeviceTotalMem_v2", 0),
+    DRV(DriverGetVersion, "cuDriverGetVersion", "cuDriverGetVersion", 0),
+    DRV(EventCreate, "cuEventCreate", "cuEventCreate", 0),
+    DRV(EventDestroy, "cuEventDestroy", "cuEventDestroy_v2", 0),
+    DRV(EventRecord, "cuEventRecord", "cuEventRecord", 0),
+    DRV(EventRecord_pt, "cuEventRecord", "cuEventRecord_ptsz", 1),
+    DRV(EventQuery, "cuEventQuery", "cuEventQuery", 0),
+    DRV(EventSynchronize, "cuEventSynchronize", "cuEventSynchronize", 0),
+    DRV(EventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2", 0),
+    DRV(StreamCreate, "cuStreamCreate", "cuStreamCreate", 0),
+    DRV(StreamDestroy, "cuStreamDestroy", "cuStreamDestroy_v2", 0),
+    DRV(StreamIsCapturing, "cuStreamIsCapturing", "cuStreamIsCapturing", 0),
+    DRV(StreamIsCapturing_pt, "cuStreamIsCapturing", "cuStreamIsCapturing_ptsz", 1),
+    DRV(StreamGetFlags, "cuStreamGetFlags", "cuStreamGetFlags", 0),
+    DRV(StreamGetPriority, "cuStreamGetPriority", "cuStreamGetPriority", 0),
+    DRV(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",
+        "cuThreadExchangeStreamCaptureMode", 0),
+    DRV(PointerGetAttribute, "cuPointerGetAttribute", "cuPointerGetAttribute", 0),
+};
+#undef DRV
+
+/* The ABI version the tracer asks for (cuEventElapsedTime then means _v2). */
+#define CTPH_DRIVER_ABI 13000
+
+static void driver_load_once(void) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib)
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib)
+    return;
+  get_proc_fn get_proc = (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2");
+  for (size_t i = 0; i < sizeof driver_syms / sizeof driver_syms[0]; i++) {
+    const struct driver_sym *s = &driver_syms[i];
+    void *fn = NULL;
+    if (get_proc) {
+      CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      cuuint64_t flags = s->per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                                       : CU_GET_PROC_ADDRESS_DEFAULT;
+      if (get_proc(s->name, &fn, CTPH_DRIVER_ABI, flags, &status) != CUDA_SUCCESS ||
+          status != CU_GET_PROC_ADDRESS_SUCCESS)
+        fn = NULL;
+    }
+    if (!fn)
+      fn = dlsym(lib, s->exported);
+    memcpy((char *)&ctph_drv + s->offset, &fn, sizeof fn);
+  }
+  int ok = ctph_drv.CtxGetCurrent && ctph_drv.EventCreate && ctph_drv.EventRecord &&
+           ctph_drv.EventQuery && ctph_drv.EventElapsedTime && ctph_drv.EventSynchronize &&
+           ctph_drv.CtxSetCurrent && ctph_drv.StreamCreate;
+  __atomic_store_n(&ctph_drv.loaded, ok, __ATOMIC_RELEASE);
+}
+
+int ctph_driver_load(void) {
+  if (CTP_LIKELY(__atomic_load_n(&ctph_drv.loaded, __ATOMIC_ACQUIRE)))
+    return 1;
+  int saved = errno;
+  pthread_once(&driver_once, driver_load_once);
+  errno = saved;
+  return __atomic_load_n(&ctph_drv.loaded, __ATOMIC_ACQUIRE);
+}

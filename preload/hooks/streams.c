@@ -1,0 +1,207 @@
+/*
+ * Devices, streams and captures as the hooks see them: the current device (from
+ * the driver's current context, with a DEVICE record the first time), small stream
+ * ids with a STREAM record at first use, which streams are capturing, and the
+ * memory type of a pointer.
+ */
+#include "hooks_internal.h"
+#include "map.h"
+
+/* Device ordinal -> its context as last seen by an app thread, and whether its
+ * DEVICE record was written. */
+static CUcontext device_ctx[CTPH_MAX_DEVICES];
+static int device_reported[CTPH_MAX_DEVICES];
+
+CUcontext ctph_device_context(int device) {
+  if (device < 0 || device >= CTPH_MAX_DEVICES)
+    return NULL;
+  return __atomic_load_n(&device_ctx[device], __ATOMIC_ACQUIRE);
+}
+
+/* Writes the DEVICE record of `device` (name, compute capability, SMs, memory). */
+static void report_device(int device) {
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&device_reported[device], &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_RELAXED))
+    return;
+  char name[256] = "";
+  int major = 0, minor = 0, sms = 0;
+  size_t mem = 0;
+  CUdevice dev = (CUdevice)device;
+  if (ctph_drv.DeviceGetName && ctph_drv.DeviceGetName(name, sizeof name - 1, dev) != CUDA_SUCCESS)
+    name[0] = 0;
+  if (ctph_drv.DeviceGetAttribute) {
+    ctph_drv.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    ctph_drv.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    ctph_drv.DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  }
+  if (ctph_drv.DeviceTotalMem)
+    ctph_drv.DeviceTotalMem(&mem, dev);
+  ct_record r = {.kind = CT_KIND_DEVICE};
+  r.u.device.device = (uint64_t)device;
+  r.u.device.name = name[0] ? ctp_intern(name) : 0;
+  r.u.device.cc_major = (uint64_t)major;
+  r.u.device.cc_minor = (uint64_t)minor;
+  r.u.device.sm_count = (uint64_t)sms;
+  r.u.device.mem_bytes = mem;
+  ctp_emit(&r);
+}
+
+int ctph_current_device(CUcontext *ctx_out) {
+  if (ctx_out)
+    *ctx_out = NULL;
+  if (!ctph_driver_load())
+    return -1;
+  CUcontext ctx = NULL;
+  if (ctph_drv.CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+    return -1;
+  if (ctx_out)
+    *ctx_out = ctx;
+  if (CTP_LIKELY(ctx == ctph_tls.cached_ctx))
+    return ctph_tls.cached_device;
+  CUdevice dev = 0;
+  if (!ctph_drv.CtxGetDevice || ctph_drv.CtxGetDevice(&dev) != CUDA_SUCCESS)
+    dev = 0;
+  int device = (int)dev;
+  if (device < 0 || device >= CTPH_MAX_DEVICES)
+    return -1;
+  __atomic_store_n(&device_ctx[device], ctx, __ATOMIC_RELEASE);
+  ctph_tls.cached_ctx = ctx;
+  ctph_tls.cached_device = device;
+  report_device(device);
+  return device;
+}
+
+/* ---------------------------------------------------------------- streams */
+
+/* (normalised handle, device | owner tid << 8) -> v1 = small id. */
+static struct ctph_map stream_ids = CTPH_MAP_INIT(8);
+static uint32_t next_stream_id = 1;
+
+/* Writes the STREAM record of a newly seen stream. */
+static void report_stream(uint32_t id, int device, uintptr_t handle, int per_thread, int legacy,
+                          uint64_t owner) {
+  ct_record r = {.kind = CT_KIND_STREAM};
+  r.u.stream.stream = id;
+  r.u.stream.handle = handle;
+  r.u.stream.device = (uint64_t)device;
+  r.u.stream.owner_tid = owner;
+  if (legacy) {
+    r.u.stream.flags = CT_STREAM_LEGACY;
+  } else if (per_thread) {
+    r.u.stream.flags = CT_STREAM_PER_THREAD;
+  } else {
+    unsigned flags = 0;
+    int priority = 0;
+    if (ctph_drv.StreamGetFlags && ctph_drv.StreamGetFlags((CUstream)handle, &flags) == CUDA_SUCCESS &&
+        (flags & CU_STREAM_NON_BLOCKING))
+      r.u.stream.flags = CT_STREAM_NON_BLOCKING;
+    if (ctph_drv.StreamGetPriority &&
+        ctph_drv.StreamGetPriority((CUstream)handle, &priority) == CUDA_SUCCESS)
+      r.u.stream.priority = (uint64_t)(int64_t)priority;
+  }
+  ctp_emit(&r);
+}
+
+uint32_t ctph_stream_id(int device, CUstream handle, int per_thread) {
+  uintptr_t h = (uintptr_t)handle;
+  int pt = h == (uintptr_t)CU_STREAM_PER_THREAD || (h == 0 && per_thread);
+  uint32_t dev1 = (uint32_t)device + 1;
+  struct ctph_thread *t = &ctph_tls;
+  if (CTP_LIKELY(t->last_stream_key == h && t->last_stream_dev == dev1 &&
+                 t->last_stream_pt == (uint32_t)pt))
+    return t->last_stream_id;
+  int legacy = !pt && (h == 0 || h == (uintptr_t)CU_STREAM_LEGACY);
+  uint64_t owner = pt ? ctp_tid() : 0;
+  uint64_t key = legacy ? 0 : pt ? (uintptr_t)CU_STREAM_PER_THREAD : h;
+  uint64_t key2 = ((uint64_t)device & 0xff) | owner << 8;
+  uint32_t id;
+  struct ctph_map_slot *s = ctph_map_find(&stream_ids, key, key2);
+  if (s) {
+    id = (uint32_t)s->v1;
+  } else {
+    id = legacy ? 0 : __atomic_fetch_add(&next_stream_id, 1, __ATOMIC_RELAXED);
+    int inserted = 0;
+    s = ctph_map_insert(&stream_ids, key, key2, id, 0, &inserted);
+    if (s && !inserted)
+      id = (uint32_t)s->v1;
+    else
+      report_stream(id, device, legacy ? 0 : key, pt, legacy, owner);
+  }
+  t->last_stream_key = h;
+  t->last_stream_dev = dev1;
+  t->last_stream_pt = (uint32_t)pt;
+  t->last_stream_id = id;
+  return id;
+}
+
+/* --------------------------------------------------------------- capture */
+
+int ctph_captures_active;
+/* (normalised handle, owner tid for the per-thread stream) -> v1 = capturing. */
+static struct ctph_map capturing = CTPH_MAP_INIT(6);
+
+/* Key of a stream in the capturing map: the per-thread default stream is
+ * (CU_STREAM_PER_THREAD, its thread), any other stream (handle, 0). */
+static uint64_t capture_key(CUstream handle, int per_thread, uint64_t *key2) {
+  uintptr_t h = (uintptr_t)handle;
+  int pt = h == (uintptr_t)CU_STREAM_PER_THREAD || (h == 0 && per_thread);
+  *key2 = pt ? ctp_tid() : 0;
+  return pt ? (uintptr_t)CU_STREAM_PER_THREAD : h;
+}
+
+void ctph_capture_begun(CUstream handle, int per_thread) {
+  int inserted;
+  uint64_t key2, key = capture_key(handle, per_thread, &key2);
+  struct ctph_map_slot *s = ctph_map_insert(&capturing, key, key2, 0, 0, &inserted);
+  uint64_t was = 1;
+  if (s)
+    was = __atomic_exchange_n(&s->v1, 1, __ATOMIC_ACQ_REL);
+  if (!was || !s)
+    __atomic_fetch_add(&ctph_captures_active, 1, __ATOMIC_ACQ_REL);
+}
+
+void ctph_capture_ended(CUstream handle, int per_thread) {
+  uint64_t key2, key = capture_key(handle, per_thread, &key2);
+  struct ctph_map_slot *s = ctph_map_find(&capturing, key, key2);
+  if (s && __atomic_exchange_n(&s->v1, 0, __ATOMIC_ACQ_REL))
+    __atomic_fetch_sub(&ctph_captures_active, 1, __ATOMIC_ACQ_REL);
+}
+
+int ctph_stream_capturing(CUstream handle, int per_thread) {
+  if (CTP_LIKELY(!__atomic_load_n(&ctph_captures_active, __ATOMIC_ACQUIRE)))
+    return 0;
+  /* A capture is active somewhere: ask the driver (a stream joined to a capture by
+   * an event wait is capturing too). Any doubt means "capturing". */
+  CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *) =
+      per_thread && ctph_drv.StreamIsCapturing_pt ? ctph_drv.StreamIsCapturing_pt
+                                                  : ctph_drv.StreamIsCapturing;
+  if (!is_capturing)
+    return 1;
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  return is_capturing(handle, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* ---------------------------------------------------------- memory types */
+
+int ctph_memory_type(const void *ptr) {
+  if (!ptr || !ctph_driver_load() || !ctph_drv.PointerGetAttribute)
+    return CT_MEM_UNKNOWN;
+  CUmemorytype type = 0;
+  if (ctph_drv.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                   (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
+    return CT_MEM_PAGEABLE; /* unknown to the driver: ordinary host memory */
+  unsigned managed = 0;
+  if (ctph_drv.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                   (CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS &&
+      managed)
+    return CT_MEM_MANAGED;
+  switch (type) {
+  case CU_MEMORYTYPE_DEVICE:
+    return CT_MEM_DEVICE;
+  case CU_MEMORYTYPE_HOST:
+    return CT_MEM_PINNED;
+  default:
+    return CT_MEM_UNKNOWN;
+  }
+}

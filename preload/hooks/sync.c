@@ -1,0 +1,149 @@
+/*
+ * Synchronisation, allocation and capture calls, recorded as CPU spans (they
+ * explain gaps); capture begin/end also keep track of which streams are capturing
+ * so that nothing is timed inside a capture. Device reset and module teardown first
+ * collect the outstanding GPU timings, while the context still exists.
+ */
+#include "hooks_internal.h"
+
+CTP_EXPORT __typeof__(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
+CTP_EXPORT __typeof__(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
+CTP_EXPORT __typeof__(cudaStreamBeginCapture) cudaStreamBeginCapture_ptsz;
+CTP_EXPORT __typeof__(cudaStreamEndCapture) cudaStreamEndCapture_ptsz;
+CTP_EXPORT void __cudaUnregisterFatBinary(void **fat_cubin_handle);
+
+/* Forward, and when tracing record one span with no GPU work; AFTER runs after
+ * the real call whether traced or not (r holds the result). */
+#define SPAN_BODY(sym, ptsz, stream, call_args, AFTER)                                 \
+  __typeof__(&sym) real = CTPH_REAL(sym);                                              \
+  if (!real)                                                                           \
+    return cudaErrorSharedObjectSymbolNotFound;                                        \
+  ctph_call c;                                                                         \
+  ctph_call_begin(&c, CTPH_ID_##sym, ptsz, 0, (CUstream)(stream), 0);                  \
+  cudaError_t r = real call_args;                                                      \
+  int saved_ = errno;                                                                  \
+  AFTER;                                                                               \
+  errno = saved_;                                                                      \
+  CTPH_FINISH(c, r, (void)0);                                                          \
+  return r
+
+/** cudaDeviceSynchronize, traced. */
+CTP_EXPORT cudaError_t cudaDeviceSynchronize(void) {
+  SPAN_BODY(cudaDeviceSynchronize, 0, CTPH_NO_STREAM, (), (void)0);
+}
+
+/** cudaStreamSynchronize, traced. */
+CTP_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  SPAN_BODY(cudaStreamSynchronize, 0, stream, (stream), (void)0);
+}
+
+/** cudaStreamSynchronize_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
+  SPAN_BODY(cudaStreamSynchronize_ptsz, 1, stream, (stream), (void)0);
+}
+
+/** cudaEventSynchronize, traced. */
+CTP_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  SPAN_BODY(cudaEventSynchronize, 0, CTPH_NO_STREAM, (event), (void)0);
+}
+
+/** cudaStreamWaitEvent, traced. */
+CTP_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                           unsigned int flags) {
+  SPAN_BODY(cudaStreamWaitEvent, 0, stream, (stream, event, flags), (void)0);
+}
+
+/** cudaStreamWaitEvent_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
+                                                unsigned int flags) {
+  SPAN_BODY(cudaStreamWaitEvent_ptsz, 1, stream, (stream, event, flags), (void)0);
+}
+
+/** cudaMalloc, traced. */
+CTP_EXPORT cudaError_t cudaMalloc(void **dev_ptr, size_t size) {
+  SPAN_BODY(cudaMalloc, 0, CTPH_NO_STREAM, (dev_ptr, size), (void)0);
+}
+
+/** cudaMallocHost, traced. */
+CTP_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size) {
+  SPAN_BODY(cudaMallocHost, 0, CTPH_NO_STREAM, (ptr, size), (void)0);
+}
+
+/** cudaHostAlloc, traced. */
+CTP_EXPORT cudaError_t cudaHostAlloc(void **host_ptr, size_t size, unsigned int flags) {
+  SPAN_BODY(cudaHostAlloc, 0, CTPH_NO_STREAM, (host_ptr, size, flags), (void)0);
+}
+
+/** cudaMallocManaged, traced. */
+CTP_EXPORT cudaError_t cudaMallocManaged(void **dev_ptr, size_t size, unsigned int flags) {
+  SPAN_BODY(cudaMallocManaged, 0, CTPH_NO_STREAM, (dev_ptr, size, flags), (void)0);
+}
+
+/** cudaFree, traced. */
+CTP_EXPORT cudaError_t cudaFree(void *dev_ptr) {
+  SPAN_BODY(cudaFree, 0, CTPH_NO_STREAM, (dev_ptr), (void)0);
+}
+
+/** cudaFreeHost, traced. */
+CTP_EXPORT cudaError_t cudaFreeHost(void *ptr) {
+  SPAN_BODY(cudaFreeHost, 0, CTPH_NO_STREAM, (ptr), (void)0);
+}
+
+/** cudaStreamBeginCapture, traced; the stream is then known to be capturing. */
+CTP_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  SPAN_BODY(cudaStreamBeginCapture, 0, stream, (stream, mode),
+            if (r == cudaSuccess) ctph_capture_begun((CUstream)stream, 0));
+}
+
+/** cudaStreamBeginCapture_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+                                                   enum cudaStreamCaptureMode mode) {
+  SPAN_BODY(cudaStreamBeginCapture_ptsz, 1, stream, (stream, mode),
+            if (r == cudaSuccess) ctph_capture_begun((CUstream)stream, 1));
+}
+
+/** cudaStreamEndCapture, traced (the capture ends even when it failed). */
+CTP_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
+  SPAN_BODY(cudaStreamEndCapture, 0, stream, (stream, graph),
+            ctph_capture_ended((CUstream)stream, 0));
+}
+
+/** cudaStreamEndCapture_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *graph) {
+  SPAN_BODY(cudaStreamEndCapture_ptsz, 1, stream, (stream, graph),
+            ctph_capture_ended((CUstream)stream, 1));
+}
+
+/** cudaDeviceReset, traced: outstanding timings of the device are collected
+ * first, and its pooled events forgotten (the reset destroys them). */
+CTP_EXPORT cudaError_t cudaDeviceReset(void) {
+  __typeof__(&cudaDeviceReset) real = CTPH_REAL(cudaDeviceReset);
+  if (!real)
+    return cudaErrorSharedObjectSymbolNotFound;
+  ctph_call c;
+  ctph_call_begin(&c, CTPH_ID_cudaDeviceReset, 0, 0, CTPH_NO_STREAM, 0);
+  if (c.traced) {
+    int saved = errno;
+    int device = ctph_current_device(NULL);
+    ctph_gpu_drain(0);
+    if (device >= 0)
+      ctph_event_pool_reset(device);
+    errno = saved;
+  }
+  cudaError_t r = real();
+  CTPH_FINISH(c, r, (void)0);
+  return r;
+}
+
+/** __cudaUnregisterFatBinary (module teardown at exit): collects outstanding GPU
+ * timings while the runtime is still alive, then forwards. No API record. */
+CTP_EXPORT void __cudaUnregisterFatBinary(void **fat_cubin_handle) {
+  __typeof__(&__cudaUnregisterFatBinary) real = CTPH_REAL(__cudaUnregisterFatBinary);
+  if (__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)) {
+    int saved = errno;
+    ctph_gpu_drain(0);
+    errno = saved;
+  }
+  if (real)
+    real(fat_cubin_handle);
+}
