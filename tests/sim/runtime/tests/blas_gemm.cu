@@ -8,8 +8,10 @@
 #include <vector>
 
 #define CHECK_BLAS(call) CHECK((call) == CUBLAS_STATUS_SUCCESS)
-extern "C" void cublasSgemm(char, char, int, int, int, float, const float *, int, const float *, int, float,
-                            float *, int);
+// The legacy handle-less cublasSgemm (cublas_v2.h #defines that name to
+// cublasSgemm_v2, so it is declared under another name bound to the symbol).
+extern "C" void legacy_cublasSgemm(char, char, int, int, int, float, const float *, int, const float *, int,
+                                   float, float *, int) __asm__("cublasSgemm");
 
 static std::vector<float> random_matrix(size_t count, unsigned seed)
 {
@@ -91,7 +93,7 @@ int main()
 
       // Legacy handle-less API on the legacy stream.
       CHECK_CUDA(cudaMemcpy(dC, C.data(), C.size() * sizeof(float), cudaMemcpyHostToDevice));
-      cublasSgemm(ta ? 'T' : 'N', tb ? 't' : 'n', m, n, k, alpha, dA, lda, dB, ldb, beta, dC, ldc);
+      legacy_cublasSgemm(ta ? 'T' : 'N', tb ? 't' : 'n', m, n, k, alpha, dA, lda, dB, ldb, beta, dC, ldc);
       CHECK_CUDA(cudaDeviceSynchronize());
       CHECK(close_enough(from_device(dC, C.size()).data(), ref.data(), (int)C.size(), 1e-5f));
       CHECK_CUDA(cudaFree(dA));

@@ -1,0 +1,377 @@
+/* The memcpy and memset families. Bytes move when the operation is enqueued;
+ * the timing follows the model: pinned and pageable host copies at their
+ * bandwidths (pageable ones synchronous with the host), device-to-device copies
+ * and fills at device bandwidth, each with a fixed latency. */
+#include "sim.h"
+
+#include <string.h>
+
+void sim_copy_apply(const struct sim_copy *c)
+{
+  for (size_t z = 0; z < c->depth; z++)
+    for (size_t y = 0; y < c->height; y++)
+      memmove(c->dst + z * c->dst_slice + y * c->dst_pitch, c->src + z * c->src_slice + y * c->src_pitch,
+              c->width);
+}
+
+void sim_fill_apply(const struct sim_fill *f)
+{
+  for (size_t y = 0; y < f->height; y++) {
+    char *row = f->dst + y * f->pitch;
+    if (f->element_size == 1) {
+      memset(row, (int)(f->value & 0xff), f->width);
+    } else if (f->element_size == 2) {
+      uint16_t v = (uint16_t)f->value;
+      for (size_t i = 0; i < f->width; i++)
+        memcpy(row + 2 * i, &v, 2);
+    } else {
+      uint32_t v = f->value;
+      for (size_t i = 0; i < f->width; i++)
+        memcpy(row + 4 * i, &v, 4);
+    }
+  }
+}
+
+/* Which side of the bus a pointer is on, as the copy engine sees it. */
+enum side { SIDE_PAGEABLE, SIDE_PINNED, SIDE_DEVICE };
+
+/* Classifies [p, p + extent) and checks that device memory holds it (lock held). */
+static CUresult classify(const char *p, size_t extent, enum side *out)
+{
+  char *base;
+  size_t size;
+  enum sim_mem_type t = sim_mem_lookup(p, &base, &size, NULL);
+  if (t == SIM_MEM_NONE) {
+    *out = SIDE_PAGEABLE;
+    return CUDA_SUCCESS;
+  }
+  if (extent > size || (size_t)(p - base) > size - extent)
+    return CUDA_ERROR_INVALID_VALUE;
+  *out = t == SIM_MEM_PINNED ? SIDE_PINNED : SIDE_DEVICE;
+  return CUDA_SUCCESS;
+}
+
+/* Bytes spanned by a strided region. */
+static size_t extent_of(size_t width, size_t height, size_t depth, size_t pitch, size_t slice)
+{
+  if (!width || !height || !depth)
+    return 0;
+  return (depth - 1) * slice + (height - 1) * pitch + width;
+}
+
+/* Memory-type expectations of an explicit direction (0 = any). */
+enum expect { EXPECT_ANY, EXPECT_HOST, EXPECT_DEVICE };
+
+/* Enqueues a copy. `sync` is set for the non-Async entry points. */
+static CUresult copy_common(const struct sim_copy *c, enum expect dst_expect, enum expect src_expect,
+                            CUstream hStream, int per_thread, int sync)
+{
+  if (!sim_initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  size_t bytes = c->width * c->height * c->depth;
+  if (bytes == 0)
+    return CUDA_SUCCESS;
+  if (!c->dst || !c->src)
+    return CUDA_ERROR_INVALID_VALUE;
+  sim_lock();
+  struct sim_stream *s;
+  CUresult r = sim_stream_resolve(hStream, per_thread, &s);
+  enum side dst_side = SIDE_PAGEABLE, src_side = SIDE_PAGEABLE;
+  if (r == CUDA_SUCCESS)
+    r = classify(c->dst, extent_of(c->width, c->height, c->depth, c->dst_pitch, c->dst_slice), &dst_side);
+  if (r == CUDA_SUCCESS)
+    r = classify(c->src, extent_of(c->width, c->height, c->depth, c->src_pitch, c->src_slice), &src_side);
+  if (r == CUDA_SUCCESS && ((dst_expect == EXPECT_DEVICE && dst_side == SIDE_PAGEABLE)
+                            || (src_expect == EXPECT_DEVICE && src_side == SIDE_PAGEABLE)))
+    r = CUDA_ERROR_INVALID_VALUE;
+  if (r == CUDA_SUCCESS && sync && sim_capture_forbids_unsafe_call())
+    r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (r != CUDA_SUCCESS) {
+    sim_unlock();
+    return r;
+  }
+  /* An explicit host side is host memory even when it is mapped device-visible. */
+  int dst_dev = dst_expect == EXPECT_HOST ? 0 : dst_side == SIDE_DEVICE;
+  int src_dev = src_expect == EXPECT_HOST ? 0 : src_side == SIDE_DEVICE;
+  struct sim_op op = {.kind = SIM_OP_MEMCPY, .u.copy = *c};
+  double gbps;
+  int pageable = 0;
+  if (dst_dev && src_dev) {
+    strcpy(op.name, "DtoD");
+    gbps = sim_knobs.d2d_gbps;
+  } else if (dst_dev || src_dev) {
+    strcpy(op.name, dst_dev ? "HtoD" : "DtoH");
+    pageable = (dst_dev ? src_side : dst_side) == SIDE_PAGEABLE;
+    gbps = pageable ? sim_knobs.pageable_gbps : sim_knobs.pinned_gbps;
+  } else {
+    strcpy(op.name, "HtoH");
+    pageable = dst_side == SIDE_PAGEABLE || src_side == SIDE_PAGEABLE;
+    gbps = sim_knobs.pageable_gbps;
+  }
+  op.duration_ns = sim_transfer_ns(bytes, gbps);
+  uint64_t end = 0;
+  int capturing = s->capture != NULL;
+  r = sim_submit(s, &op, &end);
+  sim_unlock();
+  /* Synchronous copies return when done (device-to-device ones do not wait);
+   * pageable copies are synchronous with the host even through Async calls. */
+  if (r == CUDA_SUCCESS && !capturing && ((sync && !(dst_dev && src_dev)) || pageable))
+    sim_wait_until(end);
+  return r;
+}
+
+static struct sim_copy linear(CUdeviceptr_v2 dst, const void *src, size_t n)
+{
+  struct sim_copy c = {.dst = (char *)(uintptr_t)dst, .src = src, .width = n, .height = 1, .depth = 1};
+  return c;
+}
+
+#define DPTR(p) ((const void *)(uintptr_t)(p))
+
+/* X(name, per_thread, sync, dst expect, src expect, dst argument, src argument). */
+#define SIM_LINEAR_COPIES(X)                                                               \
+  X(cuMemcpyHtoD_v2, 0, 1, EXPECT_DEVICE, EXPECT_HOST, CUdeviceptr dst, const void *src)   \
+  X(cuMemcpyHtoD_v2_ptds, 1, 1, EXPECT_DEVICE, EXPECT_HOST, CUdeviceptr dst, const void *src) \
+  X(cuMemcpyDtoH_v2, 0, 1, EXPECT_HOST, EXPECT_DEVICE, void *dst, CUdeviceptr src)         \
+  X(cuMemcpyDtoH_v2_ptds, 1, 1, EXPECT_HOST, EXPECT_DEVICE, void *dst, CUdeviceptr src)    \
+  X(cuMemcpyDtoD_v2, 0, 1, EXPECT_DEVICE, EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
+  X(cuMemcpyDtoD_v2_ptds, 1, 1, EXPECT_DEVICE, EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
+  X(cuMemcpy, 0, 1, EXPECT_ANY, EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)              \
+  X(cuMemcpy_ptds, 1, 1, EXPECT_ANY, EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)
+
+#define SIM_ASYNC_COPIES(X)                                                                \
+  X(cuMemcpyHtoDAsync_v2, 0, 0, EXPECT_DEVICE, EXPECT_HOST, CUdeviceptr dst, const void *src) \
+  X(cuMemcpyHtoDAsync_v2_ptsz, 1, 0, EXPECT_DEVICE, EXPECT_HOST, CUdeviceptr dst, const void *src) \
+  X(cuMemcpyDtoHAsync_v2, 0, 0, EXPECT_HOST, EXPECT_DEVICE, void *dst, CUdeviceptr src)    \
+  X(cuMemcpyDtoHAsync_v2_ptsz, 1, 0, EXPECT_HOST, EXPECT_DEVICE, void *dst, CUdeviceptr src) \
+  X(cuMemcpyDtoDAsync_v2, 0, 0, EXPECT_DEVICE, EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
+  X(cuMemcpyDtoDAsync_v2_ptsz, 1, 0, EXPECT_DEVICE, EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
+  X(cuMemcpyAsync, 0, 0, EXPECT_ANY, EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)         \
+  X(cuMemcpyAsync_ptsz, 1, 0, EXPECT_ANY, EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)
+
+#define SIM_DEFINE_LINEAR(name, pt, sync, de, se, dst_decl, src_decl)                       \
+  /** A linear copy (see the CUDA driver API of the same name). */                         \
+  SIM_API CUresult name(dst_decl, src_decl, size_t ByteCount)                               \
+  {                                                                                         \
+    struct sim_copy c = linear((CUdeviceptr)(uintptr_t)dst, DPTR(src), ByteCount);          \
+    return copy_common(&c, de, se, NULL, pt, sync);                                         \
+  }
+#define SIM_DEFINE_ASYNC(name, pt, sync, de, se, dst_decl, src_decl)                        \
+  /** A stream-ordered linear copy (see the CUDA driver API of the same name). */          \
+  SIM_API CUresult name(dst_decl, src_decl, size_t ByteCount, CUstream hStream)             \
+  {                                                                                         \
+    struct sim_copy c = linear((CUdeviceptr)(uintptr_t)dst, DPTR(src), ByteCount);          \
+    return copy_common(&c, de, se, hStream, pt, sync);                                      \
+  }
+
+SIM_LINEAR_COPIES(SIM_DEFINE_LINEAR)
+SIM_ASYNC_COPIES(SIM_DEFINE_ASYNC)
+
+/** Copy between contexts (device to device). */
+SIM_API CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                              CUcontext srcContext, size_t ByteCount)
+{
+  struct sim_copy c = linear(dstDevice, DPTR(srcDevice), ByteCount);
+  return copy_common(&c, EXPECT_DEVICE, EXPECT_DEVICE, NULL, 0, 1);
+}
+
+/** cuMemcpyPeer through the per-thread default stream entry point. */
+SIM_API CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                   CUcontext srcContext, size_t ByteCount)
+{
+  struct sim_copy c = linear(dstDevice, DPTR(srcDevice), ByteCount);
+  return copy_common(&c, EXPECT_DEVICE, EXPECT_DEVICE, NULL, 1, 1);
+}
+
+/** Stream-ordered copy between contexts. */
+SIM_API CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                   CUcontext srcContext, size_t ByteCount, CUstream hStream)
+{
+  struct sim_copy c = linear(dstDevice, DPTR(srcDevice), ByteCount);
+  return copy_common(&c, EXPECT_DEVICE, EXPECT_DEVICE, hStream, 0, 0);
+}
+
+/** cuMemcpyPeerAsync through the per-thread default stream entry point. */
+SIM_API CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                        CUcontext srcContext, size_t ByteCount, CUstream hStream)
+{
+  struct sim_copy c = linear(dstDevice, DPTR(srcDevice), ByteCount);
+  return copy_common(&c, EXPECT_DEVICE, EXPECT_DEVICE, hStream, 1, 0);
+}
+
+/* The address and expectation of one side of a 2-D/3-D copy descriptor. */
+static CUresult side_address(CUmemorytype type, const void *host, CUdeviceptr device, CUarray array,
+                             char **out, enum expect *expect)
+{
+  switch (type) {
+  case CU_MEMORYTYPE_HOST: *out = (char *)host; *expect = EXPECT_HOST; return CUDA_SUCCESS;
+  case CU_MEMORYTYPE_DEVICE: *out = (char *)(uintptr_t)device; *expect = EXPECT_DEVICE; return CUDA_SUCCESS;
+  case CU_MEMORYTYPE_UNIFIED: *out = (char *)(uintptr_t)device; *expect = EXPECT_ANY; return CUDA_SUCCESS;
+  case CU_MEMORYTYPE_ARRAY: (void)array; return CUDA_ERROR_NOT_SUPPORTED; /* arrays: not simulated */
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+static CUresult copy_2d(const CUDA_MEMCPY2D *p, CUstream hStream, int per_thread, int sync)
+{
+  if (!p)
+    return CUDA_ERROR_INVALID_VALUE;
+  char *dst, *src;
+  enum expect de, se;
+  CUresult r = side_address(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst, &de);
+  if (r == CUDA_SUCCESS)
+    r = side_address(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src, &se);
+  if (r != CUDA_SUCCESS)
+    return r;
+  if (p->Height > 1 && (p->dstPitch < p->WidthInBytes || p->srcPitch < p->WidthInBytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  struct sim_copy c = {
+    .dst = dst + p->dstY * p->dstPitch + p->dstXInBytes,
+    .src = src + p->srcY * p->srcPitch + p->srcXInBytes,
+    .width = p->WidthInBytes, .height = p->Height, .depth = 1,
+    .dst_pitch = p->dstPitch, .src_pitch = p->srcPitch,
+  };
+  return copy_common(&c, de, se, hStream, per_thread, sync);
+}
+
+/** A 2-D copy. */
+SIM_API CUresult cuMemcpy2D(const CUDA_MEMCPY2D *pCopy) { return copy_2d(pCopy, NULL, 0, 1); }
+/** cuMemcpy2D, per-thread default stream entry point. */
+SIM_API CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy) { return copy_2d(pCopy, NULL, 1, 1); }
+/** A 2-D copy without alignment restrictions. */
+SIM_API CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *pCopy) { return copy_2d(pCopy, NULL, 0, 1); }
+/** cuMemcpy2DUnaligned, per-thread default stream entry point. */
+SIM_API CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy) { return copy_2d(pCopy, NULL, 1, 1); }
+/** A stream-ordered 2-D copy. */
+SIM_API CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *pCopy, CUstream hStream) { return copy_2d(pCopy, hStream, 0, 0); }
+/** cuMemcpy2DAsync, per-thread default stream entry point. */
+SIM_API CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream) { return copy_2d(pCopy, hStream, 1, 0); }
+
+static CUresult copy_3d(const CUDA_MEMCPY3D *p, CUstream hStream, int per_thread, int sync)
+{
+  if (!p)
+    return CUDA_ERROR_INVALID_VALUE;
+  char *dst, *src;
+  enum expect de, se;
+  CUresult r = side_address(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst, &de);
+  if (r == CUDA_SUCCESS)
+    r = side_address(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src, &se);
+  if (r != CUDA_SUCCESS)
+    return r;
+  if ((p->Height > 1 || p->Depth > 1) && (p->dstPitch < p->WidthInBytes || p->srcPitch < p->WidthInBytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  size_t dst_slice = p->dstPitch * p->dstHeight, src_slice = p->srcPitch * p->srcHeight;
+  if (p->Depth > 1 && (p->dstHeight < p->Height || p->srcHeight < p->Height))
+    return CUDA_ERROR_INVALID_VALUE;
+  struct sim_copy c = {
+    .dst = dst + p->dstZ * dst_slice + p->dstY * p->dstPitch + p->dstXInBytes,
+    .src = src + p->srcZ * src_slice + p->srcY * p->srcPitch + p->srcXInBytes,
+    .width = p->WidthInBytes, .height = p->Height, .depth = p->Depth,
+    .dst_pitch = p->dstPitch, .src_pitch = p->srcPitch, .dst_slice = dst_slice, .src_slice = src_slice,
+  };
+  return copy_common(&c, de, se, hStream, per_thread, sync);
+}
+
+/** A 3-D copy. */
+SIM_API CUresult cuMemcpy3D(const CUDA_MEMCPY3D *pCopy) { return copy_3d(pCopy, NULL, 0, 1); }
+/** cuMemcpy3D, per-thread default stream entry point. */
+SIM_API CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy) { return copy_3d(pCopy, NULL, 1, 1); }
+/** A stream-ordered 3-D copy. */
+SIM_API CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *pCopy, CUstream hStream) { return copy_3d(pCopy, hStream, 0, 0); }
+/** cuMemcpy3DAsync, per-thread default stream entry point. */
+SIM_API CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream) { return copy_3d(pCopy, hStream, 1, 0); }
+
+/* ---- memset ---- */
+
+static CUresult fill_common(CUdeviceptr dst, size_t pitch, unsigned int value, int element_size, size_t width,
+                            size_t height, CUstream hStream, int per_thread)
+{
+  if (!sim_initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  size_t row_bytes = width * (size_t)element_size;
+  if (!width || !height)
+    return CUDA_SUCCESS;
+  if (height > 1 && pitch < row_bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (dst % (CUdeviceptr)element_size)
+    return CUDA_ERROR_INVALID_VALUE;
+  sim_lock();
+  struct sim_stream *s;
+  CUresult r = sim_stream_resolve(hStream, per_thread, &s);
+  char *base;
+  size_t size;
+  char *p = (char *)(uintptr_t)dst;
+  size_t extent = (height - 1) * pitch + row_bytes;
+  if (r == CUDA_SUCCESS && (sim_mem_lookup(p, &base, &size, NULL) == SIM_MEM_NONE || extent > size
+                            || (size_t)(p - base) > size - extent))
+    r = CUDA_ERROR_INVALID_VALUE;
+  if (r == CUDA_SUCCESS) {
+    struct sim_op op = {.kind = SIM_OP_MEMSET};
+    strcpy(op.name, "memset");
+    op.u.fill = (struct sim_fill){.dst = p, .pitch = pitch, .width = width, .height = height, .value = value,
+                                  .element_size = element_size};
+    op.duration_ns = sim_transfer_ns(width * height * (size_t)element_size, sim_knobs.d2d_gbps);
+    r = sim_submit(s, &op, NULL);
+  }
+  sim_unlock();
+  /* Like the real driver, memsets of device memory are asynchronous to the host
+   * even through the non-Async entry points. */
+  return r;
+}
+
+static CUresult fill_1d(CUdeviceptr d, unsigned int v, int es, size_t n, CUstream h, int pt)
+{
+  return fill_common(d, n * (size_t)es, v, es, n, 1, h, pt);
+}
+
+/* One definer per shape: (name, value type, element size, per-thread). */
+#define SIM_FILL(name, T, es, pt)                                                         \
+  /** A fill of N elements (see the CUDA driver API of the same name). */                \
+  SIM_API CUresult name(CUdeviceptr dstDevice, T value, size_t N)                          \
+  {                                                                                       \
+    return fill_1d(dstDevice, value, es, N, NULL, pt);                                    \
+  }
+#define SIM_FILL_ASYNC(name, T, es, pt)                                                   \
+  /** A stream-ordered fill of N elements. */                                             \
+  SIM_API CUresult name(CUdeviceptr dstDevice, T value, size_t N, CUstream hStream)        \
+  {                                                                                       \
+    return fill_1d(dstDevice, value, es, N, hStream, pt);                                 \
+  }
+#define SIM_FILL_2D(name, T, es, pt)                                                      \
+  /** A 2-D fill of Width x Height elements. */                                           \
+  SIM_API CUresult name(CUdeviceptr dstDevice, size_t dstPitch, T value, size_t Width, size_t Height) \
+  {                                                                                       \
+    return fill_common(dstDevice, dstPitch, value, es, Width, Height, NULL, pt);          \
+  }
+#define SIM_FILL_2D_ASYNC(name, T, es, pt)                                                \
+  /** A stream-ordered 2-D fill. */                                                       \
+  SIM_API CUresult name(CUdeviceptr dstDevice, size_t dstPitch, T value, size_t Width, size_t Height, \
+                        CUstream hStream)                                                 \
+  {                                                                                       \
+    return fill_common(dstDevice, dstPitch, value, es, Width, Height, hStream, pt);       \
+  }
+
+SIM_FILL(cuMemsetD8_v2, unsigned char, 1, 0)
+SIM_FILL(cuMemsetD8_v2_ptds, unsigned char, 1, 1)
+SIM_FILL(cuMemsetD16_v2, unsigned short, 2, 0)
+SIM_FILL(cuMemsetD16_v2_ptds, unsigned short, 2, 1)
+SIM_FILL(cuMemsetD32_v2, unsigned int, 4, 0)
+SIM_FILL(cuMemsetD32_v2_ptds, unsigned int, 4, 1)
+SIM_FILL_ASYNC(cuMemsetD8Async, unsigned char, 1, 0)
+SIM_FILL_ASYNC(cuMemsetD8Async_ptsz, unsigned char, 1, 1)
+SIM_FILL_ASYNC(cuMemsetD16Async, unsigned short, 2, 0)
+SIM_FILL_ASYNC(cuMemsetD16Async_ptsz, unsigned short, 2, 1)
+SIM_FILL_ASYNC(cuMemsetD32Async, unsigned int, 4, 0)
+SIM_FILL_ASYNC(cuMemsetD32Async_ptsz, unsigned int, 4, 1)
+SIM_FILL_2D(cuMemsetD2D8_v2, unsigned char, 1, 0)
+SIM_FILL_2D(cuMemsetD2D8_v2_ptds, unsigned char, 1, 1)
+SIM_FILL_2D(cuMemsetD2D16_v2, unsigned short, 2, 0)
+SIM_FILL_2D(cuMemsetD2D16_v2_ptds, unsigned short, 2, 1)
+SIM_FILL_2D(cuMemsetD2D32_v2, unsigned int, 4, 0)
+SIM_FILL_2D(cuMemsetD2D32_v2_ptds, unsigned int, 4, 1)
+SIM_FILL_2D_ASYNC(cuMemsetD2D8Async, unsigned char, 1, 0)
+SIM_FILL_2D_ASYNC(cuMemsetD2D8Async_ptsz, unsigned char, 1, 1)
+SIM_FILL_2D_ASYNC(cuMemsetD2D16Async, unsigned short, 2, 0)
+SIM_FILL_2D_ASYNC(cuMemsetD2D16Async_ptsz, unsigned short, 2, 1)
+SIM_FILL_2D_ASYNC(cuMemsetD2D32Async, unsigned int, 4, 0)
+SIM_FILL_2D_ASYNC(cuMemsetD2D32Async_ptsz, unsigned int, 4, 1)
