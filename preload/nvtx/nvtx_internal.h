@@ -73,6 +73,9 @@ void nvtx_stack_close_all(uint64_t now_ns) CTP_HIDDEN;
 /* Emits the start/end ranges still open as CT_RANGE_UNCLOSED at now_ns. */
 void nvtx_startend_close_all(uint64_t now_ns) CTP_HIDDEN;
 
+/* Fork child: forgets the start/end ranges of the parent (they end in its trace). */
+void nvtx_startend_after_fork(void) CTP_HIDDEN;
+
 /* Set once the process-exit closing has run: later range ends are not recorded. */
 extern int nvtx_closed_at_exit CTP_HIDDEN;
 

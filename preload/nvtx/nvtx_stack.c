@@ -209,9 +209,28 @@ __attribute__((constructor(150))) static void nvtx_exit_key_early(void) {
   errno = saved_errno;
 }
 
+/*
+ * Fork child: only the forking thread exists. The other threads' states are
+ * released (their ranges belong to the parent's trace); the forking thread keeps
+ * its open ranges, so its pops stay balanced, now under the child's tid. This runs
+ * after the core's own child handler (registered earlier), which resets ctp_tid.
+ */
+static void after_fork_child(void) {
+  for (struct nvtx_thread_state *st = atomic_load_explicit(&all_states, memory_order_acquire); st;
+       st = st->next) {
+    if (st == tls_state) continue;
+    atomic_store_explicit(&st->top, 0, memory_order_relaxed);
+    st->overflow = 0;
+    atomic_store_explicit(&st->in_use, 0, memory_order_release);
+  }
+  if (tls_state) tls_state->tid = ctp_tid();
+  nvtx_startend_after_fork();
+}
+
 static void ranges_init_once(void) {
   pthread_once(&key_once, exit_key_create);
   ctp_at_final_flush(close_all_at_exit);
+  pthread_atfork(NULL, NULL, after_fork_child);
 }
 
 void nvtx_ranges_init(void) {

@@ -77,3 +77,10 @@ void nvtx_startend_close_all(uint64_t now_ns) {
                     CT_RANGE_STARTEND | CT_RANGE_UNCLOSED);
   }
 }
+
+void nvtx_startend_after_fork(void) {
+  for (unsigned i = 0; i < NVTX_SE_SLOTS; i++) {
+    if (atomic_load_explicit(&se_slots[i].key, memory_order_relaxed) != 0)
+      atomic_store_explicit(&se_slots[i].key, 0, memory_order_relaxed);
+  }
+}

@@ -19,6 +19,11 @@
  * plus one unbalanced nvtxRangePop and one unbalanced nvtxDomainRangePop (both
  * must return -1 and record nothing).
  *
+ * While "outer", "cross" and "t1_outer" are open, the main thread forks a child
+ * (tid = its pid) whose own trace holds exactly: "child_range" depth 1, then the
+ * inherited "outer" depth 0 popped by the child (begun before the fork), and no
+ * other range (the parent's worker and start/end ranges stay in the parent's trace).
+ *
  * With the argument "check" it also verifies the values NVTX returns (levels and
  * -1 for the unbalanced pops), as a tool that implements NVTX must give them, and
  * that errno is unchanged by NVTX calls; exit status 3 when one is wrong.
@@ -28,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -36,7 +43,7 @@ static int failures;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static nvtxRangeId_t cross_id;
-static int cross_ready, cross_done;
+static int worker_waiting, cross_ready, cross_done;
 
 static void expect(const char *what, long got, long want) {
   if (check_levels && got != want) {
@@ -54,6 +61,8 @@ static void *worker(void *arg) {
     expect("pop t1_inner", nvtxRangePop(), 1);
   }
   pthread_mutex_lock(&mu);
+  worker_waiting = 1;
+  pthread_cond_broadcast(&cv);
   while (!cross_ready) pthread_cond_wait(&cv, &mu);
   nvtxRangeEnd(cross_id);
   cross_done = 1;
@@ -96,8 +105,28 @@ int main(int argc, char **argv) {
   expect("errno after pushes, pops, domains, marks", errno, EXDEV);
 
   if (pthread_create(&thread, NULL, worker, NULL) != 0) return 2;
-  pthread_mutex_lock(&mu);
   cross_id = nvtxRangeStartA("cross");
+  pthread_mutex_lock(&mu);
+  while (!worker_waiting) pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+
+  /* Fork while "outer", "cross" and the worker's "t1_outer" are open. */
+  pid_t child = fork();
+  if (child == 0) {
+    expect("child push child_range", nvtxRangePushA("child_range"), 1);
+    expect("child pop child_range", nvtxRangePop(), 1);
+    expect("child pop outer", nvtxRangePop(), 0);
+    expect("child unbalanced pop", nvtxRangePop(), -1);
+    exit(failures ? 3 : 0);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "nvtx_workload: forked child failed (status %d)\n", status);
+    failures++;
+  }
+
+  pthread_mutex_lock(&mu);
   cross_ready = 1;
   pthread_cond_broadcast(&cv);
   while (!cross_done) pthread_cond_wait(&cv, &mu);

@@ -3,6 +3,7 @@
  * its trace against the ranges the workload plants (see nvtx_workload.c): names,
  * domains, depths, flags, threads, counts and the containment of times.
  *
+ * Each run also checks the trace of a child the workload forks with ranges open.
  * Three runs:
  *   1. LD_PRELOAD only: the constructor must point NVTX_INJECTION64_PATH at
  *      libtrace.so itself;
@@ -57,7 +58,8 @@ static void string_of(const ct_reader *r, uint64_t id, char *out, size_t cap) {
 }
 
 /* Runs the workload in a fresh output directory; returns that directory or NULL. */
-static char *run_workload(const char *libtrace, const char *workload, const char *mode) {
+static char *run_workload(const char *libtrace, const char *workload, const char *mode,
+                          uint64_t *workload_pid) {
   char tmpl[] = "/tmp/cutrace-nvtx-XXXXXX";
   char *dir = mkdtemp(tmpl);
   if (!dir) return NULL;
@@ -82,34 +84,21 @@ static char *run_workload(const char *libtrace, const char *workload, const char
   if (pid < 0 || waitpid(pid, &status, 0) != pid) return NULL;
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "[%s] workload exit status %d", mode,
         status);
+  *workload_pid = (uint64_t)pid;
   return dir;
 }
 
-/* Reads the one trace file in dir into events[]; returns the traced pid or 0. */
-static uint64_t read_trace(const char *dir, const char *mode) {
-  DIR *d = opendir(dir);
-  char path[4096] = "";
-  int files = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    size_t n = strlen(e->d_name);
-    if (n > 4 && strcmp(e->d_name + n - 4, ".ctr") == 0) {
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      files++;
-    }
-  }
-  if (d) closedir(d);
-  CHECK(files == 1, "[%s] %d trace files in %s, expected 1", mode, files, dir);
-  if (files != 1) return 0;
+/* Reads the RANGE and MARK records of path into events[]; returns its PROCESS pid/ppid. */
+static int read_events(const char *path, const char *mode, uint64_t *pid, uint64_t *ppid) {
   char err[256];
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   CHECK(r, "[%s] cannot read %s: %s", mode, path, err);
   if (!r) return 0;
   ct_record rec;
-  uint64_t pid = 0;
   nevents = 0;
+  *pid = *ppid = 0;
   while (ct_reader_next(r, &rec) == 1) {
-    if (rec.kind == CT_KIND_PROCESS) pid = rec.u.process.pid;
+    if (rec.kind == CT_KIND_PROCESS) *pid = rec.u.process.pid, *ppid = rec.u.process.ppid;
     if ((rec.kind != CT_KIND_RANGE && rec.kind != CT_KIND_MARK) || nevents == MAX_EVENTS) continue;
     struct event *ev = &events[nevents++];
     memset(ev, 0, sizeof *ev);
@@ -130,9 +119,38 @@ static uint64_t read_trace(const char *dir, const char *mode) {
     }
   }
   const ct_read_status *st = ct_reader_status(r);
-  CHECK(!st->damaged && st->clean_end, "[%s] trace damaged or without END: %s", mode, st->message);
+  CHECK(!st->damaged && st->clean_end, "[%s] %s damaged or without END: %s", mode, path,
+        st->message);
   ct_reader_close(r);
-  return pid ? pid : 1;
+  return 1;
+}
+
+/*
+ * Loads into events[] the trace in dir of the workload process itself (child = 0)
+ * or of the child it forked (child = 1). dir must hold exactly want_files traces
+ * (a child that records nothing writes no file). Returns 1 when found.
+ */
+static int read_trace(const char *dir, const char *mode, uint64_t workload_pid, int child,
+                      int want_files) {
+  DIR *d = opendir(dir);
+  char path[4096];
+  int files = 0, found = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n <= 4 || strcmp(e->d_name + n - 4, ".ctr") != 0) continue;
+    files++;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    uint64_t pid, ppid;
+    if (found || !read_events(path, mode, &pid, &ppid)) continue;
+    found = child ? ppid == workload_pid : pid == workload_pid;
+  }
+  if (d) closedir(d);
+  CHECK(files == want_files, "[%s] %d trace files in %s, expected %d", mode, files, dir,
+        want_files);
+  CHECK(found, "[%s] no trace of the workload%s in %s", mode, child ? "'s child" : "", dir);
+  if (!found) nevents = 0;
+  return found;
 }
 
 /* Removes dir and the files in it. */
@@ -251,6 +269,22 @@ static void check_planted(uint64_t main_tid, const char *mode) {
   if (failures == before) printf("ok: [%s] 13 ranges and 2 marks as planted\n", mode);
 }
 
+/* The assertions on the forked child's trace (runs 1 and 2). */
+static void check_child(uint64_t workload_pid, const char *mode) {
+  int before = failures;
+  CHECK(nevents == 2, "[%s] child: %d RANGE/MARK records, expected 2", mode, nevents);
+  if (nevents != 2) return;
+  const struct event *child_range = one("child_range"), *outer = one("outer");
+  uint64_t child_tid = child_range->tid;
+  CHECK(child_tid != workload_pid && child_tid != 0, "[%s] child tid %llu", mode,
+        (unsigned long long)child_tid);
+  expect_range(child_range, "", child_tid, 1, 0);
+  expect_range(outer, "", child_tid, 0, 0);
+  CHECK(outer->begin_ns < child_range->begin_ns && outer->end_ns >= child_range->end_ns,
+        "[%s] child: inherited outer does not contain child_range", mode);
+  if (failures == before) printf("ok: [%s] forked child: child_range inside inherited outer\n", mode);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_nvtx_ranges LIBTRACE_SO NVTX_WORKLOAD\n");
@@ -262,19 +296,23 @@ int main(int argc, char **argv) {
   }
   const char *modes[] = {"preload", "inject", "off"};
   for (int m = 0; m < 3; m++) {
-    char *dir = run_workload(argv[1], argv[2], modes[m]);
+    uint64_t pid = 0;
+    char *dir = run_workload(argv[1], argv[2], modes[m], &pid);
     CHECK(dir, "[%s] could not run the workload", modes[m]);
     if (!dir) continue;
-    uint64_t pid = read_trace(dir, modes[m]);
-    if (pid && m < 2) check_planted(pid, modes[m]);
-    if (pid && m == 2) {
-      CHECK(nevents == 0, "[off] %d RANGE/MARK records with CUTRACE_NVTX=0", nevents);
-      if (nevents == 0) printf("ok: [off] no ranges with CUTRACE_NVTX=0\n");
+    int before = failures;
+    if (m < 2) {
+      if (read_trace(dir, modes[m], pid, 0, 2)) check_planted(pid, modes[m]);
+      if (read_trace(dir, modes[m], pid, 1, 2)) check_child(pid, modes[m]);
+    } else {
+      if (read_trace(dir, modes[m], pid, 0, 1))
+        CHECK(nevents == 0, "[off] %d RANGE/MARK records with CUTRACE_NVTX=0", nevents);
+      if (failures == before) printf("ok: [off] no ranges with CUTRACE_NVTX=0\n");
     }
-    if (failures == 0) {
+    if (failures == before) {
       remove_dir(dir);
     } else {
-      fprintf(stderr, "[%s] trace kept in %s\n", modes[m], dir);
+      fprintf(stderr, "[%s] traces kept in %s\n", modes[m], dir);
     }
     free(dir);
   }
