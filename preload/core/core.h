@@ -135,6 +135,9 @@ int ctp_writer_urgent_flush(unsigned timeout_ms) CTP_HIDDEN;
 /* Fork child: forgets the parent's writer (its thread does not exist here). */
 void ctp_writer_after_fork(void) CTP_HIDDEN;
 
+/* Records the writer thread has taken from buffers, and the CPU time it spent doing so. */
+void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) CTP_HIDDEN;
+
 /* 1 while the writer thread runs. */
 int ctp_writer_running(void) CTP_HIDDEN;
 

@@ -42,6 +42,8 @@ struct writer {
   int stop;
   unsigned urgent_req, urgent_done;
   int warned;
+  uint64_t busy_cpu_ns;     /* writer thread CPU time spent in rounds */
+  uint64_t taken_records;   /* records taken from thread buffers */
 };
 
 static struct writer W = {.fd = -1};
@@ -128,6 +130,7 @@ static void drain_buffer(struct writer *w, struct ctp_tbuf *b) {
       add_drop(w, b, r.u.drop.count, r.u.drop.first_ns, r.u.drop.last_ns);
     else
       add_record(w, &r);
+    w->taken_records++;
     if (++since_release == 4096) { /* give the producer its space back early */
       __atomic_store_n(&b->tail, t, __ATOMIC_RELEASE);
       since_release = 0;
@@ -183,7 +186,13 @@ static void *writer_main(void *arg) {
     ts.tv_nsec = (long)(ns % 1000000000ull);
     sem_clockwait(&w->wake, CLOCK_MONOTONIC, &ts);
     if (__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) break;
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     pass(w, 0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    __atomic_add_fetch(&w->busy_cpu_ns,
+                       (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec)),
+                       __ATOMIC_RELAXED);
   }
   w->in_thread = 0;
   return NULL;
@@ -234,6 +243,11 @@ void ctp_writer_kick(void) {
 }
 
 int ctp_writer_running(void) { return W.running; }
+
+void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) {
+  *records = __atomic_load_n(&W.taken_records, __ATOMIC_RELAXED);
+  *cpu_ns = __atomic_load_n(&W.busy_cpu_ns, __ATOMIC_RELAXED);
+}
 
 void ctp_writer_finish(void) {
   struct writer *w = &W;
