@@ -127,7 +127,7 @@ void ctph_event_put(int device, CUevent ev) {
 
 /* ------------------------------------------------------- pending queues */
 
-#define RING_SLOTS 4096u
+#define RING_SLOTS 16384u /* calloc: pages are only committed when used */
 
 struct pending_ring {
   uint32_t head;  /* consumed (poller, release-stored) */

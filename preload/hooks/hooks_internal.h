@@ -226,6 +226,9 @@ extern int ctph_gpu_timing_on CTPH_HIDDEN;
 unsigned ctph_pending_consume(int (*fn)(struct ctph_pending *p, void *arg), void *arg)
     CTPH_HIDDEN;
 
+/* Makes the poller start a new clock timeline for `device` (it is being reset). */
+void ctph_clock_forget(int device) CTPH_HIDDEN;
+
 /* Waits for and converts every queued timing. final: at exit, stops the poller and
  * does the work itself (cuEventSynchronize), then turns GPU timing off; otherwise
  * (device reset, module teardown) waits up to 5 s for the poller to empty the

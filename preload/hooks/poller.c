@@ -43,8 +43,17 @@ struct device_clock {
   uint64_t first_host_ns;
   CUstream stream;
   CUcontext ctx;
+  unsigned generation;           /* clock_generation this timeline belongs to */
   int broken;                    /* anchoring failed: timings of this device are lost */
 };
+
+/* Bumped when a device is reset: its anchors' reference events are gone. */
+static unsigned clock_generation[CTPH_MAX_DEVICES];
+
+void ctph_clock_forget(int device) {
+  if (device >= 0 && device < CTPH_MAX_DEVICES)
+    __atomic_fetch_add(&clock_generation[device], 1, __ATOMIC_RELEASE);
+}
 
 static struct device_clock clocks[CTPH_MAX_DEVICES];
 static CUcontext poller_ctx;  /* the context current on the poller thread */
@@ -66,11 +75,15 @@ static int use_device(int device) {
     poller_ctx = ctx;
   }
   struct device_clock *c = &clocks[device];
-  if (c->ctx != ctx) {
-    /* A new context (first use, or the device was reset): start a new timeline. */
+  unsigned generation = __atomic_load_n(&clock_generation[device], __ATOMIC_ACQUIRE);
+  if (c->ctx != ctx || c->generation != generation) {
+    /* A new context (first use, or the device was reset): start a new timeline;
+     * the old reference events went with the old context. */
     c->ctx = ctx;
+    c->generation = generation;
     c->stream = NULL;
     c->n = 0;
+    c->first_host_ns = 0;
     c->broken = 0;
   }
   return 1;

@@ -126,8 +126,10 @@ CTP_EXPORT cudaError_t cudaDeviceReset(void) {
     int saved = errno;
     int device = ctph_current_device(NULL);
     ctph_gpu_drain(0);
-    if (device >= 0)
+    if (device >= 0) {
       ctph_event_pool_reset(device);
+      ctph_clock_forget(device);
+    }
     errno = saved;
   }
   cudaError_t r = real();
