@@ -315,15 +315,28 @@ static void print_summary(const gaps_cli *c) {
   }
   if (ntop) {
     const ct_gap_detail *d = &top[0];
-    char b1[24], b2[24];
-    printf("largest gap: %s on GPU %llu at +%s (%s%s%s)\n",
-           ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1), (unsigned long long)d->device,
+    char b1[24], b2[24], name[256];
+    printf("largest gap: %s on GPU %llu at +%s (%s", ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1),
+           (unsigned long long)d->device,
            ct_fmt_duration(d->start_ns - trace_start(&procs[d->proc]), b2, sizeof b2),
-           cause_label(d->cause), d->api ? ", ended by " : "", d->api ? d->api : "");
+           cause_label(d->cause));
+    if (d->op_name) printf("; ended by %s", op_label(d, name, sizeof name));
+    if (d->api) printf(" from %s", d->api);
+    printf(")\n");
   }
   unsigned nf;
-  ct_gaps_findings(c->g, &nf);
-  if (nf) printf("%u finding%s: run 'cutrace gaps' for the fixes\n", nf, nf == 1 ? "" : "s");
+  const ct_gaps_finding *fs = ct_gaps_findings(c->g, &nf);
+  if (nf) {
+    static const char *const labels[] = {"launch-bound kernels", "pageable copies",
+                                         "synchronous copies", "syncs on little GPU work"};
+    printf("findings:");
+    for (unsigned i = 0; i < nf; i++) {
+      int dup = 0;
+      for (unsigned k = 0; k < i; k++) dup |= fs[k].kind == fs[i].kind;
+      if (!dup) printf("%s %s", i ? "," : "", labels[fs[i].kind]);
+    }
+    printf(" (see cutrace gaps for the fixes)\n");
+  }
 }
 
 /* ---- JSON ------------------------------------------------------------------------------- */

@@ -125,7 +125,7 @@ typedef struct fstate {
   thstate **threads;
   unsigned nthreads;
   uint64_t wm, events;
-  struct { const char *key, *val; } *names; /* reader string -> interned copy */
+  struct { const char *key, *val; unsigned cls; } *names; /* reader string -> interned copy */
   size_t nnames, capnames;
   devstate *last_dev;
   tracker *last_stream;
@@ -195,9 +195,15 @@ static const char *intern(struct ct_gaps *g, const char *s) {
   return c;
 }
 
+#define NAME_SYNCHRONIZE 1 /* "...Synchronize..." */
+#define NAME_ASYNC 2       /* "...Async..." */
+#define NAME_MEMCPY 4      /* "cudaMemcpy..." or "cuMemcpy..." */
+
 /* The interned copy of a string owned by the reader (which frees its strings when the
- * file is closed, before the last intervals are final), cached by address. */
-static const char *keep(fstate *f, const char *s) {
+ * file is closed, before the last intervals are final), cached by address, with the
+ * NAME_* class bits of the name in *cls (may be NULL). */
+static const char *keep(fstate *f, const char *s, unsigned *cls) {
+  if (cls) *cls = 0;
   if (!s) return NULL;
   if ((f->nnames + 1) * 2 > f->capnames) {
     size_t ncap = f->capnames ? f->capnames * 2 : 1024;
@@ -215,11 +221,18 @@ static const char *keep(fstate *f, const char *s) {
   }
   size_t j = ((uintptr_t)s >> 4) * 0x9E3779B97F4A7C15ull >> 40 & (f->capnames - 1);
   while (f->names[j].key) {
-    if (f->names[j].key == s) return f->names[j].val;
+    if (f->names[j].key == s) {
+      if (cls) *cls = f->names[j].cls;
+      return f->names[j].val;
+    }
     j = (j + 1) & (f->capnames - 1);
   }
   f->names[j].key = s;
   f->names[j].val = intern(f->g, s);
+  f->names[j].cls = (strstr(s, "Synchronize") ? NAME_SYNCHRONIZE : 0) |
+                    (strstr(s, "Async") ? NAME_ASYNC : 0) |
+                    (!strncmp(s, "cudaMemcpy", 10) || !strncmp(s, "cuMemcpy", 8) ? NAME_MEMCPY : 0);
+  if (cls) *cls = f->names[j].cls;
   f->nnames++;
   return f->names[j].val;
 }
@@ -444,11 +457,14 @@ static void top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
   ct_gap_detail *h = is_stream ? g->top_s : g->top;
   unsigned *n = is_stream ? &g->ntop_s : &g->ntop;
   if (!h || !g->o.top) return;
+  if (*n == g->o.top) { /* only when longer than the shortest kept (ties: the earlier wins) */
+    uint64_t shortest = h[0].end_ns - h[0].start_ns;
+    if (b - a < shortest || (b - a == shortest && a >= h[0].start_ns)) return;
+  }
   ct_gap_detail d;
   memset(&d, 0, sizeof d);
   d.start_ns = a;
   d.end_ns = b;
-  if (*n == g->o.top && !detail_less(&h[0], &d)) return;
   d.proc = f->proc;
   d.device = t->dev->device;
   d.stream = t->stream;
@@ -664,13 +680,12 @@ static void findings_on_activity(fstate *f, devstate *d, const ct_activity *a) {
   if (sync && a->has_call) add_copy(&d->synccopy[kind], bytes, dur, call, a->start_ns, a->end_ns);
 }
 
-/* Whether a call blocks the CPU until GPU work completes. */
-static int is_blocking(const ct_span *s) {
-  if (!s->name) return 0;
-  if (strstr(s->name, "Synchronize")) return 1;
-  if (strstr(s->name, "Async")) return 0;
+/* Whether a call blocks the CPU until GPU work completes (cls: NAME_* bits of its name). */
+static int is_blocking(const ct_span *s, unsigned cls) {
+  if (cls & NAME_SYNCHRONIZE) return 1;
+  if (cls & NAME_ASYNC) return 0;
   if (s->detail == CT_DETAIL_MEMOP) return !s->d.memop.async && s->d.memop.kind != CT_MEMOP_MEMSET;
-  return s->category == CT_CAT_MEMCPY || !strncmp(s->name, "cuMemcpy", 8);
+  return (cls & NAME_MEMCPY) != 0;
 }
 
 /* A sync call: note it when it waited on little GPU work. */
@@ -725,8 +740,8 @@ static void on_activity(void *user, const ct_activity *a) {
       if (f->mproc->devices[i].device == a->device) d->name = intern(f->g, f->mproc->device_names[i]);
   uint64_t dur = a->end_ns - a->start_ns;
   if (dur > d->maxdur) d->maxdur = dur;
-  opinfo op = {a->stream, a->type, a->tid, a->call_begin_ns, a->call_end_ns, keep(f, a->api),
-               keep(f, a->name), a->has_call};
+  opinfo op = {a->stream, a->type, a->tid, a->call_begin_ns, a->call_end_ns, keep(f, a->api, NULL),
+               keep(f, a->name, NULL), a->has_call};
   tracker_add(f, &d->t, a->start_ns, a->end_ns, &op);
   tracker *st = get_stream(f, d, a->stream);
   if (st) tracker_add(f, st, a->start_ns, a->end_ns, &op);
@@ -752,14 +767,16 @@ static void on_span(void *user, const ct_span *s) {
   f->mproc = s->proc;
   if (s->is_tracer || s->depth == 0) {
     thstate *th = get_thread(f, s->tid);
+    unsigned cls;
+    const char *name = keep(f, s->name, &cls);
     if (th) {
-      span_ring_entry e = {s->begin_ns, s->end_ns, keep(f, s->name), s->is_tracer};
+      span_ring_entry e = {s->begin_ns, s->end_ns, name, s->is_tracer};
       ring_push(&th->calls, &e);
       if (s->is_tracer) ring_push(&th->tracer, &e);
-      else if (is_blocking(s)) ring_push(&th->syncs, &e);
+      else if (is_blocking(s, cls)) ring_push(&th->syncs, &e);
       th->last_end = max_u64(th->last_end, s->end_ns);
     }
-    if (!s->is_tracer && s->name && strstr(s->name, "Synchronize")) findings_on_sync(f, s);
+    if (!s->is_tracer && (cls & NAME_SYNCHRONIZE)) findings_on_sync(f, s);
   }
   note_time(f, s->end_ns);
 }

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 
-cutrace, plantrace = sys.argv[1], sys.argv[2]
+cutrace, plantrace, gaps_each = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = 0
 TOL = 1000  # ns: the planted times are exact; allow 1 us
 
@@ -117,6 +117,23 @@ with tempfile.TemporaryDirectory() as tmp:
     check(kinds.get("sync_copies", {}).get("bytes") == 12 << 20, "12 MiB of synchronous copies")
     check(kinds.get("little_sync", {}).get("count") == ans["little_syncs"], "little syncs")
 
+    # ct_gaps_each: the same device gaps, the stream gaps too, min_ns honoured.
+    p = subprocess.run([gaps_each, trace], capture_output=True, text=True)
+    rows = [l.split() for l in p.stdout.splitlines()]
+    check(rows and rows[-1][:3] == ["rc", "0", str(len(rows) - 1)], f"ct_gaps_each rc: {rows[-1:]}")
+    devg = {(int(r[2]), int(r[3])): r for r in rows[:-1] if r[1] == "-"}
+    check(len(devg) == ans["gap_count"], f"ct_gaps_each device gaps {len(devg)}")
+    check(all(devg.get((g["start_ns"], g["start_ns"] + g["dur_ns"]), [0] * 5)[4] == g["cause"]
+              for g in doc["gaps"]), "ct_gaps_each causes match the JSON")
+    check(all(r[6] == "proc" for r in rows[:-1]), "ct_gaps_each passes the process")
+    check(any(r[1] == "2" and r[4] == "other_stream" and r[5] == "__cudaLaunchKernel"
+              for r in rows[:-1]), "ct_gaps_each reports the stream wait")
+    p = subprocess.run([gaps_each, trace, "600000"], capture_output=True, text=True)
+    check(all(int(l.split()[3]) - int(l.split()[2]) >= 600000 for l in p.stdout.splitlines()[:-1]),
+          "ct_gaps_each min_ns")
+    p = subprocess.run([gaps_each, os.path.join(tmp, "nothing.ctr")], capture_output=True, text=True)
+    check(p.stdout.startswith("rc -1 0"), f"ct_gaps_each on a missing file: {p.stdout!r}")
+
     # Text and summary.
     rc, out, err = run(trace)
     check(rc == 0 and "Largest gaps" in out and "CUDA graphs" in out and "pinned memory" in out,
@@ -126,7 +143,7 @@ with tempfile.TemporaryDirectory() as tmp:
     lines = out.splitlines()
     busy = 100.0 * ans["busy_ns"] / (ans["last_ns"] - ans["first_ns"])
     check(rc == 0 and 2 <= len(lines) <= 6, f"summary lines {len(lines)}")
-    check(f"busy {busy:.1f}%" in out and "largest gap: 1.406 ms" in out and "host_wait" in out,
+    check(f"busy {busy:.1f}%" in out and "largest gap: 1.406 ms" in out and "before()" in out,
           f"summary content: {out!r}")
 
     # Options: --min-gap filters the list, not the totals; --launch-threshold moves
