@@ -141,6 +141,11 @@ static struct ctp_tbuf *tbuf_create(void) {
   b->ring = ring;
   b->mask = words - 1;
   b->tid = ctp_tid();
+  char name[17] = {0};
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  b->name_id = ctp_intern_always(name, strnlen(name, 16));
+  b->start_ns = ctp_now_ns();
+  struct ct_thread t = {.tid = b->tid, .name = b->name_id, .start_ns = b->start_ns};
   pthread_once(&exit_key_once, make_exit_key);
   if (exit_key_made) pthread_setspecific(exit_key, b);
   pthread_mutex_lock(&registry_lock);
@@ -149,11 +154,7 @@ static struct ctp_tbuf *tbuf_create(void) {
   pthread_mutex_unlock(&registry_lock);
   tls_buf = b;
 
-  char name[17] = {0};
-  prctl(PR_GET_NAME, name, 0, 0, 0);
-  struct ct_thread t = {.tid = b->tid,
-                        .name = ctp_intern_always(name, strnlen(name, 16)),
-                        .start_ns = ctp_now_ns()};
+
   ring_push(b, CT_KIND_THREAD, kind_words[CT_KIND_THREAD], (const uint64_t *)&t);
   errno = saved;
   return b;

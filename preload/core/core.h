@@ -8,6 +8,7 @@
  *   intern.c   the string table and the queue of STRING records to write
  *   writer.c   the writer thread: drain, encode, compress, write frames
  *   signals.c  fatal-signal handlers: urgent flush, then the program's handler
+ *   exec.c     the exec family: END and close before the new image replaces this one
  */
 #ifndef CUTRACE_PRELOAD_CORE_H
 #define CUTRACE_PRELOAD_CORE_H
@@ -71,12 +72,14 @@ struct ctp_tbuf {
   uint64_t drops_pushed;  /* drops_total when the last DROP record entered the ring */
   uint64_t drop_first_ns, drop_last_ns; /* times of the drops since then */
   uint64_t tid;
+  uint64_t name_id, start_ns; /* of the THREAD record, to repeat it in a new file */
   int kicked;             /* writer already woken for this buffer */
   int done;               /* thread exited: no more records (release-stored) */
   /* consumer side (the writer), on its own cache line */
   uint64_t tail __attribute__((aligned(64)));
   uint64_t snap_head;     /* head seen at the start of the current pass */
   uint64_t drops_written; /* drops reported in the file so far */
+  int announce;           /* write a THREAD record first (a new file after a failed exec) */
   struct ctp_tbuf *next;  /* registry list */
   uint64_t mask;          /* ring words - 1 */
   uint64_t *ring;
@@ -105,8 +108,8 @@ uint64_t ctp_intern_always(const char *s, size_t len) CTP_HIDDEN;
 void ctp_strings_drain(void (*fn)(void *arg, uint64_t id, const char *s, size_t len), void *arg)
     CTP_HIDDEN;
 
-/* Fork child: queues every known string again (the child's file has none yet). */
-void ctp_strings_after_fork(void) CTP_HIDDEN;
+/* Queues every known string again, for a new file (fork child, failed exec). */
+void ctp_strings_requeue_all(void) CTP_HIDDEN;
 
 void ctp_strings_lock(void) CTP_HIDDEN;
 void ctp_strings_unlock(void) CTP_HIDDEN;
@@ -148,6 +151,15 @@ extern int ctp_child_pending CTP_HIDDEN;
 
 /* Opens the fork child's own file and restarts its writer (first record in the child). */
 void ctp_child_restart(void) CTP_HIDDEN;
+
+/*
+ * Before an exec: the final flush (callbacks, the rest, END, close). Returns 1 when
+ * it was done (this process is the tracing one), 0 otherwise.
+ */
+int ctp_exec_finish(void) CTP_HIDDEN;
+
+/* After an exec that failed: a new file (<host>.<pid>.<n>.ctr) and writer; tracing on again. */
+void ctp_exec_resume(void) CTP_HIDDEN;
 
 /* ---- signals.c ---- */
 

@@ -137,22 +137,24 @@ static int by_id(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-void ctp_strings_after_fork(void) {
+void ctp_strings_requeue_all(void) {
+  pthread_mutex_lock(&strings_lock);
   queue_head = NULL;
   queue_tail = &queue_head;
-  if (!table || !table_count) return;
-  struct str_entry **all = malloc(table_count * sizeof *all);
-  if (!all) return; /* the child's file will show these ids as unknown */
-  size_t n = 0;
-  for (size_t i = 0; i <= table->mask; i++)
-    if (table->slots[i]) all[n++] = table->slots[i];
-  qsort(all, n, sizeof *all, by_id);
-  for (size_t i = 0; i < n; i++) {
-    all[i]->queue_next = NULL;
-    *queue_tail = all[i];
-    queue_tail = &all[i]->queue_next;
+  struct str_entry **all = table_count ? malloc(table_count * sizeof *all) : NULL;
+  if (all) { /* without memory the new file shows these ids as unknown */
+    size_t n = 0;
+    for (size_t i = 0; i <= table->mask; i++)
+      if (table->slots[i]) all[n++] = table->slots[i];
+    qsort(all, n, sizeof *all, by_id);
+    for (size_t i = 0; i < n; i++) {
+      all[i]->queue_next = NULL;
+      *queue_tail = all[i];
+      queue_tail = &all[i]->queue_next;
+    }
+    free(all);
   }
-  free(all);
+  pthread_mutex_unlock(&strings_lock);
 }
 
 void ctp_strings_lock(void) { pthread_mutex_lock(&strings_lock); }

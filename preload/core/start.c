@@ -23,6 +23,7 @@ static int output_dirfd = -1;
 static uint64_t host_id, cmdline_id, exe_id;
 static char host_name[256];
 static uint64_t child_ppid;
+static pid_t owner_pid; /* the process whose file and writer thread these are */
 static pthread_mutex_t restart_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void (*final_fns[8])(void);
@@ -145,6 +146,7 @@ static int open_and_start(pid_t pid, uint64_t ppid) {
     close(fd);
     return -1;
   }
+  owner_pid = pid;
   return 0;
 }
 
@@ -167,7 +169,7 @@ static void fork_child(void) {
   if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE)) return;
   ctp_writer_after_fork();
   ctp_buffers_after_fork();
-  ctp_strings_after_fork();
+  ctp_strings_requeue_all();
   child_ppid = (uint64_t)getppid();
   /* The file is opened lazily: a child that only execs writes nothing. */
   __atomic_store_n(&ctp_child_pending, 1, __ATOMIC_RELEASE);
@@ -213,11 +215,15 @@ int ctp_start(void) {
   return ctp_enabled;
 }
 
-/* Runs the hooks' callbacks, stops recording, writes the rest and the END record. */
-static void final_flush(void) {
+/*
+ * Runs the hooks' callbacks, stops recording, writes the rest and the END record.
+ * Not in a process that shares the owner's memory without being it (a vfork
+ * child, a raw clone): it must not touch the owner's writer or file.
+ */
+static int final_flush(void) {
   if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE) ||
-      __atomic_load_n(&ctp_child_pending, __ATOMIC_ACQUIRE))
-    return;
+      __atomic_load_n(&ctp_child_pending, __ATOMIC_ACQUIRE) || getpid() != owner_pid)
+    return 0;
   int saved = errno;
   unsigned n = __atomic_load_n(&final_count, __ATOMIC_ACQUIRE);
   for (unsigned i = 0; i < n && i < 8; i++) {
@@ -227,8 +233,19 @@ static void final_flush(void) {
   __atomic_store_n(&ctp_enabled, 0, __ATOMIC_RELEASE);
   ctp_writer_finish();
   errno = saved;
+  return 1;
+}
+
+int ctp_exec_finish(void) { return final_flush(); }
+
+void ctp_exec_resume(void) {
+  int saved = errno;
+  ctp_strings_requeue_all();
+  if (open_and_start(getpid(), (uint64_t)getppid()) == 0)
+    __atomic_store_n(&ctp_enabled, 1, __ATOMIC_RELEASE);
+  errno = saved;
 }
 
 __attribute__((constructor)) static void ctp_constructor(void) { ctp_start(); }
 
-__attribute__((destructor)) static void ctp_destructor(void) { final_flush(); }
+__attribute__((destructor)) static void ctp_destructor(void) { (void)final_flush(); }

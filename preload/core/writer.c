@@ -156,6 +156,13 @@ static void pass(struct writer *w, int final) {
     w->process_pending = 0;
   }
   for (struct ctp_tbuf *b = list; b; b = b->next) {
+    if (b->announce) {
+      ct_record t;
+      t.kind = CT_KIND_THREAD;
+      t.u.thread = (struct ct_thread){.tid = b->tid, .name = b->name_id, .start_ns = b->start_ns};
+      add_record(w, &t);
+      b->announce = 0;
+    }
     drain_buffer(w, b);
     int done = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
     if ((done && b->tail == __atomic_load_n(&b->head, __ATOMIC_ACQUIRE)) || final ||
@@ -219,6 +226,8 @@ int ctp_writer_start(int fd, const ct_record *process) {
   w->process_pending = 1;
   w->stop = 0;
   w->written_records = w->lost_records = w->dropped = 0;
+  /* Threads that already recorded (a new file after a failed exec) are announced again. */
+  for (struct ctp_tbuf *b = ctp_buffers_head(); b; b = b->next) b->announce = 1;
 
   /* The thread starts with every signal blocked: the program never sees it. */
   sigset_t all, old;

@@ -10,6 +10,8 @@
  *        core_emitter abort NREC         (NREC records then abort())
  *        core_emitter spin               (emits until killed; prints progress)
  *        core_emitter excl DIR           (forks; plants DIR/<host>.<childpid>.ctr first)
+ *        core_emitter exec NREC BADFILE  (NREC, a failing exec of BADFILE, NREC more,
+ *                                          then exec of "core_emitter threads 1 NREC 10")
  *        core_emitter bigstring          (one record named by a 1.5 MiB string)
  *        core_emitter start              (only starts and exits)
  * It prints "emitted N" (records it handed to ctp_emit) and its pid.
@@ -141,6 +143,21 @@ int main(int argc, char **argv) {
     }
   }
   if (!strcmp(mode, "excl") && argc == 3) return run_excl(argv[2]);
+  if (!strcmp(mode, "exec") && argc == 4) {
+    nrec = strtoull(argv[2], NULL, 10);
+    for (unsigned long long k = 0; k < nrec; k++) emit_api(0, k);
+    char *bad_argv[] = {argv[3], NULL};
+    errno = 0;
+    int rc = execv(argv[3], bad_argv);
+    printf("failed exec %d errno %d\n", rc, errno);
+    for (unsigned long long k = nrec; k < 2 * nrec; k++) emit_api(0, k);
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return 1;
+    self[n] = 0;
+    execl(self, "core_emitter", "threads", "1", argv[2], "10", (char *)NULL);
+    return 1;
+  }
   if (!strcmp(mode, "bigstring")) {
     size_t len = 3u << 19;
     char *big = malloc(len);

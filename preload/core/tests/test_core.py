@@ -174,6 +174,27 @@ def case_sigkill(tmp):
     check(0 < c.get("api", 0) <= t.get("api", 0), f"sigkill: cut file has {c.get('api')} records")
 
 
+def case_exec(tmp):
+    """exec: the old image's file ends cleanly; a failed exec resumes in a new file."""
+    out = os.path.join(tmp, "exec")
+    bad = os.path.join(tmp, "not-a-program")
+    with open(bad, "w") as f:
+        f.write("\0\0\0\0 not an executable format\n")
+    os.chmod(bad, 0o755)
+    p = run_emitter(out, ["exec", "3000", bad])
+    check("failed exec -1 errno 8" in p.stdout, f"exec: the bad exec did not fail with ENOEXEC: {p.stdout!r}")
+    check("emitted 3000" in p.stdout, "exec: the new image did not run")
+    files = traces(out)
+    if not check(len(files) == 3, f"exec: {len(files)} files, wanted 3"):
+        return
+    ts = [read_trace(f) for f in files]
+    check(len({t.get("pid") for t in ts}) == 1, "exec: files of different pids")
+    for f, t in zip(files, ts):
+        check(t.get("api") == 3000 and t.get("clean_end") == 1,
+              f"exec: {os.path.basename(f)} has {t.get('api')} records, clean end {t.get('clean_end')}")
+    check(p.stderr == "", f"exec: stderr {p.stderr!r}")
+
+
 def case_env(tmp):
     """Bad values: one line each and the default; disable and quiet work."""
     out = os.path.join(tmp, "env")
@@ -230,7 +251,7 @@ def case_output(tmp):
 def main():
     with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
         for case in (case_threads, case_drops, case_strings, case_fork, case_abort,
-                     case_sigkill, case_env, case_output):
+                     case_sigkill, case_exec, case_env, case_output):
             before = len(failures)
             case(tmp)
             print(f"{case.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
