@@ -14,7 +14,6 @@
 __thread struct ctph_thread ctph_tls = {.cached_device = -1};
 
 static int start_tried;
-
 int ctph_on(void) {
   if (CTP_LIKELY(__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)))
     return 1;
@@ -51,6 +50,7 @@ static inline void capture_mode_restore(int relaxed, CUstreamCaptureMode *saved)
 
 /* Takes two events and records the start one on the call's stream. */
 static void start_timing(ctph_call *c) {
+  ctph_poller_ensure();
   if (!__atomic_load_n(&ctph_gpu_timing_on, __ATOMIC_RELAXED)) {
     c->flags |= CT_API_UNTIMED;
     return;
@@ -61,7 +61,6 @@ static void start_timing(ctph_call *c) {
   if (ctph_stream_capturing(s, 0)) {
     c->flags |= CT_API_CAPTURED;
   } else {
-    ctph_poller_ensure();
     c->ev_start = ctph_event_get(c->device);
     c->ev_end = c->ev_start ? ctph_event_get(c->device) : NULL;
     if (c->ev_end && ctph_drv.EventRecord(c->ev_start, s) == CUDA_SUCCESS) {
@@ -153,17 +152,20 @@ void ctph_call_end(ctph_call *c, uint64_t result) {
   } else if (!c->gpu_type && c->handle != CTPH_NO_STREAM) {
     c->stream = ctph_stream_id(c->device, c->handle, c->ptsz);
   }
-  ct_record r = {.kind = CT_KIND_API};
-  r.u.api.tid = ctp_tid();
-  r.u.api.name = ctph_hook_name_id(c->id);
-  r.u.api.begin_ns = c->begin_ns;
-  r.u.api.end_ns = end_ns;
-  r.u.api.corr = c->corr;
-  r.u.api.device = c->device >= 0 ? (uint64_t)c->device : 0;
-  r.u.api.stream = c->stream;
-  r.u.api.result = result;
-  r.u.api.depth = c->depth;
-  r.u.api.flags = c->flags;
+  ct_record r;
+  r.kind = CT_KIND_API;
+  r.u.api = (struct ct_api){
+      .tid = ctp_tid(),
+      .name = ctph_hook_name_id(c->id),
+      .begin_ns = c->begin_ns,
+      .end_ns = end_ns,
+      .corr = c->corr,
+      .device = c->device >= 0 ? (uint64_t)c->device : 0,
+      .stream = c->stream,
+      .result = result,
+      .depth = c->depth,
+      .flags = c->flags,
+  };
   ctp_emit(&r);
   ctph_tls.depth--;
 }

@@ -25,16 +25,19 @@ CTP_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t s
 
 /* Writes the LAUNCH record of a call. */
 static void emit_launch(uint64_t corr, uint64_t kernel, dim3 grid, dim3 block, size_t shmem) {
-  ct_record r = {.kind = CT_KIND_LAUNCH};
-  r.u.launch.corr = corr;
-  r.u.launch.kernel = kernel;
-  r.u.launch.grid_x = grid.x;
-  r.u.launch.grid_y = grid.y;
-  r.u.launch.grid_z = grid.z;
-  r.u.launch.block_x = block.x;
-  r.u.launch.block_y = block.y;
-  r.u.launch.block_z = block.z;
-  r.u.launch.shmem = shmem;
+  ct_record r;
+  r.kind = CT_KIND_LAUNCH;
+  r.u.launch = (struct ct_launch){
+      .corr = corr,
+      .kernel = kernel,
+      .grid_x = grid.x,
+      .grid_y = grid.y,
+      .grid_z = grid.z,
+      .block_x = block.x,
+      .block_y = block.y,
+      .block_z = block.z,
+      .shmem = shmem,
+  };
   ctp_emit(&r);
 }
 

@@ -20,6 +20,8 @@ CTP_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
 
 /* host stub or cudaKernel_t -> (v1 = const char *mangled name, v2 = string id). */
 static struct ctph_map kernel_names = CTPH_MAP_INIT(12);
+/* Bumped when a known stub is registered again with another name. */
+static unsigned names_generation;
 
 /** Forwards the registration and remembers the stub's mangled name. */
 CTP_EXPORT void __cudaRegisterFunction(void **fat_cubin_handle, const char *host_fun, char *device_fun,
@@ -30,9 +32,12 @@ CTP_EXPORT void __cudaRegisterFunction(void **fat_cubin_handle, const char *host
     int inserted;
     struct ctph_map_slot *s =
         ctph_map_insert(&kernel_names, (uintptr_t)host_fun, 0, (uintptr_t)device_fun, 0, &inserted);
-    if (s && !inserted && s->v1 != (uintptr_t)device_fun)
-      __atomic_store_n(&s->v1, (uintptr_t)device_fun, __ATOMIC_RELAXED),
-          __atomic_store_n(&s->v2, 0, __ATOMIC_RELAXED);
+    if (s && !inserted && s->v1 != (uintptr_t)device_fun) {
+      /* The stub's address now belongs to another kernel (a module was reloaded). */
+      __atomic_store_n(&s->v1, (uintptr_t)device_fun, __ATOMIC_RELAXED);
+      __atomic_store_n(&s->v2, 0, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&names_generation, 1, __ATOMIC_RELEASE);
+    }
   }
   if (real)
     real(fat_cubin_handle, host_fun, device_fun, device_name, thread_limit, tid, bid, bdim, gdim,
@@ -58,14 +63,25 @@ CTP_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func) {
   return r;
 }
 
+/* The last kernel this thread looked up (launch loops repeat one kernel), valid
+ * while names_generation has not moved. */
+static __thread const void *last_func;
+static __thread uint64_t last_id;
+static __thread unsigned last_generation;
+
 /* The string id of the kernel behind a host stub or cudaKernel_t (0 if unknown). */
 uint64_t ctph_kernel_name_id(const void *func) {
+  unsigned generation = __atomic_load_n(&names_generation, __ATOMIC_ACQUIRE);
+  if (CTP_LIKELY(func == last_func && last_id && generation == last_generation))
+    return last_id;
   struct ctph_map_slot *s = ctph_map_find(&kernel_names, (uintptr_t)func, 0);
   if (!s)
     return 0;
   uint64_t id = __atomic_load_n(&s->v2, __ATOMIC_RELAXED);
-  if (CTP_LIKELY(id))
+  if (CTP_LIKELY(id)) {
+    last_func = func, last_id = id, last_generation = generation;
     return id;
+  }
   const char *name = (const char *)(uintptr_t)__atomic_load_n(&s->v1, __ATOMIC_RELAXED);
   int saved = errno;
   id = name ? ctp_intern(name) : 0;

@@ -23,7 +23,9 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_ANCHORS 16
 #define REANCHOR_NS 100000000ull
@@ -233,14 +235,17 @@ static int poll_one(struct ctph_pending *p, void *arg) {
     start_ns = p->begin_ns;
     ps->clamped++;
   }
-  ct_record rec = {.kind = CT_KIND_GPU};
-  rec.u.gpu.corr = p->corr;
-  rec.u.gpu.device = p->device;
-  rec.u.gpu.stream = p->stream;
-  rec.u.gpu.start_ns = start_ns;
-  rec.u.gpu.end_ns = end_ns;
-  rec.u.gpu.type = p->type;
-  rec.u.gpu.name = p->name;
+  ct_record rec;
+  rec.kind = CT_KIND_GPU;
+  rec.u.gpu = (struct ct_gpu){
+      .corr = p->corr,
+      .device = p->device,
+      .stream = p->stream,
+      .start_ns = start_ns,
+      .end_ns = end_ns,
+      .type = p->type,
+      .name = p->name,
+  };
   ctp_emit(&rec);
   ctph_event_put(device, p->start);
   ctph_event_put(device, p->end);
@@ -306,7 +311,25 @@ static void after_fork_child(void) {
   poller_running = 0;
 }
 
+/* CUTRACE_GPU_TIMING: 1 (default) times GPU work with events; 0 records CPU spans
+ * only (every GPU operation then carries CT_API_UNTIMED). */
+static void read_knobs(void) {
+  const char *v = getenv("CUTRACE_GPU_TIMING");
+  if (!v || !*v || !strcmp(v, "1"))
+    return;
+  if (!strcmp(v, "0")) {
+    __atomic_store_n(&ctph_gpu_timing_on, 0, __ATOMIC_RELEASE);
+    return;
+  }
+  static const char msg[] = "cutrace: CUTRACE_GPU_TIMING must be 0 or 1; using 1\n";
+  if (!getenv("CUTRACE_QUIET") || strcmp(getenv("CUTRACE_QUIET"), "1"))
+    (void)!write(2, msg, sizeof msg - 1);
+}
+
 static void poller_start_once(void) {
+  read_knobs();
+  if (!__atomic_load_n(&ctph_gpu_timing_on, __ATOMIC_ACQUIRE))
+    return;
   pthread_atfork(NULL, NULL, after_fork_child);
   ctp_at_final_flush(final_flush);
   sigset_t all, old;
