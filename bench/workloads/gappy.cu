@@ -11,13 +11,13 @@
 #include <stdarg.h>
 #include <unistd.h>
 
-#define TINY_US 2
+#define TINY_US 1
 #define SHORT_US 20
 #define WORK_US 100
 #define LONG_US 2000
 #define HOST_SLEEP_US 2000
-#define PAGEABLE_BYTES (4u << 20)
-#define GAPPY_SIM_KERNEL_US "gappy_tiny=2,gappy_short=20,gappy_work=100,gappy_long=2000"
+#define PAGEABLE_BYTES (1u << 20)
+#define GAPPY_SIM_KERNEL_US "gappy_tiny=1,gappy_short=20,gappy_work=100,gappy_long=2000"
 
 /* Lasts `ns` of GPU time on a real GPU (SHORT_US in the plan). */
 __global__ void gappy_short(long long ns) { wl_gpu_spin_ns(ns); }
@@ -92,8 +92,10 @@ static void phase_sync(void)
       "device_idle=no",
       LONG_US - SHORT_US);
   for (int i = 0; i < 3; i++) {
-    launch_spin(gappy_long, LONG_US, side);
+    /* main first: main's gap then lasts at least LONG_US - SHORT_US however
+     * late the host is in launching gappy_long. */
     launch_spin(gappy_short, SHORT_US, 0);
+    launch_spin(gappy_long, LONG_US, side);
     WL_CHECK(cudaDeviceSynchronize());
   }
   /* The third gap ends at the first main-stream work of the next phase. */
@@ -108,9 +110,9 @@ static void phase_other_stream(cudaEvent_t side_done)
       "before=gappy_work device_idle=no",
       LONG_US - SHORT_US);
   for (int i = 0; i < 3; i++) {
+    launch_spin(gappy_short, SHORT_US, 0); /* first, as in phase_sync */
     launch_spin(gappy_long, LONG_US, side);
     WL_CHECK(cudaEventRecord(side_done, side));
-    launch_spin(gappy_short, SHORT_US, 0);
     WL_CHECK(cudaStreamWaitEvent(0, side_done, 0));
     launch_spin(gappy_work, WORK_US, 0);
     WL_CHECK(cudaDeviceSynchronize());
@@ -134,6 +136,10 @@ static void pageable_prepare(pageable_buffers *buffers)
   buffers->back = (unsigned char *)wl_alloc(PAGEABLE_BYTES);
   memset(buffers->back, 0, PAGEABLE_BYTES);
   WL_CHECK(cudaMalloc((void **)&buffers->device, PAGEABLE_BYTES));
+  /* Touch the device buffer now: its first use must not cost page faults
+   * (device memory is host memory on the simulator). */
+  WL_CHECK(cudaMemset(buffers->device, 0, PAGEABLE_BYTES));
+  WL_CHECK(cudaDeviceSynchronize());
 }
 
 /* Frees what pageable_prepare allocated. */

@@ -10,14 +10,25 @@ follows the grammar of docs/workloads.md; the phases come in the documented
 order with begin <= end; the planted items are the documented ones; and each
 phase lasted at least what the simulator's model makes it last (the simulator
 really waits, so these are lower bounds from the plan, never speed limits).
+
+Then, from the simulator's ground truth (SIMCUDA_TRUTH_FILE: one line per
+finished operation, `KIND NAME STREAM DEVICE ENQUEUE_NS START_NS END_NS`), the
+operation counts per kernel, stream and copy direction, and the planted gaps on
+the main stream, which must each be at least as long as the plan guarantees
+whatever the host's load: host_wait >= 2000 us (a sleep of 2000 us separates
+the previous kernel's end from the next launch), sync and other_stream >= 1980
+us (gappy_short is enqueued on main before gappy_long on side, and the next
+main work cannot start before gappy_long ends).
+Every gap found on main is printed per phase, for whoever writes a gaps test.
 Exits 77 when SIM_DIR has no simulated libcuda.so.1.
 """
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
-KERNEL_US = "gappy_tiny=2,gappy_short=20,gappy_work=100,gappy_long=2000"
+KERNEL_US = "gappy_tiny=1,gappy_short=20,gappy_work=100,gappy_long=2000"
 PHASES = ["warmup", "busy", "host_wait", "sync", "other_stream", "pageable", "launch_bound",
           "sync_little_work"]
 # (kind, phase, key=value pairs that must be present) for every planted item.
@@ -26,7 +37,7 @@ PLANTED = [
     ("gap", "host_wait", {"cause": "host_wait", "count": "4", "dur_us": "2000"}),
     ("gap", "sync", {"cause": "sync", "count": "3", "dur_us": "1980"}),
     ("gap", "other_stream", {"cause": "other_stream", "count": "3", "dur_us": "1980"}),
-    ("finding", "pageable", {"kind": "pageable_copy", "count": "8", "bytes": "4194304"}),
+    ("finding", "pageable", {"kind": "pageable_copy", "count": "8", "bytes": "1048576"}),
     ("finding", "launch_bound", {"kind": "launch_bound", "count": "200", "kernel": "gappy_tiny"}),
     ("gap", "launch_bound", {"cause": "launch_overhead", "count": "199", "max_dur_us": "50"}),
     ("finding", "sync_little_work", {"kind": "sync_little_work", "count": "20", "work_us": "20"}),
@@ -41,6 +52,21 @@ MIN_PHASE_US = {
 }
 LINE = re.compile(r"^(gappy plan=1 .*|simulator SIMCUDA_KERNEL_US=\S+|gappy done|"
                   r"phase name=\w+ (begin|end)_ns=\d+|(planted (gap|finding)|expect none)( \w+=\S+)+)$")
+
+
+# Operations the plan issues: (kind, name substring, stream) -> count, where
+# stream is "main" (the legacy default stream, handle 0x0) or "side".
+TRUTH_COUNTS = {
+    ("kernel", "gappy_work", "main"): 10 + 5 + 3,
+    ("kernel", "gappy_short", "main"): 1 + 3 + 3 + 4 + 20,
+    ("kernel", "gappy_short", "side"): 1,
+    ("kernel", "gappy_long", "side"): 3 + 3,
+    ("kernel", "gappy_tiny", "main"): 200,
+    ("memcpy", "HtoD", "main"): 4,
+    ("memcpy", "DtoH", "main"): 4,
+}
+# Least duration of each planted gap on main, by phase: (count, least us).
+TRUTH_GAPS = {"host_wait": (4, 2000), "sync": (3, 1980), "other_stream": (3, 1980)}
 
 
 def fields(line):
@@ -85,6 +111,53 @@ def check_output(stdout, problems):
                 problems.append("planted line %r: %s=%s, want %s" % (line, key, got.get(key), value))
 
 
+def read_truth(path, problems):
+    """The simulator's ground-truth operations, as dicts, in file order."""
+    ops = []
+    with open(path) as truth:
+        for line in truth:
+            parts = line.split()
+            if len(parts) != 7:
+                problems.append("truth line outside the format: %r" % line)
+                continue
+            kind, name, stream, _device, enqueue, start, end = parts
+            ops.append({"kind": kind, "name": name, "stream": "main" if int(stream, 16) == 0 else "side",
+                        "enqueue": int(enqueue), "start": int(start), "end": int(end)})
+    return ops
+
+
+def check_truth(ops, stdout, problems):
+    """Checks the ground truth against the plan; prints the gaps on main."""
+    for (kind, name, stream), want in TRUTH_COUNTS.items():
+        got = sum(1 for op in ops if op["kind"] == kind and name in op["name"] and op["stream"] == stream)
+        if got != want:
+            problems.append("truth: %d %s %s on %s, want %d" % (got, kind, name, stream, want))
+    windows = {}
+    for line in stdout.splitlines():
+        if line.startswith("phase "):
+            f = fields(line)
+            edge = "begin_ns" if "begin_ns" in f else "end_ns"
+            windows.setdefault(f["name"], {})[edge] = int(f[edge])
+    main_ops = sorted((op for op in ops if op["stream"] == "main"), key=lambda op: op["start"])
+    for phase, window in windows.items():
+        if "begin_ns" not in window or "end_ns" not in window:
+            continue
+        # The gap after each main op enqueued in the phase, up to the next main op
+        # (the sync phase's last gap ends in the next phase).
+        gaps = [(b["start"] - a["end"]) / 1e3 for a, b in zip(main_ops, main_ops[1:])
+                if window["begin_ns"] <= a["enqueue"] <= window["end_ns"]]
+        inside = [op for op in main_ops if window["begin_ns"] <= op["enqueue"] <= window["end_ns"]]
+        big = sorted((g for g in gaps if g > 100), reverse=True)
+        print("truth: phase %s: %d ops on main, gaps over 100 us: %s" % (
+            phase, len(inside), " ".join("%.0f" % g for g in big) or "none"))
+        if phase in TRUTH_GAPS:
+            count, least_us = TRUTH_GAPS[phase]
+            planted = sorted(gaps, reverse=True)[:count]
+            if len(planted) < count or planted[-1] < least_us:
+                problems.append("truth: phase %s: longest %d gaps on main %s us, want each >= %d us"
+                                % (phase, count, ["%.0f" % g for g in planted], least_us))
+
+
 def main(argv):
     if len(argv) != 3:
         print("usage: check_gappy.py SIM_DIR GAPPY")
@@ -93,7 +166,10 @@ def main(argv):
     if not os.path.exists(os.path.join(sim_dir, "libcuda.so.1")):
         print("skip: no simulated libcuda.so.1 in", sim_dir)
         return 77
-    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, LD_BIND_NOW="1", SIMCUDA_KERNEL_US=KERNEL_US)
+    truth_dir = tempfile.TemporaryDirectory(prefix="check_gappy.")
+    truth_path = os.path.join(truth_dir.name, "truth")
+    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, LD_BIND_NOW="1", SIMCUDA_KERNEL_US=KERNEL_US,
+               SIMCUDA_TRUTH_FILE=truth_path)
     result = subprocess.run([gappy], env=env, capture_output=True, text=True, timeout=60)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
@@ -103,6 +179,10 @@ def main(argv):
     if result.stderr.strip():
         problems.append("gappy wrote to stderr (loader or plan warning)")
     check_output(result.stdout, problems)
+    if not os.path.exists(truth_path):
+        problems.append("the simulator wrote no SIMCUDA_TRUTH_FILE")
+    else:
+        check_truth(read_truth(truth_path, problems), result.stdout, problems)
     for problem in problems:
         print("FAIL:", problem)
     return 1 if problems else 0
