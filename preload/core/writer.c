@@ -37,6 +37,7 @@ struct writer {
   int running;
   pid_t thread_tid;
   int in_thread;            /* the pass runs on the writer thread (emit TRACER records) */
+  int chunk_has_program;    /* the chunk holds records other than the writer's own */
   int sem_ready;
   sem_t wake;
   int stop;
@@ -79,7 +80,11 @@ static void frame_flush(struct writer *w) {
     }
   }
   ct_chunk_reset(&w->chunk);
-  if (w->in_thread) ctp_emit_tracer("flush", begin, ctp_now_ns(), ok ? n : 0);
+  /* A frame of only the writer's own TRACER records is not reported in turn:
+   * otherwise an idle process would write one frame per CUTRACE_FLUSH_MS forever. */
+  if (w->in_thread && w->chunk_has_program)
+    ctp_emit_tracer("flush", begin, ctp_now_ns(), ok ? n : 0);
+  w->chunk_has_program = 0;
   errno = saved;
 }
 
@@ -96,6 +101,7 @@ static void add_record(struct writer *w, const ct_record *rec) {
 
 static void add_string(void *arg, uint64_t id, const char *s, size_t len) {
   struct writer *w = arg;
+  w->chunk_has_program = 1;
   if (w->chunk.len + len + CT_MAX_RECORD_BYTES > w->chunk.cap) frame_flush(w);
   if (!w->chunk.len) w->chunk_start_ns = ctp_now_ns();
   if (ct_chunk_add_string(&w->chunk, id, s, len) < 0) return;
@@ -118,6 +124,7 @@ static void add_drop(struct writer *w, struct ctp_tbuf *b, uint64_t total, uint6
 static void drain_buffer(struct writer *w, struct ctp_tbuf *b) {
   uint64_t t = b->tail, end = b->snap_head, m = b->mask;
   const uint64_t *ring = b->ring;
+  if (t != end && b->tid != (uint64_t)w->thread_tid) w->chunk_has_program = 1;
   ct_record r;
   unsigned since_release = 0;
   while (t < end) {
@@ -152,6 +159,7 @@ static void pass(struct writer *w, int final) {
     b->snap_head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
   ctp_strings_drain(add_string, w);
   if (w->process_pending) {
+    w->chunk_has_program = 1;
     add_record(w, &w->process);
     w->process_pending = 0;
   }
