@@ -212,26 +212,23 @@ static CUresult side_address(CUmemorytype type, const void *host, CUdeviceptr de
   }
 }
 
+static CUresult copy_3d(const CUDA_MEMCPY3D *p, CUstream hStream, int per_thread, int sync);
+
+/* A 2-D copy is a 3-D copy of depth 1. */
 static CUresult copy_2d(const CUDA_MEMCPY2D *p, CUstream hStream, int per_thread, int sync)
 {
   if (!p)
     return CUDA_ERROR_INVALID_VALUE;
-  char *dst, *src;
-  enum expect de, se;
-  CUresult r = side_address(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst, &de);
-  if (r == CUDA_SUCCESS)
-    r = side_address(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src, &se);
-  if (r != CUDA_SUCCESS)
-    return r;
-  if (p->Height > 1 && (p->dstPitch < p->WidthInBytes || p->srcPitch < p->WidthInBytes))
-    return CUDA_ERROR_INVALID_VALUE;
-  struct sim_copy c = {
-    .dst = dst + p->dstY * p->dstPitch + p->dstXInBytes,
-    .src = src + p->srcY * p->srcPitch + p->srcXInBytes,
-    .width = p->WidthInBytes, .height = p->Height, .depth = 1,
-    .dst_pitch = p->dstPitch, .src_pitch = p->srcPitch,
+  CUDA_MEMCPY3D c = {
+    .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcMemoryType = p->srcMemoryType,
+    .srcHost = p->srcHost, .srcDevice = p->srcDevice, .srcArray = p->srcArray, .srcPitch = p->srcPitch,
+    .srcHeight = p->Height,
+    .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstMemoryType = p->dstMemoryType,
+    .dstHost = p->dstHost, .dstDevice = p->dstDevice, .dstArray = p->dstArray, .dstPitch = p->dstPitch,
+    .dstHeight = p->Height,
+    .WidthInBytes = p->WidthInBytes, .Height = p->Height, .Depth = 1,
   };
-  return copy_common(&c, de, se, hStream, per_thread, sync);
+  return copy_3d(&c, hStream, per_thread, sync);
 }
 
 /** A 2-D copy. */

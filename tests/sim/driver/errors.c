@@ -127,30 +127,24 @@ static const struct error_entry *find_error(CUresult code)
   return NULL;
 }
 
+/* Gives the name or the description of `error`. */
+static CUresult error_text(CUresult error, const char **pStr, int want_name)
+{
+  if (!pStr)
+    return CUDA_ERROR_INVALID_VALUE;
+  const struct error_entry *e = find_error(error);
+  *pStr = !e ? NULL : want_name ? e->name : e->description;
+  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 /** Describes `error` in words; CUDA_ERROR_INVALID_VALUE for unknown codes. */
 SIM_API CUresult cuGetErrorString(CUresult error, const char **pStr)
 {
-  const struct error_entry *e = find_error(error);
-  if (!pStr)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!e) {
-    *pStr = NULL;
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  *pStr = e->description;
-  return CUDA_SUCCESS;
+  return error_text(error, pStr, 0);
 }
 
 /** Gives the enum name of `error`; CUDA_ERROR_INVALID_VALUE for unknown codes. */
 SIM_API CUresult cuGetErrorName(CUresult error, const char **pStr)
 {
-  const struct error_entry *e = find_error(error);
-  if (!pStr)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!e) {
-    *pStr = NULL;
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  *pStr = e->name;
-  return CUDA_SUCCESS;
+  return error_text(error, pStr, 1);
 }

@@ -100,7 +100,7 @@ void sim_handle_remove(const void *handle);
 /* The kind of a live handle, SIM_KIND_NONE for anything else (lock held). */
 enum sim_kind sim_handle_kind(const void *handle);
 
-/* ---- devices and contexts (device.c) ---- */
+/* ---- devices and contexts (device.c, context.c) ---- */
 
 struct sim_stream;
 
@@ -125,11 +125,14 @@ struct sim_ctx *sim_current_ctx(void);
  * Lock NOT required. */
 CUresult sim_require_ctx(struct sim_ctx **out);
 
-/* The primary context of `device` (no retain). */
+/* Sets up a context's fields and legacy stream (lock held). Returns 0 or -1. */
+int sim_ctx_setup(struct sim_ctx *c, int device, unsigned int flags, int is_primary);
+
+/* The primary context of `device` (no retain; lock held). */
 struct sim_ctx *sim_primary_ctx(int device);
 
-/* Number of simulated devices. */
-int sim_device_count(void);
+/* CUDA_SUCCESS for a valid device ordinal after cuInit, else the real error. */
+CUresult sim_check_device(CUdevice dev);
 
 /* ---- streams and the execution model (stream.c) ---- */
 
