@@ -1,44 +1,86 @@
 /*
  * Fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT): the
- * handler asks the writer thread to write every record so far (it waits up to
- * 1 s, using only async-signal-safe calls: sem_post, nanosleep, atomics), then
- * hands the signal to what the program had installed before the tracer: its
- * handler, or the default action (re-raised). The trace then ends at its last
- * whole frame, without an END record.
+ * handler asks the writer thread to write every record so far and waits up to
+ * 1 s, using only async-signal-safe calls (sem_post, nanosleep, atomics), then
+ * hands the signal to the program's own disposition: its handler, or the default
+ * action (restored and re-raised). The trace then ends at its last whole frame,
+ * without an END record.
  *
- * A handler the program installs after the tracer started replaces this one
- * (sigaction/signal are not intercepted); the trace then loses at most the last
- * CUTRACE_FLUSH_MS of records on a crash.
+ * So that a handler the program installs later does not silently replace the
+ * tracer's, sigaction, signal and bsd_signal are intercepted for these signals:
+ * the program's handler, mask and flags are remembered as "the program's
+ * disposition" (and returned as the old action, so the program sees exactly what
+ * it set), while the kernel keeps the tracer's handler with the program's mask and
+ * SA_ONSTACK / SA_RESTART / SA_NODEFER flags; SA_RESETHAND is emulated. SIG_IGN is
+ * passed to the kernel for real (an ignored signal stays ignored across exec) and
+ * the tracer lets go of that signal. Other signals are forwarded untouched.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 
 #include "core.h"
 
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
-static struct sigaction previous[NSIG];
-static int in_handler;
+static struct sigaction program_action[NSIG]; /* what the program believes is installed */
+static int owned[NSIG];                       /* the kernel has the tracer's handler */
+static int in_flush;
+static sigaction_fn real_sigaction_fn;
+
+/* The next sigaction after this library's (resolved once, outside signal handlers). */
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+  sigaction_fn fn = __atomic_load_n(&real_sigaction_fn, __ATOMIC_ACQUIRE);
+  if (!fn) {
+    fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    if (!fn) {
+      errno = ENOSYS;
+      return -1;
+    }
+    __atomic_store_n(&real_sigaction_fn, fn, __ATOMIC_RELEASE);
+  }
+  return fn(sig, act, old);
+}
+
+static void on_fatal_signal(int sig, siginfo_t *info, void *ucontext);
+
+/* The kernel-level action: the tracer's handler with the program's mask and flags. */
+static void kernel_action_for(const struct sigaction *program, struct sigaction *out) {
+  memset(out, 0, sizeof *out);
+  out->sa_sigaction = on_fatal_signal;
+  out->sa_mask = program->sa_mask;
+  out->sa_flags = SA_SIGINFO | SA_ONSTACK |
+                  (program->sa_flags & (SA_RESTART | SA_NODEFER));
+  if (program->sa_handler == SIG_DFL && !(program->sa_flags & SA_SIGINFO))
+    out->sa_flags |= SA_RESTART;
+}
 
 static void on_fatal_signal(int sig, siginfo_t *info, void *ucontext) {
   int saved = errno;
-  if (!__atomic_exchange_n(&in_handler, 1, __ATOMIC_ACQ_REL)) {
+  if (!__atomic_exchange_n(&in_flush, 1, __ATOMIC_ACQ_REL)) {
     ctp_writer_urgent_flush(1000);
-    __atomic_store_n(&in_handler, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&in_flush, 0, __ATOMIC_RELEASE);
   }
-  const struct sigaction *prev = &previous[sig];
-  if (prev->sa_flags & SA_SIGINFO) {
-    prev->sa_sigaction(sig, info, ucontext);
-  } else if (prev->sa_handler == SIG_IGN) {
-    /* the program ignored it before the tracer came: keep ignoring */
-  } else if (prev->sa_handler == SIG_DFL) {
+  struct sigaction prog = program_action[sig];
+  if (prog.sa_flags & SA_RESETHAND) { /* emulated: the program's handler runs once */
+    memset(&program_action[sig], 0, sizeof program_action[sig]);
+    program_action[sig].sa_handler = SIG_DFL;
+  }
+  if (prog.sa_flags & SA_SIGINFO) {
+    prog.sa_sigaction(sig, info, ucontext);
+  } else if (prog.sa_handler == SIG_IGN) {
+    /* ignored (cannot normally happen: SIG_IGN goes to the kernel) */
+  } else if (prog.sa_handler == SIG_DFL) {
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    sigaction(sig, &dfl, NULL);
+    owned[sig] = 0;
+    real_sigaction(sig, &dfl, NULL); /* resolved at install: async-signal-safe here */
     raise(sig); /* pending until this handler returns, then the default action */
   } else {
-    prev->sa_handler(sig);
+    prog.sa_handler(sig);
   }
   errno = saved;
 }
@@ -46,15 +88,56 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *ucontext) {
 void ctp_signals_install(void) {
   for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
     int sig = fatal_signals[i];
-    struct sigaction old;
-    if (sigaction(sig, NULL, &old) < 0) continue;
+    struct sigaction old, act;
+    if (real_sigaction(sig, NULL, &old) < 0) continue;
     if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;
-    previous[sig] = old;
-    struct sigaction act;
-    memset(&act, 0, sizeof act);
-    act.sa_sigaction = on_fatal_signal;
-    act.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-    sigemptyset(&act.sa_mask);
-    sigaction(sig, &act, NULL);
+    program_action[sig] = old;
+    kernel_action_for(&old, &act);
+    if (real_sigaction(sig, &act, NULL) == 0) owned[sig] = 1;
   }
 }
+
+CTP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+  if (sig <= 0 || sig >= NSIG || !owned[sig]) return real_sigaction(sig, act, old);
+  struct sigaction previous = program_action[sig];
+  if (act) {
+    int ignore = !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_IGN;
+    if (ignore) {
+      int rc = real_sigaction(sig, act, NULL);
+      if (rc < 0) return rc;
+      owned[sig] = 0;
+    } else {
+      struct sigaction k;
+      kernel_action_for(act, &k);
+      int rc = real_sigaction(sig, &k, NULL); /* validates the mask like the real call */
+      if (rc < 0) return rc;
+    }
+    program_action[sig] = *act;
+  }
+  if (old) *old = previous;
+  return 0;
+}
+
+/* signal() with glibc's BSD semantics (SA_RESTART, the signal blocked in its handler). */
+static __sighandler_t bsd_signal_impl(int sig, __sighandler_t handler) {
+  struct sigaction act, old;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = handler;
+  sigemptyset(&act.sa_mask);
+  sigaddset(&act.sa_mask, sig);
+  act.sa_flags = SA_RESTART;
+  if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
+  return old.sa_handler;
+}
+
+CTP_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) {
+  if (sig <= 0 || sig >= NSIG || !owned[sig]) {
+    static __sighandler_t (*real_signal)(int, __sighandler_t);
+    if (!real_signal) real_signal = (__sighandler_t(*)(int, __sighandler_t))dlsym(RTLD_NEXT, "signal");
+    if (!real_signal) return SIG_ERR;
+    return real_signal(sig, handler);
+  }
+  return bsd_signal_impl(sig, handler);
+}
+
+CTP_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t handler) { return signal(sig, handler); }

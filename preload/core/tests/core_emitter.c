@@ -12,6 +12,8 @@
  *        core_emitter excl DIR           (forks; plants DIR/<host>.<childpid>.ctr first)
  *        core_emitter exec NREC BADFILE  (NREC, a failing exec of BADFILE, NREC more,
  *                                          then exec of "core_emitter threads 1 NREC 10")
+ *        core_emitter sighandler NREC    (installs its own SIGABRT handler that exits 3,
+ *                                          ignores SIGINT, NREC records, then abort())
  *        core_emitter bigstring          (one record named by a 1.5 MiB string)
  *        core_emitter start              (only starts and exits)
  * It prints "emitted N" (records it handed to ctp_emit) and its pid.
@@ -111,6 +113,29 @@ static int run_excl(const char *dir) {
   return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
+static void app_abort_handler(int sig) {
+  static const char msg[] = "app handler ran\n";
+  ssize_t w = write(1, msg, sizeof msg - 1);
+  (void)w;
+  _exit(sig == SIGABRT ? 3 : 4);
+}
+
+static int run_sighandler(void) {
+  struct sigaction act, seen;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = app_abort_handler;
+  sigemptyset(&act.sa_mask);
+  if (sigaction(SIGABRT, &act, NULL) < 0) return 1;
+  sigaction(SIGABRT, NULL, &seen);
+  printf("sees its handler %d\n", seen.sa_handler == app_abort_handler);
+  signal(SIGINT, SIG_IGN);
+  raise(SIGINT);
+  printf("survived SIGINT\n");
+  for (unsigned long long k = 0; k < nrec; k++) emit_api(0, k);
+  printf("emitted %llu\n", nrec);
+  abort();
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -157,6 +182,10 @@ int main(int argc, char **argv) {
     self[n] = 0;
     execl(self, "core_emitter", "threads", "1", argv[2], "10", (char *)NULL);
     return 1;
+  }
+  if (!strcmp(mode, "sighandler") && argc == 3) {
+    nrec = strtoull(argv[2], NULL, 10);
+    return run_sighandler();
   }
   if (!strcmp(mode, "bigstring")) {
     size_t len = 3u << 19;

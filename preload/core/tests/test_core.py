@@ -140,6 +140,18 @@ def case_abort(tmp):
         check(t.get("damaged") == 0, "abort: file damaged")
 
 
+def case_program_handler(tmp):
+    """A handler the program installs later still gets the signal, after the flush."""
+    out = os.path.join(tmp, "sighandler")
+    p = run_emitter(out, ["sighandler", "20000"], {"CUTRACE_BUFFER_KB": "65536"}, expect_rc=3)
+    check("sees its handler 1" in p.stdout, "sighandler: sigaction did not return the program's handler")
+    check("survived SIGINT" in p.stdout, "sighandler: SIG_IGN for SIGINT was not honoured")
+    check("app handler ran" in p.stdout, "sighandler: the program's handler did not run")
+    t = read_trace(traces(out)[0])
+    check(t.get("api") == 20000, f"sighandler: {t.get('api')} of 20000 records written before it")
+    check(t.get("end") == 0, "sighandler: END written")
+
+
 def case_sigkill(tmp):
     """SIGKILL: frames written as they age leave a readable prefix; a cut frame is skipped."""
     out = os.path.join(tmp, "kill")
@@ -251,7 +263,7 @@ def case_output(tmp):
 def main():
     with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
         for case in (case_threads, case_drops, case_strings, case_fork, case_abort,
-                     case_sigkill, case_exec, case_env, case_output):
+                     case_program_handler, case_sigkill, case_exec, case_env, case_output):
             before = len(failures)
             case(tmp)
             print(f"{case.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
