@@ -19,12 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "reader.h"
-
-#ifndef CT_RANGE_UNCLOSED /* until include/cutrace/format.h defines them */
-#define CT_RANGE_UNCLOSED 0x1
-#define CT_RANGE_STARTEND 0x2
-#endif
+#include "nvtx_check.h"
 
 #define MAX_EVENTS 64
 
@@ -35,27 +30,8 @@ struct event {
 };
 
 static struct event events[MAX_EVENTS];
-static int nevents, failures;
+static int nevents;
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-      failures++;                                          \
-    }                                                      \
-  } while (0)
-
-/* Copies string id of r into out ("" for 0, "?" when unknown). */
-static void string_of(const ct_reader *r, uint64_t id, char *out, size_t cap) {
-  size_t len = 0;
-  const char *s = id ? ct_reader_string(r, id, &len) : "";
-  if (!s) s = "?", len = 1;
-  if (len >= cap) len = cap - 1;
-  memcpy(out, s, len);
-  out[len] = '\0';
-}
 
 /* Runs the workload in a fresh output directory; returns that directory or NULL. */
 static char *run_workload(const char *libtrace, const char *workload, const char *mode,
@@ -106,16 +82,16 @@ static int read_events(const char *path, const char *mode, uint64_t *pid, uint64
       ev->is_mark = 1;
       ev->tid = rec.u.mark.tid;
       ev->begin_ns = ev->end_ns = rec.u.mark.ts_ns;
-      string_of(r, rec.u.mark.name, ev->name, sizeof ev->name);
-      string_of(r, rec.u.mark.domain, ev->domain, sizeof ev->domain);
+      check_copy_string(r, rec.u.mark.name, ev->name, sizeof ev->name);
+      check_copy_string(r, rec.u.mark.domain, ev->domain, sizeof ev->domain);
     } else {
       ev->tid = rec.u.range.tid;
       ev->begin_ns = rec.u.range.begin_ns;
       ev->end_ns = rec.u.range.end_ns;
       ev->depth = rec.u.range.depth;
       ev->flags = rec.u.range.flags;
-      string_of(r, rec.u.range.name, ev->name, sizeof ev->name);
-      string_of(r, rec.u.range.domain, ev->domain, sizeof ev->domain);
+      check_copy_string(r, rec.u.range.name, ev->name, sizeof ev->name);
+      check_copy_string(r, rec.u.range.domain, ev->domain, sizeof ev->domain);
     }
   }
   const ct_read_status *st = ct_reader_status(r);
@@ -153,20 +129,6 @@ static int read_trace(const char *dir, const char *mode, uint64_t workload_pid, 
   return found;
 }
 
-/* Removes dir and the files in it. */
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[4096];
-  while (d && (e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  if (d) closedir(d);
-  rmdir(dir);
-}
-
 static int count_named(const char *name) {
   int n = 0;
   for (int i = 0; i < nevents; i++) n += strcmp(events[i].name, name) == 0;
@@ -179,7 +141,7 @@ static const struct event *nth(const char *name, int k) {
   for (int i = 0; i < nevents; i++)
     if (strcmp(events[i].name, name) == 0 && k-- == 0) return &events[i];
   fprintf(stderr, "FAIL: no event \"%s\"\n", name);
-  failures++;
+  check_failures++;
   return &missing;
 }
 
@@ -208,7 +170,7 @@ static void expect_range(const struct event *e, const char *domain, uint64_t tid
 
 /* The assertions on the planted ranges (runs 1 and 2). */
 static void check_planted(uint64_t main_tid, const char *mode) {
-  int before = failures;
+  int before = check_failures;
   int ranges = 0, marks = 0;
   for (int i = 0; i < nevents; i++) events[i].is_mark ? marks++ : ranges++;
   CHECK(ranges == 13, "[%s] %d RANGE records, expected 13", mode, ranges);
@@ -266,12 +228,12 @@ static void check_planted(uint64_t main_tid, const char *mode) {
         "main_leak times wrong");
   CHECK(se_leak->end_ns == main_leak->end_ns && se_leak->begin_ns >= main_leak->begin_ns,
         "se_leak not closed at process exit with main_leak");
-  if (failures == before) printf("ok: [%s] 13 ranges and 2 marks as planted\n", mode);
+  if (check_failures == before) printf("ok: [%s] 13 ranges and 2 marks as planted\n", mode);
 }
 
 /* The assertions on the forked child's trace (runs 1 and 2). */
 static void check_child(uint64_t workload_pid, const char *mode) {
-  int before = failures;
+  int before = check_failures;
   CHECK(nevents == 2, "[%s] child: %d RANGE/MARK records, expected 2", mode, nevents);
   if (nevents != 2) return;
   const struct event *child_range = one("child_range"), *outer = one("outer");
@@ -282,7 +244,7 @@ static void check_child(uint64_t workload_pid, const char *mode) {
   expect_range(outer, "", child_tid, 0, 0);
   CHECK(outer->begin_ns < child_range->begin_ns && outer->end_ns >= child_range->end_ns,
         "[%s] child: inherited outer does not contain child_range", mode);
-  if (failures == before) printf("ok: [%s] forked child: child_range inside inherited outer\n", mode);
+  if (check_failures == before) printf("ok: [%s] forked child: child_range inside inherited outer\n", mode);
 }
 
 int main(int argc, char **argv) {
@@ -300,21 +262,21 @@ int main(int argc, char **argv) {
     char *dir = run_workload(argv[1], argv[2], modes[m], &pid);
     CHECK(dir, "[%s] could not run the workload", modes[m]);
     if (!dir) continue;
-    int before = failures;
+    int before = check_failures;
     if (m < 2) {
       if (read_trace(dir, modes[m], pid, 0, 2)) check_planted(pid, modes[m]);
       if (read_trace(dir, modes[m], pid, 1, 2)) check_child(pid, modes[m]);
     } else {
       if (read_trace(dir, modes[m], pid, 0, 1))
         CHECK(nevents == 0, "[off] %d RANGE/MARK records with CUTRACE_NVTX=0", nevents);
-      if (failures == before) printf("ok: [off] no ranges with CUTRACE_NVTX=0\n");
+      if (check_failures == before) printf("ok: [off] no ranges with CUTRACE_NVTX=0\n");
     }
-    if (failures == before) {
-      remove_dir(dir);
+    if (check_failures == before) {
+      check_remove_dir(dir);
     } else {
       fprintf(stderr, "[%s] traces kept in %s\n", modes[m], dir);
     }
     free(dir);
   }
-  return failures ? 1 : 0;
+  return check_failures ? 1 : 0;
 }

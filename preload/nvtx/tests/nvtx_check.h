@@ -1,0 +1,37 @@
+/*
+ * Helpers shared by the NVTX test drivers: a failure-counting CHECK, string
+ * look-up in a trace, and clean-up of a test's output directory.
+ */
+#ifndef CUTRACE_NVTX_CHECK_H
+#define CUTRACE_NVTX_CHECK_H
+
+#include <stdio.h>
+
+#include "reader.h"
+
+#ifndef CT_RANGE_UNCLOSED /* until include/cutrace/format.h defines them */
+#define CT_RANGE_UNCLOSED 0x1
+#define CT_RANGE_STARTEND 0x2
+#endif
+
+/* Failed checks so far. */
+extern int check_failures;
+
+/* Counts and reports (file:line and the formatted message) a false condition. */
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fputc('\n', stderr);                                 \
+      check_failures++;                                    \
+    }                                                      \
+  } while (0)
+
+/* Copies string id of r into out, NUL-terminated ("" for 0, "?" when unknown). */
+void check_copy_string(const ct_reader *r, uint64_t id, char *out, size_t cap);
+
+/* Removes dir and the files in it (no subdirectories). */
+void check_remove_dir(const char *dir);
+
+#endif
