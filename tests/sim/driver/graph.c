@@ -123,6 +123,7 @@ SIM_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
     case SIM_OP_KERNEL: *type = CU_GRAPH_NODE_TYPE_KERNEL; break;
     case SIM_OP_MEMCPY: *type = CU_GRAPH_NODE_TYPE_MEMCPY; break;
     case SIM_OP_MEMSET: *type = CU_GRAPH_NODE_TYPE_MEMSET; break;
+    case SIM_OP_HOST: *type = CU_GRAPH_NODE_TYPE_HOST; break;
     default: *type = CU_GRAPH_NODE_TYPE_EVENT_RECORD; break;
     }
   }

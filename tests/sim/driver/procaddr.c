@@ -14,6 +14,8 @@ CUresult cuGraphInstantiateWithParams_ptsz();
 CUresult cuGraphLaunch_ptsz();
 CUresult cuGraphUpload_ptsz();
 CUresult cuLaunchCooperativeKernel_ptsz();
+CUresult cuLaunchHostFunc_ptsz();
+CUresult cuStreamAddCallback_ptsz();
 CUresult cuLaunchKernelEx_ptsz();
 CUresult cuLaunchKernel_ptsz();
 CUresult cuMemAllocAsync_ptsz();
@@ -161,6 +163,15 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuLibraryLoadData", 12000, 0, cuLibraryLoadData) \
   X("cuLibraryLoadFromFile", 12000, 0, cuLibraryLoadFromFile) \
   X("cuLibraryUnload", 12000, 0, cuLibraryUnload) \
+  X("cuLaunchHostFunc", 10000, 0, cuLaunchHostFunc) \
+  X("cuLaunchHostFunc", 10000, 2, cuLaunchHostFunc_ptsz) \
+  X("cuOccupancyAvailableDynamicSMemPerBlock", 10020, 0, cuOccupancyAvailableDynamicSMemPerBlock) \
+  X("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, 0, cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+  X("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000, 0, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) \
+  X("cuOccupancyMaxPotentialBlockSize", 6050, 0, cuOccupancyMaxPotentialBlockSize) \
+  X("cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, 0, cuOccupancyMaxPotentialBlockSizeWithFlags) \
+  X("cuStreamAddCallback", 5000, 0, cuStreamAddCallback) \
+  X("cuStreamAddCallback", 7000, 2, cuStreamAddCallback_ptsz) \
   X("cuMemAlloc", 3020, 0, cuMemAlloc_v2) \
   X("cuMemAllocAsync", 11020, 0, cuMemAllocAsync) \
   X("cuMemAllocAsync", 11020, 2, cuMemAllocAsync_ptsz) \

@@ -36,6 +36,7 @@ struct sim_knobs {
   double pageable_gbps;       /* H2D/D2H from pageable memory */
   double d2d_gbps;            /* device to device, also memset */
   double copy_latency_us;     /* fixed cost of every copy/memset */
+  double host_fn_us;          /* stream time a host function occupies */
   double clock_drift_ppm;     /* device clock rate error */
   double clock_offset_us;     /* device clock offset */
   int truth_fd;               /* SIMCUDA_TRUTH_FILE, -1 when unset */
@@ -136,7 +137,7 @@ CUresult sim_check_device(CUdevice dev);
 
 /* ---- streams and the execution model (stream.c) ---- */
 
-enum sim_op_kind { SIM_OP_KERNEL, SIM_OP_MEMCPY, SIM_OP_MEMSET, SIM_OP_EVENT };
+enum sim_op_kind { SIM_OP_KERNEL, SIM_OP_MEMCPY, SIM_OP_MEMSET, SIM_OP_EVENT, SIM_OP_HOST };
 
 /* A strided copy (1-D copies have height = depth = 1). */
 struct sim_copy {
@@ -154,6 +155,14 @@ struct sim_fill {
   int element_size;
 };
 
+/* A host function (cuLaunchHostFunc) or stream callback (cuStreamAddCallback). */
+struct sim_host_call {
+  CUhostFn fn;               /* set for cuLaunchHostFunc */
+  CUstreamCallback callback; /* set for cuStreamAddCallback */
+  CUstream stream;           /* the handle the callback receives */
+  void *data;
+};
+
 /* One GPU operation, as executed or as recorded into a graph. */
 struct sim_op {
   enum sim_op_kind kind;
@@ -164,6 +173,7 @@ struct sim_op {
   union {
     struct sim_copy copy;
     struct sim_fill fill;
+    struct sim_host_call host;
   } u;
 };
 
@@ -252,6 +262,12 @@ CUdeviceptr sim_mem_alloc_internal(size_t size);
 /* Moves the bytes of a copy / a fill (no timing). */
 void sim_copy_apply(const struct sim_copy *c);
 void sim_fill_apply(const struct sim_fill *f);
+
+/* ---- host functions (hostfn.c) ---- */
+
+/* Runs `call` on the driver's host-function thread at host time `when_ns`
+ * (lock held). Returns 0, or -1 when the thread cannot be started. */
+int sim_host_call_schedule(const struct sim_host_call *call, uint64_t when_ns);
 
 /* ---- modules and launches (module.c, launch.c, image.c) ---- */
 

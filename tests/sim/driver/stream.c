@@ -216,8 +216,14 @@ CUresult sim_submit(struct sim_stream *s, const struct sim_op *op, uint64_t *end
     sim_copy_apply(&op->u.copy);
   else if (op->kind == SIM_OP_MEMSET)
     sim_fill_apply(&op->u.fill);
-  sim_truth_log(op_kind_name(op->kind), op->full_name ? op->full_name : op->name,
-                sim_stream_log_handle(s), s->ctx->device, enqueue, start, end);
+  if (op->kind == SIM_OP_HOST) {
+    /* Not a GPU operation: no truth line. */
+    if (sim_host_call_schedule(&op->u.host, start) != 0)
+      return CUDA_ERROR_OUT_OF_MEMORY;
+  } else {
+    sim_truth_log(op_kind_name(op->kind), op->full_name ? op->full_name : op->name,
+                  sim_stream_log_handle(s), s->ctx->device, enqueue, start, end);
+  }
   if (end_out)
     *end_out = end;
   return CUDA_SUCCESS;

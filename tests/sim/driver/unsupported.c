@@ -189,8 +189,6 @@
   X(cuLaunchCooperativeKernelMultiDevice) \
   X(cuLaunchGrid) \
   X(cuLaunchGridAsync) \
-  X(cuLaunchHostFunc) \
-  X(cuLaunchHostFunc_ptsz) \
   X(cuLibraryEnumerateKernels) \
   X(cuLibraryGetKernelCount) \
   X(cuLibraryGetManaged) \
@@ -329,12 +327,7 @@
   X(cuMulticastCreate) \
   X(cuMulticastGetGranularity) \
   X(cuMulticastUnbind) \
-  X(cuOccupancyAvailableDynamicSMemPerBlock) \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) \
   X(cuOccupancyMaxActiveClusters) \
-  X(cuOccupancyMaxPotentialBlockSize) \
-  X(cuOccupancyMaxPotentialBlockSizeWithFlags) \
   X(cuOccupancyMaxPotentialClusterSize) \
   X(cuParamSetSize) \
   X(cuParamSetTexRef) \
@@ -347,8 +340,6 @@
   X(cuProfilerStop) \
   X(cuSignalExternalSemaphoresAsync) \
   X(cuSignalExternalSemaphoresAsync_ptsz) \
-  X(cuStreamAddCallback) \
-  X(cuStreamAddCallback_ptsz) \
   X(cuStreamAttachMemAsync) \
   X(cuStreamAttachMemAsync_ptsz) \
   X(cuStreamBatchMemOp) \

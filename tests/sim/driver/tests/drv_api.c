@@ -236,6 +236,13 @@ static void check_handles_and_launches(void)
                CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
   CHECK_RESULT(cuLaunchKernel((CUfunction)0x1234, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
                CUDA_ERROR_INVALID_HANDLE);
+  int blocks = 0, min_grid = 0, block_size = 0;
+  CHECK_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 256, 0));
+  CHECK(blocks == 8);
+  CHECK_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 64, 100000));
+  CHECK(blocks == 2);
+  CHECK_CU(cuOccupancyMaxPotentialBlockSize(&min_grid, &block_size, f, NULL, 0, 0));
+  CHECK(block_size == 1024 && min_grid == 2 * 132);
 
   CUstream s;
   CUevent e, untimed;

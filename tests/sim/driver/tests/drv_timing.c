@@ -127,6 +127,50 @@ static void check_queue_limit(CUstream s)
   CHECK_CU(cuStreamSynchronize(s));
 }
 
+struct host_record {
+  volatile int calls;
+  unsigned long long at_ns[2];
+  CUstream stream_seen;
+  CUresult status_seen;
+};
+
+static void host_fn(void *data)
+{
+  struct host_record *r = data;
+  r->at_ns[0] = test_now_ns();
+  __atomic_add_fetch(&r->calls, 1, __ATOMIC_SEQ_CST);
+}
+
+static void stream_callback(CUstream s, CUresult status, void *data)
+{
+  struct host_record *r = data;
+  r->at_ns[1] = test_now_ns();
+  r->stream_seen = s;
+  r->status_seen = status;
+  __atomic_add_fetch(&r->calls, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Host functions run after the work before them, in order, on a driver thread,
+ * and occupy SIMCUDA_HOST_FN_US (default 5 us) of their stream. */
+static void check_host_functions(CUstream s, CUevent a, CUevent b)
+{
+  struct host_record r = {0};
+  unsigned long long t0 = test_now_ns();
+  busy_then_record(s, a);
+  CHECK_CU(cuLaunchHostFunc(s, host_fn, &r));
+  CHECK_CU(cuStreamAddCallback(s, stream_callback, &r, 0));
+  CHECK_CU(cuEventRecord(b, s));
+  CHECK(r.calls == 0);
+  CHECK_NEAR(test_elapsed_ms(a, b), 0.010, TOL_MS);
+  for (int i = 0; i < 5000 && r.calls < 2; i++)
+    usleep(1000);
+  CHECK(r.calls == 2);
+  CHECK(r.at_ns[0] >= t0 + 50000000ull && r.at_ns[1] >= r.at_ns[0]);
+  CHECK(r.stream_seen == s && r.status_seen == CUDA_SUCCESS);
+  CHECK_RESULT(cuLaunchHostFunc(s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+  CHECK_RESULT(cuStreamAddCallback(s, stream_callback, &r, 1), CUDA_ERROR_INVALID_VALUE);
+}
+
 /* Every line of the truth log is well formed, FIFO per stream, the "slow"
  * kernels last exactly their modelled 1000 us and the copies of check_copies
  * their modelled 42 us (pinned), 102 us (pageable) and 2.667 us (on the device). */
@@ -240,6 +284,7 @@ int main(int argc, char **argv)
   check_event_wait(blocking, nonblocking, a, b);
   check_copies(nonblocking, a, b);
   check_queue_limit(nonblocking);
+  check_host_functions(blocking, a, b);
   CHECK_CU(cuCtxSynchronize());
   check_truth_log(truth);
   unlink(truth);
