@@ -51,6 +51,7 @@ typedef struct run_state {
   int status;
   ct_json json;
   int printed_tables; /* csv/text: blocks printed so far (for separators) */
+  size_t unreadable;  /* files that could not be read at all */
 } run_state;
 
 /* ---- tables --------------------------------------------------------------------- */
@@ -383,7 +384,8 @@ static int report_file(const char *path, void *arg) {
   ct_model_stats st;
   int rc = ct_report_add_file(r, path, &st, &f->proc);
   int fs = cli_file_status("report", path, rc, &st);
-  if (fs > s->status) s->status = fs;
+  if (fs == 2) s->unreadable++;
+  else if (fs > s->status) s->status = fs;
   f->status = fs == 0 ? "clean" : fs == 1 ? "partial" : "unreadable";
   if (rc) snprintf(f->message, sizeof f->message, "%s", st.message);
   if (s->opt.per_process) {
@@ -480,6 +482,8 @@ int cmd_report(int argc, char **argv) {
   char err[300];
   int n = ct_expand_inputs(argc - i, argv + i, report_file, &s, err, sizeof err);
   cli_progress_done();
+  /* unreadable files next to readable ones make a partial result, alone an error */
+  if (s.unreadable) s.status = s.unreadable < s.nfiles ? (s.status > 1 ? s.status : 1) : 2;
   if (n < 0) {
     fprintf(stderr, "cutrace report: %s\n", err);
     s.status = 2;

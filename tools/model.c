@@ -5,7 +5,11 @@
  *
  * Reorder buffer. Each span or activity waits as a "pending" event keyed by its
  * end time (ties broken by file order) until the newest end time seen exceeds
- * key + window; then it is released in key order. The buffer is a binary heap,
+ * key + window; then it is released in key order. Unless the caller fixes the
+ * window, it adapts: 20 ms at first, then 4x the largest lateness seen (how far
+ * an arriving event's end lies behind the newest end), at most 2 s. The preload's
+ * writer drains every thread's buffer every few ms, so the window stays small and
+ * so does the memory it holds. The buffer is a binary heap,
  * fronted by a few sorted runs: the input is mostly a handful of interleaved
  * in-order sequences (one per thread, one per GPU poller), so an event that does
  * not go back in time relative to some run's tail is appended to that run (O(1))
@@ -32,7 +36,8 @@
 #include "progress.h"
 #include "reader.h"
 
-#define DEFAULT_WINDOW_NS 2000000000ull
+#define MAX_WINDOW_NS 2000000000ull    /* the adaptive window never grows past this */
+#define START_WINDOW_NS 20000000ull    /* nor starts below this */
 #define NRUNS 8
 #define PEND_FIELDS 10 /* the most fields of API, TRACER, GPU */
 
@@ -136,6 +141,8 @@ typedef struct ctable {
   size_t cap, n; /* cap is a power of two */
 } ctable;
 
+/* A scrambling hash: sequential ids taken modulo the capacity would form one long
+ * run of occupied slots, and backward-shift deletion would scan all of it. */
 static inline size_t chash(uint64_t corr, size_t cap) {
   return (size_t)((corr * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
 }
@@ -203,13 +210,14 @@ typedef struct model {
   void *user;
   ct_model_stats *st;
   uint64_t window;
+  int adaptive;       /* the window grows with the lateness seen (no fixed window given) */
   ct_proc proc;
   char *cmdline;
   int proc_sent;
   run runs[NRUNS];
   heap h;
   ctable calls;
-  uint64_t seq, max_end, last_key;
+  uint64_t seq, max_end, last_key, blocked_key;
   int released_any;
   /* per string id: cached api category/layer (0 = not computed) */
   uint8_t *api_cache;
@@ -394,14 +402,25 @@ static int pend_min(const model *m) {
 static void release(model *m, int drain) {
   for (;;) {
     int i = pend_min(m);
-    if (i < 0) return;
-    pend p = i == NRUNS ? m->h.a[0] : *run_front(&m->runs[i]);
-    if (!drain && !(p.key + m->window < m->max_end)) return;
-    if (i == NRUNS) heap_pop(&m->h);
-    else run_pop(&m->runs[i]);
-    m->last_key = p.key;
+    if (i < 0) {
+      m->blocked_key = UINT64_MAX;
+      return;
+    }
+    const pend *f = i == NRUNS ? &m->h.a[0] : run_front(&m->runs[i]);
+    if (!drain && !(f->key + m->window < m->max_end)) {
+      m->blocked_key = f->key;
+      return;
+    }
+    m->last_key = f->key;
     m->released_any = 1;
-    deliver(m, &p);
+    if (i == NRUNS) {
+      pend p = *f;
+      heap_pop(&m->h);
+      deliver(m, &p);
+    } else {
+      run_pop(&m->runs[i]); /* *f stays valid until the next push */
+      deliver(m, f);
+    }
   }
 }
 
@@ -437,7 +456,13 @@ static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t k
     return;
   }
   if (key > m->max_end) m->max_end = key;
-  release(m, 0);
+  /* Adaptive window: keep it at least 4x the largest lateness seen so far, so that
+   * events arriving that late are still placed in order (bounded by MAX_WINDOW_NS). */
+  else if (m->adaptive && (m->max_end - key) * 4 > m->window)
+    m->window = (m->max_end - key) * 4 < MAX_WINDOW_NS ? (m->max_end - key) * 4 : MAX_WINDOW_NS;
+  /* blocked_key: the smallest pending key, known since the last release stopped */
+  if (key < m->blocked_key) m->blocked_key = key;
+  if (m->blocked_key + m->window < m->max_end) release(m, 0);
 }
 
 static void on_call(model *m, const ct_record *rec) {
@@ -565,7 +590,9 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   m->ops = ops ? ops : &no_ops;
   m->user = user;
   m->st = st;
-  m->window = opts && opts->window_ns ? opts->window_ns : DEFAULT_WINDOW_NS;
+  m->blocked_key = UINT64_MAX;
+  m->adaptive = !(opts && opts->window_ns);
+  m->window = m->adaptive ? START_WINDOW_NS : opts->window_ns;
   m->proc.path = path;
   m->proc.host = m->proc.exe = m->proc.cmdline = "";
   ct_record rec;

@@ -92,7 +92,8 @@ typedef struct ct_model_stats {
 
 /* Options of the model. */
 typedef struct ct_model_options {
-  uint64_t window_ns;  /* reorder window; 0 means the default (2 s) */
+  uint64_t window_ns;  /* fixed reorder window; 0 = adaptive (20 ms growing to 4x the
+                          largest lateness seen, at most 2 s) */
 } ct_model_options;
 
 /*

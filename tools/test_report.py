@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""cutrace report on generated traces of known content (cutrace-gentrace --mixed):
+exact kernel names, calls and GPU totals, copy bytes, GEMM shapes, API totals, merged
+and per process, in JSON, CSV and text; sorting and limits; damaged, empty and
+foreign inputs. The expected values are the scenario's formulas (gentrace.c)."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+cutrace, gentrace = sys.argv[1], sys.argv[2]
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def run(*args):
+    p = subprocess.run([cutrace, *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def expected(n):
+    """The mixed scenario's tables for n iterations: {table: {key: (calls, total_ns, bytes)}}."""
+    even, odd, by4 = (n + 1) // 2, n // 2, (n + 3) // 4
+    reduce_total = sum(1000 * (1 + i % 5) for i in range(n))
+    return {
+        "kernels": {
+            "vadd(float const*, float const*, float*, int)": (n, 2000 * n),
+            "void reduce<256>(float const*, float*, int)": (n, reduce_total),
+            "softmax_row(float*, int)": (even, 10000 * even),
+            "cublasSgemm_v2": (n, 50000 * n),
+            "cublasGemmStridedBatchedEx": (odd, 10000 * odd),
+        },
+        "memcpy": {
+            ("HtoD", "pinned", "device"): (n, 40000 * n, (1 << 20) * n),
+            ("DtoH", "device", "pageable"): (n, 2000 * n, 4096 * n),
+            ("DtoD", "device", "device"): (even, 10000 * even, (2 << 20) * even),
+            ("memset", "unknown", "device"): (by4, 1000 * by4, 65536 * by4),
+        },
+        "gemms": {
+            ("cublasSgemm_v2", 512, 512, 512, 1): (n, 50000 * n),
+            ("cublasGemmStridedBatchedEx", 128, 256, 64, 8): (odd, 10000 * odd),
+        },
+        "apis": {
+            "cudaMemcpyAsync": (n + even, 4000 * n + 2000 * even),
+            "__cudaLaunchKernel": (2 * n, 3000 * 2 * n),
+            "cublasSgemm_v2": (n, 8000 * n),
+            "cublasGemmStridedBatchedEx": (odd, 5000 * odd),
+            "cudaStreamSynchronize": (n, 82500 * n),
+            "cudaMemcpy": (n, 40000 * n),
+            "cudaMemsetAsync": (by4, 2000 * by4),
+            "cuLaunchKernel": (even, 2000 * even),
+        },
+    }
+
+
+def merge(a, b):
+    out = {}
+    for t in a:
+        out[t] = dict(a[t])
+        for k, v in b[t].items():
+            old = out[t].get(k)
+            out[t][k] = tuple(x + y for x, y in zip(old, v)) if old else v
+    return out
+
+
+def rows_of(doc):
+    """The JSON tables keyed like expected()."""
+    return {
+        "kernels": {r["name"]: (r["calls"], r["total_ns"]) for r in doc["kernels"]},
+        "memcpy": {(r["kind"], r["src"], r["dst"]): (r["count"], r["total_ns"], r["bytes"])
+                   for r in doc["memcpy"]},
+        "gemms": {(r["api"], r["m"], r["n"], r["k"], r["batch"]): (r["calls"], r["total_ns"])
+                  for r in doc["gemms"]},
+        "apis": {r["name"]: (r["calls"], r["total_ns"]) for r in doc["apis"]},
+    }
+
+
+def check_tables(doc, exp, label):
+    got = rows_of(doc)
+    for t in exp:
+        check(got[t] == exp[t], f"{label}: table {t}:\n  got      {got[t]}\n  expected {exp[t]}")
+    gpu = sum(v[1] for v in exp["kernels"].values()) + sum(v[1] for v in exp["memcpy"].values())
+    check(doc["gpu_total_ns"] == gpu, f"{label}: gpu_total_ns {doc['gpu_total_ns']} != {gpu}")
+
+
+with tempfile.TemporaryDirectory() as d:
+    data = os.path.join(d, "data")
+    os.mkdir(data)
+    a, b = os.path.join(data, "h.100.ctr"), os.path.join(data, "h.200.ctr")
+    subprocess.run([gentrace, "--mixed", a, "40", "100"], check=True)
+    subprocess.run([gentrace, "--mixed", b, "25", "200"], check=True)
+    exp_a, exp_b = expected(40), expected(25)
+
+    # Merged JSON: exact sums over both processes.
+    rc, out, err = run("report", "--format", "json", data)
+    check(rc == 0 and not err, f"report json exit {rc}: {err}")
+    doc = json.loads(out)
+    check_tables(doc, merge(exp_a, exp_b), "merged")
+    check([f["pid"] for f in doc["files"]] == [100, 200], "files list")
+    reduce_row = [r for r in doc["kernels"] if r["name"].startswith("void reduce<256>")][0]
+    check(reduce_row["min_ns"] == 1000 and reduce_row["max_ns"] == 5000, "reduce min/max")
+    check(abs(reduce_row["median_ns"] - 3000) <= 3000 * 0.032, f"median {reduce_row['median_ns']}")
+    vadd = [r for r in doc["kernels"] if r["name"].startswith("vadd")][0]
+    check(vadd["median_ns"] == 2000 and vadd["mangled"] == "_Z4vaddPKfS0_Pfi", "vadd row")
+    sg = [r for r in doc["gemms"] if r["api"] == "cublasSgemm_v2"][0]
+    check(sg["atype"] == "f32" and abs(sg["tflops"] - 2 * 512**3 / 50000 / 1e3) < 1e-3,
+          f"sgemm types/TFLOP/s {sg}")
+    hb = [r for r in doc["gemms"] if r["batch"] == 8][0]
+    check(hb["atype"] == "f16" and abs(hb["tflops"] - 2 * 128 * 256 * 64 * 8 / 10000 / 1e3) < 1e-3,
+          f"batched gemm {hb}")
+    h2d = [r for r in doc["memcpy"] if r["kind"] == "HtoD"][0]
+    check(abs(h2d["gbps"] - (1 << 20) / 40000) < 1e-3, f"HtoD GB/s {h2d['gbps']}")
+    total_pct = sum(r["gpu_pct"] for r in doc["kernels"]) + sum(r["gpu_pct"] for r in doc["memcpy"])
+    check(abs(total_pct - 100) < 0.1, f"GPU shares add up to {total_pct}")
+    # sorted by total time, descending
+    totals = [r["total_ns"] for r in doc["kernels"]]
+    check(totals == sorted(totals, reverse=True), "default sort is total, descending")
+
+    # Per process.
+    rc, out, err = run("report", "--per-process", "--format", "json", data)
+    doc = json.loads(out)
+    check(rc == 0 and doc["per_process"] and len(doc["processes"]) == 2, "per-process json")
+    for p, exp in zip(doc["processes"], (exp_a, exp_b)):
+        check_tables(p, exp, f"pid {p['pid']}")
+
+    # CSV: one block per table, each parses, first column names the table.
+    rc, out, err = run("report", "--format", "csv", a)
+    blocks = [list(csv.reader(io.StringIO(blk))) for blk in out.strip().split("\n\n")]
+    check(rc == 0 and len(blocks) == 4, f"csv blocks {len(blocks)}")
+    kern = blocks[0]
+    check(kern[0][:5] == ["table", "name", "type", "calls", "total_ns"], f"csv header {kern[0]}")
+    got = {r[1]: (int(r[3]), int(r[4])) for r in kern[1:]}
+    check(got == exp_a["kernels"], f"csv kernels {got}")
+    check(all(len(r) == len(blk[0]) for blk in blocks for r in blk), "csv rows as wide as headers")
+    mem = {(r[1], r[2], r[3]): (int(r[4]), int(r[6]), int(r[5])) for r in blocks[2][1:]}
+    check(mem == exp_a["memcpy"], f"csv memcpy {mem}")
+
+    # Text: demangled names, titles, units.
+    rc, out, err = run("report", a)
+    check(rc == 0 and "GPU kernels" in out and "void reduce<256>(float const*, float*, int)" in out
+          and "cudaStreamSynchronize" in out and "pinned -> device" in out and "f16*f16->f16" in out,
+          "text tables")
+
+    # Sorting and limits.
+    rc, out, err = run("report", "--format", "json", "--sort", "name", "--limit", "2",
+                       "--tables", "apis", a)
+    doc = json.loads(out)
+    check([r["name"] for r in doc["apis"]] == ["__cudaLaunchKernel", "cuLaunchKernel"],
+          f"sort by name, limit 2: {[r['name'] for r in doc['apis']]}")
+    check("kernels" not in doc, "--tables apis leaves the others out")
+    rc, out, err = run("report", "--format", "json", "--sort", "calls", "--tables", "kernels", a)
+    calls = [r["calls"] for r in json.loads(out)["kernels"]]
+    check(calls == sorted(calls, reverse=True), "sort by calls")
+
+    # Bad options.
+    for bad in (["--format", "xml"], ["--sort", "size"], ["--limit", "x"], ["--bogus"],
+                ["--tables", "nope"], ["--by", "range"], ["--format"]):
+        rc, out, err = run("report", *bad, a)
+        check(rc == 2 and err.count("\n") == 1 and "cutrace report:" in err, f"bad option {bad}: {rc} {err!r}")
+    rc, out, err = run("report", "--help")
+    check(rc == 0 and "usage: cutrace report" in out, "--help")
+
+    # Damage: truncated, corrupt in the middle, empty, foreign.
+    big = os.path.join(d, "big.ctr")
+    subprocess.run([gentrace, "--mixed", big, "20000", "300"], check=True)
+    raw = open(big, "rb").read()
+    cut = os.path.join(d, "cut.ctr")
+    open(cut, "wb").write(raw[: len(raw) // 2])
+    rc, out, err = run("report", "--format", "json", cut)
+    check(rc == 1 and "cut.ctr" in err and "offset" in err and err.count("\n") == 1,
+          f"truncated: {rc} {err!r}")
+    doc = json.loads(out)
+    n_vadd = rows_of(doc)["kernels"].get("vadd(float const*, float const*, float*, int)", (0, 0))[0]
+    check(1000 < n_vadd < 20000, f"truncated file still counted: {n_vadd} vadd")
+    check(doc["status"] == "partial" and doc["files"][0]["status"] == "partial", "json says partial")
+    bad = os.path.join(d, "corrupt.ctr")
+    mid = bytearray(raw)
+    for i in range(len(raw) // 3, len(raw) // 3 + 64):
+        mid[i] ^= 0x5A
+    open(bad, "wb").write(bytes(mid))
+    rc, out, err = run("report", "--format", "json", bad)
+    n_vadd = rows_of(json.loads(out))["kernels"].get("vadd(float const*, float const*, float*, int)", (0, 0))[0]
+    check(rc == 1 and "corrupt.ctr" in err, f"corrupt: {rc} {err!r}")
+    check(15000 < n_vadd < 20000, f"corrupt file: frames after the damage still used ({n_vadd})")
+    empty = os.path.join(d, "empty.ctr")
+    open(empty, "wb").close()
+    foreign = os.path.join(d, "foreign.ctr")
+    open(foreign, "w").write("{\"not\": \"a trace\"}\n")
+    for path, what in ((empty, "empty"), (foreign, "not a cutrace trace")):
+        rc, out, err = run("report", path)
+        check(rc == 2 and what in err and os.path.basename(path) in err, f"{what}: {rc} {err!r}")
+    # a readable file next to an unreadable one: the result is partial, not an error
+    rc, out, err = run("report", "--format", "json", a, foreign)
+    check(rc == 1 and "foreign.ctr" in err, f"good + foreign: {rc} {err!r}")
+    check_tables(json.loads(out), exp_a, "good + foreign")
+    rc, out, err = run("report", os.path.join(d, "missing"))
+    check(rc == 2 and "No such file" in err, f"missing: {rc} {err!r}")
+
+print("ok" if not failures else f"{failures} failures")
+sys.exit(1 if failures else 0)
