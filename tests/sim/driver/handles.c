@@ -18,6 +18,23 @@ static struct slot *slots;
 static size_t slot_count; /* power of two */
 static size_t used;       /* live + tombstones */
 
+/* fork() while another thread holds the lock would leave the child's copy locked
+ * for ever: take it around fork (as glibc does for malloc). */
+static void lock_for_fork(void)
+{
+  pthread_mutex_lock(&driver_lock);
+}
+
+static void unlock_after_fork(void)
+{
+  pthread_mutex_unlock(&driver_lock);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+  pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+}
+
 void sim_lock(void)
 {
   pthread_mutex_lock(&driver_lock);

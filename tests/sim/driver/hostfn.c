@@ -22,6 +22,19 @@ static pthread_cond_t queue_changed;
 static struct pending_call *queue; /* sorted by when_ns, FIFO among equals */
 static int worker_started;
 
+/* The worker thread does not exist in a forked child: start afresh there. */
+static void forget_worker_in_child(void)
+{
+  pthread_mutex_init(&queue_lock, NULL);
+  worker_started = 0;
+  queue = NULL; /* the parent's pending calls are the parent's */
+}
+
+__attribute__((constructor)) static void register_fork_handler(void)
+{
+  pthread_atfork(NULL, NULL, forget_worker_in_child);
+}
+
 static void run_call(const struct sim_host_call *c)
 {
   if (c->fn)
