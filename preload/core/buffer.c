@@ -123,7 +123,7 @@ static void make_exit_key(void) {
 /* Creates, registers and starts the calling thread's buffer with its THREAD record. */
 static struct ctp_tbuf *tbuf_create(void) {
   if (tls_exiting) return NULL;
-  if (CTP_UNLIKELY(ctp_child_pending)) ctp_child_restart();
+  if (CTP_UNLIKELY(__atomic_load_n(&ctp_file_pending, __ATOMIC_ACQUIRE))) ctp_file_open();
   if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE)) return NULL;
   int saved = errno;
   size_t words = 64;

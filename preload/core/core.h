@@ -146,11 +146,11 @@ int ctp_writer_running(void) CTP_HIDDEN;
 
 /* ---- start.c ---- */
 
-/* Fork child that has not yet opened its own file: buffer.c / intern.c call this first. */
-extern int ctp_child_pending CTP_HIDDEN;
+/* 1 in a fork child until its first record opens its file. */
+extern int ctp_file_pending CTP_HIDDEN;
 
-/* Opens the fork child's own file and restarts its writer (first record in the child). */
-void ctp_child_restart(void) CTP_HIDDEN;
+/* Opens the fork child's file and starts its writer (its first record; buffer.c). */
+void ctp_file_open(void) CTP_HIDDEN;
 
 /*
  * Before an exec: the final flush (callbacks, the rest, END, close). Returns 1 when
@@ -158,7 +158,7 @@ void ctp_child_restart(void) CTP_HIDDEN;
  */
 int ctp_exec_finish(void) CTP_HIDDEN;
 
-/* After an exec that failed: a new file (<host>.<pid>.<n>.ctr) and writer; tracing on again. */
+/* After an exec that failed: tracing on again, into a new file (<host>.<pid>.<n>.ctr). */
 void ctp_exec_resume(void) CTP_HIDDEN;
 
 /* ---- signals.c ---- */

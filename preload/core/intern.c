@@ -109,7 +109,6 @@ uint64_t ctp_intern_always(const char *s, size_t len) {
 
 uint64_t ctp_intern_n(const char *s, size_t len) {
   if (!s) return 0;
-  if (CTP_UNLIKELY(ctp_child_pending)) ctp_child_restart();
   if (!__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)) return 0;
   return ctp_intern_always(s, len);
 }

@@ -1,7 +1,10 @@
 /*
  * Start-up (ctp_start), the output file, the PROCESS record, the final flush at
- * exit, and fork: the child drops the parent's pending records and, on its first
- * record, opens its own file with its own PROCESS record and writer thread.
+ * exit, and fork: the child drops the parent's pending records.
+ *
+ * The process's file and writer thread are created at start-up. A fork child's
+ * are created with its first record (ctp_emit), so a child that only execs (or
+ * records nothing) leaves no file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,14 +18,14 @@
 #include "core.h"
 
 int ctp_enabled;
-int ctp_child_pending;
+int ctp_file_pending;
 
 static int start_state; /* 0 not started, 1 starting, 2 done */
 static __thread __attribute__((tls_model("initial-exec"))) int tls_starting;
 static int output_dirfd = -1;
 static uint64_t host_id, cmdline_id, exe_id;
 static char host_name[256];
-static uint64_t child_ppid;
+static uint64_t pending_ppid, pending_start_ns, pending_realtime_ns;
 static pid_t owner_pid; /* the process whose file and writer thread these are */
 static pthread_mutex_t restart_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -127,20 +130,29 @@ static void intern_process_strings(void) {
   }
 }
 
-/* Opens pid's trace file and starts the writer with its PROCESS record. */
-static int open_and_start(pid_t pid, uint64_t ppid) {
-  int fd = create_trace_file(pid);
-  if (fd < 0) return -1;
+/* Notes that the file is to be opened with the next record, and the process's times. */
+static void set_file_pending(uint64_t ppid) {
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
+  pending_ppid = ppid;
+  pending_start_ns = ctp_now_ns();
+  pending_realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+  __atomic_store_n(&ctp_file_pending, 1, __ATOMIC_RELEASE);
+}
+
+/* Opens pid's trace file and starts the writer with its PROCESS record. */
+static int open_and_start(pid_t pid) {
+  if (output_dirfd < 0) output_dirfd = open_output_dir(ctp_cfg.output);
+  if (output_dirfd < 0) return -1;
+  int fd = create_trace_file(pid);
+  if (fd < 0) return -1;
   ct_record r;
   memset(&r, 0, sizeof r);
   r.kind = CT_KIND_PROCESS;
   r.u.process = (struct ct_process){
-      .pid = (uint64_t)pid, .ppid = ppid, .start_ns = ctp_now_ns(),
-      .realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
-      .host = host_id, .cmdline = cmdline_id, .exe = exe_id,
-      .tracer_version = CTP_TRACER_VERSION};
+      .pid = (uint64_t)pid, .ppid = pending_ppid, .start_ns = pending_start_ns,
+      .realtime_ns = pending_realtime_ns, .host = host_id, .cmdline = cmdline_id,
+      .exe = exe_id, .tracer_version = CTP_TRACER_VERSION};
   if (ctp_writer_start(fd, &r) < 0) {
     ctp_warn("cannot start the writer thread; not tracing");
     close(fd);
@@ -170,29 +182,38 @@ static void fork_child(void) {
   ctp_writer_after_fork();
   ctp_buffers_after_fork();
   ctp_strings_requeue_all();
-  child_ppid = (uint64_t)getppid();
-  /* The file is opened lazily: a child that only execs writes nothing. */
-  __atomic_store_n(&ctp_child_pending, 1, __ATOMIC_RELEASE);
+  set_file_pending((uint64_t)getppid());
 }
 
-void ctp_child_restart(void) {
+void ctp_file_open(void) {
   int saved = errno;
   pthread_mutex_lock(&restart_lock);
-  if (__atomic_load_n(&ctp_child_pending, __ATOMIC_ACQUIRE)) {
-    if (open_and_start(getpid(), child_ppid) < 0) __atomic_store_n(&ctp_enabled, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&ctp_child_pending, 0, __ATOMIC_RELEASE);
+  if (__atomic_load_n(&ctp_file_pending, __ATOMIC_ACQUIRE)) {
+    if (open_and_start(getpid()) < 0) __atomic_store_n(&ctp_enabled, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ctp_file_pending, 0, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&restart_lock);
   errno = saved;
 }
 
+/* A relative CUTRACE_OUTPUT means relative to the working directory at start-up. */
+static void make_output_absolute(void) {
+  if (ctp_cfg.output[0] == '/') return;
+  char cwd[sizeof ctp_cfg.output], joined[sizeof ctp_cfg.output];
+  if (!getcwd(cwd, sizeof cwd - 64)) return;
+  if (snprintf(joined, sizeof joined, "%s/%s", cwd, ctp_cfg.output) < (int)sizeof joined)
+    memcpy(ctp_cfg.output, joined, sizeof joined);
+}
+
 static void start_once(void) {
   ctp_config_load(&ctp_cfg);
   if (ctp_cfg.disabled) return;
-  output_dirfd = open_output_dir(ctp_cfg.output);
-  if (output_dirfd < 0) return;
+  make_output_absolute();
   intern_process_strings();
-  if (open_and_start(getpid(), (uint64_t)getppid()) < 0) return;
+  set_file_pending((uint64_t)getppid());
+  int opened = open_and_start(getpid());
+  __atomic_store_n(&ctp_file_pending, 0, __ATOMIC_RELEASE);
+  if (opened < 0) return;
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (ctp_cfg.signals) ctp_signals_install();
   __atomic_store_n(&ctp_enabled, 1, __ATOMIC_RELEASE);
@@ -222,7 +243,7 @@ int ctp_start(void) {
  */
 static int final_flush(void) {
   if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE) ||
-      __atomic_load_n(&ctp_child_pending, __ATOMIC_ACQUIRE) || getpid() != owner_pid)
+      __atomic_load_n(&ctp_file_pending, __ATOMIC_ACQUIRE) || getpid() != owner_pid)
     return 0;
   int saved = errno;
   unsigned n = __atomic_load_n(&final_count, __ATOMIC_ACQUIRE);
@@ -241,8 +262,9 @@ int ctp_exec_finish(void) { return final_flush(); }
 void ctp_exec_resume(void) {
   int saved = errno;
   ctp_strings_requeue_all();
-  if (open_and_start(getpid(), (uint64_t)getppid()) == 0)
-    __atomic_store_n(&ctp_enabled, 1, __ATOMIC_RELEASE);
+  set_file_pending((uint64_t)getppid());
+  __atomic_store_n(&ctp_enabled, 1, __ATOMIC_RELEASE);
+  ctp_file_open(); /* now: the threads' buffers exist, no first record would open it */
   errno = saved;
 }
 
