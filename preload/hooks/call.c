@@ -60,6 +60,11 @@ static void start_timing(ctph_call *c) {
   int relaxed = capture_mode_relax(&mode);
   if (ctph_stream_capturing(s, 0)) {
     c->flags |= CT_API_CAPTURED;
+  } else if (CTP_UNLIKELY(__atomic_load_n(&ctph_captures_active, __ATOMIC_RELAXED)) &&
+             (s == NULL || s == CU_STREAM_LEGACY)) {
+    /* The legacy stream synchronises with every blocking stream, capturing ones
+     * included: an event recorded there could break an app's capture. */
+    c->flags |= CT_API_UNTIMED;
   } else {
     c->ev_start = ctph_event_get(c->device);
     c->ev_end = c->ev_start ? ctph_event_get(c->device) : NULL;
@@ -74,6 +79,26 @@ static void start_timing(ctph_call *c) {
     }
   }
   capture_mode_restore(relaxed, &mode);
+}
+
+/*
+ * The thread has no current context yet (its first CUDA call): the runtime will
+ * make device 0's primary context current during the call (a thread that called
+ * cudaSetDevice has its context current already). The start event is recorded with
+ * that context pushed for the moment and popped again, so the thread's state is
+ * unchanged. Without a known context the call stays untimed.
+ */
+static void start_timing_without_context(ctph_call *c) {
+  CUcontext ctx = ctph_device_context(0), popped;
+  if (!ctx || !ctph_drv.CtxPushCurrent || !ctph_drv.CtxPopCurrent ||
+      ctph_drv.CtxPushCurrent(ctx) != CUDA_SUCCESS) {
+    c->flags |= CT_API_UNTIMED;
+    return;
+  }
+  c->device = 0;
+  c->stream = ctph_stream_id(0, c->handle, c->ptsz);
+  start_timing(c);
+  ctph_drv.CtxPopCurrent(&popped);
 }
 
 void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
@@ -101,9 +126,7 @@ void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUst
       if (c->depth == 0)
         start_timing(c);
     } else if (c->depth == 0) {
-      /* No context on this thread yet: the call itself creates it, too late to
-       * put a start event before its work. */
-      c->flags |= CT_API_UNTIMED;
+      start_timing_without_context(c);
     }
   }
   errno = saved;

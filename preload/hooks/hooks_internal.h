@@ -58,6 +58,8 @@ struct ctph_driver {
   CUresult (*CtxGetCurrent)(CUcontext *);
   CUresult (*CtxSetCurrent)(CUcontext);
   CUresult (*CtxGetDevice)(CUdevice *);
+  CUresult (*CtxPushCurrent)(CUcontext);
+  CUresult (*CtxPopCurrent)(CUcontext *);
   CUresult (*DeviceGetName)(char *, int, CUdevice);
   CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
   CUresult (*DeviceTotalMem)(size_t *, CUdevice);

@@ -67,6 +67,8 @@ static const struct driver_sym driver_syms[] = {
     DRV(CtxGetCurrent, "cuCtxGetCurrent", "cuCtxGetCurrent", 0),
     DRV(CtxSetCurrent, "cuCtxSetCurrent", "cuCtxSetCurrent", 0),
     DRV(CtxGetDevice, "cuCtxGetDevice", "cuCtxGetDevice", 0),
+    DRV(CtxPushCurrent, "cuCtxPushCurrent", "cuCtxPushCurrent_v2", 0),
+    DRV(CtxPopCurrent, "cuCtxPopCurrent", "cuCtxPopCurrent_v2", 0),
     DRV(DeviceGetName, "cuDeviceGetName", "cuDeviceGetName", 0),
     DRV(DeviceGetAttribute, "cuDeviceGetAttribute", "cuDeviceGetAttribute", 0),
     DRV(DeviceTotalMem, "cuDeviceTotalMem", "cuDeviceTotalMem_v2", 0),

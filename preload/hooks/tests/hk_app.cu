@@ -8,7 +8,8 @@
  *   copies        one of each copy and set form, with known sizes and memory types
  *   errors        calls that fail on purpose, cudaGetLastError after them, errno
  *   threads T N   T threads, each N launches of k_alpha on its own stream
- *   capture N     stream capture (global mode) of 3 k_beta + memset + k_alpha,
+ *   capture N     stream capture (global mode) of 3 k_beta + memset + k_alpha
+ *                 while another thread launches 20 k_gamma on its own stream,
  *                 then N graph launches
  *   blas          cuBLAS / cuBLASLt GEMMs of known shapes
  *   reset N       N launches, cudaDeviceReset, N more launches
@@ -209,9 +210,17 @@ static int scenario_threads(int t, int n) {
   return failures != 0;
 }
 
+/* Launches 20 k_gamma on its own stream while the main thread captures. */
+static void *capture_neighbour(void *arg) {
+  cudaStream_t h = *(cudaStream_t *)arg;
+  for (int i = 0; i < 20; i++) k_gamma<<<1, 1, 0, h>>>(i);
+  return NULL;
+}
+
 static int scenario_capture(int n) {
-  cudaStream_t s;
+  cudaStream_t s, h;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CHECK(cudaStreamCreateWithFlags(&h, cudaStreamNonBlocking));
   unsigned char *dev;
   CHECK(cudaMalloc((void **)&dev, 4096));
   CHECK(cudaMemset(dev, 0, 4096));
@@ -222,6 +231,13 @@ static int scenario_capture(int n) {
   for (int i = 0; i < 3; i++) k_beta<<<1, 1, 0, s>>>(i);
   CHECK(cudaMemsetAsync(dev, 0x5a, 4096, s));
   k_alpha<<<1, 1, 0, s>>>(NULL, 0);
+  /* Another thread works on its own stream meanwhile (and the tracer's poller
+   * queries its events): the global-mode capture must survive both. */
+  pthread_t neighbour;
+  pthread_create(&neighbour, NULL, capture_neighbour, &h);
+  pthread_join(neighbour, NULL);
+  struct timespec pause = {0, 60 * 1000000L};
+  nanosleep(&pause, NULL);
   cudaError_t end = cudaStreamEndCapture(s, &graph);
   printf("capture: end capture -> %s\n", cudaGetErrorName(end));
   if (end != cudaSuccess) return 1;
@@ -229,6 +245,7 @@ static int scenario_capture(int n) {
   CHECK(cudaGraphInstantiate(&exec, graph, 0));
   for (int i = 0; i < n; i++) CHECK(cudaGraphLaunch(exec, s));
   CHECK(cudaStreamSynchronize(s));
+  CHECK(cudaStreamSynchronize(h));
   unsigned char host[4096];
   CHECK(cudaMemcpy(host, dev, 4096, cudaMemcpyDeviceToHost));
   printf("capture: %d graph launches, byte %d\n", n, host[4095]);

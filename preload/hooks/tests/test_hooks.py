@@ -341,7 +341,8 @@ def case_capture(run, app):
     check("end capture -> cudaSuccess" in out, "capture: the capture failed under the tracer")
     if not check(rc == 0 and t, "capture: run failed"):
         return
-    apis = t.of("api")
+    pid = t.of("process")[0]["pid"]
+    apis = [a for a in t.of("api") if a["tid"] == pid]
     begin = [i for i, a in enumerate(apis) if t.name(a["name"]) == "cudaStreamBeginCapture"]
     end = [i for i, a in enumerate(apis) if t.name(a["name"]) == "cudaStreamEndCapture"]
     if check(len(begin) == 1 and len(end) == 1, "capture: begin/end capture records"):
@@ -351,6 +352,10 @@ def case_capture(run, app):
               f"capture: calls inside the capture {names}")
         check(all(a["flags"] & API_CAPTURED and not a["flags"] & API_TIMED for a in inside),
               "capture: calls inside the capture not flagged captured")
+    gpus = t.by_corr("gpu")
+    neighbour = [a for a in t.apis("__cudaLaunchKernel") if a["tid"] != pid]
+    check(len(neighbour) == 20 and all(a["flags"] & API_TIMED and a["corr"] in gpus for a in neighbour),
+          f"capture: the other thread's 20 launches during the capture not all timed ({len(neighbour)})")
     graphs = t.apis("cudaGraphLaunch")
     check(len(graphs) == n and all(a["flags"] & API_TIMED for a in graphs), f"capture: {len(graphs)} graph launches")
     gpus = t.by_corr("gpu")
