@@ -1,0 +1,382 @@
+/*
+ * Chrome Trace Event JSON export (see chrome.h and docs/dump.md).
+ *
+ * Conventions, after Kineto's output (libkineto/src/output_json.cpp, facts only):
+ * complete events ph "X" with ts/dur in microseconds and 3 decimals; GPU events on
+ * pid = device, tid = stream; cat kernel / gpu_memcpy / gpu_memset for GPU work,
+ * cuda_runtime / cuda_driver for calls, user_annotation for NVTX ranges; flows
+ * ph "s" (on the call) and ph "f" with bp "e" (on the GPU work), cat "ac2g", id =
+ * correlation; process_name / thread_name metadata; top-level deviceProperties,
+ * distributedInfo, displayTimeUnit, baseTimeNanoseconds.
+ *
+ * Several input files: the first keeps the plain ids; file k > 0 shifts its stream
+ * track ids by k * 100000 and its flow ids by k << 40 so that processes sharing a
+ * device index do not mix.
+ */
+#include "chrome.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "report.h"
+#include "stats.h"
+#ifdef CT_HAVE_GAPS_H
+#include "gaps.h"
+#endif
+
+#define STREAM_TID_SHIFT 100000ull
+#define TRACER_TID_BASE 1000000000ull  /* synthetic tracks of the tracer's own work */
+#define GAP_DEVICE_TID 1500000000ull   /* the "GPU idle" track of a device */
+#define GAP_STREAM_TID 1600000000ull   /* + stream: the idle track of a stream */
+
+typedef struct track_key {
+  uint64_t pid, tid;
+} track_key;
+
+struct ct_chrome {
+  FILE *f;
+  ct_chrome_options opt;
+  int nevents;
+  unsigned file_index;
+  uint64_t pid;              /* the current file's process id */
+  ct_map *tracks;            /* track_key -> int (named) */
+  ct_map *tracer_tracks;     /* (tid, label) -> uint64_t synthetic tid */
+  uint64_t next_tracer_tid;
+  uint64_t base_ns;          /* wall clock - monotonic clock, from the first process */
+  int have_base;
+  /* devices seen, for deviceProperties */
+  struct ct_device devices[64];
+  char device_names[64][96];
+  unsigned ndevices;
+  char demangled[4096];
+};
+
+/* ---- writing helpers --------------------------------------------------------------- */
+
+static void next_event(ct_chrome *c) {
+  fputs(c->nevents++ ? ",\n" : "\n", c->f);
+}
+
+static void put_string(ct_chrome *c, const char *s) {
+  putc('"', c->f);
+  if (s) ct_json_write_escaped(c->f, s, strlen(s));
+  putc('"', c->f);
+}
+
+/* A time in ns as microseconds with 3 decimals (exact). */
+static void put_us(ct_chrome *c, uint64_t ns) {
+  fprintf(c->f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+}
+
+static void meta(ct_chrome *c, const char *what, uint64_t pid, uint64_t tid, const char *name) {
+  next_event(c);
+  fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,\"tid\":%llu,\"args\":{\"name\":", what,
+          (unsigned long long)pid, (unsigned long long)tid);
+  put_string(c, name);
+  fputs("}}", c->f);
+}
+
+static void sort_index(ct_chrome *c, const char *what, uint64_t pid, uint64_t tid, uint64_t idx) {
+  next_event(c);
+  fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,\"tid\":%llu,\"args\":{\"sort_index\":%llu}}",
+          what, (unsigned long long)pid, (unsigned long long)tid, (unsigned long long)idx);
+}
+
+/* Opens an X event: everything up to and including "args":{ */
+static void slice_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid, uint64_t tid,
+                       uint64_t begin, uint64_t end) {
+  next_event(c);
+  fprintf(c->f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cat);
+  put_string(c, name);
+  fprintf(c->f, ",\"pid\":%llu,\"tid\":%llu,\"ts\":", (unsigned long long)pid, (unsigned long long)tid);
+  put_us(c, begin);
+  fputs(",\"dur\":", c->f);
+  put_us(c, end > begin ? end - begin : 0);
+  fputs(",\"args\":{", c->f);
+}
+
+/* ---- tracks -------------------------------------------------------------------------- */
+
+/* Names a track the first time it is used (or again when a better name arrives). */
+static void ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, const char *name, int force) {
+  track_key k = {pid, tid};
+  int created = 0;
+  int *named = ct_map_get(c->tracks, &k, sizeof k, &created);
+  if (named && *named && !force) return;
+  if (named) *named = 1;
+  meta(c, "thread_name", pid, tid, name);
+  sort_index(c, "thread_sort_index", pid, tid, tid);
+}
+
+static void ensure_cpu_thread(ct_chrome *c, uint64_t tid) {
+  char name[64];
+  snprintf(name, sizeof name, "thread %llu", (unsigned long long)tid);
+  ensure_track(c, c->pid, tid, name, 0);
+}
+
+static uint64_t stream_tid(const ct_chrome *c, uint64_t stream) {
+  return stream + c->file_index * STREAM_TID_SHIFT;
+}
+
+static void ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
+  uint64_t tid = stream_tid(c, stream);
+  track_key k = {device, tid};
+  const int *named = ct_map_get(c->tracks, &k, sizeof k, NULL);
+  if (named && *named) return;
+  /* the device's process track, once */
+  track_key dk = {device, UINT64_MAX};
+  int created = 0;
+  ct_map_get(c->tracks, &dk, sizeof dk, &created);
+  if (created) {
+    char name[64];
+    snprintf(name, sizeof name, "GPU %llu", (unsigned long long)device);
+    meta(c, "process_name", device, 0, name);
+    sort_index(c, "process_sort_index", device, 0, 5000000 + device);
+  }
+  char name[96];
+  if (c->file_index)
+    snprintf(name, sizeof name, "stream %llu (pid %llu)", (unsigned long long)stream,
+             (unsigned long long)c->pid);
+  else
+    snprintf(name, sizeof name, "stream %llu", (unsigned long long)stream);
+  ensure_track(c, device, tid, name, 0);
+}
+
+/* The synthetic track of the tracer's work labelled what on thread tid. */
+static uint64_t tracer_track(ct_chrome *c, uint64_t tid, const char *what) {
+  unsigned char key[8 + 64];
+  size_t n = strlen(what) < 64 ? strlen(what) : 64;
+  memcpy(key, &tid, 8);
+  memcpy(key + 8, what, n);
+  int created = 0;
+  uint64_t *t = ct_map_get(c->tracer_tracks, key, 8 + n, &created);
+  if (!t) return TRACER_TID_BASE;
+  if (created) {
+    *t = TRACER_TID_BASE + c->next_tracer_tid++;
+    char name[128];
+    snprintf(name, sizeof name, "cutrace: %.64s (thread %llu)", what, (unsigned long long)tid);
+    ensure_track(c, c->pid, *t, name, 0);
+  }
+  return *t;
+}
+
+/* ---- model callbacks ------------------------------------------------------------------ */
+
+static void on_process(void *user, const ct_proc *p) {
+  ct_chrome *c = user;
+  c->pid = p->rec.pid;
+  char name[300];
+  snprintf(name, sizeof name, "%s (pid %llu)", p->cmdline[0] ? p->cmdline : p->path,
+           (unsigned long long)p->rec.pid);
+  meta(c, "process_name", c->pid, 0, name);
+  sort_index(c, "process_sort_index", c->pid, 0, c->pid);
+  if (!c->have_base && p->rec.realtime_ns && p->rec.start_ns) {
+    c->base_ns = p->rec.realtime_ns - p->rec.start_ns;
+    c->have_base = 1;
+  }
+  for (unsigned i = 0; i < p->ndevices && c->ndevices < 64; i++) {
+    int seen = 0;
+    for (unsigned j = 0; j < c->ndevices; j++) seen |= c->devices[j].device == p->devices[i].device;
+    if (seen) continue;
+    c->devices[c->ndevices] = p->devices[i];
+    snprintf(c->device_names[c->ndevices], sizeof c->device_names[0], "%s", p->device_names[i]);
+    c->ndevices++;
+  }
+}
+
+static void on_thread(void *user, const ct_proc *p, const struct ct_thread *t, const char *name) {
+  ct_chrome *c = user;
+  (void)p;
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s (%llu)", name && name[0] ? name : "thread",
+           (unsigned long long)t->tid);
+  ensure_track(c, c->pid, t->tid, buf, 1);
+}
+
+static void on_stream(void *user, const ct_proc *p, const struct ct_stream *s) {
+  (void)p;
+  ensure_gpu_track(user, s->device, s->stream);
+}
+
+static void on_span(void *user, const ct_span *s) {
+  ct_chrome *c = user;
+  if (s->is_tracer) {
+    uint64_t tid = tracer_track(c, s->tid, s->name);
+    char label[128];
+    snprintf(label, sizeof label, "cutrace: %s", s->name);
+    slice_open(c, "tracer", label, c->pid, tid, s->begin_ns, s->end_ns);
+    fprintf(c->f, "\"thread\":%llu,\"amount\":%llu}}", (unsigned long long)s->tid,
+            (unsigned long long)s->amount);
+    return;
+  }
+  ensure_cpu_thread(c, s->tid);
+  int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
+  slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid, s->begin_ns,
+             s->end_ns);
+  fprintf(c->f, "\"correlation\":%llu,\"device\":%llu,\"stream\":%llu,\"result\":%llu,\"depth\":%llu",
+          (unsigned long long)s->corr, (unsigned long long)s->device,
+          (unsigned long long)s->stream, (unsigned long long)s->result,
+          (unsigned long long)s->depth);
+  if (s->kernel) {
+    fputs(",\"kernel\":", c->f);
+    put_string(c, ct_demangle(s->kernel, c->demangled, sizeof c->demangled));
+  }
+  fputs("}}", c->f);
+}
+
+static void on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {
+  ct_chrome *c = user;
+  (void)p;
+  ensure_cpu_thread(c, r->tid);
+  slice_open(c, "user_annotation", name ? name : "(unnamed range)", c->pid, r->tid, r->begin_ns,
+             r->end_ns);
+  fprintf(c->f, "\"depth\":%llu,\"domain\":%llu}}", (unsigned long long)r->depth,
+          (unsigned long long)r->domain);
+}
+
+static const char *mem_label(uint64_t m) {
+  static const char *const n[] = {"Unknown", "Device", "Pinned", "Pageable", "Managed"};
+  return m < 5 ? n[m] : "Unknown";
+}
+
+static void on_activity(void *user, const ct_activity *a) {
+  ct_chrome *c = user;
+  ensure_gpu_track(c, a->device, a->stream);
+  uint64_t tid = stream_tid(c, a->stream);
+  const char *cat = a->type == CT_GPU_MEMCPY ? "gpu_memcpy" : a->type == CT_GPU_MEMSET ? "gpu_memset" : "kernel";
+  char name[160];
+  const char *shown = a->name;
+  if (a->detail == CT_DETAIL_MEMOP && a->type == CT_GPU_MEMSET) {
+    snprintf(name, sizeof name, "Memset (%s)", mem_label(a->d.memop.dst_mem));
+    shown = name;
+  } else if (a->detail == CT_DETAIL_MEMOP) {
+    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", ct_memop_kind_name(a->d.memop.kind),
+             mem_label(a->d.memop.src_mem), mem_label(a->d.memop.dst_mem));
+    shown = name;
+  } else {
+    shown = ct_demangle(a->name, c->demangled, sizeof c->demangled);
+  }
+  uint64_t dur = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+  slice_open(c, cat, shown, a->device, tid, a->start_ns, a->end_ns);
+  fprintf(c->f, "\"correlation\":%llu,\"device\":%llu,\"stream\":%llu",
+          (unsigned long long)a->corr, (unsigned long long)a->device, (unsigned long long)a->stream);
+  if (a->api) {
+    fputs(",\"api\":", c->f);
+    put_string(c, a->api);
+  }
+  if (a->detail == CT_DETAIL_LAUNCH) {
+    const struct ct_launch *l = &a->d.launch;
+    fprintf(c->f, ",\"grid\":[%llu,%llu,%llu],\"block\":[%llu,%llu,%llu],\"shared memory\":%llu",
+            (unsigned long long)l->grid_x, (unsigned long long)l->grid_y,
+            (unsigned long long)l->grid_z, (unsigned long long)l->block_x,
+            (unsigned long long)l->block_y, (unsigned long long)l->block_z,
+            (unsigned long long)l->shmem);
+  } else if (a->detail == CT_DETAIL_MEMOP) {
+    fprintf(c->f, ",\"bytes\":%llu,\"memory bandwidth (GB/s)\":%.3f,\"async\":%llu",
+            (unsigned long long)a->d.memop.bytes, dur ? (double)a->d.memop.bytes / dur : 0.0,
+            (unsigned long long)a->d.memop.async);
+  } else if (a->detail == CT_DETAIL_GEMM) {
+    const struct ct_gemm *g = &a->d.gemm;
+    fprintf(c->f, ",\"m\":%llu,\"n\":%llu,\"k\":%llu,\"batch\":%llu,\"atype\":%llu,\"btype\":%llu,"
+                  "\"ctype\":%llu,\"compute_type\":%llu",
+            (unsigned long long)g->m, (unsigned long long)g->n, (unsigned long long)g->k,
+            (unsigned long long)(g->batch ? g->batch : 1), (unsigned long long)g->atype,
+            (unsigned long long)g->btype, (unsigned long long)g->ctype,
+            (unsigned long long)g->compute_type);
+  }
+  fputs("}}", c->f);
+  if (!a->has_call || !a->corr) return;
+  uint64_t id = a->corr | ((uint64_t)c->file_index << 40);
+  ensure_cpu_thread(c, a->tid);
+  next_event(c);
+  fprintf(c->f, "{\"ph\":\"s\",\"id\":%llu,\"pid\":%llu,\"tid\":%llu,\"ts\":", (unsigned long long)id,
+          (unsigned long long)c->pid, (unsigned long long)a->tid);
+  put_us(c, a->call_begin_ns);
+  fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\"}", c->f);
+  next_event(c);
+  fprintf(c->f, "{\"ph\":\"f\",\"id\":%llu,\"pid\":%llu,\"tid\":%llu,\"ts\":", (unsigned long long)id,
+          (unsigned long long)a->device, (unsigned long long)tid);
+  put_us(c, a->start_ns);
+  fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}", c->f);
+}
+
+#ifdef CT_HAVE_GAPS_H
+static void on_gap(void *user, const ct_gap_info *g) {
+  ct_chrome *c = user;
+  uint64_t tid = g->stream == UINT64_MAX ? GAP_DEVICE_TID : GAP_STREAM_TID + stream_tid(c, g->stream);
+  char label[128], dur[32];
+  if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle");
+  else snprintf(label, sizeof label, "stream %llu idle", (unsigned long long)g->stream);
+  ensure_track(c, g->device, tid, label, 0);
+  snprintf(label, sizeof label, "GPU idle: %s %s", g->cause,
+           ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));
+  slice_open(c, "gap", label, g->device, tid, g->start_ns, g->end_ns);
+  fputs("\"cause\":", c->f);
+  put_string(c, g->cause);
+  fprintf(c->f, ",\"stream\":%lld,\"ended_by\":",
+          g->stream == UINT64_MAX ? -1ll : (long long)g->stream);
+  if (g->ended_by) put_string(c, g->ended_by);
+  else fputs("null", c->f);
+  fputs("}}", c->f);
+}
+#endif
+
+/* ---- the document ---------------------------------------------------------------------- */
+
+ct_chrome *ct_chrome_begin(FILE *out, const ct_chrome_options *opts) {
+  ct_chrome *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->f = out;
+  if (opts) c->opt = *opts;
+  c->tracks = ct_map_new(sizeof(int));
+  c->tracer_tracks = ct_map_new(sizeof(uint64_t));
+  if (!c->tracks || !c->tracer_tracks) {
+    ct_map_free(c->tracks);
+    ct_map_free(c->tracer_tracks);
+    free(c);
+    return NULL;
+  }
+  fputs("{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"traceEvents\":[", out);
+  return c;
+}
+
+int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
+  static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
+                                   .on_activity = on_activity, .on_stream = on_stream,
+                                   .on_thread = on_thread, .on_range = on_range};
+  c->pid = 0;
+  int rc = ct_model_read(path, NULL, &ops, c, st);
+#ifdef CT_HAVE_GAPS_H
+  if (rc >= 0 && c->opt.gaps) {
+    ct_model_stats gst;
+    ct_gaps_each(path, c->opt.gap_min_ns, on_gap, c, &gst);
+  }
+#endif
+  ct_map_forget_pointers(c->tracks);
+  ct_map_free(c->tracer_tracks); /* tracer tracks are per process */
+  c->tracer_tracks = ct_map_new(sizeof(uint64_t));
+  if (rc >= 0) c->file_index++;
+  return rc;
+}
+
+int ct_chrome_end(ct_chrome *c) {
+  FILE *f = c->f;
+  fputs("\n],\n\"deviceProperties\":[", f);
+  for (unsigned i = 0; i < c->ndevices; i++) {
+    const struct ct_device *d = &c->devices[i];
+    fprintf(f, "%s\n{\"id\":%llu,\"name\":", i ? "," : "", (unsigned long long)d->device);
+    put_string(c, c->device_names[i]);
+    fprintf(f, ",\"totalGlobalMem\":%llu,\"computeMajor\":%llu,\"computeMinor\":%llu,\"numSms\":%llu}",
+            (unsigned long long)d->mem_bytes, (unsigned long long)d->cc_major,
+            (unsigned long long)d->cc_minor, (unsigned long long)d->sm_count);
+  }
+  fprintf(f, "],\n\"distributedInfo\":{\"rank\":0,\"world_size\":1},\n"
+             "\"baseTimeNanoseconds\":%llu,\n\"traceName\":\"cutrace\"}\n",
+          (unsigned long long)c->base_ns);
+  int rc = fflush(f) == 0 && !ferror(f) ? 0 : -1;
+  ct_map_free(c->tracks);
+  ct_map_free(c->tracer_tracks);
+  free(c);
+  return rc;
+}
