@@ -11,23 +11,18 @@ LD_LIBRARY_PATH=SIM_DIR; argument checking happens before any CUDA call, so the
 simulated driver need not exist.
 """
 import os
-import subprocess
 import sys
 
+from simrun import run_on_sim
+
 BAD_FIRST_ARGS = ["x", "0", "-5", "99999999999999999999999", "12abc", ""]
-
-
-def run(program, args, sim_dir):
-    """Runs program with args on the simulated stack; returns the result."""
-    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, LD_BIND_NOW="1")
-    return subprocess.run([program] + args, env=env, capture_output=True, text=True, timeout=30)
 
 
 def check_program(program, sim_dir):
     """Returns the list of problems found with one program's argument handling."""
     name = os.path.basename(program)
     problems = []
-    result = run(program, ["-h"], sim_dir)
+    result = run_on_sim([program, "-h"], sim_dir, timeout=30)
     lines = result.stdout.splitlines()
     if result.returncode != 0 or len(lines) != 1 or not lines[0].startswith("usage: %s" % name):
         problems.append("%s -h: exit %d, stdout %r" % (name, result.returncode, result.stdout))
@@ -35,7 +30,7 @@ def check_program(program, sim_dir):
     cases = [[bad] for bad in BAD_FIRST_ARGS] if takes_args else [["1"]]
     cases.append(["1"] * 12)
     for args in cases:
-        result = run(program, args, sim_dir)
+        result = run_on_sim([program] + args, sim_dir, timeout=30)
         errors = result.stderr.splitlines()
         if (result.returncode != 2 or len(errors) != 1 or not errors[0].startswith(name + ": ")
                 or result.stdout):

@@ -15,9 +15,10 @@ libcuda.so.1.
 """
 import os
 import signal
-import subprocess
 import sys
 import tempfile
+
+from simrun import driver_missing, run_on_sim
 
 # name: (arguments, [(kind, name substring, stream class, count), ...]).
 # Rows are tried in order; the first that matches an operation counts it.
@@ -80,9 +81,7 @@ def check_program(sim_dir, program, problems):
     args, rows = CASES[name]
     with tempfile.TemporaryDirectory(prefix="check_counts.") as scratch:
         truth_path = os.path.join(scratch, "truth")
-        env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, LD_BIND_NOW="1", SIMCUDA_TRUTH_FILE=truth_path)
-        env.pop("SIMCUDA_KERNEL_US", None)
-        result = subprocess.run([program] + args, env=env, capture_output=True, text=True, timeout=60)
+        result = run_on_sim([program] + args, sim_dir, SIMCUDA_TRUTH_FILE=truth_path, SIMCUDA_KERNEL_US=None)
         want_status = -signal.SIGABRT if name == "crasher" else 0
         if result.returncode != want_status:
             problems.append("%s %s: exit status %d, want %d; stderr: %s"
@@ -102,8 +101,7 @@ def main(argv):
         print("usage: check_counts.py SIM_DIR PROGRAM...")
         return 2
     sim_dir = argv[1]
-    if not os.path.exists(os.path.join(sim_dir, "libcuda.so.1")):
-        print("skip: no simulated libcuda.so.1 in", sim_dir)
+    if driver_missing(sim_dir):
         return 77
     problems = []
     for program in argv[2:]:

@@ -24,9 +24,10 @@ Exits 77 when SIM_DIR has no simulated libcuda.so.1.
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+from simrun import driver_missing, run_on_sim
 
 KERNEL_US = "gappy_tiny=1,gappy_short=20,gappy_work=100,gappy_long=2000"
 PHASES = ["warmup", "busy", "host_wait", "sync", "other_stream", "pageable", "launch_bound",
@@ -163,14 +164,11 @@ def main(argv):
         print("usage: check_gappy.py SIM_DIR GAPPY")
         return 2
     sim_dir, gappy = argv[1], argv[2]
-    if not os.path.exists(os.path.join(sim_dir, "libcuda.so.1")):
-        print("skip: no simulated libcuda.so.1 in", sim_dir)
+    if driver_missing(sim_dir):
         return 77
     truth_dir = tempfile.TemporaryDirectory(prefix="check_gappy.")
     truth_path = os.path.join(truth_dir.name, "truth")
-    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, LD_BIND_NOW="1", SIMCUDA_KERNEL_US=KERNEL_US,
-               SIMCUDA_TRUTH_FILE=truth_path)
-    result = subprocess.run([gappy], env=env, capture_output=True, text=True, timeout=60)
+    result = run_on_sim([gappy], sim_dir, SIMCUDA_KERNEL_US=KERNEL_US, SIMCUDA_TRUTH_FILE=truth_path)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     problems = []

@@ -8,10 +8,10 @@ by SIGABRT after printing a line containing "aborting" (so it got as far as it
 should), and the loader printed no "no version information" warning.
 Exits 77 when SIM_DIR has no simulated libcuda.so.1.
 """
-import os
 import signal
-import subprocess
 import sys
+
+from simrun import driver_missing, run_on_sim
 
 
 def main(argv):
@@ -19,11 +19,9 @@ def main(argv):
         print("usage: expect_abort.py SIM_DIR PROGRAM [ARGS...]")
         return 2
     sim_dir = argv[1]
-    if not os.path.exists(os.path.join(sim_dir, "libcuda.so.1")):
-        print("skip: no simulated libcuda.so.1 in", sim_dir)
+    if driver_missing(sim_dir):
         return 77
-    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, LD_BIND_NOW="1")
-    result = subprocess.run(argv[2:], env=env, capture_output=True, text=True, timeout=30)
+    result = run_on_sim(argv[2:], sim_dir, timeout=30)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     if "no version information" in result.stderr:
