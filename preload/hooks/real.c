@@ -54,46 +54,46 @@ static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
                                 CUdriverProcAddressQueryResult *);
 
-/* One driver function: the cuGetProcAddress name, its exported fallback name and
- * whether the per-thread-default-stream variant is wanted. */
+/* One driver function: the cuGetProcAddress name, its exported fallback name,
+ * whether the per-thread-default-stream variant is wanted, and the CUDA version
+ * whose ABI the member's prototype is (cuGetProcAddress answers per version:
+ * "cuCtxGetDevice" at 13000 is cuCtxGetDevice_v2, which takes a context too). */
 struct driver_sym {
   const char *name, *exported;
-  int per_thread;
+  int per_thread, version;
   size_t offset;
 };
 
-#define DRV(member, name, exported, pt) {name, exported, pt, offsetof(struct ctph_driver, member)}
+#define DRV(member, name, exported, pt, version) \
+  {name, exported, pt, version, offsetof(struct ctph_driver, member)}
 static const struct driver_sym driver_syms[] = {
-    DRV(CtxGetCurrent, "cuCtxGetCurrent", "cuCtxGetCurrent", 0),
-    DRV(CtxSetCurrent, "cuCtxSetCurrent", "cuCtxSetCurrent", 0),
-    DRV(CtxGetDevice, "cuCtxGetDevice", "cuCtxGetDevice", 0),
-    DRV(CtxPushCurrent, "cuCtxPushCurrent", "cuCtxPushCurrent_v2", 0),
-    DRV(CtxPopCurrent, "cuCtxPopCurrent", "cuCtxPopCurrent_v2", 0),
-    DRV(DeviceGetName, "cuDeviceGetName", "cuDeviceGetName", 0),
-    DRV(DeviceGetAttribute, "cuDeviceGetAttribute", "cuDeviceGetAttribute", 0),
-    DRV(DeviceTotalMem, "cuDeviceTotalMem", "cuDeviceTotalMem_v2", 0),
-    DRV(DriverGetVersion, "cuDriverGetVersion", "cuDriverGetVersion", 0),
-    DRV(EventCreate, "cuEventCreate", "cuEventCreate", 0),
-    DRV(EventDestroy, "cuEventDestroy", "cuEventDestroy_v2", 0),
-    DRV(EventRecord, "cuEventRecord", "cuEventRecord", 0),
-    DRV(EventRecord_pt, "cuEventRecord", "cuEventRecord_ptsz", 1),
-    DRV(EventQuery, "cuEventQuery", "cuEventQuery", 0),
-    DRV(EventSynchronize, "cuEventSynchronize", "cuEventSynchronize", 0),
-    DRV(EventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2", 0),
-    DRV(StreamCreate, "cuStreamCreate", "cuStreamCreate", 0),
-    DRV(StreamDestroy, "cuStreamDestroy", "cuStreamDestroy_v2", 0),
-    DRV(StreamIsCapturing, "cuStreamIsCapturing", "cuStreamIsCapturing", 0),
-    DRV(StreamIsCapturing_pt, "cuStreamIsCapturing", "cuStreamIsCapturing_ptsz", 1),
-    DRV(StreamGetFlags, "cuStreamGetFlags", "cuStreamGetFlags", 0),
-    DRV(StreamGetPriority, "cuStreamGetPriority", "cuStreamGetPriority", 0),
+    DRV(CtxGetCurrent, "cuCtxGetCurrent", "cuCtxGetCurrent", 0, 4000),
+    DRV(CtxSetCurrent, "cuCtxSetCurrent", "cuCtxSetCurrent", 0, 4000),
+    DRV(CtxGetDevice, "cuCtxGetDevice", "cuCtxGetDevice", 0, 2000),
+    DRV(CtxPushCurrent, "cuCtxPushCurrent", "cuCtxPushCurrent_v2", 0, 4000),
+    DRV(CtxPopCurrent, "cuCtxPopCurrent", "cuCtxPopCurrent_v2", 0, 4000),
+    DRV(DeviceGetName, "cuDeviceGetName", "cuDeviceGetName", 0, 2000),
+    DRV(DeviceGetAttribute, "cuDeviceGetAttribute", "cuDeviceGetAttribute", 0, 2000),
+    DRV(DeviceTotalMem, "cuDeviceTotalMem", "cuDeviceTotalMem_v2", 0, 3020),
+    DRV(DriverGetVersion, "cuDriverGetVersion", "cuDriverGetVersion", 0, 2020),
+    DRV(EventCreate, "cuEventCreate", "cuEventCreate", 0, 2000),
+    DRV(EventDestroy, "cuEventDestroy", "cuEventDestroy_v2", 0, 4000),
+    DRV(EventRecord, "cuEventRecord", "cuEventRecord", 0, 2000),
+    DRV(EventRecord_pt, "cuEventRecord", "cuEventRecord_ptsz", 1, 7000),
+    DRV(EventQuery, "cuEventQuery", "cuEventQuery", 0, 2000),
+    DRV(EventSynchronize, "cuEventSynchronize", "cuEventSynchronize", 0, 2000),
+    DRV(EventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2", 0, 12080),
+    DRV(StreamCreate, "cuStreamCreate", "cuStreamCreate", 0, 2000),
+    DRV(StreamDestroy, "cuStreamDestroy", "cuStreamDestroy_v2", 0, 4000),
+    DRV(StreamIsCapturing, "cuStreamIsCapturing", "cuStreamIsCapturing", 0, 10000),
+    DRV(StreamIsCapturing_pt, "cuStreamIsCapturing", "cuStreamIsCapturing_ptsz", 1, 10000),
+    DRV(StreamGetFlags, "cuStreamGetFlags", "cuStreamGetFlags", 0, 5050),
+    DRV(StreamGetPriority, "cuStreamGetPriority", "cuStreamGetPriority", 0, 5050),
     DRV(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",
-        "cuThreadExchangeStreamCaptureMode", 0),
-    DRV(PointerGetAttribute, "cuPointerGetAttribute", "cuPointerGetAttribute", 0),
+        "cuThreadExchangeStreamCaptureMode", 0, 10010),
+    DRV(PointerGetAttribute, "cuPointerGetAttribute", "cuPointerGetAttribute", 0, 4000),
 };
 #undef DRV
-
-/* The ABI version the tracer asks for (cuEventElapsedTime then means _v2). */
-#define CTPH_DRIVER_ABI 13000
 
 static void driver_load_once(void) {
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -109,7 +109,7 @@ static void driver_load_once(void) {
       CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
       cuuint64_t flags = s->per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
                                        : CU_GET_PROC_ADDRESS_DEFAULT;
-      if (get_proc(s->name, &fn, CTPH_DRIVER_ABI, flags, &status) != CUDA_SUCCESS ||
+      if (get_proc(s->name, &fn, s->version, flags, &status) != CUDA_SUCCESS ||
           status != CU_GET_PROC_ADDRESS_SUCCESS)
         fn = NULL;
     }

@@ -13,6 +13,7 @@
  *                 then N graph launches
  *   blas          cuBLAS / cuBLASLt GEMMs of known shapes
  *   reset N       N launches, cudaDeviceReset, N more launches
+ *   devices N     N launches on device 1 (cudaSetDevice), then N on device 0
  *   paced B MS    B bursts of 4 k_alpha + 2 k_beta on the legacy stream, a sync
  *                 and MS milliseconds of host sleep after each (clock drift) */
 #include <cublasLt.h>
@@ -336,6 +337,23 @@ static int scenario_paced(int bursts, int ms) {
   return 0;
 }
 
+static int scenario_devices(int n) {
+  int count = 0;
+  CHECK(cudaGetDeviceCount(&count));
+  if (count < 2) {
+    printf("devices: only %d device\n", count);
+    return 3;
+  }
+  for (int dev = 1; dev >= 0; dev--) {
+    CHECK(cudaSetDevice(dev));
+    for (int i = 0; i < n; i++) k_beta<<<1, 1>>>(dev);
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+  }
+  printf("devices: %d launches on device 1, then on device 0\n", n);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   int a = argc > 2 ? atoi(argv[2]) : 10, b = argc > 3 ? atoi(argv[3]) : 100;
@@ -347,6 +365,7 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "blas")) return scenario_blas();
   if (!strcmp(what, "reset")) return scenario_reset(a);
   if (!strcmp(what, "paced")) return scenario_paced(a, b);
-  fprintf(stderr, "usage: hk_app kernels|copies|errors|threads|capture|blas|reset|paced [N [M]]\n");
+  if (!strcmp(what, "devices")) return scenario_devices(a);
+  fprintf(stderr, "usage: hk_app kernels|copies|errors|threads|capture|blas|reset|paced|devices [N [M]]\n");
   return 2;
 }

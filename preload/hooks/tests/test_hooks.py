@@ -417,6 +417,22 @@ def case_ptsz(run, ptsz):
     check(len(t.of("gpu")) == 2 * n + 4, f"ptsz: {len(t.of('gpu'))} GPU records, expected {2 * n + 4}")
 
 
+def case_devices(run, app):
+    n = 4
+    rc, _, t = run.compare([app, "devices", str(n)], {"SIMCUDA_DEVICES": "2"})
+    if not check(rc == 0 and t, "devices: run failed"):
+        return
+    launches = t.apis("__cudaLaunchKernel")
+    check([a["device"] for a in launches] == [1] * n + [0] * n, f"devices: launch devices {[a['device'] for a in launches]}")
+    gpus = t.by_corr("gpu")
+    check(all(gpus[a["corr"]][0]["device"] == a["device"] for a in launches if a["corr"] in gpus),
+          "devices: GPU records on the wrong device")
+    check(sorted(d["device"] for d in t.of("device")) == [0, 1], "devices: DEVICE records")
+    check(sorted(c["device"] for c in t.of("clock"))[:1] == [0] and any(c["device"] == 1 for c in t.of("clock")),
+          "devices: one clock timeline per device")
+    check_timed_pairs(t, "devices")
+
+
 def case_reset(run, app):
     n = 5
     rc, out, t = run.compare([app, "reset", str(n)])
@@ -441,7 +457,7 @@ def main():
         return 2
     sim, lib, reader, app, ptsz = sys.argv[1:]
     run = Runner(sim, lib, reader)
-    cases = [case_kernels, case_no_timing, case_timing, case_copies, case_errors, case_capture, case_blas, case_reset,
+    cases = [case_kernels, case_no_timing, case_timing, case_copies, case_errors, case_capture, case_blas, case_devices, case_reset,
              case_threads]
     only = os.environ.get("HK_ONLY")
     for case in cases:
