@@ -123,6 +123,9 @@ void ctp_strings_reinit_lock(void) CTP_HIDDEN;
  */
 int ctp_writer_start(int fd, const ct_record *process) CTP_HIDDEN;
 
+/* write() of all n bytes, retrying on EINTR and short writes. Returns 0, or -1 (errno). */
+int ctp_write_all(int fd, const void *buf, size_t n) CTP_HIDDEN;
+
 /* Wakes the writer (async-signal-safe). */
 void ctp_writer_kick(void) CTP_HIDDEN;
 

@@ -119,48 +119,45 @@ CTP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
   return after_failed_exec(fin, real(fd, argv, envp));
 }
 
-/* Counts the arguments of an execl-style call after arg0 (up to the NULL). */
-#define COUNT_ARGS(ap, n)                                  \
-  do {                                                     \
-    va_list cp;                                            \
-    va_copy(cp, ap);                                       \
-    while (va_arg(cp, const char *)) (n)++;                \
-    va_end(cp);                                            \
-  } while (0)
+enum list_variant { LIST_L, LIST_LP, LIST_LE };
 
-CTP_EXPORT int execl(const char *path, const char *arg, ...) {
+/* The execl family: gathers the NULL-terminated list (and envp for execle) into an argv. */
+static int exec_list(enum list_variant variant, const char *file, const char *arg, va_list ap) {
   size_t n = 1;
-  va_list ap;
-  va_start(ap, arg);
-  COUNT_ARGS(ap, n);
+  va_list count;
+  va_copy(count, ap);
+  while (va_arg(count, const char *)) n++;
+  va_end(count);
   char *argv[n + 1];
   argv[0] = (char *)arg;
-  for (size_t i = 1; i <= n; i++) argv[i] = va_arg(ap, char *);
+  for (size_t i = 1; i <= n; i++) argv[i] = va_arg(ap, char *); /* argv[n] = the NULL */
+  switch (variant) {
+  case LIST_LP: return execvp(file, argv);
+  case LIST_LE: return execve(file, argv, va_arg(ap, char *const *));
+  default: return execv(file, argv);
+  }
+}
+
+CTP_EXPORT int execl(const char *path, const char *arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  int rc = exec_list(LIST_L, path, arg, ap);
   va_end(ap);
-  return execv(path, argv);
+  return rc;
 }
 
 CTP_EXPORT int execlp(const char *file, const char *arg, ...) {
-  size_t n = 1;
   va_list ap;
   va_start(ap, arg);
-  COUNT_ARGS(ap, n);
-  char *argv[n + 1];
-  argv[0] = (char *)arg;
-  for (size_t i = 1; i <= n; i++) argv[i] = va_arg(ap, char *);
+  int rc = exec_list(LIST_LP, file, arg, ap);
   va_end(ap);
-  return execvp(file, argv);
+  return rc;
 }
 
 CTP_EXPORT int execle(const char *path, const char *arg, ...) {
-  size_t n = 1;
   va_list ap;
   va_start(ap, arg);
-  COUNT_ARGS(ap, n);
-  char *argv[n + 1];
-  argv[0] = (char *)arg;
-  for (size_t i = 1; i <= n; i++) argv[i] = va_arg(ap, char *);
-  char *const *envp = va_arg(ap, char *const *);
+  int rc = exec_list(LIST_LE, path, arg, ap);
   va_end(ap);
-  return execve(path, argv, envp);
+  return rc;
 }

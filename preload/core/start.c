@@ -81,17 +81,10 @@ static int create_trace_file(pid_t pid) {
   }
   uint8_t hdr[1024];
   size_t n = ct_write_file_header(hdr, sizeof hdr);
-  const uint8_t *p = hdr;
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      ctp_warn("cannot write %s/%s (%s); not tracing", ctp_cfg.output, name, strerror(errno));
-      close(fd);
-      return -1;
-    }
-    p += w;
-    n -= (size_t)w;
+  if (ctp_write_all(fd, hdr, n) < 0) {
+    ctp_warn("cannot write %s/%s (%s); not tracing", ctp_cfg.output, name, strerror(errno));
+    close(fd);
+    return -1;
   }
   return fd;
 }

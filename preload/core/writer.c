@@ -49,7 +49,8 @@ struct writer {
 
 static struct writer W = {.fd = -1};
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
+int ctp_write_all(int fd, const void *buf, size_t n) {
+  const uint8_t *p = buf;
   while (n) {
     ssize_t w = write(fd, p, n);
     if (w < 0) {
@@ -68,7 +69,7 @@ static void frame_flush(struct writer *w) {
   int saved = errno;
   uint64_t begin = ctp_now_ns();
   size_t n = ct_chunk_compress(&w->chunk, w->cctx, ctp_cfg.zstd_level, w->out, w->out_cap);
-  int ok = n && w->fd >= 0 && write_all(w->fd, w->out, n) == 0;
+  int ok = n && w->fd >= 0 && ctp_write_all(w->fd, w->out, n) == 0;
   if (ok) {
     w->written_records += w->chunk.records;
   } else {
