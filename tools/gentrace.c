@@ -5,7 +5,7 @@
  *   cutrace-gentrace FILE N [CHUNK_BYTES]
  *       a launch loop: PROCESS, DEVICE, then N launches (API + LAUNCH + GPU) of one
  *       kernel on one stream, 3 us calls every 4 us, 2 us kernels, and an END record.
- *   cutrace-gentrace --mixed FILE ITERATIONS [PID]
+ *   cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]
  *       a realistic mix (see gen_mixed below and docs/report.md "Testing"): two
  *       application threads and a tracer thread, three streams, three kernels of
  *       varied durations, pinned and pageable copies in every direction, memsets,
@@ -261,20 +261,21 @@ static void gen_mixed(ct_file_writer *w, unsigned long long iters, uint64_t pid)
 
 int main(int argc, char **argv) {
   int mixed_mode = argc > 1 && !strcmp(argv[1], "--mixed");
-  if (mixed_mode ? (argc != 4 && argc != 5) : (argc != 3 && argc != 4)) {
+  if (mixed_mode ? (argc < 4 || argc > 6) : (argc != 3 && argc != 4)) {
     fprintf(stderr, "usage: cutrace-gentrace FILE N [CHUNK_BYTES]\n"
-                    "       cutrace-gentrace --mixed FILE ITERATIONS [PID]\n");
+                    "       cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]\n");
     return 2;
   }
   const char *path = argv[mixed_mode ? 2 : 1];
   unsigned long long n = strtoull(argv[mixed_mode ? 3 : 2], NULL, 10);
-  size_t chunk = !mixed_mode && argc == 4 ? strtoull(argv[3], NULL, 10) : 1 << 20;
+  size_t chunk = !mixed_mode && argc == 4 ? strtoull(argv[3], NULL, 10)
+                 : mixed_mode && argc == 6 ? strtoull(argv[5], NULL, 10) : 1 << 20;
   ct_file_writer *w = ct_file_writer_open(path, chunk);
   if (!w) {
     perror(path);
     return 1;
   }
-  if (mixed_mode) gen_mixed(w, n, argc == 5 ? strtoull(argv[4], NULL, 10) : 4242);
+  if (mixed_mode) gen_mixed(w, n, argc >= 5 ? strtoull(argv[4], NULL, 10) : 4242);
   else gen_loop(w, n);
   return ct_file_writer_close(w) < 0 ? 1 : 0;
 }

@@ -171,7 +171,7 @@ with tempfile.TemporaryDirectory() as d:
 
     # Damage: truncated, corrupt in the middle, empty, foreign.
     big = os.path.join(d, "big.ctr")
-    subprocess.run([gentrace, "--mixed", big, "20000", "300"], check=True)
+    subprocess.run([gentrace, "--mixed", big, "20000", "300", "16384"], check=True)
     raw = open(big, "rb").read()
     cut = os.path.join(d, "cut.ctr")
     open(cut, "wb").write(raw[: len(raw) // 2])

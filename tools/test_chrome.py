@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""cutrace dump --chrome on generated traces of known content: the JSON parses, has
+one named track per thread and per stream, every GPU event carries its correlation and
+a matching ac2g flow pair, slices nest properly on every track, counts per category are
+the scenario's, and damaged inputs give partial output with status 1."""
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+cutrace, gentrace = sys.argv[1], sys.argv[2]
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def run(*args):
+    p = subprocess.run([cutrace, *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check_document(doc, label, n_iters, pid, stream_tids):
+    ev = doc["traceEvents"]
+    check("deviceProperties" in doc and doc["deviceProperties"][0]["name"] == "cutrace simulated GPU",
+          f"{label}: deviceProperties")
+    check(doc["distributedInfo"]["rank"] == 0, f"{label}: distributedInfo")
+    xs = [e for e in ev if e["ph"] == "X"]
+    by_cat = collections.Counter(e["cat"] for e in xs if e["pid"] == pid or (
+        e["pid"] == 0 and e["tid"] in stream_tids.values() and e["cat"] != "gap"))
+    n, even, odd, by4 = n_iters, (n_iters + 1) // 2, n_iters // 2, (n_iters + 3) // 4
+    exp = {"kernel": n + n + even + n + odd, "gpu_memcpy": n + n + even, "gpu_memset": by4,
+           "cuda_driver": even, "user_annotation": 2 * n, "tracer": (n + 7) // 8}
+    exp["cuda_runtime"] = (n + n + n + odd + n) + (n + n + by4 + even)
+    for cat, count in exp.items():
+        check(by_cat[cat] == count, f"{label}: {cat} events {by_cat[cat]} != {count}")
+
+    # Tracks: every (pid, tid) with a slice has a thread_name; threads and streams present.
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    used = {(e["pid"], e["tid"]) for e in xs}
+    check(used <= set(names), f"{label}: unnamed tracks {used - set(names)}")
+    check(names.get((pid, pid)) == f"main ({pid})" and names.get((pid, pid + 1)) == f"worker ({pid + 1})",
+          f"{label}: thread tracks {names}")
+    for s, tid in stream_tids.items():
+        check(names.get((0, tid), "").startswith(f"stream {s}"), f"{label}: stream {s} track")
+    check(any(v.startswith("cutrace: flush") for v in names.values()), f"{label}: tracer track")
+    procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+    check(procs.get(0) == "GPU 0" and f"(pid {pid})" in procs.get(pid, ""), f"{label}: process names")
+
+    # Units: microseconds with 3 decimals; the scenario's first vadd is 2 us long.
+    vadd = [e for e in xs if e["name"].startswith("vadd(") and e["pid"] == 0 and e["tid"] == stream_tids[7]]
+    check(vadd and vadd[0]["dur"] == 2.0 and vadd[0]["args"]["grid"] == [256, 1, 1], f"{label}: vadd slice")
+    h2d = [e for e in xs if e["cat"] == "gpu_memcpy" and e["name"] == "Memcpy HtoD (Pinned -> Device)"
+           and e["tid"] == stream_tids[7]]
+    check(len(h2d) == n and h2d[0]["args"]["bytes"] == 1 << 20, f"{label}: HtoD copies")
+
+    # Flows: per GPU event of this process one s on the call and one f (bp e) on the event.
+    gpu = [e for e in xs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and e["tid"] in stream_tids.values()]
+    flows = collections.defaultdict(list)
+    for e in ev:
+        if e["ph"] in ("s", "f"):
+            flows[e["id"]].append(e)
+    calls = {(e["pid"], e["tid"], e["ts"]) for e in xs if e["cat"] in ("cuda_runtime", "cuda_driver")}
+    ok = True
+    for g in gpu:
+        corr = g["args"].get("correlation")
+        pair = [f for f in flows.get(g["args"]["correlation"] | (flow_shift(g["tid"]) << 40), [])]
+        s = [f for f in pair if f["ph"] == "s"]
+        f = [f for f in pair if f["ph"] == "f"]
+        if not corr or len(s) != 1 or len(f) != 1 or f[0].get("bp") != "e" or \
+           (f[0]["pid"], f[0]["tid"], f[0]["ts"]) != (g["pid"], g["tid"], g["ts"]) or \
+           (s[0]["pid"], s[0]["tid"], s[0]["ts"]) not in calls or f[0]["cat"] != "ac2g":
+            ok = False
+            print("  bad flow for", g, pair)
+            break
+    check(ok and gpu, f"{label}: every GPU event has its correlation and flow pair")
+
+
+def flow_shift(tid):
+    return tid // 100000 if tid < 1000000000 else 0
+
+
+def check_nesting(doc, label):
+    tracks = collections.defaultdict(list)
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            tracks[(e["pid"], e["tid"])].append((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)))
+    bad = 0
+    for key, sl in tracks.items():
+        sl.sort(key=lambda x: (x[0], -x[1]))
+        stack = []
+        for b, e in sl:
+            while stack and stack[-1] <= b:
+                stack.pop()
+            if stack and e > stack[-1]:
+                bad += 1
+                if bad < 3:
+                    print("  partial overlap on", key, (b, e), "inside", stack[-1])
+            stack.append(e)
+    check(bad == 0, f"{label}: slices nest on every track ({bad} partial overlaps)")
+
+
+with tempfile.TemporaryDirectory() as d:
+    data = os.path.join(d, "data")
+    os.mkdir(data)
+    a, b = os.path.join(data, "h.100.ctr"), os.path.join(data, "h.200.ctr")
+    subprocess.run([gentrace, "--mixed", a, "40", "100"], check=True)
+    subprocess.run([gentrace, "--mixed", b, "25", "200"], check=True)
+
+    out_file = os.path.join(d, "one.json")
+    rc, out, err = run("dump", "--chrome", "-o", out_file, a)
+    check(rc == 0 and not err and out == "", f"dump --chrome -o: {rc} {err!r}")
+    doc = json.load(open(out_file))
+    check_document(doc, "one file", 40, 100, {0: 0, 7: 7, 8: 8})
+    check_nesting(doc, "one file")
+    check(doc["baseTimeNanoseconds"] == 1700000000000000000 - 1000000000, "baseTimeNanoseconds")
+    gaps = [e for e in doc["traceEvents"] if e.get("cat") == "gap"]
+    if gaps:  # built with the gaps analysis
+        check(all(e["name"].startswith("GPU idle: ") and e["args"]["cause"] in e["name"] for e in gaps),
+              "gap slices are labelled with their cause")
+
+    # Two processes in one document: both complete, stream tracks kept apart.
+    rc, out, err = run("dump", "--chrome", data)
+    check(rc == 0, f"two files: {rc} {err!r}")
+    doc2 = json.loads(out)
+    check_document(doc2, "first of two", 40, 100, {0: 0, 7: 7, 8: 8})
+    check_document(doc2, "second of two", 25, 200, {0: 100000, 7: 100007, 8: 100008})
+    check_nesting(doc2, "two files")
+
+    rc, out, err = run("dump", "--chrome", "--no-gaps", "-o", "-", a)
+    check(rc == 0 and not [e for e in json.loads(out)["traceEvents"] if e.get("cat") == "gap"], "--no-gaps")
+
+    # Raw dump stays the default.
+    rc, out, err = run("dump", a)
+    check(rc == 0 and out.startswith("string id=1 "), "raw dump is the default")
+
+    # Damage: a truncated file still gives a valid document of what was read, status 1.
+    big = os.path.join(d, "big.ctr")
+    subprocess.run([gentrace, "--mixed", big, "5000", "300", "16384"], check=True)
+    raw = open(big, "rb").read()
+    cut = os.path.join(d, "cut.ctr")
+    open(cut, "wb").write(raw[: len(raw) // 2])
+    rc, out, err = run("dump", "--chrome", cut)
+    check(rc == 1 and "cut.ctr" in err and err.count("\n") == 1, f"truncated: {rc} {err!r}")
+    ev = json.loads(out)["traceEvents"]
+    nk = sum(1 for e in ev if e.get("cat") == "kernel")
+    check(1000 < nk < 5000 * 4, f"truncated: {nk} kernel events kept")
+    foreign = os.path.join(d, "foreign.ctr")
+    open(foreign, "w").write("hello\n")
+    rc, out, err = run("dump", "--chrome", foreign)
+    check(rc == 2 and "not a cutrace trace" in err, f"foreign alone: {rc} {err!r}")
+    check(json.loads(out)["traceEvents"] == [], "foreign alone: still a valid, empty document")
+    rc, out, err = run("dump", "--chrome", a, foreign)
+    check(rc == 1 and json.loads(out)["traceEvents"], f"good + foreign: {rc} {err!r}")
+    for bad in (["--chrome", "--gap-min", "x"], ["--bogus"], ["-o", "x.json"], ["--chrome", "-o"]):
+        rc, out, err = run("dump", *bad, a)
+        check(rc == 2 and err.count("\n") == 1, f"bad options {bad}: {rc} {err!r}")
+    rc, out, err = run("dump", "--chrome", "-o", os.path.join(d, "no", "such", "dir.json"), a)
+    check(rc == 2 and "cannot write" in err, f"unwritable output: {rc} {err!r}")
+
+print("ok" if not failures else f"{failures} failures")
+sys.exit(1 if failures else 0)
