@@ -3,7 +3,9 @@
  * Planted: on the main thread "step" (depth 0) holds "phase_a" (depth 1: two
  * launches of nvtx_kernel_a) and "copy" (depth 1: one cudaMemcpy DtoH); then
  * nvtx_kernel_b is launched outside any range; a worker thread launches
- * nvtx_kernel_c inside "t1_work" (depth 0). Exit status 0 when CUDA succeeded.
+ * nvtx_kernel_c inside "t1_work" (depth 0), then exits with "t1_leak" open (the
+ * core has buffered this thread's CUDA records by then, so this checks that the
+ * range is still recorded at thread exit). Exit status 0 when CUDA succeeded.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -46,6 +48,7 @@ static void *worker(void *arg) {
   check(cudaStreamSynchronize(0), "cudaStreamSynchronize (worker)");
   nvtxRangePop();
   check(cudaFree(y), "cudaFree (worker)");
+  nvtxRangePushA("t1_leak"); /* left open: closed at thread exit, after CUDA calls */
   return arg;
 }
 

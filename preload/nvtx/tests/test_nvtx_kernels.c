@@ -20,7 +20,7 @@
 #define MAX_ITEMS 256
 
 struct span {
-  uint64_t tid, begin_ns, end_ns, depth, corr, gpu_type;
+  uint64_t tid, begin_ns, end_ns, depth, flags, corr, gpu_type;
   char name[64];
 };
 
@@ -60,6 +60,7 @@ static int read_trace(const char *dir) {
     if (rec.kind == CT_KIND_RANGE && (s = add(ranges, &nranges))) {
       s->tid = rec.u.range.tid, s->begin_ns = rec.u.range.begin_ns;
       s->end_ns = rec.u.range.end_ns, s->depth = rec.u.range.depth;
+      s->flags = rec.u.range.flags;
       check_copy_string(r, rec.u.range.name, s->name, sizeof s->name);
     } else if (rec.kind == CT_KIND_API && (s = add(apis, &napis))) {
       s->tid = rec.u.api.tid, s->begin_ns = rec.u.api.begin_ns, s->end_ns = rec.u.api.end_ns;
@@ -157,7 +158,7 @@ int main(int argc, char **argv) {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nvtx_kernels exit status %d", status);
   if (!read_trace(dir)) return 1;
 
-  CHECK(nranges == 4, "%d ranges, expected 4 (step, phase_a, copy, t1_work)", nranges);
+  CHECK(nranges == 5, "%d ranges, expected 5 (step, phase_a, copy, t1_work, t1_leak)", nranges);
   const struct span *step = range_named("step"), *phase_a = range_named("phase_a");
   const struct span *copy = range_named("copy"), *t1_work = range_named("t1_work");
   if (step && phase_a && copy && t1_work) {
@@ -169,6 +170,12 @@ int main(int argc, char **argv) {
           "main-thread ranges not on the main thread");
     CHECK(t1_work->tid != step->tid, "t1_work on the main thread");
   }
+  const struct span *t1_leak = range_named("t1_leak");
+  if (t1_leak && t1_work)
+    CHECK(t1_leak->tid == t1_work->tid && t1_leak->flags == CT_RANGE_UNCLOSED &&
+              t1_leak->begin_ns >= t1_work->end_ns,
+          "t1_leak: tid %llu flags %#llx, expected the worker's and CT_RANGE_UNCLOSED",
+          (unsigned long long)t1_leak->tid, (unsigned long long)t1_leak->flags);
   uint64_t main_tid = check_kernel("nvtx_kernel_a", 2, "phase_a");
   CHECK(check_kernel("nvtx_kernel_b", 1, "(none)") == main_tid, "nvtx_kernel_b thread");
   uint64_t worker_tid = check_kernel("nvtx_kernel_c", 1, "t1_work");
