@@ -58,7 +58,7 @@ static void start_timing(ctph_call *c) {
   CUstream s = event_stream(c);
   CUstreamCaptureMode mode;
   int relaxed = capture_mode_relax(&mode);
-  if (ctph_stream_capturing(s, 0)) {
+  if (ctph_stream_capturing(s)) {
     c->flags |= CT_API_CAPTURED;
   } else if (CTP_UNLIKELY(__atomic_load_n(&ctph_captures_active, __ATOMIC_RELAXED)) &&
              (s == NULL || s == CU_STREAM_LEGACY)) {

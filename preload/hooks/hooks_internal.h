@@ -63,18 +63,14 @@ struct ctph_driver {
   CUresult (*DeviceGetName)(char *, int, CUdevice);
   CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
   CUresult (*DeviceTotalMem)(size_t *, CUdevice);
-  CUresult (*DriverGetVersion)(int *);
   CUresult (*EventCreate)(CUevent *, unsigned);
   CUresult (*EventDestroy)(CUevent);
   CUresult (*EventRecord)(CUevent, CUstream);
-  CUresult (*EventRecord_pt)(CUevent, CUstream);
   CUresult (*EventQuery)(CUevent);
   CUresult (*EventSynchronize)(CUevent);
   CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*StreamCreate)(CUstream *, unsigned);
-  CUresult (*StreamDestroy)(CUstream);
   CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
-  CUresult (*StreamIsCapturing_pt)(CUstream, CUstreamCaptureStatus *);
   CUresult (*StreamGetFlags)(CUstream, unsigned *);
   CUresult (*StreamGetPriority)(CUstream, int *);
   CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
@@ -179,8 +175,9 @@ extern int ctph_captures_active CTPH_HIDDEN;
 void ctph_capture_begun(CUstream handle, int per_thread) CTPH_HIDDEN;
 void ctph_capture_ended(CUstream handle, int per_thread) CTPH_HIDDEN;
 
-/* 1 when the stream is (or may be) capturing, 0 when it is known not to be. */
-int ctph_stream_capturing(CUstream handle, int per_thread) CTPH_HIDDEN;
+/* 1 when the stream (a handle as the driver takes it: CU_STREAM_PER_THREAD for a
+ * per-thread default stream) is or may be capturing, 0 when it is known not to be. */
+int ctph_stream_capturing(CUstream handle) CTPH_HIDDEN;
 
 /* The device's primary context as seen by some app thread (NULL when unknown). */
 CUcontext ctph_device_context(int device) CTPH_HIDDEN;

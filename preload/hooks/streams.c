@@ -168,18 +168,16 @@ void ctph_capture_ended(CUstream handle, int per_thread) {
     __atomic_fetch_sub(&ctph_captures_active, 1, __ATOMIC_ACQ_REL);
 }
 
-int ctph_stream_capturing(CUstream handle, int per_thread) {
+int ctph_stream_capturing(CUstream handle) {
   if (CTP_LIKELY(!__atomic_load_n(&ctph_captures_active, __ATOMIC_ACQUIRE)))
     return 0;
   /* A capture is active somewhere: ask the driver (a stream joined to a capture by
    * an event wait is capturing too). Any doubt means "capturing". */
-  CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *) =
-      per_thread && ctph_drv.StreamIsCapturing_pt ? ctph_drv.StreamIsCapturing_pt
-                                                  : ctph_drv.StreamIsCapturing;
-  if (!is_capturing)
+  if (!ctph_drv.StreamIsCapturing)
     return 1;
   CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-  return is_capturing(handle, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+  return ctph_drv.StreamIsCapturing(handle, &st) != CUDA_SUCCESS ||
+         st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 /* ---------------------------------------------------------- memory types */
