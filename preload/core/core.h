@@ -129,7 +129,7 @@ int ctp_write_all(int fd, const void *buf, size_t n) CTP_HIDDEN;
 /* Wakes the writer (async-signal-safe). */
 void ctp_writer_kick(void) CTP_HIDDEN;
 
-/* Final flush: stops the writer thread, drains everything, writes END, closes. */
+/* Final flush: the writer thread drains everything, writes END, closes, and ends. */
 void ctp_writer_finish(void) CTP_HIDDEN;
 
 /*

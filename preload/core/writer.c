@@ -186,6 +186,27 @@ static void pass(struct writer *w, int final) {
   __atomic_store_n(&w->urgent_done, urgent, __ATOMIC_RELEASE);
 }
 
+/* The last round: everything left, the END record, close. */
+static void finish_file(struct writer *w) {
+  w->in_thread = 0; /* no TRACER records: nothing would write them */
+  pass(w, 0);       /* a thread that exited meanwhile: its last DROP */
+  pass(w, 1);
+  ct_record end;
+  end.kind = CT_KIND_END;
+  end.u.end = (struct ct_end){.records = w->written_records + w->chunk.records,
+                              .drops = w->dropped + w->lost_records,
+                              .end_ns = ctp_now_ns()};
+  add_record(w, &end);
+  frame_flush(w);
+  close(w->fd);
+  w->fd = -1;
+}
+
+/*
+ * The writer thread. It also writes the last frames when asked to stop, so that
+ * every write() of the trace happens with all signals blocked: a SIGXFSZ (file
+ * size limit) or, later, SIGPIPE caused by the trace never reaches the program.
+ */
 static void *writer_main(void *arg) {
   struct writer *w = arg;
   prctl(PR_SET_NAME, "cutrace-writer", 0, 0, 0);
@@ -210,7 +231,7 @@ static void *writer_main(void *arg) {
                        (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec)),
                        __ATOMIC_RELAXED);
   }
-  w->in_thread = 0;
+  finish_file(w);
   return NULL;
 }
 
@@ -269,24 +290,12 @@ void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) {
 
 void ctp_writer_finish(void) {
   struct writer *w = &W;
-  if (w->running) {
+  if (w->running) { /* the thread writes the rest, END, and closes */
     __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
     sem_post(&w->wake);
     pthread_join(w->thread, NULL);
     w->running = 0;
   }
-  if (w->fd < 0) return;
-  pass(w, 0); /* a thread that exited meanwhile: its last DROP */
-  pass(w, 1);
-  ct_record end;
-  end.kind = CT_KIND_END;
-  end.u.end = (struct ct_end){.records = w->written_records + w->chunk.records,
-                              .drops = w->dropped + w->lost_records,
-                              .end_ns = ctp_now_ns()};
-  add_record(w, &end);
-  frame_flush(w);
-  close(w->fd);
-  w->fd = -1;
 }
 
 int ctp_writer_urgent_flush(unsigned timeout_ms) {

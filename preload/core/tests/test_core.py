@@ -7,6 +7,7 @@ checks its trace file(s) with core_check (which reads them with the shared reade
 and compares the counts with what was emitted.
 """
 import os
+import resource
 import signal
 import socket
 import stat
@@ -26,14 +27,15 @@ def check(cond, what):
     return cond
 
 
-def run_emitter(outdir, args, env_extra=None, expect_rc=0):
+def run_emitter(outdir, args, env_extra=None, expect_rc=0, preexec=None):
     env = dict(os.environ)
     for k in list(env):
         if k.startswith("CUTRACE_"):
             del env[k]
     env["CUTRACE_OUTPUT"] = outdir
     env.update(env_extra or {})
-    p = subprocess.run([EMITTER] + args, env=env, capture_output=True, text=True, timeout=120)
+    p = subprocess.run([EMITTER] + args, env=env, capture_output=True, text=True, timeout=120,
+                       preexec_fn=preexec)
     check(p.returncode == expect_rc, f"{args}: exit {p.returncode}, wanted {expect_rc}: {p.stderr}")
     return p
 
@@ -207,6 +209,26 @@ def case_exec(tmp):
     check(p.stderr == "", f"exec: stderr {p.stderr!r}")
 
 
+def case_write_error(tmp):
+    """A write error (file size limit): the program is unaffected, one line, a readable prefix."""
+    out = os.path.join(tmp, "fsize")
+    limit = 256 * 1024
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    p = run_emitter(out, ["threads", "4", "100000", "10"], {"CUTRACE_FRAME_KB": "64"},
+                    preexec=small_files)
+    check(p.stderr.strip() == "cutrace: cannot write the trace (File too large); records are being lost",
+          f"write error: stderr {p.stderr!r}")
+    check("errno_changed 0" in p.stdout, "write error: errno changed")
+    files = traces(out)
+    if check(len(files) == 1, "write error: no file"):
+        t = read_trace(files[0], must_pass=False)
+        check(os.path.getsize(files[0]) <= limit, "write error: file over the limit")
+        check(t.get("api", 0) > 0 and t.get("end") == 0, f"write error: {t.get('api')} records, end {t.get('end')}")
+
+
 def case_env(tmp):
     """Bad values: one line each and the default; disable and quiet work."""
     out = os.path.join(tmp, "env")
@@ -264,7 +286,8 @@ def case_output(tmp):
 def main():
     with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
         for case in (case_threads, case_drops, case_strings, case_fork, case_abort,
-                     case_program_handler, case_sigkill, case_exec, case_env, case_output):
+                     case_program_handler, case_sigkill, case_exec, case_write_error, case_env,
+                     case_output):
             before = len(failures)
             case(tmp)
             print(f"{case.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
