@@ -25,8 +25,8 @@ static const char usage_text[] =
     "  --min-gap US            list only gaps of at least US microseconds (default 0)\n"
     "  --launch-threshold US   gaps shorter than this are launch overhead (default 10)\n"
     "  --launch-bound-min N    kernels in a row shorter than their launch call (default 20)\n"
-    "  --repeat-min N          copies or syncs before a finding names them (default 10)\n"
-    "  --sync-work US          a sync waiting on less GPU work is flagged (default 20)\n"
+    "  --repeat-min N          copies or syncs before a finding names them (default 4)\n"
+    "  --sync-work US          a sync waiting on less GPU work is flagged (default 50)\n"
     "Each process (trace file) is analysed on its own; causes: docs/gaps.md.\n";
 
 /* Parses microseconds with up to 3 decimals ("2.5") into ns. Returns 0 or -1. */
@@ -230,7 +230,7 @@ static void print_findings(const gaps_cli *c) {
     printf("  - pid %llu device %llu: ", (unsigned long long)p->pid, (unsigned long long)f->device);
     switch (f->kind) {
     case CT_FIND_LAUNCH_BOUND:
-      printf("%llu kernels in %llu stretches ran shorter than their launch calls (GPU %s, calls %s); "
+      printf("%llu kernels in %llu stretches ran no longer than their launch calls (GPU %s, calls %s); "
              "longest: %llu kernels from +%s to +%s. %s\n",
              (unsigned long long)f->count, (unsigned long long)f->stretches,
              ct_fmt_duration(f->gpu_ns, b1, sizeof b1), ct_fmt_duration(f->cpu_ns, b2, sizeof b2),
@@ -425,8 +425,8 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
   ct_json_end_object(j);
 }
 
-static const char *const finding_kinds[] = {"launch_bound", "pageable_copies", "sync_copies",
-                                            "little_sync"};
+static const char *const finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
+                                            "sync_little_work"};
 
 static void print_json(const gaps_cli *c, const ct_gaps_options *o) {
   ct_json j;

@@ -24,10 +24,9 @@
 #define WINDOW_FLOOR_NS 1000000ull   /* the smallest finalisation window */
 #define WINDOW_MARGIN_NS 100000ull   /* added to the longest activity seen */
 #define RING_CALLS 4096              /* recent outermost calls kept per thread */
-#define RING_SYNCS 1024              /* recent blocking calls kept per thread */
-#define RING_TRACER 256              /* recent tracer spans kept per thread */
 #define RECENT_ENDS 4096             /* recent activity ends kept per device */
 #define RECENT_FINAL 512             /* recent final busy intervals kept per device */
+#define PENDING_SYNCS 256            /* syncs per device waiting for their GPU time to be final */
 #define SWEEP_EVERY 1024             /* events between checks of every tracker */
 #define LITTLE_SYNC_TOTAL_NS 1000000ull /* little syncs worth a finding regardless of count */
 
@@ -43,8 +42,8 @@ void ct_gaps_default_options(ct_gaps_options *o) {
   o->launch_threshold_ns = 10000;
   o->top = 10;
   o->launch_bound_min = 20;
-  o->repeat_min = 10;
-  o->sync_work_ns = 20000;
+  o->repeat_min = 4;
+  o->sync_work_ns = 50000;
 }
 
 /* ---- state ---------------------------------------------------------------------- */
@@ -77,7 +76,7 @@ typedef struct tracker {
 typedef struct span_ring_entry {
   uint64_t begin, end;
   const char *name;
-  int is_tracer;
+  uint8_t is_tracer, is_launch, is_blocking;
 } span_ring_entry;
 
 typedef struct ring {
@@ -87,12 +86,13 @@ typedef struct ring {
 
 typedef struct thstate {
   uint64_t tid, last_end;
-  ring calls, syncs, tracer;
+  ring calls; /* outermost calls and tracer spans, in end order */
 } thstate;
 
 /* Counters of copies of one direction. */
 typedef struct copystat {
   uint64_t count, bytes, gpu_ns, cpu_ns, first_ns, last_ns;
+  unsigned kinds; /* bit k: a copy of CT_MEMOP_* kind k */
 } copystat;
 
 typedef struct devstate {
@@ -107,10 +107,12 @@ typedef struct devstate {
   uint64_t run_count, run_first, run_last, run_gpu, run_cpu;
   uint64_t lb_kernels, lb_stretches, lb_gpu, lb_cpu, lb_longest, lb_first, lb_last;
   /* copies by CT_MEMOP_* kind */
-  copystat pageable[8], synccopy[8];
-  /* syncs waiting on little GPU work */
+  copystat pageable, synccopy;
+  /* syncs waiting on little GPU work; syncs not judged yet (their time is not final) */
   uint64_t ls_count, ls_cpu, ls_gpu, ls_first, ls_last;
   const char *ls_name;
+  struct { uint64_t begin, end; const char *name; } psync[PENDING_SYNCS];
+  unsigned psync_n, psync_head;
 } devstate;
 
 /* Per-file state. */
@@ -198,6 +200,7 @@ static const char *intern(struct ct_gaps *g, const char *s) {
 #define NAME_SYNCHRONIZE 1 /* "...Synchronize..." */
 #define NAME_ASYNC 2       /* "...Async..." */
 #define NAME_MEMCPY 4      /* "cudaMemcpy..." or "cuMemcpy..." */
+#define NAME_LAUNCH 8      /* a call that launches kernels: "...Launch...", cuBLAS GEMMs */
 
 /* The interned copy of a string owned by the reader (which frees its strings when the
  * file is closed, before the last intervals are final), cached by address, with the
@@ -231,7 +234,8 @@ static const char *keep(fstate *f, const char *s, unsigned *cls) {
   f->names[j].val = intern(f->g, s);
   f->names[j].cls = (strstr(s, "Synchronize") ? NAME_SYNCHRONIZE : 0) |
                     (strstr(s, "Async") ? NAME_ASYNC : 0) |
-                    (!strncmp(s, "cudaMemcpy", 10) || !strncmp(s, "cuMemcpy", 8) ? NAME_MEMCPY : 0);
+                    (!strncmp(s, "cudaMemcpy", 10) || !strncmp(s, "cuMemcpy", 8) ? NAME_MEMCPY : 0) |
+                    (strstr(s, "Launch") || ct_api_category(s) == CT_CAT_GEMM ? NAME_LAUNCH : 0);
   if (cls) *cls = f->names[j].cls;
   f->nnames++;
   return f->names[j].val;
@@ -317,15 +321,10 @@ static thstate *get_thread(fstate *f, uint64_t tid) {
   if (th) return th;
   thstate **nt = realloc(f->threads, (f->nthreads + 1) * sizeof *nt);
   th = calloc(1, sizeof *th);
-  if (!nt || !th || ring_init(&th->calls, RING_CALLS) || ring_init(&th->syncs, RING_SYNCS) ||
-      ring_init(&th->tracer, RING_TRACER)) {
+  if (!nt || !th || ring_init(&th->calls, RING_CALLS)) {
     if (nt) f->threads = nt;
-    if (th) {
-      free(th->calls.a);
-      free(th->syncs.a);
-      free(th->tracer.a);
-      free(th);
-    }
+    if (th) free(th->calls.a);
+    free(th);
     f->oom = 1;
     return NULL;
   }
@@ -354,30 +353,29 @@ static int other_stream_ended_near(const devstate *d, uint64_t stream, uint64_t 
   return 0;
 }
 
-/* Whether some thread sat in a blocking call when the GPU went idle at a and left it
- * during the gap: begun by a + thr, ended in (a, b + thr]. */
-static int sync_spans_gap(const fstate *f, uint64_t a, uint64_t b, uint64_t thr) {
-  for (unsigned t = 0; t < f->nthreads; t++) {
-    const ring *r = &f->threads[t]->syncs;
-    for (unsigned i = 0; i < r->n; i++) {
-      const span_ring_entry *e = ring_back(r, i);
-      if (e->end > b + thr) continue;
-      if (e->end <= a) break;
-      if (e->begin <= a + thr) return 1;
-    }
-  }
-  return 0;
-}
+/* How the launching thread spent a gap: in the tracer's own work, in blocking calls
+ * (syncs, synchronous copies), issuing work (launch calls, and the call of the op that
+ * ended the gap), and the rest (outside CUDA or in other calls). */
+typedef struct gap_use {
+  uint64_t tracer, blocking, issuing, rest;
+} gap_use;
 
-/* Time of [a, b] the thread spent in the tracer's own work. */
-static uint64_t tracer_time(const thstate *th, uint64_t a, uint64_t b) {
+static gap_use thread_use(const thstate *th, uint64_t a, uint64_t b, const opinfo *op) {
+  gap_use u = {0, 0, 0, 0};
   uint64_t sum = 0;
-  for (unsigned i = 0; i < th->tracer.n; i++) {
-    const span_ring_entry *e = ring_back(&th->tracer, i);
+  for (unsigned i = 0; th && i < th->calls.n; i++) {
+    const span_ring_entry *e = ring_back(&th->calls, i);
     if (e->end <= a) break;
-    sum += overlap(e->begin, e->end, a, b);
+    uint64_t ov = overlap(e->begin, e->end, a, b);
+    if (!ov) continue;
+    if (e->is_tracer) u.tracer += ov;
+    else if (e->is_launch || (e->begin == op->call_begin && e->end == op->call_end)) u.issuing += ov;
+    else if (e->is_blocking) u.blocking += ov;
+    else continue;
+    sum += ov;
   }
-  return sum;
+  u.rest = b - a > sum ? b - a - sum : 0;
+  return u;
 }
 
 /* The cause of the gap [a, b] of tracker t ended by op (precedence in docs/gaps.md). */
@@ -392,9 +390,11 @@ static enum ct_gap_cause classify(fstate *f, const tracker *t, uint64_t a, uint6
     if (op->call_end > a) return CT_GAP_LAUNCH_OVERHEAD;
     return CT_GAP_OTHER;
   }
-  const thstate *th = find_thread(f, op->tid);
-  if (th && tracer_time(th, a, b) * 2 >= b - a) return CT_GAP_TRACER;
-  if (sync_spans_gap(f, a, b, thr)) return CT_GAP_SYNC;
+  /* the CPU was late: the cause is what the launching thread spent most of the gap on */
+  gap_use u = thread_use(find_thread(f, op->tid), a, b, op);
+  if (u.tracer >= u.blocking && u.tracer >= u.issuing && u.tracer >= u.rest) return CT_GAP_TRACER;
+  if (u.blocking >= u.issuing && u.blocking >= u.rest) return CT_GAP_SYNC;
+  if (u.issuing >= u.rest) return CT_GAP_LAUNCH_OVERHEAD;
   return CT_GAP_HOST_WAIT;
 }
 
@@ -604,10 +604,13 @@ static uint64_t window_of(const devstate *d) {
   return max_u64(WINDOW_FLOOR_NS, d->maxdur + WINDOW_MARGIN_NS);
 }
 
+static void judge_syncs(fstate *f, devstate *d, uint64_t horizon);
+
 static void finalize_dev(fstate *f, devstate *d, uint64_t horizon_override) {
   uint64_t w = window_of(d);
   uint64_t h = horizon_override ? horizon_override : f->wm > w ? f->wm - w : 0;
   tracker_finalize(f, &d->t, h);
+  judge_syncs(f, d, h);
   for (unsigned i = 0; i < f->nstreams; i++)
     if (f->streams[i]->dev == d) tracker_finalize(f, f->streams[i], h);
 }
@@ -640,8 +643,10 @@ static void close_run(fstate *f, devstate *d) {
   d->run_count = d->run_gpu = d->run_cpu = 0;
 }
 
-static void add_copy(copystat *c, uint64_t bytes, uint64_t gpu, uint64_t cpu, uint64_t s, uint64_t e) {
+static void add_copy(copystat *c, unsigned kind, uint64_t bytes, uint64_t gpu, uint64_t cpu,
+                     uint64_t s, uint64_t e) {
   if (!c->count++) c->first_ns = s;
+  c->kinds |= 1u << kind;
   c->bytes += bytes;
   c->gpu_ns += gpu;
   c->cpu_ns += cpu;
@@ -653,7 +658,7 @@ static void findings_on_activity(fstate *f, devstate *d, const ct_activity *a) {
   uint64_t dur = a->end_ns - a->start_ns;
   uint64_t call = a->has_call && a->call_end_ns > a->call_begin_ns ? a->call_end_ns - a->call_begin_ns : 0;
   if (a->type == CT_GPU_KERNEL || a->type == CT_GPU_GEMM) {
-    if (a->has_call && dur < call) {
+    if (a->has_call && dur < call + call / 4) { /* no longer than its launch, within 25% */
       if (!d->run_count) d->run_first = a->start_ns;
       d->run_count++;
       d->run_last = max_u64(d->run_last, a->end_ns);
@@ -676,8 +681,8 @@ static void findings_on_activity(fstate *f, devstate *d, const ct_activity *a) {
   } else if (a->api) {
     sync = !strstr(a->api, "Async");
   }
-  if (pageable) add_copy(&d->pageable[kind], bytes, dur, call, a->start_ns, a->end_ns);
-  if (sync && a->has_call) add_copy(&d->synccopy[kind], bytes, dur, call, a->start_ns, a->end_ns);
+  if (pageable) add_copy(&d->pageable, (unsigned)kind, bytes, dur, call, a->start_ns, a->end_ns);
+  if (sync && a->has_call) add_copy(&d->synccopy, (unsigned)kind, bytes, dur, call, a->start_ns, a->end_ns);
 }
 
 /* Whether a call blocks the CPU until GPU work completes (cls: NAME_* bits of its name). */
@@ -688,21 +693,41 @@ static int is_blocking(const ct_span *s, unsigned cls) {
   return (cls & NAME_MEMCPY) != 0;
 }
 
-/* A sync call: note it when it waited on little GPU work. */
-static void findings_on_sync(fstate *f, const ct_span *s) {
+/* Judges a sync call whose time is final: counted when it waited on little GPU work. */
+static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, const char *name) {
+  uint64_t busy = busy_between(d, begin, end);
+  if (!busy || busy >= f->g->o.sync_work_ns) return; /* nothing to wait on, or enough */
+  if (!d->ls_count++) {
+    d->ls_first = begin;
+    d->ls_name = name;
+  }
+  d->ls_last = end;
+  d->ls_cpu += end - begin;
+  d->ls_gpu += busy;
+}
+
+/* Judges the pending syncs that end before horizon (all GPU work overlapping them is final). */
+static void judge_syncs(fstate *f, devstate *d, uint64_t horizon) {
+  while (d->psync_n && d->psync[d->psync_head].end < horizon) {
+    judge_sync(f, d, d->psync[d->psync_head].begin, d->psync[d->psync_head].end,
+               d->psync[d->psync_head].name);
+    d->psync_head = (d->psync_head + 1) % PENDING_SYNCS;
+    d->psync_n--;
+  }
+}
+
+/* A sync call: judged once the GPU time around it is final (GPU clocks mapped onto the
+ * host clock may put the end of the work it waited on just after the call's end). */
+static void findings_on_sync(fstate *f, const ct_span *s, const char *name) {
   devstate *d = NULL;
   for (unsigned i = 0; i < f->ndevs; i++)
     if (f->devs[i]->device == s->device) d = f->devs[i];
   if (!d) return; /* no GPU work on that device yet: nothing to judge */
-  uint64_t busy = busy_between(d, s->begin_ns, s->end_ns);
-  if (busy >= f->g->o.sync_work_ns) return;
-  if (!d->ls_count++) {
-    d->ls_first = s->begin_ns;
-    d->ls_name = intern(f->g, s->name);
-  }
-  d->ls_last = s->end_ns;
-  d->ls_cpu += s->end_ns - s->begin_ns;
-  d->ls_gpu += busy;
+  if (d->psync_n == PENDING_SYNCS) judge_syncs(f, d, d->psync[d->psync_head].end + 1);
+  unsigned k = (d->psync_head + d->psync_n++) % PENDING_SYNCS;
+  d->psync[k].begin = s->begin_ns;
+  d->psync[k].end = s->end_ns;
+  d->psync[k].name = name;
 }
 
 /* ---- model callbacks ------------------------------------------------------------------ */
@@ -758,6 +783,7 @@ static void on_activity(void *user, const ct_activity *a) {
   if (a->end_ns > f->wm) f->wm = a->end_ns;
   uint64_t w = window_of(d), h = f->wm > w ? f->wm - w : 0;
   tracker_finalize(f, &d->t, h);
+  if (d->psync_n) judge_syncs(f, d, h);
   if (st) tracker_finalize(f, st, h);
   note_time(f, a->end_ns);
 }
@@ -770,13 +796,13 @@ static void on_span(void *user, const ct_span *s) {
     unsigned cls;
     const char *name = keep(f, s->name, &cls);
     if (th) {
-      span_ring_entry e = {s->begin_ns, s->end_ns, name, s->is_tracer};
+      span_ring_entry e = {s->begin_ns, s->end_ns, name, (uint8_t)s->is_tracer,
+                           (uint8_t)(!s->is_tracer && (cls & NAME_LAUNCH)),
+                           (uint8_t)(!s->is_tracer && is_blocking(s, cls))};
       ring_push(&th->calls, &e);
-      if (s->is_tracer) ring_push(&th->tracer, &e);
-      else if (is_blocking(s, cls)) ring_push(&th->syncs, &e);
       th->last_end = max_u64(th->last_end, s->end_ns);
     }
-    if (!s->is_tracer && (cls & NAME_SYNCHRONIZE)) findings_on_sync(f, s);
+    if (!s->is_tracer && (cls & NAME_SYNCHRONIZE)) findings_on_sync(f, s, name);
   }
   note_time(f, s->end_ns);
 }
@@ -802,24 +828,24 @@ static void device_findings(fstate *f, devstate *d) {
                            "would help (or fuse the kernels)"};
     add_finding(g, &fd);
   }
-  for (unsigned k = 0; k < 8; k++) {
-    const copystat *c = &d->pageable[k];
-    if (c->count >= g->o.repeat_min && c->count) {
-      fd = (ct_gaps_finding){CT_FIND_PAGEABLE_COPY, f->proc, d->device, ct_memop_label(k),
-                             c->count, 0, c->bytes, c->gpu_ns, c->cpu_ns, c->first_ns,
-                             c->last_ns, 0,
-                             "use pinned memory (cudaHostAlloc/cudaHostRegister) and "
-                             "cudaMemcpyAsync"};
-      add_finding(g, &fd);
+  for (int sync = 0; sync < 2; sync++) {
+    const copystat *c = sync ? &d->synccopy : &d->pageable;
+    if (!c->count || c->count < g->o.repeat_min) continue;
+    char dirs[64] = "";
+    for (unsigned k = 0; k < 8; k++) {
+      if (!(c->kinds & (1u << k))) continue;
+      const char *label = ct_memop_label(k);
+      if (!strncmp(label, "memcpy ", 7)) label += 7;
+      snprintf(dirs + strlen(dirs), sizeof dirs - strlen(dirs), "%s%s", *dirs ? "," : "", label);
     }
-    c = &d->synccopy[k];
-    if (c->count >= g->o.repeat_min && c->count) {
-      fd = (ct_gaps_finding){CT_FIND_SYNC_COPY, f->proc, d->device, ct_memop_label(k), c->count,
-                             0, c->bytes, c->gpu_ns, c->cpu_ns, c->first_ns, c->last_ns, 0,
-                             "use cudaMemcpyAsync with pinned memory and synchronise once "
-                             "where the data is needed"};
-      add_finding(g, &fd);
-    }
+    fd = (ct_gaps_finding){sync ? CT_FIND_SYNC_COPY : CT_FIND_PAGEABLE_COPY, f->proc, d->device,
+                           intern(g, dirs), c->count, 0, c->bytes, c->gpu_ns, c->cpu_ns,
+                           c->first_ns, c->last_ns, 0,
+                           sync ? "use cudaMemcpyAsync with pinned memory and synchronise once "
+                                  "where the data is needed"
+                                : "use pinned memory (cudaHostAlloc/cudaHostRegister) and "
+                                  "cudaMemcpyAsync"};
+    add_finding(g, &fd);
   }
   if (d->ls_count && (d->ls_count >= g->o.repeat_min || d->ls_cpu >= LITTLE_SYNC_TOTAL_NS)) {
     fd = (ct_gaps_finding){CT_FIND_LITTLE_SYNC, f->proc, d->device, d->ls_name, d->ls_count, 0, 0,
@@ -858,8 +884,6 @@ static void finish_file(fstate *f) {
   }
   for (unsigned i = 0; i < f->nthreads; i++) {
     free(f->threads[i]->calls.a);
-    free(f->threads[i]->syncs.a);
-    free(f->threads[i]->tracer.a);
     free(f->threads[i]);
   }
   free(f->devs);

@@ -55,8 +55,8 @@ typedef struct ct_gaps_options {
   uint64_t launch_threshold_ns; /* a gap this short is launch overhead: 10 us */
   unsigned top;                 /* how many of the largest gaps to keep: 10 */
   uint64_t launch_bound_min;    /* kernels in a row shorter than their launch call: 20 */
-  uint64_t repeat_min;          /* copies or syncs before a finding names them: 10 */
-  uint64_t sync_work_ns;        /* a sync waiting on less GPU work than this is "little": 20 us */
+  uint64_t repeat_min;          /* copies or syncs before a finding names them: 4 */
+  uint64_t sync_work_ns;        /* a sync waiting on less GPU work than this is "little": 50 us */
 } ct_gaps_options;
 
 /* Fills *o with the defaults above. */
@@ -138,7 +138,7 @@ typedef struct ct_gaps_finding {
   enum ct_finding_kind kind;
   unsigned proc;
   uint64_t device;
-  const char *what;        /* copy direction, or the sync entry point */
+  const char *what;        /* copy directions ("HtoD,DtoH"), or the sync entry point */
   uint64_t count;          /* kernels / copies / syncs */
   uint64_t stretches;      /* launch-bound: how many runs */
   uint64_t bytes;          /* copies */

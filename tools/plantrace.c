@@ -142,7 +142,7 @@ static void copy(uint64_t tid, const char *api, uint64_t cb, uint64_t cd, uint64
 /* ---- the scenario ---------------------------------------------------------------- */
 
 static uint64_t no_gap_from, no_gap_to, other_stream_gap[2];
-static uint64_t n_host_wait_syncs;
+static uint64_t n_little_syncs;
 
 /* Builds the default scenario; returns the end time. */
 static uint64_t scenario(void) {
@@ -154,39 +154,37 @@ static uint64_t scenario(void) {
            C_NONE);
   no_gap_to = t + 10 * US + 20 * 20 * US;
   t = no_gap_to;
-  /* 2. Host sleeps: 5 x (kernel 50 us, then 500 us outside CUDA with 3 tiny syncs in the
-   *    middle and a 200 us cudaMalloc on the helper thread). Host wait. */
+  /* 2. Host sleeps: 5 x (kernel 50 us, then 500 us outside CUDA with 3 syncs on nothing
+   *    in the middle and a 200 us cudaMalloc on the helper thread). Host wait. */
   for (int i = 0; i < 5; i++) {
     uint64_t cb = t + 1000 * US;
     launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 50 * US, "_Z5sleepyPf", C_HOST_WAIT);
     uint64_t end = cb + 54 * US;
-    for (int k = 0; k < 3; k++) {
-      call(TID_MAIN, "cudaDeviceSynchronize", end + (100 + 100 * k) * US, 3 * US);
-      n_host_wait_syncs++;
-    }
+    for (int k = 0; k < 3; k++) call(TID_MAIN, "cudaDeviceSynchronize", end + (100 + 100 * k) * US, 3 * US);
     call(TID_HELPER, "cudaMalloc", end + 150 * US, 200 * US);
     t = end + 500 * US - 1000 * US; /* next call 500 us after this kernel's end */
   }
   t += 1000 * US;
-  /* 3. Syncs: 5 x (kernel 200 us, cudaDeviceSynchronize until it ends + 5 us, then
-   *    300 us of CPU work). Sync. */
+  /* 3. Syncs that return late: 5 x (kernel 200 us, cudaDeviceSynchronize returning 150 us
+   *    after it ends, the next launch at once). Sync. */
   for (int i = 0; i < 5; i++) {
-    uint64_t cb = t + 300 * US;
+    uint64_t cb = t + (i ? 0 : 300 * US);
     launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 200 * US, "_Z5stepAPf", i ? C_SYNC : C_HOST_WAIT);
-    call(TID_MAIN, "cudaDeviceSynchronize", cb + 3 * US, 206 * US);
-    t = cb + 209 * US;
+    call(TID_MAIN, "cudaDeviceSynchronize", cb + 3 * US, 351 * US);
+    t = cb + 355 * US;
   }
-  /* 4. Pageable synchronous copies in a loop: 12 x (cudaMemcpy 105 us, transfer in its
-   *    last 40 us; then a 30 us kernel launched 5 us after the call returns). */
+  /* 4. Pageable synchronous copies in a loop: 12 x (cudaMemcpy of 110 us, its transfer
+   *    from +60 to +100 us; a 30 us kernel launched at once after the call returns; 105 us
+   *    outside CUDA before the next copy, whose call stages for 60 us). The gap before
+   *    each kernel is the copy call waiting (sync); the gap before each copy is mostly
+   *    outside CUDA (host wait). */
   for (int i = 0; i < 12; i++) {
-    uint64_t cb = t + 1000 * US;
-    /* the first copy follows segment 3's sync and its CPU work: sync */
-    copy(TID_MAIN, "cudaMemcpy", cb, 105 * US, cb + 60 * US, 40 * US, CT_MEMOP_H2D, 1 << 20,
-         CT_MEM_PAGEABLE, 0, i ? C_HOST_WAIT : C_SYNC);
-    launch(TID_MAIN, 0, cb + 110 * US, 3 * US, cb + 115 * US, 30 * US, "_Z3usePf", C_SYNC);
-    t = cb + 200 * US - 1000 * US; /* next copy call at +200, transfer at +260 */
+    uint64_t cb = t + (i ? 0 : 1000 * US);
+    copy(TID_MAIN, "cudaMemcpy", cb, 110 * US, cb + 60 * US, 40 * US, CT_MEMOP_H2D, 1 << 20,
+         CT_MEM_PAGEABLE, 0, C_HOST_WAIT);
+    launch(TID_MAIN, 0, cb + 111 * US, 3 * US, cb + 115 * US, 30 * US, "_Z3usePf", C_SYNC);
+    t = cb + 250 * US;
   }
-  t += 1000 * US;
   /* 5. Launch-bound: 50 kernels of 2 us, calls of 8 us back to back (gaps of 6 us). */
   uint64_t lb = t + 500 * US;
   for (int i = 0; i < 50; i++)
@@ -203,6 +201,14 @@ static uint64_t scenario(void) {
   other_stream_gap[0] = x - 100 * US;
   other_stream_gap[1] = x + 302 * US;
   t = x + 352 * US;
+  /* 6b. Slow launches back to back: 30 kernels of 2 us, launch calls of 20 us one after
+   *     the other (gaps of 18 us, above the threshold, while the thread was launching):
+   *     launch overhead, and a second launch-bound stretch. */
+  uint64_t sl = t + 1000 * US;
+  for (int i = 0; i < 30; i++)
+    launch(TID_MAIN, 0, sl + i * 20 * US, 20 * US, sl + i * 20 * US + 18 * US, 2 * US, "_Z4slowv",
+           i ? C_LAUNCH : C_HOST_WAIT);
+  t = sl + 30 * 20 * US;
   /* 7. Tracer flushes: 3 x (kernel 100 us; right after it the main thread flushes for
    *    400 us, then launches). */
   for (int i = 0; i < 3; i++) {
@@ -216,6 +222,15 @@ static uint64_t scenario(void) {
   launch(TID_MAIN, 0, q, 3 * US, q + 4 * US, 100 * US, "_Z6beforev", C_HOST_WAIT);
   launch(TID_MAIN, 0, q + 10 * US, 3 * US, q + 404 * US, 100 * US, "_Z5laterv", C_OTHER);
   t = q + 504 * US;
+  /* 9. Syncs on little work: 6 x (kernel 20 us, cudaDeviceSynchronize returning 1 us after
+   *    it, the next launch 1 us later: gaps of 6 us, mostly in the launch call). */
+  for (int i = 0; i < 6; i++) {
+    uint64_t cb = t + (i ? 0 : 1000 * US);
+    launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 20 * US, "_Z5smallv", i ? C_LAUNCH : C_HOST_WAIT);
+    call(TID_MAIN, "cudaDeviceSynchronize", cb + 3 * US, 22 * US);
+    n_little_syncs++;
+    t = cb + 26 * US;
+  }
   /* The tracer's poller, on its own thread, all along: must explain nothing. */
   for (uint64_t p = T0 + 1000 * US; p < t; p += 1000 * US) tracer_span(TID_TRACER, "poll", p, 5 * US);
   return t;
@@ -291,7 +306,7 @@ static void print_answers(uint64_t end) {
          "  \"end_ns\": %llu\n}\n",
          (unsigned long long)no_gap_from, (unsigned long long)no_gap_to,
          (unsigned long long)other_stream_gap[0], (unsigned long long)other_stream_gap[1],
-         (unsigned long long)n_host_wait_syncs, (unsigned long long)end);
+         (unsigned long long)n_little_syncs, (unsigned long long)end);
 }
 
 int main(int argc, char **argv) {

@@ -112,10 +112,16 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # Findings.
     kinds = {f["kind"]: f for f in doc["findings"]}
-    check(kinds.get("launch_bound", {}).get("count") == 50, f"launch-bound 50: {kinds.get('launch_bound')}")
-    check(kinds.get("pageable_copies", {}).get("count") == 12, "12 pageable copies")
-    check(kinds.get("sync_copies", {}).get("bytes") == 12 << 20, "12 MiB of synchronous copies")
-    check(kinds.get("little_sync", {}).get("count") == ans["little_syncs"], "little syncs")
+    lb = kinds.get("launch_bound", {})
+    check(lb.get("count") == 80 and lb.get("stretches") == 2 and lb.get("longest_count") == 50,
+          f"launch-bound 50 + 30: {lb}")
+    check(kinds.get("pageable_copy", {}).get("count") == 12, "12 pageable copies")
+    check(kinds.get("pageable_copy", {}).get("what") == "HtoD", "pageable copies' direction")
+    check(kinds.get("sync_copy", {}).get("bytes") == 12 << 20, "12 MiB of synchronous copies")
+    check(kinds.get("sync_little_work", {}).get("count") == ans["little_syncs"], "little syncs")
+    rc, d5, err = gaps_json("--repeat-min", "13", "--launch-bound-min", "51", trace)
+    check(not d5["findings"] or [f["kind"] for f in d5["findings"]] == ["sync_little_work"],
+          f"finding thresholds: {[f['kind'] for f in d5['findings']]}")
 
     # ct_gaps_each: the same device gaps, the stream gaps too, min_ns honoured.
     p = subprocess.run([gaps_each, trace], capture_output=True, text=True)
@@ -146,14 +152,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(f"busy {busy:.1f}%" in out and "largest gap: 1.406 ms" in out and "before()" in out,
           f"summary content: {out!r}")
 
-    # Options: --min-gap filters the list, not the totals; --launch-threshold moves
-    # the launch-bound stretch's 6 us gaps (calls began as the kernels ended) to host wait.
+    # Options: --min-gap filters the list, not the totals; --launch-threshold 1 turns the
+    # 2 us device gap before the cross-stream wait's queued kernel into "other", while the
+    # launch-bound gaps stay launch overhead (the thread was inside launch calls).
     rc, d2, err = gaps_json("--top", "1000", "--min-gap", "600", trace)
     check(rc == 0 and d2["gaps"] and all(g["dur_ns"] >= 600000 for g in d2["gaps"]), "--min-gap")
     check(d2["devices"][0]["idle"] == dev["idle"], "--min-gap keeps the totals")
-    rc, d3, err = gaps_json("--launch-threshold", "5", trace)
-    moved = d3["devices"][0]["idle"]["host_wait_ns"] - dev["idle"]["host_wait_ns"]
-    check(moved == 49 * 6000, f"--launch-threshold 5 moves 49 x 6 us to host_wait: {moved}")
+    rc, d3, err = gaps_json("--launch-threshold", "1", trace)
+    i3 = d3["devices"][0]["idle"]
+    check(i3["other_ns"] - dev["idle"]["other_ns"] == 2000 and
+          dev["idle"]["launch_overhead_ns"] - i3["launch_overhead_ns"] == 2000,
+          f"--launch-threshold 1 moves 2 us to other: {i3}")
     rc, d4, err = gaps_json("--top", "3", trace)
     check(len(d4["gaps"]) == 3 and d4["gaps"][0]["dur_ns"] == 1406000, "--top 3")
     for bad in (["--top", "x"], ["--format", "csv"], ["--min-gap", "abc"], ["--bogus"], ["--top"],
