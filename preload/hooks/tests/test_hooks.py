@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of libtrace.so's interception half on the simulated CUDA stack.
 
-usage: test_hooks.py SIM_DIR LIBTRACE HK_READ HK_APP HK_PTSZ   (or --skip)
+usage: test_hooks.py SIM_DIR LIBTRACE HK_READ HK_APP HK_PTSZ HK_SHIM   (or --skip)
 
 Each case runs a real nvcc-built program (hk_app.cu / hk_ptsz.cu) without and with
 LD_PRELOAD=libtrace.so, requires identical output and exit status, then checks the
@@ -71,23 +71,26 @@ class Runner:
     def __init__(self, sim, lib, reader):
         self.sim, self.lib, self.reader = sim, lib, reader
 
-    def env(self, extra, traced, outdir):
+    def env(self, extra, traced, outdir, preload_after=None):
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("CUTRACE_", "SIMCUDA_")) and k != "LD_PRELOAD"}
         env["LD_LIBRARY_PATH"] = self.sim + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         env["CUTRACE_QUIET"] = "1"
         env.update(extra)
+        preload = ([self.lib] if traced else []) + ([preload_after] if preload_after else [])
+        if preload:
+            env["LD_PRELOAD"] = ":".join(preload)
         if traced:
-            env["LD_PRELOAD"] = self.lib
             env["CUTRACE_OUTPUT"] = outdir
         return env
 
-    def run(self, argv, extra=None, traced=True):
-        """Runs argv; returns (status, output, Trace or None)."""
+    def run(self, argv, extra=None, traced=True, preload_after=None):
+        """Runs argv (preload_after: a library preloaded after libtrace.so); returns
+        (status, output, Trace or None)."""
         with tempfile.TemporaryDirectory(prefix="hk_") as tmp:
             outdir = os.path.join(tmp, "out")
-            p = subprocess.run(argv, env=self.env(extra or {}, traced, outdir), capture_output=True,
-                               text=True, timeout=300)
+            p = subprocess.run(argv, env=self.env(extra or {}, traced, outdir, preload_after),
+                               capture_output=True, text=True, timeout=300)
             trace = None
             if traced:
                 files = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
@@ -100,10 +103,10 @@ class Runner:
                     check(len(trace.of("end")) == 1, f"{argv}: no END record")
             return p.returncode, p.stdout + p.stderr, trace
 
-    def compare(self, argv, extra=None):
+    def compare(self, argv, extra=None, preload_after=None):
         """Runs without and with the tracer; requires identical output and status."""
-        rc0, out0, _ = self.run(argv, extra, traced=False)
-        rc1, out1, trace = self.run(argv, extra, traced=True)
+        rc0, out0, _ = self.run(argv, extra, traced=False, preload_after=preload_after)
+        rc1, out1, trace = self.run(argv, extra, traced=True, preload_after=preload_after)
         check(rc0 == rc1, f"{argv[1:]}: exit status {rc0} untraced, {rc1} traced")
         check(out0 == out1, f"{argv[1:]}: output differs:\n--- untraced\n{out0}--- traced\n{out1}")
         print(f"  {' '.join(os.path.basename(a) for a in argv)}: exit {rc1}, {out1.strip().splitlines()[-1:]}")
@@ -417,6 +420,26 @@ def case_ptsz(run, ptsz):
     check(len(t.of("gpu")) == 2 * n + 4, f"ptsz: {len(t.of('gpu'))} GPU records, expected {2 * n + 4}")
 
 
+def case_nesting(run, app, shim):
+    """A library entry point that calls the runtime: one timed span, a depth-1 child."""
+    rc, _, t = run.compare([app, "blas"], preload_after=shim)
+    if not check(rc == 0 and t, "nesting: run failed"):
+        return
+    gemm = t.apis("cublasSgemm_v2")
+    child = [a for a in t.apis("cudaMemsetAsync") if a["depth"] == 1]
+    if not check(len(gemm) == 1 and len(child) == 1, f"nesting: {len(gemm)} GEMM calls, {len(child)} nested memsets"):
+        return
+    g, c = gemm[0], child[0]
+    check(g["depth"] == 0 and g["flags"] & API_TIMED, "nesting: the GEMM is not an outermost timed call")
+    check(g["begin_ns"] <= c["begin_ns"] <= c["end_ns"] <= g["end_ns"], "nesting: the child is outside its parent")
+    check(c["flags"] & (API_TIMED | API_UNTIMED) == 0 and c["stream"] == g["stream"],
+          f"nesting: the nested memset is timed again or on another stream: {c}")
+    gpus = t.by_corr("gpu")
+    check(c["corr"] not in gpus and len(gpus.get(g["corr"], [])) == 1, "nesting: duplicate GPU timing")
+    check(any(m["corr"] == c["corr"] for m in t.of("memop")), "nesting: the nested memset lost its MEMOP record")
+    check_timed_pairs(t, "nesting")
+
+
 def case_devices(run, app):
     n = 4
     rc, _, t = run.compare([app, "devices", str(n)], {"SIMCUDA_DEVICES": "2"})
@@ -452,10 +475,10 @@ def main():
     if sys.argv[1:] == ["--skip"]:
         print("nvcc or the simulated CUDA stack is not available: skipped")
         return 77
-    if len(sys.argv) != 6:
+    if len(sys.argv) != 7:
         print(__doc__)
         return 2
-    sim, lib, reader, app, ptsz = sys.argv[1:]
+    sim, lib, reader, app, ptsz, shim = sys.argv[1:]
     run = Runner(sim, lib, reader)
     cases = [case_kernels, case_no_timing, case_timing, case_copies, case_errors, case_capture, case_blas, case_devices, case_reset,
              case_threads]
@@ -468,6 +491,9 @@ def main():
     if not only or only in "case_ptsz":
         print("case_ptsz")
         case_ptsz(run, ptsz)
+    if not only or only in "case_nesting":
+        print("case_nesting")
+        case_nesting(run, app, shim)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
