@@ -1,6 +1,7 @@
 /* SIMCUDA_* settings, the host/device clocks and the truth log. */
 #include "sim.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -140,14 +141,50 @@ void sim_knobs_load(void)
   pthread_once(&knobs_once, load_knobs);
 }
 
+typedef char *(*demangle_fn)(const char *mangled, char *buffer, size_t *length, int *status);
+
+/* The C++ demangler of libstdc++ (an nvcc-built program has it loaded), or NULL. */
+static demangle_fn find_demangler(void)
+{
+  static demangle_fn fn;
+  static int looked;
+  if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+    void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!sym) {
+      void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+      sym = lib ? dlsym(lib, "__cxa_demangle") : NULL;
+    }
+    fn = (demangle_fn)sym;
+    __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+  }
+  return fn;
+}
+
 uint64_t sim_kernel_duration_ns(const char *name)
 {
   double us = sim_knobs.kernel_default_us;
-  for (size_t i = 0; name && i < sim_knobs.kernel_rule_count; i++)
-    if (strstr(name, sim_knobs.kernel_rules[i].pattern)) {
-      us = sim_knobs.kernel_rules[i].us;
-      break;
+  char *demangled = NULL;
+  int tried_demangling = 0;
+  for (size_t i = 0; name && i < sim_knobs.kernel_rule_count; i++) {
+    const char *pattern = sim_knobs.kernel_rules[i].pattern;
+    if (!strstr(name, pattern)) {
+      if (!tried_demangling) {
+        tried_demangling = 1;
+        demangle_fn demangle = name[0] == '_' && name[1] == 'Z' ? find_demangler() : NULL;
+        int status = -1;
+        demangled = demangle ? demangle(name, NULL, NULL, &status) : NULL;
+        if (status != 0) {
+          free(demangled);
+          demangled = NULL;
+        }
+      }
+      if (!demangled || !strstr(demangled, pattern))
+        continue;
     }
+    us = sim_knobs.kernel_rules[i].us;
+    break;
+  }
+  free(demangled);
   return (uint64_t)(us * 1000.0 + 0.5);
 }
 

@@ -36,6 +36,7 @@ static struct sim_function *module_function(struct sim_module *m, const char *na
   f->module = m;
   f->max_dynamic_shared = 48 * 1024;
   f->loaded = 1;
+  f->duration_ns = sim_kernel_duration_ns(f->name);
   if (sim_handle_add(f, SIM_KIND_FUNCTION) != 0) {
     free(f);
     return NULL;

@@ -24,6 +24,7 @@ struct sim_function {
   struct sim_module *module;
   int max_dynamic_shared;
   int loaded;
+  uint64_t duration_ns; /* modelled duration, from SIMCUDA_KERNEL_US */
   char name[];
 };
 

@@ -48,7 +48,8 @@ extern struct sim_knobs sim_knobs;
  * on stderr and keep the default. */
 void sim_knobs_load(void);
 
-/* Modelled duration in ns of a kernel called `name` (SIMCUDA_KERNEL_US). */
+/* Modelled duration in ns of a kernel called `name` (SIMCUDA_KERNEL_US: the
+ * first pattern found in the mangled or the demangled name). */
 uint64_t sim_kernel_duration_ns(const char *name);
 
 /* Modelled duration in ns of moving `bytes` at `gbps` (GB/s) plus the copy latency. */

@@ -248,7 +248,7 @@ int main(int argc, char **argv)
     puts("drv_timing badenv ok");
     return 0;
   }
-  setenv("SIMCUDA_KERNEL_US", "default=7,blocker=50000,slow=1000,mid=200", 1);
+  setenv("SIMCUDA_KERNEL_US", "default=7,blocker=50000,slow=1000,mid=200,at::native::reduce_kernel=300", 1);
   if (!strcmp(mode, "drift")) {
     setenv("SIMCUDA_CLOCK_DRIFT_PPM", "2000", 1);
     setenv("SIMCUDA_CLOCK_OFFSET_US", "-123456", 1);
@@ -280,6 +280,11 @@ int main(int argc, char **argv)
   }
   check_fifo(nonblocking, a, b);
   check_fifo(NULL, a, b);
+  /* A pattern may match the demangled name (at::native::reduce_kernel()). */
+  busy_then_record(nonblocking, a);
+  test_launch(test_kernel("_ZN2at6native13reduce_kernelEv"), nonblocking);
+  CHECK_CU(cuEventRecord(b, nonblocking));
+  CHECK_NEAR(test_elapsed_ms(a, b), 0.300, TOL_MS);
   check_implicit_sync(blocking, nonblocking, a, b);
   check_event_wait(blocking, nonblocking, a, b);
   check_copies(nonblocking, a, b);
