@@ -396,7 +396,10 @@ static int report_file(const char *path, void *arg) {
         json_tables(s, r);
         ct_json_end_object(&s->json);
       } else {
-        if (s->opt.fmt == CT_OUT_TEXT) text_heading(f, r, 1);
+        if (s->opt.fmt == CT_OUT_TEXT) {
+          text_heading(f, r, 1);
+          s->printed_tables = 0;
+        }
         print_tables(s, r, f->proc.pid ? f->proc.pid : 1);
         if (s->opt.fmt == CT_OUT_TEXT) putchar('\n');
       }

@@ -18,6 +18,7 @@ static const struct {
   int (*run)(int, char **);
   const char *help;
 } commands[] = {
+    {"record", cmd_record, "run a program with the tracer: cutrace record [-o DIR] -- CMD..."},
     {"report", cmd_report, "tables: kernels, CUDA calls, copies and GEMMs, with totals"},
     {"gaps", cmd_gaps, "GPU idle time: measured, explained, ranked"},
     {"dump", cmd_dump, "every record one line each, or --chrome: Chrome/Perfetto trace JSON"},

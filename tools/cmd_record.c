@@ -1,0 +1,269 @@
+/*
+ * cutrace record: runs a program with libtrace.so preloaded and CUTRACE_OUTPUT set,
+ * so that it and every process it starts write <host>.<pid>.ctr files into DIR while
+ * they run; forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to cutrace; returns the
+ * program's exit status (128 + signal when it was killed) and prints a summary.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "reader.h"
+
+#ifndef CT_INSTALLED_PRELOAD
+#define CT_INSTALLED_PRELOAD "/usr/local/lib/cutrace/libtrace.so"
+#endif
+
+static const char usage[] =
+    "usage: cutrace record [-o DIR] [-q] [--] CMD [ARGS...]\n"
+    "  Runs CMD with the tracer preloaded; every process it starts writes its trace\n"
+    "  into DIR (default cutrace.data) while it runs. A DIR already holding traces is\n"
+    "  renamed DIR.old first. Returns CMD's exit status (128+N when killed by signal N).\n"
+    "  -o DIR   where the traces go\n"
+    "  -q       no summary at the end\n"
+    "  Environment: CUTRACE_PRELOAD=path of libtrace.so (else beside cutrace in the build\n"
+    "  tree, else " CT_INSTALLED_PRELOAD "); the CUTRACE_* knobs of the tracer pass through.\n";
+
+static volatile sig_atomic_t child_pid;
+
+/* Forwards a signal sent to cutrace with kill() to the program. A signal the terminal
+ * generated (si_pid 0, SI_KERNEL) already reached the program's process group. */
+static void forward_signal(int sig, siginfo_t *info, void *ctx) {
+  (void)ctx;
+  if (child_pid > 0 && (!info || info->si_code != SI_KERNEL)) kill((pid_t)child_pid, sig);
+}
+
+/* The tracer library: $CUTRACE_PRELOAD, beside the build tree's cutrace, or installed. */
+static int find_preload(char *out, size_t len) {
+  const char *env = getenv("CUTRACE_PRELOAD");
+  if (env && *env) {
+    if (access(env, R_OK) != 0) {
+      fprintf(stderr, "cutrace record: CUTRACE_PRELOAD=%s: %s\n", env, strerror(errno));
+      return -1;
+    }
+    if (!realpath(env, out)) snprintf(out, len, "%s", env);
+    return 0;
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash) {
+      *slash = 0;
+      char cand[PATH_MAX + 32];
+      snprintf(cand, sizeof cand, "%s/../preload/libtrace.so", self);
+      if (access(cand, R_OK) == 0 && realpath(cand, out)) return 0;
+    }
+  }
+  if (access(CT_INSTALLED_PRELOAD, R_OK) == 0) {
+    snprintf(out, len, "%s", CT_INSTALLED_PRELOAD);
+    return 0;
+  }
+  fprintf(stderr, "cutrace record: libtrace.so not found (looked beside cutrace in the build "
+                  "tree and at %s; set CUTRACE_PRELOAD)\n", CT_INSTALLED_PRELOAD);
+  return -1;
+}
+
+/* 1 when dir is a directory holding *.ctr files. */
+static int has_traces(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int found = 0;
+  for (struct dirent *e; !found && (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    found = n > 4 && !strcmp(e->d_name + n - 4, ".ctr");
+  }
+  closedir(d);
+  return found;
+}
+
+/* Moves a DIR that already holds traces to DIR.old, as uftrace does. An existing
+ * DIR.old loses its *.ctr files; anything else in it makes this fail, not delete it. */
+static int set_aside_old(const char *dir) {
+  if (!has_traces(dir)) return 0;
+  char old[PATH_MAX];
+  snprintf(old, sizeof old, "%s.old", dir);
+  DIR *d = opendir(old);
+  if (d) {
+    for (struct dirent *e; (e = readdir(d));) {
+      size_t n = strlen(e->d_name);
+      if (n > 4 && !strcmp(e->d_name + n - 4, ".ctr")) unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+    if (rmdir(old) != 0) {
+      fprintf(stderr, "cutrace record: %s holds traces and %s cannot be replaced (%s); use -o DIR\n",
+              dir, old, strerror(errno));
+      return -1;
+    }
+  }
+  if (rename(dir, old) != 0) {
+    fprintf(stderr, "cutrace record: cannot rename %s to %s: %s\n", dir, old, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* Sets LD_PRELOAD (libtrace first, then what was there), CUTRACE_OUTPUT and, unless the
+ * user chose one, NVTX_INJECTION64_PATH. In the child, before exec. */
+static int set_child_env(const char *lib, const char *dir) {
+  const char *old = getenv("LD_PRELOAD");
+  size_t n = strlen(lib) + (old ? strlen(old) : 0) + 2;
+  char *pre = malloc(n);
+  if (!pre) return -1;
+  if (old && *old) snprintf(pre, n, "%s:%s", lib, old);
+  else snprintf(pre, n, "%s", lib);
+  int rc = setenv("LD_PRELOAD", pre, 1) | setenv("CUTRACE_OUTPUT", dir, 1);
+  if (!getenv("NVTX_INJECTION64_PATH")) rc |= setenv("NVTX_INJECTION64_PATH", lib, 1);
+  free(pre);
+  return rc;
+}
+
+/* Runs CMD; returns its exit status as a shell would (127 when it cannot be run). */
+static int run_child(char **cmd, const char *lib, const char *dir) {
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) {
+    fprintf(stderr, "cutrace record: pipe: %s\n", strerror(errno));
+    return 127;
+  }
+  struct sigaction sa, old[4];
+  static const int sigs[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = forward_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "cutrace record: fork: %s\n", strerror(errno));
+    return 127;
+  }
+  if (pid == 0) {
+    close(pipefd[0]);
+    int err = set_child_env(lib, dir) != 0 ? errno : 0;
+    if (!err) {
+      execvp(cmd[0], cmd);
+      err = errno;
+    }
+    ssize_t w = write(pipefd[1], &err, sizeof err);
+    (void)w;
+    _exit(err == ENOENT ? 127 : 126);
+  }
+  child_pid = pid;
+  for (int i = 0; i < 4; i++) sigaction(sigs[i], &sa, &old[i]);
+  close(pipefd[1]);
+  int err = 0;
+  ssize_t r;
+  while ((r = read(pipefd[0], &err, sizeof err)) < 0 && errno == EINTR) {}
+  close(pipefd[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  child_pid = 0;
+  for (int i = 0; i < 4; i++) sigaction(sigs[i], &old[i], NULL);
+  if (r == (ssize_t)sizeof err) {
+    fprintf(stderr, "cutrace record: %s: %s\n", cmd[0], strerror(err));
+    return err == ENOENT ? 127 : 126;
+  }
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    fprintf(stderr, "cutrace record: %s was killed by signal %d (%s)%s\n", cmd[0], sig,
+            strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
+    return 128 + sig;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
+}
+
+#ifndef CT_HAVE_GAPS_CMD
+/* Counts a file and its records for the summary when gaps is not built in. */
+static int count_file(const char *path, void *arg) {
+  uint64_t *counts = arg;
+  char err[300];
+  ct_reader *r = ct_reader_open(path, err, sizeof err);
+  counts[0]++;
+  if (!r) return 0;
+  ct_record rec;
+  while (ct_reader_next(r, &rec)) {}
+  counts[1] += ct_reader_status(r)->records;
+  if (ct_reader_status(r)->damaged) counts[2]++;
+  ct_reader_close(r);
+  return 0;
+}
+#endif
+
+/* The summary at the end, on stderr (the program's stdout may be a pipe or a file). */
+static void summary(const char *dir) {
+  if (!has_traces(dir)) {
+    fprintf(stderr, "cutrace record: no trace was written into %s\n", dir);
+    return;
+  }
+  fflush(stdout);
+  int saved = dup(1);
+  if (saved < 0 || dup2(2, 1) < 0) return;
+#ifdef CT_HAVE_GAPS_CMD
+  char *argv[] = {"gaps", "--summary", (char *)dir, NULL};
+  fprintf(stderr, "cutrace record: traces in %s\n", dir);
+  cmd_gaps(3, argv);
+#else
+  uint64_t counts[3] = {0};
+  char *argv1[1] = {(char *)dir};
+  char err[300];
+  ct_expand_inputs(1, argv1, count_file, counts, err, sizeof err);
+  fprintf(stderr, "cutrace record: %llu trace file(s) in %s, %llu records%s\n",
+          (unsigned long long)counts[0], dir, (unsigned long long)counts[1],
+          counts[2] ? " (some damaged: see cutrace info)" : "");
+#endif
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+}
+
+int cmd_record(int argc, char **argv) {
+  const char *out = "cutrace.data";
+  int quiet = 0, i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (!strcmp(argv[i], "--")) {
+      i++;
+      break;
+    } else if (cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "-q")) {
+      quiet = 1;
+    } else if (!strcmp(argv[i], "-o") && i + 1 < argc && argv[i + 1][0]) {
+      out = argv[++i];
+    } else {
+      fprintf(stderr, "cutrace record: %s '%s' (try: cutrace record --help)\n",
+              strcmp(argv[i], "-o") ? "unknown option" : "missing directory after", argv[i]);
+      return 2;
+    }
+  }
+  if (i >= argc) {
+    fprintf(stderr, "cutrace record: no command to run (usage: cutrace record [-o DIR] [-q] [--] CMD [ARGS...])\n");
+    return 2;
+  }
+  char lib[PATH_MAX];
+  if (find_preload(lib, sizeof lib) < 0) return 127;
+  if (set_aside_old(out) < 0) return 2;
+  if (mkdir(out, 0700) != 0 && errno != EEXIST) {
+    fprintf(stderr, "cutrace record: cannot create %s: %s\n", out, strerror(errno));
+    return 2;
+  }
+  char dir[PATH_MAX];
+  if (!realpath(out, dir)) { /* absolute, so a program that changes directory still finds it */
+    fprintf(stderr, "cutrace record: %s: %s\n", out, strerror(errno));
+    return 2;
+  }
+  int status = run_child(argv + i, lib, dir);
+  if (!quiet && status != 127 && status != 126) summary(out);
+  return status;
+}

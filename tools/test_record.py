@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""cutrace record: the program's exit status (0, 3, killed by a signal), signals sent
+to cutrace reach the program, LD_PRELOAD/CUTRACE_OUTPUT as documented, an old DIR set
+aside, the error paths (no libtrace, bad command, bad options); and, when libtrace.so,
+the simulated CUDA stack and the workloads are built, that a program that forks and one
+that execs are traced (every process, kernels counted).
+usage: test_record.py CUTRACE BUILD_ROOT"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+cutrace, build = sys.argv[1], sys.argv[2]
+lib = os.path.join(build, "preload", "libtrace.so")
+sim = os.path.join(build, "tests", "sim")
+forker = os.path.join(build, "bench", "workloads", "forker")
+launch_loop = os.path.join(build, "bench", "workloads", "launch_loop")
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def env_with(**kw):
+    env = dict(os.environ)
+    env.pop("CUTRACE_PRELOAD", None)
+    env["CUTRACE_QUIET"] = "1"
+    for k, v in kw.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+def record(*args, env=None, timeout=60):
+    p = subprocess.run([cutrace, "record", *args], capture_output=True, text=True,
+                       env=env or env_with(), timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+have_lib = os.path.exists(lib)
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "rec")
+    # Error paths first (they need no libtrace).
+    rc, o, e = record("-o", out, "--", "true", env=env_with(CUTRACE_PRELOAD=os.path.join(d, "nope.so")))
+    check(rc == 127 and "CUTRACE_PRELOAD" in e and e.count("\n") == 1, f"missing libtrace: {rc} {e!r}")
+    fake = os.path.join(d, "libfake.so")
+    open(fake, "wb").close()  # a preload that ld.so cannot load: it warns, the program still runs
+    rc, o, e = record("-q", "-o", out, "--", "no-such-command-xyz", env=env_with(CUTRACE_PRELOAD=fake))
+    check(rc == 127 and "no-such-command-xyz" in e and "No such file" in e, f"bad command: {rc} {e!r}")
+    rc, o, e = record()
+    check(rc == 2 and "no command" in e, f"no command: {rc} {e!r}")
+    rc, o, e = record("--bogus", "true")
+    check(rc == 2 and "unknown option" in e, f"bad option: {rc} {e!r}")
+    rc, o, e = record("--help")
+    check(rc == 0 and "usage: cutrace record" in o, "--help")
+
+    if not have_lib:
+        print(f"SKIP: {lib} not built; the rest needs it")
+        sys.exit(77 if not failures else 1)
+    env = env_with(LD_PRELOAD=None)
+
+    # Exit statuses.
+    for code in (0, 3):
+        rc, o, e = record("-q", "-o", out, "--", "sh", "-c", f"exit {code}", env=env)
+        check(rc == code, f"exit {code}: got {rc} {e!r}")
+    rc, o, e = record("-q", "-o", out, "--", "sh", "-c", "kill -KILL $$", env=env)
+    check(rc == 128 + 9 and "killed by signal 9" in e, f"killed: {rc} {e!r}")
+
+    # Environment: libtrace first in LD_PRELOAD, what was there kept; absolute output.
+    rc, o, e = record("-q", "-o", out, "--", "sh", "-c",
+                      'echo "$LD_PRELOAD"; echo "$CUTRACE_OUTPUT"; echo "$NVTX_INJECTION64_PATH"',
+                      env=env_with(LD_PRELOAD="libm.so.6"))
+    lines = o.splitlines()
+    real = os.path.realpath(lib)
+    check(rc == 0 and lines[:3] == [f"{real}:libm.so.6", os.path.realpath(out), real],
+          f"environment: {lines}")
+
+    # A DIR holding traces is set aside as DIR.old.
+    check(any(f.endswith(".ctr") for f in os.listdir(out)), "traces written into DIR")
+    rc, o, e = record("-q", "-o", out, "--", "true", env=env)
+    check(rc == 0 and os.path.isdir(out + ".old") and
+          any(f.endswith(".ctr") for f in os.listdir(out + ".old")), "old traces set aside")
+
+    # Signals sent to cutrace reach the program.
+    prog = ("import signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(30)\n")
+    p = subprocess.Popen([cutrace, "record", "-q", "-o", out, "--", sys.executable, "-c", prog],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ready = p.stdout.readline()
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    check(ready.strip() == "ready" and p.returncode == 7 and time.monotonic() - t0 < 15,
+          f"SIGTERM forwarded: rc {p.returncode}")
+    p.stdout.close()
+    p.stderr.close()
+
+    # Fork and exec on the simulated GPU.
+    if not (os.path.exists(forker) and os.path.exists(launch_loop) and os.path.isdir(sim)):
+        print("SKIP: workloads or the simulated CUDA stack not built: fork/exec not tested")
+    else:
+        genv = env_with(LD_PRELOAD=None,
+                        LD_LIBRARY_PATH=sim + (":" + os.environ["LD_LIBRARY_PATH"]
+                                               if os.environ.get("LD_LIBRARY_PATH") else ""))
+        fork_dir = os.path.join(d, "fork")
+        rc, o, e = record("-o", fork_dir, "--", forker, "12", env=genv)
+        check(rc == 0 and o.count("copy check: ok") == 2, f"forker ran: {rc} {o!r} {e!r}")
+        check("cutrace record:" in e, f"summary printed: {e!r}")
+        p = subprocess.run([cutrace, "report", "--per-process", "--format", "json", "--tables",
+                            "kernels", fork_dir], capture_output=True, text=True)
+        procs = json.loads(p.stdout)["processes"] if p.returncode == 0 else []
+        counts = sorted(sum(k["calls"] for k in pr["kernels"] if k["name"].startswith("fork_work"))
+                        for pr in procs)
+        check(counts == [12, 12] and len({pr["pid"] for pr in procs}) == 2,
+              f"parent and child each traced with 12 kernels: {counts} {p.stderr!r}")
+
+        exec_dir = os.path.join(d, "exec")
+        rc, o, e = record("-q", "-o", exec_dir, "--", "sh", "-c", f"exec {launch_loop} 50", env=genv)
+        check(rc == 0 and "launch_loop: N=50" in o, f"exec ran: {rc} {o!r} {e!r}")
+        p = subprocess.run([cutrace, "report", "--format", "json", "--tables", "kernels", exec_dir],
+                           capture_output=True, text=True)
+        kernels = json.loads(p.stdout)["kernels"] if p.returncode == 0 else []
+        tiny = sum(k["calls"] for k in kernels if k["name"].startswith("tiny"))
+        check(tiny == 51, f"the exec'd program traced: {tiny} tiny kernels {p.stderr!r}")
+
+print("ok" if not failures else f"{failures} failures")
+sys.exit(1 if failures else 0)
