@@ -7,6 +7,8 @@
  *
  * usage: core_emitter threads NTHREADS NREC STRINGS_EVERY
  *        core_emitter fork NREC          (parent NREC, fork, child NREC, parent NREC)
+ *        core_emitter forkstress NREC    (4 threads emit NREC each while the main thread
+ *                                          forks 20 children that emit 100 each, index 9)
  *        core_emitter abort NREC         (NREC records then abort())
  *        core_emitter spin               (emits until killed; prints progress)
  *        core_emitter excl DIR           (forks; plants DIR/<host>.<childpid>.ctr first)
@@ -86,6 +88,27 @@ static int run_fork(void) {
   return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
+static int run_forkstress(void) {
+  pthread_t th[4];
+  for (unsigned i = 0; i < 4; i++)
+    pthread_create(&th[i], NULL, thread_main, (void *)(uintptr_t)i);
+  int bad = 0;
+  for (int c = 0; c < 20; c++) {
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+      for (unsigned long long k = 0; k < 100; k++) emit_api(9, k);
+      exit(0);
+    }
+    int st = 0;
+    waitpid(child, &st, 0);
+    bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+  }
+  for (unsigned i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  printf("emitted %llu\n", 4 * nrec);
+  return bad;
+}
+
 static int run_excl(const char *dir) {
   int go[2];
   if (pipe(go) < 0) return 1;
@@ -150,6 +173,10 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "fork") && argc == 3) {
     nrec = strtoull(argv[2], NULL, 10);
     return run_fork();
+  }
+  if (!strcmp(mode, "forkstress") && argc == 3) {
+    nrec = strtoull(argv[2], NULL, 10);
+    return run_forkstress();
   }
   if (!strcmp(mode, "abort") && argc == 3) {
     nrec = strtoull(argv[2], NULL, 10);

@@ -128,6 +128,25 @@ def case_fork(tmp):
     check(par.get("clean_end") == 1 and child.get("clean_end") == 1, "fork: an END is missing")
 
 
+def case_fork_busy(tmp):
+    """20 forks while 4 threads record: each child file holds exactly its own 100."""
+    out = os.path.join(tmp, "forkstress")
+    p = run_emitter(out, ["forkstress", "200000"])
+    parent_pid = int(p.stdout.split("pid ")[1].split()[0])
+    files = traces(out)
+    check(len(files) == 21, f"fork busy: {len(files)} files, wanted 21")
+    for f in files:
+        t = read_trace(f)
+        if t.get("pid") == parent_pid:
+            check(t.get("api", 0) + t.get("drops", 0) == 800000 and "api_t9" not in t,
+                  f"fork busy: parent has {t.get('api')} + {t.get('drops')} drops, t9 {t.get('api_t9')}")
+        else:
+            own = t.get("api_t9")
+            check(own == 100 and t.get("api") == 100 and t.get("ppid") == parent_pid,
+                  f"fork busy: child {t.get('pid')} has {t.get('api')} records ({own} its own)")
+        check(t.get("clean_end") == 1, f"fork busy: {os.path.basename(f)} has no clean END")
+
+
 def case_abort(tmp):
     """abort() mid-run: the handler's flush leaves every record, no END."""
     for kb in ("65536", "1024", "4"):
@@ -285,7 +304,7 @@ def case_output(tmp):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
-        for case in (case_threads, case_drops, case_strings, case_fork, case_abort,
+        for case in (case_threads, case_drops, case_strings, case_fork, case_fork_busy, case_abort,
                      case_program_handler, case_sigkill, case_exec, case_write_error, case_env,
                      case_output):
             before = len(failures)
