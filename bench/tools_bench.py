@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Post-processor benchmark: time and peak memory of `cutrace report`, `cutrace gaps`
+(when built) and `cutrace dump --chrome` (to /dev/null) on generated traces of about
+1M, 10M and 100M records (cutrace-gentrace --mixed: two application threads, three
+streams, kernels, copies, GEMMs, syncs, NVTX ranges, tracer flushes). Prints a
+markdown table. CPU time (user + sys) and peak RSS of each run come from
+/usr/bin/time, so the numbers are per command, on one core (every command is
+single-threaded).
+
+usage: bench/tools_bench.py [--build DIR] [--sizes 1e6,1e7,1e8] [--dir TMPDIR]
+                            [--chrome-max N] [--keep]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+RECORDS_PER_ITERATION = 23.375  # the --mixed scenario's average (gentrace.c)
+
+
+def measure(argv):
+    """Runs argv with stdout to /dev/null; returns (wall s, cpu s, peak RSS MiB, status).
+    /usr/bin/time measures it when present: a child's ru_maxrss forked from Python would
+    count Python's own pages."""
+    timer = "/usr/bin/time"
+    use_time = os.access(timer, os.X_OK)
+    with open(os.devnull, "w") as null:
+        t0 = time.monotonic()
+        cmd = [timer, "-f", "@@ %U %S %M", *argv] if use_time else argv
+        p = subprocess.run(cmd, stdout=null, stderr=subprocess.PIPE, text=True)
+        wall = time.monotonic() - t0
+    if p.returncode not in (0, 1):
+        sys.exit(f"{' '.join(argv)} failed ({p.returncode}): {p.stderr}")
+    if use_time:
+        u, s, m = re.search(r"@@ ([\d.]+) ([\d.]+) (\d+)", p.stderr).groups()
+        return wall, float(u) + float(s), int(m) / 1024.0, p.returncode
+    ru = __import__("resource").getrusage(__import__("resource").RUSAGE_CHILDREN)
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, p.returncode
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build", help="the meson build directory")
+    ap.add_argument("--sizes", default="1e6,1e7,1e8", help="approximate record counts")
+    ap.add_argument("--dir", default=None, help="where to write the traces (default: BUILD/bench-tools)")
+    ap.add_argument("--chrome-max", type=float, default=1e8,
+                    help="skip dump --chrome above this many records")
+    ap.add_argument("--keep", action="store_true", help="keep the generated traces")
+    a = ap.parse_args()
+    cutrace = os.path.join(a.build, "tools", "cutrace")
+    gentrace = os.path.join(a.build, "tools", "cutrace-gentrace")
+    for exe in (cutrace, gentrace):
+        if not os.access(exe, os.X_OK):
+            sys.exit(f"{exe} not found: build first (ninja -C {a.build})")
+    work = a.dir or os.path.join(a.build, "bench-tools")
+    os.makedirs(work, exist_ok=True)
+    has_gaps = subprocess.run([cutrace, "gaps", "--help"], capture_output=True).returncode == 0
+
+    rows = []
+    for size in (float(s) for s in a.sizes.split(",")):
+        iters = max(1, int(size / RECORDS_PER_ITERATION))
+        path = os.path.join(work, f"mixed-{iters}.ctr")
+        if not os.path.exists(path):
+            subprocess.run([gentrace, "--mixed", path, str(iters)], check=True)
+        info = subprocess.run([cutrace, "info", path], capture_output=True, text=True).stdout
+        records = int(re.search(r"records\s+(\d+)", info).group(1))
+        mib = os.path.getsize(path) / 2**20
+        cmds = [("report", [cutrace, "report", path])]
+        if has_gaps:
+            cmds.append(("gaps", [cutrace, "gaps", path]))
+        if records <= a.chrome_max:
+            cmds.append(("dump --chrome", [cutrace, "dump", "--chrome", "-o", "/dev/null", path]))
+        for name, argv in cmds:
+            wall, cpu, rss, rc = measure(argv)
+            rows.append((name, records, mib, wall, cpu, records / cpu / 1e6 if cpu else 0, rss))
+            print(f"  {name} on {records} records: {cpu:.2f} s CPU, {rss:.1f} MiB", file=sys.stderr)
+        if not a.keep:
+            os.unlink(path)
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+    print("| command | records | trace MiB | wall s | CPU s | M records/s (CPU) | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, records, mib, wall, cpu, rate, rss in rows:
+        print(f"| {name} | {records:,} | {mib:.1f} | {wall:.2f} | {cpu:.2f} | {rate:.1f} | {rss:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
