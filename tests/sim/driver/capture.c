@@ -58,7 +58,7 @@ CUresult sim_capture_add(struct sim_stream *s, const struct sim_op *op)
   if (op->kind == SIM_OP_EVENT) {
     op->event->recorded_in_capture = 1;
     op->event->capture = c;
-    if (op->name[0] != 'x') /* only external records become graph nodes */
+    if (!op->external) /* only external records become graph nodes */
       return CUDA_SUCCESS;
   }
   return sim_graph_append(c->graph, op) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;

@@ -61,8 +61,8 @@ static CUresult event_record(CUevent hEvent, CUstream hStream, unsigned int flag
   if (r == CUDA_SUCCESS && sim_handle_kind(hEvent) != SIM_KIND_EVENT)
     r = CUDA_ERROR_INVALID_HANDLE;
   if (r == CUDA_SUCCESS) {
-    struct sim_op op = {.kind = SIM_OP_EVENT, .event = (struct sim_event *)hEvent};
-    op.name[0] = (flags & CU_EVENT_RECORD_EXTERNAL) ? 'x' : '\0';
+    struct sim_op op = {.kind = SIM_OP_EVENT, .event = (struct sim_event *)hEvent,
+                        .external = (flags & CU_EVENT_RECORD_EXTERNAL) != 0};
     r = sim_submit(s, &op, NULL);
   }
   sim_unlock();

@@ -171,6 +171,7 @@ struct sim_op {
   const char *full_name;     /* kernel: the function's full name (lives with it) */
   uint64_t duration_ns;
   struct sim_event *event;   /* SIM_OP_EVENT: the event recorded */
+  int external;              /* SIM_OP_EVENT: CU_EVENT_RECORD_EXTERNAL (a graph node when captured) */
   union {
     struct sim_copy copy;
     struct sim_fill fill;

@@ -196,9 +196,11 @@ CUresult sim_submit(struct sim_stream *s, const struct sim_op *op, uint64_t *end
     return CUDA_SUCCESS;
   }
   /* A stream holds at most SIM_QUEUE_DEPTH pending operations: wait for the
-   * oldest one when it is full, as the real launch queue does. */
-  unsigned slot = s->pending_next % SIM_QUEUE_DEPTH;
+   * oldest one when it is full, as the real launch queue does. Other threads
+   * may enqueue (or begin a capture) while the lock is dropped: look again. */
+  unsigned slot;
   for (;;) {
+    slot = s->pending_next % SIM_QUEUE_DEPTH;
     uint64_t oldest_end = s->pending_end[slot];
     if (oldest_end <= sim_now_ns())
       break;
@@ -206,6 +208,8 @@ CUresult sim_submit(struct sim_stream *s, const struct sim_op *op, uint64_t *end
     sim_wait_until(oldest_end);
     sim_lock();
   }
+  if (s->capture)
+    return sim_capture_add(s, op);
   uint64_t enqueue = sim_now_ns();
   uint64_t start = max_u64(enqueue, sim_stream_ready_ns(s));
   uint64_t end = start + op->duration_ns;

@@ -131,7 +131,8 @@ static void check_replay(CUstream s, CUstream side)
   CUdeviceptr buf;
   CHECK_CU(cuMemAlloc(&buf, n));
   CHECK_CU(cuMemsetD8(buf, 1, n));
-  CUevent fork, join, a, b;
+  CUevent fork, join, a, b, external;
+  CHECK_CU(cuEventCreate(&external, 0));
   CHECK_CU(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
   CHECK_CU(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
   CHECK_CU(cuEventCreate(&a, 0));
@@ -149,8 +150,10 @@ static void check_replay(CUstream s, CUstream side)
   CHECK_CU(cuStreamWaitEvent(s, join, 0));
   test_launch(step, s);
   test_launch(step, s);
+  CHECK_CU(cuEventRecordWithFlags(external, s, CU_EVENT_RECORD_EXTERNAL)); /* a node */
   CUgraph g;
   CHECK_CU(cuStreamEndCapture(s, &g));
+  CHECK_RESULT(cuEventQuery(external), CUDA_ERROR_CAPTURED_EVENT);
   CHECK_CU(cuStreamIsCapturing(side, &status));
   CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
   unsigned char probe = 0;
@@ -159,14 +162,16 @@ static void check_replay(CUstream s, CUstream side)
 
   size_t count = 0;
   CHECK_CU(cuGraphGetNodes(g, NULL, &count));
-  CHECK(count == 4);
-  CUgraphNode nodes[4];
+  CHECK(count == 5);
+  CUgraphNode nodes[5];
   CUgraphNodeType type;
   CHECK_CU(cuGraphGetNodes(g, nodes, &count));
   CHECK_CU(cuGraphNodeGetType(nodes[0], &type));
   CHECK(type == CU_GRAPH_NODE_TYPE_MEMSET);
   CHECK_CU(cuGraphNodeGetType(nodes[3], &type));
   CHECK(type == CU_GRAPH_NODE_TYPE_KERNEL);
+  CHECK_CU(cuGraphNodeGetType(nodes[4], &type));
+  CHECK(type == CU_GRAPH_NODE_TYPE_EVENT_RECORD);
 
   CUgraphExec exec;
   CHECK_CU(cuGraphInstantiate(&exec, g, 0));
@@ -176,6 +181,7 @@ static void check_replay(CUstream s, CUstream side)
     CHECK_CU(cuGraphLaunch(exec, s));
     CHECK_CU(cuEventRecord(b, s));
     CHECK_NEAR(test_elapsed_ms(a, b), 0.3 + 0.002667, TOL_MS);
+    CHECK_NEAR(test_elapsed_ms(a, external), 0.3 + 0.002667, TOL_MS); /* recorded by the replay */
   }
   CHECK_CU(cuMemcpyDtoH(&probe, buf + 12345, 1));
   CHECK(probe == 9);
