@@ -17,6 +17,7 @@
 static TLS struct ctp_tbuf *tls_buf;
 static TLS uint64_t tls_tid;
 static TLS int tls_exiting; /* the key destructor ran: ignore late records */
+static TLS int tls_in_emit; /* a signal handler interrupted ctp_emit on this thread */
 
 static struct ctp_tbuf *registry; /* newest first */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -53,7 +54,8 @@ static void count_drop(struct ctp_tbuf *b) {
   uint64_t now = ctp_now_ns();
   if (b->drops_total == b->drops_pushed) b->drop_first_ns = now;
   b->drop_last_ns = now;
-  __atomic_store_n(&b->drops_total, b->drops_total + 1, __ATOMIC_RELEASE);
+  /* a read-modify-write: a signal handler on this thread may count a drop meanwhile */
+  __atomic_add_fetch(&b->drops_total, 1, __ATOMIC_RELEASE);
   if (!__atomic_load_n(&b->kicked, __ATOMIC_RELAXED)) {
     __atomic_store_n(&b->kicked, 1, __ATOMIC_RELAXED);
     ctp_writer_kick();
@@ -62,13 +64,13 @@ static void count_drop(struct ctp_tbuf *b) {
 
 /* Writes the DROP record for the pending drops at word h; returns the new head. */
 static uint64_t put_drop(struct ctp_tbuf *b, uint64_t h) {
-  uint64_t m = b->mask;
+  uint64_t m = b->mask, total = __atomic_load_n(&b->drops_total, __ATOMIC_RELAXED);
   b->ring[h++ & m] = CT_KIND_DROP | (uint64_t)(DROP_WORDS - 1) << 8;
   b->ring[h++ & m] = b->tid;
-  b->ring[h++ & m] = b->drops_total; /* cumulative: see struct ctp_tbuf */
+  b->ring[h++ & m] = total; /* cumulative: see struct ctp_tbuf */
   b->ring[h++ & m] = b->drop_first_ns;
   b->ring[h++ & m] = b->drop_last_ns;
-  b->drops_pushed = b->drops_total;
+  b->drops_pushed = total;
   return h;
 }
 
@@ -164,12 +166,17 @@ void ctp_emit(const ct_record *rec) {
   if (CTP_UNLIKELY(!__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED))) return;
   unsigned kind = rec->kind;
   if (CTP_UNLIKELY(kind >= CT_MAX_KINDS || !kind_words[kind])) return;
-  struct ctp_tbuf *b = tls_buf;
-  if (CTP_UNLIKELY(!b)) {
-    b = tbuf_create();
-    if (!b) return;
+  if (CTP_UNLIKELY(tls_in_emit)) { /* re-entered from a signal handler: the ring is mid-write */
+    if (tls_buf) count_drop(tls_buf);
+    return;
   }
-  ring_push(b, kind, kind_words[kind], rec->u.v);
+  tls_in_emit = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  struct ctp_tbuf *b = tls_buf;
+  if (CTP_LIKELY(b != NULL) || (b = tbuf_create()) != NULL)
+    ring_push(b, kind, kind_words[kind], rec->u.v);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  tls_in_emit = 0;
 }
 
 void ctp_emit_tracer(const char *what, uint64_t begin_ns, uint64_t end_ns, uint64_t amount) {

@@ -131,6 +131,11 @@ static void drain_buffer(struct writer *w, struct ctp_tbuf *b) {
   while (t < end) {
     uint64_t hdr = ring[t & m];
     unsigned nf = (unsigned)(hdr >> 8) & 0xff;
+    if (CTP_UNLIKELY(nf > CT_MAX_FIELDS || (uint8_t)hdr >= CT_MAX_KINDS ||
+                     ct_kind_nfields((uint8_t)hdr) != nf)) {
+      t = end; /* not a record header: never expected; skip what is left */
+      break;
+    }
     r.kind = (uint8_t)hdr;
     for (unsigned i = 0; i < nf; i++) r.u.v[i] = ring[(t + 1 + i) & m];
     t += 1 + nf;

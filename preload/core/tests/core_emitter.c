@@ -9,6 +9,8 @@
  *        core_emitter fork NREC          (parent NREC, fork, child NREC, parent NREC)
  *        core_emitter forkstress NREC    (4 threads emit NREC each while the main thread
  *                                          forks 20 children that emit 100 each, index 9)
+ *        core_emitter reentry NREC       (NREC records while a SIGPROF handler on the
+ *                                          same thread emits too, index 5)
  *        core_emitter abort NREC         (NREC records then abort())
  *        core_emitter spin               (emits until killed; prints progress)
  *        core_emitter excl DIR           (forks; plants DIR/<host>.<childpid>.ctr first)
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +112,35 @@ static int run_forkstress(void) {
   return bad;
 }
 
+static volatile unsigned long long handler_emits;
+static uint64_t handler_name;
+
+/* Emits from a signal handler (name interned beforehand: ctp_intern may lock). */
+static void on_sigprof(int sig) {
+  int saved = errno;
+  ct_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = CT_KIND_API;
+  r.u.api = (struct ct_api){.tid = ctp_tid(), .name = handler_name,
+                            .corr = 6 * SEQ_BASE + handler_emits, .result = 5};
+  ctp_emit(&r);
+  handler_emits++;
+  errno = saved;
+}
+
+static int run_reentry(void) {
+  handler_name = ctp_intern("t5-s0");
+  emit_api(0, 0); /* the thread's buffer exists before the first signal */
+  signal(SIGPROF, on_sigprof);
+  struct itimerval it = {{0, 20}, {0, 20}};
+  setitimer(ITIMER_PROF, &it, NULL);
+  for (unsigned long long k = 1; k < nrec; k++) emit_api(0, k);
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_PROF, &off, NULL);
+  printf("emitted %llu\nhandler %llu\n", nrec, handler_emits);
+  return 0;
+}
+
 static int run_excl(const char *dir) {
   int go[2];
   if (pipe(go) < 0) return 1;
@@ -173,6 +205,10 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "fork") && argc == 3) {
     nrec = strtoull(argv[2], NULL, 10);
     return run_fork();
+  }
+  if (!strcmp(mode, "reentry") && argc == 3) {
+    nrec = strtoull(argv[2], NULL, 10);
+    return run_reentry();
   }
   if (!strcmp(mode, "forkstress") && argc == 3) {
     nrec = strtoull(argv[2], NULL, 10);

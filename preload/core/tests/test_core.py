@@ -103,6 +103,17 @@ def case_strings(tmp):
     check(t.get("api") == 1, "bigstring: record missing")
 
 
+def case_reentry(tmp):
+    """A signal handler that records on the interrupted thread: counted, never corrupting."""
+    out = os.path.join(tmp, "reentry")
+    p = run_emitter(out, ["reentry", "2000000"])
+    handler = int(p.stdout.split("handler ")[1].split()[0])
+    t = read_trace(traces(out)[0])
+    check(handler > 0, "reentry: the handler never ran")
+    check(t.get("api", 0) + t.get("drops", 0) == 2000000 + handler,
+          f"reentry: {t.get('api')} records + {t.get('drops')} drops != {2000000 + handler}")
+
+
 def case_fork(tmp):
     """fork in the middle: two files, each record once, the child's ppid = parent."""
     out = os.path.join(tmp, "fork")
@@ -304,9 +315,9 @@ def case_output(tmp):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
-        for case in (case_threads, case_drops, case_strings, case_fork, case_fork_busy, case_abort,
-                     case_program_handler, case_sigkill, case_exec, case_write_error, case_env,
-                     case_output):
+        for case in (case_threads, case_drops, case_strings, case_reentry, case_fork,
+                     case_fork_busy, case_abort, case_program_handler, case_sigkill,
+                     case_exec, case_write_error, case_env, case_output):
             before = len(failures)
             case(tmp)
             print(f"{case.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
