@@ -93,8 +93,10 @@ enum sim_mem_type sim_mem_lookup(const void *p, char **base, size_t *size, int *
   return r->type;
 }
 
-/* Allocates `size` bytes of the given type in the current context. */
-static CUresult allocate(void **out, size_t size, enum sim_mem_type type, unsigned int flags)
+/* Allocates `size` bytes of the given type in the current context; a
+ * `stream_ordered` allocation is legal during capture. */
+static CUresult allocate_common(void **out, size_t size, enum sim_mem_type type, unsigned int flags,
+                                int stream_ordered)
 {
   struct sim_ctx *c;
   CUresult r = sim_require_ctx(&c);
@@ -106,7 +108,7 @@ static CUresult allocate(void **out, size_t size, enum sim_mem_type type, unsign
     return CUDA_ERROR_INVALID_VALUE;
   int counts = type != SIM_MEM_PINNED;
   sim_lock();
-  if (sim_capture_forbids_unsafe_call()) {
+  if (!stream_ordered && sim_capture_forbids_unsafe_call()) {
     sim_unlock();
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
@@ -131,6 +133,11 @@ static CUresult allocate(void **out, size_t size, enum sim_mem_type type, unsign
   sim_unlock();
   *out = p;
   return CUDA_SUCCESS;
+}
+
+static CUresult allocate(void **out, size_t size, enum sim_mem_type type, unsigned int flags)
+{
+  return allocate_common(out, size, type, flags, 0);
 }
 
 /* Frees a driver allocation of one of the given types; waits for the device
@@ -323,8 +330,9 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream hStream
   sim_unlock();
   if (r != CUDA_SUCCESS)
     return r;
-  /* Stream-ordered allocation is modelled as an immediate allocation. */
-  return allocate((void **)dptr, bytesize, SIM_MEM_DEVICE, 0);
+  /* Stream-ordered allocation is modelled as an immediate allocation (also
+   * during capture, where the real driver would add an allocation node). */
+  return allocate_common((void **)dptr, bytesize, SIM_MEM_DEVICE, 0, 1);
 }
 
 /** Stream-ordered allocation (allocated at once in the simulator). */
