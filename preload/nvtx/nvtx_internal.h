@@ -76,9 +76,6 @@ void nvtx_startend_close_all(uint64_t now_ns) CTP_HIDDEN;
 /* Fork child: forgets the start/end ranges of the parent (they end in its trace). */
 void nvtx_startend_after_fork(void) CTP_HIDDEN;
 
-/* Set once the process-exit closing has run: later range ends are not recorded. */
-extern int nvtx_closed_at_exit CTP_HIDDEN;
-
 /* Emits one RANGE record. */
 static inline void nvtx_emit_range(uint64_t tid, uint64_t domain, uint64_t name, uint64_t begin_ns,
                                    uint64_t end_ns, uint64_t depth, uint64_t flags) {

@@ -50,7 +50,6 @@ static __thread struct nvtx_thread_state *tls_state;
 static _Atomic(struct nvtx_thread_state *) all_states;
 static pthread_key_t exit_key;
 static atomic_int exit_key_ready;
-int nvtx_closed_at_exit;
 
 /* Emits the ranges still open in st as unclosed at now_ns. */
 static void close_open_ranges(struct nvtx_thread_state *st, uint64_t now_ns) {
@@ -66,7 +65,7 @@ static void close_open_ranges(struct nvtx_thread_state *st, uint64_t now_ns) {
 static void thread_exit(void *arg) {
   struct nvtx_thread_state *st = arg;
   int saved_errno = errno;
-  if (ctp_enabled && !__atomic_load_n(&nvtx_closed_at_exit, __ATOMIC_ACQUIRE))
+  if (ctp_enabled)
     close_open_ranges(st, ctp_now_ns());
   atomic_store_explicit(&st->top, 0, memory_order_release);
   st->overflow = 0;
@@ -169,7 +168,7 @@ int nvtx_range_pop(uint64_t domain) {
   if (CTP_UNLIKELY(i + 1 != top))
     memmove(&st->open[i], &st->open[i + 1], (top - 1 - i) * sizeof st->open[0]);
   atomic_store_explicit(&st->top, top - 1, memory_order_release);
-  if (CTP_LIKELY(ctp_enabled) && !__atomic_load_n(&nvtx_closed_at_exit, __ATOMIC_RELAXED))
+  if (CTP_LIKELY(ctp_enabled))
     nvtx_emit_range(st->tid, domain, closed.name, closed.begin_ns, now_ns, closed.level, 0);
   return (int)closed.level;
 }
@@ -181,10 +180,13 @@ void nvtx_stack_close_all(uint64_t now_ns) {
   }
 }
 
-/* At normal process exit, before the core's last flush. */
+/*
+ * The core's final flush (normal exit, or an exec): every range still open is
+ * recorded as unclosed. A pop racing with this on another thread may record its
+ * range a second time, closed, before the core stops recording.
+ */
 static void close_all_at_exit(void) {
   uint64_t now_ns = ctp_now_ns();
-  __atomic_store_n(&nvtx_closed_at_exit, 1, __ATOMIC_RELEASE);
   nvtx_stack_close_all(now_ns);
   nvtx_startend_close_all(now_ns);
 }

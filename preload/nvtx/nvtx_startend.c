@@ -62,7 +62,7 @@ void nvtx_range_end(uint64_t id) {
     if (!atomic_compare_exchange_strong_explicit(&s->key, &expected, 0, memory_order_acq_rel,
                                                  memory_order_relaxed))
       return; /* another thread ended it first */
-    if (ctp_enabled && !__atomic_load_n(&nvtx_closed_at_exit, __ATOMIC_RELAXED))
+    if (ctp_enabled)
       nvtx_emit_range(tid, domain, name, begin_ns, now_ns, 0, CT_RANGE_STARTEND);
     return;
   }
