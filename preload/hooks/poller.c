@@ -93,29 +93,33 @@ static int use_device(int device) {
   return 1;
 }
 
-/* Fits host = a + b * gpu through the device's anchors. */
+/* Fits host = a + b * gpu through the device's anchors, by least squares weighted
+ * by each anchor's precision (1 / (error + 250 ns)^2). */
 static void refit(struct device_clock *c) {
   const struct anchor *last = &c->a[c->n - 1];
-  double b = 1.0;
-  if (c->n >= 2 && last->gpu_ns - c->a[0].gpu_ns > 5e6) {
-    double mx = 0, my = 0, sxx = 0, sxy = 0;
-    for (int i = 0; i < c->n; i++)
-      mx += c->a[i].gpu_ns, my += (double)(c->a[i].host_ns - c->a[0].host_ns);
-    mx /= c->n, my /= c->n;
-    for (int i = 0; i < c->n; i++) {
-      double dx = c->a[i].gpu_ns - mx, dy = (double)(c->a[i].host_ns - c->a[0].host_ns) - my;
-      sxx += dx * dx, sxy += dx * dy;
-    }
-    if (sxx > 0)
-      b = sxy / sxx;
-    if (b < 0.999 || b > 1.001) /* more than 1000 ppm: an anchor was disturbed */
-      b = 1.0;
-    c->fit_b = b;
-    c->fit_a = (double)c->a[0].host_ns + my - b * mx;
-  } else {
+  if (c->n < 2 || last->gpu_ns - c->a[0].gpu_ns < 5e6) {
     c->fit_b = 1.0;
     c->fit_a = (double)last->host_ns - last->gpu_ns;
+    return;
   }
+  double sw = 0, mx = 0, my = 0, sxx = 0, sxy = 0;
+  for (int i = 0; i < c->n; i++) {
+    double e = (double)c->a[i].error_ns + 250.0, w = 1.0 / (e * e);
+    sw += w;
+    mx += w * c->a[i].gpu_ns;
+    my += w * (double)(c->a[i].host_ns - c->a[0].host_ns);
+  }
+  mx /= sw, my /= sw;
+  for (int i = 0; i < c->n; i++) {
+    double e = (double)c->a[i].error_ns + 250.0, w = 1.0 / (e * e);
+    double dx = c->a[i].gpu_ns - mx, dy = (double)(c->a[i].host_ns - c->a[0].host_ns) - my;
+    sxx += w * dx * dx, sxy += w * dx * dy;
+  }
+  double b = sxx > 0 ? sxy / sxx : 1.0;
+  if (b < 0.999 || b > 1.001) /* more than 1000 ppm: an anchor was disturbed */
+    b = 1.0;
+  c->fit_b = b;
+  c->fit_a = (double)c->a[0].host_ns + my - b * mx;
 }
 
 /* Records a reference event on the device's own stream and waits for it:
