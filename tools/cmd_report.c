@@ -218,36 +218,57 @@ static void fill_text_row(ct_table *tb, const ct_report *r, enum ct_report_table
   }
 }
 
+/* Calls fn for the rows of table t in --sort order, at most --limit of them. */
+typedef void (*row_fn)(void *ctx, const ct_report *r, enum ct_report_table t, const void *key,
+                       size_t klen, const void *value);
+
+static void each_row(const run_state *s, const ct_report *r, enum ct_report_table t, row_fn fn,
+                     void *ctx) {
+  size_t n = ct_map_count(r->maps[t]);
+  size_t *order = ct_report_sorted(r, t, s->opt.sort);
+  if (s->opt.limit && n > s->opt.limit) n = s->opt.limit;
+  for (size_t i = 0; order && i < n; i++) {
+    const void *key;
+    size_t klen;
+    const void *v = ct_map_entry(r->maps[t], order[i], &key, &klen);
+    fn(ctx, r, t, key, klen, v);
+  }
+  free(order);
+}
+
+typedef struct table_ctx {
+  ct_table *tb;
+  enum ct_out_format fmt;
+  uint64_t pid;
+} table_ctx;
+
+static void table_row(void *ctx, const ct_report *r, enum ct_report_table t, const void *key,
+                      size_t klen, const void *v) {
+  table_ctx *c = ctx;
+  ct_table_row(c->tb);
+  if (c->fmt == CT_OUT_CSV) {
+    ct_table_cell(c->tb, "%s", table_ids[t]);
+    if (c->pid) ct_table_cell(c->tb, "%llu", (unsigned long long)c->pid);
+    fill_csv_row(c->tb, r, t, key, klen, v);
+  } else {
+    fill_text_row(c->tb, r, t, key, klen, v);
+  }
+}
+
 /* Prints the tables of one report as text or CSV; pid > 0 adds a pid column to CSV. */
 static void print_tables(run_state *s, const ct_report *r, uint64_t pid) {
   static const char *const titles[CT_NTABLES] = {
       "GPU kernels (GPU time)", "CUDA API calls (CPU time)", "Memory operations (GPU time)",
       "GEMMs (GPU time)"};
-  enum ct_out_format fmt = s->opt.fmt;
   for (int t = 0; t < CT_NTABLES; t++) {
     if (!s->opt.tables[t]) continue;
-    ct_table *tb = new_table((enum ct_report_table)t, fmt, titles[t], pid > 0);
-    if (!tb) continue;
-    size_t n = ct_map_count(r->maps[t]);
-    size_t *order = ct_report_sorted(r, (enum ct_report_table)t, s->opt.sort);
-    if (s->opt.limit && n > s->opt.limit) n = s->opt.limit;
-    for (size_t i = 0; order && i < n; i++) {
-      const void *key;
-      size_t klen;
-      const void *v = ct_map_entry(r->maps[t], order[i], &key, &klen);
-      ct_table_row(tb);
-      if (fmt == CT_OUT_CSV) {
-        ct_table_cell(tb, "%s", table_ids[t]);
-        if (pid) ct_table_cell(tb, "%llu", (unsigned long long)pid);
-        fill_csv_row(tb, r, (enum ct_report_table)t, key, klen, v);
-      } else {
-        fill_text_row(tb, r, (enum ct_report_table)t, key, klen, v);
-      }
-    }
+    table_ctx c = {new_table((enum ct_report_table)t, s->opt.fmt, titles[t], pid > 0),
+                   s->opt.fmt, pid};
+    if (!c.tb) continue;
+    each_row(s, r, (enum ct_report_table)t, table_row, &c);
     if (s->printed_tables++) putchar('\n');
-    ct_table_print(tb, stdout, fmt);
-    ct_table_free(tb);
-    free(order);
+    ct_table_print(c.tb, stdout, s->opt.fmt);
+    ct_table_free(c.tb);
   }
 }
 
@@ -261,8 +282,9 @@ static void json_dur(ct_json *j, const ct_dur_stats *d, int quantiles) {
   ct_json_kv_uint(j, "max_ns", d->max);
 }
 
-static void json_row(ct_json *j, const ct_report *r, enum ct_report_table t, const void *key,
+static void json_row(void *ctx, const ct_report *r, enum ct_report_table t, const void *key,
                      size_t klen, const void *v) {
+  ct_json *j = ctx;
   const ct_dur_stats *d = v;
   char b[4096];
   ct_json_begin_object(j);
@@ -331,16 +353,7 @@ static void json_tables(run_state *s, const ct_report *r) {
     if (!s->opt.tables[t]) continue;
     ct_json_key(j, table_ids[t]);
     ct_json_begin_array(j);
-    size_t n = ct_map_count(r->maps[t]);
-    size_t *order = ct_report_sorted(r, (enum ct_report_table)t, s->opt.sort);
-    if (s->opt.limit && n > s->opt.limit) n = s->opt.limit;
-    for (size_t i = 0; order && i < n; i++) {
-      const void *key;
-      size_t klen;
-      const void *v = ct_map_entry(r->maps[t], order[i], &key, &klen);
-      json_row(j, r, (enum ct_report_table)t, key, klen, v);
-    }
-    free(order);
+    each_row(s, r, (enum ct_report_table)t, json_row, j);
     ct_json_end_array(j);
   }
 }

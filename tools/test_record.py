@@ -18,14 +18,8 @@ lib = os.path.join(build, "preload", "libtrace.so")
 sim = os.path.join(build, "tests", "sim")
 forker = os.path.join(build, "bench", "workloads", "forker")
 launch_loop = os.path.join(build, "bench", "workloads", "launch_loop")
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
+import tooltest
+from tooltest import check, finish
 
 
 def env_with(**kw):
@@ -65,7 +59,7 @@ with tempfile.TemporaryDirectory() as d:
 
     if not have_lib:
         print(f"SKIP: {lib} not built; the rest needs it")
-        sys.exit(77 if not failures else 1)
+        sys.exit(77 if not tooltest.failures else 1)
     env = env_with(LD_PRELOAD=None)
 
     # Exit statuses.
@@ -138,5 +132,4 @@ with tempfile.TemporaryDirectory() as d:
         tiny = sum(k["calls"] for k in kernels if k["name"].startswith("tiny"))
         check(tiny == 51, f"the exec'd program traced: {tiny} tiny kernels {p.stderr!r}")
 
-print("ok" if not failures else f"{failures} failures")
-sys.exit(1 if failures else 0)
+finish()

@@ -12,19 +12,12 @@ import sys
 import tempfile
 
 cutrace, gentrace = sys.argv[1], sys.argv[2]
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
+import tooltest
+from tooltest import check, finish
 
 
 def run(*args):
-    p = subprocess.run([cutrace, *args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+    return tooltest.run(cutrace, *args)
 
 
 def expected(n):
@@ -205,5 +198,4 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("report", os.path.join(d, "missing"))
     check(rc == 2 and "No such file" in err, f"missing: {rc} {err!r}")
 
-print("ok" if not failures else f"{failures} failures")
-sys.exit(1 if failures else 0)
+finish()
