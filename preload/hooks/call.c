@@ -14,6 +14,7 @@
 __thread struct ctph_thread ctph_tls = {.cached_device = -1};
 
 static int start_tried;
+
 int ctph_on(void) {
   if (CTP_LIKELY(__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)))
     return 1;
@@ -34,7 +35,7 @@ static inline CUstream event_stream(const ctph_call *c) {
 
 /* Switches the calling thread to relaxed capture mode while a capture is active, so
  * that the tracer's own driver calls never invalidate an app's global-mode capture.
- * Returns the previous mode for capture_mode_restore. */
+ * Returns 1 when it switched (*saved then holds the mode to restore). */
 static inline int capture_mode_relax(CUstreamCaptureMode *saved) {
   if (CTP_LIKELY(!__atomic_load_n(&ctph_captures_active, __ATOMIC_RELAXED)) ||
       !ctph_drv.ThreadExchangeStreamCaptureMode)
