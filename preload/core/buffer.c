@@ -96,10 +96,14 @@ static inline void ring_push(struct ctp_tbuf *b, unsigned kind, unsigned nf, con
     for (unsigned i = 0; i < nf; i++) ring[h++ & m] = v[i];
   }
   __atomic_store_n(&b->head, h, __ATOMIC_RELEASE);
-  if (CTP_UNLIKELY(h - b->cached_tail > (m + 1) / 2) &&
-      !__atomic_load_n(&b->kicked, __ATOMIC_RELAXED)) {
-    __atomic_store_n(&b->kicked, 1, __ATOMIC_RELAXED);
-    ctp_writer_kick();
+  /* Half full by the cached tail: look at the real one (once per half ring written),
+   * and wake the writer only if it really is; a stale tail must not wake it per record. */
+  if (CTP_UNLIKELY(h - b->cached_tail > (m + 1) / 2)) {
+    b->cached_tail = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+    if (h - b->cached_tail > (m + 1) / 2 && !__atomic_load_n(&b->kicked, __ATOMIC_RELAXED)) {
+      __atomic_store_n(&b->kicked, 1, __ATOMIC_RELAXED);
+      ctp_writer_kick();
+    }
   }
 }
 
