@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "output.h"
 #include "stats.h"
 
 /* A row of the kernels table (GPU time of kernels, library GEMMs and graph launches). */
@@ -74,6 +75,25 @@ int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
  * ct_map_count(r->maps[t]) (malloc'd; NULL when out of memory or empty).
  */
 size_t *ct_report_sorted(const ct_report *r, enum ct_report_table t, const char *sort);
+
+/* Ids of the tables as JSON keys and the CSV "table" column: kernels, apis, memcpy, gemms. */
+extern const char *const ct_report_table_ids[CT_NTABLES];
+
+/* A table for the rows of table t in fmt (text or CSV); CSV columns start with "table"
+ * and, when pid_col, "pid". NULL when out of memory. */
+ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, const char *title,
+                              int pid_col);
+
+/* Fills the current row of tb (after any prefix cells) with row (key, value) of table t:
+ * CSV cells are raw integers, text cells human units. */
+void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
+                       const void *key, size_t klen, const void *value);
+void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
+                        const void *key, size_t klen, const void *value);
+
+/* Writes row (key, value) of table t as one JSON object. */
+void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
+                        const void *key, size_t klen, const void *value);
 
 /* Short names of cudaDataType values ("f32", "f16", "bf16", ...). */
 const char *ct_data_type_name(uint64_t type);

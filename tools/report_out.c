@@ -1,0 +1,241 @@
+/* The rows of `cutrace report` in each output format: text and CSV table rows,
+ * JSON objects (docs/report.md has the columns and the schema). */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+/* ---- tables --------------------------------------------------------------------- */
+
+static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0; }
+
+/* A duration cell: human units in text, integer ns in CSV. */
+static void dur_cell(ct_table *t, enum ct_out_format fmt, uint64_t ns) {
+  char b[32];
+  if (fmt == CT_OUT_TEXT) ct_table_cell(t, "%s", ct_fmt_duration(ns, b, sizeof b));
+  else ct_table_cell(t, "%llu", (unsigned long long)ns);
+}
+
+static uint64_t avg(const ct_dur_stats *d) { return d->count ? d->total / d->count : 0; }
+
+static double gemm_tflops(const ct_gemm_key *g, const ct_dur_stats *d) {
+  double flops = 2.0 * g->m * g->n * g->k * (g->batch ? g->batch : 1) * d->count;
+  return d->total ? flops / d->total / 1e3 : 0;
+}
+
+static double gbps(uint64_t bytes, uint64_t ns) { return ns ? (double)bytes / ns : 0; }
+
+/* The column headers of table t: text headers, or CSV headers (prefix columns added). */
+ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, const char *title,
+                              int pid_col) {
+  static const char *const text_h[CT_NTABLES][12] = {
+      {"GPU %", "Total", "Calls", "Avg", "Med", "Min", "Max", "Kernel"},
+      {"Total", "Calls", "Avg", "Min", "Max", "Errors", "Name"},
+      {"GPU %", "Total", "Count", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
+      {"Total", "Calls", "Avg", "TFLOP/s", "M", "N", "K", "Batch", "Op", "Types", "API"}};
+  static const char *const csv_h[CT_NTABLES][16] = {
+      {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
+       "gpu_pct", "mangled"},
+      {"name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "errors"},
+      {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "gbps", "gpu_pct"},
+      {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
+       "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops"}};
+  static const char *const text_align[CT_NTABLES] = {"rrrrrrrl", "rrrrrrl", "rrrrrrll",
+                                                     "rrrrrrrrlll"};
+  const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
+  const char *hdr[20];
+  int n = 0;
+  if (fmt == CT_OUT_CSV) {
+    hdr[n++] = "table";
+    if (pid_col) hdr[n++] = "pid";
+  }
+  for (int i = 0; i < 16 && h[i]; i++) hdr[n++] = h[i];
+  return ct_table_new(fmt == CT_OUT_TEXT ? title : NULL, n, hdr,
+                      fmt == CT_OUT_TEXT ? text_align[t] : NULL);
+}
+
+static const char *const gpu_type_names[] = {"?", "kernel", "memcpy", "memset", "gemm", "graph"};
+
+/* CSV: raw integers (ns, bytes) in the csv_h column order. */
+void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
+                       const void *key, size_t klen, const void *v) {
+  const ct_dur_stats *d = v;
+  char b[4096];
+  switch (t) {
+  case CT_TABLE_KERNELS: {
+    const ct_kernel_row *k = v;
+    ct_table_cell(tb, "%s", ct_demangle(key, b, sizeof b));
+    ct_table_cell(tb, "%s", gpu_type_names[k->type < 6 ? k->type : 0]);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->total);
+    ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%llu", (unsigned long long)ct_dur_median(d));
+    ct_table_cell(tb, "%llu", (unsigned long long)d->min);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->max);
+    ct_table_cell(tb, "%.2f", pct(d->total, r->gpu_total_ns));
+    ct_table_cell(tb, "%s", (const char *)key);
+    break;
+  }
+  case CT_TABLE_APIS:
+    ct_table_cell(tb, "%s", (const char *)key);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->total);
+    ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%llu", (unsigned long long)d->min);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->max);
+    ct_table_cell(tb, "%llu", (unsigned long long)((const ct_api_row *)v)->errors);
+    break;
+  case CT_TABLE_MEMCPY: {
+    const ct_memop_key *k = key;
+    uint64_t bytes = ((const ct_memop_row *)v)->bytes;
+    ct_table_cell(tb, "%s", ct_memop_kind_name(k->kind));
+    ct_table_cell(tb, "%s", ct_mem_type_name(k->src));
+    ct_table_cell(tb, "%s", ct_mem_type_name(k->dst));
+    ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+    ct_table_cell(tb, "%llu", (unsigned long long)bytes);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->total);
+    ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%.3f", gbps(bytes, d->total));
+    ct_table_cell(tb, "%.2f", pct(d->total, r->gpu_total_ns));
+    break;
+  }
+  case CT_TABLE_GEMMS: {
+    const ct_gemm_key *g = key;
+    ct_table_cell(tb, "%.*s", (int)(klen - sizeof *g), (const char *)key + sizeof *g);
+    const uint64_t f[11] = {g->m, g->n, g->k, g->batch, g->transa, g->transb, g->atype,
+                            g->btype, g->ctype, g->compute_type, g->epilogue};
+    for (int j = 0; j < 11; j++) ct_table_cell(tb, "%llu", (unsigned long long)f[j]);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+    ct_table_cell(tb, "%llu", (unsigned long long)d->total);
+    ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%.3f", gemm_tflops(g, d));
+    break;
+  }
+  default: break;
+  }
+}
+
+/* Text: human units in the text_h column order. */
+void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
+                        const void *key, size_t klen, const void *v) {
+  const ct_dur_stats *d = v;
+  char b[4096], sz[32];
+  enum ct_out_format fmt = CT_OUT_TEXT;
+  if (t == CT_TABLE_KERNELS || t == CT_TABLE_MEMCPY)
+    ct_table_cell(tb, "%.2f", pct(d->total, r->gpu_total_ns));
+  dur_cell(tb, fmt, d->total);
+  ct_table_cell(tb, "%llu", (unsigned long long)d->count);
+  switch (t) {
+  case CT_TABLE_KERNELS:
+    dur_cell(tb, fmt, avg(d));
+    dur_cell(tb, fmt, ct_dur_median(d));
+    dur_cell(tb, fmt, d->min);
+    dur_cell(tb, fmt, d->max);
+    ct_table_cell(tb, "%s", ct_demangle(key, b, sizeof b));
+    break;
+  case CT_TABLE_APIS:
+    dur_cell(tb, fmt, avg(d));
+    dur_cell(tb, fmt, d->min);
+    dur_cell(tb, fmt, d->max);
+    ct_table_cell(tb, "%llu", (unsigned long long)((const ct_api_row *)v)->errors);
+    ct_table_cell(tb, "%s", (const char *)key);
+    break;
+  case CT_TABLE_MEMCPY: {
+    const ct_memop_key *k = key;
+    uint64_t bytes = ((const ct_memop_row *)v)->bytes;
+    ct_table_cell(tb, "%s", ct_fmt_bytes(bytes, sz, sizeof sz));
+    dur_cell(tb, fmt, avg(d));
+    ct_table_cell(tb, "%.2f", gbps(bytes, d->total));
+    ct_table_cell(tb, "%s", ct_memop_kind_name(k->kind));
+    if (k->kind == CT_MEMOP_MEMSET) ct_table_cell(tb, "%s", ct_mem_type_name(k->dst));
+    else ct_table_cell(tb, "%s -> %s", ct_mem_type_name(k->src), ct_mem_type_name(k->dst));
+    break;
+  }
+  case CT_TABLE_GEMMS: {
+    const ct_gemm_key *g = key;
+    dur_cell(tb, fmt, avg(d));
+    ct_table_cell(tb, "%.3f", gemm_tflops(g, d));
+    ct_table_cell(tb, "%llu", (unsigned long long)g->m);
+    ct_table_cell(tb, "%llu", (unsigned long long)g->n);
+    ct_table_cell(tb, "%llu", (unsigned long long)g->k);
+    ct_table_cell(tb, "%llu", (unsigned long long)(g->batch ? g->batch : 1));
+    ct_table_cell(tb, "%c%c", g->transa ? 'T' : 'N', g->transb ? 'T' : 'N');
+    ct_table_cell(tb, "%s*%s->%s", ct_data_type_name(g->atype), ct_data_type_name(g->btype),
+                  ct_data_type_name(g->ctype));
+    ct_table_cell(tb, "%.*s", (int)(klen - sizeof *g), (const char *)key + sizeof *g);
+    break;
+  }
+  default: break;
+  }
+}
+
+static void json_dur(ct_json *j, const ct_dur_stats *d, int quantiles) {
+  ct_json_kv_uint(j, "total_ns", d->total);
+  ct_json_kv_uint(j, "avg_ns", avg(d));
+  if (quantiles) ct_json_kv_uint(j, "median_ns", ct_dur_median(d));
+  ct_json_kv_uint(j, "min_ns", d->min);
+  ct_json_kv_uint(j, "max_ns", d->max);
+}
+
+void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
+                        const void *key, size_t klen, const void *v) {
+  const ct_dur_stats *d = v;
+  char b[4096];
+  ct_json_begin_object(j);
+  switch (t) {
+  case CT_TABLE_KERNELS:
+    ct_json_kv_string(j, "name", ct_demangle(key, b, sizeof b));
+    ct_json_kv_string(j, "mangled", key);
+    ct_json_kv_string(j, "type", gpu_type_names[((const ct_kernel_row *)v)->type < 6
+                                                    ? ((const ct_kernel_row *)v)->type : 0]);
+    ct_json_kv_uint(j, "calls", d->count);
+    json_dur(j, d, 1);
+    ct_json_kv_double(j, "gpu_pct", pct(d->total, r->gpu_total_ns), 2);
+    break;
+  case CT_TABLE_APIS:
+    ct_json_kv_string(j, "name", key);
+    ct_json_kv_uint(j, "calls", d->count);
+    json_dur(j, d, 1);
+    ct_json_kv_uint(j, "errors", ((const ct_api_row *)v)->errors);
+    ct_json_kv_uint(j, "driver_calls", ((const ct_api_row *)v)->driver);
+    break;
+  case CT_TABLE_MEMCPY: {
+    const ct_memop_key *k = key;
+    uint64_t bytes = ((const ct_memop_row *)v)->bytes;
+    ct_json_kv_string(j, "kind", ct_memop_kind_name(k->kind));
+    ct_json_kv_string(j, "src", ct_mem_type_name(k->src));
+    ct_json_kv_string(j, "dst", ct_mem_type_name(k->dst));
+    ct_json_kv_uint(j, "count", d->count);
+    ct_json_kv_uint(j, "bytes", bytes);
+    json_dur(j, d, 0);
+    ct_json_kv_double(j, "gbps", gbps(bytes, d->total), 3);
+    ct_json_kv_double(j, "gpu_pct", pct(d->total, r->gpu_total_ns), 2);
+    break;
+  }
+  case CT_TABLE_GEMMS: {
+    const ct_gemm_key *g = key;
+    ct_json_key(j, "api");
+    ct_json_string_n(j, (const char *)key + sizeof *g, klen - sizeof *g);
+    ct_json_kv_uint(j, "m", g->m);
+    ct_json_kv_uint(j, "n", g->n);
+    ct_json_kv_uint(j, "k", g->k);
+    ct_json_kv_uint(j, "batch", g->batch ? g->batch : 1);
+    ct_json_kv_bool(j, "transa", g->transa != 0);
+    ct_json_kv_bool(j, "transb", g->transb != 0);
+    ct_json_kv_string(j, "atype", ct_data_type_name(g->atype));
+    ct_json_kv_string(j, "btype", ct_data_type_name(g->btype));
+    ct_json_kv_string(j, "ctype", ct_data_type_name(g->ctype));
+    ct_json_kv_uint(j, "compute_type", g->compute_type);
+    ct_json_kv_uint(j, "epilogue", g->epilogue);
+    ct_json_kv_uint(j, "calls", d->count);
+    json_dur(j, d, 1);
+    ct_json_kv_double(j, "tflops", gemm_tflops(g, d), 3);
+    break;
+  }
+  default: break;
+  }
+  ct_json_end_object(j);
+}
+
+
+const char *const ct_report_table_ids[CT_NTABLES] = {"kernels", "apis", "memcpy", "gemms"};
