@@ -10,17 +10,8 @@
 #define SIM_ALLOC_ALIGN 256
 #define SIM_TOTAL_MEM ((size_t)141 << 30)
 
-struct mem_range {
-  char *base;
-  size_t size;
-  enum sim_mem_type type;
-  int device;
-  int owned;            /* allocated by the driver (else registered) */
-  unsigned int flags;   /* cuMemHostAlloc / cuMemHostRegister / managed flags */
-  unsigned long long id;
-};
 
-static struct mem_range *ranges;
+static struct sim_mem_range *ranges;
 static size_t range_count, range_capacity;
 static size_t device_bytes_used;
 static unsigned long long next_buffer_id = 1;
@@ -40,14 +31,19 @@ static size_t upper_bound(const char *p)
 }
 
 /* The range containing p, or NULL (lock held). */
-static struct mem_range *range_of(const void *p)
+static struct sim_mem_range *range_of(const void *p)
 {
   size_t i = upper_bound(p);
   if (i == 0)
     return NULL;
-  struct mem_range *r = &ranges[i - 1];
+  struct sim_mem_range *r = &ranges[i - 1];
   size_t extent = r->size ? r->size : 1;
   return (const char *)p < r->base + extent ? r : NULL;
+}
+
+const struct sim_mem_range *sim_mem_range_of(const void *p)
+{
+  return range_of(p);
 }
 
 /* Whether [p, p+size) overlaps a known range (lock held). */
@@ -57,11 +53,11 @@ static int overlaps(const char *p, size_t size)
   return i > 0 && ranges[i - 1].base + ranges[i - 1].size > p;
 }
 
-static int range_insert(const struct mem_range *r)
+static int range_insert(const struct sim_mem_range *r)
 {
   if (range_count == range_capacity) {
     size_t cap = range_capacity ? range_capacity * 2 : 64;
-    struct mem_range *grown = realloc(ranges, cap * sizeof *grown);
+    struct sim_mem_range *grown = realloc(ranges, cap * sizeof *grown);
     if (!grown)
       return -1;
     ranges = grown;
@@ -75,7 +71,7 @@ static int range_insert(const struct mem_range *r)
   return 0;
 }
 
-static void range_erase(struct mem_range *r)
+static void range_erase(struct sim_mem_range *r)
 {
   size_t i = (size_t)(r - ranges);
   memmove(&ranges[i], &ranges[i + 1], (range_count - i - 1) * sizeof *ranges);
@@ -84,7 +80,7 @@ static void range_erase(struct mem_range *r)
 
 enum sim_mem_type sim_mem_lookup(const void *p, char **base, size_t *size, int *device)
 {
-  struct mem_range *r = range_of(p);
+  struct sim_mem_range *r = range_of(p);
   if (!r)
     return SIM_MEM_NONE;
   if (base) *base = r->base;
@@ -121,7 +117,7 @@ static CUresult allocate_common(void **out, size_t size, enum sim_mem_type type,
     sim_unlock();
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  struct mem_range range = {.base = p, .size = size, .type = type, .device = c->device, .owned = 1,
+  struct sim_mem_range range = {.base = p, .size = size, .type = type, .device = c->device, .owned = 1,
                             .flags = flags};
   if (range_insert(&range) != 0) {
     sim_unlock();
@@ -155,7 +151,7 @@ static CUresult release(void *p, enum sim_mem_type want1, enum sim_mem_type want
     sim_unlock();
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
-  struct mem_range *range = range_of(p);
+  struct sim_mem_range *range = range_of(p);
   if (!range || range->base != p || !range->owned || (range->type != want1 && range->type != want2)) {
     sim_unlock();
     return CUDA_ERROR_INVALID_VALUE;
@@ -237,7 +233,7 @@ SIM_API CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
   if (overlaps(p, bytesize))
     r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   else {
-    struct mem_range range = {.base = p, .size = bytesize, .type = SIM_MEM_PINNED, .device = c->device,
+    struct sim_mem_range range = {.base = p, .size = bytesize, .type = SIM_MEM_PINNED, .device = c->device,
                               .flags = Flags};
     if (range_insert(&range) != 0)
       r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -254,7 +250,7 @@ SIM_API CUresult cuMemHostUnregister(void *p)
   if (r != CUDA_SUCCESS)
     return r;
   sim_lock();
-  struct mem_range *range = range_of(p);
+  struct sim_mem_range *range = range_of(p);
   if (!range || range->base != p || range->owned || range->type != SIM_MEM_PINNED)
     r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   else
@@ -269,7 +265,7 @@ SIM_API CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned
   if (!pdptr || Flags)
     return CUDA_ERROR_INVALID_VALUE;
   sim_lock();
-  struct mem_range *range = range_of(p);
+  struct sim_mem_range *range = range_of(p);
   int ok = range && range->type == SIM_MEM_PINNED;
   sim_unlock();
   if (!ok)
@@ -284,7 +280,7 @@ SIM_API CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
   if (!pFlags)
     return CUDA_ERROR_INVALID_VALUE;
   sim_lock();
-  struct mem_range *range = range_of(p);
+  struct sim_mem_range *range = range_of(p);
   int ok = range && range->type == SIM_MEM_PINNED;
   if (ok)
     *pFlags = range->flags;
@@ -312,7 +308,7 @@ SIM_API CUresult cuMemGetInfo(size_t *free_bytes, size_t *total)
 SIM_API CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
   sim_lock();
-  struct mem_range *range = range_of((void *)(uintptr_t)dptr);
+  struct sim_mem_range *range = range_of((void *)(uintptr_t)dptr);
   int ok = range && range->type != SIM_MEM_PINNED;
   if (ok) {
     if (pbase) *pbase = (CUdeviceptr)(uintptr_t)range->base;
@@ -353,7 +349,7 @@ static CUresult free_async(CUdeviceptr dptr, CUstream hStream, int per_thread)
   struct sim_stream *s;
   CUresult r = sim_stream_resolve(hStream, per_thread, &s);
   if (r == CUDA_SUCCESS) {
-    struct mem_range *range = range_of((void *)(uintptr_t)dptr);
+    struct sim_mem_range *range = range_of((void *)(uintptr_t)dptr);
     if (!range || range->base != (char *)(uintptr_t)dptr || !range->owned || range->type != SIM_MEM_DEVICE)
       r = CUDA_ERROR_INVALID_VALUE;
     else {
@@ -380,105 +376,13 @@ SIM_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
   return free_async(dptr, hStream, 1);
 }
 
-/* One attribute of a known range `r` containing p (lock held). */
-static CUresult range_attribute(void *data, CUpointer_attribute attribute, const struct mem_range *r,
-                                const char *p)
-{
-  struct sim_ctx *c = sim_primary_ctx(r->device);
-  switch (attribute) {
-  case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = (CUcontext)c; break;
-  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-    *(unsigned int *)data = r->type == SIM_MEM_PINNED ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
-    break;
-  case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = (CUdeviceptr)(uintptr_t)p; break;
-  case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-    if (r->type == SIM_MEM_DEVICE)
-      return CUDA_ERROR_INVALID_VALUE;
-    *(void **)data = (void *)p;
-    break;
-  case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(int *)data = 1; break;
-  case CU_POINTER_ATTRIBUTE_BUFFER_ID: *(unsigned long long *)data = r->id; break;
-  case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = r->type == SIM_MEM_MANAGED; break;
-  case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = r->device; break;
-  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(void **)data = r->base; break;
-  case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = r->size; break;
-  case CU_POINTER_ATTRIBUTE_MAPPED: *(int *)data = 1; break;
-  case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: *(int *)data = r->type == SIM_MEM_DEVICE; break;
-  case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: *(unsigned long long *)data = 0; break;
-  case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: *(int *)data = 0; break;
-  case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: *(unsigned int *)data = 3; break; /* read-write */
-  case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: *(void **)data = NULL; break;
-  default: return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
-}
-
-/** One attribute of a pointer; CUDA_ERROR_INVALID_VALUE for memory the driver
- * does not know (plain pageable host memory). */
-SIM_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
-{
-  if (!sim_initialized)
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!data)
-    return CUDA_ERROR_INVALID_VALUE;
-  sim_lock();
-  const char *p = (const char *)(uintptr_t)ptr;
-  struct mem_range *r = range_of(p);
-  CUresult result = r ? range_attribute(data, attribute, r, p) : CUDA_ERROR_INVALID_VALUE;
-  sim_unlock();
-  return result;
-}
-
-/** Several attributes at once; unknown pointers give zero values and success,
- * as the real driver does. */
-SIM_API CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
-                                        void **data, CUdeviceptr ptr)
-{
-  if (!sim_initialized)
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (!attributes || !data)
-    return CUDA_ERROR_INVALID_VALUE;
-  sim_lock();
-  const char *p = (const char *)(uintptr_t)ptr;
-  struct mem_range *r = range_of(p);
-  CUresult result = CUDA_SUCCESS;
-  for (unsigned int i = 0; i < numAttributes && result == CUDA_SUCCESS; i++) {
-    if (!data[i])
-      continue;
-    if (r && range_attribute(data[i], attributes[i], r, p) == CUDA_SUCCESS)
-      continue;
-    /* Unknown memory (or an attribute that does not apply): a zero value. */
-    switch (attributes[i]) {
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: *(unsigned int *)data[i] = 0; break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = -2; break;
-    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: *(unsigned long long *)data[i] = 0; break;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[i] = 0; break;
-    case CU_POINTER_ATTRIBUTE_CONTEXT:
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: *(void **)data[i] = NULL; break;
-    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-    case CU_POINTER_ATTRIBUTE_MAPPED:
-    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: *(int *)data[i] = 0; break;
-    default: result = CUDA_ERROR_INVALID_VALUE;
-    }
-  }
-  sim_unlock();
-  return result;
-}
-
 CUdeviceptr sim_mem_alloc_internal(size_t size)
 {
   void *p = NULL;
   if (!size || posix_memalign(&p, SIM_ALLOC_ALIGN, size) != 0 || !p)
     return 0;
   memset(p, 0, size);
-  struct mem_range range = {.base = p, .size = size, .type = SIM_MEM_DEVICE, .device = 0, .owned = 0};
+  struct sim_mem_range range = {.base = p, .size = size, .type = SIM_MEM_DEVICE, .device = 0, .owned = 0};
   if (range_insert(&range) != 0) {
     free(p);
     return 0;

@@ -254,6 +254,20 @@ void sim_capture_forget_stream(struct sim_stream *s);
 
 enum sim_mem_type { SIM_MEM_NONE = 0, SIM_MEM_DEVICE, SIM_MEM_PINNED, SIM_MEM_MANAGED };
 
+/* One allocation or registered host range. */
+struct sim_mem_range {
+  char *base;
+  size_t size;
+  enum sim_mem_type type;
+  int device;
+  int owned;            /* allocated by the driver (else registered) */
+  unsigned int flags;   /* cuMemHostAlloc / cuMemHostRegister / managed flags */
+  unsigned long long id;
+};
+
+/* The range containing `p`, or NULL (lock held). */
+const struct sim_mem_range *sim_mem_range_of(const void *p);
+
 /* What `p` points into; fills base/size/device when known (lock held). */
 enum sim_mem_type sim_mem_lookup(const void *p, char **base, size_t *size, int *device);
 
