@@ -1,0 +1,109 @@
+"""Shared helpers of the end-to-end tests: run a bundled workload on the simulated GPU
+under `cutrace record`, and read what the cutrace commands say about it.
+
+Every test gets the same arguments: SIM_DIR CUTRACE LIBTRACE WORKLOAD_DIR [extra...].
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+class Harness:
+    """Paths of the build and a scratch directory for one test."""
+
+    def __init__(self, argv):
+        self.sim_dir, self.cutrace, self.libtrace, self.wdir = argv[1:5]
+        self.extra = argv[5:]
+        self.tmp = tempfile.mkdtemp(prefix="cutrace-e2e-")
+        self.failures = 0
+        for need in (os.path.join(self.sim_dir, "libcuda.so.1"), self.libtrace, self.cutrace):
+            if not os.path.exists(need):
+                print(f"skip: {need} is not built")
+                sys.exit(SKIP)
+
+    def check(self, cond, what):
+        """Counts and prints a failed expectation; returns cond."""
+        if not cond:
+            self.failures += 1
+            print("FAIL:", what)
+        return cond
+
+    def finish(self):
+        """Exits 0 when every check passed, 1 otherwise."""
+        print(f"{self.failures} failure(s)")
+        sys.exit(1 if self.failures else 0)
+
+    def env(self, kernel_us="", truth=None, extra=None):
+        """The environment of a simulated run (the workload finds the simulated
+        libraries first; durations and the truth log as asked)."""
+        e = dict(os.environ)
+        e["LD_LIBRARY_PATH"] = self.sim_dir
+        e["CUTRACE_PRELOAD"] = self.libtrace
+        e["SIMCUDA_CLOCK_OFFSET_US"] = "1500"
+        e["SIMCUDA_CLOCK_DRIFT_PPM"] = "50"
+        if kernel_us:
+            e["SIMCUDA_KERNEL_US"] = kernel_us
+        if truth:
+            e["SIMCUDA_TRUTH_FILE"] = truth
+        e.pop("LD_PRELOAD", None)
+        e.pop("CUTRACE_OUTPUT", None)
+        if extra:
+            e.update(extra)
+        return e
+
+    def workload(self, name):
+        return os.path.join(self.wdir, name)
+
+    def plain(self, name, args=(), kernel_us="", extra=None):
+        """Runs a workload untraced: (returncode, stdout, stderr)."""
+        p = subprocess.run([self.workload(name), *args], env=self.env(kernel_us, extra=extra),
+                           capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    def record(self, name, args=(), kernel_us="", tag=None, extra=None):
+        """Runs a workload under `cutrace record -q`: returns (returncode, stdout,
+        stderr, data_dir, truth_lines)."""
+        tag = tag or name
+        data = os.path.join(self.tmp, tag + ".data")
+        truth = os.path.join(self.tmp, tag + ".truth")
+        p = subprocess.run([self.cutrace, "record", "-q", "-o", data, "--", self.workload(name), *args],
+                           env=self.env(kernel_us, truth, extra), capture_output=True, text=True,
+                           timeout=180)
+        return p.returncode, p.stdout, p.stderr, data, read_truth(truth)
+
+    def cutrace_json(self, *args):
+        """Runs a cutrace command with --format json; returns (returncode, parsed or None, stderr)."""
+        p = subprocess.run([self.cutrace, *args], capture_output=True, text=True, timeout=180)
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            doc = None
+        return p.returncode, doc, p.stderr
+
+    def run(self, *args):
+        p = subprocess.run([self.cutrace, *args], capture_output=True, text=True, timeout=180)
+        return p.returncode, p.stdout, p.stderr
+
+
+def read_truth(path):
+    """The simulator's truth log: one dict per executed GPU operation
+    (kind, name, stream, device, enqueue_ns, start_ns, end_ns)."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 7:
+                continue
+            try:
+                enq, start, end = int(parts[-3]), int(parts[-2]), int(parts[-1])
+            except ValueError:
+                continue
+            out.append({"kind": parts[0], "name": " ".join(parts[1:-5]), "stream": parts[-5],
+                        "device": parts[-4], "enqueue_ns": enq, "start_ns": start, "end_ns": end})
+    return out

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""gappy (bench/workloads/gappy.cu) plants idle periods of known cause and length and
+prints them; traced on the simulated GPU, `cutrace gaps` must find each one with the
+right cause and its edges within 30 us of the simulator's truth, report the planted findings, and find no
+gap where there is none (docs/workloads.md, "gappy: the planted idle periods").
+
+usage: test_gappy.py SIM_DIR CUTRACE LIBTRACE WORKLOAD_DIR
+"""
+import json
+import re
+import sys
+
+from harness import Harness
+
+h = Harness(sys.argv)
+KERNEL_US = "gappy_tiny=1,gappy_short=20,gappy_work=100,gappy_long=2000"
+rc, out, err, data, truth = h.record("gappy", kernel_us=KERNEL_US, extra={"SIMCUDA_LAUNCH_US": "4"})
+h.check(rc == 0, f"gappy exit {rc}: {err.strip()[-400:]}")
+
+
+def fields(line):
+    return dict(re.findall(r"(\w+)=(\S+)", line))
+
+
+phases, planted, findings, nones = {}, [], [], []
+for line in out.splitlines():
+    f = fields(line)
+    if line.startswith("phase ") and "begin_ns" in f:
+        phases[f["name"]] = [int(f["begin_ns"]), None]
+    elif line.startswith("phase ") and "end_ns" in f:
+        phases[f["name"]][1] = int(f["end_ns"])
+    elif line.startswith("planted gap"):
+        planted.append(f)
+    elif line.startswith("planted finding"):
+        findings.append(f)
+    elif line.startswith("expect none"):
+        nones.append(f)
+h.check(len(planted) >= 4 and len(phases) >= 6, f"gappy's plan not understood:\n{out}")
+
+rc, doc, err = h.cutrace_json("gaps", "--format", "json", "--top", "10000", "--min-gap", "1", data)
+h.check(rc == 0 and doc is not None, f"gaps exit {rc}: {err.strip()}")
+doc = doc or {}
+reported = [g for g in doc.get("gaps", []) + doc.get("stream_gaps", []) if g["device"] == 0]
+print(f"{len(reported)} gaps reported; devices: {json.dumps(doc.get('devices'))}")
+
+# The truth: idle periods of the main (legacy default, handle 0x0) stream in the
+# simulator's own log. Host-load noise stretches the planted sleeps; the truth does not lie.
+main_ops = sorted((t for t in truth if t["stream"] in ("0x0", "0", "(nil)")), key=lambda t: t["start_ns"])
+truth_gaps = [(a["end_ns"], b["start_ns"]) for a, b in zip(main_ops, main_ops[1:]) if b["start_ns"] - a["end_ns"] >= 1000000]
+
+
+def phase_of(t):
+    for name, (b, e) in phases.items():
+        if e is not None and b <= t <= e:
+            return name
+    return None
+
+
+def match(tb, te):
+    """Reported main-stream or device gaps whose edges are within 30 us of (tb, te)."""
+    return [g for g in reported if g.get("stream") in (0, None) and abs(g["start_ns"] - tb) <= 30000
+            and abs(g["start_ns"] + g["dur_ns"] - te) <= 30000]
+
+
+for p in planted:
+    phase, cause, count = p["phase"], p["cause"], int(p["count"])
+    if phase not in phases or phases[phase][1] is None:
+        h.check(False, f"phase {phase} has no begin/end in gappy's output")
+        continue
+    if "dur_us" in p:
+        want = float(p["dur_us"]) * 1000
+        tg = [(b, e) for b, e in truth_gaps if phase_of(b) == phase and e - b >= 0.95 * want]
+        h.check(len(tg) == count, f"phase {phase}: the simulator shows {len(tg)} main-stream gaps >= {want / 1e3:.0f} us, planted {count}")
+        for b, e in tg:
+            found = match(b, e)
+            h.check(found, f"phase {phase}: gap of {(e - b) / 1e3:.1f} us at {b} (truth) not reported")
+            if found:
+                causes = {g["cause"] for g in found}
+                h.check(causes == {cause}, f"phase {phase}: gap of {(e - b) / 1e3:.1f} us reported as {causes}, planted {cause}")
+                if p.get("device_idle") == "no":
+                    h.check(all(g.get("scope") != "device" for g in found),
+                            f"phase {phase}: a stream gap reported as a device gap though the other stream was busy")
+    else:
+        most = float(p["max_dur_us"]) * 1000
+        b, e = phases[phase]
+        short = [g for g in reported if g.get("stream") == 0 and b <= g["start_ns"] <= e
+                 and g["dur_ns"] <= most and g["cause"] == cause]
+        h.check(len(short) >= count * 0.9,
+                f"phase {phase}: {len(short)} gaps <= {most / 1000:.0f} us with cause {cause}, planted {count}")
+
+for n in nones:
+    phase, most = n["phase"], float(n["max_gap_us"]) * 1000
+    if phase in phases and phases[phase][1] is not None:
+        b, e = phases[phase]
+        bad = [g for g in reported if g.get("stream") == 0 and b + 100000 <= g["start_ns"]
+               and g["start_ns"] + g["dur_ns"] <= e and g["dur_ns"] > most]
+        h.check(not bad, f"phase {phase}: gaps where none was planted: {bad}")
+
+kinds = {f.get("kind") for f in doc.get("findings", [])}
+for f in findings:
+    h.check(f["kind"] in kinds, f"finding {f['kind']} (phase {f['phase']}) not reported; found {kinds}")
+
+rc, text_out, err = h.run("gaps", data)
+h.check(rc == 0 and "host_wait" in text_out, f"gaps text output (exit {rc}):\n{text_out[:800]}{err}")
+h.finish()
