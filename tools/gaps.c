@@ -27,6 +27,7 @@
 #define RECENT_ENDS 4096             /* recent activity ends kept per device */
 #define RECENT_FINAL 512             /* recent final busy intervals kept per device */
 #define PENDING_SYNCS 256            /* syncs per device waiting for their GPU time to be final */
+#define OTHER_STREAM_SLACK_NS 50000ull /* an op starting this soon after another stream's ended */
 #define SWEEP_EVERY 1024             /* events between checks of every tracker */
 #define LITTLE_SYNC_TOTAL_NS 1000000ull /* little syncs worth a finding regardless of count */
 
@@ -336,8 +337,10 @@ static thstate *get_thread(fstate *f, uint64_t tid) {
 
 /* ---- classification ------------------------------------------------------------------ */
 
-/* Whether an op on a stream other than `stream` ended within [b - tol, b]. */
-static int other_stream_ended_near(const devstate *d, uint64_t stream, uint64_t b, uint64_t tol) {
+/* Whether an op on a stream other than `stream` ended within [b - tol, b + slack]: the
+ * mapped GPU times of two streams' operations can disagree by an event's resolution. */
+static int other_stream_ended_near(const devstate *d, uint64_t stream, uint64_t b, uint64_t tol,
+                                   uint64_t slack) {
   unsigned lo = 0, hi = d->ends_n; /* ring ordered by end, oldest first */
   uint64_t from = b > tol ? b - tol : 0;
   while (lo < hi) {
@@ -347,7 +350,7 @@ static int other_stream_ended_near(const devstate *d, uint64_t stream, uint64_t 
   }
   for (unsigned i = lo; i < d->ends_n; i++) {
     const typeof(d->ends[0]) *e = &d->ends[(d->ends_head + i) % RECENT_ENDS];
-    if (e->end > b) break;
+    if (e->end > b + slack) break;
     if (e->stream != stream) return 1;
   }
   return 0;
@@ -384,10 +387,14 @@ static enum ct_gap_cause classify(fstate *f, const tracker *t, uint64_t a, uint6
   uint64_t thr = f->g->o.launch_threshold_ns;
   if (b - a < thr) return CT_GAP_LAUNCH_OVERHEAD;
   if (!op->has_call) return CT_GAP_OTHER;
-  if (op->call_begin < a) { /* the GPU had been fed before it went idle */
-    if (t->stream != UINT64_MAX && other_stream_ended_near(t->dev, t->stream, b, thr))
+  /* Fed: the call began before the GPU went idle, or the op then sat queued longer than
+   * the CPU was late with it: what the GPU waited for at the end was not the CPU. */
+  int queued_longer = op->call_end < b && b - op->call_end > (op->call_end > a ? op->call_end - a : 0);
+  if (op->call_begin < a || queued_longer) {
+    if (t->stream != UINT64_MAX &&
+        other_stream_ended_near(t->dev, t->stream, b, max_u64(thr, OTHER_STREAM_SLACK_NS), thr))
       return CT_GAP_OTHER_STREAM;
-    if (op->call_end > a) return CT_GAP_LAUNCH_OVERHEAD;
+    if (op->call_begin < a && op->call_end > a) return CT_GAP_LAUNCH_OVERHEAD;
     return CT_GAP_OTHER;
   }
   /* the CPU was late: the cause is what the launching thread spent most of the gap on */

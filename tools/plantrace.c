@@ -141,7 +141,7 @@ static void copy(uint64_t tid, const char *api, uint64_t cb, uint64_t cd, uint64
 
 /* ---- the scenario ---------------------------------------------------------------- */
 
-static uint64_t no_gap_from, no_gap_to, other_stream_gap[2];
+static uint64_t no_gap_from, no_gap_to, other_stream_gap[4];
 static uint64_t n_little_syncs;
 
 /* Builds the default scenario; returns the end time. */
@@ -200,7 +200,16 @@ static uint64_t scenario(void) {
   launch(TID_MAIN, 2, x - 180 * US, 3 * US, x + 302 * US, 50 * US, "_Z1Bv", C_LAUNCH);
   other_stream_gap[0] = x - 100 * US;
   other_stream_gap[1] = x + 302 * US;
-  t = x + 352 * US;
+  /* 6c. The same, but B2's call comes 10 us after C2 ended: the CPU was a little late,
+   *     the stream then sat queued behind A2's event for 390 us (other stream). */
+  uint64_t y = x + 1000 * US;
+  launch(TID_MAIN, 2, y - 260 * US, 3 * US, y - 150 * US, 50 * US, "_Z1Cv", C_NONE);
+  launch(TID_MAIN, 1, y - 240 * US, 3 * US, y - 200 * US, 500 * US, "_Z1Av", C_HOST_WAIT);
+  call(TID_MAIN, "cudaStreamWaitEvent", y - 95 * US, 2 * US);
+  launch(TID_MAIN, 2, y - 90 * US, 3 * US, y + 302 * US, 50 * US, "_Z1Bv", C_LAUNCH);
+  other_stream_gap[2] = y - 100 * US;
+  other_stream_gap[3] = y + 302 * US;
+  t = y + 352 * US;
   /* 6b. Slow launches back to back: 30 kernels of 2 us, launch calls of 20 us one after
    *     the other (gaps of 18 us, above the threshold, while the thread was launching):
    *     launch overhead, and a second launch-bound stretch. */
@@ -301,12 +310,14 @@ static void print_answers(uint64_t end) {
          (unsigned long long)cur_e);
   for (int k = 0; k < 6; k++)
     printf("%s\"%s_ns\": %llu", k ? ", " : "", cause_names[k], (unsigned long long)by[k]);
-  printf("},\n  \"no_gap\": [%llu, %llu],\n  \"stream_gap\": {\"stream\": 2, \"start_ns\": %llu, "
-         "\"end_ns\": %llu, \"cause\": \"other_stream\"},\n  \"little_syncs\": %llu,\n"
-         "  \"end_ns\": %llu\n}\n",
-         (unsigned long long)no_gap_from, (unsigned long long)no_gap_to,
-         (unsigned long long)other_stream_gap[0], (unsigned long long)other_stream_gap[1],
-         (unsigned long long)n_little_syncs, (unsigned long long)end);
+  printf("},\n  \"no_gap\": [%llu, %llu],\n  \"stream_gaps\": [", (unsigned long long)no_gap_from,
+         (unsigned long long)no_gap_to);
+  for (int i = 0; i < 2; i++)
+    printf("%s{\"stream\": 2, \"start_ns\": %llu, \"end_ns\": %llu, \"cause\": \"other_stream\"}",
+           i ? ", " : "", (unsigned long long)other_stream_gap[2 * i],
+           (unsigned long long)other_stream_gap[2 * i + 1]);
+  printf("],\n  \"little_syncs\": %llu,\n  \"end_ns\": %llu\n}\n", (unsigned long long)n_little_syncs,
+         (unsigned long long)end);
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""End to end: gappy (bench/workloads) traced with libtrace.so on the simulated GPU, then
+`cutrace gaps` must find what gappy planted (docs/workloads.md): per phase, the planted
+gaps on the main stream with their cause and at least their planted duration, no long
+gap inside the busy phase, the launch-bound stretch's gaps as launch overhead, and the
+findings (launch-bound, pageable copies, syncs on little work).
+
+usage: test_gaps_gappy.py CUTRACE LIBTRACE_SO SIM_DIR GAPPY
+Exits 77 (skip) when the simulated driver, the tracer or gappy is not built.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+cutrace, libtrace, sim_dir, gappy = sys.argv[1:5]
+if not all(os.path.exists(p) for p in (os.path.join(sim_dir, "libcuda.so.1"), libtrace, gappy)):
+    print("skip: the simulated driver, libtrace.so or gappy (needs nvcc) is not built")
+    sys.exit(77)
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def traced_run(out_dir, kernel_us):
+    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, LD_PRELOAD=libtrace, CUTRACE_OUTPUT=out_dir,
+               SIMCUDA_KERNEL_US=kernel_us, SIMCUDA_LAUNCH_US="5")
+    return subprocess.run([gappy], env=env, capture_output=True, text=True, timeout=120)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    kernel_us = "gappy_tiny=1,gappy_short=20,gappy_work=100,gappy_long=2000"
+    out = os.path.join(tmp, "t1")
+    os.mkdir(out)
+    p = traced_run(out, kernel_us)
+    want = re.search(r"^simulator SIMCUDA_KERNEL_US=(\S+)$", p.stdout, re.M)
+    if want and want.group(1) != kernel_us:  # gappy names the durations it needs
+        kernel_us = want.group(1)
+        out = os.path.join(tmp, "t2")
+        os.mkdir(out)
+        p = traced_run(out, kernel_us)
+    check(p.returncode == 0, f"gappy exit {p.returncode}: {p.stderr[-500:]}")
+    phases, planted = {}, []
+    for line in p.stdout.splitlines():
+        m = re.match(r"phase name=(\w+) (begin|end)_ns=(\d+)", line)
+        if m:
+            phases.setdefault(m.group(1), {})[m.group(2)] = int(m.group(3))
+        elif line.startswith(("planted ", "expect ")):
+            planted.append(dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv) |
+                           {"what": line.split()[1] if line.startswith("planted") else "expect"})
+    check(planted, "gappy printed its plan")
+
+    g = subprocess.run([cutrace, "gaps", "--format", "json", "--top", "10000", out],
+                       capture_output=True, text=True)
+    check(g.returncode == 0, f"gaps exit {g.returncode}: {g.stderr}")
+    doc = json.loads(g.stdout)
+    main = [x for x in doc["stream_gaps"] if x["stream"] == 0]
+    dev_gaps = doc["gaps"]
+
+    def in_phase(x, name):
+        ph = phases.get(name, {})
+        return ph.get("begin", 0) <= x["start_ns"] < ph.get("end", 0)
+
+    for item in planted:
+        ph = item.get("phase")
+        if item["what"] == "expect":  # no gap over max_gap_us on main in the phase
+            worst = max([x["dur_ns"] for x in main if in_phase(x, ph) and
+                         x["start_ns"] + x["dur_ns"] <= phases[ph]["end"]], default=0)
+            check(worst <= int(item["max_gap_us"]) * 1000, f"{ph}: longest main gap {worst} ns")
+        elif item["what"] == "gap" and "dur_us" in item:
+            dur = int(item["dur_us"]) * 1000
+            found = [x for x in main if in_phase(x, ph) and x["dur_ns"] >= 0.95 * dur]
+            right = [x for x in found if x["cause"] == item["cause"]]
+            # on a loaded machine one wake-up may come late enough to change one cause
+            check(len(found) >= int(item["count"]) and len(right) >= int(item["count"]) - 1,
+                  f"{ph}: {len(right)} of {item['count']} {item['cause']} gaps >= {dur} ns on main "
+                  f"({[(x['dur_ns'], x['cause']) for x in found]})")
+        elif item["what"] == "gap":  # many short gaps: most must have the planted cause
+            short = [x for x in dev_gaps if in_phase(x, ph) and x["ended_by"]["name"] and
+                     item.get("before", "") in x["ended_by"]["name"]]
+            right = [x for x in short if x["cause"] == item["cause"]]
+            check(short and len(short) <= int(item["count"]) and len(right) >= 0.9 * len(short),
+                  f"{ph}: {len(right)} of {len(short)} gaps before {item.get('before')} are "
+                  f"{item['cause']} (planted {item['count']})")
+        elif item["what"] == "finding":
+            f = [x for x in doc["findings"] if x["kind"] == item["kind"]]
+            n = int(item["count"])
+            check(f and n <= f[0]["count"] <= n + n // 4 + 3,
+                  f"finding {item['kind']}: {[x['count'] for x in f]} vs {n}")
+            if f and "directions" in item:
+                check(sorted(f[0]["what"].split(",")) == sorted(item["directions"].split(",")),
+                      f"finding {item['kind']} directions {f[0]['what']}")
+
+print("ok" if not failures else f"{failures} failures")
+sys.exit(1 if failures else 0)
