@@ -34,6 +34,12 @@ typedef struct track_key {
   uint64_t pid, tid;
 } track_key;
 
+/* What the export keeps per track. */
+typedef struct track_state {
+  int named;                      /* its thread_name was written */
+  uint64_t last_start, last_end;  /* GPU tracks: the slice written last */
+} track_state;
+
 struct ct_chrome {
   FILE *f;
   ct_chrome_options opt;
@@ -128,9 +134,9 @@ static void slice_open(ct_chrome *c, const char *cat, const char *name, uint64_t
 static void ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, const char *name, int force) {
   track_key k = {pid, tid};
   int created = 0;
-  int *named = ct_map_get(c->tracks, &k, sizeof k, &created);
-  if (named && *named && !force) return;
-  if (named) *named = 1;
+  track_state *ts = ct_map_get(c->tracks, &k, sizeof k, &created);
+  if (ts && ts->named && !force) return;
+  if (ts) ts->named = 1;
   meta(c, "thread_name", pid, tid, name);
   sort_index(c, "thread_sort_index", pid, tid, tid);
 }
@@ -148,8 +154,8 @@ static uint64_t stream_tid(const ct_chrome *c, uint64_t stream) {
 static void ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
   uint64_t tid = stream_tid(c, stream);
   track_key k = {device, tid};
-  const int *named = ct_map_get(c->tracks, &k, sizeof k, NULL);
-  if (named && *named) return;
+  const track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
+  if (ts && ts->named) return;
   /* the device's process track, once */
   track_key dk = {device, UINT64_MAX};
   int created = 0;
@@ -286,7 +292,21 @@ static void on_activity(void *user, const ct_activity *a) {
     shown = ct_demangle(a->name, c->demangled, sizeof c->demangled);
   }
   uint64_t dur = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
-  slice_open(c, cat, shown, a->device, tid, a->start_ns, a->end_ns);
+  /* Work on one stream runs in order; a start a few ns before the previous slice's end
+   * is timer error, and a partial overlap would break the track's nesting in the
+   * viewers: start the slice at the previous end (args keep the measured start). */
+  uint64_t start = a->start_ns;
+  track_key k = {a->device, tid};
+  track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
+  if (ts && ts->last_end && start > ts->last_start && start < ts->last_end &&
+      a->end_ns >= ts->last_end)
+    start = ts->last_end;
+  if (ts) {
+    ts->last_start = start;
+    ts->last_end = a->end_ns;
+  }
+  slice_open(c, cat, shown, a->device, tid, start, a->end_ns);
+  if (start != a->start_ns) put_kv(c, "\"measured start shift (ns)\":", start - a->start_ns), put_lit(c, ",");
   put_kv(c, "\"correlation\":", a->corr);
   put_kv(c, ",\"device\":", a->device);
   put_kv(c, ",\"stream\":", a->stream);
@@ -332,7 +352,7 @@ static void on_activity(void *user, const ct_activity *a) {
   put_kv(c, ",\"pid\":", a->device);
   put_kv(c, ",\"tid\":", tid);
   put_lit(c, ",\"ts\":");
-  put_us(c, a->start_ns);
+  put_us(c, start); /* the slice's start, so that the flow binds to it */
   fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}", c->f);
 }
 
@@ -365,7 +385,7 @@ ct_chrome *ct_chrome_begin(FILE *out, const ct_chrome_options *opts) {
   c->f = out;
   setvbuf(out, NULL, _IOFBF, 1 << 20);
   if (opts) c->opt = *opts;
-  c->tracks = ct_map_new(sizeof(int));
+  c->tracks = ct_map_new(sizeof(track_state));
   c->tracer_tracks = ct_map_new(sizeof(uint64_t));
   if (!c->tracks || !c->tracer_tracks) {
     ct_map_free(c->tracks);

@@ -258,6 +258,11 @@ int cmd_record(int argc, char **argv) {
     fprintf(stderr, "cutrace record: cannot create %s: %s\n", out, strerror(errno));
     return 2;
   }
+  struct stat st;
+  if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "cutrace record: %s is not a directory\n", out);
+    return 2;
+  }
   char dir[PATH_MAX];
   if (!realpath(out, dir)) { /* absolute, so a program that changes directory still finds it */
     fprintf(stderr, "cutrace record: %s: %s\n", out, strerror(errno));

@@ -154,7 +154,8 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
   case CT_TABLE_GEMMS: {
     const ct_gemm_key *g = key;
     dur_cell(tb, fmt, avg(d));
-    ct_table_cell(tb, "%.3f", gemm_tflops(g, d));
+    double tf = gemm_tflops(g, d);
+    ct_table_cell(tb, tf >= 0.01 || tf == 0 ? "%.3f" : "%.3g", tf);
     ct_table_cell(tb, "%llu", (unsigned long long)g->m);
     ct_table_cell(tb, "%llu", (unsigned long long)g->n);
     ct_table_cell(tb, "%llu", (unsigned long long)g->k);

@@ -80,26 +80,6 @@ def flow_shift(tid):
     return tid // 100000 if tid < 1000000000 else 0
 
 
-def check_nesting(doc, label):
-    tracks = collections.defaultdict(list)
-    for e in doc["traceEvents"]:
-        if e["ph"] == "X":
-            tracks[(e["pid"], e["tid"])].append((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)))
-    bad = 0
-    for key, sl in tracks.items():
-        sl.sort(key=lambda x: (x[0], -x[1]))
-        stack = []
-        for b, e in sl:
-            while stack and stack[-1] <= b:
-                stack.pop()
-            if stack and e > stack[-1]:
-                bad += 1
-                if bad < 3:
-                    print("  partial overlap on", key, (b, e), "inside", stack[-1])
-            stack.append(e)
-    check(bad == 0, f"{label}: slices nest on every track ({bad} partial overlaps)")
-
-
 with tempfile.TemporaryDirectory() as d:
     data = os.path.join(d, "data")
     os.mkdir(data)
@@ -112,7 +92,7 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and not err and out == "", f"dump --chrome -o: {rc} {err!r}")
     doc = json.load(open(out_file))
     check_document(doc, "one file", 40, 100, {0: 0, 7: 7, 8: 8})
-    check_nesting(doc, "one file")
+    tooltest.check_nesting(doc, "one file")
     check(doc["baseTimeNanoseconds"] == 1700000000000000000 - 1000000000, "baseTimeNanoseconds")
     gaps = [e for e in doc["traceEvents"] if e.get("cat") == "gap"]
     if gaps:  # built with the gaps analysis
@@ -125,7 +105,7 @@ with tempfile.TemporaryDirectory() as d:
     doc2 = json.loads(out)
     check_document(doc2, "first of two", 40, 100, {0: 0, 7: 7, 8: 8})
     check_document(doc2, "second of two", 25, 200, {0: 100000, 7: 100007, 8: 100008})
-    check_nesting(doc2, "two files")
+    tooltest.check_nesting(doc2, "two files")
 
     rc, out, err = run("dump", "--chrome", "--no-gaps", "-o", "-", a)
     check(rc == 0 and not [e for e in json.loads(out)["traceEvents"] if e.get("cat") == "gap"], "--no-gaps")

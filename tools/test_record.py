@@ -123,6 +123,25 @@ with tempfile.TemporaryDirectory() as d:
         check(counts == [12, 12] and len({pr["pid"] for pr in procs}) == 2,
               f"parent and child each traced with 12 kernels: {counts} {p.stderr!r}")
 
+        # real traces as Chrome traces: nested tracks, every GPU event linked to its call
+        matmul = os.path.join(build, "bench", "workloads", "matmul_add")
+        mm_dir = os.path.join(d, "matmul")
+        if os.path.exists(matmul):
+            rc, o, e = record("-q", "-o", mm_dir, "--", matmul, env=genv)
+            check(rc == 0, f"matmul_add ran: {rc} {e!r}")
+        for label, src in (("forker", fork_dir), ("matmul_add", mm_dir)):
+            p = subprocess.run([cutrace, "dump", "--chrome", src], capture_output=True, text=True)
+            doc = json.loads(p.stdout) if p.returncode == 0 else {"traceEvents": []}
+            tooltest.check_nesting(doc, f"{label}'s Chrome trace")
+            ev = doc["traceEvents"]
+            gpu = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+            fin = {(e["id"], e["pid"], e["tid"], e["ts"]) for e in ev if e["ph"] == "f"}
+            linked = sum(1 for g in gpu if any((i, g["pid"], g["tid"], g["ts"]) in fin
+                                              for i in (g["args"]["correlation"],
+                                                        g["args"]["correlation"] | 1 << 40)))
+            check(len(gpu) >= 20 and linked == len(gpu),
+                  f"{label}: {linked} of {len(gpu)} GPU events linked ({p.stderr!r})")
+
         exec_dir = os.path.join(d, "exec")
         rc, o, e = record("-q", "-o", exec_dir, "--", "sh", "-c", f"exec {launch_loop} 50", env=genv)
         check(rc == 0 and "launch_loop: N=50" in o, f"exec ran: {rc} {o!r} {e!r}")
