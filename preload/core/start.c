@@ -22,7 +22,6 @@ int ctp_file_pending;
 
 static int start_state; /* 0 not started, 1 starting, 2 done */
 static __thread __attribute__((tls_model("initial-exec"))) int tls_starting;
-static int output_dirfd = -1;
 static uint64_t host_id, cmdline_id, exe_id;
 static char host_name[256];
 static uint64_t pending_ppid, pending_start_ns, pending_realtime_ns;
@@ -40,8 +39,12 @@ void ctp_at_final_flush(void (*fn)(void)) {
     ctp_warn("more than 8 final-flush callbacks; one is ignored");
 }
 
-/* mkdir -p with mode 0700 for what it creates; then opens the directory. */
-static int open_output_dir(const char *path) {
+/*
+ * mkdir -p with mode 0700 for what it creates. The directory is used by its
+ * absolute path, not kept open: a program that closes every descriptor must not
+ * find one of ours in use (nor we one of its own).
+ */
+static int make_output_dir(const char *path) {
   char buf[sizeof ctp_cfg.output];
   snprintf(buf, sizeof buf, "%s", path);
   for (char *p = buf + 1; *p; p++) {
@@ -50,27 +53,34 @@ static int open_output_dir(const char *path) {
     if (mkdir(buf, 0700) < 0 && errno != EEXIST) break;
     *p = '/';
   }
+  struct stat st;
   if (mkdir(buf, 0700) < 0 && errno != EEXIST) {
     ctp_warn("cannot create %s (%s); not tracing", path, strerror(errno));
     return -1;
   }
-  int fd = open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) ctp_warn("cannot open %s (%s); not tracing", path, strerror(errno));
-  return fd;
+  if (stat(buf, &st) < 0) {
+    ctp_warn("cannot use %s (%s); not tracing", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    ctp_warn("cannot use %s (not a directory); not tracing", path);
+    return -1;
+  }
+  return 0;
 }
 
 /* Creates <host>.<pid>.ctr (or <host>.<pid>.<n>.ctr when taken) and writes the header. */
 static int create_trace_file(pid_t pid) {
-  char name[512];
+  char name[sizeof ctp_cfg.output + 512];
   int fd = -1;
   for (int n = 0; n < 1000 && fd < 0; n++) {
     if (n == 0)
-      snprintf(name, sizeof name, "%s.%d.ctr", host_name, (int)pid);
+      snprintf(name, sizeof name, "%s/%s.%d.ctr", ctp_cfg.output, host_name, (int)pid);
     else
-      snprintf(name, sizeof name, "%s.%d.%d.ctr", host_name, (int)pid, n);
-    fd = openat(output_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      snprintf(name, sizeof name, "%s/%s.%d.%d.ctr", ctp_cfg.output, host_name, (int)pid, n);
+    fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EEXIST) {
-      ctp_warn("cannot create %s/%s (%s); not tracing", ctp_cfg.output, name, strerror(errno));
+      ctp_warn("cannot create %s (%s); not tracing", name, strerror(errno));
       return -1;
     }
   }
@@ -135,8 +145,7 @@ static void set_file_pending(uint64_t ppid) {
 
 /* Opens pid's trace file and starts the writer with its PROCESS record. */
 static int open_and_start(pid_t pid) {
-  if (output_dirfd < 0) output_dirfd = open_output_dir(ctp_cfg.output);
-  if (output_dirfd < 0) return -1;
+  if (make_output_dir(ctp_cfg.output) < 0) return -1;
   int fd = create_trace_file(pid);
   if (fd < 0) return -1;
   ct_record r;

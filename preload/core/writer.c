@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,8 @@
 
 struct writer {
   int fd;
+  dev_t file_dev;           /* identity of the trace file, checked before each write */
+  ino_t file_ino;
   ct_chunk chunk;
   ZSTD_CCtx *cctx;
   uint8_t *out;
@@ -63,21 +66,35 @@ int ctp_write_all(int fd, const void *buf, size_t n) {
   return 0;
 }
 
+/* 1 when w->fd is still the trace file opened by ctp_writer_start. */
+static int same_file(const struct writer *w) {
+  struct stat st;
+  return fstat(w->fd, &st) == 0 && st.st_dev == w->file_dev && st.st_ino == w->file_ino;
+}
+
 /* Compresses and writes the current chunk as one frame, then empties it. */
 static void frame_flush(struct writer *w) {
   if (!w->chunk.len) return;
   int saved = errno;
   uint64_t begin = ctp_now_ns();
   size_t n = ct_chunk_compress(&w->chunk, w->cctx, ctp_cfg.zstd_level, w->out, w->out_cap);
-  int ok = n && w->fd >= 0 && ctp_write_all(w->fd, w->out, n) == 0;
+  const char *why = n ? NULL : "compression failed";
+  if (n && w->fd >= 0 && !same_file(w)) {
+    /* The program closed our descriptor (closefrom, a daemon's clean-up) and the
+     * number may now be one of its own files: never write there again. */
+    w->fd = -1;
+    why = "the program closed the trace file's descriptor";
+  }
+  if (w->fd < 0 && !why) why = "no trace file";
+  int ok = !why && ctp_write_all(w->fd, w->out, n) == 0;
+  if (!ok && !why) why = strerror(errno);
   if (ok) {
     w->written_records += w->chunk.records;
   } else {
     w->lost_records += w->chunk.records;
     if (!w->warned) {
       w->warned = 1;
-      ctp_warn("cannot write the trace (%s); records are being lost",
-               n ? strerror(errno) : "compression failed");
+      ctp_warn("cannot write the trace (%s); records are being lost", why);
     }
   }
   ct_chunk_reset(&w->chunk);
@@ -203,7 +220,7 @@ static void finish_file(struct writer *w) {
                               .end_ns = ctp_now_ns()};
   add_record(w, &end);
   frame_flush(w);
-  close(w->fd);
+  if (w->fd >= 0 && same_file(w)) close(w->fd);
   w->fd = -1;
 }
 
@@ -256,6 +273,10 @@ int ctp_writer_start(int fd, const ct_record *process) {
     if (sem_init(&w->wake, 0, 0) < 0) return -1;
     w->sem_ready = 1;
   }
+  struct stat st;
+  if (fstat(fd, &st) < 0) return -1;
+  w->file_dev = st.st_dev;
+  w->file_ino = st.st_ino;
   w->fd = fd;
   w->process = *process;
   w->process_pending = 1;
@@ -321,7 +342,7 @@ void ctp_writer_after_fork(void) {
   w->running = 0;
   w->thread_tid = 0;
   w->in_thread = 0;
-  if (w->fd >= 0) close(w->fd); /* the parent's file: the parent keeps writing it */
+  if (w->fd >= 0 && same_file(w)) close(w->fd); /* the parent's file: the parent writes it */
   w->fd = -1;
   if (w->chunk.buf) ct_chunk_reset(&w->chunk); /* the parent's records */
   if (w->cctx) ZSTD_freeCCtx(w->cctx);  /* may have been mid-compression */

@@ -11,6 +11,8 @@
  *                                          forks 20 children that emit 100 each, index 9)
  *        core_emitter reentry NREC       (NREC records while a SIGPROF handler on the
  *                                          same thread emits too, index 5)
+ *        core_emitter closefds NREC FILE (NREC records, closes every fd >= 3, opens FILE,
+ *                                          which may get the trace's old number, NREC more)
  *        core_emitter abort NREC         (NREC records then abort())
  *        core_emitter spin               (emits until killed; prints progress)
  *        core_emitter excl DIR           (forks; plants DIR/<host>.<childpid>.ctr first)
@@ -23,6 +25,7 @@
  * It prints "emitted N" (records it handed to ctp_emit) and its pid.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -141,6 +144,20 @@ static int run_reentry(void) {
   return 0;
 }
 
+static int run_closefds(const char *file) {
+  for (unsigned long long k = 0; k < nrec; k++) emit_api(0, k);
+  struct timespec wait = {0, 300000000}; /* the first records reach the file */
+  nanosleep(&wait, NULL);
+  for (int fd = 3; fd < 1024; fd++) close(fd);
+  int own = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (own < 0 || write(own, "program data\n", 13) != 13) return 1;
+  for (unsigned long long k = nrec; k < 2 * nrec; k++) emit_api(0, k);
+  nanosleep(&wait, NULL); /* frames are due while the program's file is open */
+  close(own);
+  printf("own fd %d\nemitted %llu\n", own, 2 * nrec);
+  return 0;
+}
+
 static int run_excl(const char *dir) {
   int go[2];
   if (pipe(go) < 0) return 1;
@@ -209,6 +226,10 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "reentry") && argc == 3) {
     nrec = strtoull(argv[2], NULL, 10);
     return run_reentry();
+  }
+  if (!strcmp(mode, "closefds") && argc == 4) {
+    nrec = strtoull(argv[2], NULL, 10);
+    return run_closefds(argv[3]);
   }
   if (!strcmp(mode, "forkstress") && argc == 3) {
     nrec = strtoull(argv[2], NULL, 10);

@@ -259,6 +259,19 @@ def case_write_error(tmp):
         check(t.get("api", 0) > 0 and t.get("end") == 0, f"write error: {t.get('api')} records, end {t.get('end')}")
 
 
+def case_closed_fd(tmp):
+    """The program closes every descriptor and reuses the number: its file stays its own."""
+    out = os.path.join(tmp, "closefds")
+    own = os.path.join(tmp, "program-file")
+    p = run_emitter(out, ["closefds", "1000", own])
+    check(open(own, "rb").read() == b"program data\n", "closed fd: the trace wrote into the program's file")
+    check("descriptor" in p.stderr and len(p.stderr.splitlines()) == 1,
+          f"closed fd: stderr {p.stderr!r}")
+    t = read_trace(traces(out)[0], must_pass=False)
+    check(t.get("api") == 1000 and t.get("damaged") == 0,
+          f"closed fd: {t.get('api')} records before the close, damaged {t.get('damaged')}")
+
+
 def case_env(tmp):
     """Bad values: one line each and the default; disable and quiet work."""
     out = os.path.join(tmp, "env")
@@ -317,7 +330,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
         for case in (case_threads, case_drops, case_strings, case_reentry, case_fork,
                      case_fork_busy, case_abort, case_program_handler, case_sigkill,
-                     case_exec, case_write_error, case_env, case_output):
+                     case_exec, case_write_error, case_closed_fd, case_env,
+                     case_output):
             before = len(failures)
             case(tmp)
             print(f"{case.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
