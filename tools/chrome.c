@@ -359,10 +359,13 @@ static void on_activity(void *user, const ct_activity *a) {
 #ifdef CT_HAVE_GAPS_H
 static void on_gap(void *user, const ct_gap_info *g) {
   ct_chrome *c = user;
-  uint64_t tid = g->stream == UINT64_MAX ? GAP_DEVICE_TID : GAP_STREAM_TID + stream_tid(c, g->stream);
-  char label[128], dur[32];
-  if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle");
-  else snprintf(label, sizeof label, "stream %llu idle", (unsigned long long)g->stream);
+  /* one idle track per process and device, and per process and stream */
+  uint64_t tid = g->stream == UINT64_MAX ? GAP_DEVICE_TID + c->file_index
+                                         : GAP_STREAM_TID + stream_tid(c, g->stream);
+  char label[128], dur[32], owner[48] = "";
+  if (c->file_index) snprintf(owner, sizeof owner, " (pid %llu)", (unsigned long long)c->pid);
+  if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle%s", owner);
+  else snprintf(label, sizeof label, "stream %llu idle%s", (unsigned long long)g->stream, owner);
   ensure_track(c, g->device, tid, label, 0);
   snprintf(label, sizeof label, "GPU idle: %s %s", g->cause,
            ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));

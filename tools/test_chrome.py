@@ -106,6 +106,12 @@ with tempfile.TemporaryDirectory() as d:
     check_document(doc2, "first of two", 40, 100, {0: 0, 7: 7, 8: 8})
     check_document(doc2, "second of two", 25, 200, {0: 100000, 7: 100007, 8: 100008})
     tooltest.check_nesting(doc2, "two files")
+    gap_tracks = {(e["pid"], e["tid"]) for e in doc2["traceEvents"] if e.get("cat") == "gap"}
+    tnames = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc2["traceEvents"]
+              if e["ph"] == "M" and e["name"] == "thread_name"}
+    if gap_tracks:
+        check(any(tnames[t] == "GPU idle (pid 200)" for t in gap_tracks) and
+              any(tnames[t] == "GPU idle" for t in gap_tracks), "idle tracks kept apart per process")
 
     rc, out, err = run("dump", "--chrome", "--no-gaps", "-o", "-", a)
     check(rc == 0 and not [e for e in json.loads(out)["traceEvents"] if e.get("cat") == "gap"], "--no-gaps")
