@@ -9,6 +9,7 @@
 #include "codec.h"
 #include "commands.h"
 #include "output.h"
+#include "progress.h"
 #include "reader.h"
 
 static const char usage[] =
@@ -30,7 +31,9 @@ static int dump_file(const char *path, void *arg) {
     return 0;
   }
   ct_record rec;
+  uint64_t n = 0;
   while (ct_reader_next(r, &rec)) {
+    if ((++n & 0xfffff) == 0 && ct_model_progress_hook) ct_model_progress_hook(path, n);
     if (rec.kind == CT_KIND_STRING) {
       printf("string id=%llu \"", (unsigned long long)rec.u.string.id);
       for (uint32_t i = 0; i < rec.str_len; i++) {
@@ -49,6 +52,7 @@ static int dump_file(const char *path, void *arg) {
   }
   const ct_read_status *st = ct_reader_status(r);
   if (st->damaged) {
+    cli_progress_done();
     fprintf(stderr, "cutrace dump: %s: %s; %llu records read\n", path, st->message,
             (unsigned long long)st->records);
     if (*status < 1) *status = 1;
@@ -108,7 +112,10 @@ int cmd_dump(int argc, char **argv) {
     if (out_path) return bad_usage("-o needs --chrome; got", out_path);
     int status = 0;
     char err[300];
-    if (ct_expand_inputs(argc - i, argv + i, dump_file, &status, err, sizeof err) < 0) {
+    cli_progress_start("dump");
+    int n = ct_expand_inputs(argc - i, argv + i, dump_file, &status, err, sizeof err);
+    cli_progress_done();
+    if (n < 0) {
       fprintf(stderr, "cutrace dump: %s\n", err);
       return 2;
     }

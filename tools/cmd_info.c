@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "codec.h"
 #include "commands.h"
+#include "progress.h"
 #include "reader.h"
 
 static void print_string(const ct_reader *r, const char *label, uint64_t id, int nul_as_space) {
@@ -33,7 +34,9 @@ static int info_file(const char *path, void *arg) {
   struct ct_process proc = {0};
   int have_proc = 0;
   ct_record rec;
+  uint64_t n = 0;
   while (ct_reader_next(r, &rec)) {
+    if ((++n & 0xfffff) == 0 && ct_model_progress_hook) ct_model_progress_hook(path, n);
     counts[rec.kind]++;
     uint64_t b = 0, e = 0;
     switch (rec.kind) {
@@ -57,6 +60,8 @@ static int info_file(const char *path, void *arg) {
     }
   }
   const ct_read_status *st = ct_reader_status(r);
+  cli_progress_done();
+  cli_progress_start("info");
   printf("%s:\n  %-14s %u.%u\n", path, "format", st->major, st->minor);
   if (have_proc) {
     printf("  %-14s %llu (parent %llu)\n", "pid", (unsigned long long)proc.pid,
@@ -91,5 +96,8 @@ static int info_file(const char *path, void *arg) {
 }
 
 int cmd_info(int argc, char **argv) {
-  return cli_run_on_traces(argc, argv, "cutrace info [DIR|FILE...]", info_file);
+  cli_progress_start("info");
+  int rc = cli_run_on_traces(argc, argv, "cutrace info [DIR|FILE...]", info_file);
+  cli_progress_done();
+  return rc;
 }

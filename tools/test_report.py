@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import pty
 import subprocess
 import sys
 import tempfile
@@ -161,6 +162,25 @@ with tempfile.TemporaryDirectory() as d:
         check(rc == 2 and err.count("\n") == 1 and "cutrace report:" in err, f"bad option {bad}: {rc} {err!r}")
     rc, out, err = run("report", "--help")
     check(rc == 0 and "usage: cutrace report" in out, "--help")
+
+    # A progress line on stderr when it is a terminal (every 2^20 records), cleared at the end.
+    long = os.path.join(d, "long.ctr")
+    subprocess.run([gentrace, "--mixed", long, "50000", "400"], check=True)
+    master, slave = pty.openpty()
+    p = subprocess.run([cutrace, "report", long], stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    shown = b""
+    try:
+        while chunk := os.read(master, 4096):
+            shown += chunk
+    except OSError:
+        pass
+    os.close(master)
+    check(p.returncode == 0 and b"cutrace report: " + long.encode() + b": 1.0M records" in shown
+          and shown.endswith(b"\r\x1b[K"), f"progress line on a terminal: {shown[:100]!r}")
+    rc, out, err = run("report", long)
+    check(rc == 0 and err == "", f"no progress line when stderr is not a terminal: {err!r}")
+    os.unlink(long)
 
     # Damage: truncated, corrupt in the middle, empty, foreign.
     big = os.path.join(d, "big.ctr")
