@@ -66,6 +66,12 @@ static void start_timing(ctph_call *c) {
     /* The legacy stream synchronises with every blocking stream, capturing ones
      * included: an event recorded there could break an app's capture. */
     c->flags |= CT_API_UNTIMED;
+  } else if (ctph_chain_on && ctph_chain_start(c)) {
+    /* Starts when the previous operation on the stream ends (see chain.c). */
+    c->ev_end = ctph_event_get(c->device);
+    c->timing = c->ev_end != NULL;
+    if (!c->timing)
+      c->flags |= CT_API_UNTIMED, ctph_chain_break();
   } else {
     c->ev_start = ctph_event_get(c->device);
     c->ev_end = c->ev_start ? ctph_event_get(c->device) : NULL;
@@ -79,6 +85,8 @@ static void start_timing(ctph_call *c) {
       c->flags |= CT_API_UNTIMED;
     }
   }
+  if (c->flags & CT_API_UNTIMED)
+    ctph_chain_break();
   capture_mode_restore(relaxed, &mode);
 }
 
@@ -97,7 +105,7 @@ static void start_timing_without_context(ctph_call *c) {
     return;
   }
   c->device = 0;
-  c->stream = ctph_stream_id(0, c->handle, c->ptsz);
+  c->stream = ctph_stream_id(0, c->handle, c->ptsz, &c->state);
   start_timing(c);
   ctph_drv.CtxPopCurrent(&popped);
 }
@@ -106,6 +114,8 @@ void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUst
                      uint64_t gpu_name) {
   c->id = id;
   c->timing = 0;
+  c->chained = 0;
+  c->state = NULL;
   c->traced = ctph_on();
   if (!c->traced)
     return;
@@ -123,7 +133,7 @@ void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUst
   if (gpu_type) {
     c->device = ctph_current_device(NULL);
     if (c->device >= 0) {
-      c->stream = ctph_stream_id(c->device, stream, ptsz);
+      c->stream = ctph_stream_id(c->device, stream, ptsz, &c->state);
       if (c->depth == 0)
         start_timing(c);
     } else if (c->depth == 0) {
@@ -151,15 +161,21 @@ static void finish_timing(ctph_call *c, uint64_t result) {
           .start = c->ev_start,
           .end = c->ev_end,
       };
+      if (ctph_chain_on)
+        ctph_chain_prepare(c, &p);
       if (ctph_pending_push(&p) == 0) {
         c->flags |= CT_API_TIMED;
+        if (ctph_chain_on)
+          ctph_chain_commit(c, &p);
         return;
       }
     }
     c->flags |= CT_API_UNTIMED;
+    ctph_chain_break(); /* GPU work the chain did not see */
   }
-  /* A failed call queued no GPU work: the events go back unused. */
-  ctph_event_put(c->device, c->ev_start);
+  /* Nothing was queued: the events go back (a chained start stays with the chain). */
+  if (!c->chained)
+    ctph_event_put(c->device, c->ev_start);
   ctph_event_put(c->device, c->ev_end);
 }
 
@@ -172,9 +188,9 @@ void ctph_call_end(ctph_call *c, uint64_t result) {
   if (c->device < 0) {
     c->device = ctph_current_device(NULL);
     if (c->device >= 0 && c->handle != CTPH_NO_STREAM)
-      c->stream = ctph_stream_id(c->device, c->handle, c->ptsz);
+      c->stream = ctph_stream_id(c->device, c->handle, c->ptsz, NULL);
   } else if (!c->gpu_type && c->handle != CTPH_NO_STREAM) {
-    c->stream = ctph_stream_id(c->device, c->handle, c->ptsz);
+    c->stream = ctph_stream_id(c->device, c->handle, c->ptsz, NULL);
   }
   ct_record r;
   r.kind = CT_KIND_API;

@@ -94,6 +94,7 @@ struct ctph_thread {
   uint32_t last_stream_dev;   /* device + 1 (0 = empty) */
   uint32_t last_stream_pt;    /* per-thread default stream */
   uint32_t last_stream_id;
+  struct ctph_stream_state *last_stream_state;
 };
 
 extern __thread struct ctph_thread ctph_tls CTPH_HIDDEN;
@@ -118,6 +119,8 @@ typedef struct ctph_call {
   int gpu_type;        /* CT_GPU_* to time, 0 for none */
   uint64_t gpu_name;   /* GPU record name */
   CUevent ev_start, ev_end;
+  int chained;         /* ev_start is the previous operation's end event */
+  struct ctph_stream_state *state; /* the stream's shared state, or NULL */
 } ctph_call;
 
 /* 1 when tracing is on (starting the tracer on first use). */
@@ -164,9 +167,25 @@ uint64_t ctph_kernel_name_id(const void *func) CTPH_HIDDEN;
  * driver). Emits the DEVICE record the first time a device is seen. */
 int ctph_current_device(CUcontext *ctx_out) CTPH_HIDDEN;
 
+struct ctph_pending;
+
+/* What the hooks keep per stream (allocated once, never moves). */
+struct ctph_stream_state {
+  uint64_t owner_tid;  /* event chaining: the one thread using it, or CTPH_SHARED */
+  uint32_t seq;        /* bumped by barriers (waits, capture begin/end) */
+  uint32_t chainable;  /* an app-created non-blocking stream */
+};
+#define CTPH_SHARED (~0ull)
+
 /* The small id of (device, handle) seen by a call; per_thread: the handle is the
- * calling thread's per-thread default stream. Emits the STREAM record at first use. */
-uint32_t ctph_stream_id(int device, CUstream handle, int per_thread) CTPH_HIDDEN;
+ * calling thread's per-thread default stream. Emits the STREAM record at first use.
+ * *state (if state is not NULL) gets the stream's state, or NULL. */
+uint32_t ctph_stream_id(int device, CUstream handle, int per_thread,
+                        struct ctph_stream_state **state) CTPH_HIDDEN;
+
+/* Notes work on the stream that the tracer does not see the end of (a wait on an
+ * event, capture begin/end): event chaining restarts there. */
+void ctph_stream_barrier(CUstream handle, int per_thread) CTPH_HIDDEN;
 
 /* Number of captures begun through the runtime and not yet ended. */
 extern int ctph_captures_active CTPH_HIDDEN;
@@ -185,6 +204,26 @@ CUcontext ctph_device_context(int device) CTPH_HIDDEN;
 /* Memory type (CT_MEM_*) of a pointer, from the driver's pointer attributes. */
 int ctph_memory_type(const void *ptr) CTPH_HIDDEN;
 
+/* --------------------------------------------------------------- chain.c */
+
+/* CUTRACE_EVENT_CHAIN=1: an operation queued behind a still-running operation of
+ * the same thread on the same non-blocking stream starts at that operation's end
+ * event; no start event of its own is recorded. */
+extern int ctph_chain_on CTPH_HIDDEN;
+
+/* Before the start event: 1 when c can start from the previous operation's end
+ * (c->ev_start is then that event and c->chained is set). */
+int ctph_chain_start(ctph_call *c) CTPH_HIDDEN;
+
+/* Fills p's chaining fields (keep_end, release) before it is queued. */
+void ctph_chain_prepare(const ctph_call *c, struct ctph_pending *p) CTPH_HIDDEN;
+
+/* After the queue took p: the thread now holds p->end for the next operation. */
+void ctph_chain_commit(const ctph_call *c, const struct ctph_pending *p) CTPH_HIDDEN;
+
+/* The call queued GPU work outside the chain (untimed): the next one starts anew. */
+void ctph_chain_break(void) CTPH_HIDDEN;
+
 /* ------------------------------------------------------------- gputime.c */
 
 #define CTPH_MAX_DEVICES 16
@@ -193,7 +232,11 @@ int ctph_memory_type(const void *ptr) CTPH_HIDDEN;
 struct ctph_pending {
   uint64_t corr, begin_ns, name;
   uint32_t device, stream, type;
+  uint8_t start_shared;  /* start is the previous operation's end (event chaining) */
+  uint8_t keep_end;      /* end stays with the launching thread: not recycled here */
+  uint16_t release_device;
   CUevent start, end;
+  CUevent release;       /* an event the launching thread no longer needs, or NULL */
 };
 
 /* Takes an event of `device` from the pool (creating more in ctx when empty).

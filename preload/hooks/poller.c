@@ -65,7 +65,7 @@ static CUcontext poller_ctx;  /* the context current on the poller thread */
 struct poll_state {
   int final;                  /* drain: wait for every event */
   int blocked;                /* something pending is not complete yet */
-  uint64_t emitted, lost, clamped;
+  uint64_t emitted, lost, clamped, chained;
 };
 
 /* Makes device's context current on the poller thread. */
@@ -218,7 +218,10 @@ static const struct anchor *nearest_anchor(const struct device_clock *c, uint64_
 static void lose(struct ctph_pending *p, struct poll_state *ps) {
   ps->lost++;
   ctph_drv.EventDestroy(p->start); /* best effort: the context may be gone */
-  ctph_drv.EventDestroy(p->end);
+  if (!p->keep_end) /* else the launching thread still holds it */
+    ctph_drv.EventDestroy(p->end);
+  if (p->release)
+    ctph_drv.EventDestroy(p->release);
 }
 
 /* Converts one operation if its end event completed. Returns 1 when consumed. */
@@ -281,7 +284,11 @@ static int poll_one(struct ctph_pending *p, void *arg) {
   };
   ctp_emit(&rec);
   ctph_event_put(device, p->start);
-  ctph_event_put(device, p->end);
+  if (!p->keep_end)
+    ctph_event_put(device, p->end);
+  if (p->release)
+    ctph_event_put(p->release_device, p->release);
+  ps->chained += p->start_shared;
   ps->emitted++;
   return 1;
 }
@@ -289,7 +296,7 @@ static int poll_one(struct ctph_pending *p, void *arg) {
 /* One pass over every queue; emits TRACER records for the work done. */
 static void poll_pass(struct poll_state *ps) {
   uint64_t t0 = ctp_now_ns();
-  ps->emitted = ps->lost = ps->clamped = 0;
+  ps->emitted = ps->lost = ps->clamped = ps->chained = 0;
   ps->blocked = 0;
   unsigned n = ctph_pending_consume(poll_one, ps);
   if (!n)
@@ -298,6 +305,8 @@ static void poll_pass(struct poll_state *ps) {
   ctp_emit_tracer(ps->final ? "drain" : "poll", t0, t1, ps->emitted);
   if (ps->clamped)
     ctp_emit_tracer("clamp", t0, t1, ps->clamped);
+  if (ps->chained)
+    ctp_emit_tracer("chained", t0, t1, ps->chained);
   if (ps->lost)
     ctp_emit_tracer("gpu_lost", t0, t1, ps->lost);
 }
@@ -344,9 +353,22 @@ static void after_fork_child(void) {
   poller_running = 0;
 }
 
-/* CUTRACE_GPU_TIMING: 1 (default) times GPU work with events; 0 records CPU spans
+/* One line on stderr (a single write), unless CUTRACE_QUIET=1. */
+static void warn(const char *line) {
+  const char *quiet = getenv("CUTRACE_QUIET");
+  if (!quiet || strcmp(quiet, "1"))
+    (void)!write(2, line, strlen(line));
+}
+
+/* CUTRACE_EVENT_CHAIN: 0 (default) or 1, see chain.c.
+ * CUTRACE_GPU_TIMING: 1 (default) times GPU work with events; 0 records CPU spans
  * only (every GPU operation then carries CT_API_UNTIMED). */
 static void read_knobs(void) {
+  const char *chain = getenv("CUTRACE_EVENT_CHAIN");
+  if (chain && !strcmp(chain, "1"))
+    ctph_chain_on = 1;
+  else if (chain && *chain && strcmp(chain, "0"))
+    warn("cutrace: CUTRACE_EVENT_CHAIN must be 0 or 1; using 0\n");
   const char *v = getenv("CUTRACE_GPU_TIMING");
   if (!v || !*v || !strcmp(v, "1"))
     return;
@@ -354,9 +376,7 @@ static void read_knobs(void) {
     __atomic_store_n(&ctph_gpu_timing_on, 0, __ATOMIC_RELEASE);
     return;
   }
-  static const char msg[] = "cutrace: CUTRACE_GPU_TIMING must be 0 or 1; using 1\n";
-  if (!getenv("CUTRACE_QUIET") || strcmp(getenv("CUTRACE_QUIET"), "1"))
-    (void)!write(2, msg, sizeof msg - 1);
+  warn("cutrace: CUTRACE_GPU_TIMING must be 0 or 1; using 1\n");
 }
 
 static void poller_start_once(void) {

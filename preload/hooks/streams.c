@@ -7,6 +7,8 @@
 #include "hooks_internal.h"
 #include "map.h"
 
+#include <stdlib.h>
+
 /* Device ordinal -> its context as last seen by an app thread, and whether its
  * DEVICE record was written. */
 static CUcontext device_ctx[CTPH_MAX_DEVICES];
@@ -103,36 +105,64 @@ static void report_stream(uint32_t id, int device, uintptr_t handle, int per_thr
   ctp_emit(&r);
 }
 
-uint32_t ctph_stream_id(int device, CUstream handle, int per_thread) {
+/* A new stream's state: chainable when the app created it non-blocking. */
+static struct ctph_stream_state *new_state(CUstream handle, int legacy, int per_thread) {
+  struct ctph_stream_state *st = calloc(1, sizeof *st);
+  unsigned flags = 0;
+  if (st && !legacy && !per_thread && ctph_drv.StreamGetFlags &&
+      ctph_drv.StreamGetFlags(handle, &flags) == CUDA_SUCCESS)
+    st->chainable = (flags & CU_STREAM_NON_BLOCKING) != 0;
+  return st;
+}
+
+uint32_t ctph_stream_id(int device, CUstream handle, int per_thread,
+                        struct ctph_stream_state **state) {
   uintptr_t h = (uintptr_t)handle;
   int pt = h == (uintptr_t)CU_STREAM_PER_THREAD || (h == 0 && per_thread);
   uint32_t dev1 = (uint32_t)device + 1;
   struct ctph_thread *t = &ctph_tls;
   if (CTP_LIKELY(t->last_stream_key == h && t->last_stream_dev == dev1 &&
-                 t->last_stream_pt == (uint32_t)pt))
+                 t->last_stream_pt == (uint32_t)pt)) {
+    if (state)
+      *state = t->last_stream_state;
     return t->last_stream_id;
+  }
   int legacy = !pt && (h == 0 || h == (uintptr_t)CU_STREAM_LEGACY);
   uint64_t owner = pt ? ctp_tid() : 0;
   uint64_t key = legacy ? 0 : pt ? (uintptr_t)CU_STREAM_PER_THREAD : h;
   uint64_t key2 = ((uint64_t)device & 0xff) | owner << 8;
   uint32_t id;
   struct ctph_map_slot *s = ctph_map_find(&stream_ids, key, key2);
-  if (s) {
-    id = (uint32_t)s->v1;
-  } else {
+  if (!s) {
     id = legacy ? 0 : __atomic_fetch_add(&next_stream_id, 1, __ATOMIC_RELAXED);
+    struct ctph_stream_state *st = new_state(handle, legacy, pt);
     int inserted = 0;
-    s = ctph_map_insert(&stream_ids, key, key2, id, 0, &inserted);
-    if (s && !inserted)
-      id = (uint32_t)s->v1;
-    else
+    s = ctph_map_insert(&stream_ids, key, key2, id, (uintptr_t)st, &inserted);
+    if (inserted)
       report_stream(id, device, legacy ? 0 : key, pt, legacy, owner);
+    else
+      free(st);
   }
+  struct ctph_stream_state *st = s ? (struct ctph_stream_state *)(uintptr_t)s->v2 : NULL;
+  id = s ? (uint32_t)s->v1 : 0;
   t->last_stream_key = h;
   t->last_stream_dev = dev1;
   t->last_stream_pt = (uint32_t)pt;
   t->last_stream_id = id;
+  t->last_stream_state = st;
+  if (state)
+    *state = st;
   return id;
+}
+
+void ctph_stream_barrier(CUstream handle, int per_thread) {
+  int device = ctph_current_device(NULL);
+  if (device < 0)
+    return;
+  struct ctph_stream_state *st = NULL;
+  ctph_stream_id(device, handle, per_thread, &st);
+  if (st)
+    __atomic_fetch_add(&st->seq, 1, __ATOMIC_RELEASE);
 }
 
 /* --------------------------------------------------------------- capture */

@@ -50,13 +50,15 @@ CTP_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 /** cudaStreamWaitEvent, traced. */
 CTP_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
                                            unsigned int flags) {
-  SPAN_BODY(cudaStreamWaitEvent, 0, stream, (stream, event, flags), (void)0);
+  SPAN_BODY(cudaStreamWaitEvent, 0, stream, (stream, event, flags),
+            if (r == cudaSuccess && ctph_chain_on) ctph_stream_barrier((CUstream)stream, 0));
 }
 
 /** cudaStreamWaitEvent_ptsz, traced. */
 CTP_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
                                                 unsigned int flags) {
-  SPAN_BODY(cudaStreamWaitEvent_ptsz, 1, stream, (stream, event, flags), (void)0);
+  SPAN_BODY(cudaStreamWaitEvent_ptsz, 1, stream, (stream, event, flags),
+            if (r == cudaSuccess && ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
 }
 
 /** cudaMalloc, traced. */
@@ -92,26 +94,30 @@ CTP_EXPORT cudaError_t cudaFreeHost(void *ptr) {
 /** cudaStreamBeginCapture, traced; the stream is then known to be capturing. */
 CTP_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
   SPAN_BODY(cudaStreamBeginCapture, 0, stream, (stream, mode),
-            if (r == cudaSuccess) ctph_capture_begun((CUstream)stream, 0));
+            if (r == cudaSuccess) ctph_capture_begun((CUstream)stream, 0);
+            if (ctph_chain_on) ctph_stream_barrier((CUstream)stream, 0));
 }
 
 /** cudaStreamBeginCapture_ptsz, traced. */
 CTP_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
                                                    enum cudaStreamCaptureMode mode) {
   SPAN_BODY(cudaStreamBeginCapture_ptsz, 1, stream, (stream, mode),
-            if (r == cudaSuccess) ctph_capture_begun((CUstream)stream, 1));
+            if (r == cudaSuccess) ctph_capture_begun((CUstream)stream, 1);
+            if (ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
 }
 
 /** cudaStreamEndCapture, traced (the capture ends even when it failed). */
 CTP_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
   SPAN_BODY(cudaStreamEndCapture, 0, stream, (stream, graph),
-            ctph_capture_ended((CUstream)stream, 0));
+            ctph_capture_ended((CUstream)stream, 0);
+            if (ctph_chain_on) ctph_stream_barrier((CUstream)stream, 0));
 }
 
 /** cudaStreamEndCapture_ptsz, traced. */
 CTP_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *graph) {
   SPAN_BODY(cudaStreamEndCapture_ptsz, 1, stream, (stream, graph),
-            ctph_capture_ended((CUstream)stream, 1));
+            ctph_capture_ended((CUstream)stream, 1);
+            if (ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
 }
 
 /** cudaDeviceReset, traced: outstanding timings of the device are collected

@@ -13,6 +13,10 @@
  *                 then N graph launches
  *   blas          cuBLAS / cuBLASLt GEMMs of known shapes
  *   reset N       N launches, cudaDeviceReset, N more launches
+ *   burst B N     B bursts of N k_beta launches on a non-blocking stream, each
+ *                 followed by a sync and 5 ms of host sleep
+ *   waits N       N x (k_beta on stream s; another thread: k_alpha on stream t
+ *                 and an event on t; s waits for it; k_beta on s), non-blocking
  *   devices N     N launches on device 1 (cudaSetDevice), then N on device 0
  *   paced B MS    B bursts of 4 k_alpha + 2 k_beta on the legacy stream, a sync
  *                 and MS milliseconds of host sleep after each (clock drift) */
@@ -337,6 +341,56 @@ static int scenario_paced(int bursts, int ms) {
   return 0;
 }
 
+static int scenario_burst(int bursts, int n) {
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (int b = 0; b < bursts; b++) {
+    for (int i = 0; i < n; i++) k_beta<<<1, 1, 0, s>>>(i);
+    CHECK(cudaGetLastError());
+    CHECK(cudaStreamSynchronize(s));
+    struct timespec pause = {0, 5 * 1000000L};
+    nanosleep(&pause, NULL);
+  }
+  CHECK(cudaStreamDestroy(s));
+  printf("burst: %d x %d launches\n", bursts, n);
+  return 0;
+}
+
+struct wait_job {
+  cudaStream_t t;
+  cudaEvent_t e;
+  int i;
+};
+
+/* Another thread's work that the waits scenario's stream waits for. */
+static void *wait_producer(void *arg) {
+  struct wait_job *j = (struct wait_job *)arg;
+  k_alpha<<<1, 1, 0, j->t>>>(NULL, j->i);
+  cudaEventRecord(j->e, j->t);
+  return NULL;
+}
+
+static int scenario_waits(int n) {
+  struct wait_job job;
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CHECK(cudaStreamCreateWithFlags(&job.t, cudaStreamNonBlocking));
+  CHECK(cudaEventCreateWithFlags(&job.e, cudaEventDisableTiming));
+  for (int i = 0; i < n; i++) {
+    k_beta<<<1, 1, 0, s>>>(i);
+    job.i = i;
+    pthread_t producer;
+    pthread_create(&producer, NULL, wait_producer, &job);
+    pthread_join(producer, NULL);
+    CHECK(cudaStreamWaitEvent(s, job.e, 0));
+    k_beta<<<1, 1, 0, s>>>(-i);
+    CHECK(cudaGetLastError());
+  }
+  CHECK(cudaDeviceSynchronize());
+  printf("waits: %d rounds\n", n);
+  return 0;
+}
+
 static int scenario_devices(int n) {
   int count = 0;
   CHECK(cudaGetDeviceCount(&count));
@@ -366,6 +420,8 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "reset")) return scenario_reset(a);
   if (!strcmp(what, "paced")) return scenario_paced(a, b);
   if (!strcmp(what, "devices")) return scenario_devices(a);
-  fprintf(stderr, "usage: hk_app kernels|copies|errors|threads|capture|blas|reset|paced|devices [N [M]]\n");
+  if (!strcmp(what, "burst")) return scenario_burst(a, b);
+  if (!strcmp(what, "waits")) return scenario_waits(a);
+  fprintf(stderr, "usage: hk_app kernels|copies|errors|threads|capture|blas|reset|paced|devices|burst|waits [N [M]]\n");
   return 2;
 }

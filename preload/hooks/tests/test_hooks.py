@@ -3,6 +3,9 @@
 
 usage: test_hooks.py SIM_DIR LIBTRACE HK_READ HK_APP HK_PTSZ HK_SHIM   (or --skip)
 
+HK_ONLY=<name> runs the cases whose name contains it; HK_CHAIN=1 runs every case with
+CUTRACE_EVENT_CHAIN=1.
+
 Each case runs a real nvcc-built program (hk_app.cu / hk_ptsz.cu) without and with
 LD_PRELOAD=libtrace.so, requires identical output and exit status, then checks the
 trace against what the program is known to do (names, counts, streams, sizes,
@@ -76,6 +79,8 @@ class Runner:
                if not k.startswith(("CUTRACE_", "SIMCUDA_")) and k != "LD_PRELOAD"}
         env["LD_LIBRARY_PATH"] = self.sim + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         env["CUTRACE_QUIET"] = "1"
+        if os.environ.get("HK_CHAIN") == "1":  # run every case with event chaining
+            env["CUTRACE_EVENT_CHAIN"] = "1"
         env.update(extra)
         preload = ([self.lib] if traced else []) + ([preload_after] if preload_after else [])
         if preload:
@@ -185,7 +190,7 @@ def case_timing(run, app):
     bursts, pause_ms = 10, 100
     with tempfile.TemporaryDirectory(prefix="hk_truth_") as tmp:
         truth_path = os.path.join(tmp, "truth.txt")
-        extra = {"SIMCUDA_KERNEL_US": "default=5,k_alpha=60,k_beta=25", "SIMCUDA_CLOCK_OFFSET_US": "7500",
+        extra = {"SIMCUDA_KERNEL_US": "default=5,k_alpha=200,k_beta=100", "SIMCUDA_CLOCK_OFFSET_US": "7500",
                  "SIMCUDA_CLOCK_DRIFT_PPM": "50", "SIMCUDA_TRUTH_FILE": truth_path}
         rc, _, t = run.run([app, "paced", str(bursts), str(pause_ms)], extra)
         truth = [line.split() for line in open(truth_path)] if os.path.exists(truth_path) else []
@@ -234,6 +239,51 @@ def case_timing(run, app):
     print(f"  timing: {len(dur_err)} queued kernels: start/end error max {max(queued_err or [0])} ns, "
           f"duration error max {max(dur_err or [0])} ns; {len(idle_err)} idle-stream starts: median "
           f"{statistics.median(idle_err or [0]):.0f} ns early; {len(clocks)} anchors, drift {ppm:.1f} ppm")
+
+
+def case_chain(run, app):
+    """CUTRACE_EVENT_CHAIN=1: busy-stream launches start at the previous end event,
+    and the times still match the simulator's truth."""
+    bursts, n = 4, 25
+    with tempfile.TemporaryDirectory(prefix="hk_truth_") as tmp:
+        truth_path = os.path.join(tmp, "truth.txt")
+        extra = {"SIMCUDA_KERNEL_US": "default=5,k_beta=200", "SIMCUDA_CLOCK_OFFSET_US": "-3000",
+                 "SIMCUDA_CLOCK_DRIFT_PPM": "50", "SIMCUDA_TRUTH_FILE": truth_path, "CUTRACE_EVENT_CHAIN": "1"}
+        rc, out, t = run.run([app, "burst", str(bursts), str(n)], extra)
+        truth = [line.split() for line in open(truth_path)] if os.path.exists(truth_path) else []
+    if not check(rc == 0 and t and truth, f"chain: run failed: {out}"):
+        return
+    check_timed_pairs(t, "chain")
+    chained = sum(r["amount"] for r in t.of("tracer") if t.name(r["what"]) == "chained")
+    check(chained >= bursts * n // 2, f"chain: only {chained} of {bursts * n} launches chained")
+    real = sorted(((int(x[4]), int(x[5]), int(x[6])) for x in truth if x[0] == "kernel" and "k_beta" in x[1]),
+                  key=lambda x: x[1])
+    ours = sorted((g for g in t.of("gpu") if g["type"] == GPU_KERNEL), key=lambda g: g["start_ns"])
+    if not check(len(real) == len(ours) == bursts * n, f"chain: {len(ours)} GPU records, {len(real)} true"):
+        return
+    queued = [max(abs(g["start_ns"] - s), abs(g["end_ns"] - e)) for (q, s, e), g in zip(real, ours) if s > q + 1000]
+    check(queued and max(queued) <= 20000, f"chain: queued kernels off by up to {max(queued or [0])} ns")
+    durations = [abs((g["end_ns"] - g["start_ns"]) - (e - s)) for (q, s, e), g in zip(real, ours) if s > q + 1000]
+    check(durations and max(durations) <= 2000, f"chain: durations off by up to {max(durations or [0])} ns")
+    print(f"  chain: {chained} of {bursts * n} launches chained; queued kernels within {max(queued or [0])} ns, "
+          f"durations within {max(durations or [0])} ns")
+    # A wait on another stream's event between two launches: the second one must
+    # not be dated at the first one's end.
+    rounds = 10
+    with tempfile.TemporaryDirectory(prefix="hk_truth_") as tmp:
+        truth_path = os.path.join(tmp, "truth.txt")
+        extra = {"SIMCUDA_KERNEL_US": "default=5,k_beta=2000,k_alpha=5000", "SIMCUDA_TRUTH_FILE": truth_path,
+                 "CUTRACE_EVENT_CHAIN": "1"}
+        rc, out, t = run.run([app, "waits", str(rounds)], extra)
+        truth = [line.split() for line in open(truth_path)] if os.path.exists(truth_path) else []
+    if not check(rc == 0 and t and truth, f"chain waits: run failed: {out}"):
+        return
+    real = sorted((int(x[5]) for x in truth if x[0] == "kernel" and "k_beta" in x[1]))
+    ours = sorted(g["start_ns"] for g in t.of("gpu") if t.name(g["name"]) == "_Z6k_betai")
+    if check(len(real) == len(ours) == 2 * rounds, f"chain waits: {len(ours)} GPU records, {len(real)} true"):
+        worst = max(abs(a - b) for a, b in zip(real, ours))
+        check(worst <= 20000, f"chain waits: a launch after a wait is off by {worst} ns")
+        print(f"  chain across waits: starts within {worst} ns")
 
 
 def case_copies(run, app):
@@ -480,7 +530,7 @@ def main():
         return 2
     sim, lib, reader, app, ptsz, shim = sys.argv[1:]
     run = Runner(sim, lib, reader)
-    cases = [case_kernels, case_no_timing, case_timing, case_copies, case_errors, case_capture, case_blas, case_devices, case_reset,
+    cases = [case_kernels, case_no_timing, case_timing, case_chain, case_copies, case_errors, case_capture, case_blas, case_devices, case_reset,
              case_threads]
     only = os.environ.get("HK_ONLY")
     for case in cases:
