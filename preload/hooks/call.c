@@ -3,11 +3,10 @@
  * stream, the API record, and for outermost GPU operations the start and end events
  * recorded on the app's own stream and queued for the poller.
  *
- * Trade-off (documented in docs/preload.md): two events per timed operation. One
- * event per launch (reusing the previous operation's end event as the next start)
- * is only right when the stream is still busy when the next operation is queued;
- * when the host is late, the shared event would date the next kernel's start at the
- * previous kernel's end and hide exactly the idle gap the tools look for.
+ * Two events per timed operation by default; with CUTRACE_EVENT_CHAIN=1 an
+ * operation queued behind a still-running one of the same thread on the same
+ * non-blocking stream reuses its end event as its start (chain.c, and the
+ * trade-off in docs/preload.md).
  */
 #include "hooks_internal.h"
 
