@@ -23,13 +23,15 @@ static const char usage[] =
     "  --limit N       at most N rows per table (0 = all, the default)\n"
     "  --per-process   one set of tables per trace file instead of merged tables\n"
     "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms\n"
-    "  --by kernel     the grouping (only 'kernel' exists so far)\n";
+    "  --by range      NVTX ranges instead: per range name its instances, CPU time, and\n"
+    "                  the kernels and GPU time launched inside it on its thread\n";
 
 typedef struct options {
   enum ct_out_format fmt;
   const char *sort;
   uint64_t limit;
   int per_process;
+  int by_range;
   int tables[CT_NTABLES];
 } options;
 
@@ -93,7 +95,7 @@ static void table_row(void *ctx, const ct_report *r, enum ct_report_table t, con
 static void print_tables(run_state *s, const ct_report *r, uint64_t pid) {
   static const char *const titles[CT_NTABLES] = {
       "GPU kernels (GPU time)", "CUDA API calls (CPU time)", "Memory operations (GPU time)",
-      "GEMMs (GPU time)"};
+      "GEMMs (GPU time)", "NVTX ranges (CPU time; GPU work launched inside, nested ranges included)"};
   for (int t = 0; t < CT_NTABLES; t++) {
     if (!s->opt.tables[t]) continue;
     table_ctx c = {ct_report_new_table((enum ct_report_table)t, s->opt.fmt, titles[t], pid > 0),
@@ -137,11 +139,18 @@ static void json_file(ct_json *j, const file_info *f) {
 
 /* ---- the command ---------------------------------------------------------------- */
 
-static void text_heading(const file_info *f, const ct_report *r, int per_file) {
+static void text_heading(const run_state *s, const file_info *f, const ct_report *r,
+                         int per_file) {
   char b1[32];
   if (per_file)
     printf("== process %llu (%s)%s\n", (unsigned long long)f->proc.pid, f->path,
            strcmp(f->status, "clean") ? " [partial]" : "");
+  if (s->opt.by_range) {
+    if (r->range_calls_lost)
+      printf("(%llu calls made outside any closed range were too many to keep: their GPU work "
+             "is not attributed)\n", (unsigned long long)r->range_calls_lost);
+    return;
+  }
   printf("GPU activity %s in %llu activities; %llu CUDA calls\n\n",
          ct_fmt_duration(r->gpu_total_ns, b1, sizeof b1), (unsigned long long)r->activities,
          (unsigned long long)r->spans);
@@ -165,7 +174,8 @@ static int report_file(const char *path, void *arg) {
     r = &one;
   }
   ct_model_stats st;
-  int rc = ct_report_add_file(r, path, &st, &f->proc);
+  int rc = s->opt.by_range ? ct_report_add_ranges(r, path, &st, &f->proc)
+                           : ct_report_add_file(r, path, &st, &f->proc);
   int fs = cli_file_status("report", path, rc, &st);
   if (fs == 2) s->unreadable++;
   else if (fs > s->status) s->status = fs;
@@ -184,7 +194,7 @@ static int report_file(const char *path, void *arg) {
         ct_json_end_object(&s->json);
       } else {
         if (s->opt.fmt == CT_OUT_TEXT) {
-          text_heading(f, r, 1);
+          text_heading(s, f, r, 1);
           s->printed_tables = 0;
         }
         print_tables(s, r, f->proc.pid ? f->proc.pid : 1);
@@ -202,7 +212,7 @@ static int parse_tables(const char *list, int *tables) {
   snprintf(buf, sizeof buf, "%s", list);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     int found = 0;
-    for (int t = 0; t < CT_NTABLES; t++)
+    for (int t = 0; t < CT_TABLE_RANGES; t++) /* ranges come with --by range */
       if (!strcmp(tok, ct_report_table_ids[t])) tables[t] = found = 1;
     if (!found) return -1;
   }
@@ -220,7 +230,7 @@ int cmd_report(int argc, char **argv) {
   run_state s;
   memset(&s, 0, sizeof s);
   s.opt.sort = "total";
-  for (int t = 0; t < CT_NTABLES; t++) s.opt.tables[t] = 1;
+  for (int t = 0; t < CT_TABLE_RANGES; t++) s.opt.tables[t] = 1;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
     const char *a = argv[i];
@@ -251,9 +261,12 @@ int cmd_report(int argc, char **argv) {
       return bad_usage("--limit needs a number, not '%s'", val);
     if (!strcmp(a, "--tables") && parse_tables(val, s.opt.tables) < 0)
       return bad_usage("--tables takes kernels,apis,memcpy,gemms, not '%s'", val);
-    if (!strcmp(a, "--by") && strcmp(val, "kernel"))
-      return bad_usage("--by %s is not available yet (only 'kernel')", val);
+    if (!strcmp(a, "--by") && strcmp(val, "kernel") && strcmp(val, "range"))
+      return bad_usage("--by takes kernel or range, not '%s'", val);
+    if (!strcmp(a, "--by")) s.opt.by_range = !strcmp(val, "range");
   }
+  if (s.opt.by_range)
+    for (int t = 0; t < CT_NTABLES; t++) s.opt.tables[t] = t == CT_TABLE_RANGES;
   if (!s.opt.per_process && ct_report_init(&s.merged) < 0) {
     fprintf(stderr, "cutrace report: out of memory\n");
     return 2;
@@ -296,7 +309,7 @@ int cmd_report(int argc, char **argv) {
     ct_json_end_object(&s.json);
     ct_json_finish(&s.json);
   } else if (!s.opt.per_process && n >= 0) {
-    if (s.opt.fmt == CT_OUT_TEXT && s.nfiles) text_heading(&s.files[0], &s.merged, 0);
+    if (s.opt.fmt == CT_OUT_TEXT && s.nfiles) text_heading(&s, &s.files[0], &s.merged, 0);
     print_tables(&s, &s.merged, 0);
   }
   if (!s.opt.per_process) ct_report_free(&s.merged);

@@ -6,7 +6,8 @@
 #include <string.h>
 
 static const size_t row_sizes[CT_NTABLES] = {sizeof(ct_kernel_row), sizeof(ct_api_row),
-                                             sizeof(ct_memop_row), sizeof(ct_gemm_row)};
+                                             sizeof(ct_memop_row), sizeof(ct_gemm_row),
+                                             sizeof(ct_range_row)};
 
 int ct_report_init(ct_report *r) {
   memset(r, 0, sizeof *r);
@@ -161,8 +162,8 @@ static const char *row_label(const ct_report *r, enum ct_report_table t, size_t 
   const void *key;
   size_t klen;
   ct_map_entry(r->maps[t], i, &key, &klen);
-  if (t == CT_TABLE_KERNELS || t == CT_TABLE_APIS)
-    return t == CT_TABLE_KERNELS ? ct_demangle(key, buf, len) : key;
+  if (t == CT_TABLE_KERNELS) return ct_demangle(key, buf, len);
+  if (t == CT_TABLE_APIS || t == CT_TABLE_RANGES) return key;
   if (t == CT_TABLE_MEMCPY) {
     const ct_memop_key *k = key;
     snprintf(buf, len, "%s %s %s", ct_memop_kind_name(k->kind), ct_mem_type_name(k->src),

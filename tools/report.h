@@ -45,14 +45,23 @@ typedef struct ct_gemm_row {
   ct_dur_stats d;
 } ct_gemm_row;
 
+/* A row of the NVTX ranges table (--by range): d holds the ranges' CPU durations. */
+typedef struct ct_range_row {
+  ct_dur_stats d;
+  uint64_t kernels;     /* kernels, GEMMs and graphs launched inside (nested ranges too) */
+  uint64_t activities;  /* all GPU work launched inside, copies and sets included */
+  uint64_t gpu_ns;      /* GPU time of that work */
+} ct_range_row;
+
 /* Which table a map is. */
 enum ct_report_table { CT_TABLE_KERNELS, CT_TABLE_APIS, CT_TABLE_MEMCPY, CT_TABLE_GEMMS,
-                       CT_NTABLES };
+                       CT_TABLE_RANGES, CT_NTABLES };
 
 typedef struct ct_report {
   ct_map *maps[CT_NTABLES];
   uint64_t gpu_total_ns;   /* all GPU activity time (kernels, GEMMs, graphs, copies, sets) */
   uint64_t activities, spans, unmatched;
+  uint64_t range_calls_lost; /* --by range: calls whose attribution was given up */
 } ct_report;
 
 /* Starts an empty report. Returns 0, or -1 when out of memory. */
@@ -68,6 +77,15 @@ void ct_report_free(ct_report *r);
  */
 int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
                        struct ct_process *proc_out);
+
+/*
+ * Reads one trace file's NVTX ranges into r's ranges table (--by range), crediting
+ * each with the GPU work launched inside it (report_ranges.c). Returns 0 clean, 1
+ * partial, -1 unreadable, with st->message saying why; proc_out (may be NULL) gets
+ * the PROCESS record.
+ */
+int ct_report_add_ranges(ct_report *r, const char *path, ct_model_stats *st,
+                         struct ct_process *proc_out);
 
 /*
  * The rows of table t sorted by key ("total", "calls", "avg" descending, "name"

@@ -32,16 +32,18 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"GPU %", "Total", "Calls", "Avg", "Med", "Min", "Max", "Kernel"},
       {"Total", "Calls", "Avg", "Min", "Max", "Errors", "Name"},
       {"GPU %", "Total", "Count", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
-      {"Total", "Calls", "Avg", "TFLOP/s", "M", "N", "K", "Batch", "Op", "Types", "API"}};
+      {"Total", "Calls", "Avg", "TFLOP/s", "M", "N", "K", "Batch", "Op", "Types", "API"},
+      {"CPU total", "Calls", "CPU avg", "Kernels", "GPU ops", "GPU time", "Range"}};
   static const char *const csv_h[CT_NTABLES][16] = {
       {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
        "gpu_pct", "mangled"},
       {"name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "errors"},
       {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "gbps", "gpu_pct"},
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
-       "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops"}};
+       "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops"},
+      {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
   static const char *const text_align[CT_NTABLES] = {"rrrrrrrl", "rrrrrrl", "rrrrrrll",
-                                                     "rrrrrrrrlll"};
+                                                     "rrrrrrrrlll", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
   const char *hdr[20];
   int n = 0;
@@ -111,6 +113,13 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%.3f", gemm_tflops(g, d));
     break;
   }
+  case CT_TABLE_RANGES: {
+    const ct_range_row *rr = v;
+    ct_table_cell(tb, "%s", (const char *)key);
+    const uint64_t f[6] = {d->count, d->total, avg(d), rr->kernels, rr->activities, rr->gpu_ns};
+    for (int j = 0; j < 6; j++) ct_table_cell(tb, "%llu", (unsigned long long)f[j]);
+    break;
+  }
   default: break;
   }
 }
@@ -164,6 +173,15 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
     ct_table_cell(tb, "%s*%s->%s", ct_data_type_name(g->atype), ct_data_type_name(g->btype),
                   ct_data_type_name(g->ctype));
     ct_table_cell(tb, "%.*s", (int)(klen - sizeof *g), (const char *)key + sizeof *g);
+    break;
+  }
+  case CT_TABLE_RANGES: {
+    const ct_range_row *rr = v;
+    dur_cell(tb, fmt, avg(d));
+    ct_table_cell(tb, "%llu", (unsigned long long)rr->kernels);
+    ct_table_cell(tb, "%llu", (unsigned long long)rr->activities);
+    dur_cell(tb, fmt, rr->gpu_ns);
+    ct_table_cell(tb, "%s", (const char *)key);
     break;
   }
   default: break;
@@ -233,10 +251,23 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     ct_json_kv_double(j, "tflops", gemm_tflops(g, d), 3);
     break;
   }
+  case CT_TABLE_RANGES: {
+    const ct_range_row *rr = v;
+    ct_json_kv_string(j, "name", key);
+    ct_json_kv_uint(j, "calls", d->count);
+    ct_json_kv_uint(j, "kernels", rr->kernels);
+    ct_json_kv_uint(j, "activities", rr->activities);
+    ct_json_kv_uint(j, "cpu_ns", d->total);
+    ct_json_kv_uint(j, "gpu_ns", rr->gpu_ns);
+    ct_json_kv_uint(j, "avg_ns", avg(d));
+    ct_json_kv_uint(j, "min_ns", d->min);
+    ct_json_kv_uint(j, "max_ns", d->max);
+    break;
+  }
   default: break;
   }
   ct_json_end_object(j);
 }
 
-
-const char *const ct_report_table_ids[CT_NTABLES] = {"kernels", "apis", "memcpy", "gemms"};
+const char *const ct_report_table_ids[CT_NTABLES] = {"kernels", "apis", "memcpy", "gemms",
+                                                     "ranges"};

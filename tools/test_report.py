@@ -155,9 +155,29 @@ with tempfile.TemporaryDirectory() as d:
     calls = [r["calls"] for r in json.loads(out)["kernels"]]
     check(calls == sorted(calls, reverse=True), "sort by calls")
 
+    # --by range: NVTX ranges "step" > "forward" on the main thread (gentrace.c): step holds
+    # the HtoD copy, vadd, the Sgemm and (odd i) the batched GEMM; forward all but the copy.
+    for n, path, label in ((40, a, "one file"), (65, data, "merged")):
+        rc, out, err = run("report", "--by", "range", "--format", "json", path)
+        doc = json.loads(out)
+        got = {r["name"]: (r["calls"], r["kernels"], r["activities"], r["cpu_ns"], r["gpu_ns"])
+               for r in doc.get("ranges", [])}
+        n_odd = 20 + 12 if n == 65 else 20
+        want = {"step": (n, 2 * n + n_odd, 3 * n + n_odd, 108000 * n, 92000 * n + 10000 * n_odd),
+                "forward": (n, 2 * n + n_odd, 2 * n + n_odd, 18500 * n, 52000 * n + 10000 * n_odd)}
+        check(rc == 0 and got == want and "kernels" not in doc, f"--by range ({label}): {got} != {want}")
+    rc, out, err = run("report", "--by", "range", "--per-process", "--format", "csv", data)
+    rows = list(csv.reader(io.StringIO(out)))
+    check(rc == 0 and rows[0][:3] == ["table", "pid", "name"] and
+          sorted((r[1], r[2], r[3]) for r in rows[1:] if r and r[0] == "ranges") ==
+          [("100", "forward", "40"), ("100", "step", "40"), ("200", "forward", "25"), ("200", "step", "25")],
+          f"--by range per process, csv: {rows}")
+    rc, out, err = run("report", "--by", "range", a)
+    check(rc == 0 and "NVTX ranges" in out and "step" in out and "forward" in out, "--by range text")
+
     # Bad options.
     for bad in (["--format", "xml"], ["--sort", "size"], ["--limit", "x"], ["--bogus"],
-                ["--tables", "nope"], ["--by", "range"], ["--format"]):
+                ["--tables", "nope"], ["--by", "line"], ["--format"]):
         rc, out, err = run("report", *bad, a)
         check(rc == 2 and err.count("\n") == 1 and "cutrace report:" in err, f"bad option {bad}: {rc} {err!r}")
     rc, out, err = run("report", "--help")
@@ -195,6 +215,10 @@ with tempfile.TemporaryDirectory() as d:
     n_vadd = rows_of(doc)["kernels"].get("vadd(float const*, float const*, float*, int)", (0, 0))[0]
     check(1000 < n_vadd < 20000, f"truncated file still counted: {n_vadd} vadd")
     check(doc["status"] == "partial" and doc["files"][0]["status"] == "partial", "json says partial")
+    rc, out, err = run("report", "--by", "range", "--format", "json", cut)
+    steps = [r["calls"] for r in json.loads(out)["ranges"] if r["name"] == "step"]
+    check(rc == 1 and "cut.ctr" in err and steps and 1000 < steps[0] < 20000,
+          f"--by range on a truncated file: {rc} {steps} {err!r}")
     bad = os.path.join(d, "corrupt.ctr")
     mid = bytearray(raw)
     for i in range(len(raw) // 3, len(raw) // 3 + 64):
