@@ -142,6 +142,19 @@ with tempfile.TemporaryDirectory() as d:
             check(len(gpu) >= 20 and linked == len(gpu),
                   f"{label}: {linked} of {len(gpu)} GPU events linked ({p.stderr!r})")
 
+        # NVTX ranges of a real program: report --by range attributes its kernels
+        nvtx_prog = os.path.join(build, "preload", "nvtx", "tests", "nvtx_kernels")
+        if os.path.exists(nvtx_prog):
+            nv_dir = os.path.join(d, "nvtx")
+            rc, o, e = record("-q", "-o", nv_dir, "--", nvtx_prog, env=genv)
+            p = subprocess.run([cutrace, "report", "--by", "range", "--format", "json", nv_dir],
+                               capture_output=True, text=True)
+            got = {r["name"]: (r["calls"], r["kernels"], r["activities"])
+                   for r in (json.loads(p.stdout)["ranges"] if p.returncode == 0 else [])}
+            want = {"step": (1, 2, 3), "phase_a": (1, 2, 2), "copy": (1, 0, 1), "t1_work": (1, 1, 1)}
+            check(rc == 0 and all(got.get(k) == v for k, v in want.items()),
+                  f"nvtx_kernels ranges: {got} {p.stderr!r}")
+
         exec_dir = os.path.join(d, "exec")
         rc, o, e = record("-q", "-o", exec_dir, "--", "sh", "-c", f"exec {launch_loop} 50", env=genv)
         check(rc == 0 and "launch_loop: N=50" in o, f"exec ran: {rc} {o!r} {e!r}")
