@@ -41,7 +41,7 @@ typedef struct item {
 
 /* A planned GPU operation. */
 typedef struct op {
-  uint64_t start, end, stream;
+  uint64_t start, end, stream, device;
   int cause_before;
 } op;
 
@@ -53,6 +53,7 @@ static const char *strings[MAX_STRINGS];
 static unsigned nstrings;
 static uint64_t next_corr = 1;
 static unsigned pid = 4242;
+static uint64_t cur_device; /* the device launches go to */
 
 static void *grow(void *p, size_t *cap, size_t n, size_t size) {
   if (n < *cap) return p;
@@ -83,7 +84,7 @@ static void emit(uint64_t when, const ct_record *r) {
 
 static void plan_op(uint64_t start, uint64_t end, uint64_t stream, int cause_before) {
   ops = grow(ops, &capops, nops, sizeof *ops);
-  ops[nops++] = (op){start, end, stream, cause_before};
+  ops[nops++] = (op){start, end, stream, cur_device, cause_before};
 }
 
 /* A CUDA call without GPU work. */
@@ -107,16 +108,16 @@ static void launch(uint64_t tid, uint64_t stream, uint64_t cb, uint64_t cd, uint
   uint64_t corr = next_corr++;
   ct_record r = {.kind = CT_KIND_API};
   r.u.api = (struct ct_api){.tid = tid, .name = sid("__cudaLaunchKernel"), .begin_ns = cb,
-                            .end_ns = cb + cd, .corr = corr, .stream = stream,
-                            .flags = CT_API_TIMED};
+                            .end_ns = cb + cd, .corr = corr, .device = cur_device,
+                            .stream = stream, .flags = CT_API_TIMED};
   emit(cb + cd, &r);
   r = (ct_record){.kind = CT_KIND_LAUNCH};
   r.u.launch = (struct ct_launch){.corr = corr, .kernel = sid(kernel), .grid_x = 1, .grid_y = 1,
                                   .grid_z = 1, .block_x = 128, .block_y = 1, .block_z = 1};
   emit(cb + cd, &r);
   r = (ct_record){.kind = CT_KIND_GPU};
-  r.u.gpu = (struct ct_gpu){.corr = corr, .stream = stream, .start_ns = gs, .end_ns = gs + gd,
-                            .type = CT_GPU_KERNEL, .name = sid(kernel)};
+  r.u.gpu = (struct ct_gpu){.corr = corr, .device = cur_device, .stream = stream, .start_ns = gs,
+                            .end_ns = gs + gd, .type = CT_GPU_KERNEL, .name = sid(kernel)};
   emit(gs + gd + 50 * US, &r);
   plan_op(gs, gs + gd, stream, cause_before);
 }
@@ -231,6 +232,13 @@ static uint64_t scenario(void) {
   launch(TID_MAIN, 0, q, 3 * US, q + 4 * US, 100 * US, "_Z6beforev", C_HOST_WAIT);
   launch(TID_MAIN, 0, q + 10 * US, 3 * US, q + 404 * US, 100 * US, "_Z5laterv", C_OTHER);
   t = q + 504 * US;
+  /* 8b. Device 1, from the helper thread: 3 kernels of 100 us on stream 5, launched
+   *     400 us apart: two host-wait gaps of 300 us on device 1 only. */
+  cur_device = 1;
+  for (int i = 0; i < 3; i++)
+    launch(TID_HELPER, 5, t + 200 * US + i * 400 * US, 3 * US, t + 204 * US + i * 400 * US, 100 * US,
+           "_Z6otherdv", i ? C_HOST_WAIT : C_NONE);
+  cur_device = 0;
   /* 9. Syncs on little work: 6 x (kernel 20 us, cudaDeviceSynchronize returning 1 us after
    *    it, the next launch 1 us later: gaps of 6 us, mostly in the launch call). */
   for (int i = 0; i < 6; i++) {
@@ -280,6 +288,16 @@ static void add(ct_file_writer *w, const ct_record *r) {
 /* Prints the planted answers: device gaps found by merging the planned intervals. */
 static void print_answers(uint64_t end) {
   qsort(ops, nops, sizeof *ops, cmp_op);
+  /* device 1's operations go to the end (after a stable sort by device, the starts stay sorted) */
+  size_t n1 = 0;
+  op *dev1 = malloc((nops + 1) * sizeof *dev1);
+  if (!dev1) exit(1);
+  size_t k = 0;
+  for (size_t i = 0; i < nops; i++) {
+    if (ops[i].device == 1) dev1[n1++] = ops[i];
+    else ops[k++] = ops[i];
+  }
+  nops = k;
   uint64_t busy = 0, cur_s = ops[0].start, cur_e = ops[0].end, ngaps = 0;
   uint64_t by[6] = {0};
   printf("{\n  \"pid\": %u,\n  \"gaps\": [", pid);
@@ -316,8 +334,14 @@ static void print_answers(uint64_t end) {
     printf("%s{\"stream\": 2, \"start_ns\": %llu, \"end_ns\": %llu, \"cause\": \"other_stream\"}",
            i ? ", " : "", (unsigned long long)other_stream_gap[2 * i],
            (unsigned long long)other_stream_gap[2 * i + 1]);
+  printf("],\n  \"device1_gaps\": [");
+  for (size_t i = 1; i < n1; i++)
+    printf("%s{\"start_ns\": %llu, \"end_ns\": %llu, \"cause\": \"%s\"}", i > 1 ? ", " : "",
+           (unsigned long long)dev1[i - 1].end, (unsigned long long)dev1[i].start,
+           cause_names[dev1[i].cause_before]);
   printf("],\n  \"little_syncs\": %llu,\n  \"end_ns\": %llu\n}\n", (unsigned long long)n_little_syncs,
          (unsigned long long)end);
+  free(dev1);
 }
 
 int main(int argc, char **argv) {
@@ -351,14 +375,16 @@ int main(int argc, char **argv) {
                                     .realtime_ns = 1767225600000000000ull, .host = 1,
                                     .cmdline = 2, .driver_version = 13000, .runtime_version = 13000};
   add(w, &r);
-  r = (ct_record){.kind = CT_KIND_DEVICE};
-  r.u.device = (struct ct_device){.device = 0, .name = 3, .cc_major = 9, .sm_count = 132,
-                                  .mem_bytes = 141ull << 30};
-  add(w, &r);
+  for (uint64_t dev = 0; dev < 2; dev++) {
+    r = (ct_record){.kind = CT_KIND_DEVICE};
+    r.u.device = (struct ct_device){.device = dev, .name = 3, .cc_major = 9, .sm_count = 132,
+                                    .mem_bytes = 141ull << 30};
+    add(w, &r);
+  }
   qsort(items, nitems, sizeof *items, cmp_item);
   for (size_t i = 0; i < nitems; i++) add(w, &items[i].rec);
   r = (ct_record){.kind = CT_KIND_END};
-  r.u.end = (struct ct_end){.records = nitems + 3 + nstrings, .end_ns = end};
+  r.u.end = (struct ct_end){.records = nitems + 4 + nstrings, .end_ns = end};
   add(w, &r);
   if (ct_file_writer_close(w) < 0) {
     perror(argv[1]);

@@ -67,7 +67,16 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 0, f"exit {rc}: {err}")
     check_schema(doc)
     dev = doc["devices"][0]
-    check(len(doc["devices"]) == 1 and dev["device"] == 0, "one device")
+    check(len(doc["devices"]) == 2 and dev["device"] == 0, "two devices")
+    dev1 = [d for d in doc["devices"] if d["device"] == 1]
+    want1 = ans["device1_gaps"]
+    check(dev1 and dev1[0]["gaps"] == len(want1) == 2 and
+          dev1[0]["idle"]["host_wait_ns"] == sum(g["end_ns"] - g["start_ns"] for g in want1),
+          f"device 1 apart: {dev1}")
+    got1 = sorted((g["start_ns"], g["start_ns"] + g["dur_ns"], g["cause"]) for g in doc["gaps"]
+                  if g["device"] == 1)
+    check(got1 == [(g["start_ns"], g["end_ns"], g["cause"]) for g in want1], f"device 1 gaps {got1}")
+    doc["gaps"] = [g for g in doc["gaps"] if g["device"] == 0]
     check(abs(dev["busy_ns"] - ans["busy_ns"]) <= TOL, f"busy {dev['busy_ns']} vs {ans['busy_ns']}")
     check(dev["first_ns"] == ans["first_ns"] and dev["last_ns"] == ans["last_ns"], "span")
     check(dev["gaps"] == ans["gap_count"], f"gap count {dev['gaps']} vs {ans['gap_count']}")
@@ -128,7 +137,7 @@ with tempfile.TemporaryDirectory() as tmp:
     p = subprocess.run([gaps_each, trace], capture_output=True, text=True)
     rows = [l.split() for l in p.stdout.splitlines()]
     check(rows and rows[-1][:3] == ["rc", "0", str(len(rows) - 1)], f"ct_gaps_each rc: {rows[-1:]}")
-    devg = {(int(r[2]), int(r[3])): r for r in rows[:-1] if r[1] == "-"}
+    devg = {(int(r[2]), int(r[3])): r for r in rows[:-1] if r[1] == "-" and r[0] == "0"}
     check(len(devg) == ans["gap_count"], f"ct_gaps_each device gaps {len(devg)}")
     check(all(devg.get((g["start_ns"], g["start_ns"] + g["dur_ns"]), [0] * 5)[4] == g["cause"]
               for g in doc["gaps"]), "ct_gaps_each causes match the JSON")
@@ -190,7 +199,8 @@ with tempfile.TemporaryDirectory() as tmp:
     os.link(trace, os.path.join(both, "a.ctr"))
     os.link(big, os.path.join(both, "b.ctr"))
     rc, db, err = gaps_json(both)
-    check(rc == 0 and sorted(d["pid"] for d in db["devices"]) == [77, 4242], "two processes")
+    check(rc == 0 and sorted((d["pid"], d["device"]) for d in db["devices"]) == [(77, 0), (4242, 0), (4242, 1)],
+          f"two processes, their devices apart: {[(d['pid'], d['device']) for d in db['devices']]}")
 
     # Damaged: a truncated copy gives a partial result and exit 1; garbage and empty exit 2.
     data = open(big, "rb").read()
