@@ -144,6 +144,10 @@ void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUst
 
 /* Records the end event and hands the operation to the poller. */
 static void finish_timing(ctph_call *c, uint64_t result) {
+  /* Asynchronous launches cannot start before they were submitted: the poller uses
+   * this bound when the start event ran ahead of the launch (an idle stream). */
+  uint64_t submitted_ns = (c->gpu_type == CT_GPU_KERNEL || c->gpu_type == CT_GPU_GEMM ||
+                           c->gpu_type == CT_GPU_GRAPH) ? ctp_now_ns() : 0;
   if (result == 0) {
     CUstreamCaptureMode mode;
     int relaxed = capture_mode_relax(&mode);
@@ -153,6 +157,7 @@ static void finish_timing(ctph_call *c, uint64_t result) {
       struct ctph_pending p = {
           .corr = c->corr,
           .begin_ns = c->begin_ns,
+          .submitted_ns = submitted_ns,
           .name = c->gpu_name,
           .device = (uint32_t)c->device,
           .stream = c->stream,

@@ -231,6 +231,7 @@ void ctph_chain_break(void) CTPH_HIDDEN;
 /* A timed operation waiting for its events. */
 struct ctph_pending {
   uint64_t corr, begin_ns, name;
+  uint64_t submitted_ns; /* host time the real call returned (asynchronous launches; 0 = not used) */
   uint32_t device, stream, type;
   uint8_t start_shared;  /* start is the previous operation's end (event chaining) */
   uint8_t keep_end;      /* end stays with the launching thread: not recycled here */

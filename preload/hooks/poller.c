@@ -122,21 +122,38 @@ static void refit(struct device_clock *c) {
   c->fit_a = (double)c->a[0].host_ns + my - b * mx;
 }
 
-/* Records a reference event on the device's own stream and waits for it:
- * [*t0, *t1] brackets its completion. Returns the event, or NULL. */
+/* Records a reference event on the device's own (idle) stream and polls it:
+ * [*t0, *t1] brackets its completion, from the last query that still saw it
+ * pending (or the record call) to the first that saw it complete. Polling keeps
+ * the bracket to a few query costs, where a blocking synchronise would add the
+ * thread's wake-up latency (tens of microseconds on a loaded host). Returns the
+ * event, or NULL. */
 static CUevent measure_reference(struct device_clock *c, uint64_t *t0, uint64_t *t1) {
   CUevent ref;
   if (ctph_drv.EventCreate(&ref, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
     return NULL;
-  *t0 = ctp_now_ns();
+  uint64_t lo = ctp_now_ns(), hi = lo;
   CUresult r = ctph_drv.EventRecord(ref, c->stream);
-  if (r == CUDA_SUCCESS)
-    r = ctph_drv.EventSynchronize(ref);
-  *t1 = ctp_now_ns();
+  for (unsigned spins = 0; r == CUDA_SUCCESS; spins++) {
+    uint64_t tq = ctp_now_ns();
+    r = ctph_drv.EventQuery(ref);
+    hi = ctp_now_ns();
+    if (r == CUDA_SUCCESS)
+      break;
+    if (r != CUDA_ERROR_NOT_READY)
+      break;
+    lo = tq;
+    if (spins >= 20000) { /* a busy device: stop spinning, wait */
+      r = ctph_drv.EventSynchronize(ref);
+      hi = ctp_now_ns();
+      break;
+    }
+  }
   if (r != CUDA_SUCCESS) {
     ctph_drv.EventDestroy(ref);
     return NULL;
   }
+  *t0 = lo, *t1 = hi;
   return ref;
 }
 
@@ -270,6 +287,13 @@ static int poll_one(struct ctph_pending *p, void *arg) {
     end_ns += p->begin_ns - start_ns;
     start_ns = p->begin_ns;
     ps->clamped++;
+  }
+  if (start_ns < p->submitted_ns) {
+    /* The start event completed before the launch was submitted: the stream was
+     * idle, so the event measured when the call began, not when the work did (on
+     * the first launch of a kernel that can be a module load of milliseconds). The
+     * work started at the earliest when the call submitted it. */
+    start_ns = p->submitted_ns < end_ns ? p->submitted_ns : end_ns;
   }
   ct_record rec;
   rec.kind = CT_KIND_GPU;
