@@ -31,6 +31,20 @@ extern int check_failures;
 /* Copies string id of r into out, NUL-terminated ("" for 0, "?" when unknown). */
 void check_copy_string(const ct_reader *r, uint64_t id, char *out, size_t cap);
 
+/*
+ * Runs argv[0] with argv in a child whose environment is ours changed by env: each
+ * "NAME=VALUE" is set, each bare "NAME" unset (env ends with NULL). Returns its
+ * wait status, or -1 when it could not be started; *pid gets its pid if pid is
+ * not NULL.
+ */
+int check_run(const char *const env[], char *const argv[], int *pid);
+
+/*
+ * Fills paths (cap entries of 4096 bytes) with the *.ctr files in dir. Returns
+ * how many there are (possibly more than cap).
+ */
+int check_list_traces(const char *dir, char (*paths)[4096], int cap);
+
 /* Removes dir and the files in it (no subdirectories). */
 void check_remove_dir(const char *dir);
 

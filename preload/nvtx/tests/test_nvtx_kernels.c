@@ -8,7 +8,6 @@
  * Usage: test_nvtx_kernels LIBTRACE_SO NVTX_KERNELS SIM_DIR. Exit 0 pass, 1 fail,
  * 77 when SIM_DIR has no simulated libcuda.so.1.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,20 +35,11 @@ static struct span *add(struct span *a, int *n) {
 
 /* Reads the one trace in dir. Returns 1 when read. */
 static int read_trace(const char *dir) {
-  DIR *d = opendir(dir);
-  char path[4096];
-  int files = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    size_t n = strlen(e->d_name);
-    if (n > 4 && strcmp(e->d_name + n - 4, ".ctr") == 0) {
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      files++;
-    }
-  }
-  if (d) closedir(d);
+  char paths[2][4096];
+  int files = check_list_traces(dir, paths, 2);
   CHECK(files == 1, "%d trace files in %s, expected 1", files, dir);
   if (files != 1) return 0;
+  const char *path = paths[0];
   char err[256];
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   CHECK(r, "cannot read %s: %s", path, err);
@@ -142,20 +132,17 @@ int main(int argc, char **argv) {
   char tmpl[] = "/tmp/cutrace-nvtxk-XXXXXX";
   char *dir = mkdtemp(tmpl);
   if (!dir) return 1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("CUTRACE_OUTPUT", dir, 1);
-    setenv("LD_LIBRARY_PATH", argv[3], 1);
-    setenv("LD_BIND_NOW", "1", 1);
-    setenv("LD_PRELOAD", argv[1], 1);
-    unsetenv("NVTX_INJECTION64_PATH");
-    unsetenv("CUTRACE_NVTX");
-    execl(argv[2], argv[2], (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid) return 1;
-  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nvtx_kernels exit status %d", status);
+  char output[4200], sim[4200], preload[4200];
+  snprintf(output, sizeof output, "CUTRACE_OUTPUT=%s", dir);
+  snprintf(sim, sizeof sim, "LD_LIBRARY_PATH=%s", argv[3]);
+  snprintf(preload, sizeof preload, "LD_PRELOAD=%s", argv[1]);
+  const char *env[] = {output, sim, "LD_BIND_NOW=1", preload, "NVTX_INJECTION64_PATH",
+                       "CUTRACE_NVTX", NULL};
+  char *run_argv[] = {argv[2], NULL};
+  int pid = 0;
+  int status = check_run(env, run_argv, &pid);
+  CHECK(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "nvtx_kernels exit status %d", status);
   if (!read_trace(dir)) return 1;
 
   CHECK(nranges == 5, "%d ranges, expected 5 (step, phase_a, copy, t1_work, t1_leak)", nranges);

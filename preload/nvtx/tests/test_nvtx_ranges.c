@@ -12,7 +12,6 @@
  *
  * Usage: test_nvtx_ranges LIBTRACE_SO NVTX_WORKLOAD. Exit 0 pass, 1 fail.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,29 +38,19 @@ static char *run_workload(const char *libtrace, const char *workload, const char
   char tmpl[] = "/tmp/cutrace-nvtx-XXXXXX";
   char *dir = mkdtemp(tmpl);
   if (!dir) return NULL;
-  dir = strdup(dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("CUTRACE_OUTPUT", dir, 1);
-    unsetenv("NVTX_INJECTION64_PATH");
-    unsetenv("CUTRACE_NVTX");
-    unsetenv("LD_PRELOAD");
-    if (strcmp(mode, "inject") == 0) {
-      setenv("NVTX_INJECTION64_PATH", libtrace, 1);
-    } else {
-      setenv("LD_PRELOAD", libtrace, 1);
-      if (strcmp(mode, "off") == 0) setenv("CUTRACE_NVTX", "0", 1);
-    }
-    const char *arg = strcmp(mode, "off") == 0 ? NULL : "check";
-    execl(workload, workload, arg, (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid) return NULL;
-  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "[%s] workload exit status %d", mode,
-        status);
+  char output[4200], lib[4200];
+  snprintf(output, sizeof output, "CUTRACE_OUTPUT=%s", dir);
+  int inject = strcmp(mode, "inject") == 0, off = strcmp(mode, "off") == 0;
+  snprintf(lib, sizeof lib, "%s=%s", inject ? "NVTX_INJECTION64_PATH" : "LD_PRELOAD", libtrace);
+  const char *env[] = {output, "NVTX_INJECTION64_PATH", "LD_PRELOAD", "CUTRACE_NVTX", lib,
+                       off ? "CUTRACE_NVTX=0" : NULL, NULL};
+  char *argv[] = {(char *)workload, off ? NULL : "check", NULL};
+  int pid = 0;
+  int status = check_run(env, argv, &pid);
+  CHECK(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "[%s] workload exit status %d", mode, status);
   *workload_pid = (uint64_t)pid;
-  return dir;
+  return strdup(dir);
 }
 
 /* Reads the RANGE and MARK records of path into events[]; returns its PROCESS pid/ppid. */
@@ -108,20 +97,13 @@ static int read_events(const char *path, const char *mode, uint64_t *pid, uint64
  */
 static int read_trace(const char *dir, const char *mode, uint64_t workload_pid, int child,
                       int want_files) {
-  DIR *d = opendir(dir);
-  char path[4096];
-  int files = 0, found = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    size_t n = strlen(e->d_name);
-    if (n <= 4 || strcmp(e->d_name + n - 4, ".ctr") != 0) continue;
-    files++;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+  char paths[4][4096];
+  int files = check_list_traces(dir, paths, 4), found = 0;
+  for (int i = 0; i < files && i < 4 && !found; i++) {
     uint64_t pid, ppid;
-    if (found || !read_events(path, mode, &pid, &ppid)) continue;
-    found = child ? ppid == workload_pid : pid == workload_pid;
+    if (read_events(paths[i], mode, &pid, &ppid))
+      found = child ? ppid == workload_pid : pid == workload_pid;
   }
-  if (d) closedir(d);
   CHECK(files == want_files, "[%s] %d trace files in %s, expected %d", mode, files, dir,
         want_files);
   CHECK(found, "[%s] no trace of the workload%s in %s", mode, child ? "'s child" : "", dir);
