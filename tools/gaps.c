@@ -120,7 +120,8 @@ typedef struct devstate {
 typedef struct fstate {
   struct ct_gaps *g;
   unsigned proc;
-  const ct_proc *mproc;
+  ct_proc pcopy;  /* the model's process, its strings interned: valid after the model is gone */
+  int have_proc;
   devstate **devs;
   unsigned ndevs;
   tracker **streams;
@@ -521,7 +522,7 @@ static void emit_gap(fstate *f, tracker *t, uint64_t a, uint64_t b, const opinfo
   t->u.idle_ns += b - a;
   if (b - a < f->g->o.min_gap_ns) return;
   if (f->g->fn) {
-    ct_gap_info gi = {f->mproc, t->dev->device, t->stream, a, b, ct_gap_cause_name(c),
+    ct_gap_info gi = {&f->pcopy, t->dev->device, t->stream, a, b, ct_gap_cause_name(c),
                       op->has_call ? op->api : NULL};
     f->g->fn(f->g->user, &gi);
   }
@@ -748,9 +749,23 @@ static void note_time(fstate *f, uint64_t t) {
   if (++f->events % SWEEP_EVERY == 0) sweep(f);
 }
 
+/* Copies the model's process (whose strings die with the model) when it changed. */
+static void keep_proc(fstate *f, const ct_proc *p) {
+  if (!p || (f->have_proc && f->pcopy.ndevices == p->ndevices)) return;
+  f->pcopy = *p;
+  f->have_proc = 1;
+  f->pcopy.path = intern(f->g, p->path);
+  f->pcopy.host = intern(f->g, p->host);
+  f->pcopy.exe = intern(f->g, p->exe);
+  f->pcopy.cmdline = intern(f->g, p->cmdline);
+  for (unsigned i = 0; i < p->ndevices && i < 16; i++)
+    f->pcopy.device_names[i] = intern(f->g, p->device_names[i]);
+}
+
 static void on_process(void *user, const ct_proc *p) {
   fstate *f = user;
-  f->mproc = p;
+  f->have_proc = 0;
+  keep_proc(f, p);
   ct_gaps_proc *gp = &f->g->procs[f->proc];
   free(gp->host);
   free(gp->cmdline);
@@ -763,13 +778,14 @@ static void on_process(void *user, const ct_proc *p) {
 
 static void on_activity(void *user, const ct_activity *a) {
   fstate *f = user;
-  f->mproc = a->proc;
+  keep_proc(f, a->proc);
   if (a->end_ns < a->start_ns) return;
   devstate *d = get_dev(f, a->device);
   if (!d) return;
-  if (!*d->name && f->mproc)
-    for (unsigned i = 0; i < f->mproc->ndevices; i++)
-      if (f->mproc->devices[i].device == a->device) d->name = intern(f->g, f->mproc->device_names[i]);
+  if (!*d->name)
+    for (unsigned i = 0; i < f->pcopy.ndevices && i < 16; i++)
+      if (f->pcopy.devices[i].device == a->device && f->pcopy.device_names[i])
+        d->name = f->pcopy.device_names[i];
   uint64_t dur = a->end_ns - a->start_ns;
   if (dur > d->maxdur) d->maxdur = dur;
   opinfo op = {a->stream, a->type, a->tid, a->call_begin_ns, a->call_end_ns, keep(f, a->api, NULL),
@@ -797,7 +813,7 @@ static void on_activity(void *user, const ct_activity *a) {
 
 static void on_span(void *user, const ct_span *s) {
   fstate *f = user;
-  f->mproc = s->proc;
+  keep_proc(f, s->proc);
   if (s->is_tracer || s->depth == 0) {
     thstate *th = get_thread(f, s->tid);
     unsigned cls;

@@ -292,12 +292,12 @@ static void print_answers(uint64_t end) {
   size_t n1 = 0;
   op *dev1 = malloc((nops + 1) * sizeof *dev1);
   if (!dev1) exit(1);
-  size_t k = 0;
+  size_t n0 = 0;
   for (size_t i = 0; i < nops; i++) {
     if (ops[i].device == 1) dev1[n1++] = ops[i];
-    else ops[k++] = ops[i];
+    else ops[n0++] = ops[i];
   }
-  nops = k;
+  nops = n0;
   uint64_t busy = 0, cur_s = ops[0].start, cur_e = ops[0].end, ngaps = 0;
   uint64_t by[6] = {0};
   printf("{\n  \"pid\": %u,\n  \"gaps\": [", pid);
