@@ -1,0 +1,80 @@
+/*
+ * Internal interface of the driver-level half of libtrace.so (preload/driver/).
+ *
+ *   dlsym_hook.c   exported dlsym / dlvsym: lookups by handle of wrapped names
+ *                  return our wrappers; RTLD_NEXT / RTLD_DEFAULT pass straight
+ *                  through (a tail jump, so glibc still sees the real caller)
+ *   elf_symbol.c   finds libc's own dlsym / dlvsym without calling either
+ *   procaddr.c     cuGetProcAddress / cuGetProcAddress_v2 and the wrapper table
+ *                  keyed by (name, ABI version, per-thread flag)
+ *   wrap_*.c       the cu* wrappers (launches, copies and sets, sync and capture)
+ *   kernel_names.c cuFuncGetName / cuKernelGetName, cached per handle
+ *   callers.c      who called a wrapper (the runtime and libcuda pass through)
+ *   usage.c        "nothing_intercepted" at exit
+ *
+ * Built on preload/hooks/hooks_internal.h (spans, GPU timing, streams).
+ */
+#ifndef CUTRACE_PRELOAD_DRIVER_INTERNAL_H
+#define CUTRACE_PRELOAD_DRIVER_INTERNAL_H
+
+#include "../hooks/hooks_internal.h"
+
+#define CTPD_HIDDEN CTP_HIDDEN
+
+/* The real dlsym and dlvsym of libc (NULL until found). */
+extern void *(*ctpd_real_dlsym)(void *, const char *) CTPD_HIDDEN;
+extern void *(*ctpd_real_dlvsym)(void *, const char *, const char *) CTPD_HIDDEN;
+
+/* Finds the real dlsym / dlvsym once; returns ctpd_real_dlsym. */
+void *ctpd_resolve_real_dl(void) CTPD_HIDDEN;
+
+/* The address of a default-version dynamic symbol of the loaded object whose path
+ * contains `object` (e.g. "libc.so.6"), read from its ELF tables; NULL if absent. */
+void *ctpd_elf_default_symbol(const char *object, const char *name) CTPD_HIDDEN;
+
+/* 1 when addr lies in libtrace.so itself. */
+int ctpd_in_self(const void *addr) CTPD_HIDDEN;
+
+/* One wrapped driver entry point (driver.def). */
+struct ctpd_entry {
+  const char *symbol;    /* exported name, e.g. "cuMemcpyHtoD_v2_ptds" */
+  const char *proc_name; /* cuGetProcAddress name, e.g. "cuMemcpyHtoD" */
+  int per_thread, has_twin, min_version, max_version;
+  void *wrapper;         /* forwards to *real_slot */
+  void **real_slot;      /* the function the wrapper forwards to (set once) */
+};
+
+/* The driver.def table (wrap_*.c define the wrappers). */
+extern const struct ctpd_entry ctpd_entries[] CTPD_HIDDEN;
+extern const unsigned ctpd_entry_count CTPD_HIDDEN;
+
+/* The wrapper to hand out for `real`, found as entry e: e's wrapper when its slot
+ * is free or already holds real, else real itself (never a wrong forward). */
+void *ctpd_wrap_entry(const struct ctpd_entry *e, void *real) CTPD_HIDDEN;
+
+/* What a dlsym by handle of `name` that returned `real` should hand back. */
+void *ctpd_wrap_symbol(const char *name, void *real) CTPD_HIDDEN;
+
+/* 1 when a wrapper called from return address ra must only forward: the caller is
+ * the CUDA runtime (whose own call is the span), libcuda itself or libtrace. */
+int ctpd_caller_passes(const void *ra) CTPD_HIDDEN;
+
+/* The string id of the kernel behind a CUfunction (or CUkernel), 0 if unknown. */
+uint64_t ctpd_function_name_id(CUfunction f) CTPD_HIDDEN;
+
+/* Counts a traced driver-level call (for "nothing_intercepted"). */
+extern unsigned long ctpd_calls_seen CTPD_HIDDEN;
+static inline void ctpd_note_call(void) {
+  __atomic_store_n(&ctpd_calls_seen, 1, __ATOMIC_RELAXED);
+}
+
+/* Registers the exit check once (called from the first cuGetProcAddress / dlsym). */
+void ctpd_usage_init(void) CTPD_HIDDEN;
+
+/* The real function behind a hooks.def id (dlsym RTLD_NEXT, cached). */
+static inline void *ctpd_next(enum ctph_id id) {
+  void *p = __atomic_load_n(&ctph_real_table[id], __ATOMIC_ACQUIRE);
+  return p ? p : ctph_real_resolve(id);
+}
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * Looks a symbol up in a loaded object's own ELF tables (.dynsym, .dynstr, the GNU
+ * hash table and .gnu.version), the way the dynamic linker does, without calling
+ * dlsym: used to find libc's dlsym and dlvsym, which libtrace.so itself exports.
+ * Only the default version of a symbol (version index without the hidden bit) is
+ * returned. Layout of DT_GNU_HASH: nbuckets, symoffset, bloom size, bloom shift,
+ * the bloom words, the buckets, then one hash value per symbol from symoffset on
+ * whose low bit marks the end of a chain.
+ */
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+
+#include "driver_internal.h"
+
+struct lookup {
+  const char *object, *name;
+  void *found;
+};
+
+static uint32_t gnu_hash(const char *s) {
+  uint32_t h = 5381;
+  for (; *s; s++)
+    h = h * 33 + (unsigned char)*s;
+  return h;
+}
+
+/* A d_ptr value as an address (glibc relocates most of them in place already). */
+static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v) {
+  return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+}
+
+static void lookup_in(const struct dl_phdr_info *info, const ElfW(Dyn) *dyn, struct lookup *l) {
+  const ElfW(Sym) *symtab = NULL;
+  const char *strtab = NULL;
+  const uint32_t *gnu = NULL;
+  const ElfW(Half) *versym = NULL;
+  for (; dyn->d_tag != DT_NULL; dyn++) {
+    switch (dyn->d_tag) {
+    case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_addr(info, dyn->d_un.d_ptr); break;
+    case DT_STRTAB: strtab = (const char *)dyn_addr(info, dyn->d_un.d_ptr); break;
+    case DT_GNU_HASH: gnu = (const uint32_t *)dyn_addr(info, dyn->d_un.d_ptr); break;
+    case DT_VERSYM: versym = (const ElfW(Half) *)dyn_addr(info, dyn->d_un.d_ptr); break;
+    default: break;
+    }
+  }
+  if (!symtab || !strtab || !gnu)
+    return;
+  uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom_size = gnu[2];
+  if (!nbuckets)
+    return;
+  const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gnu + 4) + bloom_size);
+  const uint32_t *chain = buckets + nbuckets;
+  uint32_t h = gnu_hash(l->name);
+  uint32_t i = buckets[h % nbuckets];
+  if (i < symoffset)
+    return;
+  for (;; i++) {
+    uint32_t ch = chain[i - symoffset];
+    const ElfW(Sym) *s = &symtab[i];
+    if ((ch | 1) == (h | 1) && s->st_shndx != SHN_UNDEF && s->st_value &&
+        strcmp(strtab + s->st_name, l->name) == 0 && (!versym || !(versym[i] & 0x8000))) {
+      l->found = (void *)(info->dlpi_addr + s->st_value);
+      return;
+    }
+    if (ch & 1)
+      return;
+  }
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  struct lookup *l = arg;
+  if (!info->dlpi_name || !strstr(info->dlpi_name, l->object))
+    return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+      lookup_in(info, (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr), l);
+  return l->found != NULL;
+}
+
+void *ctpd_elf_default_symbol(const char *object, const char *name) {
+  struct lookup l = {object, name, NULL};
+  dl_iterate_phdr(visit, &l);
+  return l.found;
+}

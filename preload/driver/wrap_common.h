@@ -1,0 +1,37 @@
+/*
+ * The pattern of every driver wrapper (wrap_*.c): each driver.def entry gets
+ *   - the exported function of its name (programs linked with -lcuda, RTLD_DEFAULT
+ *     lookups, preloads stacked before us), forwarding to the next definition;
+ *   - a hidden twin, handed out by cuGetProcAddress and by dlsym with a handle,
+ *     forwarding to the pointer that lookup returned (ctpd_slot_<sym>).
+ * Both run the family's body with the caller's return address.
+ */
+#ifndef CUTRACE_PRELOAD_DRIVER_WRAP_COMMON_H
+#define CUTRACE_PRELOAD_DRIVER_WRAP_COMMON_H
+
+#include "driver_internal.h"
+
+#define CTPD_UNPAREN(...) __VA_ARGS__
+
+#define CTPD_DEFINE(sym, ptsz, BODY, PARAMS, ARGS)                                        \
+  CTP_EXPORT CUresult ctpd_x_##sym PARAMS __asm__(#sym);                                  \
+  CTPD_HIDDEN void *ctpd_slot_##sym;                                                      \
+  CTPD_HIDDEN CUresult ctpd_w_##sym PARAMS;                                               \
+  CTP_EXPORT CUresult ctpd_x_##sym PARAMS {                                               \
+    return BODY(CTPH_ID_##sym, ptsz, ctpd_next(CTPH_ID_##sym), __builtin_return_address(0), \
+                CTPD_UNPAREN ARGS);                                                       \
+  }                                                                                       \
+  CUresult ctpd_w_##sym PARAMS {                                                          \
+    return BODY(CTPH_ID_##sym, ptsz, __atomic_load_n(&ctpd_slot_##sym, __ATOMIC_ACQUIRE), \
+                __builtin_return_address(0), CTPD_UNPAREN ARGS);                          \
+  }
+
+/* When the call is not traced (caller passes, tracing off): forward only. */
+#define CTPD_UNTRACED(real, ra) (ctpd_caller_passes(ra) || CTP_UNLIKELY(!ctph_on()))
+
+/* The result when no function to forward to exists. */
+#define CTPD_NO_REAL CUDA_ERROR_NOT_FOUND
+
+#define CTPD_INLINE static inline __attribute__((always_inline))
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * Driver launches: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx (the
+ * Triton launcher's entry point) and cuGraphLaunch, each with its _ptsz form. A
+ * traced call is an API record flagged CT_API_DRIVER plus a LAUNCH record named by
+ * cuFuncGetName / cuKernelGetName; when outermost (static cudart, Triton, -lcuda)
+ * the kernel is timed with events on its stream. Inside a library call (a cuBLAS
+ * GEMM span) it is a depth>0 child naming the library's real kernel; the library
+ * call keeps its one GPU activity (see docs/preload.md, "Driver-level
+ * interception").
+ */
+#include "wrap_common.h"
+
+typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, CUstream, void **, void **);
+typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+typedef CUresult (*graph_fn)(CUgraphExec, CUstream);
+
+static void emit_launch(uint64_t corr, uint64_t kernel, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned shmem) {
+  ct_record r;
+  r.kind = CT_KIND_LAUNCH;
+  r.u.launch = (struct ct_launch){.corr = corr, .kernel = kernel, .grid_x = gx, .grid_y = gy,
+                                  .grid_z = gz, .block_x = bx, .block_y = by, .block_z = bz,
+                                  .shmem = shmem};
+  ctp_emit(&r);
+}
+
+CTPD_INLINE CUresult launch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                 CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                 unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                 CUstream stream, void **params, void **extra) {
+  launch_fn real = (launch_fn)realp;
+  if (!real)
+    return CTPD_NO_REAL;
+  if (CTPD_UNTRACED(real, ra))
+    return real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+  ctpd_note_call();
+  uint64_t name = ctpd_function_name_id(f);
+  ctph_call c;
+  ctph_call_begin(&c, id, ptsz, CT_GPU_KERNEL, stream, name);
+  c.flags |= CT_API_DRIVER;
+  CUresult r = real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+  CTPH_FINISH(c, r, emit_launch(c.corr, name, gx, gy, gz, bx, by, bz, shmem));
+  return r;
+}
+
+#define LAUNCH_PARAMS                                                                       \
+  (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
+   unsigned shmem, CUstream stream, void **params, void **extra)
+#define LAUNCH_ARGS (f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra)
+
+CTPD_DEFINE(cuLaunchKernel, 0, launch_body, LAUNCH_PARAMS, LAUNCH_ARGS)
+CTPD_DEFINE(cuLaunchKernel_ptsz, 1, launch_body, LAUNCH_PARAMS, LAUNCH_ARGS)
+CTPD_DEFINE(cuLaunchCooperativeKernel, 0, launch_body, LAUNCH_PARAMS, LAUNCH_ARGS)
+CTPD_DEFINE(cuLaunchCooperativeKernel_ptsz, 1, launch_body, LAUNCH_PARAMS, LAUNCH_ARGS)
+
+CTPD_INLINE CUresult launch_ex_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                    const CUlaunchConfig *config, CUfunction f, void **params,
+                                    void **extra) {
+  launch_ex_fn real = (launch_ex_fn)realp;
+  if (!real)
+    return CTPD_NO_REAL;
+  if (CTPD_UNTRACED(real, ra) || !config)
+    return real(config, f, params, extra);
+  ctpd_note_call();
+  uint64_t name = ctpd_function_name_id(f);
+  ctph_call c;
+  ctph_call_begin(&c, id, ptsz, CT_GPU_KERNEL, config->hStream, name);
+  c.flags |= CT_API_DRIVER;
+  CUresult r = real(config, f, params, extra);
+  CTPH_FINISH(c, r,
+              emit_launch(c.corr, name, config->gridDimX, config->gridDimY, config->gridDimZ,
+                          config->blockDimX, config->blockDimY, config->blockDimZ,
+                          config->sharedMemBytes));
+  return r;
+}
+
+#define LAUNCH_EX_PARAMS (const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
+#define LAUNCH_EX_ARGS (config, f, params, extra)
+CTPD_DEFINE(cuLaunchKernelEx, 0, launch_ex_body, LAUNCH_EX_PARAMS, LAUNCH_EX_ARGS)
+CTPD_DEFINE(cuLaunchKernelEx_ptsz, 1, launch_ex_body, LAUNCH_EX_PARAMS, LAUNCH_EX_ARGS)
+
+CTPD_INLINE CUresult graph_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                CUgraphExec exec, CUstream stream) {
+  graph_fn real = (graph_fn)realp;
+  if (!real)
+    return CTPD_NO_REAL;
+  if (CTPD_UNTRACED(real, ra))
+    return real(exec, stream);
+  ctpd_note_call();
+  ctph_call c;
+  ctph_call_begin(&c, id, ptsz, CT_GPU_GRAPH, stream, ctph_hook_name_id(id));
+  c.flags |= CT_API_DRIVER;
+  CUresult r = real(exec, stream);
+  CTPH_FINISH(c, r, (void)0);
+  return r;
+}
+
+CTPD_DEFINE(cuGraphLaunch, 0, graph_body, (CUgraphExec exec, CUstream stream), (exec, stream))
+CTPD_DEFINE(cuGraphLaunch_ptsz, 1, graph_body, (CUgraphExec exec, CUstream stream),
+            (exec, stream))

@@ -1,0 +1,70 @@
+/*
+ * Driver synchronisation and capture, as CPU spans (CT_API_DRIVER): cuCtxSynchronize
+ * (the CUDA 2.0 ABI without arguments), cuStreamSynchronize, cuStreamBeginCapture_v2
+ * and cuStreamEndCapture (with _ptsz). Capture begin/end also tell the hooks which
+ * streams capture, so that nothing is timed with events inside a capture.
+ */
+#include "wrap_common.h"
+
+typedef CUresult (*ctx_sync_fn)(void);
+typedef CUresult (*stream_sync_fn)(CUstream);
+typedef CUresult (*begin_fn)(CUstream, CUstreamCaptureMode);
+typedef CUresult (*end_fn)(CUstream, CUgraph *);
+
+/* Forward; when traced, a span; AFTER runs after the real call either way. */
+#define SPAN_BODY(id, ptsz, realp, ra, type, stream, CALL, AFTER) \
+  type real = (type)(realp);                                     \
+  if (!real)                                                     \
+    return CTPD_NO_REAL;                                         \
+  if (CTPD_UNTRACED(real, ra))                                   \
+    return CALL;                                                 \
+  ctpd_note_call();                                              \
+  ctph_call c;                                                   \
+  ctph_call_begin(&c, id, ptsz, 0, stream, 0);                   \
+  c.flags |= CT_API_DRIVER;                                      \
+  CUresult r = CALL;                                             \
+  int saved_ = errno;                                            \
+  AFTER;                                                         \
+  errno = saved_;                                                \
+  CTPH_FINISH(c, r, (void)0);                                    \
+  return r
+
+CTPD_INLINE CUresult ctx_sync_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                   int unused) {
+  (void)unused;
+  SPAN_BODY(id, ptsz, realp, ra, ctx_sync_fn, CTPH_NO_STREAM, real(), (void)0);
+}
+
+CTPD_INLINE CUresult stream_sync_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                      CUstream s) {
+  SPAN_BODY(id, ptsz, realp, ra, stream_sync_fn, s, real(s), (void)0);
+}
+
+CTPD_INLINE CUresult begin_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                CUstream s, CUstreamCaptureMode mode) {
+  SPAN_BODY(id, ptsz, realp, ra, begin_fn, s, real(s, mode), {
+    if (r == CUDA_SUCCESS)
+      ctph_capture_begun(s, ptsz);
+    if (ctph_chain_on)
+      ctph_stream_barrier(s, ptsz);
+  });
+}
+
+CTPD_INLINE CUresult end_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                              CUstream s, CUgraph *graph) {
+  SPAN_BODY(id, ptsz, realp, ra, end_fn, s, real(s, graph), {
+    ctph_capture_ended(s, ptsz);
+    if (ctph_chain_on)
+      ctph_stream_barrier(s, ptsz);
+  });
+}
+
+CTPD_DEFINE(cuCtxSynchronize, 0, ctx_sync_body, (void), (0))
+CTPD_DEFINE(cuStreamSynchronize, 0, stream_sync_body, (CUstream s), (s))
+CTPD_DEFINE(cuStreamSynchronize_ptsz, 1, stream_sync_body, (CUstream s), (s))
+CTPD_DEFINE(cuStreamBeginCapture_v2, 0, begin_body, (CUstream s, CUstreamCaptureMode mode),
+            (s, mode))
+CTPD_DEFINE(cuStreamBeginCapture_v2_ptsz, 1, begin_body, (CUstream s, CUstreamCaptureMode mode),
+            (s, mode))
+CTPD_DEFINE(cuStreamEndCapture, 0, end_body, (CUstream s, CUgraph *graph), (s, graph))
+CTPD_DEFINE(cuStreamEndCapture_ptsz, 1, end_body, (CUstream s, CUgraph *graph), (s, graph))
