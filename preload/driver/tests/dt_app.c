@@ -1,0 +1,230 @@
+/*
+ * dt_app MODE: small programs that reach the (simulated) driver the ways real
+ * software does, for test_driver.py. Each prints what it did on stdout (the same
+ * with and without the tracer) and exits 0, or prints "dt_app: ..." and exits 1.
+ *   triton    dlopen("libcuda.so.1") + dlsym(h, "cuLaunchKernelEx"), as Triton's
+ *             launcher does: 20 launches of "triton_kernel"
+ *   linked    linked with -lcuda: 10 cuLaunchKernel of "linked_kernel", a 4 KiB
+ *             HtoD / DtoH copy pair, a 1 KiB cuMemsetD8, cuStreamSynchronize
+ *   procaddr  cuGetProcAddress (4 arguments, version 11030) and
+ *             cuGetProcAddress_v2 (5 arguments): 5 launches each of "v1_kernel",
+ *             "v2_kernel", and 5 of "pt_kernel" through the _ptsz answer, plus
+ *             cuGetProcAddress fetched through itself at both versions
+ *   dlsym     the program's own dlsym(RTLD_NEXT, ...) / dlsym(RTLD_DEFAULT, ...)
+ *             answers are checked, then 3 launches of "default_kernel" through the
+ *             RTLD_DEFAULT pointer
+ *   hidden    fetches cuGetProcAddress_v2 but only initialises the driver
+ *   bench N   N cuLaunchKernel calls (linked) in a loop, after 1,000 warm-up
+ *             launches: prints the mean host time per launch (for the report, not
+ *             checked by the tests)
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FAIL(...) (fprintf(stderr, "dt_app: " __VA_ARGS__), fputc('\n', stderr), 1)
+
+typedef CUresult (*get_proc5_fn)(const char *, void **, int, cuuint64_t,
+                                 CUdriverProcAddressQueryResult *);
+typedef CUresult (*get_proc4_fn)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, CUstream, void **, void **);
+
+/* Only the program itself defines this (exported with -rdynamic). */
+__attribute__((visibility("default"))) int dt_app_own_symbol(void) { return 42; }
+
+static void *libcuda;
+
+static void *sym(const char *name) { return dlsym(libcuda, name); }
+
+/* cuInit, device 0's primary context current, and a function of a loaded module. */
+static int setup(CUfunction *f, const char *kernel) {
+  CUresult (*init)(unsigned) = (__typeof__(init))sym("cuInit");
+  CUresult (*dev_get)(CUdevice *, int) = (__typeof__(dev_get))sym("cuDeviceGet");
+  CUresult (*retain)(CUcontext *, CUdevice) = (__typeof__(retain))sym("cuDevicePrimaryCtxRetain");
+  CUresult (*set)(CUcontext) = (__typeof__(set))sym("cuCtxSetCurrent");
+  CUresult (*load)(CUmodule *, const void *) = (__typeof__(load))sym("cuModuleLoadData");
+  CUresult (*get_fn)(CUfunction *, CUmodule, const char *) =
+      (__typeof__(get_fn))sym("cuModuleGetFunction");
+  CUdevice dev;
+  CUcontext ctx;
+  CUmodule mod;
+  if (!init || !dev_get || !retain || !set || !load || !get_fn)
+    return FAIL("driver functions missing");
+  if (init(0) || dev_get(&dev, 0) || retain(&ctx, dev) || set(ctx))
+    return FAIL("no context");
+  if (load(&mod, "dt_app image") || get_fn(f, mod, kernel))
+    return FAIL("no module function %s", kernel);
+  return 0;
+}
+
+static int ctx_sync(void) {
+  CUresult (*s)(void) = (__typeof__(s))sym("cuCtxSynchronize");
+  return s && s() == CUDA_SUCCESS ? 0 : FAIL("cuCtxSynchronize");
+}
+
+static int run_triton(void) {
+  CUfunction f;
+  if (setup(&f, "triton_kernel"))
+    return 1;
+  CUresult (*launch_ex)(const CUlaunchConfig *, CUfunction, void **, void **) =
+      (__typeof__(launch_ex))sym("cuLaunchKernelEx");
+  if (!launch_ex)
+    return FAIL("no cuLaunchKernelEx");
+  CUlaunchConfig cfg = {.gridDimX = 8, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64,
+                        .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = 128, .hStream = 0};
+  for (int i = 0; i < 20; i++)
+    if (launch_ex(&cfg, f, NULL, NULL))
+      return FAIL("launch %d", i);
+  printf("triton: 20 launches\n");
+  return ctx_sync();
+}
+
+static int run_linked(void) {
+  CUfunction f;
+  if (setup(&f, "linked_kernel"))
+    return 1;
+  for (int i = 0; i < 10; i++)
+    if (cuLaunchKernel(f, 4, 1, 1, 32, 1, 1, 0, 0, NULL, NULL))
+      return FAIL("launch %d", i);
+  static unsigned char host[4096], back[4096];
+  memset(host, 7, sizeof host);
+  CUdeviceptr d;
+  if (cuMemAlloc(&d, sizeof host) || cuMemcpyHtoD(d, host, sizeof host) ||
+      cuMemsetD8(d, 3, 1024) || cuMemcpyDtoH(back, d, sizeof back) || cuStreamSynchronize(0))
+    return FAIL("copies");
+  printf("linked: 10 launches, back[0]=%d back[2000]=%d\n", back[0], back[2000]);
+  return 0;
+}
+
+static int launch_n(launch_fn launch, CUfunction f, int n) {
+  for (int i = 0; i < n; i++)
+    if (!launch || launch(f, 2, 1, 1, 32, 1, 1, 0, 0, NULL, NULL))
+      return FAIL("launch %d", i);
+  return 0;
+}
+
+static int run_procaddr(void) {
+  CUfunction f1, f2, f3;
+  if (setup(&f1, "v1_kernel"))
+    return 1;
+  CUresult (*get_fn)(CUfunction *, CUmodule, const char *) =
+      (__typeof__(get_fn))sym("cuModuleGetFunction");
+  CUresult (*load)(CUmodule *, const void *) = (__typeof__(load))sym("cuModuleLoadData");
+  CUmodule mod;
+  if (load(&mod, "dt_app image 2") || get_fn(&f2, mod, "v2_kernel") ||
+      get_fn(&f3, mod, "pt_kernel"))
+    return FAIL("functions");
+  get_proc4_fn gp4 = (get_proc4_fn)sym("cuGetProcAddress");
+  get_proc5_fn gp5 = (get_proc5_fn)sym("cuGetProcAddress_v2");
+  if (!gp4 || !gp5)
+    return FAIL("no cuGetProcAddress");
+  void *p = NULL;
+  CUdriverProcAddressQueryResult st;
+  /* 4-argument form, CUDA 11.3 ABI */
+  if (gp4("cuLaunchKernel", &p, 11030, 0) || launch_n((launch_fn)p, f1, 5))
+    return 1;
+  /* cuGetProcAddress asked for itself: the 5-argument form at 12000 */
+  get_proc5_fn self5 = NULL;
+  if (gp5("cuGetProcAddress", (void **)&self5, 12000, 0, &st) || !self5)
+    return FAIL("cuGetProcAddress at 12000");
+  p = NULL;
+  if (self5("cuLaunchKernel", &p, 12000, 0, &st) || launch_n((launch_fn)p, f2, 5))
+    return 1;
+  p = NULL;
+  if (self5("cuLaunchKernel", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ||
+      launch_n((launch_fn)p, f3, 5))
+    return 1;
+  /* ... and the 4-argument form at 11030 */
+  get_proc4_fn self4 = NULL;
+  if (gp5("cuGetProcAddress", (void **)&self4, 11030, 0, &st) || !self4)
+    return FAIL("cuGetProcAddress at 11030");
+  p = NULL;
+  if (self4("cuLaunchKernel", &p, 11030, 0) || launch_n((launch_fn)p, f1, 5))
+    return 1;
+  /* a name that does not exist stays unanswered */
+  p = (void *)1;
+  CUresult r = gp5("cuNoSuchFunction", &p, 12000, 0, &st);
+  printf("procaddr: 20 launches; unknown name: result %d status %d null %d\n", (int)r, (int)st,
+         p == NULL);
+  return ctx_sync();
+}
+
+static int run_dlsym(void) {
+  void *next_getpid = dlsym(RTLD_NEXT, "getpid");
+  void *default_getpid = dlsym(RTLD_DEFAULT, "getpid");
+  if (!next_getpid || next_getpid != default_getpid || next_getpid != (void *)&getpid)
+    return FAIL("getpid: next %p default %p", next_getpid, default_getpid);
+  /* RTLD_NEXT from the program skips the program itself; RTLD_DEFAULT does not. */
+  if (dlsym(RTLD_NEXT, "dt_app_own_symbol") != NULL)
+    return FAIL("RTLD_NEXT found the program's own symbol");
+  if (dlsym(RTLD_DEFAULT, "dt_app_own_symbol") != (void *)&dt_app_own_symbol)
+    return FAIL("RTLD_DEFAULT missed the program's own symbol");
+  if (dlsym(RTLD_DEFAULT, "dt_no_such_symbol_anywhere") != NULL || !dlerror())
+    return FAIL("missing symbol found, or no dlerror");
+  void *v = dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
+  if (!v)
+    v = dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
+  if (!v)
+    return FAIL("dlvsym(RTLD_DEFAULT, dlsym) failed");
+  CUfunction f;
+  if (setup(&f, "default_kernel"))
+    return 1;
+  launch_fn launch = (launch_fn)dlsym(RTLD_DEFAULT, "cuLaunchKernel");
+  if (launch_n(launch, f, 3))
+    return 1;
+  printf("dlsym: RTLD_NEXT and RTLD_DEFAULT answers right; 3 launches\n");
+  return ctx_sync();
+}
+
+static int run_hidden(void) {
+  get_proc5_fn gp5 = (get_proc5_fn)sym("cuGetProcAddress_v2");
+  void *init = NULL;
+  CUdriverProcAddressQueryResult st;
+  if (!gp5 || gp5("cuInit", &init, 12000, 0, &st) || !init)
+    return FAIL("no cuInit");
+  printf("hidden: cuInit %d\n", (int)((CUresult(*)(unsigned))init)(0));
+  return 0;
+}
+
+static int run_bench(long n) {
+  CUfunction f;
+  if (n < 1 || setup(&f, "bench_kernel"))
+    return FAIL("bench: bad count or setup");
+  for (int i = 0; i < 1000; i++)
+    cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, NULL, NULL);
+  cuCtxSynchronize();
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (long i = 0; i < n; i++)
+    if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, NULL, NULL))
+      return FAIL("launch %ld", i);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  cuCtxSynchronize();
+  double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n;
+  printf("bench: %ld launches, %.1f ns per launch\n", n, ns);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "bench")) {
+    libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return libcuda ? run_bench(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
+  }
+  if (argc != 2)
+    return FAIL("usage: dt_app triton|linked|procaddr|dlsym|hidden");
+  libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!libcuda)
+    return FAIL("dlopen libcuda.so.1: %s", dlerror());
+  const char *m = argv[1];
+  return !strcmp(m, "triton")     ? run_triton()
+         : !strcmp(m, "linked")   ? run_linked()
+         : !strcmp(m, "procaddr") ? run_procaddr()
+         : !strcmp(m, "dlsym")    ? run_dlsym()
+         : !strcmp(m, "hidden")   ? run_hidden()
+                                  : FAIL("unknown mode %s", m);
+}

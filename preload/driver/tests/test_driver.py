@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Tests of libtrace.so's driver-level interception on the simulated CUDA stack.
+
+usage: test_driver.py SIM_DIR LIBTRACE HK_READ DT_APP DT_SHIM [MATMUL_ADD]
+
+Each case runs a program without and with LD_PRELOAD=libtrace.so, requires the
+same stdout and exit status, and checks the trace (read with hk_read) against what
+the program is known to do: launches by name and entry point, the per-thread form,
+copies, the stacking of a second preload, and for matmul_add (cuBLAS) the GEMM's
+inner kernel as a named driver-level child with no duplicated span.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+API_TIMED, API_DRIVER = 0x4, 0x10
+GPU_KERNEL = 1
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+class Trace:
+    def __init__(self, text):
+        self.strings, self.records = {}, []
+        for line in text.splitlines():
+            parts = line.split()
+            if not parts or parts[0] == "STATUS":
+                continue
+            if parts[0] == "S":
+                self.strings[int(parts[1])] = bytes.fromhex(parts[2] if len(parts) > 2 else "").decode()
+                continue
+            rec = {k: int(v) for k, v in (p.split("=", 1) for p in parts[1:])}
+            rec["_kind"] = parts[0]
+            self.records.append(rec)
+
+    def of(self, kind):
+        return [r for r in self.records if r["_kind"] == kind]
+
+    def name(self, sid):
+        return self.strings.get(sid, "")
+
+    def apis(self, name):
+        return [r for r in self.of("api") if self.name(r["name"]) == name]
+
+    def kernel_of(self, corr):
+        return [self.name(r["kernel"]) for r in self.of("launch") if r["corr"] == corr]
+
+
+def run(sim, preload, reader, argv, traced):
+    with tempfile.TemporaryDirectory(prefix="dt_") as tmp:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("CUTRACE_", "SIMCUDA_")) and k != "LD_PRELOAD"}
+        env["LD_LIBRARY_PATH"] = sim
+        env["CUTRACE_OUTPUT"] = os.path.join(tmp, "out")
+        if preload:
+            env["LD_PRELOAD"] = ":".join(preload)
+        p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+        trace = None
+        if traced:
+            out = env["CUTRACE_OUTPUT"]
+            files = sorted(os.listdir(out)) if os.path.isdir(out) else []
+            if check(len(files) == 1, f"{argv}: one trace file expected, found {files}"):
+                r = subprocess.run([reader, os.path.join(out, files[0])], capture_output=True,
+                                   text=True, timeout=300)
+                check(r.returncode == 0, f"hk_read failed: {r.stderr}")
+                trace = Trace(r.stdout)
+        return p.returncode, p.stdout, p.stderr, trace
+
+
+def compare(ctx, argv, before=(), after=()):
+    sim, lib, reader = ctx
+    rc0, out0, err0, _ = run(sim, list(before) + list(after), reader, argv, False)
+    rc1, out1, err1, t = run(sim, list(before) + [lib] + list(after), reader, argv, True)
+    label = " ".join(os.path.basename(a) for a in argv)
+    check(rc0 == 0, f"{label}: untraced exit {rc0}: {err0}")
+    timing = re.compile(r"[0-9.]+ ms/iter")  # measured, so it differs run to run
+    out0, out1 = timing.sub("T ms/iter", out0), timing.sub("T ms/iter", out1)
+    check(rc0 == rc1 and out0 == out1, f"{label}: traced run differs: {rc1} {out1!r} vs {out0!r}")
+    print(f"  {label}: exit {rc1}, {out1.strip()}")
+    return t, err0, err1
+
+
+def launches(t, entry, kernel):
+    """API records of entry point `entry` whose LAUNCH names `kernel`."""
+    return [a for a in t.apis(entry) if t.kernel_of(a["corr"]) == [kernel]]
+
+
+def check_driver_launches(t, label, entry, kernel, n, timed=True):
+    got = launches(t, entry, kernel)
+    check(len(got) == n, f"{label}: {len(got)} {entry} of {kernel}, want {n}")
+    for a in got:
+        check(a["flags"] & API_DRIVER, f"{label}: {entry} not flagged DRIVER")
+        check(a["depth"] == 0 and a["result"] == 0, f"{label}: {entry} depth {a['depth']} result {a['result']}")
+    if timed:
+        gpus = {g["corr"]: g for g in t.of("gpu")}
+        timed_n = sum(1 for a in got if a["flags"] & API_TIMED and a["corr"] in gpus
+                      and gpus[a["corr"]]["type"] == GPU_KERNEL)
+        check(timed_n == n, f"{label}: {timed_n} of {n} {kernel} launches timed on the GPU")
+
+
+def case_triton(ctx, app):
+    t, _, _ = compare(ctx, [app, "triton"])
+    if t:
+        check_driver_launches(t, "triton", "cuLaunchKernelEx", "triton_kernel", 20)
+        check(all(r["shmem"] == 128 and r["grid_x"] == 8 and r["block_x"] == 64
+                  for r in t.of("launch")), "triton: launch geometry")
+        check(len(t.apis("cuCtxSynchronize")) == 1, "triton: cuCtxSynchronize span missing")
+
+
+def case_linked(ctx, app):
+    t, _, _ = compare(ctx, [app, "linked"])
+    if t:
+        check_driver_launches(t, "linked", "cuLaunchKernel", "linked_kernel", 10)
+        memops = t.of("memop")
+        kinds = sorted((m["kind"], m["bytes"]) for m in memops)
+        check(kinds == [(1, 4096), (2, 4096), (5, 1024)], f"linked: copies/sets {kinds}")
+        for name in ("cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemsetD8_v2", "cuStreamSynchronize"):
+            check(len(t.apis(name)) == 1, f"linked: {name} spans {len(t.apis(name))}")
+
+
+def case_procaddr(ctx, app):
+    t, _, _ = compare(ctx, [app, "procaddr"])
+    if t:
+        check_driver_launches(t, "procaddr", "cuLaunchKernel", "v1_kernel", 10)
+        check_driver_launches(t, "procaddr", "cuLaunchKernel", "v2_kernel", 5)
+        check_driver_launches(t, "procaddr", "cuLaunchKernel_ptsz", "pt_kernel", 5)
+        check(all(a["flags"] & 0x1 for a in t.apis("cuLaunchKernel_ptsz")), "procaddr: _ptsz not flagged PTSZ")
+
+
+def case_dlsym(ctx, app):
+    t, _, _ = compare(ctx, [app, "dlsym"])
+    if t:
+        check_driver_launches(t, "dlsym", "cuLaunchKernel", "default_kernel", 3)
+
+
+def case_stacking(ctx, app, shim):
+    for before, after, label in (([shim], [], "shim before"), ([], [shim], "shim after")):
+        t, err0, err1 = compare(ctx, [app, "linked"], before, after)
+        check("dt_shim: 10 launches" in err0, f"{label}: untraced shim saw {err0.strip()!r}")
+        check("dt_shim: 10 launches" in err1, f"{label}: traced shim saw {err1.strip()!r}")
+        if t:
+            check_driver_launches(t, label, "cuLaunchKernel", "linked_kernel", 10)
+
+
+def case_hidden(ctx, app):
+    t, _, err1 = compare(ctx, [app, "hidden"])
+    check(err1.count("no CUDA call was intercepted") == 1, f"hidden: stderr {err1!r}")
+    if t:
+        whats = [t.name(r["what"]) for r in t.of("tracer")]
+        check(whats.count("nothing_intercepted") == 1, "hidden: no TRACER nothing_intercepted")
+
+
+def case_matmul(ctx, matmul):
+    t, _, err1 = compare(ctx, [matmul, "128", "3", "1"])
+    check("intercepted" not in err1, "matmul_add: nothing_intercepted said wrongly")
+    if not t:
+        return
+    gemms = [a for a in t.apis("cublasSgemm_v2") if a["depth"] == 0]
+    inner = [a for a in t.of("api") if a["flags"] & API_DRIVER]
+    check(len(gemms) == 4, f"matmul_add: {len(gemms)} cublasSgemm_v2 spans")
+    check(len(inner) == len(gemms), f"matmul_add: {len(inner)} driver-level spans for {len(gemms)} GEMMs")
+    for g in gemms:
+        kids = [a for a in inner if a["tid"] == g["tid"] and g["begin_ns"] <= a["begin_ns"]
+                and a["end_ns"] <= g["end_ns"]]
+        if check(len(kids) == 1, f"matmul_add: GEMM corr {g['corr']} has {len(kids)} driver children"):
+            k = kids[0]
+            check(k["depth"] == 1 and t.name(k["name"]) == "cuLaunchKernel",
+                  f"matmul_add: child {t.name(k['name'])} depth {k['depth']}")
+            names = t.kernel_of(k["corr"])
+            check(len(names) == 1 and "gemm" in names[0], f"matmul_add: inner kernel named {names}")
+    # the runtime's own launches are one span each (no driver-level twin)
+    rt = [a for a in t.of("api") if "Launch" in t.name(a["name"]) and not a["flags"] & API_DRIVER]
+    check(all(a["depth"] == 0 for a in rt), "matmul_add: runtime launch below another span")
+
+
+def main():
+    if len(sys.argv) < 6:
+        print("usage: test_driver.py SIM_DIR LIBTRACE HK_READ DT_APP DT_SHIM [MATMUL_ADD]")
+        return 2
+    sim, lib, reader, app, shim = sys.argv[1:6]
+    ctx = (sim, lib, reader)
+    only = os.environ.get("DT_ONLY", "")
+    cases = [("triton", lambda: case_triton(ctx, app)), ("linked", lambda: case_linked(ctx, app)),
+             ("procaddr", lambda: case_procaddr(ctx, app)), ("dlsym", lambda: case_dlsym(ctx, app)),
+             ("stacking", lambda: case_stacking(ctx, app, shim)),
+             ("hidden", lambda: case_hidden(ctx, app))]
+    if len(sys.argv) > 6 and os.path.exists(sys.argv[6]):
+        cases.append(("matmul", lambda: case_matmul(ctx, sys.argv[6])))
+    for name, fn in cases:
+        if only in name:
+            print("case", name)
+            fn()
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
