@@ -59,13 +59,9 @@ int ctpd_in_self(const void *addr) {
   return dladdr(addr, &info) && info.dli_fbase == base;
 }
 
-/* A lookup by handle (called by the assembly entry, caller = its return address). */
-CTPD_HIDDEN void *ctpd_dlsym_by_handle(void *handle, const char *name, const void *caller);
-void *ctpd_dlsym_by_handle(void *handle, const char *name, const void *caller) {
-  void *(*real)(void *, const char *) = __atomic_load_n(&ctpd_real_dlsym, __ATOMIC_ACQUIRE);
-  if (!real && !(real = (__typeof__(real))ctpd_resolve_real_dl()))
-    return NULL;
-  void *p = real(handle, name);
+/* What a lookup by handle that found p hands back: our wrapper for a wrapped
+ * name, unless the caller is libtrace.so itself (the tracer's own lookups). */
+static void *wrap_found(void *p, const char *name, const void *caller) {
   if (!p || !name || name[0] != 'c')
     return p;
   int saved = errno;
@@ -73,6 +69,15 @@ void *ctpd_dlsym_by_handle(void *handle, const char *name, const void *caller) {
     p = ctpd_wrap_symbol(name, p);
   errno = saved;
   return p;
+}
+
+/* A lookup by handle (called by the assembly entry, caller = its return address). */
+CTPD_HIDDEN void *ctpd_dlsym_by_handle(void *handle, const char *name, const void *caller);
+void *ctpd_dlsym_by_handle(void *handle, const char *name, const void *caller) {
+  void *(*real)(void *, const char *) = __atomic_load_n(&ctpd_real_dlsym, __ATOMIC_ACQUIRE);
+  if (!real && !(real = (__typeof__(real))ctpd_resolve_real_dl()))
+    return NULL;
+  return wrap_found(real(handle, name), name, caller);
 }
 
 /* The same for dlvsym. */
@@ -84,14 +89,7 @@ void *ctpd_dlvsym_by_handle(void *handle, const char *name, const char *version,
       __atomic_load_n(&ctpd_real_dlvsym, __ATOMIC_ACQUIRE);
   if (!real && !(real = ctpd_resolve_real_dlvsym()))
     return NULL;
-  void *p = real(handle, name, version);
-  if (!p || !name || name[0] != 'c')
-    return p;
-  int saved = errno;
-  if (!ctpd_in_self(caller))
-    p = ctpd_wrap_symbol(name, p);
-  errno = saved;
-  return p;
+  return wrap_found(real(handle, name, version), name, caller);
 }
 
 #if defined(__x86_64__)

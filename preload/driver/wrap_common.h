@@ -34,4 +34,24 @@
 
 #define CTPD_INLINE static inline __attribute__((always_inline))
 
+/* The body of a wrapper with no GPU name: forward when untraced, else a span
+ * (gpu_type timed on stream when outermost); AFTER runs after the real call when
+ * traced (r holds the result), DETAIL emits the detail record with c.corr. */
+#define CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, gpu_type, CALL, AFTER, DETAIL) \
+  type real = (type)(realp);                                                          \
+  if (!real)                                                                          \
+    return CTPD_NO_REAL;                                                              \
+  if (CTPD_UNTRACED(real, ra))                                                        \
+    return CALL;                                                                      \
+  ctpd_note_call();                                                                   \
+  ctph_call c;                                                                        \
+  ctph_call_begin(&c, id, ptsz, gpu_type, stream, 0);                                 \
+  c.flags |= CT_API_DRIVER;                                                           \
+  CUresult r = CALL;                                                                  \
+  int saved_ = errno;                                                                 \
+  AFTER;                                                                              \
+  errno = saved_;                                                                     \
+  CTPH_FINISH(c, r, DETAIL);                                                          \
+  return r
+
 #endif

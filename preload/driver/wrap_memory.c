@@ -43,20 +43,8 @@ static void emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) {
   ctp_emit(&r);
 }
 
-/* Forward; when traced, span + DETAIL. CALL is the forwarding call expression. */
 #define MEM_BODY(id, ptsz, realp, ra, type, stream, gpu_type, CALL, DETAIL) \
-  type real = (type)(realp);                                               \
-  if (!real)                                                               \
-    return CTPD_NO_REAL;                                                   \
-  if (CTPD_UNTRACED(real, ra))                                             \
-    return CALL;                                                           \
-  ctpd_note_call();                                                        \
-  ctph_call c;                                                             \
-  ctph_call_begin(&c, id, ptsz, gpu_type, stream, 0);                      \
-  c.flags |= CT_API_DRIVER;                                                \
-  CUresult r = CALL;                                                       \
-  CTPH_FINISH(c, r, DETAIL);                                               \
-  return r
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, gpu_type, CALL, (void)0, DETAIL)
 
 #define DEV(p) ((const void *)(uintptr_t)(p))
 

@@ -11,23 +11,9 @@ typedef CUresult (*stream_sync_fn)(CUstream);
 typedef CUresult (*begin_fn)(CUstream, CUstreamCaptureMode);
 typedef CUresult (*end_fn)(CUstream, CUgraph *);
 
-/* Forward; when traced, a span; AFTER runs after the real call either way. */
+/* A span without GPU work; AFTER runs after the real call when traced. */
 #define SPAN_BODY(id, ptsz, realp, ra, type, stream, CALL, AFTER) \
-  type real = (type)(realp);                                     \
-  if (!real)                                                     \
-    return CTPD_NO_REAL;                                         \
-  if (CTPD_UNTRACED(real, ra))                                   \
-    return CALL;                                                 \
-  ctpd_note_call();                                              \
-  ctph_call c;                                                   \
-  ctph_call_begin(&c, id, ptsz, 0, stream, 0);                   \
-  c.flags |= CT_API_DRIVER;                                      \
-  CUresult r = CALL;                                             \
-  int saved_ = errno;                                            \
-  AFTER;                                                         \
-  errno = saved_;                                                \
-  CTPH_FINISH(c, r, (void)0);                                    \
-  return r
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, 0, CALL, AFTER, (void)0)
 
 CTPD_INLINE CUresult ctx_sync_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                    int unused) {
