@@ -97,11 +97,13 @@ void *ctpd_dlvsym_by_handle(void *handle, const char *name, const char *version,
  * dlsym(handle, name): RTLD_NEXT ((void *)-1) and RTLD_DEFAULT (0) jump to libc's
  * dlsym with the caller's return address still on the stack; other handles go to
  * ctpd_dlsym_by_handle(handle, name, return address). dlvsym likewise (3 args).
+ * endbr64 (a no-op without CET) keeps them valid indirect-branch targets.
  */
 __asm__(".text\n"
         ".globl dlsym\n"
         ".type dlsym, @function\n"
         "dlsym:\n"
+        "  endbr64\n"
         "  cmpq $-1, %rdi\n"
         "  je 1f\n"
         "  testq %rdi, %rdi\n"
@@ -130,6 +132,7 @@ __asm__(".text\n"
         ".globl dlvsym\n"
         ".type dlvsym, @function\n"
         "dlvsym:\n"
+        "  endbr64\n"
         "  cmpq $-1, %rdi\n"
         "  je 1f\n"
         "  testq %rdi, %rdi\n"

@@ -1,11 +1,13 @@
 /*
  * "Nothing intercepted": when a process loaded libcuda (the runtime or a launcher
  * fetched cuGetProcAddress or a cu* function through us) but no call at all was
- * traced by exit, the tracer says so once on stderr and writes a TRACER record
+ * traced by exit, the tracer says so once on stderr (unless CUTRACE_QUIET) and writes a TRACER record
  * "nothing_intercepted" (e.g. a program that reaches the driver some way we do not
  * see, like a private export table).
  */
 #include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "driver_internal.h"
@@ -25,10 +27,14 @@ static void check_at_exit(void) {
   dlclose(cuda);
   if (anything_traced())
     return;
+  const char *quiet = getenv("CUTRACE_QUIET"); /* docs/preload.md, Environment */
+  int silent = quiet && strcmp(quiet, "0") != 0 && strcmp(quiet, "no") != 0;
   static const char msg[] =
       "cutrace: libcuda was loaded but no CUDA call was intercepted in this process\n";
-  ssize_t w = write(2, msg, sizeof msg - 1);
-  (void)w;
+  if (!silent) {
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+  }
   uint64_t now = ctp_now_ns();
   ctp_emit_tracer("nothing_intercepted", now, now, 0);
 }

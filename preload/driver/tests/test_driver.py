@@ -54,12 +54,13 @@ class Trace:
         return [self.name(r["kernel"]) for r in self.of("launch") if r["corr"] == corr]
 
 
-def run(sim, preload, reader, argv, traced):
+def run(sim, preload, reader, argv, traced, extra=None):
     with tempfile.TemporaryDirectory(prefix="dt_") as tmp:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("CUTRACE_", "SIMCUDA_")) and k != "LD_PRELOAD"}
         env["LD_LIBRARY_PATH"] = sim
         env["CUTRACE_OUTPUT"] = os.path.join(tmp, "out")
+        env.update(extra or {})
         if preload:
             env["LD_PRELOAD"] = ":".join(preload)
         p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
@@ -156,6 +157,12 @@ def case_hidden(ctx, app):
     if t:
         whats = [t.name(r["what"]) for r in t.of("tracer")]
         check(whats.count("nothing_intercepted") == 1, "hidden: no TRACER nothing_intercepted")
+    sim, lib, reader = ctx
+    rc, _, err, t = run(sim, [lib], reader, [app, "hidden"], True, {"CUTRACE_QUIET": "1"})
+    check(rc == 0 and "intercepted" not in err, f"hidden, quiet: exit {rc}, stderr {err!r}")
+    if t:
+        whats = [t.name(r["what"]) for r in t.of("tracer")]
+        check(whats.count("nothing_intercepted") == 1, "hidden, quiet: no TRACER record")
 
 
 def case_matmul(ctx, matmul):
