@@ -71,10 +71,18 @@ static inline void ctpd_note_call(void) {
 /* Registers the exit check once (called from the first cuGetProcAddress / dlsym). */
 void ctpd_usage_init(void) CTPD_HIDDEN;
 
+/* The next definition of a driver entry point when dlsym(RTLD_NEXT) has none:
+ * libcuda.so.1 loaded RTLD_LOCAL (by the runtime or a launcher) while the app
+ * reached our exported wrapper by RTLD_DEFAULT. NULL when libcuda is not loaded. */
+void *ctpd_next_in_libcuda(enum ctph_id id) CTPD_HIDDEN;
+
 /* The real function behind a hooks.def id (dlsym RTLD_NEXT, cached). */
 static inline void *ctpd_next(enum ctph_id id) {
   void *p = __atomic_load_n(&ctph_real_table[id], __ATOMIC_ACQUIRE);
-  return p ? p : ctph_real_resolve(id);
+  if (CTP_LIKELY(p))
+    return p;
+  p = ctph_real_resolve(id);
+  return p ? p : ctpd_next_in_libcuda(id);
 }
 
 #endif

@@ -14,6 +14,9 @@
  *             answers are checked, then 3 launches of "default_kernel" through the
  *             RTLD_DEFAULT pointer
  *   hidden    fetches cuGetProcAddress_v2 but only initialises the driver
+ *   default_local  (dt_local: built without -lcuda, so libcuda.so.1 is only
+ *             loaded RTLD_LOCAL) launches 3 times "local_kernel" through
+ *             dlsym(RTLD_DEFAULT, "cuLaunchKernel") when that finds anything
  *   bench N   N cuLaunchKernel calls (linked) in a loop, after 1,000 warm-up
  *             launches: prints the mean host time per launch (for the report, not
  *             checked by the tests)
@@ -67,6 +70,13 @@ static int ctx_sync(void) {
   return s && s() == CUDA_SUCCESS ? 0 : FAIL("cuCtxSynchronize");
 }
 
+static int launch_n(launch_fn launch, CUfunction f, int n) {
+  for (int i = 0; i < n; i++)
+    if (!launch || launch(f, 2, 1, 1, 32, 1, 1, 0, 0, NULL, NULL))
+      return FAIL("launch %d", i);
+  return 0;
+}
+
 static int run_triton(void) {
   CUfunction f;
   if (setup(&f, "triton_kernel"))
@@ -84,6 +94,18 @@ static int run_triton(void) {
   return ctx_sync();
 }
 
+static int run_default_local(void) {
+  CUfunction f;
+  if (setup(&f, "local_kernel"))
+    return 1;
+  launch_fn launch = (launch_fn)dlsym(RTLD_DEFAULT, "cuLaunchKernel");
+  if (launch && launch_n(launch, f, 3))
+    return 1;
+  printf("default_local: done\n");
+  return ctx_sync();
+}
+
+#ifndef DT_LOCAL_ONLY
 static int run_linked(void) {
   CUfunction f;
   if (setup(&f, "linked_kernel"))
@@ -100,13 +122,8 @@ static int run_linked(void) {
   printf("linked: 10 launches, back[0]=%d back[2000]=%d\n", back[0], back[2000]);
   return 0;
 }
+#endif
 
-static int launch_n(launch_fn launch, CUfunction f, int n) {
-  for (int i = 0; i < n; i++)
-    if (!launch || launch(f, 2, 1, 1, 32, 1, 1, 0, 0, NULL, NULL))
-      return FAIL("launch %d", i);
-  return 0;
-}
 
 static int run_procaddr(void) {
   CUfunction f1, f2, f3;
@@ -191,6 +208,7 @@ static int run_hidden(void) {
   return 0;
 }
 
+#ifndef DT_LOCAL_ONLY
 static int run_bench(long n) {
   CUfunction f;
   if (n < 1 || setup(&f, "bench_kernel"))
@@ -210,11 +228,15 @@ static int run_bench(long n) {
   return 0;
 }
 
+#endif
+
 int main(int argc, char **argv) {
+#ifndef DT_LOCAL_ONLY
   if (argc == 3 && !strcmp(argv[1], "bench")) {
     libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     return libcuda ? run_bench(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
   }
+#endif
   if (argc != 2)
     return FAIL("usage: dt_app triton|linked|procaddr|dlsym|hidden");
   libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -222,9 +244,12 @@ int main(int argc, char **argv) {
     return FAIL("dlopen libcuda.so.1: %s", dlerror());
   const char *m = argv[1];
   return !strcmp(m, "triton")     ? run_triton()
+#ifndef DT_LOCAL_ONLY
          : !strcmp(m, "linked")   ? run_linked()
+#endif
          : !strcmp(m, "procaddr") ? run_procaddr()
          : !strcmp(m, "dlsym")    ? run_dlsym()
          : !strcmp(m, "hidden")   ? run_hidden()
+         : !strcmp(m, "default_local") ? run_default_local()
                                   : FAIL("unknown mode %s", m);
 }

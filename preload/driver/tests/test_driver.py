@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of libtrace.so's driver-level interception on the simulated CUDA stack.
 
-usage: test_driver.py SIM_DIR LIBTRACE HK_READ DT_APP DT_SHIM [MATMUL_ADD]
+usage: test_driver.py SIM_DIR LIBTRACE HK_READ DT_APP DT_SHIM DT_LOCAL [MATMUL_ADD]
 
 Each case runs a program without and with LD_PRELOAD=libtrace.so, requires the
 same stdout and exit status, and checks the trace (read with hk_read) against what
@@ -165,6 +165,22 @@ def case_hidden(ctx, app):
         check(whats.count("nothing_intercepted") == 1, "hidden, quiet: no TRACER record")
 
 
+def case_local(ctx, local):
+    """libcuda only loaded RTLD_LOCAL (no -lcuda): the wrappers handed out by
+    dlsym(handle) and cuGetProcAddress forward to what those lookups found, and
+    our exported cuLaunchKernel found by RTLD_DEFAULT reaches the local libcuda."""
+    t, _, _ = compare(ctx, [local, "triton"])
+    if t:
+        check_driver_launches(t, "local triton", "cuLaunchKernelEx", "triton_kernel", 20)
+    t, _, _ = compare(ctx, [local, "procaddr"])
+    if t:
+        check_driver_launches(t, "local procaddr", "cuLaunchKernel_ptsz", "pt_kernel", 5)
+        check_driver_launches(t, "local procaddr", "cuLaunchKernel", "v1_kernel", 10)
+    t, _, _ = compare(ctx, [local, "default_local"])
+    if t:
+        check_driver_launches(t, "local RTLD_DEFAULT", "cuLaunchKernel", "local_kernel", 3)
+
+
 def case_matmul(ctx, matmul):
     t, _, err1 = compare(ctx, [matmul, "128", "3", "1"])
     check("intercepted" not in err1, "matmul_add: nothing_intercepted said wrongly")
@@ -189,18 +205,18 @@ def case_matmul(ctx, matmul):
 
 
 def main():
-    if len(sys.argv) < 6:
-        print("usage: test_driver.py SIM_DIR LIBTRACE HK_READ DT_APP DT_SHIM [MATMUL_ADD]")
+    if len(sys.argv) < 7:
+        print("usage: test_driver.py SIM_DIR LIBTRACE HK_READ DT_APP DT_SHIM DT_LOCAL [MATMUL_ADD]")
         return 2
-    sim, lib, reader, app, shim = sys.argv[1:6]
+    sim, lib, reader, app, shim, local = sys.argv[1:7]
     ctx = (sim, lib, reader)
     only = os.environ.get("DT_ONLY", "")
     cases = [("triton", lambda: case_triton(ctx, app)), ("linked", lambda: case_linked(ctx, app)),
              ("procaddr", lambda: case_procaddr(ctx, app)), ("dlsym", lambda: case_dlsym(ctx, app)),
              ("stacking", lambda: case_stacking(ctx, app, shim)),
-             ("hidden", lambda: case_hidden(ctx, app))]
-    if len(sys.argv) > 6 and os.path.exists(sys.argv[6]):
-        cases.append(("matmul", lambda: case_matmul(ctx, sys.argv[6])))
+             ("hidden", lambda: case_hidden(ctx, app)), ("local", lambda: case_local(ctx, local))]
+    if len(sys.argv) > 7 and os.path.exists(sys.argv[7]):
+        cases.append(("matmul", lambda: case_matmul(ctx, sys.argv[7])))
     for name, fn in cases:
         if only in name:
             print("case", name)
