@@ -117,6 +117,10 @@
 #define CT_API_UNTIMED 0x8   /* GPU work happened but could not be timed */
 #define CT_API_DRIVER 0x10   /* reached through the driver API */
 
+/* CT_RANGE_* flags of a RANGE record. */
+#define CT_RANGE_UNCLOSED 0x1 /* still open at its thread's exit or the final flush */
+#define CT_RANGE_STARTEND 0x2 /* an nvtxRangeStart/End range (may end on another thread) */
+
 /* CT_STREAM_* flags. */
 #define CT_STREAM_NON_BLOCKING 0x1
 #define CT_STREAM_PER_THREAD 0x2
