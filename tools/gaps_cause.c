@@ -1,0 +1,72 @@
+/*
+ * GPU idle-time analysis: the cause of each gap (precedence in docs/gaps.md).
+ */
+#include "gaps_internal.h"
+
+/* Whether an op on a stream other than `stream` ended within [b - tol, b + slack]: the
+ * mapped GPU times of two streams' operations can disagree by an event's resolution. */
+static int other_stream_ended_near(const devstate *d, uint64_t stream, uint64_t b, uint64_t tol,
+                                   uint64_t slack) {
+  unsigned lo = 0, hi = d->ends_n; /* ring ordered by end, oldest first */
+  uint64_t from = b > tol ? b - tol : 0;
+  while (lo < hi) {
+    unsigned mid = (lo + hi) / 2;
+    if (d->ends[(d->ends_head + mid) % RECENT_ENDS].end < from) lo = mid + 1;
+    else hi = mid;
+  }
+  for (unsigned i = lo; i < d->ends_n; i++) {
+    const typeof(d->ends[0]) *e = &d->ends[(d->ends_head + i) % RECENT_ENDS];
+    if (e->end > b + slack) break;
+    if (e->stream != stream) return 1;
+  }
+  return 0;
+}
+
+/* How the launching thread spent a gap: in the tracer's own work, in blocking calls
+ * (syncs, synchronous copies), issuing work (launch calls, and the call of the op that
+ * ended the gap), and the rest (outside CUDA or in other calls). */
+typedef struct gap_use {
+  uint64_t tracer, blocking, issuing, rest;
+} gap_use;
+
+static gap_use thread_use(const thstate *th, uint64_t a, uint64_t b, const opinfo *op) {
+  gap_use u = {0, 0, 0, 0};
+  uint64_t sum = 0;
+  for (unsigned i = 0; th && i < th->calls.n; i++) {
+    const span_ring_entry *e = ring_back(&th->calls, i);
+    if (e->end <= a) break;
+    uint64_t ov = overlap(e->begin, e->end, a, b);
+    if (!ov) continue;
+    if (e->is_tracer) u.tracer += ov;
+    else if (e->is_launch || (e->begin == op->call_begin && e->end == op->call_end)) u.issuing += ov;
+    else if (e->is_blocking) u.blocking += ov;
+    else continue;
+    sum += ov;
+  }
+  u.rest = b - a > sum ? b - a - sum : 0;
+  return u;
+}
+
+/* The cause of the gap [a, b] of tracker t ended by op (precedence in docs/gaps.md). */
+enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint64_t b,
+                                  const opinfo *op) {
+  uint64_t thr = f->g->o.launch_threshold_ns;
+  if (b - a < thr) return CT_GAP_LAUNCH_OVERHEAD;
+  if (!op->has_call) return CT_GAP_OTHER;
+  /* Fed: the call began before the GPU went idle, or the op then sat queued longer than
+   * the CPU was late with it: what the GPU waited for at the end was not the CPU. */
+  int queued_longer = op->call_end < b && b - op->call_end > (op->call_end > a ? op->call_end - a : 0);
+  if (op->call_begin < a || queued_longer) {
+    if (t->stream != UINT64_MAX &&
+        other_stream_ended_near(t->dev, t->stream, b, max_u64(thr, OTHER_STREAM_SLACK_NS), thr))
+      return CT_GAP_OTHER_STREAM;
+    if (op->call_begin < a && op->call_end > a) return CT_GAP_LAUNCH_OVERHEAD;
+    return CT_GAP_OTHER;
+  }
+  /* the CPU was late: the cause is what the launching thread spent most of the gap on */
+  gap_use u = thread_use(ct_gaps_find_thread(f, op->tid), a, b, op);
+  if (u.tracer >= u.blocking && u.tracer >= u.issuing && u.tracer >= u.rest) return CT_GAP_TRACER;
+  if (u.blocking >= u.issuing && u.blocking >= u.rest) return CT_GAP_SYNC;
+  if (u.issuing >= u.rest) return CT_GAP_LAUNCH_OVERHEAD;
+  return CT_GAP_HOST_WAIT;
+}

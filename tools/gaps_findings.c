@@ -1,0 +1,158 @@
+/*
+ * GPU idle-time analysis: findings (launch-bound runs, copies from pageable memory,
+ * synchronous copies, syncs that waited on little GPU work) and their fixes.
+ */
+#include "gaps_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+
+static void close_run(fstate *f, devstate *d) {
+  if (d->run_count >= f->g->o.launch_bound_min && d->run_count) {
+    d->lb_stretches++;
+    d->lb_kernels += d->run_count;
+    d->lb_gpu += d->run_gpu;
+    d->lb_cpu += d->run_cpu;
+    if (d->run_count > d->lb_longest) {
+      d->lb_longest = d->run_count;
+      d->lb_first = d->run_first;
+      d->lb_last = d->run_last;
+    }
+  }
+  d->run_count = d->run_gpu = d->run_cpu = 0;
+}
+
+static void add_copy(copystat *c, unsigned kind, uint64_t bytes, uint64_t gpu, uint64_t cpu,
+                     uint64_t s, uint64_t e) {
+  if (!c->count++) c->first_ns = s;
+  c->kinds |= 1u << kind;
+  c->bytes += bytes;
+  c->gpu_ns += gpu;
+  c->cpu_ns += cpu;
+  c->last_ns = max_u64(c->last_ns, e);
+}
+
+/* Launch-bound runs and copy patterns, per activity in delivery order. */
+void ct_gaps_findings_on_activity(fstate *f, devstate *d, const ct_activity *a) {
+  uint64_t dur = a->end_ns - a->start_ns;
+  uint64_t call = a->has_call && a->call_end_ns > a->call_begin_ns ? a->call_end_ns - a->call_begin_ns : 0;
+  if (a->type == CT_GPU_KERNEL || a->type == CT_GPU_GEMM) {
+    if (a->has_call && dur < call + call / 4) { /* no longer than its launch, within 25% */
+      if (!d->run_count) d->run_first = a->start_ns;
+      d->run_count++;
+      d->run_last = max_u64(d->run_last, a->end_ns);
+      d->run_gpu += dur;
+      d->run_cpu += call;
+    } else {
+      close_run(f, d);
+    }
+    return;
+  }
+  close_run(f, d);
+  if (a->type != CT_GPU_MEMCPY) return;
+  uint64_t kind = 0, bytes = 0;
+  int pageable = 0, sync = 0;
+  if (a->detail == CT_DETAIL_MEMOP) {
+    kind = a->d.memop.kind < 8 ? a->d.memop.kind : 0;
+    bytes = a->d.memop.bytes;
+    pageable = a->d.memop.src_mem == CT_MEM_PAGEABLE || a->d.memop.dst_mem == CT_MEM_PAGEABLE;
+    sync = !a->d.memop.async;
+  } else if (a->api) {
+    sync = !strstr(a->api, "Async");
+  }
+  if (pageable) add_copy(&d->pageable, (unsigned)kind, bytes, dur, call, a->start_ns, a->end_ns);
+  if (sync && a->has_call) add_copy(&d->synccopy, (unsigned)kind, bytes, dur, call, a->start_ns, a->end_ns);
+}
+
+/* Whether a call blocks the CPU until GPU work completes (cls: NAME_* bits of its name). */
+int ct_gaps_is_blocking(const ct_span *s, unsigned cls) {
+  if (cls & NAME_SYNCHRONIZE) return 1;
+  if (cls & NAME_ASYNC) return 0;
+  if (s->detail == CT_DETAIL_MEMOP) return !s->d.memop.async && s->d.memop.kind != CT_MEMOP_MEMSET;
+  return (cls & NAME_MEMCPY) != 0;
+}
+
+/* Judges a sync call whose time is final: counted when it waited on little GPU work. */
+static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, const char *name) {
+  uint64_t busy = ct_gaps_busy_between(d, begin, end);
+  if (!busy || busy >= f->g->o.sync_work_ns) return; /* nothing to wait on, or enough */
+  if (!d->ls_count++) {
+    d->ls_first = begin;
+    d->ls_name = name;
+  }
+  d->ls_last = end;
+  d->ls_cpu += end - begin;
+  d->ls_gpu += busy;
+}
+
+/* Judges the pending syncs that end before horizon (all GPU work overlapping them is final). */
+void ct_gaps_judge_syncs(fstate *f, devstate *d, uint64_t horizon) {
+  while (d->psync_n && d->psync[d->psync_head].end < horizon) {
+    judge_sync(f, d, d->psync[d->psync_head].begin, d->psync[d->psync_head].end,
+               d->psync[d->psync_head].name);
+    d->psync_head = (d->psync_head + 1) % PENDING_SYNCS;
+    d->psync_n--;
+  }
+}
+
+/* A sync call: judged once the GPU time around it is final (GPU clocks mapped onto the
+ * host clock may put the end of the work it waited on just after the call's end). */
+void ct_gaps_findings_on_sync(fstate *f, const ct_span *s, const char *name) {
+  devstate *d = NULL;
+  for (unsigned i = 0; i < f->ndevs; i++)
+    if (f->devs[i]->device == s->device) d = f->devs[i];
+  if (!d) return; /* no GPU work on that device yet: nothing to judge */
+  if (d->psync_n == PENDING_SYNCS) ct_gaps_judge_syncs(f, d, d->psync[d->psync_head].end + 1);
+  unsigned k = (d->psync_head + d->psync_n++) % PENDING_SYNCS;
+  d->psync[k].begin = s->begin_ns;
+  d->psync[k].end = s->end_ns;
+  d->psync[k].name = name;
+}
+
+static void add_finding(struct ct_gaps *g, const ct_gaps_finding *fd) {
+  ct_gaps_finding *nf = realloc(g->finds, (g->nfinds + 1) * sizeof *nf);
+  if (!nf) return;
+  g->finds = nf;
+  g->finds[g->nfinds++] = *fd;
+}
+
+/* Adds the findings of device d to the analysis (at the end of its file). */
+void ct_gaps_device_findings(fstate *f, devstate *d) {
+  struct ct_gaps *g = f->g;
+  ct_gaps_finding fd;
+  close_run(f, d);
+  if (d->lb_stretches) {
+    fd = (ct_gaps_finding){CT_FIND_LAUNCH_BOUND, f->proc, d->device, "kernels", d->lb_kernels,
+                           d->lb_stretches, 0, d->lb_gpu, d->lb_cpu, d->lb_first, d->lb_last,
+                           d->lb_longest,
+                           "launch-bound: CUDA graphs or torch.compile(mode='reduce-overhead') "
+                           "would help (or fuse the kernels)"};
+    add_finding(g, &fd);
+  }
+  for (int sync = 0; sync < 2; sync++) {
+    const copystat *c = sync ? &d->synccopy : &d->pageable;
+    if (!c->count || c->count < g->o.repeat_min) continue;
+    char dirs[64] = "";
+    for (unsigned k = 0; k < 8; k++) {
+      if (!(c->kinds & (1u << k))) continue;
+      const char *label = ct_memop_label(k);
+      if (!strncmp(label, "memcpy ", 7)) label += 7;
+      snprintf(dirs + strlen(dirs), sizeof dirs - strlen(dirs), "%s%s", *dirs ? "," : "", label);
+    }
+    fd = (ct_gaps_finding){sync ? CT_FIND_SYNC_COPY : CT_FIND_PAGEABLE_COPY, f->proc, d->device,
+                           ct_gaps_intern(g, dirs), c->count, 0, c->bytes, c->gpu_ns, c->cpu_ns,
+                           c->first_ns, c->last_ns, 0,
+                           sync ? "use cudaMemcpyAsync with pinned memory and synchronise once "
+                                  "where the data is needed"
+                                : "use pinned memory (cudaHostAlloc/cudaHostRegister) and "
+                                  "cudaMemcpyAsync"};
+    add_finding(g, &fd);
+  }
+  if (d->ls_count && (d->ls_count >= g->o.repeat_min || d->ls_cpu >= LITTLE_SYNC_TOTAL_NS)) {
+    fd = (ct_gaps_finding){CT_FIND_LITTLE_SYNC, f->proc, d->device, d->ls_name, d->ls_count, 0, 0,
+                           d->ls_gpu, d->ls_cpu, d->ls_first, d->ls_last, 0,
+                           "remove the sync or move it to where its result is needed"};
+    add_finding(g, &fd);
+  }
+}

@@ -1,0 +1,227 @@
+/*
+ * Internal state of the GPU idle-time analysis (gaps.h), shared by its files:
+ *   gaps.c          the public API, the model callbacks, moving a file's results into g
+ *   gaps_state.c    interned strings, per-device / per-stream / per-thread lookups, rings
+ *   gaps_busy.c     busy intervals per device and stream, finalisation, idle accounting
+ *   gaps_cause.c    the cause of each gap (precedence in docs/gaps.md)
+ *   gaps_threads.c  what each CPU thread did during the largest gaps, the top-N heaps
+ *   gaps_findings.c launch-bound runs, copy patterns, little syncs, and their findings
+ *
+ * Busy intervals. Per device and per stream a "tracker" holds, sorted, the disjoint
+ * busy intervals (unions of activities) that a later activity could still touch.
+ * Activities come in nondecreasing end time, so a new one merges into the last few
+ * intervals. An interval is final once the newest time delivered, minus the window
+ * (the longest activity seen plus a margin, at least 1 ms), has passed its end: no
+ * later activity can start before that. When an interval becomes final, the gap
+ * between it and the previous final interval is classified, with the operation that
+ * starts the interval as the one that ended the gap.
+ *
+ * CPU side. Per thread three bounded rings keep the recent outermost calls, the
+ * recent blocking calls (syncs, synchronous copies) and the tracer's own spans, in
+ * end order; the classification and the "what each thread did" snapshot read them.
+ */
+#ifndef CUTRACE_GAPS_INTERNAL_H
+#define CUTRACE_GAPS_INTERNAL_H
+
+#include "gaps.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WINDOW_FLOOR_NS 1000000ull   /* the smallest finalisation window */
+#define WINDOW_MARGIN_NS 100000ull   /* added to the longest activity seen */
+#define RING_CALLS 4096              /* recent outermost calls kept per thread */
+#define RECENT_ENDS 4096             /* recent activity ends kept per device */
+#define RECENT_FINAL 512             /* recent final busy intervals kept per device */
+#define PENDING_SYNCS 256            /* syncs per device waiting for their GPU time to be final */
+#define OTHER_STREAM_SLACK_NS 50000ull /* an op starting this soon after another stream's ended */
+#define SWEEP_EVERY 1024             /* events between checks of every tracker */
+#define LITTLE_SYNC_TOTAL_NS 1000000ull /* little syncs worth a finding regardless of count */
+
+/* ---- state ---------------------------------------------------------------------- */
+
+/* The GPU operation that starts a busy interval, and its call. */
+typedef struct opinfo {
+  uint64_t stream, type, tid, call_begin, call_end;
+  const char *api, *name; /* interned */
+  int has_call;
+} opinfo;
+
+typedef struct ivl {
+  uint64_t start, end;
+  opinfo op;
+} ivl;
+
+struct devstate;
+
+/* Busy intervals and idle totals of one device or one stream. */
+typedef struct tracker {
+  ivl *q;
+  size_t head, n, cap; /* open intervals are q[head..n) */
+  int have_final;
+  uint64_t final_end;
+  ct_gaps_usage u;
+  struct devstate *dev;
+  uint64_t stream; /* UINT64_MAX for the device tracker */
+} tracker;
+
+typedef struct span_ring_entry {
+  uint64_t begin, end;
+  const char *name;
+  uint8_t is_tracer, is_launch, is_blocking;
+} span_ring_entry;
+
+typedef struct ring {
+  span_ring_entry *a;
+  unsigned cap, n, head; /* head = oldest */
+} ring;
+
+typedef struct thstate {
+  uint64_t tid, last_end;
+  ring calls; /* outermost calls and tracer spans, in end order */
+} thstate;
+
+/* Counters of copies of one direction. */
+typedef struct copystat {
+  uint64_t count, bytes, gpu_ns, cpu_ns, first_ns, last_ns;
+  unsigned kinds; /* bit k: a copy of CT_MEMOP_* kind k */
+} copystat;
+
+typedef struct devstate {
+  tracker t;
+  uint64_t device, maxdur;
+  const char *name;
+  struct { uint64_t end, stream; } ends[RECENT_ENDS];
+  unsigned ends_n, ends_head;
+  struct { uint64_t start, end; } fin[RECENT_FINAL];
+  unsigned fin_n, fin_head;
+  /* launch-bound runs */
+  uint64_t run_count, run_first, run_last, run_gpu, run_cpu;
+  uint64_t lb_kernels, lb_stretches, lb_gpu, lb_cpu, lb_longest, lb_first, lb_last;
+  /* copies by CT_MEMOP_* kind */
+  copystat pageable, synccopy;
+  /* syncs waiting on little GPU work; syncs not judged yet (their time is not final) */
+  uint64_t ls_count, ls_cpu, ls_gpu, ls_first, ls_last;
+  const char *ls_name;
+  struct { uint64_t begin, end; const char *name; } psync[PENDING_SYNCS];
+  unsigned psync_n, psync_head;
+} devstate;
+
+/* Per-file state. */
+typedef struct fstate {
+  struct ct_gaps *g;
+  unsigned proc;
+  ct_proc pcopy;  /* the model's process, its strings interned: valid after the model is gone */
+  int have_proc;
+  devstate **devs;
+  unsigned ndevs;
+  tracker **streams;
+  unsigned nstreams;
+  thstate **threads;
+  unsigned nthreads;
+  uint64_t wm, events;
+  struct { const char *key, *val; unsigned cls; } *names; /* reader string -> interned copy */
+  size_t nnames, capnames;
+  devstate *last_dev;
+  tracker *last_stream;
+  thstate *last_thread;
+  int oom;
+} fstate;
+
+struct ct_gaps {
+  ct_gaps_options o;
+  void (*fn)(void *user, const ct_gap_info *gap);
+  void *user;
+  ct_gaps_proc *procs;
+  unsigned nprocs;
+  ct_gaps_device *devs;
+  unsigned ndevs;
+  ct_gaps_stream *streams;
+  unsigned nstreams;
+  ct_gaps_finding *finds;
+  unsigned nfinds;
+  ct_gap_detail *top, *top_s;       /* min-heaps by duration */
+  unsigned ntop, ntop_s;
+  ct_gap_detail *sorted, *sorted_s; /* longest first, rebuilt after each file */
+  uint64_t late;
+  char **pool; /* interned strings: open addressing */
+  size_t npool, cappool;
+};
+
+/* ---- small helpers ---------------------------------------------------------------- */
+
+static inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t overlap(uint64_t b1, uint64_t e1, uint64_t b2, uint64_t e2) {
+  uint64_t b = max_u64(b1, b2), e = min_u64(e1, e2);
+  return e > b ? e - b : 0;
+}
+#define NAME_SYNCHRONIZE 1 /* "...Synchronize..." */
+#define NAME_ASYNC 2       /* "...Async..." */
+#define NAME_MEMCPY 4      /* "cudaMemcpy..." or "cuMemcpy..." */
+#define NAME_LAUNCH 8      /* a call that launches kernels: "...Launch...", cuBLAS GEMMs */
+
+
+/* Entry i of the ring counted from the newest (0 = newest). */
+static inline const span_ring_entry *ring_back(const ring *r, unsigned i) {
+  return &r->a[(r->head + r->n - 1 - i) % r->cap];
+}
+
+/* ---- gaps_state.c ------------------------------------------------------------------- */
+
+/* A copy of s that lives as long as g; "" when s is NULL or out of memory. */
+const char *ct_gaps_intern(struct ct_gaps *g, const char *s);
+/* The interned copy of a string owned by the reader, with its NAME_* bits in *cls. */
+const char *ct_gaps_keep(fstate *f, const char *s, unsigned *cls);
+/* Appends e to the ring, dropping the oldest entry when full. */
+void ct_gaps_ring_push(ring *r, const span_ring_entry *e);
+/* The device's state, created on first use; NULL when out of memory (f->oom set). */
+devstate *ct_gaps_get_dev(fstate *f, uint64_t device);
+/* The stream's tracker, created on first use; NULL when out of memory. */
+tracker *ct_gaps_get_stream(fstate *f, devstate *d, uint64_t stream);
+/* The thread's state, or NULL when it made no call yet. */
+thstate *ct_gaps_find_thread(fstate *f, uint64_t tid);
+/* The thread's state, created on first use; NULL when out of memory. */
+thstate *ct_gaps_get_thread(fstate *f, uint64_t tid);
+
+/* ---- gaps_busy.c -------------------------------------------------------------------- */
+
+/* Adds the busy time [s, e] of op to t. */
+void ct_gaps_tracker_add(fstate *f, tracker *t, uint64_t s, uint64_t e, const opinfo *op);
+/* Makes final every interval of t that ends before horizon, classifying the gaps. */
+void ct_gaps_tracker_finalize(fstate *f, tracker *t, uint64_t horizon);
+/* The finalisation window of device d. */
+uint64_t ct_gaps_window(const devstate *d);
+/* Finalises d and its streams up to the watermark minus the window (or horizon_override). */
+void ct_gaps_finalize_dev(fstate *f, devstate *d, uint64_t horizon_override);
+/* GPU busy time of device d within [b, e]: recent final intervals and open ones. */
+uint64_t ct_gaps_busy_between(const devstate *d, uint64_t b, uint64_t e);
+
+/* ---- gaps_cause.c ------------------------------------------------------------------- */
+
+/* The cause of the gap [a, b] of tracker t ended by op. */
+enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint64_t b,
+                                   const opinfo *op);
+
+/* ---- gaps_threads.c ----------------------------------------------------------------- */
+
+/* Keeps the gap among the largest when it is one of them, with what each thread did. */
+void ct_gaps_top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
+                          enum ct_gap_cause cause, const opinfo *op);
+/* Rebuilds g's longest-first copies of the top-N heaps. */
+void ct_gaps_sort_tops(struct ct_gaps *g);
+
+/* ---- gaps_findings.c ---------------------------------------------------------------- */
+
+/* Launch-bound runs and copy patterns, per activity in delivery order. */
+void ct_gaps_findings_on_activity(fstate *f, devstate *d, const ct_activity *a);
+/* Whether a call blocks the CPU until GPU work completes (cls: NAME_* bits of its name). */
+int ct_gaps_is_blocking(const ct_span *s, unsigned cls);
+/* A sync call, judged once the GPU time around it is final. */
+void ct_gaps_findings_on_sync(fstate *f, const ct_span *s, const char *name);
+/* Judges the pending syncs of d that end before horizon. */
+void ct_gaps_judge_syncs(fstate *f, devstate *d, uint64_t horizon);
+/* Adds d's findings to the analysis (at the end of its file). */
+void ct_gaps_device_findings(fstate *f, devstate *d);
+
+#endif
