@@ -119,11 +119,20 @@ void ct_gaps_finalize_dev(fstate *f, devstate *d, uint64_t horizon_override) {
 
 /* GPU busy time of device d within [b, e]: recent final intervals and open ones. */
 uint64_t ct_gaps_busy_between(const devstate *d, uint64_t b, uint64_t e) {
+  /* final intervals are disjoint and in time order: skip those ending by b */
+  unsigned lo = 0, hi = d->fin_n;
+  while (lo < hi) {
+    unsigned mid = (lo + hi) / 2;
+    if (d->fin[(d->fin_head + mid) % RECENT_FINAL].end <= b) lo = mid + 1;
+    else hi = mid;
+  }
   uint64_t sum = 0;
-  for (unsigned i = 0; i < d->fin_n; i++) {
+  for (unsigned i = lo; i < d->fin_n; i++) {
     unsigned k = (d->fin_head + i) % RECENT_FINAL;
+    if (d->fin[k].start >= e) break;
     sum += overlap(d->fin[k].start, d->fin[k].end, b, e);
   }
-  for (size_t i = d->t.head; i < d->t.n; i++) sum += overlap(d->t.q[i].start, d->t.q[i].end, b, e);
+  for (size_t i = d->t.head; i < d->t.n && d->t.q[i].start < e; i++)
+    sum += overlap(d->t.q[i].start, d->t.q[i].end, b, e);
   return sum;
 }

@@ -32,7 +32,7 @@ typedef struct gap_use {
 static gap_use thread_use(const thstate *th, uint64_t a, uint64_t b, const opinfo *op) {
   gap_use u = {0, 0, 0, 0};
   uint64_t sum = 0;
-  for (unsigned i = 0; th && i < th->calls.n; i++) {
+  for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
     const span_ring_entry *e = ring_back(&th->calls, i);
     if (e->end <= a) break;
     uint64_t ov = overlap(e->begin, e->end, a, b);

@@ -71,9 +71,12 @@ typedef struct span_ring_entry {
   uint8_t is_tracer, is_launch, is_blocking;
 } span_ring_entry;
 
+/* A ring of recent spans in end order; cap is a power of two. */
 typedef struct ring {
   span_ring_entry *a;
   unsigned cap, n, head; /* head = oldest */
+  uint64_t max_dur;      /* the longest span ever pushed */
+  unsigned disorder;     /* pushes left until an entry pushed out of end order leaves */
 } ring;
 
 typedef struct thstate {
@@ -164,7 +167,22 @@ static inline uint64_t overlap(uint64_t b1, uint64_t e1, uint64_t b2, uint64_t e
 
 /* Entry i of the ring counted from the newest (0 = newest). */
 static inline const span_ring_entry *ring_back(const ring *r, unsigned i) {
-  return &r->a[(r->head + r->n - 1 - i) % r->cap];
+  return &r->a[(r->head + r->n - 1 - i) & (r->cap - 1)];
+}
+
+/* The first index (from the newest) of an entry that can overlap time before b: the
+ * newer ones began at or after b. Skips them by binary search when the ring is in end
+ * order (their end lies beyond b plus the longest span); 0 otherwise. */
+static inline unsigned ring_skip_after(const ring *r, uint64_t b) {
+  if (r->disorder || r->max_dur > UINT64_MAX - b) return 0;
+  uint64_t limit = b + r->max_dur;
+  unsigned lo = 0, hi = r->n;
+  while (lo < hi) {
+    unsigned mid = (lo + hi) / 2;
+    if (ring_back(r, mid)->end > limit) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /* ---- gaps_state.c ------------------------------------------------------------------- */

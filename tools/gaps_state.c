@@ -80,19 +80,25 @@ const char *ct_gaps_keep(fstate *f, const char *s, unsigned *cls) {
 }
 
 static int ring_init(ring *r, unsigned cap) {
+  _Static_assert((RING_CALLS & (RING_CALLS - 1)) == 0, "ring capacity: a power of two");
   r->a = malloc(cap * sizeof *r->a);
   r->cap = cap;
   r->n = r->head = 0;
+  r->max_dur = 0;
+  r->disorder = 0;
   return r->a ? 0 : -1;
 }
 
 /* Appends e to the ring, dropping the oldest entry when it is full. */
 void ct_gaps_ring_push(ring *r, const span_ring_entry *e) {
+  if (r->n && e->end < ring_back(r, 0)->end) r->disorder = r->cap;
+  else if (r->disorder) r->disorder--;
+  if (e->end > e->begin && e->end - e->begin > r->max_dur) r->max_dur = e->end - e->begin;
   if (r->n < r->cap) {
-    r->a[(r->head + r->n++) % r->cap] = *e;
+    r->a[(r->head + r->n++) & (r->cap - 1)] = *e;
   } else {
     r->a[r->head] = *e;
-    r->head = (r->head + 1) % r->cap;
+    r->head = (r->head + 1) & (r->cap - 1);
   }
 }
 

@@ -12,7 +12,7 @@ static void snapshot_thread(const thstate *th, uint64_t a, uint64_t b, ct_gap_th
   memset(gt, 0, sizeof *gt);
   gt->tid = th->tid;
   const ring *r = &th->calls;
-  unsigned i = 0;
+  unsigned i = ring_skip_after(r, b);
   for (; i < r->n; i++) {
     const span_ring_entry *e = ring_back(r, i);
     if (e->end <= a) break;

@@ -215,6 +215,7 @@ typedef struct model {
   char *cmdline;
   int proc_sent;
   run runs[NRUNS];
+  unsigned runs_used; /* bit i: runs[i] is not empty */
   heap h;
   ctable calls;
   uint64_t seq, max_end, last_key, blocked_key;
@@ -387,9 +388,10 @@ static void deliver(model *m, const pend *p) {
 static int pend_min(const model *m) {
   int best = -1;
   const pend *bp = NULL;
-  for (int i = 0; i < NRUNS; i++) {
-    const pend *f = run_front(&m->runs[i]);
-    if (f && (!bp || pend_less(f, bp))) {
+  for (unsigned used = m->runs_used; used; used &= used - 1) {
+    int i = __builtin_ctz(used);
+    const pend *f = &m->runs[i].a[m->runs[i].head];
+    if (!bp || pend_less(f, bp)) {
       bp = f;
       best = i;
     }
@@ -419,6 +421,7 @@ static void release(model *m, int drain) {
       deliver(m, &p);
     } else {
       run_pop(&m->runs[i]); /* *f stays valid until the next push */
+      if (!m->runs[i].n) m->runs_used &= ~(1u << i);
       deliver(m, f);
     }
   }
@@ -439,17 +442,21 @@ static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t k
     return;
   }
   /* the run whose tail is the largest key <= key, else an empty run, else the heap */
-  int best = -1, empty = -1;
-  for (int i = 0; i < NRUNS; i++) {
-    const pend *b = run_back(&m->runs[i]);
-    if (!b) {
-      if (empty < 0) empty = i;
-    } else if (b->key <= key && (best < 0 || b->key > run_back(&m->runs[best])->key)) {
+  _Static_assert(NRUNS < 32, "runs_used is a bit mask");
+  int best = -1;
+  uint64_t best_key = 0;
+  for (unsigned used = m->runs_used; used; used &= used - 1) {
+    int i = __builtin_ctz(used);
+    uint64_t tail = run_back(&m->runs[i])->key;
+    if (tail <= key && (best < 0 || tail > best_key)) {
       best = i;
+      best_key = tail;
     }
   }
-  if (best < 0) best = empty;
+  unsigned empty = ~m->runs_used & ((1u << NRUNS) - 1);
+  if (best < 0 && empty) best = __builtin_ctz(empty);
   int rc = best >= 0 ? run_push(&m->runs[best], &p) : heap_push(&m->h, &p);
+  if (best >= 0 && rc == 0) m->runs_used |= 1u << best;
   if (rc < 0) {
     m->oom = 1;
     deliver(m, &p); /* out of memory: deliver now rather than lose it */
