@@ -155,6 +155,19 @@ static const char *op_label(const ct_gap_detail *d, char *buf, size_t len) {
   return ct_demangle(d->op_name, buf, len);
 }
 
+/* A tracer thread during a gap, by its name: the tracer's spans that overlapped it. */
+static void print_tracer_thread(const ct_gap_thread *t, uint64_t dur) {
+  char b[24];
+  if (t->name) printf("    %s:", t->name);
+  else printf("    tracer thread %llu:", (unsigned long long)t->tid);
+  for (unsigned m = 0; m < t->ncall_shown; m++)
+    printf("%s %s %s", m ? "," : "", t->calls[m].name ? t->calls[m].name : "?",
+           ct_fmt_duration(t->calls[m].end_ns - t->calls[m].begin_ns, b, sizeof b));
+  printf(" (tracer %.1f%% of the gap", pct(t->tracer_ns, dur));
+  if (t->name) printf(", thread %llu", (unsigned long long)t->tid);
+  printf(")%s\n", t->truncated ? " (history incomplete)" : "");
+}
+
 static void print_top_gaps(const gaps_cli *c) {
   unsigned n, np;
   const ct_gap_detail *top = ct_gaps_top(c->g, &n);
@@ -187,9 +200,14 @@ static void print_top_gaps(const gaps_cli *c) {
     uint64_t dur = d->end_ns - d->start_ns;
     for (unsigned k = 0; k < d->nthreads; k++) {
       const ct_gap_thread *t = &d->threads[k];
+      if (t->tracer_thread && !t->launching) {
+        print_tracer_thread(t, dur);
+        continue;
+      }
       uint64_t outside = dur > t->in_cuda_ns + t->tracer_ns ? dur - t->in_cuda_ns - t->tracer_ns : 0;
-      printf("    thread %llu%s: outside CUDA %.1f%%", (unsigned long long)t->tid,
-             t->launching ? " (launching)" : "", pct(outside, dur));
+      printf("    thread %llu", (unsigned long long)t->tid);
+      if (t->name) printf(" \"%s\"", t->name);
+      printf("%s: outside CUDA %.1f%%", t->launching ? " (launching)" : "", pct(outside, dur));
       if (t->ncalls) printf(", in %llu call%s %.1f%%", (unsigned long long)t->ncalls,
                             t->ncalls == 1 ? "" : "s", pct(t->in_cuda_ns, dur));
       if (t->tracer_ns) printf(", tracer %.1f%%", pct(t->tracer_ns, dur));
@@ -400,6 +418,8 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
       uint64_t dur = d->end_ns - d->start_ns, busy = t->in_cuda_ns + t->tracer_ns;
       ct_json_begin_object(j);
       ct_json_kv_uint(j, "tid", t->tid);
+      ct_json_kv_string(j, "name", t->name);
+      ct_json_kv_bool(j, "tracer_thread", t->tracer_thread);
       ct_json_kv_bool(j, "launching", t->launching);
       ct_json_kv_uint(j, "calls", t->ncalls);
       ct_json_kv_uint(j, "in_cuda_ns", t->in_cuda_ns);

@@ -101,6 +101,14 @@ static void on_activity(void *user, const ct_activity *a) {
   note_time(f, a->end_ns);
 }
 
+/* A THREAD record: the thread's name (the tracer's threads are "cutrace-..."). */
+static void on_thread(void *user, const ct_proc *p, const struct ct_thread *t, const char *name) {
+  fstate *f = user;
+  if (!name || !*name) return;
+  thstate *th = ct_gaps_get_thread(f, t->tid);
+  if (th) th->name = ct_gaps_intern(f->g, name);
+}
+
 static void on_span(void *user, const ct_span *s) {
   fstate *f = user;
   keep_proc(f, s->proc);
@@ -114,6 +122,8 @@ static void on_span(void *user, const ct_span *s) {
                            (uint8_t)(!s->is_tracer && ct_gaps_is_blocking(s, cls))};
       ct_gaps_ring_push(&th->calls, &e);
       th->last_end = max_u64(th->last_end, s->end_ns);
+      if (s->is_tracer) th->tracer_spans++;
+      else th->api_spans++;
     }
     if (!s->is_tracer && (cls & NAME_SYNCHRONIZE)) ct_gaps_findings_on_sync(f, s, name);
   }
@@ -126,6 +136,7 @@ static void on_span(void *user, const ct_span *s) {
 static void finish_file(fstate *f) {
   struct ct_gaps *g = f->g;
   for (unsigned i = 0; i < f->ndevs; i++) ct_gaps_finalize_dev(f, f->devs[i], UINT64_MAX);
+  ct_gaps_name_threads(f);
   ct_gaps_device *nd = realloc(g->devs, (g->ndevs + f->ndevs) * sizeof *nd);
   if (nd) {
     g->devs = nd;
@@ -196,7 +207,7 @@ int ct_gaps_add_file(ct_gaps *g, const char *path, ct_model_stats *st) {
   f.g = g;
   f.proc = g->nprocs++;
   static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
-                                   .on_activity = on_activity};
+                                   .on_activity = on_activity, .on_thread = on_thread};
   ct_model_stats local;
   if (!st) st = &local;
   int rc = ct_model_read(path, NULL, &ops, &f, st);

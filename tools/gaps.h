@@ -98,6 +98,9 @@ typedef struct ct_gaps_stream {
 /* What one CPU thread did during a gap. */
 typedef struct ct_gap_thread {
   uint64_t tid;
+  const char *name;             /* from the thread's THREAD record, or NULL */
+  int tracer_thread;            /* one of the tracer's own threads (shown only when it did
+                                   tracer work during the gap) */
   int launching;                /* this thread made the call that ended the gap */
   int truncated;                /* its call history did not reach back to the gap's start */
   uint64_t ncalls;              /* intercepted calls overlapping the gap */

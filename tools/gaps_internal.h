@@ -81,8 +81,17 @@ typedef struct ring {
 
 typedef struct thstate {
   uint64_t tid, last_end;
-  ring calls; /* outermost calls and tracer spans, in end order */
+  ring calls;                     /* outermost calls and tracer spans, in end order */
+  const char *name;               /* interned, from its THREAD record; NULL when unnamed */
+  uint64_t api_spans, tracer_spans;
 } thstate;
+
+/* Whether th is one of the tracer's own threads: named "cutrace-..." by its THREAD
+ * record (cutrace-writer, cutrace-poller), or, unnamed, one that made only TRACER spans. */
+static inline int is_tracer_thread(const thstate *th) {
+  if (th->name) return __builtin_strncmp(th->name, "cutrace-", 8) == 0;
+  return th->tracer_spans && !th->api_spans;
+}
 
 /* Counters of copies of one direction. */
 typedef struct copystat {
@@ -226,6 +235,9 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
 /* Keeps the gap among the largest when it is one of them, with what each thread did. */
 void ct_gaps_top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
                           enum ct_gap_cause cause, const opinfo *op);
+/* At the end of a file: names the threads of its largest gaps (THREAD records may come
+ * after a gap was kept) and drops tracer threads that did no tracer work in them. */
+void ct_gaps_name_threads(fstate *f);
 /* Rebuilds g's longest-first copies of the top-N heaps. */
 void ct_gaps_sort_tops(struct ct_gaps *g);
 

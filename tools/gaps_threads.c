@@ -11,7 +11,12 @@
 static void snapshot_thread(const thstate *th, uint64_t a, uint64_t b, ct_gap_thread *gt) {
   memset(gt, 0, sizeof *gt);
   gt->tid = th->tid;
+  gt->name = th->name;
+  gt->tracer_thread = is_tracer_thread(th);
   const ring *r = &th->calls;
+  /* tracer spans nest (a poll inside a flush): their time is the union of their parts
+   * within [a, b], merged in the ring's order (newest end first) */
+  uint64_t tb = 0, te = 0;
   unsigned i = ring_skip_after(r, b);
   for (; i < r->n; i++) {
     const span_ring_entry *e = ring_back(r, i);
@@ -19,7 +24,15 @@ static void snapshot_thread(const thstate *th, uint64_t a, uint64_t b, ct_gap_th
     uint64_t ov = overlap(e->begin, e->end, a, b);
     if (!ov) continue;
     if (e->is_tracer) {
-      gt->tracer_ns += ov;
+      uint64_t cb = e->begin > a ? e->begin : a, ce = e->end < b ? e->end : b;
+      if (te > tb && ce >= tb && cb <= te) { /* touches the current block: extend it */
+        if (cb < tb) tb = cb;
+        if (ce > te) te = ce;
+      } else {
+        gt->tracer_ns += te - tb;
+        tb = cb;
+        te = ce;
+      }
     } else {
       gt->ncalls++;
       gt->in_cuda_ns += ov;
@@ -37,6 +50,7 @@ static void snapshot_thread(const thstate *th, uint64_t a, uint64_t b, ct_gap_th
       gt->calls[k].is_tracer = e->is_tracer;
     }
   }
+  gt->tracer_ns += te - tb;
   if (i == r->n && r->n == r->cap) gt->truncated = 1;
 }
 
@@ -95,8 +109,11 @@ void ct_gaps_top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
     for (unsigned i = 0; i < f->nthreads; i++) {
       const thstate *th = f->threads[i];
       if (th == lt || th->last_end < a) continue;
+      ct_gap_thread gt;
+      snapshot_thread(th, a, b, &gt);
+      if (gt.tracer_thread && !gt.tracer_ns) continue; /* a tracer thread, idle then */
       if (d.nthreads == CT_GAP_MAX_THREADS) d.threads_omitted++;
-      else snapshot_thread(th, a, b, &d.threads[d.nthreads++]);
+      else d.threads[d.nthreads++] = gt;
     }
   }
   if (*n < g->o.top) {
@@ -117,6 +134,28 @@ void ct_gaps_top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
 static int cmp_detail_desc(const void *x, const void *y) {
   const ct_gap_detail *a = x, *b = y;
   return detail_less(a, b) ? 1 : detail_less(b, a) ? -1 : 0;
+}
+
+/* Names and filters the threads of one kept gap of file f (see ct_gaps_name_threads). */
+static void name_gap_threads(fstate *f, ct_gap_detail *d) {
+  if (d->proc != f->proc) return;
+  unsigned kept = 0;
+  for (unsigned k = 0; k < d->nthreads; k++) {
+    ct_gap_thread *t = &d->threads[k];
+    const thstate *th = ct_gaps_find_thread(f, t->tid);
+    if (th) {
+      t->name = th->name;
+      t->tracer_thread = is_tracer_thread(th);
+    }
+    if (t->tracer_thread && !t->tracer_ns && !t->launching) continue;
+    d->threads[kept++] = *t;
+  }
+  d->nthreads = kept;
+}
+
+void ct_gaps_name_threads(fstate *f) {
+  struct ct_gaps *g = f->g;
+  for (unsigned i = 0; g->top && i < g->ntop; i++) name_gap_threads(f, &g->top[i]);
 }
 
 /* Rebuilds the longest-first copies of the top-N heaps. */

@@ -9,6 +9,7 @@ import sys
 import tempfile
 
 cutrace, plantrace, gaps_each = sys.argv[1], sys.argv[2], sys.argv[3]
+gentrace = sys.argv[4] if len(sys.argv) > 4 else None
 failures = 0
 TOL = 1000  # ns: the planted times are exact; allow 1 us
 
@@ -222,6 +223,35 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 2 and "empty.ctr" in err, f"empty: {rc} {err!r}")
     rc, out, err = run(os.path.join(tmp, "missing"))
     check(rc == 2 and "missing" in err, f"missing: {rc} {err!r}")
+
+    # Thread names and the tracer's own threads in the largest gaps. The planted poller
+    # (tid 1003, no THREAD record, only TRACER spans) is a tracer thread: listed only in
+    # gaps where it polled, by its spans. The mixed trace names every thread (main,
+    # worker, cutrace-writer): application threads by name, the writer only when it
+    # flushed during the gap, as "cutrace-writer: flush ...".
+    poller = [t for g in doc["gaps"] for t in g["threads"] if t["tid"] == 1003]
+    check(all(t["tracer_thread"] and t["tracer_ns"] > 0 and t["name"] is None for t in poller),
+          f"planted poller shown only with tracer work: {poller}")
+    rc, out, err = run(trace)
+    check("    thread 1003" not in out,
+          "the poller is never shown as an application thread")
+    if gentrace:
+        mixed = os.path.join(tmp, "mixed.ctr")
+        subprocess.run([gentrace, "--mixed", mixed, "200"], check=True)
+        rc, dm, err = gaps_json(mixed)
+        ths = [t for g in dm["gaps"] for t in g["threads"]] if dm else []
+        writer = [t for t in ths if t["name"] == "cutrace-writer"]
+        check(writer and all(t["tracer_thread"] and t["tracer_ns"] > 0 for t in writer),
+              f"writer listed only when it flushed: {writer}")
+        check(all(t["tid"] == 4244 for t in writer), "writer tid")
+        apps = {(t["tid"], t["name"]) for t in ths if not t["tracer_thread"]}
+        check(apps == {(4242, "main"), (4243, "worker")}, f"application threads named: {apps}")
+        check(all(t["tracer_ns"] <= g["dur_ns"] for g in dm["gaps"] for t in g["threads"]),
+              "tracer time of a thread never exceeds the gap")
+        rc, out, err = run(mixed)
+        check('thread 4242 "main" (launching): outside CUDA' in out, "named launching thread in text")
+        check("    thread 4244" not in out and "    cutrace-writer: flush" in out,
+              f"writer labelled by name in text: {out[-600:]}")
 
 print("ok" if not failures else f"{failures} failures")
 sys.exit(1 if failures else 0)
