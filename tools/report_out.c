@@ -32,26 +32,26 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"GPU %", "Total", "Calls", "Avg", "Med", "Min", "Max", "Kernel"},
       {"Total", "Calls", "Avg", "Min", "Max", "Errors", "Name"},
       {"GPU %", "Total", "Count", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
-      {"Total", "Calls", "Avg", "TFLOP/s", "M", "N", "K", "Batch", "Op", "Types", "API"},
+      {"Total", "Calls", "Avg", "GFLOP/s", "M", "N", "K", "Batch", "Op", "Types", "API"},
       {"CPU total", "Calls", "CPU avg", "Kernels", "GPU ops", "GPU time", "Range"}};
-  static const char *const csv_h[CT_NTABLES][16] = {
+  static const char *const csv_h[CT_NTABLES][18] = {
       {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
        "gpu_pct", "mangled"},
       {"name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "errors"},
       {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "gbps", "gpu_pct"},
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
-       "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops"},
+       "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops", "gflops"},
       {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
   static const char *const text_align[CT_NTABLES] = {"rrrrrrrl", "rrrrrrl", "rrrrrrll",
                                                      "rrrrrrrrlll", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
-  const char *hdr[20];
+  const char *hdr[20]; /* table, pid, and at most 17 columns */
   int n = 0;
   if (fmt == CT_OUT_CSV) {
     hdr[n++] = "table";
     if (pid_col) hdr[n++] = "pid";
   }
-  for (int i = 0; i < 16 && h[i]; i++) hdr[n++] = h[i];
+  for (int i = 0; i < 17 && h[i]; i++) hdr[n++] = h[i];
   return ct_table_new(fmt == CT_OUT_TEXT ? title : NULL, n, hdr,
                       fmt == CT_OUT_TEXT ? text_align[t] : NULL);
 }
@@ -111,6 +111,7 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%llu", (unsigned long long)d->total);
     ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
     ct_table_cell(tb, "%.3f", gemm_tflops(g, d));
+    ct_table_cell(tb, "%.3f", gemm_tflops(g, d) * 1e3);
     break;
   }
   case CT_TABLE_RANGES: {
@@ -163,8 +164,9 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
   case CT_TABLE_GEMMS: {
     const ct_gemm_key *g = key;
     dur_cell(tb, fmt, avg(d));
-    double tf = gemm_tflops(g, d);
-    ct_table_cell(tb, tf >= 0.01 || tf == 0 ? "%.3f" : "%.3g", tf);
+    double gf = gemm_tflops(g, d) * 1e3; /* GFLOP/s, 1 decimal: small GEMMs stay readable */
+    if (gf > 0 && gf < 0.05) ct_table_cell(tb, "<0.1");
+    else ct_table_cell(tb, "%.1f", gf);
     ct_table_cell(tb, "%llu", (unsigned long long)g->m);
     ct_table_cell(tb, "%llu", (unsigned long long)g->n);
     ct_table_cell(tb, "%llu", (unsigned long long)g->k);
@@ -249,6 +251,7 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     ct_json_kv_uint(j, "calls", d->count);
     json_dur(j, d, 1);
     ct_json_kv_double(j, "tflops", gemm_tflops(g, d), 3);
+    ct_json_kv_double(j, "gflops", gemm_tflops(g, d) * 1e3, 3);
     break;
   }
   case CT_TABLE_RANGES: {

@@ -111,6 +111,12 @@ with tempfile.TemporaryDirectory() as d:
     hb = [r for r in doc["gemms"] if r["batch"] == 8][0]
     check(hb["atype"] == "f16" and abs(hb["tflops"] - 2 * 128 * 256 * 64 * 8 / 10000 / 1e3) < 1e-3,
           f"batched gemm {hb}")
+    check(all(abs(r["gflops"] - r["tflops"] * 1e3) < 1 for r in doc["gemms"]), "gflops = 1000 x tflops")
+    # text: achieved GFLOP/s with one decimal (2*512^3 flops per 50 us = 5368.7 GFLOP/s)
+    rc, out, err = run("report", a)
+    gemm_text = out[out.find("GEMMs"):]
+    check("GFLOP/s" in gemm_text and " 5368.7  512  512  512 " in gemm_text and "e-0" not in gemm_text,
+          f"GEMM table in GFLOP/s: {gemm_text[:400]!r}")
     h2d = [r for r in doc["memcpy"] if r["kind"] == "HtoD"][0]
     check(abs(h2d["gbps"] - (1 << 20) / 40000) < 1e-3, f"HtoD GB/s {h2d['gbps']}")
     total_pct = sum(r["gpu_pct"] for r in doc["kernels"]) + sum(r["gpu_pct"] for r in doc["memcpy"])
