@@ -29,6 +29,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,20 +62,19 @@ typedef struct run {
   size_t cap, head, n; /* cap is a power of two */
 } run;
 
-static int run_push(run *r, const pend *p) {
+/* A slot at the tail of r for a new event (filled by the caller); NULL when out of memory. */
+static pend *run_append(run *r) {
   if (r->n == r->cap) {
     size_t ncap = r->cap ? r->cap * 2 : 256;
     pend *na = malloc(ncap * sizeof *na);
-    if (!na) return -1;
+    if (!na) return NULL;
     for (size_t i = 0; i < r->n; i++) na[i] = r->a[(r->head + i) & (r->cap - 1)];
     free(r->a);
     r->a = na;
     r->cap = ncap;
     r->head = 0;
   }
-  r->a[(r->head + r->n) & (r->cap - 1)] = *p;
-  r->n++;
-  return 0;
+  return &r->a[(r->head + r->n++) & (r->cap - 1)];
 }
 
 static inline const pend *run_front(const run *r) { return r->n ? &r->a[r->head] : NULL; }
@@ -171,14 +171,21 @@ static int ctable_grow(ctable *t) {
   return 0;
 }
 
-/* The entry for corr, created empty when missing; NULL when out of memory. */
+/* The entry for corr, created empty when missing; NULL when out of memory. One probe
+ * finds it or the free slot it goes into (d[] is left as it was: it is read only after
+ * on_detail filled it). */
 static centry *ctable_get(ctable *t, uint64_t corr) {
-  centry *e = ctable_find(t, corr);
-  if (e) return e;
-  if ((t->n + 1) * 2 > t->cap && ctable_grow(t) < 0) return NULL;
+  if ((t->n + 1) * 2 > t->cap) {
+    centry *e = ctable_find(t, corr);
+    if (e) return e;
+    if (ctable_grow(t) < 0) return NULL;
+  }
   size_t i = chash(corr, t->cap);
-  while (t->a[i].corr) i = (i + 1) & (t->cap - 1);
-  memset(&t->a[i], 0, sizeof t->a[i]);
+  while (t->a[i].corr) {
+    if (t->a[i].corr == corr) return &t->a[i];
+    i = (i + 1) & (t->cap - 1);
+  }
+  memset(&t->a[i], 0, offsetof(centry, d));
   t->a[i].corr = corr;
   t->n++;
   return &t->a[i];
@@ -427,16 +434,22 @@ static void release(model *m, int drain) {
   }
 }
 
+/* Fills a pending event from a record. */
+static inline void pend_fill(pend *p, uint8_t kind, const ct_record *rec, uint64_t key,
+                             uint64_t seq, uint8_t late) {
+  p->key = key;
+  p->seq = seq;
+  p->kind = kind;
+  p->late = late;
+  memcpy(p->v, rec->u.v, sizeof p->v);
+}
+
 /* Adds a span or activity to the reorder buffer. */
 static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t key) {
   pend p;
-  p.key = key;
-  p.seq = m->seq++;
-  p.kind = kind;
-  p.late = 0;
-  memcpy(p.v, rec->u.v, sizeof p.v);
+  uint64_t seq = m->seq++;
   if (m->released_any && key < m->last_key) {
-    p.late = 1;
+    pend_fill(&p, kind, rec, key, seq, 1);
     m->st->late++;
     deliver(m, &p);
     return;
@@ -455,8 +468,16 @@ static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t k
   }
   unsigned empty = ~m->runs_used & ((1u << NRUNS) - 1);
   if (best < 0 && empty) best = __builtin_ctz(empty);
-  int rc = best >= 0 ? run_push(&m->runs[best], &p) : heap_push(&m->h, &p);
-  if (best >= 0 && rc == 0) m->runs_used |= 1u << best;
+  /* a run's slot is filled in place; the heap takes a copy */
+  pend *slot = best >= 0 ? run_append(&m->runs[best]) : NULL;
+  int rc = 0;
+  if (slot) {
+    pend_fill(slot, kind, rec, key, seq, 0);
+    m->runs_used |= 1u << best;
+  } else {
+    pend_fill(&p, kind, rec, key, seq, 0);
+    rc = best >= 0 ? -1 : heap_push(&m->h, &p);
+  }
   if (rc < 0) {
     m->oom = 1;
     deliver(m, &p); /* out of memory: deliver now rather than lose it */
