@@ -1,0 +1,50 @@
+/*
+ * cutrace gaps, shared by its files: the command's state (cmd_gaps.c: options and
+ * inputs) and the writers of its output (cmd_gaps_text.c: text and --summary;
+ * cmd_gaps_json.c: JSON, schema in docs/gaps.md).
+ */
+#ifndef CUTRACE_CMD_GAPS_H
+#define CUTRACE_CMD_GAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gaps.h"
+#include "output.h"
+
+/* The command's state: the analysis, the exit status so far, the output wanted, and
+ * each input with how its reading went. */
+typedef struct gaps_cli {
+  ct_gaps *g;
+  int status;
+  int summary;
+  enum ct_out_format fmt;
+  struct input {
+    char *path;
+    int rc;
+    char message[300];
+  } *inputs;
+  unsigned ninputs;
+} gaps_cli;
+
+/* The time a trace's relative times count from. */
+uint64_t ct_gaps_trace_start(const ct_gaps_proc *p);
+
+/* Wall-clock time of host time t ("" when unknown), written into buf. */
+const char *ct_gaps_wall_clock(const ct_gaps_proc *p, uint64_t t, char *buf, size_t len);
+
+/* part as a percentage of whole (0 when whole is 0). */
+static inline double ct_gaps_pct(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * part / whole : 0.0;
+}
+
+/* Prints the full text report: usage tables, largest gaps, stream waits, findings. */
+void ct_gaps_print_text(const gaps_cli *c);
+
+/* Prints at most 6 lines: busy share and idle by cause, the largest gap, findings. */
+void ct_gaps_print_summary(const gaps_cli *c);
+
+/* Prints the JSON document (schema in docs/gaps.md); o: the thresholds used. */
+void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o);
+
+#endif

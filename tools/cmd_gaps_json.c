@@ -1,0 +1,205 @@
+/*
+ * cutrace gaps, JSON output (schema in docs/gaps.md).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd_gaps.h"
+
+static void json_causes(ct_json *j, const char *key, const uint64_t *v, const char *suffix) {
+  ct_json_key(j, key);
+  ct_json_begin_object(j);
+  for (int k = 0; k < CT_GAP_NCAUSES; k++) {
+    char name[40];
+    snprintf(name, sizeof name, "%s%s", ct_gap_cause_name(k), suffix);
+    ct_json_kv_uint(j, name, v[k]);
+  }
+  ct_json_end_object(j);
+}
+
+static void json_usage(ct_json *j, const ct_gaps_usage *u) {
+  ct_json_kv_uint(j, "first_ns", u->first_ns);
+  ct_json_kv_uint(j, "last_ns", u->last_ns);
+  ct_json_kv_uint(j, "span_ns", u->last_ns - u->first_ns);
+  ct_json_kv_uint(j, "busy_ns", u->busy_ns);
+  ct_json_kv_uint(j, "idle_ns", u->idle_ns);
+  ct_json_kv_uint(j, "activities", u->activities);
+  ct_json_kv_uint(j, "gaps", u->gaps);
+  json_causes(j, "idle", u->idle_by_cause, "_ns");
+  json_causes(j, "gap_counts", u->gaps_by_cause, "");
+}
+
+static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, int with_threads) {
+  char name[512];
+  ct_json_begin_object(j);
+  ct_json_kv_uint(j, "process", d->proc);
+  ct_json_kv_uint(j, "pid", p->pid);
+  ct_json_kv_uint(j, "device", d->device);
+  ct_json_kv_uint(j, "stream", d->stream == UINT64_MAX ? d->op_stream : d->stream);
+  ct_json_kv_string(j, "scope", d->stream == UINT64_MAX ? "device" : "stream");
+  ct_json_kv_uint(j, "start_ns", d->start_ns);
+  ct_json_kv_uint(j, "end_ns", d->end_ns);
+  ct_json_kv_uint(j, "dur_ns", d->end_ns - d->start_ns);
+  ct_json_kv_uint(j, "rel_ns", d->start_ns - ct_gaps_trace_start(p));
+  char wall[64];
+  if (*ct_gaps_wall_clock(p, d->start_ns, wall, sizeof wall)) ct_json_kv_string(j, "wall_clock", wall);
+  ct_json_kv_string(j, "cause", ct_gap_cause_name(d->cause));
+  ct_json_key(j, "ended_by");
+  ct_json_begin_object(j);
+  ct_json_kv_string(j, "name", d->op_name ? ct_demangle(d->op_name, name, sizeof name) : NULL);
+  ct_json_kv_string(j, "mangled", d->op_name);
+  ct_json_kv_uint(j, "stream", d->op_stream);
+  ct_json_kv_uint(j, "type", d->op_type);
+  ct_json_kv_string(j, "api", d->api);
+  if (d->has_call) {
+    ct_json_kv_uint(j, "tid", d->tid);
+    ct_json_kv_uint(j, "call_begin_ns", d->call_begin_ns);
+    ct_json_kv_uint(j, "call_end_ns", d->call_end_ns);
+  }
+  ct_json_end_object(j);
+  if (with_threads) {
+    ct_json_key(j, "threads");
+    ct_json_begin_array(j);
+    for (unsigned k = 0; k < d->nthreads; k++) {
+      const ct_gap_thread *t = &d->threads[k];
+      uint64_t dur = d->end_ns - d->start_ns, busy = t->in_cuda_ns + t->tracer_ns;
+      ct_json_begin_object(j);
+      ct_json_kv_uint(j, "tid", t->tid);
+      ct_json_kv_string(j, "name", t->name);
+      ct_json_kv_bool(j, "tracer_thread", t->tracer_thread);
+      ct_json_kv_bool(j, "launching", t->launching);
+      ct_json_kv_uint(j, "calls", t->ncalls);
+      ct_json_kv_uint(j, "in_cuda_ns", t->in_cuda_ns);
+      ct_json_kv_uint(j, "tracer_ns", t->tracer_ns);
+      ct_json_kv_uint(j, "outside_cuda_ns", dur > busy ? dur - busy : 0);
+      ct_json_kv_bool(j, "history_incomplete", t->truncated);
+      ct_json_key(j, "longest_calls");
+      ct_json_begin_array(j);
+      for (unsigned m = 0; m < t->ncall_shown; m++) {
+        ct_json_begin_object(j);
+        ct_json_kv_string(j, "name", t->calls[m].name);
+        ct_json_kv_bool(j, "tracer", t->calls[m].is_tracer);
+        ct_json_kv_uint(j, "begin_ns", t->calls[m].begin_ns);
+        ct_json_kv_uint(j, "end_ns", t->calls[m].end_ns);
+        ct_json_end_object(j);
+      }
+      ct_json_end_array(j);
+      ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_json_kv_uint(j, "threads_omitted", d->threads_omitted);
+  }
+  ct_json_end_object(j);
+}
+
+static const char *const finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
+                                            "sync_little_work"};
+
+/* The JSON document (cmd_gaps.h). */
+void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
+  ct_json j;
+  ct_json_init(&j, stdout, 1);
+  unsigned n, np;
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  ct_json_begin_object(&j);
+  ct_json_kv_string(&j, "schema", "cutrace-gaps/1");
+  ct_json_key(&j, "options");
+  ct_json_begin_object(&j);
+  ct_json_kv_uint(&j, "min_gap_ns", o->min_gap_ns);
+  ct_json_kv_uint(&j, "launch_threshold_ns", o->launch_threshold_ns);
+  ct_json_kv_uint(&j, "top", o->top);
+  ct_json_kv_uint(&j, "launch_bound_min", o->launch_bound_min);
+  ct_json_kv_uint(&j, "repeat_min", o->repeat_min);
+  ct_json_kv_uint(&j, "sync_work_ns", o->sync_work_ns);
+  ct_json_end_object(&j);
+  ct_json_key(&j, "inputs");
+  ct_json_begin_array(&j);
+  for (unsigned i = 0; i < c->ninputs; i++) {
+    ct_json_begin_object(&j);
+    ct_json_kv_string(&j, "path", c->inputs[i].path);
+    ct_json_kv_string(&j, "status", c->inputs[i].rc < 0 ? "unreadable" : c->inputs[i].rc ? "partial" : "clean");
+    ct_json_kv_string(&j, "message", c->inputs[i].message);
+    ct_json_end_object(&j);
+  }
+  ct_json_end_array(&j);
+  ct_json_key(&j, "processes");
+  ct_json_begin_array(&j);
+  for (unsigned i = 0; i < np; i++) {
+    ct_json_begin_object(&j);
+    ct_json_kv_uint(&j, "process", i);
+    ct_json_kv_string(&j, "path", procs[i].path);
+    ct_json_kv_uint(&j, "pid", procs[i].pid);
+    ct_json_kv_string(&j, "host", procs[i].host);
+    ct_json_kv_string(&j, "cmdline", procs[i].cmdline);
+    ct_json_kv_uint(&j, "start_ns", ct_gaps_trace_start(&procs[i]));
+    ct_json_kv_uint(&j, "realtime_ns", procs[i].realtime_ns);
+    ct_json_end_object(&j);
+  }
+  ct_json_end_array(&j);
+  const ct_gaps_device *devs = ct_gaps_devices(c->g, &n);
+  ct_json_key(&j, "devices");
+  ct_json_begin_array(&j);
+  for (unsigned i = 0; i < n; i++) {
+    ct_json_begin_object(&j);
+    ct_json_kv_uint(&j, "process", devs[i].proc);
+    ct_json_kv_uint(&j, "pid", procs[devs[i].proc].pid);
+    ct_json_kv_uint(&j, "device", devs[i].device);
+    ct_json_kv_string(&j, "name", devs[i].name);
+    json_usage(&j, &devs[i].u);
+    ct_json_end_object(&j);
+  }
+  ct_json_end_array(&j);
+  const ct_gaps_stream *strs = ct_gaps_streams(c->g, &n);
+  ct_json_key(&j, "streams");
+  ct_json_begin_array(&j);
+  for (unsigned i = 0; i < n; i++) {
+    ct_json_begin_object(&j);
+    ct_json_kv_uint(&j, "process", strs[i].proc);
+    ct_json_kv_uint(&j, "pid", procs[strs[i].proc].pid);
+    ct_json_kv_uint(&j, "device", strs[i].device);
+    ct_json_kv_uint(&j, "stream", strs[i].stream);
+    json_usage(&j, &strs[i].u);
+    ct_json_end_object(&j);
+  }
+  ct_json_end_array(&j);
+  const ct_gap_detail *top = ct_gaps_top(c->g, &n);
+  ct_json_key(&j, "gaps");
+  ct_json_begin_array(&j);
+  for (unsigned i = 0; i < n; i++) json_gap(&j, &top[i], &procs[top[i].proc], 1);
+  ct_json_end_array(&j);
+  top = ct_gaps_top_stream(c->g, &n);
+  ct_json_key(&j, "stream_gaps");
+  ct_json_begin_array(&j);
+  for (unsigned i = 0; i < n; i++) json_gap(&j, &top[i], &procs[top[i].proc], 0);
+  ct_json_end_array(&j);
+  const ct_gaps_finding *fs = ct_gaps_findings(c->g, &n);
+  ct_json_key(&j, "findings");
+  ct_json_begin_array(&j);
+  for (unsigned i = 0; i < n; i++) {
+    const ct_gaps_finding *f = &fs[i];
+    ct_json_begin_object(&j);
+    ct_json_kv_string(&j, "kind", finding_kinds[f->kind]);
+    ct_json_kv_uint(&j, "process", f->proc);
+    ct_json_kv_uint(&j, "device", f->device);
+    ct_json_kv_string(&j, "what", f->what);
+    ct_json_kv_uint(&j, "count", f->count);
+    if (f->kind == CT_FIND_LAUNCH_BOUND) {
+      ct_json_kv_uint(&j, "stretches", f->stretches);
+      ct_json_kv_uint(&j, "longest_count", f->longest_count);
+    }
+    if (f->kind == CT_FIND_PAGEABLE_COPY || f->kind == CT_FIND_SYNC_COPY)
+      ct_json_kv_uint(&j, "bytes", f->bytes);
+    ct_json_kv_uint(&j, "gpu_ns", f->gpu_ns);
+    ct_json_kv_uint(&j, "cpu_ns", f->cpu_ns);
+    ct_json_kv_uint(&j, "first_ns", f->first_ns);
+    ct_json_kv_uint(&j, "last_ns", f->last_ns);
+    ct_json_kv_string(&j, "fix", f->fix);
+    ct_json_end_object(&j);
+  }
+  ct_json_end_array(&j);
+  ct_json_kv_uint(&j, "late_activities", ct_gaps_late(c->g));
+  ct_json_end_object(&j);
+  ct_json_finish(&j);
+}
+
+/* ---- the command -------------------------------------------------------------------------- */

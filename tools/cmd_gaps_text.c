@@ -1,0 +1,282 @@
+/*
+ * cutrace gaps, text output: per-device and per-stream usage tables, the largest gaps
+ * with what each thread did, the stream waits, findings; and the --summary lines.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd_gaps.h"
+
+/* ---- shared helpers for the writers ------------------------------------------------ */
+
+/* The time a trace's relative times count from. */
+uint64_t ct_gaps_trace_start(const ct_gaps_proc *p) {
+  return p->start_ns && (!p->first_ns || p->start_ns <= p->first_ns) ? p->start_ns : p->first_ns;
+}
+
+/* Wall-clock time of host time t ("" when unknown). */
+const char *ct_gaps_wall_clock(const ct_gaps_proc *p, uint64_t t, char *buf, size_t len) {
+  buf[0] = 0;
+  if (!p->realtime_ns || !p->start_ns) return buf;
+  uint64_t w = p->realtime_ns + (t - p->start_ns);
+  time_t sec = (time_t)(w / 1000000000ull);
+  struct tm tm;
+  if (!gmtime_r(&sec, &tm)) return buf;
+  char d[40];
+  strftime(d, sizeof d, "%Y-%m-%d %H:%M:%S", &tm);
+  snprintf(buf, len, "%s.%06llu UTC", d, (unsigned long long)(w % 1000000000ull / 1000));
+  return buf;
+}
+
+static const char *cause_label(enum ct_gap_cause c) { return ct_gap_cause_name(c); }
+
+/* ---- text ------------------------------------------------------------------------------ */
+
+
+static void print_usage_table(const gaps_cli *c, int streams) {
+  unsigned np, n;
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  static const char *const dev_headers[] = {
+      "pid", "device", "span", "busy", "busy%", "idle", "host_wait", "launch_ovh", "sync",
+      "other_strm", "tracer", "other", "gaps"};
+  const char *headers[13];
+  memcpy(headers, dev_headers, sizeof headers);
+  if (streams) headers[1] = "dev/stream";
+  ct_table *t = ct_table_new(streams ? "Per stream (idle while the stream had no work)"
+                                     : "Per device (idle = no stream busy)",
+                             13, headers, "lrrrrrrrrrrrr");
+  if (!t) return;
+  const ct_gaps_device *devs = streams ? NULL : ct_gaps_devices(c->g, &n);
+  const ct_gaps_stream *strs = streams ? ct_gaps_streams(c->g, &n) : NULL;
+  for (unsigned i = 0; i < n; i++) {
+    const ct_gaps_usage *u = streams ? &strs[i].u : &devs[i].u;
+    unsigned proc = streams ? strs[i].proc : devs[i].proc;
+    char b[CT_GAP_NCAUSES + 3][24];
+    ct_table_row(t);
+    ct_table_cell(t, "%llu", (unsigned long long)(proc < np ? procs[proc].pid : 0));
+    if (streams)
+      ct_table_cell(t, "%llu/%llu", (unsigned long long)strs[i].device,
+                    (unsigned long long)strs[i].stream);
+    else
+      ct_table_cell(t, "%llu %s", (unsigned long long)devs[i].device, devs[i].name ? devs[i].name : "");
+    ct_table_cell(t, "%s", ct_fmt_duration(u->last_ns - u->first_ns, b[0], sizeof b[0]));
+    ct_table_cell(t, "%s", ct_fmt_duration(u->busy_ns, b[1], sizeof b[1]));
+    ct_table_cell(t, "%.1f%%", ct_gaps_pct(u->busy_ns, u->last_ns - u->first_ns));
+    ct_table_cell(t, "%s", ct_fmt_duration(u->idle_ns, b[2], sizeof b[2]));
+    for (int k = 0; k < CT_GAP_NCAUSES; k++)
+      ct_table_cell(t, "%s", ct_fmt_duration(u->idle_by_cause[k], b[3 + k], sizeof b[3 + k]));
+    ct_table_cell(t, "%llu", (unsigned long long)u->gaps);
+  }
+  ct_table_print(t, stdout, CT_OUT_TEXT);
+  ct_table_free(t);
+}
+
+static const char *op_label(const ct_gap_detail *d, char *buf, size_t len) {
+  if (!d->op_name) return "(unknown operation)";
+  return ct_demangle(d->op_name, buf, len);
+}
+
+/* A tracer thread during a gap, by its name: the tracer's spans that overlapped it. */
+static void print_tracer_thread(const ct_gap_thread *t, uint64_t dur) {
+  char b[24];
+  if (t->name) printf("    %s:", t->name);
+  else printf("    tracer thread %llu:", (unsigned long long)t->tid);
+  for (unsigned m = 0; m < t->ncall_shown; m++)
+    printf("%s %s %s", m ? "," : "", t->calls[m].name ? t->calls[m].name : "?",
+           ct_fmt_duration(t->calls[m].end_ns - t->calls[m].begin_ns, b, sizeof b));
+  printf(" (tracer %.1f%% of the gap", ct_gaps_pct(t->tracer_ns, dur));
+  if (t->name) printf(", thread %llu", (unsigned long long)t->tid);
+  printf(")%s\n", t->truncated ? " (history incomplete)" : "");
+}
+
+static void print_top_gaps(const gaps_cli *c) {
+  unsigned n, np;
+  const ct_gap_detail *top = ct_gaps_top(c->g, &n);
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  printf("\nLargest gaps (device idle: no stream busy)\n");
+  if (!n) printf("  (none)\n");
+  for (unsigned i = 0; i < n; i++) {
+    const ct_gap_detail *d = &top[i];
+    const ct_gaps_proc *p = &procs[d->proc];
+    char b1[24], b2[24], b3[24], wall[64], name[512];
+    ct_gaps_wall_clock(p, d->start_ns, wall, sizeof wall);
+    printf("%2u. %s idle on device %llu of pid %llu, at +%s%s%s%s: %s\n", i + 1,
+           ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1), (unsigned long long)d->device,
+           (unsigned long long)p->pid, ct_fmt_duration(d->start_ns - ct_gaps_trace_start(p), b2, sizeof b2),
+           *wall ? " (" : "", wall, *wall ? ")" : "",
+           cause_label(d->cause));
+    printf("    host time %llu..%llu ns\n", (unsigned long long)d->start_ns,
+           (unsigned long long)d->end_ns);
+    if (d->has_call) {
+      int64_t lead = (int64_t)d->call_begin_ns - (int64_t)d->start_ns;
+      printf("    ended by %s on stream %llu: %s by thread %llu, call began %s%s %s the gap started\n",
+             op_label(d, name, sizeof name), (unsigned long long)d->op_stream,
+             d->api ? d->api : "?", (unsigned long long)d->tid, lead < 0 ? "" : "",
+             ct_fmt_duration((uint64_t)(lead < 0 ? -lead : lead), b3, sizeof b3),
+             lead < 0 ? "before" : "after");
+    } else {
+      printf("    ended by %s on stream %llu (its call is not in the trace)\n",
+             op_label(d, name, sizeof name), (unsigned long long)d->op_stream);
+    }
+    uint64_t dur = d->end_ns - d->start_ns;
+    for (unsigned k = 0; k < d->nthreads; k++) {
+      const ct_gap_thread *t = &d->threads[k];
+      if (t->tracer_thread && !t->launching) {
+        print_tracer_thread(t, dur);
+        continue;
+      }
+      uint64_t outside = dur > t->in_cuda_ns + t->tracer_ns ? dur - t->in_cuda_ns - t->tracer_ns : 0;
+      printf("    thread %llu", (unsigned long long)t->tid);
+      if (t->name) printf(" \"%s\"", t->name);
+      printf("%s: outside CUDA %.1f%%", t->launching ? " (launching)" : "", ct_gaps_pct(outside, dur));
+      if (t->ncalls) printf(", in %llu call%s %.1f%%", (unsigned long long)t->ncalls,
+                            t->ncalls == 1 ? "" : "s", ct_gaps_pct(t->in_cuda_ns, dur));
+      if (t->tracer_ns) printf(", tracer %.1f%%", ct_gaps_pct(t->tracer_ns, dur));
+      if (t->truncated) printf(" (history incomplete)");
+      for (unsigned m = 0; m < t->ncall_shown; m++)
+        printf("%s %s%s %s", m ? "," : ":", t->calls[m].is_tracer ? "tracer " : "",
+               t->calls[m].name ? t->calls[m].name : "?",
+               ct_fmt_duration(t->calls[m].end_ns - t->calls[m].begin_ns, b3, sizeof b3));
+      putchar('\n');
+    }
+    if (d->threads_omitted)
+      printf("    (%llu more threads not shown)\n", (unsigned long long)d->threads_omitted);
+  }
+  const ct_gap_detail *ts = ct_gaps_top_stream(c->g, &n);
+  int any = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (ts[i].cause != CT_GAP_OTHER_STREAM) continue;
+    if (!any++) printf("\nLargest waits of a stream on another stream\n");
+    char b1[24], b2[24];
+    printf("  %s on device %llu stream %llu at +%s (pid %llu)\n",
+           ct_fmt_duration(ts[i].end_ns - ts[i].start_ns, b1, sizeof b1),
+           (unsigned long long)ts[i].device, (unsigned long long)ts[i].stream,
+           ct_fmt_duration(ts[i].start_ns - ct_gaps_trace_start(&procs[ts[i].proc]), b2, sizeof b2),
+           (unsigned long long)procs[ts[i].proc].pid);
+  }
+}
+
+static void print_findings(const gaps_cli *c) {
+  unsigned n, np;
+  const ct_gaps_finding *fs = ct_gaps_findings(c->g, &n);
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  printf("\nFindings\n");
+  if (!n) printf("  (none)\n");
+  for (unsigned i = 0; i < n; i++) {
+    const ct_gaps_finding *f = &fs[i];
+    const ct_gaps_proc *p = &procs[f->proc];
+    char b1[24], b2[24], b3[24], b4[24];
+    printf("  - pid %llu device %llu: ", (unsigned long long)p->pid, (unsigned long long)f->device);
+    switch (f->kind) {
+    case CT_FIND_LAUNCH_BOUND:
+      printf("%llu kernels in %llu stretches ran no longer than their launch calls (GPU %s, calls %s); "
+             "longest: %llu kernels from +%s to +%s. %s\n",
+             (unsigned long long)f->count, (unsigned long long)f->stretches,
+             ct_fmt_duration(f->gpu_ns, b1, sizeof b1), ct_fmt_duration(f->cpu_ns, b2, sizeof b2),
+             (unsigned long long)f->longest_count,
+             ct_fmt_duration(f->first_ns - ct_gaps_trace_start(p), b3, sizeof b3),
+             ct_fmt_duration(f->last_ns - ct_gaps_trace_start(p), b4, sizeof b4), f->fix);
+      break;
+    case CT_FIND_PAGEABLE_COPY:
+    case CT_FIND_SYNC_COPY:
+      printf("%llu %s %s copies (%s, GPU %s, calls %s): %s\n", (unsigned long long)f->count,
+             f->kind == CT_FIND_PAGEABLE_COPY ? "pageable" : "synchronous", f->what,
+             ct_fmt_bytes(f->bytes, b1, sizeof b1), ct_fmt_duration(f->gpu_ns, b2, sizeof b2),
+             ct_fmt_duration(f->cpu_ns, b3, sizeof b3), f->fix);
+      break;
+    case CT_FIND_LITTLE_SYNC:
+      printf("%llu syncs (%s) waited on little GPU work: %s in the calls for %s of GPU work: %s\n",
+             (unsigned long long)f->count, f->what ? f->what : "?",
+             ct_fmt_duration(f->cpu_ns, b1, sizeof b1), ct_fmt_duration(f->gpu_ns, b2, sizeof b2),
+             f->fix);
+      break;
+    }
+  }
+}
+
+/* The full text report (cmd_gaps.h). */
+void ct_gaps_print_text(const gaps_cli *c) {
+  unsigned np;
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  for (unsigned i = 0; i < np; i++)
+    printf("%s: pid %llu on %s: %s\n", procs[i].path, (unsigned long long)procs[i].pid,
+           *procs[i].host ? procs[i].host : "?", procs[i].cmdline);
+  putchar('\n');
+  print_usage_table(c, 0);
+  putchar('\n');
+  print_usage_table(c, 1);
+  print_top_gaps(c);
+  print_findings(c);
+  if (ct_gaps_late(c->g))
+    printf("\nnote: %llu GPU activities arrived after the time they cover had been analysed; "
+           "idle time near them may be overstated\n", (unsigned long long)ct_gaps_late(c->g));
+}
+
+/* ---- summary ---------------------------------------------------------------------------- */
+
+/* At most 6 lines (cmd_gaps.h). */
+void ct_gaps_print_summary(const gaps_cli *c) {
+  unsigned n, np, ntop, lines = 0;
+  const ct_gaps_device *devs = ct_gaps_devices(c->g, &n);
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  const ct_gap_detail *top = ct_gaps_top(c->g, &ntop);
+  if (!n) {
+    printf("cutrace gaps: no GPU activity in the trace\n");
+    return;
+  }
+  for (unsigned i = 0; i < n && lines < 4; i++, lines++) {
+    const ct_gaps_usage *u = &devs[i].u;
+    char b1[24], b2[24], b3[24];
+    if (lines == 3 && n > 4) {
+      printf("cutrace gaps: %u more devices (see cutrace gaps)\n", n - 3);
+      break;
+    }
+    printf("GPU %llu: busy %.1f%% of %s; idle %s", (unsigned long long)devs[i].device,
+           ct_gaps_pct(u->busy_ns, u->last_ns - u->first_ns),
+           ct_fmt_duration(u->last_ns - u->first_ns, b1, sizeof b1),
+           ct_fmt_duration(u->idle_ns, b2, sizeof b2));
+    if (np > 1) printf(" (pid %llu)", (unsigned long long)procs[devs[i].proc].pid);
+    /* causes, largest first */
+    int order[CT_GAP_NCAUSES], k, m;
+    for (k = 0; k < CT_GAP_NCAUSES; k++) order[k] = k;
+    for (k = 1; k < CT_GAP_NCAUSES; k++)
+      for (m = k; m > 0 && u->idle_by_cause[order[m]] > u->idle_by_cause[order[m - 1]]; m--) {
+        int tmp = order[m];
+        order[m] = order[m - 1];
+        order[m - 1] = tmp;
+      }
+    const char *sep = ": ";
+    for (k = 0; k < CT_GAP_NCAUSES; k++) {
+      if (!u->idle_by_cause[order[k]]) continue;
+      printf("%s%s %s", sep, ct_gap_cause_name(order[k]),
+             ct_fmt_duration(u->idle_by_cause[order[k]], b3, sizeof b3));
+      sep = ", ";
+    }
+    putchar('\n');
+  }
+  if (ntop) {
+    const ct_gap_detail *d = &top[0];
+    char b1[24], b2[24], name[256];
+    printf("largest gap: %s on GPU %llu at +%s (%s", ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1),
+           (unsigned long long)d->device,
+           ct_fmt_duration(d->start_ns - ct_gaps_trace_start(&procs[d->proc]), b2, sizeof b2),
+           cause_label(d->cause));
+    if (d->op_name) printf("; ended by %s", op_label(d, name, sizeof name));
+    if (d->api) printf(" from %s", d->api);
+    printf(")\n");
+  }
+  unsigned nf;
+  const ct_gaps_finding *fs = ct_gaps_findings(c->g, &nf);
+  if (nf) {
+    static const char *const labels[] = {"launch-bound kernels", "pageable copies",
+                                         "synchronous copies", "syncs on little GPU work"};
+    printf("findings:");
+    for (unsigned i = 0; i < nf; i++) {
+      int dup = 0;
+      for (unsigned k = 0; k < i; k++) dup |= fs[k].kind == fs[i].kind;
+      if (!dup) printf("%s %s", i ? "," : "", labels[fs[i].kind]);
+    }
+    printf(" (see cutrace gaps for the fixes)\n");
+  }
+}
