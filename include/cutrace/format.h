@@ -29,7 +29,7 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 0
+#define CT_FORMAT_MINOR 1 /* 1.1: STACK, MODULE, api.stack, api.parent */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -58,7 +58,9 @@
   X(CLOCK, 13, clock)        /* a GPU-to-host clock anchor */                   \
   X(RANGE, 14, range)        /* an NVTX range, closed */                        \
   X(MARK, 15, mark)          /* an NVTX mark */                                 \
-  X(END, 16, end)            /* clean end of the trace */
+  X(END, 16, end)            /* clean end of the trace */                       \
+  X(STACK, 17, stack)        /* one node of the call-stack tree (1.1) */       \
+  X(MODULE, 18, module)      /* a loaded ELF object, for offline symbols (1.1) */
 
 /* Fields of each kind: F(name, encoding). Append only. */
 #define CT_FIELDS_string(F) F(id, D) F(len, D)
@@ -81,7 +83,9 @@
   F(begin_ns, D) F(end_ns, P) F(corr, D) F(device, D) F(stream, D)              \
   F(result, D)     /* the call's return code (CUresult/cudaError_t/status) */   \
   F(depth, D)      /* 0 = outermost intercepted call on this thread */          \
-  F(flags, D)      /* CT_API_* */
+  F(flags, D)      /* CT_API_* */                                               \
+  F(stack, D)      /* 1.1: STACK node id of the call site (0 = not captured) */ \
+  F(parent, D)     /* 1.1: corr of the outermost call enclosing it (depth > 0) */
 #define CT_FIELDS_launch(F)                                                     \
   F(corr, D) F(kernel, D) /* string: mangled name */                            \
   F(grid_x, D) F(grid_y, D) F(grid_z, D) F(block_x, D) F(block_y, D)            \
@@ -109,6 +113,18 @@
   F(flags, D)
 #define CT_FIELDS_mark(F) F(tid, D) F(domain, D) F(name, D) F(ts_ns, D)
 #define CT_FIELDS_end(F) F(records, D) F(drops, D) F(end_ns, D)
+/* A call stack is a path in a tree of nodes, written once each: node `id` is the
+ * frame at address `pc` (a return address, or the call site itself for the
+ * innermost frame) called from node `parent` (0 = the outermost frame kept).
+ * Ids are process-wide, 1, 2, 3, ... An API record names its innermost node. */
+#define CT_FIELDS_stack(F) F(id, D) F(parent, D) F(pc, D)
+/* An ELF object mapped in the process: addresses in [start, end) belong to it;
+ * its file offset-free address is pc - bias (the dl_iterate_phdr load bias). */
+#define CT_FIELDS_module(F)                                                     \
+  F(path, D)      /* string: the file as loaded ("" main program: see exe) */   \
+  F(bias, D) F(start, D) F(end, D)                                              \
+  F(build_id, D)  /* string: hex GNU build-id, or 0 */                          \
+  F(seen_ns, D)   /* when the tracer first saw it mapped */
 
 /* CT_API_* flags. */
 #define CT_API_PTSZ 0x1      /* per-thread default stream entry point */
@@ -116,6 +132,8 @@
 #define CT_API_TIMED 0x4     /* a GPU record with this corr follows later */
 #define CT_API_UNTIMED 0x8   /* GPU work happened but could not be timed */
 #define CT_API_DRIVER 0x10   /* reached through the driver API */
+#define CT_API_INNER_TIMED 0x20 /* its GPU work is timed by its child calls (the
+                                   launches of a library call), not by itself */
 
 /* CT_RANGE_* flags of a RANGE record. */
 #define CT_RANGE_UNCLOSED 0x1 /* still open at its thread's exit or the final flush */
