@@ -261,6 +261,8 @@ int ct_reader_next(ct_reader *r, ct_record *rec) {
     unsigned native = ct_kind_nfields(rec->kind);
     if (!native) continue; /* a kind from a newer minor version */
     if (rec->nfields > native) rec->nfields = (uint8_t)native;
+    /* Fields an older writer did not have read as 0 (never a stale value). */
+    for (unsigned i = rec->nfields; i < native; i++) rec->u.v[i] = 0;
     if (rec->kind == CT_KIND_STRING) {
       if (store_string(r, rec->u.string.id, rec->str, rec->str_len) < 0) {
         note_problem(r, r->chunk_offset, "%s at offset %llu", "out of memory");

@@ -133,6 +133,7 @@ typedef struct centry {
   uint64_t corr;                  /* 0 = empty slot */
   uint8_t has_call, detail, span_done, act_done;
   uint64_t tid, name, begin, end, flags;
+  uint64_t depth, stack, parent;
   uint64_t d[DETAIL_FIELDS];
 } centry;
 
@@ -323,6 +324,8 @@ static void deliver_span(model *m, const pend *p) {
     s.result = a->result;
     s.depth = a->depth;
     s.flags = a->flags;
+    s.stack = a->stack;
+    s.parent = a->parent;
     api_kind(m, a->name, &s.category, &s.layer);
     centry *e = a->corr ? ctable_find(&m->calls, a->corr) : NULL;
     if (e) {
@@ -359,6 +362,9 @@ static void deliver_activity(model *m, const pend *p) {
       a.call_begin_ns = e->begin;
       a.call_end_ns = e->end;
       a.call_flags = e->flags;
+      a.call_depth = e->depth;
+      a.call_stack = e->stack;
+      a.call_parent = e->parent;
       a.api = str(m, e->name);
     }
   }
@@ -504,6 +510,9 @@ static void on_call(model *m, const ct_record *rec) {
       e->begin = a->begin_ns;
       e->end = a->end_ns;
       e->flags = a->flags;
+      e->depth = a->depth;
+      e->stack = a->stack;
+      e->parent = a->parent;
     } else {
       m->oom = 1;
     }
@@ -591,6 +600,14 @@ static void handle(model *m, ct_record *rec) {
     break;
   case CT_KIND_CLOCK:
     if (m->ops->on_clock) m->ops->on_clock(m->user, &m->proc, &rec->u.clock);
+    break;
+  case CT_KIND_STACK:
+    if (m->ops->on_stack) m->ops->on_stack(m->user, &m->proc, &rec->u.stack);
+    break;
+  case CT_KIND_MODULE:
+    if (m->ops->on_module)
+      m->ops->on_module(m->user, &m->proc, &rec->u.module, str_or_empty(m, rec->u.module.path),
+                        str_or_empty(m, rec->u.module.build_id));
     break;
   case CT_KIND_END: m->st->has_end = 1; break;
   default: break;

@@ -41,6 +41,8 @@ typedef struct ct_span {
   const ct_proc *proc;
   int is_tracer;                 /* 1: TRACER record (flush, poll, ...) */
   uint64_t tid, begin_ns, end_ns, corr, device, stream, result, depth, flags;
+  uint64_t stack;                /* STACK node of the call site (0 = none) */
+  uint64_t parent;               /* depth > 0: corr of the enclosing outermost call */
   const char *name;              /* entry point, or the tracer's label */
   enum ct_api_category category; /* from hooks.def (CT_CAT_OTHER for tracer spans) */
   enum ct_api_layer layer;
@@ -58,6 +60,9 @@ typedef struct ct_activity {
   const char *name;       /* kernel mangled name; for copies "memcpy HtoD" etc. */
   int has_call;           /* 1 when the launching call was found */
   uint64_t tid, call_begin_ns, call_end_ns, call_flags;
+  uint64_t call_depth;    /* the call's depth (> 0: launched inside a library call) */
+  uint64_t call_stack;    /* STACK node of the call site (0 = none) */
+  uint64_t call_parent;   /* call_depth > 0: corr of the enclosing outermost call */
   const char *api;        /* the call's entry point, or NULL */
   enum ct_detail detail;
   union { struct ct_launch launch; struct ct_memop memop; struct ct_gemm gemm; } d;
@@ -78,6 +83,12 @@ typedef struct ct_model_ops {
                    const char *name);
   void (*on_drop)(void *user, const ct_proc *proc, const struct ct_drop *drop);
   void (*on_clock)(void *user, const ct_proc *proc, const struct ct_clock *clock);
+  /* A call-stack node (format 1.1): delivered as read, which may be after spans
+   * naming it (ids are process-wide): keep a table, resolve at output time. */
+  void (*on_stack)(void *user, const ct_proc *proc, const struct ct_stack *node);
+  /* A loaded ELF object (format 1.1); path and build_id resolved ("" when none). */
+  void (*on_module)(void *user, const ct_proc *proc, const struct ct_module *module,
+                    const char *path, const char *build_id);
 } ct_model_ops;
 
 /* Totals of one file's reading. */
