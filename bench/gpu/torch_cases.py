@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The torch.profiler tutorial's workloads, for scripts/gpu-check (real GPU only).
 
-usage: torch_cases.py CASE [--profile OUT.json] [--iters N] [--warmup N]
+usage: torch_cases.py CASE [--profile OUT.json | --emit-nvtx] [--iters N] [--warmup N]
 
 CASE is one of: matmul_add_64, matmul_add_4096, matmul_add_64_compile,
 matmul_add_4096_compile, linear, mlp, tiny_loop.
@@ -10,7 +10,10 @@ Runs WARMUP untimed steps, then ITERS timed ones, and prints one JSON line:
 {"case": ..., "wall_s": <time of the timed steps>, "steps": ITERS}. With --profile
 the timed steps run under torch.profiler (CPU + CUDA activities) and its Kineto
 trace is exported to OUT.json, so the same steps can be compared with cutrace's.
-Each step is wrapped in record_function("<case>") as the tutorial does.
+Each step is wrapped in record_function("<case>") as the tutorial does. With
+--emit-nvtx the timed steps run under torch.autograd.profiler.emit_nvtx(), which
+turns record_function and every aten:: op into NVTX ranges (what cutrace's NVTX
+injection records: checked by bench/gpu/check_nvtx.py).
 """
 import argparse
 import json
@@ -63,6 +66,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
     ap.add_argument("--profile", metavar="OUT.json")
+    ap.add_argument("--emit-nvtx", action="store_true")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     a = ap.parse_args()
@@ -87,6 +91,9 @@ def main():
         with torch.profiler.profile(activities=acts) as prof:
             wall = run()
         prof.export_chrome_trace(a.profile)
+    elif a.emit_nvtx:
+        with torch.autograd.profiler.emit_nvtx():
+            wall = run()
     else:
         wall = run()
     print(json.dumps({"case": a.case, "wall_s": wall, "steps": a.iters}))
