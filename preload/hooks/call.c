@@ -122,6 +122,8 @@ void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUst
   c->begin_ns = ctp_now_ns();
   c->corr = ctp_next_corr();
   c->depth = ctph_tls.depth++;
+  if (c->depth == 0)
+    ctph_tls.outer_corr = c->corr;
   c->flags = ptsz ? CT_API_PTSZ : 0;
   c->ptsz = ptsz;
   c->handle = stream;
@@ -209,6 +211,7 @@ void ctph_call_end(ctph_call *c, uint64_t result) {
       .result = result,
       .depth = c->depth,
       .flags = c->flags,
+      .parent = c->depth ? ctph_tls.outer_corr : 0,
   };
   ctp_emit(&r);
   ctph_tls.depth--;

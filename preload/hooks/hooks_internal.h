@@ -87,6 +87,8 @@ int ctph_driver_load(void) CTPH_HIDDEN;
 /* Per-thread state of the hooks (initial-exec TLS). */
 struct ctph_thread {
   uint32_t depth;          /* intercepted calls open on this thread */
+  uint64_t outer_corr;     /* corr of the outermost open call (the api.parent of
+                              every call nested in it) */
   int32_t cached_device;   /* device of cached_ctx, -1 when none */
   CUcontext cached_ctx;
   /* one-entry cache of the last stream looked up */

@@ -197,6 +197,8 @@ def case_matmul(ctx, matmul):
             k = kids[0]
             check(k["depth"] == 1 and t.name(k["name"]) == "cuLaunchKernel",
                   f"matmul_add: child {t.name(k['name'])} depth {k['depth']}")
+            check(k.get("parent") == g["corr"] and g.get("parent") == 0,
+                  f"matmul_add: child parent {k.get('parent')}, GEMM corr {g['corr']} parent {g.get('parent')}")
             names = t.kernel_of(k["corr"])
             check(len(names) == 1 and "gemm" in names[0], f"matmul_add: inner kernel named {names}")
     # the runtime's own launches are one span each (no driver-level twin)
