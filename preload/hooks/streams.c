@@ -52,7 +52,7 @@ static void report_device(int device) {
 int ctph_current_device(CUcontext *ctx_out) {
   if (ctx_out)
     *ctx_out = NULL;
-  if (!ctph_driver_load())
+  if (CTP_UNLIKELY(!__atomic_load_n(&ctph_drv.loaded, __ATOMIC_ACQUIRE)) && !ctph_driver_load())
     return -1;
   CUcontext ctx = NULL;
   if (ctph_drv.CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
@@ -115,18 +115,14 @@ static struct ctph_stream_state *new_state(CUstream handle, int legacy, int per_
   return st;
 }
 
-uint32_t ctph_stream_id(int device, CUstream handle, int per_thread,
-                        struct ctph_stream_state **state) {
+/* ctph_stream_id when the stream is not the thread's last one: the map lookup, and
+ * the STREAM record of a new stream. Kept out of line so that the common case (a
+ * launch loop on one stream) needs no stack frame. */
+static __attribute__((noinline)) uint32_t stream_id_lookup(int device, CUstream handle, int pt,
+                                                           struct ctph_stream_state **state) {
   uintptr_t h = (uintptr_t)handle;
-  int pt = h == (uintptr_t)CU_STREAM_PER_THREAD || (h == 0 && per_thread);
   uint32_t dev1 = (uint32_t)device + 1;
   struct ctph_thread *t = &ctph_tls;
-  if (CTP_LIKELY(t->last_stream_key == h && t->last_stream_dev == dev1 &&
-                 t->last_stream_pt == (uint32_t)pt)) {
-    if (state)
-      *state = t->last_stream_state;
-    return t->last_stream_id;
-  }
   int legacy = !pt && (h == 0 || h == (uintptr_t)CU_STREAM_LEGACY);
   uint64_t owner = pt ? ctp_tid() : 0;
   uint64_t key = legacy ? 0 : pt ? (uintptr_t)CU_STREAM_PER_THREAD : h;
@@ -153,6 +149,19 @@ uint32_t ctph_stream_id(int device, CUstream handle, int per_thread,
   if (state)
     *state = st;
   return id;
+}
+
+uint32_t ctph_stream_id(int device, CUstream handle, int per_thread,
+                        struct ctph_stream_state **state) {
+  uintptr_t h = (uintptr_t)handle;
+  int pt = h == (uintptr_t)CU_STREAM_PER_THREAD || (h == 0 && per_thread);
+  struct ctph_thread *t = &ctph_tls;
+  if (CTP_UNLIKELY(t->last_stream_key != h || t->last_stream_dev != (uint32_t)device + 1 ||
+                   t->last_stream_pt != (uint32_t)pt))
+    return stream_id_lookup(device, handle, pt, state);
+  if (state)
+    *state = t->last_stream_state;
+  return t->last_stream_id;
 }
 
 void ctph_stream_barrier(CUstream handle, int per_thread) {
