@@ -7,12 +7,26 @@
  * operation queued behind a still-running one of the same thread on the same
  * non-blocking stream reuses its end event as its start (chain.c, and the
  * trade-off in docs/preload.md).
+ *
+ * Library calls (cuBLAS GEMMs) are timed through what they queue: each kernel,
+ * copy or set reaching an intercepted entry point from inside an outermost library
+ * call is timed on its own (its own corr and name), and the library call then gets
+ * CT_API_INNER_TIMED and no GPU record. When nothing inside was timed (a library
+ * whose launches are not seen), the library call is timed as one CT_GPU_GEMM
+ * activity, as before. Whether an entry point's calls are timed inside is learnt
+ * from its previous call: when it was, the next call records no start event of its
+ * own (saving one cuEventRecord per call); a call that then shows nothing inside is
+ * flagged CT_API_UNTIMED and the entry point is timed as a whole again.
  */
 #include "hooks_internal.h"
 
 __thread struct ctph_thread ctph_tls = {.cached_device = -1};
 
 static int start_tried;
+
+/* Per entry point: 1 when its last successful outermost call was timed through the
+ * operations it queued (so the next call skips its own start event). */
+static uint8_t timed_inside[CTPH_ID_COUNT];
 
 int ctph_on(void) {
   if (CTP_LIKELY(__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)))
@@ -115,6 +129,8 @@ void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUst
   c->timing = 0;
   c->chained = 0;
   c->state = NULL;
+  c->inner_op = 0;
+  c->own_skipped = 0;
   c->traced = ctph_on();
   if (!c->traced)
     return;
@@ -122,8 +138,12 @@ void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUst
   c->begin_ns = ctp_now_ns();
   c->corr = ctp_next_corr();
   c->depth = ctph_tls.depth++;
-  if (c->depth == 0)
+  if (c->depth == 0) {
     ctph_tls.outer_corr = c->corr;
+    ctph_tls.outer_is_library = gpu_type == CT_GPU_GEMM;
+    ctph_tls.inner_flags = 0;
+  }
+  c->inner_mark = ctph_tls.inner_timed;
   c->flags = ptsz ? CT_API_PTSZ : 0;
   c->ptsz = ptsz;
   c->handle = stream;
@@ -135,8 +155,15 @@ void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUst
     c->device = ctph_current_device(NULL);
     if (c->device >= 0) {
       c->stream = ctph_stream_id(c->device, stream, ptsz, &c->state);
-      if (c->depth == 0)
+      if (c->depth == 0) {
+        if (gpu_type == CT_GPU_GEMM && __atomic_load_n(&timed_inside[id], __ATOMIC_RELAXED))
+          c->own_skipped = 1; /* expected to be timed by what it queues */
+        else
+          start_timing(c);
+      } else if (ctph_tls.outer_is_library && gpu_type != CT_GPU_GEMM) {
+        c->inner_op = 1; /* a library's own kernel, copy or set */
         start_timing(c);
+      }
     } else if (c->depth == 0) {
       start_timing_without_context(c);
     }
@@ -185,11 +212,49 @@ static void finish_timing(ctph_call *c, uint64_t result) {
   ctph_event_put(c->device, c->ev_end);
 }
 
+/* A library call timed by its inner operations: its own events go back unused. */
+static void give_back_timing(ctph_call *c) {
+  if (!c->chained) /* a chained start belongs to the chain (or an inner operation) */
+    ctph_event_put(c->device, c->ev_start);
+  ctph_event_put(c->device, c->ev_end);
+}
+
+/* After a library call: what its inner operations said about it, and what its entry
+ * point's next call should expect. inside: at least one inner operation was timed. */
+static void settle_library_call(ctph_call *c, uint64_t result, int inside) {
+  if (inside) {
+    c->flags = (c->flags & ~(uint32_t)CT_API_UNTIMED) | CT_API_INNER_TIMED;
+  } else if (c->own_skipped && result == 0) {
+    /* Expected inner operations that did not come: the work (if any) went untimed. */
+    c->flags |= ctph_tls.inner_flags & CT_API_CAPTURED ? CT_API_CAPTURED : CT_API_UNTIMED;
+  }
+  if (c->depth != 0 || result != 0)
+    return;
+  uint8_t expect = (uint8_t)inside;
+  if (!inside && ctph_tls.inner_flags)
+    return; /* inner operations were seen but could not be timed (capture): keep */
+  if (__atomic_load_n(&timed_inside[c->id], __ATOMIC_RELAXED) != expect)
+    __atomic_store_n(&timed_inside[c->id], expect, __ATOMIC_RELAXED);
+}
+
 void ctph_call_end(ctph_call *c, uint64_t result) {
-  if (c->timing)
-    finish_timing(c, result);
+  int library = c->gpu_type == CT_GPU_GEMM;
+  int inside = library && ctph_tls.inner_timed != c->inner_mark;
+  if (c->timing) {
+    if (inside)
+      give_back_timing(c);
+    else
+      finish_timing(c, result);
+  }
+  if (library)
+    settle_library_call(c, result, inside);
   if (result != 0)
     c->flags &= ~(uint32_t)CT_API_UNTIMED; /* a failed call queued no GPU work */
+  if (c->inner_op) {
+    ctph_tls.inner_flags |= c->flags & (CT_API_TIMED | CT_API_CAPTURED | CT_API_UNTIMED);
+    if (c->flags & CT_API_TIMED)
+      ctph_tls.inner_timed++;
+  }
   uint64_t end_ns = ctp_now_ns();
   if (c->device < 0) {
     c->device = ctph_current_device(NULL);

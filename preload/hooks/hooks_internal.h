@@ -89,6 +89,11 @@ struct ctph_thread {
   uint32_t depth;          /* intercepted calls open on this thread */
   uint64_t outer_corr;     /* corr of the outermost open call (the api.parent of
                               every call nested in it) */
+  uint32_t outer_is_library; /* the outermost open call is a library call (a GEMM):
+                                GPU work queued inside it is timed op by op */
+  uint32_t inner_flags;    /* CT_API_TIMED/CAPTURED/UNTIMED of the operations timed
+                              inside the outermost open call, or-ed */
+  uint64_t inner_timed;    /* operations timed inside library calls (ever, this thread) */
   int32_t cached_device;   /* device of cached_ctx, -1 when none */
   CUcontext cached_ctx;
   /* one-entry cache of the last stream looked up */
@@ -123,6 +128,10 @@ typedef struct ctph_call {
   CUevent ev_start, ev_end;
   int chained;         /* ev_start is the previous operation's end event */
   struct ctph_stream_state *state; /* the stream's shared state, or NULL */
+  int inner_op;        /* GPU work queued inside a library call, timed on its own */
+  int own_skipped;     /* a library call expected to be timed by its inner operations
+                          recorded no start event of its own */
+  uint64_t inner_mark; /* ctph_tls.inner_timed when the call began */
 } ctph_call;
 
 /* 1 when tracing is on (starting the tracer on first use). */
@@ -131,9 +140,12 @@ int ctph_on(void) CTPH_HIDDEN;
 /*
  * Opens a call: when tracing is on, takes the begin time and a corr and raises the
  * thread's depth. gpu_type (CT_GPU_*, 0 for none) is timed with events on `stream`
- * (the per-thread default stream when ptsz and stream is 0) if this is the
- * outermost call and the stream is not capturing. stream is CTPH_NO_STREAM for
- * calls without one. Leaves errno as it found it.
+ * (the per-thread default stream when ptsz and stream is 0) if the stream is not
+ * capturing and this is the outermost call, or an operation (kernel, copy, set,
+ * graph) queued inside an outermost library call (gpu_type CT_GPU_GEMM: cuBLAS's
+ * own launches). A library call whose entry point was timed through its inner
+ * operations last time records no start event of its own. stream is
+ * CTPH_NO_STREAM for calls without one. Leaves errno as it found it.
  */
 void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
                      uint64_t gpu_name) CTPH_HIDDEN;
@@ -141,8 +153,10 @@ void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUst
 /*
  * Closes a traced call after the real function returned `result` (0 = success in
  * every layer): records the end event and queues the timing when the call
- * succeeded, emits the API record, lowers the depth. The caller then emits its
- * detail record (LAUNCH, MEMOP, GEMM) with c->corr (see CTPH_FINISH).
+ * succeeded, emits the API record, lowers the depth. A library call in which at
+ * least one operation was timed gets CT_API_INNER_TIMED and no GPU record of its
+ * own (its own events, if any, are given back). The caller then emits its detail
+ * record (LAUNCH, MEMOP, GEMM) with c->corr (see CTPH_FINISH).
  */
 void ctph_call_end(ctph_call *c, uint64_t result) CTPH_HIDDEN;
 

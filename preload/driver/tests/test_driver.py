@@ -201,6 +201,12 @@ def case_matmul(ctx, matmul):
                   f"matmul_add: child parent {k.get('parent')}, GEMM corr {g['corr']} parent {g.get('parent')}")
             names = t.kernel_of(k["corr"])
             check(len(names) == 1 and "gemm" in names[0], f"matmul_add: inner kernel named {names}")
+            gpu = [r for r in t.of("gpu") if r["corr"] == k["corr"]]
+            check(k["flags"] & API_TIMED and len(gpu) == 1 and gpu[0]["type"] == GPU_KERNEL
+                  and t.name(gpu[0]["name"]) == names[0], f"matmul_add: inner kernel not timed once: {gpu}")
+            check(g["flags"] & 0x20 and not g["flags"] & API_TIMED
+                  and not any(r["corr"] == g["corr"] for r in t.of("gpu")),
+                  f"matmul_add: GEMM corr {g['corr']} flags {g['flags']:#x} or timed itself")
     # the runtime's own launches are one span each (no driver-level twin)
     rt = [a for a in t.of("api") if "Launch" in t.name(a["name"]) and not a["flags"] & API_DRIVER]
     check(all(a["depth"] == 0 for a in rt), "matmul_add: runtime launch below another span")

@@ -19,6 +19,7 @@ import tempfile
 
 # format.h constants
 API_PTSZ, API_CAPTURED, API_TIMED, API_UNTIMED = 0x1, 0x2, 0x4, 0x8
+API_INNER_TIMED = 0x20
 STREAM_NON_BLOCKING, STREAM_PER_THREAD, STREAM_LEGACY = 0x1, 0x2, 0x4
 GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET, GPU_GEMM, GPU_GRAPH = 1, 2, 3, 4, 5
 H2D, D2H, D2D, MEMSET = 1, 2, 3, 5
@@ -437,9 +438,17 @@ def case_blas(run, app):
     gpus = t.by_corr("gpu")
     streams = {apis[g["corr"]]["stream"] for g in t.of("gemm")[:6]}
     check(len(streams) == 1 and 0 not in streams, f"blas: GEMMs not on the handle's stream: {streams}")
+    # Each GEMM is timed through the kernel it launched (a depth-1 driver child whose
+    # parent is the GEMM), and has no GPU record of its own.
     for g in t.of("gemm"):
-        gg = gpus.get(g["corr"], [])
-        check(len(gg) == 1 and gg[0]["type"] == GPU_GEMM, f"blas: corr {g['corr']} GPU records {gg}")
+        a = apis[g["corr"]]
+        kids = [k for k in t.of("api") if k["depth"] == 1 and k.get("parent") == g["corr"]]
+        check(a["flags"] & API_INNER_TIMED and not a["flags"] & (API_TIMED | API_UNTIMED)
+              and g["corr"] not in gpus, f"blas: GEMM {t.name(a['name'])} flags {a['flags']:#x}, own GPU records {gpus.get(g['corr'])}")
+        timed = [gpus[k["corr"]][0] for k in kids if k["flags"] & API_TIMED and k["corr"] in gpus]
+        check(len(kids) == 1 and len(timed) == 1 and timed[0]["type"] == GPU_KERNEL
+              and "gemm" in t.name(timed[0]["name"]),
+              f"blas: GEMM {t.name(a['name'])}: children {kids}, timed {timed}")
     check_timed_pairs(t, "blas")
 
 
@@ -471,7 +480,8 @@ def case_ptsz(run, ptsz):
 
 
 def case_nesting(run, app, shim):
-    """A library entry point that calls the runtime: one timed span, a depth-1 child."""
+    """A library entry point that calls the runtime: one span, timed through its two
+    depth-1 children (the runtime memset and the library's own kernel launch)."""
     rc, _, t = run.compare([app, "blas"], preload_after=shim)
     if not check(rc == 0 and t, "nesting: run failed"):
         return
@@ -480,12 +490,17 @@ def case_nesting(run, app, shim):
     if not check(len(gemm) == 1 and len(child) == 1, f"nesting: {len(gemm)} GEMM calls, {len(child)} nested memsets"):
         return
     g, c = gemm[0], child[0]
-    check(g["depth"] == 0 and g["flags"] & API_TIMED, "nesting: the GEMM is not an outermost timed call")
+    check(g["depth"] == 0 and g["flags"] & API_INNER_TIMED and not g["flags"] & API_TIMED,
+          f"nesting: the GEMM is not an outermost call timed inside: {g}")
     check(g["begin_ns"] <= c["begin_ns"] <= c["end_ns"] <= g["end_ns"], "nesting: the child is outside its parent")
-    check(c["flags"] & (API_TIMED | API_UNTIMED) == 0 and c["stream"] == g["stream"],
-          f"nesting: the nested memset is timed again or on another stream: {c}")
+    check(c["flags"] & API_TIMED and c["stream"] == g["stream"] and c.get("parent") == g["corr"],
+          f"nesting: the nested memset is not timed on the GEMM's stream as its child: {c}")
     gpus = t.by_corr("gpu")
-    check(c["corr"] not in gpus and len(gpus.get(g["corr"], [])) == 1, "nesting: duplicate GPU timing")
+    kids = [a for a in t.of("api") if a["depth"] == 1 and a.get("parent") == g["corr"]]
+    check(len(kids) == 2 and all(a["corr"] in gpus for a in kids),
+          f"nesting: children {kids}")
+    check(g["corr"] not in gpus and len(gpus.get(c["corr"], [])) == 1
+          and gpus[c["corr"]][0]["type"] == GPU_MEMSET, "nesting: GEMM timed itself, or the memset not once")
     check(any(m["corr"] == c["corr"] for m in t.of("memop")), "nesting: the nested memset lost its MEMOP record")
     check_timed_pairs(t, "nesting")
 
