@@ -40,7 +40,7 @@
 #define MAX_WINDOW_NS 2000000000ull    /* the adaptive window never grows past this */
 #define START_WINDOW_NS 20000000ull    /* nor starts below this */
 #define NRUNS 8
-#define PEND_FIELDS 10 /* the most fields of API, TRACER, GPU */
+#define PEND_FIELDS 12 /* the most fields of API (12 since 1.1), TRACER, GPU */
 
 void (*ct_model_progress_hook)(const char *path, uint64_t records) = NULL;
 
