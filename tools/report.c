@@ -34,6 +34,7 @@ void ct_report_free(ct_report *r) {
 typedef struct feed {
   ct_report *r;
   struct ct_process *proc_out;
+  ct_inner_join *inner; /* library calls timed by the kernels they launched */
   int oom;
 } feed;
 
@@ -42,11 +43,27 @@ static void on_process(void *user, const ct_proc *proc) {
   if (f->proc_out) *f->proc_out = proc->rec;
 }
 
+int ct_report_api_is_inner(const void *key, size_t len) {
+  return len > strlen(key);
+}
+
 static void on_span(void *user, const ct_span *s) {
   feed *f = user;
   if (s->is_tracer) return;
-  f->r->spans++;
-  ct_api_row *row = ct_map_get_name(f->r->maps[CT_TABLE_APIS], s->name ? s->name : "", NULL);
+  ct_inner_span(f->inner, s);
+  const char *name = s->name ? s->name : "";
+  ct_api_row *row;
+  if (s->depth > 0) { /* an inner call: its own row, "name\0inner" */
+    char key[192];
+    size_t n = strlen(name) < 128 ? strlen(name) : 128;
+    memcpy(key, name, n);
+    memcpy(key + n, "\0inner", 6);
+    row = ct_map_get(f->r->maps[CT_TABLE_APIS], key, n + 6, NULL);
+    f->r->inner_spans++;
+  } else {
+    row = ct_map_get_name(f->r->maps[CT_TABLE_APIS], name, NULL);
+    f->r->spans++;
+  }
   if (!row) {
     f->oom = 1;
     return;
@@ -77,13 +94,14 @@ static void add_memop(feed *f, const ct_activity *a, uint64_t dur) {
   row->bytes += bytes;
 }
 
-static void add_gemm(feed *f, const ct_activity *a, uint64_t dur) {
-  const struct ct_gemm *g = &a->d.gemm;
+/* One GEMM call of api with shape g, timed dur by `kernels` GPU activities. */
+static void add_gemm(feed *f, const struct ct_gemm *g, const char *api, uint64_t dur,
+                     uint64_t kernels, int inner_timed) {
   unsigned char key[sizeof(ct_gemm_key) + 128];
   ct_gemm_key k = {g->m, g->n, g->k, g->batch, g->transa, g->transb, g->atype, g->btype,
                    g->ctype, g->compute_type, g->epilogue};
   memcpy(key, &k, sizeof k);
-  const char *api = a->api ? a->api : "";
+  if (!api) api = "";
   size_t n = strlen(api);
   if (n > 128) n = 128;
   memcpy(key + sizeof k, api, n);
@@ -93,6 +111,24 @@ static void add_gemm(feed *f, const ct_activity *a, uint64_t dur) {
     return;
   }
   ct_dur_add(&row->d, dur);
+  row->kernels += kernels;
+  row->inner_timed += inner_timed != 0;
+}
+
+/* Marks the kernel row of name as launched by library entry point via. */
+static void mark_launched_by(feed *f, const char *name, const char *via) {
+  ct_kernel_row *row = ct_map_get_name(f->r->maps[CT_TABLE_KERNELS], name, NULL);
+  if (row && via && !row->launched_by[0])
+    snprintf(row->launched_by, sizeof row->launched_by, "%s", via);
+}
+
+/* A library call joined with its child kernels: a GEMM row when the kernels timed it. */
+static void on_inner_done(void *user, const ct_inner_call *c) {
+  feed *f = user;
+  if (!c->span) return; /* the library call's record was lost: kernels counted alone */
+  for (unsigned i = 0; i < c->nnames; i++) mark_launched_by(f, c->names[i], c->span->name);
+  if (c->span->detail == CT_DETAIL_GEMM && (c->span->flags & CT_API_INNER_TIMED) && c->kernels)
+    add_gemm(f, &c->span->d.gemm, c->span->name, c->gpu_ns, c->kernels, 1);
 }
 
 static void on_activity(void *user, const ct_activity *a) {
@@ -103,6 +139,7 @@ static void on_activity(void *user, const ct_activity *a) {
   if (!a->has_call) f->r->unmatched++;
   if (a->type == CT_GPU_MEMCPY || a->type == CT_GPU_MEMSET) {
     add_memop(f, a, dur);
+    ct_inner_activity(f->inner, a); /* a copy made inside a library call */
     return;
   }
   ct_kernel_row *row = ct_map_get_name(f->r->maps[CT_TABLE_KERNELS], a->name, NULL);
@@ -112,7 +149,12 @@ static void on_activity(void *user, const ct_activity *a) {
   }
   if (!row->d.count) row->type = a->type;
   ct_dur_add(&row->d, dur);
-  if (a->detail == CT_DETAIL_GEMM) add_gemm(f, a, dur);
+  if (a->has_call && a->call_depth > 0 && a->call_parent) {
+    row->lib_calls++;
+    const char *via = ct_inner_activity(f->inner, a);
+    if (via && !row->launched_by[0]) snprintf(row->launched_by, sizeof row->launched_by, "%s", via);
+  }
+  if (a->detail == CT_DETAIL_GEMM) add_gemm(f, &a->d.gemm, a->api, dur, 1, 0);
 }
 
 int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
@@ -121,7 +163,15 @@ int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
                                    .on_activity = on_activity};
   feed f = {.r = r, .proc_out = proc_out};
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
+  f.inner = ct_inner_new(on_inner_done, &f);
+  if (!f.inner) {
+    memset(st, 0, sizeof *st);
+    snprintf(st->message, sizeof st->message, "%s: out of memory", path);
+    return -1;
+  }
   int rc = ct_model_read(path, NULL, &ops, &f, st);
+  if (ct_inner_finish(f.inner) < 0) f.oom = 1;
+  ct_inner_free(f.inner);
   /* the names the pointer caches point to were freed with the file's reader */
   for (int t = 0; t < CT_NTABLES; t++) ct_map_forget_pointers(r->maps[t]);
   if (f.oom && rc == 0) {

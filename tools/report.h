@@ -16,12 +16,14 @@
 /* A row of the kernels table (GPU time of kernels, library GEMMs and graph launches). */
 typedef struct ct_kernel_row {
   ct_dur_stats d;
-  uint64_t type; /* CT_GPU_* of the first activity */
+  uint64_t type;         /* CT_GPU_* of the first activity */
+  uint64_t lib_calls;    /* instances launched inside a library call (a cuBLAS GEMM) */
+  char launched_by[48];  /* that library call's entry point ("" when none) */
 } ct_kernel_row;
 
 /* A row of the CUDA API table (CPU time of one entry point). */
 typedef struct ct_api_row {
-  ct_dur_stats d;
+  ct_dur_stats d;        /* rows of inner calls (depth > 0) have "\0inner" after the name */
   uint64_t errors;  /* calls that returned nonzero */
   uint64_t driver;  /* calls flagged CT_API_DRIVER */
 } ct_api_row;
@@ -42,7 +44,9 @@ typedef struct ct_gemm_key {
 } ct_gemm_key;
 
 typedef struct ct_gemm_row {
-  ct_dur_stats d;
+  ct_dur_stats d;        /* per call: its GPU time (its own activity, or its kernels' sum) */
+  uint64_t kernels;      /* GPU activities that timed the calls */
+  uint64_t inner_timed;  /* calls timed by the kernels they launched (CT_API_INNER_TIMED) */
 } ct_gemm_row;
 
 /* A row of the NVTX ranges table (--by range): d holds the ranges' CPU durations. */
@@ -53,6 +57,72 @@ typedef struct ct_range_row {
   uint64_t gpu_ns;      /* GPU time of that work */
 } ct_range_row;
 
+/* ---- calls in flight by corr (report_inner.c) ------------------------------------ */
+
+/* An open-addressing table from corr (nonzero) to fixed-size values. Values move when
+ * the table grows or an entry is removed: do not keep their addresses across calls. */
+typedef struct ct_corr_table {
+  unsigned char *a;
+  size_t cap, n, value_size;
+} ct_corr_table;
+
+/* Starts an empty table of value_size-byte values. */
+void ct_corr_init(ct_corr_table *t, size_t value_size);
+
+/* The value of corr, created zeroed when missing and create is set; NULL when absent,
+ * when corr is 0, or when out of memory. */
+void *ct_corr_find(ct_corr_table *t, uint64_t corr, int create);
+
+/* Removes the entry whose value ct_corr_find returned. */
+void ct_corr_remove(ct_corr_table *t, void *value);
+
+/* Slot i (0 <= i < t->cap): its value and corr, or NULL when the slot is empty. */
+void *ct_corr_slot(const ct_corr_table *t, size_t i, uint64_t *corr);
+
+/* Frees the table's memory. */
+void ct_corr_free(ct_corr_table *t);
+
+/* ---- library calls timed by their child launches (report_inner.c) -------------------- */
+
+#define CT_INNER_NAMES 8 /* distinct child kernel names kept per library call */
+
+/* A library call (e.g. a cuBLAS GEMM flagged CT_API_INNER_TIMED) joined with the GPU
+ * activities of the kernels it launched (child calls with parent = its corr). */
+typedef struct ct_inner_call {
+  uint64_t corr;
+  const ct_span *span;       /* the library call; NULL when its span was never seen */
+  int complete;              /* span seen and every promised child activity arrived */
+  uint64_t kernels, gpu_ns;  /* child activities and the sum of their GPU times */
+  uint64_t first_start, last_end;
+  unsigned nnames;
+  const char *names[CT_INNER_NAMES]; /* their distinct names (mangled), first seen first */
+} ct_inner_call;
+
+typedef struct ct_inner_join ct_inner_join;
+
+/* Called once per library call when it is complete (or given up: see complete), at
+ * the latest from ct_inner_finish. The strings call points to live until
+ * ct_inner_free; call itself only during the callback. */
+typedef void (*ct_inner_done_fn)(void *user, const ct_inner_call *call);
+
+/* A new join handing complete calls to done. NULL when out of memory. */
+ct_inner_join *ct_inner_new(ct_inner_done_fn done, void *user);
+
+/* Feeds every span in delivery order. Returns 1 when s is a library call whose
+ * children the join collects (its done call will carry it), else 0. */
+int ct_inner_span(ct_inner_join *j, const ct_span *s);
+
+/* Feeds every activity. Returns the entry point of the library call that launched it
+ * when that is known already, else NULL (the call's done callback names it later). */
+const char *ct_inner_activity(ct_inner_join *j, const ct_activity *a);
+
+/* Hands over every call still held (after ct_model_read). Returns 0, or -1 when some child
+ * could not be joined for lack of memory since the last call. */
+int ct_inner_finish(ct_inner_join *j);
+
+/* Frees the join (after ct_inner_finish). */
+void ct_inner_free(ct_inner_join *j);
+
 /* Which table a map is. */
 enum ct_report_table { CT_TABLE_KERNELS, CT_TABLE_APIS, CT_TABLE_MEMCPY, CT_TABLE_GEMMS,
                        CT_TABLE_RANGES, CT_NTABLES };
@@ -60,7 +130,9 @@ enum ct_report_table { CT_TABLE_KERNELS, CT_TABLE_APIS, CT_TABLE_MEMCPY, CT_TABL
 typedef struct ct_report {
   ct_map *maps[CT_NTABLES];
   uint64_t gpu_total_ns;   /* all GPU activity time (kernels, GEMMs, graphs, copies, sets) */
-  uint64_t activities, spans, unmatched;
+  uint64_t activities, unmatched;
+  uint64_t spans;          /* outermost (depth 0) intercepted calls */
+  uint64_t inner_spans;    /* calls made inside another intercepted call (depth > 0) */
   uint64_t range_calls_lost; /* --by range: calls whose attribution was given up */
 } ct_report;
 
@@ -101,6 +173,9 @@ extern const char *const ct_report_table_ids[CT_NTABLES];
  * and, when pid_col, "pid". NULL when out of memory. */
 ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, const char *title,
                               int pid_col);
+
+/* Whether an API table key (len bytes) is that of inner calls (depth > 0). */
+int ct_report_api_is_inner(const void *key, size_t len);
 
 /* Fills the current row of tb (after any prefix cells) with row (key, value) of table t:
  * CSV cells are raw integers, text cells human units. */

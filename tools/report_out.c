@@ -28,30 +28,32 @@ static double gbps(uint64_t bytes, uint64_t ns) { return ns ? (double)bytes / ns
 /* The column headers of table t: text headers, or CSV headers (prefix columns added). */
 ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, const char *title,
                               int pid_col) {
-  static const char *const text_h[CT_NTABLES][12] = {
+  static const char *const text_h[CT_NTABLES][14] = {
       {"GPU %", "Total", "Calls", "Avg", "Med", "Min", "Max", "Kernel"},
       {"Total", "Calls", "Avg", "Min", "Max", "Errors", "Name"},
       {"GPU %", "Total", "Count", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
-      {"Total", "Calls", "Avg", "GFLOP/s", "M", "N", "K", "Batch", "Op", "Types", "API"},
+      {"Total", "Calls", "Kernels", "Avg", "GFLOP/s", "M", "N", "K", "Batch", "Op", "Types",
+       "API"},
       {"CPU total", "Calls", "CPU avg", "Kernels", "GPU ops", "GPU time", "Range"}};
-  static const char *const csv_h[CT_NTABLES][18] = {
+  static const char *const csv_h[CT_NTABLES][22] = {
       {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
-       "gpu_pct", "mangled"},
-      {"name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "errors"},
+       "gpu_pct", "mangled", "lib_calls", "launched_by"},
+      {"name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "errors", "inner"},
       {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "gbps", "gpu_pct"},
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
-       "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops", "gflops"},
+       "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops", "gflops",
+       "kernels", "inner_timed"},
       {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
   static const char *const text_align[CT_NTABLES] = {"rrrrrrrl", "rrrrrrl", "rrrrrrll",
-                                                     "rrrrrrrrlll", "rrrrrrl"};
+                                                     "rrrrrrrrrlll", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
-  const char *hdr[20]; /* table, pid, and at most 17 columns */
+  const char *hdr[24]; /* table, pid, and at most 21 columns */
   int n = 0;
   if (fmt == CT_OUT_CSV) {
     hdr[n++] = "table";
     if (pid_col) hdr[n++] = "pid";
   }
-  for (int i = 0; i < 17 && h[i]; i++) hdr[n++] = h[i];
+  for (int i = 0; i < 21 && h[i]; i++) hdr[n++] = h[i];
   return ct_table_new(fmt == CT_OUT_TEXT ? title : NULL, n, hdr,
                       fmt == CT_OUT_TEXT ? text_align[t] : NULL);
 }
@@ -76,6 +78,8 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%llu", (unsigned long long)d->max);
     ct_table_cell(tb, "%.2f", pct(d->total, r->gpu_total_ns));
     ct_table_cell(tb, "%s", (const char *)key);
+    ct_table_cell(tb, "%llu", (unsigned long long)k->lib_calls);
+    ct_table_cell(tb, "%s", k->launched_by);
     break;
   }
   case CT_TABLE_APIS:
@@ -86,6 +90,7 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%llu", (unsigned long long)d->min);
     ct_table_cell(tb, "%llu", (unsigned long long)d->max);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_api_row *)v)->errors);
+    ct_table_cell(tb, "%d", ct_report_api_is_inner(key, klen));
     break;
   case CT_TABLE_MEMCPY: {
     const ct_memop_key *k = key;
@@ -112,6 +117,8 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
     ct_table_cell(tb, "%.3f", gemm_tflops(g, d));
     ct_table_cell(tb, "%.3f", gemm_tflops(g, d) * 1e3);
+    ct_table_cell(tb, "%llu", (unsigned long long)((const ct_gemm_row *)v)->kernels);
+    ct_table_cell(tb, "%llu", (unsigned long long)((const ct_gemm_row *)v)->inner_timed);
     break;
   }
   case CT_TABLE_RANGES: {
@@ -136,19 +143,24 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
   dur_cell(tb, fmt, d->total);
   ct_table_cell(tb, "%llu", (unsigned long long)d->count);
   switch (t) {
-  case CT_TABLE_KERNELS:
+  case CT_TABLE_KERNELS: {
+    const ct_kernel_row *k = v;
     dur_cell(tb, fmt, avg(d));
     dur_cell(tb, fmt, ct_dur_median(d));
     dur_cell(tb, fmt, d->min);
     dur_cell(tb, fmt, d->max);
-    ct_table_cell(tb, "%s", ct_demangle(key, b, sizeof b));
+    if (k->launched_by[0])
+      ct_table_cell(tb, "%s  [by %s]", ct_demangle(key, b, sizeof b), k->launched_by);
+    else
+      ct_table_cell(tb, "%s", ct_demangle(key, b, sizeof b));
     break;
+  }
   case CT_TABLE_APIS:
     dur_cell(tb, fmt, avg(d));
     dur_cell(tb, fmt, d->min);
     dur_cell(tb, fmt, d->max);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_api_row *)v)->errors);
-    ct_table_cell(tb, "%s", (const char *)key);
+    ct_table_cell(tb, ct_report_api_is_inner(key, klen) ? "  %s (inner)" : "%s", (const char *)key);
     break;
   case CT_TABLE_MEMCPY: {
     const ct_memop_key *k = key;
@@ -163,6 +175,7 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
   }
   case CT_TABLE_GEMMS: {
     const ct_gemm_key *g = key;
+    ct_table_cell(tb, "%llu", (unsigned long long)((const ct_gemm_row *)v)->kernels);
     dur_cell(tb, fmt, avg(d));
     double gf = gemm_tflops(g, d) * 1e3; /* GFLOP/s, 1 decimal: small GEMMs stay readable */
     if (gf > 0 && gf < 0.05) ct_table_cell(tb, "<0.1");
@@ -212,9 +225,17 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     ct_json_kv_uint(j, "calls", d->count);
     json_dur(j, d, 1);
     ct_json_kv_double(j, "gpu_pct", pct(d->total, r->gpu_total_ns), 2);
+    ct_json_kv_uint(j, "lib_calls", ((const ct_kernel_row *)v)->lib_calls);
+    ct_json_key(j, "launched_by");
+    if (((const ct_kernel_row *)v)->launched_by[0])
+      ct_json_string_n(j, ((const ct_kernel_row *)v)->launched_by,
+                       strlen(((const ct_kernel_row *)v)->launched_by));
+    else
+      ct_json_null(j);
     break;
   case CT_TABLE_APIS:
     ct_json_kv_string(j, "name", key);
+    ct_json_kv_bool(j, "inner", ct_report_api_is_inner(key, klen));
     ct_json_kv_uint(j, "calls", d->count);
     json_dur(j, d, 1);
     ct_json_kv_uint(j, "errors", ((const ct_api_row *)v)->errors);
@@ -252,6 +273,8 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     json_dur(j, d, 1);
     ct_json_kv_double(j, "tflops", gemm_tflops(g, d), 3);
     ct_json_kv_double(j, "gflops", gemm_tflops(g, d) * 1e3, 3);
+    ct_json_kv_uint(j, "kernels", ((const ct_gemm_row *)v)->kernels);
+    ct_json_kv_uint(j, "inner_timed", ((const ct_gemm_row *)v)->inner_timed);
     break;
   }
   case CT_TABLE_RANGES: {
