@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "output.h"
 #include "reader.h"
 
 #ifndef CT_INSTALLED_PRELOAD
@@ -25,12 +26,16 @@
 #endif
 
 static const char usage[] =
-    "usage: cutrace record [-o DIR] [-q] [--] CMD [ARGS...]\n"
+    "usage: cutrace record [-o DIR] [-q] [--stacks[=WHICH]] [--stack-depth N] [--] CMD [ARGS...]\n"
     "  Runs CMD with the tracer preloaded; every process it starts writes its trace\n"
     "  into DIR (default cutrace.data) while it runs. A DIR already holding traces is\n"
     "  renamed DIR.old first. Returns CMD's exit status (128+N when killed by signal N).\n"
     "  -o DIR   where the traces go\n"
     "  -q       no summary at the end\n"
+    "  --stacks[=launches|all|off]  record the call stack of each call that queues GPU\n"
+    "           work (launches, the default of a plain --stacks), of every call (all), or\n"
+    "           none (off); sets CUTRACE_STACKS for the program\n"
+    "  --stack-depth N  frames kept per stack, innermost first (1-256; CUTRACE_STACK_DEPTH)\n"
     "  Environment: CUTRACE_PRELOAD=path of libtrace.so (else beside cutrace in the build\n"
     "  tree, else " CT_INSTALLED_PRELOAD "); the CUTRACE_* knobs of the tracer pass through.\n";
 
@@ -114,9 +119,16 @@ static int set_aside_old(const char *dir) {
   return 0;
 }
 
-/* Sets LD_PRELOAD (libtrace first, then what was there), CUTRACE_OUTPUT and, unless the
- * user chose one, NVTX_INJECTION64_PATH. In the child, before exec. */
-static int set_child_env(const char *lib, const char *dir) {
+/* What --stacks and --stack-depth asked for (NULL: leave the environment as it is). */
+typedef struct stack_options {
+  const char *stacks; /* "off", "launches" or "all" */
+  const char *depth;  /* a number of frames, as given */
+} stack_options;
+
+/* Sets LD_PRELOAD (libtrace first, then what was there), CUTRACE_OUTPUT, the stack
+ * options asked for and, unless the user chose one, NVTX_INJECTION64_PATH. In the
+ * child, before exec. */
+static int set_child_env(const char *lib, const char *dir, const stack_options *so) {
   const char *old = getenv("LD_PRELOAD");
   size_t n = strlen(lib) + (old ? strlen(old) : 0) + 2;
   char *pre = malloc(n);
@@ -125,12 +137,14 @@ static int set_child_env(const char *lib, const char *dir) {
   else snprintf(pre, n, "%s", lib);
   int rc = setenv("LD_PRELOAD", pre, 1) | setenv("CUTRACE_OUTPUT", dir, 1);
   if (!getenv("NVTX_INJECTION64_PATH")) rc |= setenv("NVTX_INJECTION64_PATH", lib, 1);
+  if (so->stacks) rc |= setenv("CUTRACE_STACKS", so->stacks, 1);
+  if (so->depth) rc |= setenv("CUTRACE_STACK_DEPTH", so->depth, 1);
   free(pre);
   return rc;
 }
 
 /* Runs CMD; returns its exit status as a shell would (127 when it cannot be run). */
-static int run_child(char **cmd, const char *lib, const char *dir) {
+static int run_child(char **cmd, const char *lib, const char *dir, const stack_options *so) {
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) {
     fprintf(stderr, "cutrace record: pipe: %s\n", strerror(errno));
@@ -150,7 +164,7 @@ static int run_child(char **cmd, const char *lib, const char *dir) {
   }
   if (pid == 0) {
     close(pipefd[0]);
-    int err = set_child_env(lib, dir) != 0 ? errno : 0;
+    int err = set_child_env(lib, dir, so) != 0 ? errno : 0;
     if (!err) {
       execvp(cmd[0], cmd);
       err = errno;
@@ -227,9 +241,34 @@ static void summary(const char *dir) {
   close(saved);
 }
 
+/* Parses --stacks[=WHICH] (a plain --stacks means launches). Returns 0, or -1 with a
+ * message printed. */
+static int parse_stacks(const char *arg, stack_options *so) {
+  const char *which = arg[8] == '=' ? arg + 9 : "launches";
+  if (strcmp(which, "launches") && strcmp(which, "all") && strcmp(which, "off")) {
+    fprintf(stderr, "cutrace record: --stacks takes launches, all or off, not '%s'\n", which);
+    return -1;
+  }
+  so->stacks = which;
+  return 0;
+}
+
+/* Parses the frame count of --stack-depth. Returns 0, or -1 with a message printed. */
+static int parse_stack_depth(const char *value, stack_options *so) {
+  uint64_t n;
+  if (!value || ct_parse_u64(value, &n) < 0 || n < 1 || n > 256) {
+    fprintf(stderr, "cutrace record: --stack-depth takes a number of frames from 1 to 256, not '%s'\n",
+            value ? value : "");
+    return -1;
+  }
+  so->depth = value;
+  return 0;
+}
+
 int cmd_record(int argc, char **argv) {
   const char *out = "cutrace.data";
   int quiet = 0, i = 1;
+  stack_options so = {NULL, NULL};
   for (; i < argc && argv[i][0] == '-'; i++) {
     if (!strcmp(argv[i], "--")) {
       i++;
@@ -239,6 +278,11 @@ int cmd_record(int argc, char **argv) {
       return 0;
     } else if (!strcmp(argv[i], "-q")) {
       quiet = 1;
+    } else if (!strncmp(argv[i], "--stacks", 8) && (argv[i][8] == 0 || argv[i][8] == '=')) {
+      if (parse_stacks(argv[i], &so) < 0) return 2;
+    } else if (!strncmp(argv[i], "--stack-depth", 13) && (argv[i][13] == 0 || argv[i][13] == '=')) {
+      const char *v = argv[i][13] == '=' ? argv[i] + 14 : i + 1 < argc ? argv[++i] : NULL;
+      if (parse_stack_depth(v, &so) < 0) return 2;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc && argv[i + 1][0]) {
       out = argv[++i];
     } else {
@@ -248,7 +292,7 @@ int cmd_record(int argc, char **argv) {
     }
   }
   if (i >= argc) {
-    fprintf(stderr, "cutrace record: no command to run (usage: cutrace record [-o DIR] [-q] [--] CMD [ARGS...])\n");
+    fprintf(stderr, "cutrace record: no command to run (usage: cutrace record [-o DIR] [-q] [--stacks[=WHICH]] [--] CMD [ARGS...])\n");
     return 2;
   }
   char lib[PATH_MAX];
@@ -268,7 +312,7 @@ int cmd_record(int argc, char **argv) {
     fprintf(stderr, "cutrace record: %s: %s\n", out, strerror(errno));
     return 2;
   }
-  int status = run_child(argv + i, lib, dir);
+  int status = run_child(argv + i, lib, dir, &so);
   if (!quiet && status != 127 && status != 126) summary(out);
   return status;
 }

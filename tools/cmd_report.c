@@ -12,6 +12,7 @@
 #include "output.h"
 #include "reader.h"
 #include "report.h"
+#include "report_callsite.h"
 
 static const char usage[] =
     "usage: cutrace report [--format text|csv|json] [--sort total|calls|avg|name]\n"
@@ -24,7 +25,11 @@ static const char usage[] =
     "  --per-process   one set of tables per trace file instead of merged tables\n"
     "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms\n"
     "  --by range      NVTX ranges instead: per range name its instances, CPU time, and\n"
-    "                  the kernels and GPU time launched inside it on its thread\n";
+    "                  the kernels and GPU time launched inside it on its thread\n"
+    "  --by callsite   per call site (function, file:line of the first frame outside CUDA's\n"
+    "                  libraries): calls, CPU time, GPU work launched there, top kernel\n"
+    "                  (needs a trace recorded with --stacks)\n"
+    "  --by stack      the same per whole call stack\n";
 
 typedef struct options {
   enum ct_out_format fmt;
@@ -32,6 +37,7 @@ typedef struct options {
   uint64_t limit;
   int per_process;
   int by_range;
+  int by_callsite; /* 1: --by callsite, 2: --by stack */
   int tables[CT_NTABLES];
 } options;
 
@@ -52,6 +58,7 @@ typedef struct run_state {
   ct_json json;
   int printed_tables; /* csv/text: blocks printed so far (for separators) */
   size_t unreadable;  /* files that could not be read at all */
+  ct_callsites *callsites; /* --by callsite / stack: the merged table */
 } run_state;
 
 /* Calls fn for the rows of table t in --sort order, at most --limit of them. */
@@ -93,6 +100,11 @@ static void table_row(void *ctx, const ct_report *r, enum ct_report_table t, con
 
 /* Prints the tables of one report as text or CSV; pid > 0 adds a pid column to CSV. */
 static void print_tables(run_state *s, const ct_report *r, uint64_t pid) {
+  if (s->opt.by_callsite) {
+    if (s->printed_tables++) putchar('\n');
+    ct_callsites_print(s->callsites, stdout, s->opt.fmt, s->opt.sort, s->opt.limit, pid);
+    return;
+  }
   static const char *const titles[CT_NTABLES] = {
       "GPU kernels (GPU time)", "CUDA API calls (CPU time)", "Memory operations (GPU time)",
       "GEMMs (GPU time)", "NVTX ranges (CPU time; GPU work launched inside, nested ranges included)"};
@@ -118,6 +130,11 @@ static void json_row(void *ctx, const ct_report *r, enum ct_report_table t, cons
 
 static void json_tables(run_state *s, const ct_report *r) {
   ct_json *j = &s->json;
+  if (s->opt.by_callsite) {
+    ct_json_kv_uint(j, "calls", ct_callsites_calls(s->callsites));
+    ct_callsites_json(s->callsites, j, s->opt.sort, s->opt.limit);
+    return;
+  }
   ct_json_kv_uint(j, "gpu_total_ns", r->gpu_total_ns);
   ct_json_kv_uint(j, "activities", r->activities);
   ct_json_kv_uint(j, "calls", r->spans);
@@ -145,6 +162,7 @@ static void text_heading(const run_state *s, const file_info *f, const ct_report
   if (per_file)
     printf("== process %llu (%s)%s\n", (unsigned long long)f->proc.pid, f->path,
            strcmp(f->status, "clean") ? " [partial]" : "");
+  if (s->opt.by_callsite) return;
   if (s->opt.by_range) {
     if (r->range_calls_lost)
       printf("(%llu calls made outside any closed range were too many to keep: their GPU work "
@@ -172,10 +190,15 @@ static int report_file(const char *path, void *arg) {
   if (s->opt.per_process) {
     if (ct_report_init(&one) < 0) return -1;
     r = &one;
+    if (s->opt.by_callsite && !(s->callsites = ct_callsites_new(s->opt.by_callsite == 2))) {
+      ct_report_free(r);
+      return -1;
+    }
   }
   ct_model_stats st;
-  int rc = s->opt.by_range ? ct_report_add_ranges(r, path, &st, &f->proc)
-                           : ct_report_add_file(r, path, &st, &f->proc);
+  int rc = s->opt.by_callsite ? ct_callsites_add_file(s->callsites, path, &st, &f->proc)
+           : s->opt.by_range  ? ct_report_add_ranges(r, path, &st, &f->proc)
+                              : ct_report_add_file(r, path, &st, &f->proc);
   int fs = cli_file_status("report", path, rc, &st);
   if (fs == 2) s->unreadable++;
   else if (fs > s->status) s->status = fs;
@@ -202,6 +225,8 @@ static int report_file(const char *path, void *arg) {
       }
     }
     ct_report_free(r);
+    ct_callsites_free(s->callsites);
+    s->callsites = NULL;
   }
   return 0;
 }
@@ -230,6 +255,7 @@ int cmd_report(int argc, char **argv) {
   run_state s;
   memset(&s, 0, sizeof s);
   s.opt.sort = "total";
+  s.callsites = NULL;
   for (int t = 0; t < CT_TABLE_RANGES; t++) s.opt.tables[t] = 1;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
@@ -261,9 +287,18 @@ int cmd_report(int argc, char **argv) {
       return bad_usage("--limit needs a number, not '%s'", val);
     if (!strcmp(a, "--tables") && parse_tables(val, s.opt.tables) < 0)
       return bad_usage("--tables takes kernels,apis,memcpy,gemms, not '%s'", val);
-    if (!strcmp(a, "--by") && strcmp(val, "kernel") && strcmp(val, "range"))
-      return bad_usage("--by takes kernel or range, not '%s'", val);
-    if (!strcmp(a, "--by")) s.opt.by_range = !strcmp(val, "range");
+    if (!strcmp(a, "--by") && strcmp(val, "kernel") && strcmp(val, "range") &&
+        strcmp(val, "callsite") && strcmp(val, "stack"))
+      return bad_usage("--by takes kernel, range, callsite or stack, not '%s'", val);
+    if (!strcmp(a, "--by")) {
+      s.opt.by_range = !strcmp(val, "range");
+      s.opt.by_callsite = !strcmp(val, "callsite") ? 1 : !strcmp(val, "stack") ? 2 : 0;
+    }
+  }
+  if (s.opt.by_callsite && !s.opt.per_process &&
+      !(s.callsites = ct_callsites_new(s.opt.by_callsite == 2))) {
+    fprintf(stderr, "cutrace report: out of memory\n");
+    return 2;
   }
   if (s.opt.by_range)
     for (int t = 0; t < CT_NTABLES; t++) s.opt.tables[t] = t == CT_TABLE_RANGES;
@@ -313,6 +348,7 @@ int cmd_report(int argc, char **argv) {
     print_tables(&s, &s.merged, 0);
   }
   if (!s.opt.per_process) ct_report_free(&s.merged);
+  ct_callsites_free(s.callsites);
   for (size_t k = 0; k < s.nfiles; k++) free(s.files[k].path);
   free(s.files);
   if (fflush(stdout) != 0 || ferror(stdout)) {

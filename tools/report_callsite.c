@@ -1,0 +1,605 @@
+/*
+ * `cutrace report --by callsite` / `--by stack` (report_callsite.h).
+ *
+ * While a file is read, work is summed per STACK node id (memory: the unique stacks
+ * and the (stack, kernel) pairs, not the trace): an outermost call counts at its own
+ * stack; a GPU activity counts at the stack of its call, or, for a kernel launched
+ * inside a library call (call depth > 0) whose own call has no stack, at the stack of
+ * the outermost call around it (call_parent). Those outermost calls are remembered
+ * in a bounded table; an activity that arrives before its outermost call waits in a
+ * bounded list. When the file is done, each stack is symbolised with the modules the
+ * file recorded (stacks.c) and its sums move into rows keyed by call site (or by the
+ * whole stack), merged over files.
+ */
+#include "report_callsite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stacks.h"
+#include "stats.h"
+
+#define PARENTS 4096     /* outermost library calls remembered (corr -> stack) */
+#define PENDING_MAX 65536 /* activities waiting for their outermost call */
+#define MAX_FRAMES 256
+
+const char ct_callsites_no_stacks_hint[] =
+    "this trace has no call stacks: record with `cutrace record --stacks -- PROGRAM` "
+    "(or CUTRACE_STACKS=launches) to get call sites";
+
+/* Sums of one stack or one row. */
+typedef struct sums {
+  uint64_t calls, cpu_ns, gpu_ns, kernels, activities;
+} sums;
+
+/* One symbolised frame, copied so that it outlives the file's stack table. */
+typedef struct frame_copy {
+  char *function, *file, *module;
+  unsigned line;
+} frame_copy;
+
+typedef struct site_row {
+  uint64_t index;          /* insertion order: the key of its kernels */
+  sums s;
+  uint64_t shown_gpu_ns;   /* GPU time of the stack shown for the row */
+  int has_frames;
+  frame_copy *frames;      /* the stack shown: the one with the most GPU time */
+  unsigned nframes, site;
+} site_row;
+
+typedef struct kernel_sum {
+  uint64_t gpu_ns, count;
+} kernel_sum;
+
+struct ct_callsites {
+  int by_stack;
+  ct_map *rows;    /* row key -> site_row */
+  ct_map *kernels; /* row index (8 bytes) + kernel name -> kernel_sum */
+  uint64_t calls, calls_with_stack;
+  sums without;    /* work of calls without a stack */
+};
+
+/* ---- reading one file ------------------------------------------------------------- */
+
+typedef struct stack_sum {
+  sums s;
+  site_row *row; /* set when the file is done */
+} stack_sum;
+
+typedef struct pending_act {
+  uint64_t parent, gpu_ns, kernel;
+  char *name;
+} pending_act;
+
+typedef struct file_state {
+  ct_callsites *c;
+  ct_stacks *stacks;
+  ct_map *by_stack;   /* stack id -> stack_sum */
+  ct_map *kernels;    /* stack id + kernel name -> kernel_sum */
+  struct { uint64_t corr, stack; } parents[PARENTS]; /* direct-mapped by corr */
+  pending_act *pending;
+  size_t npending, cappending;
+  struct ct_process *proc_out;
+  int oom;
+} file_state;
+
+static void add_kernel(file_state *f, uint64_t stack, const char *name, uint64_t gpu_ns) {
+  char key[8 + 512];
+  size_t n = strlen(name);
+  if (n > 512) n = 512;
+  memcpy(key, &stack, 8);
+  memcpy(key + 8, name, n);
+  kernel_sum *k = ct_map_get(f->kernels, key, 8 + n, NULL);
+  if (!k) {
+    f->oom = 1;
+    return;
+  }
+  k->gpu_ns += gpu_ns;
+  k->count++;
+}
+
+/* Credits GPU work to a stack (0: to the work without a stack). */
+static void credit(file_state *f, uint64_t stack, uint64_t gpu_ns, int kernel, const char *name) {
+  sums *s = &f->c->without;
+  if (stack) {
+    stack_sum *ss = ct_map_get(f->by_stack, &stack, sizeof stack, NULL);
+    if (!ss) {
+      f->oom = 1;
+      return;
+    }
+    s = &ss->s;
+    if (kernel && name) add_kernel(f, stack, name, gpu_ns);
+  }
+  s->gpu_ns += gpu_ns;
+  s->activities++;
+  s->kernels += kernel;
+}
+
+static void on_process(void *user, const ct_proc *p) {
+  file_state *f = user;
+  ct_stacks_set_exe(f->stacks, p->exe);
+  if (f->proc_out) *f->proc_out = p->rec;
+}
+
+static void on_stack(void *user, const ct_proc *p, const struct ct_stack *node) {
+  (void)p;
+  file_state *f = user;
+  if (ct_stacks_add_node(f->stacks, node) < 0) f->oom = 1;
+}
+
+static void on_module(void *user, const ct_proc *p, const struct ct_module *m, const char *path,
+                      const char *build_id) {
+  (void)p;
+  file_state *f = user;
+  if (ct_stacks_add_module(f->stacks, m, path, build_id) < 0) f->oom = 1;
+}
+
+static void on_span(void *user, const ct_span *s) {
+  file_state *f = user;
+  if (s->is_tracer || s->depth) return;
+  f->c->calls++;
+  if (!s->stack) {
+    f->c->without.calls++;
+    f->c->without.cpu_ns += s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+  } else {
+    f->c->calls_with_stack++;
+    stack_sum *ss = ct_map_get(f->by_stack, &s->stack, sizeof s->stack, NULL);
+    if (!ss) {
+      f->oom = 1;
+      return;
+    }
+    ss->s.calls++;
+    ss->s.cpu_ns += s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+  }
+  if (!(s->flags & CT_API_INNER_TIMED) || !s->corr) return;
+  /* a library call whose kernels are timed one by one: they may name it as parent */
+  unsigned k = (unsigned)(s->corr % PARENTS);
+  f->parents[k].corr = s->corr;
+  f->parents[k].stack = s->stack;
+  for (size_t i = 0; i < f->npending;) {
+    pending_act *p = &f->pending[i];
+    if (p->parent != s->corr) {
+      i++;
+      continue;
+    }
+    credit(f, s->stack, p->gpu_ns, (int)p->kernel, p->name);
+    free(p->name);
+    *p = f->pending[--f->npending];
+  }
+}
+
+static void on_activity(void *user, const ct_activity *a) {
+  file_state *f = user;
+  uint64_t gpu_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+  int kernel = a->type != CT_GPU_MEMCPY && a->type != CT_GPU_MEMSET;
+  const char *name = kernel ? a->name : NULL;
+  if (!a->has_call || a->call_stack || !a->call_depth || !a->call_parent) {
+    credit(f, a->has_call ? a->call_stack : 0, gpu_ns, kernel, name);
+    return;
+  }
+  unsigned k = (unsigned)(a->call_parent % PARENTS);
+  if (f->parents[k].corr == a->call_parent) {
+    credit(f, f->parents[k].stack, gpu_ns, kernel, name);
+    return;
+  }
+  if (f->npending == PENDING_MAX) { /* too many waiting: counted without a stack */
+    credit(f, 0, gpu_ns, kernel, name);
+    return;
+  }
+  if (f->npending == f->cappending) {
+    size_t ncap = f->cappending ? f->cappending * 2 : 64;
+    pending_act *np = realloc(f->pending, ncap * sizeof *np);
+    if (!np) {
+      f->oom = 1;
+      return;
+    }
+    f->pending = np;
+    f->cappending = ncap;
+  }
+  f->pending[f->npending++] =
+      (pending_act){a->call_parent, gpu_ns, (uint64_t)kernel, name ? strdup(name) : NULL};
+}
+
+/* ---- rows --------------------------------------------------------------------------- */
+
+/* Appends s to the key buffer (NUL-separated fields). */
+static size_t key_add(char *key, size_t at, size_t cap, const char *s) {
+  size_t n = strlen(s);
+  if (at + n + 1 > cap) n = at + 1 < cap ? cap - at - 1 : 0;
+  memcpy(key + at, s, n);
+  key[at + n] = 0;
+  return at + n + 1;
+}
+
+static size_t frame_key(char *key, size_t at, size_t cap, const ct_frame *fr) {
+  char line[24];
+  snprintf(line, sizeof line, "%u", fr->line);
+  at = key_add(key, at, cap, fr->function);
+  at = key_add(key, at, cap, fr->file);
+  at = key_add(key, at, cap, line);
+  return key_add(key, at, cap, fr->module);
+}
+
+static void free_frames(site_row *row) {
+  for (unsigned i = 0; i < row->nframes; i++) {
+    free(row->frames[i].function);
+    free(row->frames[i].file);
+    free(row->frames[i].module);
+  }
+  free(row->frames);
+  row->frames = NULL;
+  row->nframes = 0;
+}
+
+/* Makes the stack frames[0..n) the one the row shows. */
+static void show_frames(site_row *row, const ct_frame **frames, unsigned n, unsigned site) {
+  free_frames(row);
+  row->has_frames = 1;
+  row->frames = calloc(n ? n : 1, sizeof *row->frames);
+  if (!row->frames) return;
+  for (unsigned i = 0; i < n; i++) {
+    row->frames[i].function = strdup(frames[i]->function);
+    row->frames[i].file = strdup(frames[i]->file);
+    row->frames[i].module = strdup(frames[i]->module);
+    row->frames[i].line = frames[i]->line;
+  }
+  row->nframes = n;
+  row->site = site;
+}
+
+/* Moves the file's sums into the rows. */
+static void finish_file(file_state *f) {
+  ct_callsites *c = f->c;
+  static char key[64 * 1024];
+  const ct_frame *frames[MAX_FRAMES];
+  for (size_t i = 0; i < ct_map_count(f->by_stack); i++) {
+    const void *k;
+    stack_sum *ss = ct_map_entry(f->by_stack, i, &k, NULL);
+    uint64_t id;
+    memcpy(&id, k, 8);
+    unsigned site, n = ct_stacks_resolve(f->stacks, id, frames, MAX_FRAMES, &site);
+    size_t len = 0;
+    if (!n) {
+      char label[48];
+      snprintf(label, sizeof label, "(stack %llu not in the trace)", (unsigned long long)id);
+      len = key_add(key, 0, sizeof key, label);
+    } else if (c->by_stack) {
+      for (unsigned j = 0; j < n; j++) len = frame_key(key, len, sizeof key, frames[j]);
+    } else {
+      len = frame_key(key, 0, sizeof key, frames[site < n ? site : 0]);
+    }
+    int created;
+    site_row *row = ct_map_get(c->rows, key, len, &created);
+    if (!row) {
+      f->oom = 1;
+      continue;
+    }
+    if (created) row->index = ct_map_count(c->rows) - 1;
+    row->s.calls += ss->s.calls;
+    row->s.cpu_ns += ss->s.cpu_ns;
+    row->s.gpu_ns += ss->s.gpu_ns;
+    row->s.kernels += ss->s.kernels;
+    row->s.activities += ss->s.activities;
+    if (!row->has_frames || ss->s.gpu_ns > row->shown_gpu_ns) {
+      show_frames(row, frames, n, site < n ? site : 0);
+      row->shown_gpu_ns = ss->s.gpu_ns;
+    }
+    ss->row = row;
+  }
+  for (size_t i = 0; i < ct_map_count(f->kernels); i++) {
+    const void *k;
+    size_t klen;
+    kernel_sum *ks = ct_map_entry(f->kernels, i, &k, &klen);
+    stack_sum *ss = ct_map_get(f->by_stack, k, 8, NULL);
+    if (!ss || !ss->row) continue;
+    memcpy(key, &ss->row->index, 8);
+    memcpy(key + 8, (const char *)k + 8, klen - 8);
+    kernel_sum *rk = ct_map_get(c->kernels, key, klen, NULL);
+    if (!rk) {
+      f->oom = 1;
+      continue;
+    }
+    rk->gpu_ns += ks->gpu_ns;
+    rk->count += ks->count;
+  }
+  for (size_t i = 0; i < f->npending; i++) { /* their outermost call never came */
+    c->without.gpu_ns += f->pending[i].gpu_ns;
+    c->without.activities++;
+    c->without.kernels += f->pending[i].kernel;
+    free(f->pending[i].name);
+  }
+}
+
+ct_callsites *ct_callsites_new(int by_stack) {
+  ct_callsites *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->by_stack = by_stack;
+  c->rows = ct_map_new(sizeof(site_row));
+  c->kernels = ct_map_new(sizeof(kernel_sum));
+  if (!c->rows || !c->kernels) {
+    ct_callsites_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void ct_callsites_free(ct_callsites *c) {
+  if (!c) return;
+  for (size_t i = 0; c->rows && i < ct_map_count(c->rows); i++)
+    free_frames(ct_map_entry(c->rows, i, NULL, NULL));
+  ct_map_free(c->rows);
+  ct_map_free(c->kernels);
+  free(c);
+}
+
+int ct_callsites_add_file(ct_callsites *c, const char *path, ct_model_stats *st,
+                          struct ct_process *proc_out) {
+  file_state *f = calloc(1, sizeof *f);
+  if (f) {
+    f->c = c;
+    f->proc_out = proc_out;
+    f->stacks = ct_stacks_new();
+    f->by_stack = ct_map_new(sizeof(stack_sum));
+    f->kernels = ct_map_new(sizeof(kernel_sum));
+  }
+  if (!f || !f->stacks || !f->by_stack || !f->kernels) {
+    memset(st, 0, sizeof *st);
+    snprintf(st->message, sizeof st->message, "out of memory");
+    if (f) {
+      ct_stacks_free(f->stacks);
+      ct_map_free(f->by_stack);
+      ct_map_free(f->kernels);
+      free(f);
+    }
+    return -1;
+  }
+  if (proc_out) memset(proc_out, 0, sizeof *proc_out);
+  static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
+                                   .on_activity = on_activity, .on_stack = on_stack,
+                                   .on_module = on_module};
+  int rc = ct_model_read(path, NULL, &ops, f, st);
+  if (rc >= 0) finish_file(f);
+  else
+    for (size_t i = 0; i < f->npending; i++) free(f->pending[i].name);
+  if (f->oom && rc == 0) {
+    snprintf(st->message, sizeof st->message, "out of memory: some call sites are missing");
+    rc = 1;
+  }
+  ct_stacks_free(f->stacks);
+  ct_map_free(f->by_stack);
+  ct_map_free(f->kernels);
+  free(f->pending);
+  free(f);
+  return rc;
+}
+
+uint64_t ct_callsites_calls(const ct_callsites *c) { return c->calls; }
+uint64_t ct_callsites_calls_with_stack(const ct_callsites *c) { return c->calls_with_stack; }
+
+/* ---- output ----------------------------------------------------------------------------- */
+
+/* Per row index: its top kernel (most GPU time) or NULL. */
+static const char **top_kernels(const ct_callsites *c, size_t *lens) {
+  size_t nrows = ct_map_count(c->rows);
+  const char **top = calloc(nrows ? nrows : 1, sizeof *top);
+  uint64_t *best = calloc(nrows ? nrows : 1, sizeof *best);
+  for (size_t i = 0; top && best && i < ct_map_count(c->kernels); i++) {
+    const void *k;
+    size_t klen;
+    const kernel_sum *ks = ct_map_entry(c->kernels, i, &k, &klen);
+    uint64_t row;
+    memcpy(&row, k, 8);
+    if (row < nrows && (!top[row] || ks->gpu_ns > best[row])) {
+      top[row] = (const char *)k + 8;
+      lens[row] = klen - 8;
+      best[row] = ks->gpu_ns;
+    }
+  }
+  free(best);
+  return top;
+}
+
+typedef struct sort_item {
+  const site_row *row;
+  const char *name;
+} sort_item;
+
+static const char *sort_key; /* qsort has no context argument */
+
+static int cmp_rows(const void *x, const void *y) {
+  const sort_item *a = x, *b = y;
+  uint64_t va = a->row->s.gpu_ns, vb = b->row->s.gpu_ns;
+  if (!strcmp(sort_key, "calls")) {
+    va = a->row->s.calls;
+    vb = b->row->s.calls;
+  } else if (!strcmp(sort_key, "avg")) {
+    va = a->row->s.calls ? a->row->s.gpu_ns / a->row->s.calls : a->row->s.gpu_ns;
+    vb = b->row->s.calls ? b->row->s.gpu_ns / b->row->s.calls : b->row->s.gpu_ns;
+  }
+  if (strcmp(sort_key, "name") && va != vb) return va > vb ? -1 : 1;
+  if (strcmp(sort_key, "name") && a->row->s.cpu_ns != b->row->s.cpu_ns)
+    return a->row->s.cpu_ns > b->row->s.cpu_ns ? -1 : 1;
+  int n = strcmp(a->name, b->name);
+  return n ? n : a->row->index < b->row->index ? -1 : a->row->index > b->row->index;
+}
+
+/* The rows in sort order, at most limit (0 = all); *n gets the count. */
+static sort_item *sorted_rows(const ct_callsites *c, const char *sort, uint64_t limit, size_t *n) {
+  size_t count = ct_map_count(c->rows);
+  sort_item *items = calloc(count ? count : 1, sizeof *items);
+  *n = 0;
+  if (!items) return NULL;
+  for (size_t i = 0; i < count; i++) {
+    const void *k;
+    items[i].row = ct_map_entry(c->rows, i, &k, NULL);
+    items[i].name = k; /* the key starts with the call site's function */
+  }
+  sort_key = sort ? sort : "total";
+  qsort(items, count, sizeof *items, cmp_rows);
+  *n = limit && count > limit ? limit : count;
+  return items;
+}
+
+static const char *base_name(const char *path) {
+  const char *b = strrchr(path, '/');
+  return b ? b + 1 : path;
+}
+
+/* "function (file:line)" of a frame, the file without its directory. */
+static void frame_label(const frame_copy *fr, char *buf, size_t len) {
+  if (*fr->file && fr->line)
+    snprintf(buf, len, "%s (%s:%u)", fr->function, base_name(fr->file), fr->line);
+  else if (*fr->module && !strchr(fr->function, '+'))
+    snprintf(buf, len, "%s (%s)", fr->function, base_name(fr->module));
+  else
+    snprintf(buf, len, "%s", fr->function);
+}
+
+/* The text cell naming a row: its call site, or (--by stack) the stack from it outwards. */
+static void row_label(const ct_callsites *c, const site_row *row, char *buf, size_t len) {
+  if (!row->nframes) {
+    snprintf(buf, len, "(unknown stack)");
+    return;
+  }
+  frame_label(&row->frames[row->site], buf, len);
+  for (unsigned i = row->site + 1; c->by_stack && i < row->nframes; i++) {
+    size_t at = strlen(buf);
+    if (at + 8 >= len) break;
+    snprintf(buf + at, len - at, " < ");
+    frame_label(&row->frames[i], buf + at + 3, len - at - 3);
+  }
+}
+
+void ct_callsites_print(const ct_callsites *c, FILE *f, enum ct_out_format fmt, const char *sort,
+                        uint64_t limit, uint64_t pid) {
+  if (fmt == CT_OUT_TEXT && !c->calls_with_stack) {
+    fprintf(f, "%s\n", ct_callsites_no_stacks_hint);
+    return;
+  }
+  static const char *const text_h[] = {"GPU time", "Calls", "CPU time", "Kernels", "GPU ops",
+                                       "Top kernel", "Call site"};
+  static const char *const csv_h[] = {"table", "pid", "function", "file", "line", "module", "calls",
+                                      "cpu_ns", "gpu_ns", "kernels", "activities", "top_kernel"};
+  const char *hdr[12];
+  int n = 0;
+  if (fmt == CT_OUT_TEXT) {
+    memcpy(hdr, text_h, sizeof text_h);
+    n = 7;
+    if (c->by_stack) hdr[6] = "Stack (call site < callers)";
+  } else {
+    for (int i = 0; i < 12; i++)
+      if (i != 1 || pid) hdr[n++] = csv_h[i];
+  }
+  ct_table *t = ct_table_new(fmt == CT_OUT_TEXT ? (c->by_stack ? "Call stacks (GPU work launched from each)"
+                                                              : "Call sites (GPU work launched from each)")
+                                                : NULL,
+                             n, hdr, fmt == CT_OUT_TEXT ? "rrrrrll" : NULL);
+  size_t nrows = ct_map_count(c->rows), count;
+  size_t *lens = calloc(nrows ? nrows : 1, sizeof *lens);
+  const char **top = lens ? top_kernels(c, lens) : NULL;
+  sort_item *items = sorted_rows(c, sort, limit, &count);
+  for (size_t i = 0; t && top && items && i < count; i++) {
+    const site_row *row = items[i].row;
+    char kname[512], dem[512], label[2048], b[4][32];
+    snprintf(kname, sizeof kname, "%.*s", top[row->index] ? (int)lens[row->index] : 0,
+             top[row->index] ? top[row->index] : "");
+    ct_table_row(t);
+    if (fmt == CT_OUT_TEXT) {
+      row_label(c, row, label, sizeof label);
+      ct_table_cell(t, "%s", ct_fmt_duration(row->s.gpu_ns, b[0], sizeof b[0]));
+      ct_table_cell(t, "%llu", (unsigned long long)row->s.calls);
+      ct_table_cell(t, "%s", ct_fmt_duration(row->s.cpu_ns, b[1], sizeof b[1]));
+      ct_table_cell(t, "%llu", (unsigned long long)row->s.kernels);
+      ct_table_cell(t, "%llu", (unsigned long long)row->s.activities);
+      ct_table_cell(t, "%s", *kname ? ct_demangle(kname, dem, sizeof dem) : "-");
+      ct_table_cell(t, "%s", label);
+      continue;
+    }
+    const frame_copy *site = row->nframes ? &row->frames[row->site] : NULL;
+    ct_table_cell(t, "%s", c->by_stack ? "stacks" : "callsites");
+    if (pid) ct_table_cell(t, "%llu", (unsigned long long)pid);
+    ct_table_cell(t, "%s", site ? site->function : "");
+    ct_table_cell(t, "%s", site ? site->file : "");
+    ct_table_cell(t, "%u", site ? site->line : 0);
+    ct_table_cell(t, "%s", site ? site->module : "");
+    ct_table_cell(t, "%llu", (unsigned long long)row->s.calls);
+    ct_table_cell(t, "%llu", (unsigned long long)row->s.cpu_ns);
+    ct_table_cell(t, "%llu", (unsigned long long)row->s.gpu_ns);
+    ct_table_cell(t, "%llu", (unsigned long long)row->s.kernels);
+    ct_table_cell(t, "%llu", (unsigned long long)row->s.activities);
+    ct_table_cell(t, "%s", kname);
+  }
+  if (t) ct_table_print(t, f, fmt);
+  ct_table_free(t);
+  if (fmt == CT_OUT_TEXT) {
+    char b1[32], b2[32];
+    if (c->without.calls || c->without.activities)
+      fprintf(f, "without a stack: %llu calls (CPU %s), %llu GPU operations (GPU %s)\n",
+              (unsigned long long)c->without.calls, ct_fmt_duration(c->without.cpu_ns, b1, sizeof b1),
+              (unsigned long long)c->without.activities,
+              ct_fmt_duration(c->without.gpu_ns, b2, sizeof b2));
+  }
+  free(items);
+  free(top);
+  free(lens);
+}
+
+static void json_frame(ct_json *j, const frame_copy *fr) {
+  ct_json_begin_object(j);
+  ct_json_kv_string(j, "function", fr->function);
+  ct_json_kv_string(j, "file", fr->file);
+  ct_json_kv_uint(j, "line", fr->line);
+  ct_json_kv_string(j, "module", fr->module);
+  ct_json_end_object(j);
+}
+
+void ct_callsites_json(const ct_callsites *c, ct_json *j, const char *sort, uint64_t limit) {
+  size_t nrows = ct_map_count(c->rows), count;
+  size_t *lens = calloc(nrows ? nrows : 1, sizeof *lens);
+  const char **top = lens ? top_kernels(c, lens) : NULL;
+  sort_item *items = sorted_rows(c, sort, limit, &count);
+  ct_json_kv_uint(j, "calls_with_stack", c->calls_with_stack);
+  if (!c->calls_with_stack) ct_json_kv_string(j, "hint", ct_callsites_no_stacks_hint);
+  ct_json_key(j, c->by_stack ? "stacks" : "callsites");
+  ct_json_begin_array(j);
+  for (size_t i = 0; top && items && i < count; i++) {
+    const site_row *row = items[i].row;
+    const frame_copy *site = row->nframes ? &row->frames[row->site] : NULL;
+    char dem[512], kname[512];
+    ct_json_begin_object(j);
+    ct_json_kv_string(j, "function", site ? site->function : "");
+    ct_json_kv_string(j, "file", site ? site->file : "");
+    ct_json_kv_uint(j, "line", site ? site->line : 0);
+    ct_json_kv_string(j, "module", site ? site->module : "");
+    ct_json_kv_uint(j, "calls", row->s.calls);
+    ct_json_kv_uint(j, "kernels", row->s.kernels);
+    ct_json_kv_uint(j, "activities", row->s.activities);
+    ct_json_kv_uint(j, "cpu_ns", row->s.cpu_ns);
+    ct_json_kv_uint(j, "gpu_ns", row->s.gpu_ns);
+    if (top[row->index]) {
+      snprintf(kname, sizeof kname, "%.*s", (int)lens[row->index], top[row->index]);
+      ct_json_kv_string(j, "top_kernel", ct_demangle(kname, dem, sizeof dem));
+    } else {
+      ct_json_kv_string(j, "top_kernel", NULL);
+    }
+    ct_json_kv_uint(j, "site_index", row->site);
+    ct_json_key(j, "stack");
+    ct_json_begin_array(j);
+    for (unsigned k = 0; k < row->nframes; k++) json_frame(j, &row->frames[k]);
+    ct_json_end_array(j);
+    ct_json_end_object(j);
+  }
+  ct_json_end_array(j);
+  ct_json_key(j, "without_stack");
+  ct_json_begin_object(j);
+  ct_json_kv_uint(j, "calls", c->without.calls);
+  ct_json_kv_uint(j, "cpu_ns", c->without.cpu_ns);
+  ct_json_kv_uint(j, "gpu_ns", c->without.gpu_ns);
+  ct_json_kv_uint(j, "kernels", c->without.kernels);
+  ct_json_kv_uint(j, "activities", c->without.activities);
+  ct_json_end_object(j);
+  free(items);
+  free(top);
+  free(lens);
+}

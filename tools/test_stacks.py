@@ -1,0 +1,121 @@
+"""Tests of call stacks in the tools on traces whose stacks are the generator's own
+(test_stacks_gen.c): `report --by callsite` / `--by stack` name the right function,
+file and line (read from the generator's `CALLSITE:` markers), count the calls and
+the kernels (a gemm's inner kernels at the gemm's call site); `gaps` names the call
+that ended each planted gap with its innermost NVTX range and its stack; a missing
+module file or a wrong build-id give the documented `module+0xoffset` fallbacks.
+
+usage: test_stacks.py CUTRACE TEST_STACKS_GEN SOURCE_OF_TEST_STACKS_GEN
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tooltest  # noqa: E402
+from tooltest import check, run  # noqa: E402
+
+cutrace, gen, source = sys.argv[1:4]
+tmp = tempfile.mkdtemp(prefix="cutrace-stacks-")
+
+
+def markers(path):
+    """{name: line} of the `CALLSITE: name` comments of the generator's source."""
+    out = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            m = re.search(r"/\* CALLSITE: (\w+) \*/", line)
+            if m:
+                out[m.group(1)] = n
+    return out
+
+
+def make(mode):
+    path = os.path.join(tmp, mode + ".ctr")
+    subprocess.run([gen, path, mode], check=True)
+    return path
+
+
+def report(path, *extra):
+    rc, out, err = run(cutrace, "report", "--format", "json", *extra, path)
+    check(rc == 0, f"report {extra} {path}: status {rc}: {err.strip()}")
+    try:
+        return json.loads(out)
+    except ValueError:
+        check(False, f"report {extra}: not JSON: {out[:200]}")
+        return {}
+
+
+lines = markers(source)
+check(set(lines) == {"launch_a", "launch_b", "gemm_c"}, f"markers found: {lines}")
+src_base = os.path.basename(source)
+
+# ---- report --by callsite on a trace whose module file is the generator itself ----
+normal = make("normal")
+doc = report(normal, "--by", "callsite")
+sites = {s["function"]: s for s in doc.get("callsites", [])}
+check(doc.get("calls_with_stack") == 16, f"calls with a stack: {doc.get('calls_with_stack')}")
+expect = {"launch_a": (8, 8, "kernel_a(float*)"), "launch_b": (4, 4, "kernel_b(float*)"),
+          "gemm_c": (4, 8, "sgemm_kernel")}
+check(set(sites) == set(expect), f"call sites: {sorted(sites)}")
+for fn, (calls, kernels, top) in expect.items():
+    s = sites.get(fn)
+    if not s:
+        continue
+    check(os.path.basename(s["file"]) == src_base and s["line"] == lines[fn],
+          f"{fn}: at {s['file']}:{s['line']}, expected {src_base}:{lines[fn]}")
+    check(s["calls"] == calls, f"{fn}: {s['calls']} calls, expected {calls}")
+    check(s["kernels"] == kernels, f"{fn}: {s['kernels']} kernels, expected {kernels}")
+    check(s["gpu_ns"] == kernels * 50000, f"{fn}: GPU {s['gpu_ns']} ns, expected {kernels * 50000}")
+    check(s["top_kernel"] == top, f"{fn}: top kernel {s['top_kernel']}, expected {top}")
+    check(s["module"] == gen or os.path.realpath(s["module"]) == os.path.realpath(gen),
+          f"{fn}: module {s['module']}")
+    stack = s.get("stack", [])
+    check(len(stack) >= 2 and stack[s["site_index"]]["function"] == fn and stack[s["site_index"] + 1]["function"] == "main",
+          f"{fn}: stack {[f['function'] for f in stack]}")
+check(doc.get("without_stack", {}).get("kernels") == 0,
+      f"work without a stack: {doc.get('without_stack')}")
+
+# --by stack: launch_a is called from two lines of main: two stacks, 4 calls each
+doc = report(normal, "--by", "stack")
+rows = [s for s in doc.get("stacks", []) if s["function"] == "launch_a"]
+check(len(rows) == 2 and all(r["calls"] == 4 for r in rows), f"--by stack launch_a rows: {rows}")
+
+# text and CSV carry the same call sites
+rc, out, err = run(cutrace, "report", "--by", "callsite", normal)
+check(rc == 0 and f"launch_b ({src_base}:{lines['launch_b']})" in out, f"text output:\n{out}{err}")
+rc, out, err = run(cutrace, "report", "--by", "callsite", "--format", "csv", normal)
+csv_rows = [r.split(",") for r in out.strip().splitlines()]
+check(rc == 0 and csv_rows[0][:3] == ["table", "function", "file"] and len(csv_rows) == 4,
+      f"CSV output:\n{out}{err}")
+
+# a trace without stacks: one line telling how to record them
+plain = os.path.join(tmp, "plain.ctr")
+gentrace = os.path.join(os.path.dirname(gen), "cutrace-gentrace")
+if os.path.exists(gentrace):
+    subprocess.run([gentrace, "--mixed", plain, "20"], check=True, capture_output=True)
+    rc, out, err = run(cutrace, "report", "--by", "callsite", plain)
+    check(rc == 0 and len(out.strip().splitlines()) == 1 and "--stacks" in out,
+          f"no stacks: {out}{err}")
+
+# ---- fallbacks: a missing module file, another build-id --------------------------
+for mode in ("missing", "mismatch"):
+    path = make(mode)
+    doc = report(path, "--by", "callsite")
+    sites = doc.get("callsites", [])
+    check(len(sites) == 3, f"{mode}: {len(sites)} call sites, expected 3 (one per pc)")
+    for s in sites:
+        check(re.fullmatch(r"[\w.-]+\+0x[0-9a-f]+", s["function"]) is not None and s["line"] == 0
+              and s["file"] == "", f"{mode}: frame {s}")
+    check(sum(s["calls"] for s in sites) == 16, f"{mode}: calls {[s['calls'] for s in sites]}")
+    rc, out, err = run(cutrace, "report", "--by", "stack", path)
+    check(rc == 0 and "+0x" in out, f"{mode}: --by stack text: {out}{err}")
+
+# bad --by value: one line, status 2
+rc, out, err = run(cutrace, "report", "--by", "nonsense", normal)
+check(rc == 2 and len(err.strip().splitlines()) == 1, f"--by nonsense: {rc} {err}")
+
+sys.exit(1 if tooltest.failures else 0)
