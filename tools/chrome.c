@@ -50,6 +50,7 @@ struct ct_chrome {
   ct_map *tracer_tracks;     /* (tid, label) -> uint64_t synthetic tid */
   uint64_t next_tracer_tid;
   uint64_t base_ns;          /* wall clock - monotonic clock, from the first process */
+  ct_inner_join *inner;      /* library calls held until their child kernels are known */
   int have_base;
   /* devices seen, for deviceProperties */
   struct ct_device devices[64];
@@ -231,6 +232,54 @@ static void on_stream(void *user, const ct_proc *p, const struct ct_stream *s) {
   ensure_gpu_track(user, s->device, s->stream);
 }
 
+/* The args of a GEMM: shape and types (Kineto-like names). */
+static void put_gemm_args(ct_chrome *c, const struct ct_gemm *g) {
+  fprintf(c->f, ",\"m\":%llu,\"n\":%llu,\"k\":%llu,\"batch\":%llu,\"transa\":%llu,\"transb\":%llu,"
+                "\"atype\":\"%s\",\"btype\":\"%s\",\"ctype\":\"%s\",\"compute_type\":%llu,"
+                "\"epilogue\":%llu",
+          (unsigned long long)g->m, (unsigned long long)g->n, (unsigned long long)g->k,
+          (unsigned long long)(g->batch ? g->batch : 1), (unsigned long long)g->transa,
+          (unsigned long long)g->transb, ct_data_type_name(g->atype), ct_data_type_name(g->btype),
+          ct_data_type_name(g->ctype), (unsigned long long)g->compute_type,
+          (unsigned long long)g->epilogue);
+}
+
+/* An intercepted call's slice; inner (may be NULL) is its child kernels' summary. */
+static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner) {
+  ensure_cpu_thread(c, s->tid);
+  int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
+  slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid, s->begin_ns,
+             s->end_ns);
+  put_kv(c, "\"correlation\":", s->corr);
+  put_kv(c, ",\"device\":", s->device);
+  put_kv(c, ",\"stream\":", s->stream);
+  put_kv(c, ",\"result\":", s->result);
+  put_kv(c, ",\"depth\":", s->depth);
+  if (s->depth && s->parent) put_kv(c, ",\"parent\":", s->parent);
+  if (s->stack) put_kv(c, ",\"stack\":", s->stack);
+  if (s->kernel) {
+    fputs(",\"kernel\":", c->f);
+    put_string(c, ct_demangle(s->kernel, c->demangled, sizeof c->demangled));
+  }
+  if (s->detail == CT_DETAIL_GEMM) put_gemm_args(c, &s->d.gemm);
+  if (inner) {
+    put_kv(c, ",\"kernels\":", inner->kernels);
+    put_kv(c, ",\"kernels gpu_ns\":", inner->gpu_ns);
+    fputs(",\"kernel names\":[", c->f);
+    for (unsigned i = 0; i < inner->nnames; i++) {
+      if (i) putc(',', c->f);
+      put_string(c, ct_demangle(inner->names[i], c->demangled, sizeof c->demangled));
+    }
+    putc(']', c->f);
+  }
+  fputs("}}", c->f);
+}
+
+/* A library call joined with its child kernels (ct_inner_join): its slice, now. */
+static void on_inner_done(void *user, const ct_inner_call *call) {
+  if (call->span) write_call(user, call->span, call);
+}
+
 static void on_span(void *user, const ct_span *s) {
   ct_chrome *c = user;
   if (s->is_tracer) {
@@ -242,20 +291,8 @@ static void on_span(void *user, const ct_span *s) {
             (unsigned long long)s->amount);
     return;
   }
-  ensure_cpu_thread(c, s->tid);
-  int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
-  slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid, s->begin_ns,
-             s->end_ns);
-  put_kv(c, "\"correlation\":", s->corr);
-  put_kv(c, ",\"device\":", s->device);
-  put_kv(c, ",\"stream\":", s->stream);
-  put_kv(c, ",\"result\":", s->result);
-  put_kv(c, ",\"depth\":", s->depth);
-  if (s->kernel) {
-    fputs(",\"kernel\":", c->f);
-    put_string(c, ct_demangle(s->kernel, c->demangled, sizeof c->demangled));
-  }
-  fputs("}}", c->f);
+  if (c->inner && ct_inner_span(c->inner, s)) return; /* written with its kernels */
+  write_call(c, s, NULL);
 }
 
 static void on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {
@@ -292,6 +329,7 @@ static void on_activity(void *user, const ct_activity *a) {
     shown = ct_demangle(a->name, c->demangled, sizeof c->demangled);
   }
   uint64_t dur = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+  const char *launched_by = c->inner ? ct_inner_activity(c->inner, a) : NULL;
   /* Work on one stream runs in order; a start a few ns before the previous slice's end
    * is timer error, and a partial overlap would break the track's nesting in the
    * viewers: start the slice at the previous end (args keep the measured start). */
@@ -314,6 +352,13 @@ static void on_activity(void *user, const ct_activity *a) {
     fputs(",\"api\":", c->f);
     put_string(c, a->api);
   }
+  if (a->call_depth && a->call_parent) {
+    put_kv(c, ",\"parent correlation\":", a->call_parent);
+    if (launched_by) {
+      fputs(",\"launched by\":", c->f);
+      put_string(c, launched_by);
+    }
+  }
   if (a->detail == CT_DETAIL_LAUNCH) {
     const struct ct_launch *l = &a->d.launch;
     put_kv(c, ",\"grid\":[", l->grid_x);
@@ -328,13 +373,7 @@ static void on_activity(void *user, const ct_activity *a) {
             (unsigned long long)a->d.memop.bytes, dur ? (double)a->d.memop.bytes / dur : 0.0,
             (unsigned long long)a->d.memop.async);
   } else if (a->detail == CT_DETAIL_GEMM) {
-    const struct ct_gemm *g = &a->d.gemm;
-    fprintf(c->f, ",\"m\":%llu,\"n\":%llu,\"k\":%llu,\"batch\":%llu,\"atype\":%llu,\"btype\":%llu,"
-                  "\"ctype\":%llu,\"compute_type\":%llu",
-            (unsigned long long)g->m, (unsigned long long)g->n, (unsigned long long)g->k,
-            (unsigned long long)(g->batch ? g->batch : 1), (unsigned long long)g->atype,
-            (unsigned long long)g->btype, (unsigned long long)g->ctype,
-            (unsigned long long)g->compute_type);
+    put_gemm_args(c, &a->d.gemm);
   }
   fputs("}}", c->f);
   if (!a->has_call || !a->corr) return;
@@ -354,6 +393,34 @@ static void on_activity(void *user, const ct_activity *a) {
   put_lit(c, ",\"ts\":");
   put_us(c, start); /* the slice's start, so that the flow binds to it */
   fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}", c->f);
+}
+
+/* A range's projection onto the GPU: per stream, one gpu_user_annotation slice from
+ * the earliest start to the latest end of the work launched inside it (Kineto's). */
+static void on_range_gpu(void *user, const ct_range_span *r) {
+  ct_chrome *c = user;
+  for (unsigned i = 0; i < r->nstreams; i++) {
+    const struct ct_range_stream *rs = &r->streams[i];
+    ensure_gpu_track(c, rs->device, rs->stream);
+    next_event(c);
+    put_lit(c, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"");
+    if (r->name) ct_json_write_escaped(c->f, r->name, r->name_len);
+    else put_lit(c, "(unnamed range)");
+    put_kv(c, "\",\"pid\":", rs->device);
+    put_kv(c, ",\"tid\":", stream_tid(c, rs->stream));
+    put_lit(c, ",\"ts\":");
+    put_us(c, rs->start_ns);
+    put_lit(c, ",\"dur\":");
+    put_us(c, rs->end_ns > rs->start_ns ? rs->end_ns - rs->start_ns : 0);
+    put_kv(c, ",\"args\":{\"thread\":", r->tid);
+    put_kv(c, ",\"depth\":", r->depth);
+    put_kv(c, ",\"kernels\":", r->kernels);
+    put_kv(c, ",\"activities\":", r->activities);
+    put_kv(c, ",\"gpu_ns\":", r->gpu_ns);
+    put_lit(c, ",\"range begin\":");
+    put_us(c, r->begin_ns);
+    put_lit(c, "}}");
+  }
 }
 
 #ifdef CT_HAVE_GAPS_H
@@ -405,7 +472,23 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
                                    .on_activity = on_activity, .on_stream = on_stream,
                                    .on_thread = on_thread, .on_range = on_range};
   c->pid = 0;
+  c->inner = ct_inner_new(on_inner_done, c);
+  if (!c->inner) {
+    memset(st, 0, sizeof *st);
+    snprintf(st->message, sizeof st->message, "%s: out of memory", path);
+    return -1;
+  }
   int rc = ct_model_read(path, NULL, &ops, c, st);
+  if (ct_inner_finish(c->inner) < 0 && rc == 0) {
+    snprintf(st->message, sizeof st->message, "out of memory: some GEMM kernels were not joined");
+    rc = 1;
+  }
+  ct_inner_free(c->inner);
+  c->inner = NULL;
+  if (rc >= 0) {
+    ct_model_stats rst;
+    ct_range_each(path, on_range_gpu, c, &rst, NULL, NULL);
+  }
 #ifdef CT_HAVE_GAPS_H
   if (rc >= 0 && c->opt.gaps) {
     ct_model_stats gst;

@@ -123,6 +123,37 @@ int ct_inner_finish(ct_inner_join *j);
 /* Frees the join (after ct_inner_finish). */
 void ct_inner_free(ct_inner_join *j);
 
+/* ---- NVTX ranges with the GPU work launched inside them (report_ranges.c) ------------ */
+
+#define CT_RANGE_STREAMS 8 /* streams whose extent a range keeps */
+
+/* One NVTX range instance (RANGE record) and the GPU work of the calls made inside it
+ * on its thread (nested ranges' included). */
+typedef struct ct_range_span {
+  uint64_t tid, begin_ns, end_ns, depth, domain, flags; /* as in the RANGE record */
+  const char *name;          /* NULL when unknown; not NUL-terminated: name_len bytes */
+  size_t name_len;
+  uint64_t kernels;          /* kernels, GEMMs and graphs among that work */
+  uint64_t activities;       /* all of it, copies and sets included */
+  uint64_t gpu_ns;           /* its summed GPU time */
+  unsigned nstreams;         /* per stream (first CT_RANGE_STREAMS), its extent: */
+  struct ct_range_stream {
+    uint64_t device, stream, start_ns, end_ns; /* earliest start, latest end */
+  } streams[CT_RANGE_STREAMS];
+} ct_range_span;
+
+/* Called once per range, when the GPU work of its calls is known (or at the end). */
+typedef void (*ct_range_fn)(void *user, const ct_range_span *range);
+
+/*
+ * Reads one trace file's NVTX ranges and calls fn for each with its GPU work. Returns
+ * 0 clean, 1 partial, -1 unreadable, with st->message saying why; proc_out (may be
+ * NULL) gets the PROCESS record; *lost (may be NULL) is increased by the calls whose
+ * attribution was given up (more than 65536 queued outside any range on a thread).
+ */
+int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *st,
+                  struct ct_process *proc_out, uint64_t *lost);
+
 /* Which table a map is. */
 enum ct_report_table { CT_TABLE_KERNELS, CT_TABLE_APIS, CT_TABLE_MEMCPY, CT_TABLE_GEMMS,
                        CT_TABLE_RANGES, CT_NTABLES };

@@ -1,7 +1,7 @@
 /*
- * `cutrace report --by range`: per NVTX range name, instances, CPU time, and the GPU
- * work launched while the range was open on the launching thread (nested ranges
- * included). See docs/report.md.
+ * NVTX ranges with the GPU work launched inside them (report.h: ct_range_each), behind
+ * `cutrace report --by range` (per range name: instances, CPU time, GPU work; see
+ * docs/report.md) and the gpu_user_annotation slices of `cutrace dump --chrome`.
  *
  * It reads the records in file order with the reader, not through the model: a
  * thread's records reach the file in the order it emitted them, so the calls made
@@ -9,11 +9,12 @@
  * thread keeps the GPU-timed calls made since its last outermost (depth 0) range
  * closed; a RANGE record claims the queued calls that lie inside it, and an outermost
  * one then empties the queue (ranges nest per thread, so nothing later can enclose
- * those calls). A GPU record credits the ranges its call was attributed to, whichever
- * of the two arrives first. Memory: the queued calls (at most QUEUE_MAX per thread;
- * older ones lose their attribution, counted) and the calls whose GPU work is pending.
+ * those calls). A range instance is handed over once the GPU records of all the calls
+ * it claimed were read (they may come before or after it). A library call timed by
+ * its child launches (CT_API_INNER_TIMED) is not queued: its children are. Memory: the
+ * queued calls (at most QUEUE_MAX per thread; older ones lose their attribution,
+ * counted), the calls whose GPU work is pending and the ranges waiting for it.
  */
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,70 +25,20 @@
 #define QUEUE_MAX 65536
 #define MAX_LEVELS 8  /* ranges credited per call: the innermost 8 */
 
+/* A range instance waiting for the GPU work of the calls it claimed. */
+typedef struct range_inst {
+  ct_range_span r;
+  uint64_t pending;               /* claimed calls whose GPU record is still to come */
+  struct range_inst *prev, *next; /* the waiting list */
+} range_inst;
+
 /* A GPU-timed call, by corr. */
 typedef struct call_entry {
-  uint64_t gpu_ns, activities, kernels;
   int act_done, final;        /* GPU record seen; no more ranges can claim the call */
-  unsigned nrows;
-  ct_range_row *rows[MAX_LEVELS];
+  uint64_t type, device, stream, start, end;
+  unsigned ninst;
+  range_inst *inst[MAX_LEVELS];
 } call_entry;
-
-/* Calls by corr: open addressing with backward-shift deletion, so that memory
- * follows the calls in flight, not the trace. */
-typedef struct call_slot {
-  uint64_t corr; /* 0 = empty */
-  call_entry e;
-} call_slot;
-
-typedef struct call_table {
-  call_slot *a;
-  size_t cap, n;
-} call_table;
-
-static size_t slot_of(uint64_t corr, size_t cap) {
-  return (size_t)((corr * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-}
-
-static call_entry *table_find(call_table *t, uint64_t corr, int create) {
-  if (t->cap) {
-    for (size_t i = slot_of(corr, t->cap); t->a[i].corr; i = (i + 1) & (t->cap - 1))
-      if (t->a[i].corr == corr) return &t->a[i].e;
-  }
-  if (!create) return NULL;
-  if ((t->n + 1) * 2 > t->cap) {
-    size_t ncap = t->cap ? t->cap * 2 : 1024;
-    call_slot *na = calloc(ncap, sizeof *na);
-    if (!na) return NULL;
-    for (size_t i = 0; i < t->cap; i++) {
-      if (!t->a[i].corr) continue;
-      size_t j = slot_of(t->a[i].corr, ncap);
-      while (na[j].corr) j = (j + 1) & (ncap - 1);
-      na[j] = t->a[i];
-    }
-    free(t->a);
-    t->a = na;
-    t->cap = ncap;
-  }
-  size_t i = slot_of(corr, t->cap);
-  while (t->a[i].corr) i = (i + 1) & (t->cap - 1);
-  memset(&t->a[i], 0, sizeof t->a[i]);
-  t->a[i].corr = corr;
-  t->n++;
-  return &t->a[i].e;
-}
-
-static void table_remove(call_table *t, call_entry *e) {
-  size_t i = (size_t)((call_slot *)((char *)e - offsetof(call_slot, e)) - t->a), mask = t->cap - 1;
-  for (size_t j = (i + 1) & mask; t->a[j].corr; j = (j + 1) & mask) {
-    size_t home = slot_of(t->a[j].corr, t->cap);
-    if (((j - home) & mask) >= ((j - i) & mask)) {
-      t->a[i] = t->a[j];
-      i = j;
-    }
-  }
-  t->a[i].corr = 0;
-  t->n--;
-}
 
 /* A queued call of a thread. */
 typedef struct queued {
@@ -99,38 +50,61 @@ typedef struct thread_q {
   size_t n, cap;
 } thread_q;
 
+/* Where each stream's display of GPU work stands (see credit). */
+typedef struct stream_pos {
+  uint64_t last_start, last_end;
+} stream_pos;
+
 typedef struct ranges_state {
-  ct_report *r;
   ct_reader *rd;
-  call_table calls; /* corr -> call_entry */
-  ct_map *threads;  /* tid -> thread_q */
+  ct_range_fn fn;
+  void *user;
+  ct_corr_table calls; /* corr -> call_entry */
+  ct_map *threads;     /* tid -> thread_q */
+  ct_map *streams;     /* (device, stream) -> stream_pos */
+  range_inst waiting;  /* list head */
   uint64_t lost;
   int oom;
 } ranges_state;
 
-static void credit(ct_range_row *row, const call_entry *e) {
-  row->gpu_ns += e->gpu_ns;
-  row->activities += e->activities;
-  row->kernels += e->kernels;
+/* Hands r over and frees it. */
+static void hand_over(ranges_state *s, range_inst *r) {
+  s->fn(s->user, &r->r);
+  if (r->prev) {
+    r->prev->next = r->next;
+    r->next->prev = r->prev;
+  }
+  free(r);
 }
 
-/* The call entry of corr (created when new); NULL when out of memory. */
-static call_entry *entry(ranges_state *s, uint64_t corr) {
-  call_entry *e = table_find(&s->calls, corr, 1);
-  if (!e) s->oom = 1;
-  return e;
+/* Adds a call's GPU work to a range: totals, and its stream's extent. */
+static void credit(range_inst *ri, const call_entry *e) {
+  ct_range_span *r = &ri->r;
+  r->gpu_ns += e->end > e->start ? e->end - e->start : 0;
+  r->activities++;
+  r->kernels += e->type != CT_GPU_MEMCPY && e->type != CT_GPU_MEMSET;
+  unsigned i = 0;
+  while (i < r->nstreams && (r->streams[i].device != e->device || r->streams[i].stream != e->stream))
+    i++;
+  if (i == r->nstreams) {
+    if (i == CT_RANGE_STREAMS) return;
+    r->streams[r->nstreams++] = (struct ct_range_stream){e->device, e->stream, e->start, e->end};
+    return;
+  }
+  if (e->start < r->streams[i].start_ns) r->streams[i].start_ns = e->start;
+  if (e->end > r->streams[i].end_ns) r->streams[i].end_ns = e->end;
 }
 
 /* Ends a queued call's attribution; the entry goes once its GPU work was seen too. */
 static void finalize(ranges_state *s, uint64_t corr) {
-  call_entry *e = table_find(&s->calls, corr, 0);
+  call_entry *e = ct_corr_find(&s->calls, corr, 0);
   if (!e) return;
-  if (e->act_done) table_remove(&s->calls, e);
+  if (e->act_done) ct_corr_remove(&s->calls, e);
   else e->final = 1;
 }
 
 static void on_api(ranges_state *s, const struct ct_api *a) {
-  if (!a->corr || !(a->flags & CT_API_TIMED)) return;
+  if (!a->corr || !(a->flags & CT_API_TIMED) || (a->flags & CT_API_INNER_TIMED)) return;
   thread_q *q = ct_map_get(s->threads, &a->tid, sizeof a->tid, NULL);
   if (!q) {
     s->oom = 1;
@@ -156,57 +130,94 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
 }
 
 static void on_range(ranges_state *s, const struct ct_range *rg) {
-  size_t len = 0;
-  const char *name = ct_reader_string(s->rd, rg->name, &len);
-  if (!name) name = "(unnamed range)", len = strlen(name);
-  ct_range_row *row = ct_map_get(s->r->maps[CT_TABLE_RANGES], name, len, NULL);
-  if (!row) {
+  range_inst *ri = calloc(1, sizeof *ri);
+  if (!ri) {
     s->oom = 1;
     return;
   }
-  ct_dur_add(&row->d, rg->end_ns > rg->begin_ns ? rg->end_ns - rg->begin_ns : 0);
+  ri->r.tid = rg->tid;
+  ri->r.begin_ns = rg->begin_ns;
+  ri->r.end_ns = rg->end_ns;
+  ri->r.depth = rg->depth;
+  ri->r.domain = rg->domain;
+  ri->r.flags = rg->flags;
+  ri->r.name = ct_reader_string(s->rd, rg->name, &ri->r.name_len);
   thread_q *q = ct_map_get(s->threads, &rg->tid, sizeof rg->tid, NULL);
-  if (!q) return;
-  for (size_t i = 0; i < q->n; i++) {
+  for (size_t i = 0; q && i < q->n; i++) {
     if (q->a[i].begin < rg->begin_ns || q->a[i].begin > rg->end_ns) continue;
-    call_entry *e = entry(s, q->a[i].corr);
-    if (!e || e->nrows == MAX_LEVELS) continue;
-    e->rows[e->nrows++] = row;
-    if (e->act_done) credit(row, e);
+    call_entry *e = ct_corr_find(&s->calls, q->a[i].corr, 1);
+    if (!e) s->oom = 1;
+    if (!e || e->ninst == MAX_LEVELS) continue;
+    e->inst[e->ninst++] = ri;
+    if (e->act_done) credit(ri, e);
+    else ri->pending++;
   }
-  if (rg->depth == 0) { /* nothing later can enclose the queued calls */
+  if (q && rg->depth == 0) { /* nothing later can enclose the queued calls */
     for (size_t i = 0; i < q->n; i++) finalize(s, q->a[i].corr);
     q->n = 0;
   }
+  if (!ri->pending) {
+    hand_over(s, ri);
+    return;
+  }
+  ri->next = s->waiting.next;
+  ri->prev = &s->waiting;
+  ri->next->prev = ri;
+  s->waiting.next = ri;
 }
 
 static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
   if (!g->corr) return;
-  call_entry *e = entry(s, g->corr);
-  if (!e || e->act_done) return;
+  call_entry *e = ct_corr_find(&s->calls, g->corr, 1);
+  if (!e) {
+    s->oom = 1;
+    return;
+  }
+  if (e->act_done) return;
   e->act_done = 1;
-  e->gpu_ns = g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
-  e->activities = 1;
-  e->kernels = g->type != CT_GPU_MEMCPY && g->type != CT_GPU_MEMSET;
-  for (unsigned i = 0; i < e->nrows; i++) credit(e->rows[i], e);
-  if (e->final) table_remove(&s->calls, e);
+  e->type = g->type;
+  e->device = g->device;
+  e->stream = g->stream;
+  e->start = g->start_ns;
+  e->end = g->end_ns;
+  /* Work on one stream runs in order: a start a little before the previous end on the
+   * stream is timer error, shown from that end (as dump --chrome shows the slice). */
+  uint64_t key[2] = {g->device, g->stream};
+  stream_pos *sp = ct_map_get(s->streams, key, sizeof key, NULL);
+  if (sp && sp->last_end && e->start > sp->last_start && e->start < sp->last_end &&
+      e->end >= sp->last_end)
+    e->start = sp->last_end;
+  if (sp) *sp = (stream_pos){e->start, e->end};
+  range_inst *done[MAX_LEVELS];
+  unsigned ndone = 0;
+  for (unsigned i = 0; i < e->ninst; i++) {
+    credit(e->inst[i], e);
+    if (--e->inst[i]->pending == 0) done[ndone++] = e->inst[i];
+  }
+  if (e->final) ct_corr_remove(&s->calls, e);
+  for (unsigned i = 0; i < ndone; i++) hand_over(s, done[i]);
 }
 
-int ct_report_add_ranges(ct_report *r, const char *path, ct_model_stats *st,
-                         struct ct_process *proc_out) {
+int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *st,
+                  struct ct_process *proc_out, uint64_t *lost) {
   memset(st, 0, sizeof *st);
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
-  ranges_state s = {.r = r};
+  ranges_state s = {.fn = fn, .user = user};
+  s.waiting.next = s.waiting.prev = &s.waiting;
+  ct_corr_init(&s.calls, sizeof(call_entry));
   s.rd = ct_reader_open(path, st->message, sizeof st->message);
   if (!s.rd) return -1;
   s.threads = ct_map_new(sizeof(thread_q));
+  s.streams = ct_map_new(sizeof(stream_pos));
   ct_record rec;
-  while (s.threads && ct_reader_next(s.rd, &rec)) {
+  while (s.threads && s.streams && ct_reader_next(s.rd, &rec)) {
     if (rec.kind == CT_KIND_API) on_api(&s, &rec.u.api);
     else if (rec.kind == CT_KIND_RANGE) on_range(&s, &rec.u.range);
     else if (rec.kind == CT_KIND_GPU) on_gpu(&s, &rec.u.gpu);
     else if (rec.kind == CT_KIND_PROCESS && proc_out) *proc_out = rec.u.process;
   }
+  /* ranges whose GPU work never came (lost records): what they have */
+  while (s.waiting.next != &s.waiting) hand_over(&s, s.waiting.next);
   const ct_read_status *rs = ct_reader_status(s.rd);
   st->records = rs->records;
   st->damaged = rs->damaged;
@@ -216,15 +227,50 @@ int ct_report_add_ranges(ct_report *r, const char *path, ct_model_stats *st,
     snprintf(st->message, sizeof st->message, "%s; %llu records read before it", rs->message,
              (unsigned long long)rs->records);
     rc = 1;
-  } else if (s.oom || !s.threads) {
+  } else if (s.oom || !s.threads || !s.streams) {
     snprintf(st->message, sizeof st->message, "out of memory: some ranges are missing");
     rc = 1;
   }
-  r->range_calls_lost += s.lost;
+  if (lost) *lost += s.lost;
   for (size_t i = 0; s.threads && i < ct_map_count(s.threads); i++)
     free(((thread_q *)ct_map_entry(s.threads, i, NULL, NULL))->a);
   ct_map_free(s.threads);
-  free(s.calls.a);
+  ct_map_free(s.streams);
+  ct_corr_free(&s.calls);
   ct_reader_close(s.rd);
+  return rc;
+}
+
+/* ---- report --by range ---------------------------------------------------------------- */
+
+typedef struct ranges_feed {
+  ct_report *r;
+  int oom;
+} ranges_feed;
+
+static void add_range_row(void *user, const ct_range_span *rs) {
+  ranges_feed *f = user;
+  const char *name = rs->name;
+  size_t len = rs->name_len;
+  if (!name) name = "(unnamed range)", len = strlen(name);
+  ct_range_row *row = ct_map_get(f->r->maps[CT_TABLE_RANGES], name, len, NULL);
+  if (!row) {
+    f->oom = 1;
+    return;
+  }
+  ct_dur_add(&row->d, rs->end_ns > rs->begin_ns ? rs->end_ns - rs->begin_ns : 0);
+  row->gpu_ns += rs->gpu_ns;
+  row->activities += rs->activities;
+  row->kernels += rs->kernels;
+}
+
+int ct_report_add_ranges(ct_report *r, const char *path, ct_model_stats *st,
+                         struct ct_process *proc_out) {
+  ranges_feed f = {.r = r};
+  int rc = ct_range_each(path, add_range_row, &f, st, proc_out, &r->range_calls_lost);
+  if (f.oom && rc == 0) {
+    snprintf(st->message, sizeof st->message, "out of memory: some ranges are missing");
+    rc = 1;
+  }
   return rc;
 }
