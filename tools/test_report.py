@@ -245,6 +245,48 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("report", "--format", "json", a, foreign)
     check(rc == 1 and "foreign.ctr" in err, f"good + foreign: {rc} {err!r}")
     check_tables(json.loads(out), exp_a, "good + foreign")
+    # Library calls timed by the kernels they launch (format 1.1), next to a GEMM timed
+    # as one activity: GEMM rows are the sums of their child kernels, nothing counted twice.
+    import inner_scenario
+    inner = os.path.join(d, "inner.ctr")
+    plan = inner_scenario.write(inner, 12)
+    want = inner_scenario.expected_report(12)
+    rc, out, err = run("report", "--format", "json", inner)
+    doc = json.loads(out)
+    check(rc == 0 and not err, f"inner: {rc} {err!r}")
+    kern = {r["name"]: (r["calls"], r["total_ns"], r["launched_by"]) for r in doc["kernels"]}
+    check(kern == want["kernels"], f"inner: kernel rows {kern}")
+    gem = {(r["api"], r["m"], r["n"], r["k"]): (r["calls"], r["total_ns"], r["kernels"], r["inner_timed"])
+           for r in doc["gemms"]}
+    check(gem == want["gemms"], f"inner: GEMM rows {gem}")
+    # each INNER_TIMED GEMM row is the sum of the activities whose parent is one of its calls
+    by_parent = {}
+    for act in plan["activities"]:
+        if act["parent"]:
+            by_parent.setdefault(act["name"] == "lt_kernel", []).append(act["end"] - act["start"])
+    check(gem[("cublasSgemm_v2", 128, 256, 64)][1] == sum(by_parent[False]) and
+          gem[("cublasLtMatmul", 64, 64, 64)][1] == sum(by_parent[True]), "inner: GEMM = sum of children")
+    sgemm = [r for r in doc["gemms"] if r["api"] == "cublasSgemm_v2"][0]
+    check(sgemm["min_ns"] == sgemm["max_ns"] == 12000 and sgemm["median_ns"] == 12000,
+          f"inner: one sample per GEMM call (its kernels' sum): {sgemm}")
+    check(abs(sgemm["gflops"] - 2 * 128 * 256 * 64 / 12000) < 0.01, f"inner: GFLOP/s {sgemm['gflops']}")
+    apis = {(r["name"], r["inner"]): r["calls"] for r in doc["apis"]}
+    check(apis == want["apis"], f"inner: API rows {apis}")
+    check(doc["calls"] == 4 * 12, f"inner: top-level calls {doc['calls']}")
+    total = sum(a["end"] - a["start"] for a in plan["activities"])
+    check(doc["gpu_total_ns"] == want["gpu_total_ns"] == total and
+          sum(r["total_ns"] for r in doc["kernels"]) == total,
+          f"inner: GPU time counted once: {doc['gpu_total_ns']} vs {total}")
+    rc, out, err = run("report", inner)
+    check(rc == 0 and "k_main(float*)  [by cublasSgemm_v2]" in out and "cuLaunchKernel (inner)" in out,
+          f"inner: text marks {out[:1500]}")
+    rc, out, err = run("report", "--format", "csv", "--tables", "apis,kernels", inner)
+    rows = list(csv.reader(io.StringIO(out.replace("\n\n", "\n"))))
+    check(["apis", "cuLaunchKernel", "36"] == [x for x in rows if x[:2] == ["apis", "cuLaunchKernel"]][0][:3] and
+          [x for x in rows if x[:2] == ["apis", "cuLaunchKernel"]][0][-1] == "1", f"inner: csv inner column {rows}")
+    rc, out, err = run("report", "--by", "range", "--format", "json", inner)
+    rng = {r["name"]: (r["calls"], r["kernels"], r["gpu_ns"]) for r in json.loads(out)["ranges"]}
+    check(rc == 0 and rng == want["ranges"], f"inner: --by range {rng}")
     rc, out, err = run("report", os.path.join(d, "missing"))
     check(rc == 2 and "No such file" in err, f"missing: {rc} {err!r}")
 
