@@ -29,6 +29,41 @@ static void json_usage(ct_json *j, const ct_gaps_usage *u) {
   json_causes(j, "gap_counts", u->gaps_by_cause, "");
 }
 
+/* The call that ended a gap: entry point, thread, innermost range, stack (null when the
+ * call is not in the trace). */
+static void json_ending_call(ct_json *j, const ct_gap_call *c) {
+  ct_json_key(j, "ending_call");
+  if (!c->known) {
+    ct_json_null(j);
+    return;
+  }
+  ct_json_begin_object(j);
+  ct_json_kv_string(j, "api", c->api);
+  ct_json_kv_uint(j, "tid", c->tid);
+  ct_json_kv_uint(j, "corr", c->corr);
+  ct_json_kv_uint(j, "begin_ns", c->begin_ns);
+  ct_json_kv_bool(j, "nested", c->nested);
+  ct_json_kv_string(j, "range", c->range);
+  if (c->range) {
+    ct_json_kv_uint(j, "range_begin_ns", c->range_begin_ns);
+    ct_json_kv_uint(j, "range_end_ns", c->range_end_ns);
+  }
+  ct_json_kv_uint(j, "site_index", c->site);
+  ct_json_key(j, "stack");
+  ct_json_begin_array(j);
+  for (unsigned k = 0; k < c->nframes; k++) {
+    ct_json_begin_object(j);
+    ct_json_kv_string(j, "function", c->frames[k].function);
+    ct_json_kv_string(j, "file", c->frames[k].file);
+    ct_json_kv_uint(j, "line", c->frames[k].line);
+    ct_json_kv_string(j, "module", c->frames[k].module);
+    if (c->frames[k].note) ct_json_kv_string(j, "note", c->frames[k].note);
+    ct_json_end_object(j);
+  }
+  ct_json_end_array(j);
+  ct_json_end_object(j);
+}
+
 static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, int with_threads) {
   char name[512];
   ct_json_begin_object(j);
@@ -57,6 +92,7 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
     ct_json_kv_uint(j, "call_end_ns", d->call_end_ns);
   }
   ct_json_end_object(j);
+  json_ending_call(j, &d->ending);
   if (with_threads) {
     ct_json_key(j, "threads");
     ct_json_begin_array(j);

@@ -90,6 +90,27 @@ static void print_tracer_thread(const ct_gap_thread *t, uint64_t dur) {
   printf(")%s\n", t->truncated ? " (history incomplete)" : "");
 }
 
+#define TEXT_FRAMES 3 /* frames of an ending call's stack shown, from its call site out */
+
+/* The ending call's range and the first frames of its stack from the call site out. */
+static void print_ending_call(const ct_gap_call *c) {
+  if (!c->known || (!c->range && !c->nframes)) return;
+  printf("    call %s%s", c->api ? c->api : "?", c->nested ? " (the kernel was launched inside it)" : "");
+  if (c->range) printf(" in range \"%s\"", c->range);
+  putchar('\n');
+  unsigned first = c->site < c->nframes ? c->site : 0;
+  for (unsigned k = first; k < c->nframes && k < first + TEXT_FRAMES; k++) {
+    const ct_gap_frame *fr = &c->frames[k];
+    const char *base = strrchr(fr->file, '/');
+    printf("      %s %s", k == first ? "at" : "from", fr->function);
+    if (*fr->file && fr->line) printf(" (%s:%u)", base ? base + 1 : fr->file, fr->line);
+    if (fr->note) printf(" (%s)", fr->note);
+    putchar('\n');
+  }
+  if (c->nframes > first + TEXT_FRAMES)
+    printf("      (%u more frames: --format json)\n", c->nframes - first - TEXT_FRAMES);
+}
+
 static void print_top_gaps(const gaps_cli *c) {
   unsigned n, np;
   const ct_gap_detail *top = ct_gaps_top(c->g, &n);
@@ -119,6 +140,7 @@ static void print_top_gaps(const gaps_cli *c) {
       printf("    ended by %s on stream %llu (its call is not in the trace)\n",
              op_label(d, name, sizeof name), (unsigned long long)d->op_stream);
     }
+    print_ending_call(&d->ending);
     uint64_t dur = d->end_ns - d->start_ns;
     for (unsigned k = 0; k < d->nthreads; k++) {
       const ct_gap_thread *t = &d->threads[k];

@@ -7,6 +7,7 @@
  * the analysis. The rest: gaps_internal.h lists the files and what each holds.
  */
 #include "gaps_internal.h"
+#include "stacks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ static void on_process(void *user, const ct_proc *p) {
   fstate *f = user;
   f->have_proc = 0;
   keep_proc(f, p);
+  if (f->stacks) ct_stacks_set_exe(f->stacks, p->exe);
   ct_gaps_proc *gp = &f->g->procs[f->proc];
   free(gp->host);
   free(gp->cmdline);
@@ -79,7 +81,8 @@ static void on_activity(void *user, const ct_activity *a) {
   uint64_t dur = a->end_ns - a->start_ns;
   if (dur > d->maxdur) d->maxdur = dur;
   opinfo op = {a->stream, a->type, a->tid, a->call_begin_ns, a->call_end_ns, ct_gaps_keep(f, a->api, NULL),
-               ct_gaps_keep(f, a->name, NULL), a->has_call};
+               ct_gaps_keep(f, a->name, NULL), a->has_call, a->corr, a->call_depth, a->call_parent,
+               a->call_stack};
   ct_gaps_tracker_add(f, &d->t, a->start_ns, a->end_ns, &op);
   tracker *st = ct_gaps_get_stream(f, d, a->stream);
   if (st) ct_gaps_tracker_add(f, st, a->start_ns, a->end_ns, &op);
@@ -117,7 +120,7 @@ static void on_span(void *user, const ct_span *s) {
     unsigned cls;
     const char *name = ct_gaps_keep(f, s->name, &cls);
     if (th) {
-      span_ring_entry e = {s->begin_ns, s->end_ns, name, (uint8_t)s->is_tracer,
+      span_ring_entry e = {s->begin_ns, s->end_ns, s->corr, s->stack, name, (uint8_t)s->is_tracer,
                            (uint8_t)(!s->is_tracer && (cls & NAME_LAUNCH)),
                            (uint8_t)(!s->is_tracer && ct_gaps_is_blocking(s, cls))};
       ct_gaps_ring_push(&th->calls, &e);
@@ -126,8 +129,29 @@ static void on_span(void *user, const ct_span *s) {
       else th->api_spans++;
     }
     if (!s->is_tracer && (cls & NAME_SYNCHRONIZE)) ct_gaps_findings_on_sync(f, s, name);
+    if (!s->is_tracer && f->pending_parents) ct_gaps_ending_on_span(f, s, name);
   }
   note_time(f, s->end_ns);
+}
+
+/* An NVTX range, closed: for the ranges of the calls that ended gaps. */
+static void on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {
+  (void)p;
+  ct_gaps_ending_on_range(user, r, name);
+}
+
+/* STACK and MODULE records: the stacks of the calls that ended gaps, symbolised at the end. */
+static void on_stack(void *user, const ct_proc *p, const struct ct_stack *node) {
+  (void)p;
+  fstate *f = user;
+  if (f->stacks && ct_stacks_add_node(f->stacks, node) < 0) f->oom = 1;
+}
+
+static void on_module(void *user, const ct_proc *p, const struct ct_module *m, const char *path,
+                      const char *build_id) {
+  (void)p;
+  fstate *f = user;
+  if (f->stacks && ct_stacks_add_module(f->stacks, m, path, build_id) < 0) f->oom = 1;
 }
 
 /* ---- results ---------------------------------------------------------------------------- */
@@ -137,6 +161,7 @@ static void finish_file(fstate *f) {
   struct ct_gaps *g = f->g;
   for (unsigned i = 0; i < f->ndevs; i++) ct_gaps_finalize_dev(f, f->devs[i], UINT64_MAX);
   ct_gaps_name_threads(f);
+  ct_gaps_ending_finish(f);
   ct_gaps_device *nd = realloc(g->devs, (g->ndevs + f->ndevs) * sizeof *nd);
   if (nd) {
     g->devs = nd;
@@ -162,8 +187,10 @@ static void finish_file(fstate *f) {
   }
   for (unsigned i = 0; i < f->nthreads; i++) {
     free(f->threads[i]->calls.a);
+    free(f->threads[i]->ranges);
     free(f->threads[i]);
   }
+  ct_stacks_free(f->stacks);
   free(f->devs);
   free(f->streams);
   free(f->threads);
@@ -207,7 +234,10 @@ int ct_gaps_add_file(ct_gaps *g, const char *path, ct_model_stats *st) {
   f.g = g;
   f.proc = g->nprocs++;
   static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
-                                   .on_activity = on_activity, .on_thread = on_thread};
+                                   .on_activity = on_activity, .on_thread = on_thread,
+                                   .on_range = on_range, .on_stack = on_stack,
+                                   .on_module = on_module};
+  f.stacks = g->o.top ? ct_stacks_new() : NULL; /* only kept gaps show stacks */
   ct_model_stats local;
   if (!st) st = &local;
   int rc = ct_model_read(path, NULL, &ops, &f, st);
@@ -257,6 +287,8 @@ void ct_gaps_free(ct_gaps *g) {
     free(g->procs[i].cmdline);
   }
   for (size_t i = 0; i < g->cappool; i++) free(g->pool[i]);
+  for (size_t i = 0; i < g->nstacks; i++) free(g->stacks[i]);
+  free(g->stacks);
   free(g->pool);
   free(g->procs);
   free(g->devs);

@@ -114,6 +114,32 @@ typedef struct ct_gap_thread {
   } calls[CT_GAP_MAX_CALLS];    /* the longest overlapping calls */
 } ct_gap_thread;
 
+/* A symbolised frame of a call stack (strings live as long as the analysis). */
+typedef struct ct_gap_frame {
+  const char *function, *file, *module; /* "" when unknown; see stacks.h for fallbacks */
+  unsigned line;                        /* 0 when unknown */
+  const char *note;                     /* NULL, "build-id mismatch" or "file missing" */
+} ct_gap_frame;
+
+#define CT_GAP_MAX_FRAMES 48
+
+/* The call that ended a gap: the call of the GPU operation that ended it or, when that
+ * operation was launched inside a library call (depth > 0: a cuBLAS kernel), the
+ * outermost call around it. */
+typedef struct ct_gap_call {
+  int known;                  /* 1: that call is in the trace */
+  int nested;                 /* the operation's own call was inside it (depth > 0) */
+  const char *api;            /* its entry point ("cudaLaunchKernel", "cublasSgemm_v2") */
+  uint64_t tid, corr, begin_ns;
+  uint64_t stack;             /* its STACK node (0: none recorded) */
+  uint64_t parent;            /* internal: the outermost call's corr while not yet seen */
+  const char *range;          /* innermost NVTX push/pop range open on tid at begin_ns, or NULL */
+  uint64_t range_begin_ns, range_end_ns;
+  const ct_gap_frame *frames; /* its stack, innermost first (NULL when none) */
+  unsigned nframes;
+  unsigned site;              /* the first frame outside CUDA's libraries (== nframes: none) */
+} ct_gap_call;
+
 /* One of the largest gaps, with its context. Strings live as long as the analysis. */
 typedef struct ct_gap_detail {
   unsigned proc;
@@ -124,6 +150,7 @@ typedef struct ct_gap_detail {
   int has_call;
   uint64_t op_stream, op_type, tid, call_begin_ns, call_end_ns;
   const char *op_name, *api;   /* kernel (mangled) or copy label; entry point */
+  ct_gap_call ending;           /* the call that ended it, with its range and stack */
   unsigned nthreads;
   uint64_t threads_omitted;
   ct_gap_thread threads[CT_GAP_MAX_THREADS];

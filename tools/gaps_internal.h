@@ -31,6 +31,7 @@
 #define WINDOW_FLOOR_NS 1000000ull   /* the smallest finalisation window */
 #define WINDOW_MARGIN_NS 100000ull   /* added to the longest activity seen */
 #define RING_CALLS 4096              /* recent outermost calls kept per thread */
+#define RING_RANGES 1024             /* recent closed NVTX ranges kept per thread */
 #define RECENT_ENDS 4096             /* recent activity ends kept per device */
 #define RECENT_FINAL 512             /* recent final busy intervals kept per device */
 #define PENDING_SYNCS 256            /* syncs per device waiting for their GPU time to be final */
@@ -45,6 +46,7 @@ typedef struct opinfo {
   uint64_t stream, type, tid, call_begin, call_end;
   const char *api, *name; /* interned */
   int has_call;
+  uint64_t corr, depth, parent, stack; /* its call's (see ct_activity) */
 } opinfo;
 
 typedef struct ivl {
@@ -67,6 +69,7 @@ typedef struct tracker {
 
 typedef struct span_ring_entry {
   uint64_t begin, end;
+  uint64_t corr, stack;   /* the call's correlation id and STACK node */
   const char *name;
   uint8_t is_tracer, is_launch, is_blocking;
 } span_ring_entry;
@@ -79,9 +82,17 @@ typedef struct ring {
   unsigned disorder;     /* pushes left until an entry pushed out of end order leaves */
 } ring;
 
+/* A closed NVTX push/pop range of a thread (gaps_ending.c). */
+typedef struct range_entry {
+  uint64_t begin, end;
+  const char *name; /* interned */
+} range_entry;
+
 typedef struct thstate {
   uint64_t tid, last_end;
   ring calls;                     /* outermost calls and tracer spans, in end order */
+  range_entry *ranges;            /* the last RING_RANGES closed ranges (allocated on first) */
+  unsigned ranges_n, ranges_head;
   const char *name;               /* interned, from its THREAD record; NULL when unnamed */
   uint64_t api_spans, tracer_spans;
 } thstate;
@@ -137,6 +148,8 @@ typedef struct fstate {
   devstate *last_dev;
   tracker *last_stream;
   thstate *last_thread;
+  struct ct_stacks *stacks;  /* the file's STACK and MODULE records (stacks.h) */
+  unsigned pending_parents;  /* kept gaps whose ending call's outermost call is not seen yet */
   int oom;
 } fstate;
 
@@ -158,6 +171,8 @@ struct ct_gaps {
   uint64_t late;
   char **pool; /* interned strings: open addressing */
   size_t npool, cappool;
+  ct_gap_frame **stacks; /* symbolised stacks of kept gaps (gaps_ending.c) */
+  size_t nstacks;
 };
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -240,6 +255,18 @@ void ct_gaps_top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
 void ct_gaps_name_threads(fstate *f);
 /* Rebuilds g's longest-first copies of the top-N heaps. */
 void ct_gaps_sort_tops(struct ct_gaps *g);
+
+/* ---- gaps_ending.c ------------------------------------------------------------------ */
+
+/* Fills d->ending for the gap ended by op: the call, or its outermost call, and the
+ * innermost range around it as far as seen so far. */
+void ct_gaps_ending_init(fstate *f, ct_gap_detail *d, const opinfo *op);
+/* An outermost call (depth 0): completes the kept gaps waiting for it. */
+void ct_gaps_ending_on_span(fstate *f, const ct_span *s, const char *name);
+/* A RANGE record: kept by its thread, and given to the kept gaps whose call it encloses. */
+void ct_gaps_ending_on_range(fstate *f, const struct ct_range *r, const char *name);
+/* At the end of a file: symbolises the stacks of its kept gaps' ending calls. */
+void ct_gaps_ending_finish(fstate *f);
 
 /* ---- gaps_findings.c ---------------------------------------------------------------- */
 

@@ -100,6 +100,7 @@ void ct_gaps_top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
   d.call_end_ns = op->call_end;
   d.op_name = op->name;
   d.api = op->api;
+  ct_gaps_ending_init(f, &d, op);
   if (!is_stream) {
     const thstate *lt = op->has_call ? ct_gaps_find_thread(f, op->tid) : NULL;
     if (lt) {

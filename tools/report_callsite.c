@@ -37,6 +37,7 @@ typedef struct sums {
 typedef struct frame_copy {
   char *function, *file, *module;
   unsigned line;
+  const char *note; /* static: see ct_frame */
 } frame_copy;
 
 typedef struct site_row {
@@ -243,6 +244,7 @@ static void show_frames(site_row *row, const ct_frame **frames, unsigned n, unsi
     row->frames[i].file = strdup(frames[i]->file);
     row->frames[i].module = strdup(frames[i]->module);
     row->frames[i].line = frames[i]->line;
+    row->frames[i].note = frames[i]->note;
   }
   row->nframes = n;
   row->site = site;
@@ -450,6 +452,8 @@ static const char *base_name(const char *path) {
 static void frame_label(const frame_copy *fr, char *buf, size_t len) {
   if (*fr->file && fr->line)
     snprintf(buf, len, "%s (%s:%u)", fr->function, base_name(fr->file), fr->line);
+  else if (fr->note)
+    snprintf(buf, len, "%s (%s)", fr->function, fr->note);
   else if (*fr->module && !strchr(fr->function, '+'))
     snprintf(buf, len, "%s (%s)", fr->function, base_name(fr->module));
   else
@@ -551,6 +555,7 @@ static void json_frame(ct_json *j, const frame_copy *fr) {
   ct_json_kv_string(j, "file", fr->file);
   ct_json_kv_uint(j, "line", fr->line);
   ct_json_kv_string(j, "module", fr->module);
+  if (fr->note) ct_json_kv_string(j, "note", fr->note);
   ct_json_end_object(j);
 }
 

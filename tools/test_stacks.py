@@ -101,6 +101,38 @@ if os.path.exists(gentrace):
     check(rc == 0 and len(out.strip().splitlines()) == 1 and "--stacks" in out,
           f"no stacks: {out}{err}")
 
+# ---- gaps: the call that ended each planted gap, its range and its stack ----------
+rc, out, err = run(cutrace, "gaps", "--format", "json", "--top", "8", normal)
+check(rc == 0, f"gaps: status {rc}: {err}")
+gaps = json.loads(out).get("gaps", []) if rc == 0 else []
+planted = [g for g in gaps if g["dur_ns"] >= 2000000]
+check(len(planted) == 8, f"gaps of >= 2 ms: {len(planted)}, expected 8")
+expect_end = {"launch_b": ("cudaLaunchKernel", "phase_b", False),
+              "gemm_c": ("cublasSgemm_v2", "phase_c", True)}
+seen = {"launch_b": 0, "gemm_c": 0}
+for g in planted:
+    c = g.get("ending_call") or {}
+    stack = c.get("stack", [])
+    site = stack[c["site_index"]] if stack and c.get("site_index", 99) < len(stack) else {}
+    fn = site.get("function")
+    if fn not in expect_end:
+        check(False, f"gap at {g['start_ns']}: ended by {c}")
+        continue
+    seen[fn] += 1
+    api, rng, nested = expect_end[fn]
+    check(c["api"] == api and c["range"] == rng and c["nested"] == nested and c["tid"] == 777,
+          f"{fn}: ending call {c['api']} range {c['range']} nested {c['nested']} tid {c['tid']}")
+    check(os.path.basename(site["file"]) == src_base and site["line"] == lines[fn],
+          f"{fn}: ending call at {site['file']}:{site['line']}, expected line {lines[fn]}")
+    check(len(stack) > c["site_index"] + 1 and stack[c["site_index"] + 1]["function"] == "main",
+          f"{fn}: caller of the ending call: {[f['function'] for f in stack]}")
+    check(any(t["tid"] == 777 and t["launching"] for t in g["threads"]),
+          f"{fn}: threads of the gap: {g['threads']}")
+check(seen == {"launch_b": 4, "gemm_c": 4}, f"ending calls: {seen}")
+rc, out, err = run(cutrace, "gaps", "--top", "2", normal)
+check(rc == 0 and f"at gemm_c ({src_base}:{lines['gemm_c']})" in out and 'in range "phase_c"' in out,
+      f"gaps text:\n{out}{err}")
+
 # ---- fallbacks: a missing module file, another build-id --------------------------
 for mode in ("missing", "mismatch"):
     path = make(mode)
@@ -111,8 +143,14 @@ for mode in ("missing", "mismatch"):
         check(re.fullmatch(r"[\w.-]+\+0x[0-9a-f]+", s["function"]) is not None and s["line"] == 0
               and s["file"] == "", f"{mode}: frame {s}")
     check(sum(s["calls"] for s in sites) == 16, f"{mode}: calls {[s['calls'] for s in sites]}")
+    note = "file missing" if mode == "missing" else "build-id mismatch"
+    check(all(s["stack"][s["site_index"]].get("note") == note for s in sites), f"{mode}: notes {sites}")
     rc, out, err = run(cutrace, "report", "--by", "stack", path)
-    check(rc == 0 and "+0x" in out, f"{mode}: --by stack text: {out}{err}")
+    check(rc == 0 and "+0x" in out and note in out, f"{mode}: --by stack text: {out}{err}")
+    rc, out, err = run(cutrace, "gaps", "--format", "json", path)
+    ends = [g["ending_call"] for g in json.loads(out)["gaps"]] if rc == 0 else []
+    check(rc == 0 and ends and all(e["stack"] and "+0x" in e["stack"][e["site_index"]]["function"]
+                                   for e in ends), f"{mode}: gaps ending calls {ends[:1]} {err}")
 
 # bad --by value: one line, status 2
 rc, out, err = run(cutrace, "report", "--by", "nonsense", normal)
