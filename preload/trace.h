@@ -83,4 +83,14 @@ void ctp_at_final_flush(void (*fn)(void)) CTP_HIDDEN;
 void ctp_emit_tracer(const char *what, uint64_t begin_ns, uint64_t end_ns, uint64_t amount)
     CTP_HIDDEN;
 
+/*
+ * The call stack of the intercepted call being recorded (preload/stacks/): the id of
+ * the STACK node of its call site, the innermost frame outside libtrace.so, emitting
+ * the STACK (and MODULE) records it needs first. gpu_work is 1 for calls that queue
+ * GPU work (launches, copies, sets, GEMMs, graph launches). Returns 0 when stacks
+ * are off (CUTRACE_STACKS), not wanted for this call (launches only and gpu_work is
+ * 0), on re-entry, or when the stack cannot be taken. Never changes errno.
+ */
+uint64_t ctp_stack_here(int gpu_work) CTP_HIDDEN;
+
 #endif

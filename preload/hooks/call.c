@@ -277,6 +277,7 @@ void ctph_call_end(ctph_call *c, uint64_t result) {
       .depth = c->depth,
       .flags = c->flags,
       .parent = c->depth ? ctph_tls.outer_corr : 0,
+      .stack = c->depth == 0 ? ctp_stack_here(c->gpu_type != 0) : 0,
   };
   ctp_emit(&r);
   ctph_tls.depth--;

@@ -1,0 +1,237 @@
+/*
+ * The ELF objects mapped in the process, as MODULE records (docs/format.md), so that
+ * the tools symbolise the STACK records' pcs offline.
+ *
+ * dl_iterate_phdr (glibc, <link.h>) gives each loaded object's name, load bias and
+ * program headers: [start, end) spans its PT_LOAD segments, the GNU build-id is the
+ * NT_GNU_BUILD_ID note of a PT_NOTE segment (ELF gABI / "Notes" in elf(5)). The main
+ * program's name is "", so its path is read from /proc/self/exe. The vdso is
+ * recorded under the name the loader gives it (linux-vdso.so.1).
+ *
+ * The table is only touched with the tree lock held (tree.c), on a cache miss.
+ * Objects are collected inside the dl_iterate_phdr callback and written after it,
+ * so no record is emitted while the loader's lock is held.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stacks_internal.h"
+
+struct module {
+  uint64_t start, end, bias;
+  uint64_t path_id, build_id_id; /* interned strings of the MODULE record */
+  char *path;                    /* as loaded (for matching across scans) */
+  char build_id[132];            /* hex, "" when absent */
+  int seen;                      /* present in the current scan */
+  int emitted;                   /* MODULE record written into the current file */
+};
+
+static struct module *modules; /* sorted by start */
+static size_t module_count, module_cap;
+static unsigned long long last_adds, last_subs;
+static int scanned_once, scanned_this_miss;
+static char exe_path[4096];
+
+/* The GNU build-id of the object, as lowercase hex into out (cap bytes), or "". */
+static void read_build_id(const struct dl_phdr_info *info, char *out, size_t cap) {
+  out[0] = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+    const uint8_t *end = p + ph->p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+      size_t name_sz = (nh->n_namesz + 3u) & ~3u, desc_sz = (nh->n_descsz + 3u) & ~3u;
+      const uint8_t *name = p + sizeof *nh, *desc = name + name_sz;
+      if (desc + desc_sz > end) break;
+      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+          nh->n_descsz * 2 + 1 <= cap) {
+        static const char hex[] = "0123456789abcdef";
+        for (size_t k = 0; k < nh->n_descsz; k++) {
+          out[2 * k] = hex[desc[k] >> 4];
+          out[2 * k + 1] = hex[desc[k] & 15];
+        }
+        out[2 * nh->n_descsz] = 0;
+        return;
+      }
+      p = desc + desc_sz;
+    }
+  }
+}
+
+/* [start, end) of the object's PT_LOAD segments; 0 when it has none. */
+static int load_range(const struct dl_phdr_info *info, uint64_t *start, uint64_t *end) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !ph->p_memsz) continue;
+    uint64_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+    if (s < lo) lo = s;
+    if (e > hi) hi = e;
+  }
+  if (hi <= lo) return 0;
+  *start = lo;
+  *end = hi;
+  return 1;
+}
+
+static struct module *find_module(uint64_t pc) {
+  size_t lo = 0, hi = module_count;
+  while (lo < hi) { /* the first module starting above pc */
+    size_t mid = (lo + hi) / 2;
+    if (modules[mid].start <= pc)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0) return NULL;
+  struct module *m = &modules[lo - 1];
+  return pc < m->end ? m : NULL;
+}
+
+/* Adds (or marks as still present) one object; keeps the table sorted. */
+static void note_object(const char *path, uint64_t bias, uint64_t start, uint64_t end,
+                        const struct dl_phdr_info *info) {
+  struct module *m = find_module(start);
+  if (m && m->start == start && m->end == end && m->bias == bias && !strcmp(m->path, path)) {
+    m->seen = 1;
+    return;
+  }
+  if (module_count == module_cap) {
+    size_t cap = module_cap ? module_cap * 2 : 64;
+    struct module *grown = realloc(modules, cap * sizeof *grown);
+    if (!grown) return;
+    modules = grown;
+    module_cap = cap;
+  }
+  char *copy = strdup(path);
+  if (!copy) return;
+  size_t at = 0;
+  while (at < module_count && modules[at].start < start) at++;
+  memmove(&modules[at + 1], &modules[at], (module_count - at) * sizeof *modules);
+  struct module *n = &modules[at];
+  memset(n, 0, sizeof *n);
+  n->start = start;
+  n->end = end;
+  n->bias = bias;
+  n->path = copy;
+  n->seen = 1;
+  read_build_id(info, n->build_id, sizeof n->build_id);
+  module_count++;
+}
+
+static int scan_one(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)arg;
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+    last_adds = info->dlpi_adds;
+    last_subs = info->dlpi_subs;
+  }
+  uint64_t start, end;
+  if (!load_range(info, &start, &end)) return 0;
+  const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : exe_path;
+  note_object(path, info->dlpi_addr, start, end, info);
+  return 0;
+}
+
+/* Re-reads the loaded objects: forgets unloaded ones, writes MODULE records for new ones. */
+static void scan_modules(void) {
+  if (!exe_path[0]) {
+    ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+    exe_path[n > 0 ? n : 0] = 0;
+  }
+  for (size_t i = 0; i < module_count; i++) modules[i].seen = 0;
+  dl_iterate_phdr(scan_one, NULL);
+  size_t kept = 0;
+  for (size_t i = 0; i < module_count; i++) {
+    if (modules[i].seen)
+      modules[kept++] = modules[i];
+    else
+      free(modules[i].path);
+  }
+  module_count = kept;
+  scanned_once = scanned_this_miss = 1;
+  uint64_t now = ctp_now_ns();
+  for (size_t i = 0; i < module_count; i++) {
+    struct module *m = &modules[i];
+    if (m->emitted) continue;
+    if (!m->path_id) m->path_id = ctp_intern(m->path);
+    if (!m->build_id_id && m->build_id[0]) m->build_id_id = ctp_intern(m->build_id);
+    ct_record r;
+    r.kind = CT_KIND_MODULE;
+    r.u.module = (struct ct_module){.path = m->path_id, .bias = m->bias, .start = m->start,
+                                    .end = m->end, .build_id = m->build_id_id, .seen_ns = now};
+    ctp_emit(&r);
+    m->emitted = 1;
+  }
+}
+
+static int probe_counts(struct dl_phdr_info *info, size_t size, void *arg) {
+  unsigned long long *counts = arg;
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+    counts[0] = info->dlpi_adds;
+    counts[1] = info->dlpi_subs;
+  }
+  return 1; /* the counters are the same in every entry: stop at the first */
+}
+
+void ctps_modules_check_changes(void) {
+  scanned_this_miss = 0;
+  if (!scanned_once) return; /* the first cover scans */
+  unsigned long long counts[2] = {last_adds, last_subs};
+  dl_iterate_phdr(probe_counts, counts);
+  if (counts[0] != last_adds || counts[1] != last_subs) scan_modules();
+}
+
+int ctps_module_cover(uint64_t pc) {
+  if (find_module(pc)) return 1;
+  if (scanned_this_miss) return 0;
+  scan_modules();
+  return find_module(pc) != NULL;
+}
+
+void ctps_modules_rewrite(void) {
+  for (size_t i = 0; i < module_count; i++) modules[i].emitted = 0;
+  uint64_t now = ctp_now_ns();
+  for (size_t i = 0; i < module_count; i++) {
+    struct module *m = &modules[i];
+    ct_record r;
+    r.kind = CT_KIND_MODULE;
+    r.u.module = (struct ct_module){.path = ctp_intern(m->path), .bias = m->bias,
+                                    .start = m->start, .end = m->end,
+                                    .build_id = m->build_id[0] ? ctp_intern(m->build_id) : 0,
+                                    .seen_ns = now};
+    ctp_emit(&r);
+    m->emitted = 1;
+  }
+}
+
+struct range_query {
+  uint64_t addr, start, end;
+  int found;
+};
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  struct range_query *q = arg;
+  uint64_t start, end;
+  if (!load_range(info, &start, &end) || q->addr < start || q->addr >= end) return 0;
+  q->start = start;
+  q->end = end;
+  q->found = 1;
+  return 1;
+}
+
+int ctps_object_range(const void *addr, uint64_t *start, uint64_t *end) {
+  struct range_query q = {.addr = (uint64_t)(uintptr_t)addr};
+  dl_iterate_phdr(find_range, &q);
+  if (!q.found) return -1;
+  *start = q.start;
+  *end = q.end;
+  return 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * Internal declarations of the call-stack part of libtrace.so (preload/stacks/).
+ * The public side is ctp_stack_here in preload/trace.h.
+ *
+ *   stacks.c    settings, the unwinder (libunwind, loaded privately), the per-thread
+ *               cache of recent stacks, ctp_stack_here, the cost accounting
+ *   tree.c      the process-wide tree of (parent, pc) nodes and their STACK records
+ *   modules.c   the loaded ELF objects (dl_iterate_phdr) and their MODULE records
+ *
+ * Locking: the tree lock (tree.c) is taken only on a cache miss; the module table is
+ * touched only with the tree lock held. Nothing here is async-signal-safe.
+ */
+#ifndef CUTRACE_PRELOAD_STACKS_INTERNAL_H
+#define CUTRACE_PRELOAD_STACKS_INTERNAL_H
+
+#include <stdint.h>
+
+#include "trace.h"
+
+/* CUTRACE_STACKS values. */
+enum ctps_mode { CTPS_OFF = 0, CTPS_LAUNCHES = 1, CTPS_ALL = 2 };
+
+#define CTPS_DEFAULT_DEPTH 32
+#define CTPS_MAX_DEPTH 256
+
+/* ---- tree.c ---- */
+
+/*
+ * The node id of the stack pcs[0..n-1] (innermost first), inserting the missing
+ * nodes root-first and emitting one STACK record for each new node (MODULE records
+ * for their objects first). Returns 0 when a table cannot grow. Takes the tree lock.
+ */
+uint64_t ctps_tree_insert(const uint64_t *pcs, int n) CTP_HIDDEN;
+
+/* Nodes in the tree (for tests and statistics). */
+uint64_t ctps_tree_nodes(void) CTP_HIDDEN;
+
+/*
+ * Fork handlers: prepare takes the tree lock, parent releases it, child re-creates it
+ * and marks every node and module to be written again into the child's own file
+ * (ids stay valid and continue). ctps_tree_rewrite_if_forked does that writing, in
+ * the child's first call.
+ */
+void ctps_tree_fork_prepare(void) CTP_HIDDEN;
+void ctps_tree_fork_parent(void) CTP_HIDDEN;
+void ctps_tree_fork_child(void) CTP_HIDDEN;
+
+/* 1 in a fork child until its nodes and modules were written again. */
+extern int ctps_rewrite_pending CTP_HIDDEN;
+
+/* Writes every node and module again (the child's new file). Takes the tree lock. */
+void ctps_tree_rewrite(void) CTP_HIDDEN;
+
+/* ---- modules.c ---- */
+
+/*
+ * Makes sure the object containing pc has been described by a MODULE record,
+ * re-scanning the loaded objects (dl_iterate_phdr) when pc lies in no known one or
+ * objects were loaded or unloaded since the last scan. Called with the tree lock
+ * held. Returns 1 when pc lies in a known object, 0 otherwise (JIT code, unmapped).
+ */
+int ctps_module_cover(uint64_t pc) CTP_HIDDEN;
+
+/* Starts a miss: notes whether objects were loaded or unloaded since the last scan
+ * (one cheap dl_iterate_phdr probe), so that ctps_module_cover re-scans. Tree lock held. */
+void ctps_modules_check_changes(void) CTP_HIDDEN;
+
+/* Emits every known module again (a fork child's file). Tree lock held. */
+void ctps_modules_rewrite(void) CTP_HIDDEN;
+
+/*
+ * The [start, end) address range of the ELF object containing addr (all its PT_LOAD
+ * segments). Returns 0 when found, -1 otherwise. Used to skip libtrace.so's frames.
+ */
+int ctps_object_range(const void *addr, uint64_t *start, uint64_t *end) CTP_HIDDEN;
+
+#endif
