@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""cutrace dump --chrome on generated traces of known content: the JSON parses, has
-one named track per thread and per stream, every GPU event carries its correlation and
-a matching ac2g flow pair, slices nest properly on every track, counts per category are
-the scenario's, and damaged inputs give partial output with status 1."""
+"""cutrace dump --chrome on generated traces of known content: the JSON parses and
+follows the Trace Event Format, has one named track per thread and per stream, every
+GPU event carries its correlation and a matching ac2g flow pair, slices nest properly
+on every track, counts per category are the scenario's, NVTX ranges are projected onto
+the GPU streams (gpu_user_annotation) over exactly their work, cuBLAS calls timed by
+their child kernels show those kernels by name with flows from the child launches and
+list them in their args, and damaged inputs give partial output with status 1."""
 import collections
 import json
 import os
@@ -76,6 +79,30 @@ def check_document(doc, label, n_iters, pid, stream_tids):
     check(ok and gpu, f"{label}: every GPU event has its correlation and flow pair")
 
 
+def check_trace_event_format(doc, label):
+    """The Trace Event Format's rules for what this exporter writes: X events have
+    name, cat, ph, pid, tid, ts, dur >= 0 and args; flows s/f have id, ts, pid, tid and
+    f has bp "e"; M events name processes and threads."""
+    ok = isinstance(doc.get("traceEvents"), list)
+    for e in doc["traceEvents"]:
+        ph = e.get("ph")
+        if ph == "X":
+            ok = ok and all(k in e for k in ("name", "cat", "pid", "tid", "ts", "dur", "args")) and \
+                isinstance(e["ts"], (int, float)) and e["dur"] >= 0 and isinstance(e["args"], dict)
+        elif ph in ("s", "f"):
+            ok = ok and all(k in e for k in ("id", "ts", "pid", "tid", "cat", "name")) and \
+                (ph == "s" or e.get("bp") == "e")
+        elif ph == "M":
+            ok = ok and e.get("name") in ("process_name", "thread_name", "process_sort_index",
+                                          "thread_sort_index") and "args" in e
+        else:
+            ok = False
+        if not ok:
+            print("  bad event", e)
+            break
+    check(ok, f"{label}: events follow the Trace Event Format")
+
+
 def flow_shift(tid):
     return tid // 100000 if tid < 1000000000 else 0
 
@@ -92,6 +119,10 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and not err and out == "", f"dump --chrome -o: {rc} {err!r}")
     doc = json.load(open(out_file))
     check_document(doc, "one file", 40, 100, {0: 0, 7: 7, 8: 8})
+    check_trace_event_format(doc, "one file")
+    ann = [e for e in doc["traceEvents"] if e.get("cat") == "gpu_user_annotation"]
+    check(len(ann) == 2 * 40 and {e["name"] for e in ann} == {"step", "forward"} and
+          all(e["pid"] == 0 and e["tid"] == 7 for e in ann), f"one file: gpu_user_annotation {len(ann)}")
     tooltest.check_nesting(doc, "one file")
     check(doc["baseTimeNanoseconds"] == 1700000000000000000 - 1000000000, "baseTimeNanoseconds")
     gaps = [e for e in doc["traceEvents"] if e.get("cat") == "gap"]
@@ -113,6 +144,64 @@ with tempfile.TemporaryDirectory() as d:
         check(any(tnames[t] == "GPU idle (pid 200)" for t in gap_tracks) and
               any(tnames[t] == "GPU idle" for t in gap_tracks), "idle tracks kept apart per process")
 
+    # GEMMs timed by their child kernels, NVTX ranges projected onto the GPU streams.
+    import inner_scenario
+    inner = os.path.join(d, "inner.ctr")
+    plan = inner_scenario.write(inner, 6)
+    rc, out, err = run("dump", "--chrome", "--no-gaps", inner)
+    check(rc == 0 and not err, f"inner: {rc} {err!r}")
+    doc = json.loads(out)
+    check_trace_event_format(doc, "inner")
+    tooltest.check_nesting(doc, "inner")
+    ev = doc["traceEvents"]
+    xs = [e for e in ev if e["ph"] == "X"]
+    us = lambda ns: round(ns / 1000, 3)
+    # every planted activity on its stream track by its real name, with its flow from the
+    # child call that launched it (the innermost slice at the flow's start)
+    acts = {e["args"]["correlation"]: e for e in xs if e["pid"] == 0 and e["cat"] == "kernel"}
+    names = {"k_main": "k_main(float*)", "k_splitk": "k_splitk(float*)", "relu": "relu(float*, int)",
+             "lt_kernel": "lt_kernel(float const*)", "cublasGemmEx": "cublasGemmEx"}
+    ok = len(acts) == len(plan["activities"])
+    for act in plan["activities"]:
+        e = acts.get(act["corr"])
+        ok = ok and e is not None and e["name"] == names[act["name"]] and e["tid"] == act["stream"] and \
+            e["ts"] == us(act["start"]) and e["dur"] == us(act["end"] - act["start"]) and \
+            e["args"].get("parent correlation", 0) == act["parent"]
+    check(ok, "inner: every kernel on its stream by name, parent correlation")
+    calls = {e["args"]["correlation"]: e for e in xs if e["cat"] in ("cuda_runtime", "cuda_driver")}
+    flows = collections.defaultdict(dict)
+    for e in ev:
+        if e["ph"] in ("s", "f"):
+            flows[e["id"]][e["ph"]] = e
+    ok = True
+    for act in plan["activities"]:
+        call = calls.get(act["corr"])
+        fl = flows.get(act["corr"], {})
+        ok = ok and call is not None and "s" in fl and "f" in fl and fl["s"]["ts"] == call["ts"] and \
+            fl["s"]["tid"] == call["tid"] and (call["args"]["depth"] == 1) == bool(act["parent"])
+    check(ok, "inner: flows start at the launching call (the depth-1 child for library kernels)")
+    # the GEMM spans: shape, types, their kernels
+    sg = [e for e in xs if e["name"] == "cublasSgemm_v2"]
+    check(len(sg) == 6 and all(e["args"]["m"] == 128 and e["args"]["n"] == 256 and e["args"]["k"] == 64 and
+                               e["args"]["atype"] == "f32" and e["args"]["kernels"] == 2 and
+                               e["args"]["kernels gpu_ns"] == 12000 and
+                               e["args"]["kernel names"] == ["k_main(float*)", "k_splitk(float*)"]
+                               for e in sg), f"inner: Sgemm span args {sg[:1]}")
+    lt = [e for e in xs if e["name"] == "cublasLtMatmul"]
+    check(len(lt) == 6 and all(e["args"]["kernels"] == 1 and e["args"]["epilogue"] == 2 for e in lt),
+          f"inner: Lt span args {lt[:1]}")
+    gx = [e for e in xs if e["name"] == "cublasGemmEx" and e["pid"] != 0]
+    check(len(gx) == 6 and all(e["args"]["atype"] == "f16" and "kernels" not in e["args"] for e in gx),
+          "inner: an older-style GEMM span keeps its own activity")
+    # gpu_user_annotation: per range and stream, earliest start to latest end of its work
+    by_corr = {x["corr"]: x for x in plan["activities"]}
+    want = sorted((r["name"], by_corr[r["corrs"][0]]["stream"], us(min(by_corr[c]["start"] for c in r["corrs"])),
+                   us(max(by_corr[c]["end"] for c in r["corrs"]) - min(by_corr[c]["start"] for c in r["corrs"])))
+                  for r in plan["ranges"])
+    got = sorted((e["name"], e["tid"], e["ts"], e["dur"]) for e in xs if e["cat"] == "gpu_user_annotation")
+    check(got == want, f"inner: gpu_user_annotation slices {got[:4]} != {want[:4]}")
+    cpu_ranges = [e for e in xs if e["cat"] == "user_annotation"]
+    check(len(cpu_ranges) == len(plan["ranges"]), "inner: NVTX ranges as CPU slices")
     rc, out, err = run("dump", "--chrome", "--no-gaps", "-o", "-", a)
     check(rc == 0 and not [e for e in json.loads(out)["traceEvents"] if e.get("cat") == "gap"], "--no-gaps")
 
