@@ -10,6 +10,8 @@
  */
 #include "stacks.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +49,19 @@ struct ct_stacks {
   char *exe;
 };
 
-static const ct_frame unknown_frame = {0, 0, "?", "", 0, "", NULL, 0};
+static const ct_frame unknown_frame = {0, 0, "?", "", 0, "", NULL, 0, "", NULL};
+
+/* Frees a frame and the frames it was inlined into. */
+static void free_chain(ct_frame *f) {
+  while (f) {
+    ct_frame *next = (ct_frame *)f->inlined_in;
+    free((char *)f->function);
+    free((char *)f->file);
+    free((char *)f->symbol);
+    free(f);
+    f = next;
+  }
+}
 
 static size_t hash_u64(uint64_t v, size_t cap) {
   return (size_t)((v * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
@@ -62,13 +76,7 @@ void ct_stacks_free(ct_stacks *s) {
     free(s->mods[i].path);
     free(s->mods[i].build_id);
   }
-  for (size_t i = 0; i < s->capframes; i++) {
-    ct_frame *f = s->frames[i].frame;
-    if (!f) continue;
-    free((char *)f->function);
-    free((char *)f->file);
-    free(f);
-  }
+  for (size_t i = 0; i < s->capframes; i++) free_chain(s->frames[i].frame);
   free(s->mods);
   free(s->nodes);
   free(s->frames);
@@ -245,12 +253,88 @@ static const char *base_name(const char *path) {
   return b ? b + 1 : path;
 }
 
-/* Fills f for pc (f->pc set) from the modules. Strings are malloc'd. */
-static void symbolise(ct_stacks *s, ct_frame *f) {
+/* A string attribute of die, following DW_AT_abstract_origin / DW_AT_specification. */
+static const char *die_string(Dwarf_Die *die, unsigned name) {
+  Dwarf_Attribute a;
+  return dwarf_attr_integrate(die, name, &a) ? dwarf_formstring(&a) : NULL;
+}
+
+/* The raw (linkage, else plain) name of a function's DIE, or NULL. */
+static const char *die_symbol(Dwarf_Die *die) {
+  const char *n = die_string(die, DW_AT_linkage_name);
+  if (!n) n = die_string(die, DW_AT_MIPS_linkage_name);
+  return n ? n : die_string(die, DW_AT_name);
+}
+
+/* Sets a frame's names from a raw symbol (demangled for display). */
+static void set_names(ct_frame *f, const char *raw) {
+  char buf[1024];
+  f->symbol = strdup(raw ? raw : "");
+  f->function = raw ? strdup(ct_demangle(raw, buf, sizeof buf)) : NULL;
+}
+
+/* A new frame at pc in module md's file, sharing its module fields with like. */
+static ct_frame *frame_like(const ct_frame *like) {
+  ct_frame *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->pc = like->pc;
+  f->offset = like->offset;
+  f->module = like->module;
+  f->cuda = like->cuda;
+  return f;
+}
+
+/*
+ * The inlined calls at addr, from the DWARF scopes (innermost first): each inlined
+ * subroutine becomes a frame above f, and the line of the call to it (DW_AT_call_file,
+ * DW_AT_call_line) becomes the line of the frame it was inlined into. On return f is
+ * the physical function's frame, its file and line those of the outermost inlined
+ * call; *head the innermost frame (f when nothing was inlined).
+ */
+static void inline_frames(Dwfl_Module *mod, Dwarf_Addr addr, ct_frame *f, ct_frame **head) {
+  *head = f;
+  Dwarf_Addr bias;
+  Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+  Dwarf_Die *scopes = NULL;
+  int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+  Dwarf_Files *files = NULL;
+  size_t nfiles = 0;
+  ct_frame *last = NULL; /* the innermost-but-one built so far */
+  for (int i = 0; i < n; i++) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_subprogram) break;
+    if (tag != DW_TAG_inlined_subroutine) continue;
+    ct_frame *in = frame_like(f);
+    if (!in) break;
+    set_names(in, die_symbol(&scopes[i]));
+    in->file = (char *)f->file; /* the line table's line belongs to the inlined code */
+    in->line = f->line;
+    f->file = NULL;
+    f->line = 0;
+    Dwarf_Attribute a;
+    Dwarf_Word file_idx = 0, line = 0;
+    if (!files) dwarf_getsrcfiles(cu, &files, &nfiles);
+    if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &file_idx) == 0 && files &&
+        file_idx < nfiles) {
+      const char *src = dwarf_filesrc(files, file_idx, NULL, NULL);
+      f->file = src ? strdup(src) : NULL;
+    }
+    if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &line) == 0)
+      f->line = (unsigned)line;
+    if (last) last->inlined_in = in;
+    else *head = in;
+    last = in;
+  }
+  if (last) last->inlined_in = f;
+  free(scopes);
+}
+
+/* The frames at pc (f->pc set, innermost returned) from the modules. Strings malloc'd. */
+static ct_frame *symbolise(ct_stacks *s, ct_frame *f) {
   module *md = find_module(s, f->pc);
   if (!md) {
     f->function = printf_dup("%s0x%llx", "", f->pc);
-    return;
+    return f;
   }
   f->module = module_file(s, md);
   f->offset = f->pc - md->bias;
@@ -259,18 +343,13 @@ static void symbolise(ct_stacks *s, ct_frame *f) {
   if (md->state != MOD_OK) {
     f->note = md->state == MOD_MISMATCH ? "build-id mismatch" : "file missing";
     f->function = printf_dup("%s+0x%llx", base_name(f->module), f->offset);
-    return;
+    return f;
   }
   GElf_Addr addr = f->pc ? f->pc - 1 : 0;
   GElf_Off off;
   GElf_Sym sym;
-  const char *name = dwfl_module_addrinfo(md->mod, addr, &off, &sym, NULL, NULL, NULL);
-  if (name) {
-    char buf[1024];
-    f->function = strdup(ct_demangle(name, buf, sizeof buf));
-  } else {
-    f->function = printf_dup("%s+0x%llx", base_name(f->module), f->offset);
-  }
+  set_names(f, dwfl_module_addrinfo(md->mod, addr, &off, &sym, NULL, NULL, NULL));
+  if (!f->function) f->function = printf_dup("%s+0x%llx", base_name(f->module), f->offset);
   Dwfl_Line *line = dwfl_module_getsrc(md->mod, addr);
   int lineno = 0;
   const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
@@ -278,10 +357,18 @@ static void symbolise(ct_stacks *s, ct_frame *f) {
     f->file = strdup(src);
     f->line = lineno > 0 ? (unsigned)lineno : 0;
   }
-  /* nvcc's generated launch stubs (__device_stub__*, in <name>.cudafe1.stub.c) sit
-   * between the program's launch and the runtime: fold them with the libraries */
-  if (name && (!strncmp(name, "__device_stub_", 14) || (src && strstr(src, ".stub.c"))))
-    f->cuda = 1;
+  ct_frame *head;
+  inline_frames(md->mod, addr, f, &head);
+  for (ct_frame *x = head; x; x = (ct_frame *)x->inlined_in) {
+    if (!x->function) x->function = strdup("?");
+    /* nvcc's generated launch stubs (__device_stub_*, in <name>.cudafe1.stub.c) and
+     * the toolkit's inline launch helpers (crt/*.h, __cuda*) sit between the program's
+     * launch and the runtime: fold them with the libraries */
+    if (!strncmp(x->function, "__device_stub_", 14) || !strncmp(x->function, "__cuda", 6) ||
+        (x->file && (strstr(x->file, ".stub.c") || strstr(x->file, "/include/crt/"))))
+      x->cuda = 1;
+  }
+  return head;
 }
 
 const ct_frame *ct_stacks_symbol(ct_stacks *s, uint64_t pc) {
@@ -306,28 +393,47 @@ const ct_frame *ct_stacks_symbol(ct_stacks *s, uint64_t pc) {
   if (!f) return &unknown_frame;
   f->pc = pc;
   f->module = "";
-  symbolise(s, f);
-  if (!f->function) f->function = strdup("?");
-  if (!f->file) f->file = strdup("");
-  if (!f->function || !f->file) {
-    free((char *)f->function);
-    free((char *)f->file);
-    free(f);
-    return &unknown_frame;
+  ct_frame *head = symbolise(s, f);
+  for (ct_frame *x = head; x; x = (ct_frame *)x->inlined_in) {
+    if (!x->function) x->function = strdup("?");
+    if (!x->file) x->file = strdup("");
+    if (!x->symbol) x->symbol = strdup("");
+    if (!x->function || !x->file || !x->symbol) {
+      free_chain(head);
+      return &unknown_frame;
+    }
   }
-  s->frames[j] = (frame_slot){pc, f};
+  s->frames[j] = (frame_slot){pc, head};
   s->nframes++;
-  return f;
+  return head;
+}
+
+/* Whether symbol is the host function of the kernel that the launch stub whose
+ * (demangled) function is stub launches: "__device_stub__Z6kernelPf(float*)" launches
+ * "_Z6kernelPf", "__device_stub__kernel(float*)" launches "kernel". */
+static int is_stub_kernel(const char *stub, const char *symbol) {
+  if (strncmp(stub, "__device_stub__", 15) || !*symbol) return 0;
+  const char *k = stub + 15, *paren = strchr(k, '(');
+  size_t n = paren ? (size_t)(paren - k) : strlen(k);
+  if (symbol[0] == '_' && symbol[1] == 'Z' && k[0] == 'Z') symbol++;
+  return n && strlen(symbol) == n && !strncmp(symbol, k, n);
 }
 
 unsigned ct_stacks_resolve(ct_stacks *s, uint64_t id, const ct_frame **frames, unsigned max,
                            unsigned *site) {
   uint64_t pcs[256];
-  unsigned n = ct_stacks_walk(s, id, pcs, max < 256 ? max : 256);
-  *site = n;
-  for (unsigned i = 0; i < n; i++) {
-    frames[i] = ct_stacks_symbol(s, pcs[i]);
-    if (*site == n && !frames[i]->cuda) *site = i;
+  unsigned npc = ct_stacks_walk(s, id, pcs, max < 256 ? max : 256), n = 0;
+  const char *stub = "";
+  *site = UINT32_MAX;
+  for (unsigned i = 0; i < npc && n < max; i++) {
+    for (const ct_frame *fr = ct_stacks_symbol(s, pcs[i]); fr && n < max; fr = fr->inlined_in) {
+      frames[n] = fr;
+      if (!strncmp(fr->function, "__device_stub__", 15)) stub = fr->function;
+      int folded = fr->cuda || is_stub_kernel(stub, fr->symbol);
+      if (*site == UINT32_MAX && !folded) *site = n;
+      n++;
+    }
   }
+  if (*site == UINT32_MAX) *site = n;
   return n;
 }

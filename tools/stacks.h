@@ -30,6 +30,11 @@ typedef struct ct_frame {
   const char *module;     /* the module's path (the program's for the main one) */
   const char *note;       /* NULL, "build-id mismatch" or "file missing" */
   int cuda;               /* in CUDA's own libraries, the tracer, or nvcc's launch stubs */
+  const char *symbol;     /* the raw (mangled) name, "" when unknown */
+  /* When the code at pc was inlined: the function it was inlined into (the logical
+   * caller, at the same pc, with the line of the inlined call); NULL for the function
+   * that really holds pc. */
+  const struct ct_frame *inlined_in;
 } ct_frame;
 
 /* The stack table of one process. */
@@ -66,18 +71,21 @@ size_t ct_stacks_modules(const ct_stacks *s);
 unsigned ct_stacks_walk(const ct_stacks *s, uint64_t id, uint64_t *pcs, unsigned max);
 
 /*
- * The symbol of the frame at pc. Every recorded pc is a return address (the
- * instruction after a call), so the lookup is at pc - 1: the line is the call's, not
- * the next statement's. Cached per address; never NULL (when out of memory a static
- * "?" frame).
+ * The symbol of the frame at pc: the innermost logical frame (an inlined function's
+ * when the code was inlined; follow inlined_in for the functions it was inlined
+ * into). Every recorded pc is a return address (the instruction after a call), so the
+ * lookup is at pc - 1: the line is the call's, not the next statement's. Cached per
+ * address; never NULL (when out of memory a static "?" frame).
  */
 const ct_frame *ct_stacks_symbol(ct_stacks *s, uint64_t pc);
 
 /*
- * Symbolises the stack of node id into frames[0..max), innermost first. Returns the
- * count. *site gets the index of the call site: the first frame outside CUDA's own
- * libraries (libcudart, libcuda, libcublas*, ...), the tracer and nvcc's generated
- * launch stubs; the count (no such frame) when every frame is inside them.
+ * Symbolises the stack of node id into frames[0..max), innermost first, inlined
+ * calls expanded into frames of their own. Returns the count. *site gets the index of
+ * the call site: the first frame outside CUDA's own libraries (libcudart, libcuda,
+ * libcublas*, ...), the tracer, nvcc's generated launch stubs (__device_stub_*) and
+ * the host function of the kernel they launch (the `kernel<<<...>>>` wrapper); the
+ * count (no such frame) when every frame is inside them.
  */
 unsigned ct_stacks_resolve(ct_stacks *s, uint64_t id, const ct_frame **frames, unsigned max,
                            unsigned *site);
