@@ -362,7 +362,7 @@ static ct_frame *symbolise(ct_stacks *s, ct_frame *f) {
   for (ct_frame *x = head; x; x = (ct_frame *)x->inlined_in) {
     if (!x->function) x->function = strdup("?");
     /* nvcc's generated launch stubs (__device_stub_*, in <name>.cudafe1.stub.c) and
-     * the toolkit's inline launch helpers (crt/*.h, __cuda*) sit between the program's
+     * the toolkit's inline launch helpers (crt headers, __cuda...) sit between the program's
      * launch and the runtime: fold them with the libraries */
     if (!strncmp(x->function, "__device_stub_", 14) || !strncmp(x->function, "__cuda", 6) ||
         (x->file && (strstr(x->file, ".stub.c") || strstr(x->file, "/include/crt/"))))
