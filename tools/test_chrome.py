@@ -16,6 +16,7 @@ import tempfile
 cutrace, gentrace = sys.argv[1], sys.argv[2]
 import tooltest
 from tooltest import check, finish
+from chrome_check import trace_event_format_problem
 
 
 def run(*args):
@@ -79,30 +80,6 @@ def check_document(doc, label, n_iters, pid, stream_tids):
     check(ok and gpu, f"{label}: every GPU event has its correlation and flow pair")
 
 
-def check_trace_event_format(doc, label):
-    """The Trace Event Format's rules for what this exporter writes: X events have
-    name, cat, ph, pid, tid, ts, dur >= 0 and args; flows s/f have id, ts, pid, tid and
-    f has bp "e"; M events name processes and threads."""
-    ok = isinstance(doc.get("traceEvents"), list)
-    for e in doc["traceEvents"]:
-        ph = e.get("ph")
-        if ph == "X":
-            ok = ok and all(k in e for k in ("name", "cat", "pid", "tid", "ts", "dur", "args")) and \
-                isinstance(e["ts"], (int, float)) and e["dur"] >= 0 and isinstance(e["args"], dict)
-        elif ph in ("s", "f"):
-            ok = ok and all(k in e for k in ("id", "ts", "pid", "tid", "cat", "name")) and \
-                (ph == "s" or e.get("bp") == "e")
-        elif ph == "M":
-            ok = ok and e.get("name") in ("process_name", "thread_name", "process_sort_index",
-                                          "thread_sort_index") and "args" in e
-        else:
-            ok = False
-        if not ok:
-            print("  bad event", e)
-            break
-    check(ok, f"{label}: events follow the Trace Event Format")
-
-
 def flow_shift(tid):
     return tid // 100000 if tid < 1000000000 else 0
 
@@ -119,7 +96,7 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and not err and out == "", f"dump --chrome -o: {rc} {err!r}")
     doc = json.load(open(out_file))
     check_document(doc, "one file", 40, 100, {0: 0, 7: 7, 8: 8})
-    check_trace_event_format(doc, "one file")
+    check(not trace_event_format_problem(doc), f"one file: Trace Event Format: {trace_event_format_problem(doc)}")
     ann = [e for e in doc["traceEvents"] if e.get("cat") == "gpu_user_annotation"]
     check(len(ann) == 2 * 40 and {e["name"] for e in ann} == {"step", "forward"} and
           all(e["pid"] == 0 and e["tid"] == 7 for e in ann), f"one file: gpu_user_annotation {len(ann)}")
@@ -151,7 +128,7 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("dump", "--chrome", "--no-gaps", inner)
     check(rc == 0 and not err, f"inner: {rc} {err!r}")
     doc = json.loads(out)
-    check_trace_event_format(doc, "inner")
+    check(not trace_event_format_problem(doc), f"inner: Trace Event Format: {trace_event_format_problem(doc)}")
     tooltest.check_nesting(doc, "inner")
     ev = doc["traceEvents"]
     xs = [e for e in ev if e["ph"] == "X"]
