@@ -20,6 +20,7 @@
 
 #include "output.h"
 #include "report.h"
+#include "stacks.h"
 #include "stats.h"
 #ifdef CT_HAVE_GAPS_H
 #include "gaps.h"
@@ -51,6 +52,8 @@ struct ct_chrome {
   uint64_t next_tracer_tid;
   uint64_t base_ns;          /* wall clock - monotonic clock, from the first process */
   ct_inner_join *inner;      /* library calls held until their child kernels are known */
+  ct_stacks *stacks;         /* the current file's call stacks (format 1.1) */
+  ct_map *call_sites;        /* stack id -> its call site's label (char *), per file */
   int have_base;
   /* devices seen, for deviceProperties */
   struct ct_device devices[64];
@@ -244,6 +247,51 @@ static void put_gemm_args(ct_chrome *c, const struct ct_gemm *g) {
           (unsigned long long)g->epilogue);
 }
 
+/* The label of stack id's call site ("function file:line", the first frame outside
+ * CUDA's libraries and the tracer: stacks.h), cached per id; NULL when unknown. */
+static const char *call_site(ct_chrome *c, uint64_t id) {
+  if (!c->stacks || !c->call_sites) return NULL;
+  char **label = ct_map_get(c->call_sites, &id, sizeof id, NULL);
+  if (!label) return NULL;
+  if (*label) return **label ? *label : NULL;
+  const ct_frame *fr[64];
+  unsigned site, n = ct_stacks_resolve(c->stacks, id, fr, 64, &site);
+  if (!n) return NULL; /* its STACK record is still to come: try again next time */
+  char buf[512] = "";    /* "" when every frame is CUDA's or the tracer's */
+  if (site >= n)
+    ;
+  else if (fr[site]->line)
+    snprintf(buf, sizeof buf, "%s %s:%u", fr[site]->function, fr[site]->file, fr[site]->line);
+  else
+    snprintf(buf, sizeof buf, "%s", fr[site]->function);
+  *label = strdup(buf);
+  return *label && **label ? *label : NULL;
+}
+
+/* Frees the call-site labels and stack table of a file. */
+static void drop_stacks(ct_chrome *c) {
+  for (size_t i = 0; c->call_sites && i < ct_map_count(c->call_sites); i++)
+    free(*(char **)ct_map_entry(c->call_sites, i, NULL, NULL));
+  ct_map_free(c->call_sites);
+  ct_stacks_free(c->stacks);
+  c->call_sites = NULL;
+  c->stacks = NULL;
+}
+
+static void on_stack(void *user, const ct_proc *p, const struct ct_stack *node) {
+  ct_chrome *c = user;
+  (void)p;
+  if (c->stacks) ct_stacks_add_node(c->stacks, node);
+}
+
+static void on_module(void *user, const ct_proc *p, const struct ct_module *m, const char *path,
+                      const char *build_id) {
+  ct_chrome *c = user;
+  if (!c->stacks) return;
+  ct_stacks_set_exe(c->stacks, p->exe);
+  ct_stacks_add_module(c->stacks, m, path, build_id);
+}
+
 /* An intercepted call's slice; inner (may be NULL) is its child kernels' summary. */
 static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner) {
   ensure_cpu_thread(c, s->tid);
@@ -256,7 +304,14 @@ static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inne
   put_kv(c, ",\"result\":", s->result);
   put_kv(c, ",\"depth\":", s->depth);
   if (s->depth && s->parent) put_kv(c, ",\"parent\":", s->parent);
-  if (s->stack) put_kv(c, ",\"stack\":", s->stack);
+  if (s->stack) {
+    put_kv(c, ",\"stack\":", s->stack);
+    const char *site = call_site(c, s->stack);
+    if (site) {
+      fputs(",\"call site\":", c->f);
+      put_string(c, site);
+    }
+  }
   if (s->kernel) {
     fputs(",\"kernel\":", c->f);
     put_string(c, ct_demangle(s->kernel, c->demangled, sizeof c->demangled));
@@ -470,10 +525,14 @@ ct_chrome *ct_chrome_begin(FILE *out, const ct_chrome_options *opts) {
 int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
                                    .on_activity = on_activity, .on_stream = on_stream,
-                                   .on_thread = on_thread, .on_range = on_range};
+                                   .on_thread = on_thread, .on_range = on_range,
+                                   .on_stack = on_stack, .on_module = on_module};
   c->pid = 0;
+  c->stacks = ct_stacks_new();
+  c->call_sites = ct_map_new(sizeof(char *));
   c->inner = ct_inner_new(on_inner_done, c);
   if (!c->inner) {
+    drop_stacks(c);
     memset(st, 0, sizeof *st);
     snprintf(st->message, sizeof st->message, "%s: out of memory", path);
     return -1;
@@ -485,6 +544,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   }
   ct_inner_free(c->inner);
   c->inner = NULL;
+  drop_stacks(c);
   if (rc >= 0) {
     ct_model_stats rst;
     ct_range_each(path, on_range_gpu, c, &rst, NULL, NULL);

@@ -10,7 +10,9 @@ checked against the trace's own records:
   kernel and memory tables add up to it;
 - the Chrome trace parses and follows the Trace Event Format; every GPU record is one
   slice; a GEMM span's args list its kernels; each child kernel has a flow from the
-  call that launched it;
+  call that launched it; with CUTRACE_STACKS=all (mlp) calls carry their stack id and
+  call site (function file:line: mlp.cu for cublasSgemm_v2, workload_lt.h for
+  cublasLtMatmul);
 - NVTX ranges (nvtx_kernels) are projected onto the GPU streams (gpu_user_annotation)
   from the first start to the last end of exactly the work launched inside them.
 
@@ -20,6 +22,7 @@ import collections
 import glob
 import json
 import os
+import re
 import sys
 
 from harness import Harness
@@ -68,8 +71,8 @@ def planted_gemms(records):
     return rows, children, apis, gpus
 
 
-def check_workload(name, args):
-    rc, out, err, data, truth = h.record(name, args)
+def check_workload(name, args, stacks=False):
+    rc, out, err, data, truth = h.record(name, args, extra={"CUTRACE_STACKS": "all"} if stacks else None)
     h.check(rc == 0, f"{name}: exit {rc}: {err[-400:]}")
     path = trace_file(data)
     if not path:
@@ -133,6 +136,15 @@ def check_workload(name, args):
             f = flows.get(kid, {})
             h.check("s" in f and spans.get(kid) and f["s"]["ts"] == spans[kid]["ts"],
                     f"{name}: flow from child launch {kid}")
+    if stacks:  # call sites: the stack id and the first frame in the program's own code
+        gemm_spans = [spans[c] for c in children if c in spans]
+        sites = {e["name"]: e["args"].get("call site", "") for e in gemm_spans}
+        h.check(gemm_spans and all(e["args"].get("stack") and
+                                   re.search(r" \S+\.(cu|h):\d+$", e["args"].get("call site", ""))
+                                   for e in gemm_spans) and
+                f"{name}.cu:" in sites.get("cublasSgemm_v2", "") and
+                "workload_lt.h:" in sites.get("cublasLtMatmul", ""),
+                f"{name}: GEMM spans carry their call site: {[e['args'].get('call site') for e in gemm_spans]}")
 
 
 def check_nvtx():
@@ -173,7 +185,7 @@ def check_nvtx():
             if "step" in got else False, "nvtx_kernels: work outside the ranges stays outside")
 
 
-check_workload("mlp", ["16", "64", "3"])
+check_workload("mlp", ["16", "64", "3"], stacks=True)
 check_workload("linear", ["16", "64", "32", "4"])
 check_nvtx()
 h.finish()
