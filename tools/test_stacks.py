@@ -156,4 +156,11 @@ for mode in ("missing", "mismatch"):
 rc, out, err = run(cutrace, "report", "--by", "nonsense", normal)
 check(rc == 2 and len(err.strip().splitlines()) == 1, f"--by nonsense: {rc} {err}")
 
+# cutrace record: bad stack options are one-line errors (status 2), before anything runs
+for bad in (["--stacks=sometimes"], ["--stack-depth", "0"], ["--stack-depth", "many"],
+            ["--stack-depth=999"], ["--stack-depth"]):
+    rc, out, err = run(cutrace, "record", "-o", os.path.join(tmp, "never"), *bad, "--", "true")
+    check(rc == 2 and len(err.strip().splitlines()) == 1 and not os.path.exists(os.path.join(tmp, "never")),
+          f"record {bad}: status {rc}, stderr {err!r}")
+
 sys.exit(1 if tooltest.failures else 0)
