@@ -1,0 +1,117 @@
+/*
+ * A plain C program (gcc -g, linked with the simulated libcudart) whose CUDA calls
+ * come from known functions, for the call-stack checks of test_stacks.py:
+ *
+ *   memset_site     cudaMemsetAsync, SETS_A times from one call site (thread "a")
+ *   copy_site       cudaMemcpyAsync, COPIES_B times from one call site (thread "b")
+ *   recurse_to_set  recursion to depth 3 and to depth 9, then cudaMemsetAsync from
+ *                   deep_set_site (same innermost function, different stacks)
+ *   sync_site       cudaStreamSynchronize (no GPU work: captured only with "all")
+ *
+ * Usage: stk_app [fork]   With "fork", the main thread then forks a child that calls
+ * cudaMemsetAsync from child_site once and exits; the parent waits for it.
+ * Prints one summary line; exits 0, or 1 when a CUDA call failed.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#define SETS_A 12
+#define COPIES_B 7
+#define BYTES 4096
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+static int failures;
+
+static void check(cudaError_t e, const char *what) {
+  if (e != cudaSuccess) {
+    fprintf(stderr, "stk_app: %s failed: %d\n", what, (int)e);
+    __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
+  }
+}
+
+NOINLINE void memset_site(void *dev, int value) {
+  check(cudaMemsetAsync(dev, value, BYTES, 0), "cudaMemsetAsync");
+  __asm__ volatile("" ::: "memory"); /* keeps the call from becoming a tail call */
+}
+
+NOINLINE void copy_site(void *dst, const void *src) {
+  check(cudaMemcpyAsync(dst, src, BYTES, cudaMemcpyDeviceToDevice, 0), "cudaMemcpyAsync");
+  __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void deep_set_site(void *dev) {
+  check(cudaMemsetAsync(dev, 7, BYTES, 0), "cudaMemsetAsync");
+  __asm__ volatile("" ::: "memory");
+}
+
+/* Calls itself `level` more times, then deep_set_site: `level` + 1 recurse_to_set frames. */
+NOINLINE int recurse_to_set(void *dev, int level) {
+  if (level > 0) {
+    int r = recurse_to_set(dev, level - 1);
+    __asm__ volatile("" ::: "memory");
+    return r + 1;
+  }
+  deep_set_site(dev);
+  return 0;
+}
+
+/* In a fork child: the call's result does not matter (CUDA need not work after fork),
+ * only that it is recorded with its stack in the child's own trace file. */
+NOINLINE void child_site(void *dev) {
+  cudaError_t e = cudaMemsetAsync(dev, 3, BYTES, 0);
+  __asm__ volatile("" ::: "memory");
+  (void)e;
+}
+
+NOINLINE void sync_site(void) {
+  check(cudaStreamSynchronize(0), "cudaStreamSynchronize");
+  __asm__ volatile("" ::: "memory");
+}
+
+static void *dev_a, *dev_b;
+
+static void *thread_a(void *arg) {
+  (void)arg;
+  for (int i = 0; i < SETS_A; i++) memset_site(dev_a, i);
+  return NULL;
+}
+
+static void *thread_b(void *arg) {
+  (void)arg;
+  for (int i = 0; i < COPIES_B; i++) copy_site(dev_b, dev_a);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  int do_fork = argc > 1 && !strcmp(argv[1], "fork");
+  check(cudaMalloc(&dev_a, BYTES), "cudaMalloc");
+  check(cudaMalloc(&dev_b, BYTES), "cudaMalloc");
+  pthread_t ta, tb;
+  pthread_create(&ta, NULL, thread_a, NULL);
+  pthread_create(&tb, NULL, thread_b, NULL);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  int levels = recurse_to_set(dev_a, 2) + recurse_to_set(dev_a, 8);
+  sync_site();
+  if (do_fork) {
+    pid_t child = fork();
+    if (child == 0) {
+      child_site(dev_a);
+      exit(0); /* not _exit: the tracer writes its file at exit */
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failures++;
+  }
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  printf("stk_app: sets=%d copies=%d levels=%d fork=%d failures=%d\n", SETS_A, COPIES_B,
+         levels, do_fork, failures);
+  return failures ? 1 : 0;
+}
