@@ -100,8 +100,8 @@ check(len(planted) == ITERATIONS, f"{len(planted)} gaps ended by launch_b, expec
 for g in planted:
     c = g["ending_call"]
     site = site_of(c)
-    check(PAUSE_US * 800 <= g["dur_ns"] <= PAUSE_US * 1000 + 5000000,
-          f"gap at {g['start_ns']}: {g['dur_ns']} ns, planted {PAUSE_US} us")
+    # a loaded machine may sleep longer, never shorter
+    check(g["dur_ns"] >= PAUSE_US * 800, f"gap at {g['start_ns']}: {g['dur_ns']} ns, planted {PAUSE_US} us")
     check(site.get("line") == lines["launch_b"] and os.path.basename(site.get("file", "")) == "callsite.cu",
           f"gap at {g['start_ns']}: ended at {site}")
     check(c.get("range") == "phase_b", f"gap at {g['start_ns']}: range {c.get('range')}")
