@@ -45,10 +45,13 @@ typedef struct queued {
   uint64_t begin, corr;
 } queued;
 
+/* A ring of queued calls (cap a power of two). */
 typedef struct thread_q {
   queued *a;
-  size_t n, cap;
+  size_t head, n, cap;
 } thread_q;
+
+static queued *q_at(const thread_q *q, size_t i) { return &q->a[(q->head + i) & (q->cap - 1)]; }
 
 /* Where each stream's display of GPU work stands (see credit). */
 typedef struct stream_pos {
@@ -111,22 +114,25 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
     return;
   }
   if (q->n == QUEUE_MAX) { /* too many calls outside any closed range: forget the oldest */
-    finalize(s, q->a[0].corr);
-    memmove(q->a, q->a + 1, (q->n - 1) * sizeof *q->a);
+    finalize(s, q_at(q, 0)->corr);
+    q->head = (q->head + 1) & (q->cap - 1);
     q->n--;
     s->lost++;
   }
   if (q->n == q->cap) {
     size_t ncap = q->cap ? q->cap * 2 : 64;
-    queued *na = realloc(q->a, ncap * sizeof *na);
+    queued *na = malloc(ncap * sizeof *na);
     if (!na) {
       s->oom = 1;
       return;
     }
+    for (size_t i = 0; i < q->n; i++) na[i] = *q_at(q, i);
+    free(q->a);
     q->a = na;
     q->cap = ncap;
+    q->head = 0;
   }
-  q->a[q->n++] = (queued){a->begin_ns, a->corr};
+  *q_at(q, q->n++) = (queued){a->begin_ns, a->corr};
 }
 
 static void on_range(ranges_state *s, const struct ct_range *rg) {
@@ -144,8 +150,9 @@ static void on_range(ranges_state *s, const struct ct_range *rg) {
   ri->r.name = ct_reader_string(s->rd, rg->name, &ri->r.name_len);
   thread_q *q = ct_map_get(s->threads, &rg->tid, sizeof rg->tid, NULL);
   for (size_t i = 0; q && i < q->n; i++) {
-    if (q->a[i].begin < rg->begin_ns || q->a[i].begin > rg->end_ns) continue;
-    call_entry *e = ct_corr_find(&s->calls, q->a[i].corr, 1);
+    const queued *qc = q_at(q, i);
+    if (qc->begin < rg->begin_ns || qc->begin > rg->end_ns) continue;
+    call_entry *e = ct_corr_find(&s->calls, qc->corr, 1);
     if (!e) s->oom = 1;
     if (!e || e->ninst == MAX_LEVELS) continue;
     e->inst[e->ninst++] = ri;
@@ -153,8 +160,8 @@ static void on_range(ranges_state *s, const struct ct_range *rg) {
     else ri->pending++;
   }
   if (q && rg->depth == 0) { /* nothing later can enclose the queued calls */
-    for (size_t i = 0; i < q->n; i++) finalize(s, q->a[i].corr);
-    q->n = 0;
+    for (size_t i = 0; i < q->n; i++) finalize(s, q_at(q, i)->corr);
+    q->n = q->head = 0;
   }
   if (!ri->pending) {
     hand_over(s, ri);
