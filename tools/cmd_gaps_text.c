@@ -286,6 +286,13 @@ void ct_gaps_print_summary(const gaps_cli *c) {
            cause_label(d->cause));
     if (d->op_name) printf("; ended by %s", op_label(d, name, sizeof name));
     if (d->api) printf(" from %s", d->api);
+    const ct_gap_call *ec = &d->ending;
+    if (ec->site < ec->nframes) {
+      const ct_gap_frame *fr = &ec->frames[ec->site];
+      const char *base = strrchr(fr->file, '/');
+      printf(" at %s", fr->function);
+      if (*fr->file && fr->line) printf(" (%s:%u)", base ? base + 1 : fr->file, fr->line);
+    }
     printf(")\n");
   }
   unsigned nf;
