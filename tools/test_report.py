@@ -2,7 +2,9 @@
 """cutrace report on generated traces of known content (cutrace-gentrace --mixed):
 exact kernel names, calls and GPU totals, copy bytes, GEMM shapes, API totals, merged
 and per process, in JSON, CSV and text; sorting and limits; damaged, empty and
-foreign inputs. The expected values are the scenario's formulas (gentrace.c)."""
+foreign inputs. The expected values are the scenario's formulas (gentrace.c).
+Then planted traces written from Python (tracewrite.py, inner_scenario.py): GEMMs
+timed by the kernels they launch (format 1.1), and such traces with records lost."""
 import csv
 import io
 import json
@@ -287,6 +289,32 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("report", "--by", "range", "--format", "json", inner)
     rng = {r["name"]: (r["calls"], r["kernels"], r["gpu_ns"]) for r in json.loads(out)["ranges"]}
     check(rc == 0 and rng == want["ranges"], f"inner: --by range {rng}")
+    # Lost records: children whose GEMM call is missing, a GEMM whose child's GPU record
+    # is missing. Kernels still count once; the GEMM keeps what arrived; nothing hangs.
+    from tracewrite import TraceWriter
+    w = TraceWriter()
+    w.add("process", pid=9, start_ns=10**9)
+    cu, sg, k = w.string("cuLaunchKernel"), w.string("cublasSgemm_v2"), w.string("_Z1kv")
+    for i in range(6000):  # orphans (parent corr 10**6 + i never written), swept as they age
+        t = 10**9 + i * 10**6
+        w.add("api", tid=9, name=cu, begin_ns=t, end_ns=t + 1000, corr=i + 1, depth=1,
+              parent=10**6 + i, flags=0x14)
+        w.add("launch", corr=i + 1, kernel=k)
+        w.add("gpu", corr=i + 1, start_ns=t + 2000, end_ns=t + 3000, type=1, name=k)
+    t = 10**9 + 7000 * 10**6
+    w.add("api", tid=9, name=cu, begin_ns=t + 100, end_ns=t + 200, corr=5001, depth=1, parent=5000, flags=0x14)
+    w.add("api", tid=9, name=cu, begin_ns=t + 300, end_ns=t + 400, corr=5002, depth=1, parent=5000, flags=0x14)
+    w.add("api", tid=9, name=sg, begin_ns=t, end_ns=t + 500, corr=5000, flags=0x20)
+    w.add("gemm", corr=5000, m=8, n=8, k=8, batch=1)
+    w.add("gpu", corr=5001, start_ns=t + 600, end_ns=t + 1600, type=1, name=k)
+    lossy = os.path.join(d, "lossy.ctr")
+    w.save(lossy)
+    rc, out, err = run("report", "--format", "json", lossy)
+    doc = json.loads(out)
+    kern = {r["name"]: (r["calls"], r["total_ns"]) for r in doc["kernels"]}
+    gem = {r["api"]: (r["calls"], r["total_ns"], r["kernels"]) for r in doc["gemms"]}
+    check(rc == 0 and kern == {"k()": (6001, 6001000)} and gem == {"cublasSgemm_v2": (1, 1000, 1)} and
+          doc["gpu_total_ns"] == 6001000, f"lost records: {rc} {kern} {gem} {err!r}")
     rc, out, err = run("report", os.path.join(d, "missing"))
     check(rc == 2 and "No such file" in err, f"missing: {rc} {err!r}")
 
