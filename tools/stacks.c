@@ -329,6 +329,17 @@ static void inline_frames(Dwfl_Module *mod, Dwarf_Addr addr, ct_frame *f, ct_fra
   free(scopes);
 }
 
+/* Whether a function belongs to the CUDA runtime or libraries linked statically into
+ * the program (nvcc's default static cudart, libcublas_static): the runtime's API
+ * (cudaLaunchKernel, cudaMemcpyAsync, ...), its internals (cudart::..., __cudart*), the
+ * driver API and cuBLAS entry points. */
+static int is_cuda_function(const char *fn) {
+  if (!strncmp(fn, "cudart::", 8) || !strncmp(fn, "__cuda", 6) || !strncmp(fn, "cublas", 6))
+    return 1;
+  if (!strncmp(fn, "cuda", 4) && fn[4] >= 'A' && fn[4] <= 'Z') return 1;
+  return fn[0] == 'c' && fn[1] == 'u' && fn[2] >= 'A' && fn[2] <= 'Z';
+}
+
 /* The frames at pc (f->pc set, innermost returned) from the modules. Strings malloc'd. */
 static ct_frame *symbolise(ct_stacks *s, ct_frame *f) {
   module *md = find_module(s, f->pc);
@@ -361,10 +372,10 @@ static ct_frame *symbolise(ct_stacks *s, ct_frame *f) {
   inline_frames(md->mod, addr, f, &head);
   for (ct_frame *x = head; x; x = (ct_frame *)x->inlined_in) {
     if (!x->function) x->function = strdup("?");
-    /* nvcc's generated launch stubs (__device_stub_*, in <name>.cudafe1.stub.c) and
-     * the toolkit's inline launch helpers (crt headers, __cuda...) sit between the program's
-     * launch and the runtime: fold them with the libraries */
-    if (!strncmp(x->function, "__device_stub_", 14) || !strncmp(x->function, "__cuda", 6) ||
+    /* nvcc's generated launch stubs (__device_stub_*, in <name>.cudafe1.stub.c), the
+     * toolkit's inline launch helpers (crt headers, __cuda...) and a static runtime sit
+     * between the program's launch and the driver: fold them with the libraries */
+    if (!strncmp(x->function, "__device_stub_", 14) || is_cuda_function(x->function) ||
         (x->file && (strstr(x->file, ".stub.c") || strstr(x->file, "/include/crt/"))))
       x->cuda = 1;
   }

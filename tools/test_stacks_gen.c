@@ -10,7 +10,8 @@
  * usage: test-stacks-gen FILE [normal|missing|mismatch]
  *
  * Plan, 4 iterations of: launch_a twice (kernels queued back to back); a 2 ms host
- * pause; inside NVTX range "phase_b" (itself inside "iteration") launch_b once; a 3 ms
+ * pause; inside NVTX range "phase_b" (itself inside "iteration") launch_b once (through
+ * cudaLaunchForTest, named like a static runtime's function: folded); a 3 ms
  * host pause; inside range "phase_c" gemm_c: a cublasSgemm_v2 call (flagged inner
  * timed, stack) whose two kernels are launched by depth-1 cuLaunchKernel calls without
  * a stack (their parent is the gemm). Every kernel runs 50 us. So: 8 gaps of >= 2 ms,
@@ -133,8 +134,15 @@ static __attribute__((noinline)) void launch_a(void) {
   now += 0;
 }
 
+/* Named like the CUDA runtime's API, as a statically linked cudart's frames are: the
+ * call site must be its caller. */
+static __attribute__((noinline)) void cudaLaunchForTest(uint64_t kname) {
+  record_call(kname);
+  now += 0;
+}
+
 static __attribute__((noinline)) void launch_b(void) {
-  record_call(S_KB); /* CALLSITE: launch_b */
+  cudaLaunchForTest(S_KB); /* CALLSITE: launch_b */
   now += 0;
 }
 
