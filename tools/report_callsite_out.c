@@ -105,7 +105,7 @@ static void row_label(const ct_callsites *c, const site_row *row, char *buf, siz
 void ct_callsites_print(const ct_callsites *c, FILE *f, enum ct_out_format fmt, const char *sort,
                         uint64_t limit, uint64_t pid) {
   if (fmt == CT_OUT_TEXT && !c->calls_with_stack) {
-    fprintf(f, "%s\n", ct_callsites_no_stacks_hint);
+    fprintf(f, "%s\n", c->calls ? ct_callsites_no_stacks_hint : "(no calls in the input)");
     return;
   }
   static const char *const text_h[] = {"GPU time", "Calls", "CPU time", "Kernels", "GPU ops",
