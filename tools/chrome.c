@@ -13,62 +13,19 @@
  * track ids by k * 100000 and its flow ids by k << 40 so that processes sharing a
  * device index do not mix.
  */
-#include "chrome.h"
-
 #include <stdlib.h>
 #include <string.h>
 
+#include "chrome_internal.h"
 #include "output.h"
-#include "report.h"
-#include "stacks.h"
-#include "stats.h"
 #ifdef CT_HAVE_GAPS_H
 #include "gaps.h"
 #endif
 
-#define STREAM_TID_SHIFT 100000ull
-#define TRACER_TID_BASE 1000000000ull  /* synthetic tracks of the tracer's own work */
-#define GAP_DEVICE_TID 1500000000ull   /* the "GPU idle" track of a device */
-#define GAP_STREAM_TID 1600000000ull   /* + stream: the idle track of a stream */
-
-typedef struct track_key {
-  uint64_t pid, tid;
-} track_key;
-
-/* What the export keeps per track. */
-typedef struct track_state {
-  int named;                      /* its thread_name was written */
-  uint64_t last_start, last_end;  /* GPU tracks: the slice written last */
-} track_state;
-
-struct ct_chrome {
-  FILE *f;
-  ct_chrome_options opt;
-  int nevents;
-  unsigned file_index;
-  uint64_t pid;              /* the current file's process id */
-  ct_map *tracks;            /* track_key -> int (named) */
-  ct_map *tracer_tracks;     /* (tid, label) -> uint64_t synthetic tid */
-  uint64_t next_tracer_tid;
-  uint64_t base_ns;          /* wall clock - monotonic clock, from the first process */
-  ct_inner_join *inner;      /* library calls held until their child kernels are known */
-  ct_stacks *stacks;         /* the current file's call stacks (format 1.1) */
-  ct_map *call_sites;        /* stack id -> its call site's label (char *), per file */
-  int have_base;
-  /* devices seen, for deviceProperties */
-  struct ct_device devices[64];
-  char device_names[64][96];
-  unsigned ndevices;
-  char demangled[4096];
-};
-
 /* ---- writing helpers --------------------------------------------------------------- */
 
-/* Writes literal text (the hot path avoids printf: it dominated the export's time). */
-static inline void put_lit(ct_chrome *c, const char *s) { fputs_unlocked(s, c->f); }
-
 /* Writes v in decimal. */
-static void put_u64(ct_chrome *c, uint64_t v) {
+void chr_put_u64(ct_chrome *c, uint64_t v) {
   char b[24];
   int i = sizeof b;
   do {
@@ -78,57 +35,52 @@ static void put_u64(ct_chrome *c, uint64_t v) {
   fwrite_unlocked(b + i, 1, sizeof b - (size_t)i, c->f);
 }
 
-/* Writes lit (e.g. ",\"device\":") followed by v. */
-static inline void put_kv(ct_chrome *c, const char *lit, uint64_t v) {
-  put_lit(c, lit);
-  put_u64(c, v);
-}
 
-static void next_event(ct_chrome *c) {
+void chr_next_event(ct_chrome *c) {
   fputs(c->nevents++ ? ",\n" : "\n", c->f);
 }
 
-static void put_string(ct_chrome *c, const char *s) {
+void chr_put_string(ct_chrome *c, const char *s) {
   putc('"', c->f);
   if (s) ct_json_write_escaped(c->f, s, strlen(s));
   putc('"', c->f);
 }
 
 /* A time in ns as microseconds with 3 decimals (exact). */
-static void put_us(ct_chrome *c, uint64_t ns) {
-  put_u64(c, ns / 1000);
+void chr_put_us(ct_chrome *c, uint64_t ns) {
+  chr_put_u64(c, ns / 1000);
   char frac[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10)};
   fwrite_unlocked(frac, 1, 4, c->f);
 }
 
 static void meta(ct_chrome *c, const char *what, uint64_t pid, uint64_t tid, const char *name) {
-  next_event(c);
+  chr_next_event(c);
   fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,\"tid\":%llu,\"args\":{\"name\":", what,
           (unsigned long long)pid, (unsigned long long)tid);
-  put_string(c, name);
+  chr_put_string(c, name);
   fputs("}}", c->f);
 }
 
 static void sort_index(ct_chrome *c, const char *what, uint64_t pid, uint64_t tid, uint64_t idx) {
-  next_event(c);
+  chr_next_event(c);
   fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,\"tid\":%llu,\"args\":{\"sort_index\":%llu}}",
           what, (unsigned long long)pid, (unsigned long long)tid, (unsigned long long)idx);
 }
 
 /* Opens an X event: everything up to and including "args":{ */
-static void slice_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid, uint64_t tid,
+void chr_slice_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid, uint64_t tid,
                        uint64_t begin, uint64_t end) {
-  next_event(c);
+  chr_next_event(c);
   put_lit(c, "{\"ph\":\"X\",\"cat\":\"");
   put_lit(c, cat);
   put_lit(c, "\",\"name\":");
-  put_string(c, name);
+  chr_put_string(c, name);
   put_kv(c, ",\"pid\":", pid);
   put_kv(c, ",\"tid\":", tid);
   put_lit(c, ",\"ts\":");
-  put_us(c, begin);
+  chr_put_us(c, begin);
   fputs(",\"dur\":", c->f);
-  put_us(c, end > begin ? end - begin : 0);
+  chr_put_us(c, end > begin ? end - begin : 0);
   fputs(",\"args\":{", c->f);
 }
 
@@ -145,18 +97,18 @@ static void ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, const char *n
   sort_index(c, "thread_sort_index", pid, tid, tid);
 }
 
-static void ensure_cpu_thread(ct_chrome *c, uint64_t tid) {
+void chr_ensure_cpu_thread(ct_chrome *c, uint64_t tid) {
   char name[64];
   snprintf(name, sizeof name, "thread %llu", (unsigned long long)tid);
   ensure_track(c, c->pid, tid, name, 0);
 }
 
-static uint64_t stream_tid(const ct_chrome *c, uint64_t stream) {
+uint64_t chr_stream_tid(const ct_chrome *c, uint64_t stream) {
   return stream + c->file_index * STREAM_TID_SHIFT;
 }
 
-static void ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
-  uint64_t tid = stream_tid(c, stream);
+void chr_ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
+  uint64_t tid = chr_stream_tid(c, stream);
   track_key k = {device, tid};
   const track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
   if (ts && ts->named) return;
@@ -180,7 +132,7 @@ static void ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
 }
 
 /* The synthetic track of the tracer's work labelled what on thread tid. */
-static uint64_t tracer_track(ct_chrome *c, uint64_t tid, const char *what) {
+uint64_t chr_tracer_track(ct_chrome *c, uint64_t tid, const char *what) {
   unsigned char key[8 + 64];
   size_t n = strlen(what) < 64 ? strlen(what) : 64;
   memcpy(key, &tid, 8);
@@ -232,133 +184,7 @@ static void on_thread(void *user, const ct_proc *p, const struct ct_thread *t, c
 
 static void on_stream(void *user, const ct_proc *p, const struct ct_stream *s) {
   (void)p;
-  ensure_gpu_track(user, s->device, s->stream);
-}
-
-/* The args of a GEMM: shape and types (Kineto-like names). */
-static void put_gemm_args(ct_chrome *c, const struct ct_gemm *g) {
-  fprintf(c->f, ",\"m\":%llu,\"n\":%llu,\"k\":%llu,\"batch\":%llu,\"transa\":%llu,\"transb\":%llu,"
-                "\"atype\":\"%s\",\"btype\":\"%s\",\"ctype\":\"%s\",\"compute_type\":%llu,"
-                "\"epilogue\":%llu",
-          (unsigned long long)g->m, (unsigned long long)g->n, (unsigned long long)g->k,
-          (unsigned long long)(g->batch ? g->batch : 1), (unsigned long long)g->transa,
-          (unsigned long long)g->transb, ct_data_type_name(g->atype), ct_data_type_name(g->btype),
-          ct_data_type_name(g->ctype), (unsigned long long)g->compute_type,
-          (unsigned long long)g->epilogue);
-}
-
-/* The label of stack id's call site ("function file:line", the first frame outside
- * CUDA's libraries and the tracer: stacks.h), cached per id; NULL when unknown. */
-static const char *call_site(ct_chrome *c, uint64_t id) {
-  if (!c->stacks || !c->call_sites) return NULL;
-  char **label = ct_map_get(c->call_sites, &id, sizeof id, NULL);
-  if (!label) return NULL;
-  if (*label) return **label ? *label : NULL;
-  const ct_frame *fr[64];
-  unsigned site, n = ct_stacks_resolve(c->stacks, id, fr, 64, &site);
-  if (!n) return NULL; /* its STACK record is still to come: try again next time */
-  char buf[512] = "";    /* "" when every frame is CUDA's or the tracer's */
-  if (site >= n)
-    ;
-  else if (fr[site]->line)
-    snprintf(buf, sizeof buf, "%s %s:%u", fr[site]->function, fr[site]->file, fr[site]->line);
-  else
-    snprintf(buf, sizeof buf, "%s", fr[site]->function);
-  *label = strdup(buf);
-  return *label && **label ? *label : NULL;
-}
-
-/* Frees the call-site labels and stack table of a file. */
-static void drop_stacks(ct_chrome *c) {
-  for (size_t i = 0; c->call_sites && i < ct_map_count(c->call_sites); i++)
-    free(*(char **)ct_map_entry(c->call_sites, i, NULL, NULL));
-  ct_map_free(c->call_sites);
-  ct_stacks_free(c->stacks);
-  c->call_sites = NULL;
-  c->stacks = NULL;
-}
-
-static void on_stack(void *user, const ct_proc *p, const struct ct_stack *node) {
-  ct_chrome *c = user;
-  (void)p;
-  if (c->stacks) ct_stacks_add_node(c->stacks, node);
-}
-
-static void on_module(void *user, const ct_proc *p, const struct ct_module *m, const char *path,
-                      const char *build_id) {
-  ct_chrome *c = user;
-  if (!c->stacks) return;
-  ct_stacks_set_exe(c->stacks, p->exe);
-  ct_stacks_add_module(c->stacks, m, path, build_id);
-}
-
-/* An intercepted call's slice; inner (may be NULL) is its child kernels' summary. */
-static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner) {
-  ensure_cpu_thread(c, s->tid);
-  int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
-  slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid, s->begin_ns,
-             s->end_ns);
-  put_kv(c, "\"correlation\":", s->corr);
-  put_kv(c, ",\"device\":", s->device);
-  put_kv(c, ",\"stream\":", s->stream);
-  put_kv(c, ",\"result\":", s->result);
-  put_kv(c, ",\"depth\":", s->depth);
-  if (s->depth && s->parent) put_kv(c, ",\"parent\":", s->parent);
-  if (s->stack) {
-    put_kv(c, ",\"stack\":", s->stack);
-    const char *site = call_site(c, s->stack);
-    if (site) {
-      fputs(",\"call site\":", c->f);
-      put_string(c, site);
-    }
-  }
-  if (s->kernel) {
-    fputs(",\"kernel\":", c->f);
-    put_string(c, ct_demangle(s->kernel, c->demangled, sizeof c->demangled));
-  }
-  if (s->detail == CT_DETAIL_GEMM) put_gemm_args(c, &s->d.gemm);
-  if (inner) {
-    put_kv(c, ",\"kernels\":", inner->kernels);
-    put_kv(c, ",\"kernels gpu_ns\":", inner->gpu_ns);
-    fputs(",\"kernel names\":[", c->f);
-    for (unsigned i = 0; i < inner->nnames; i++) {
-      if (i) putc(',', c->f);
-      put_string(c, ct_demangle(inner->names[i], c->demangled, sizeof c->demangled));
-    }
-    putc(']', c->f);
-  }
-  fputs("}}", c->f);
-}
-
-/* A library call joined with its child kernels (ct_inner_join): its slice, now. */
-static void on_inner_done(void *user, const ct_inner_call *call) {
-  if (call->span) write_call(user, call->span, call);
-}
-
-static void on_span(void *user, const ct_span *s) {
-  ct_chrome *c = user;
-  if (s->is_tracer) {
-    uint64_t tid = tracer_track(c, s->tid, s->name);
-    char label[128];
-    snprintf(label, sizeof label, "cutrace: %s", s->name);
-    slice_open(c, "tracer", label, c->pid, tid, s->begin_ns, s->end_ns);
-    fprintf(c->f, "\"thread\":%llu,\"amount\":%llu}}", (unsigned long long)s->tid,
-            (unsigned long long)s->amount);
-    return;
-  }
-  if (c->inner && ct_inner_span(c->inner, s)) return; /* written with its kernels */
-  write_call(c, s, NULL);
-}
-
-static void on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {
-  ct_chrome *c = user;
-  (void)p;
-  ensure_cpu_thread(c, r->tid);
-  slice_open(c, "user_annotation", name ? name : "(unnamed range)", c->pid, r->tid, r->begin_ns,
-             r->end_ns);
-  put_kv(c, "\"depth\":", r->depth);
-  put_kv(c, ",\"domain\":", r->domain);
-  put_lit(c, "}}");
+  chr_ensure_gpu_track(user, s->device, s->stream);
 }
 
 static const char *mem_label(uint64_t m) {
@@ -368,8 +194,8 @@ static const char *mem_label(uint64_t m) {
 
 static void on_activity(void *user, const ct_activity *a) {
   ct_chrome *c = user;
-  ensure_gpu_track(c, a->device, a->stream);
-  uint64_t tid = stream_tid(c, a->stream);
+  chr_ensure_gpu_track(c, a->device, a->stream);
+  uint64_t tid = chr_stream_tid(c, a->stream);
   const char *cat = a->type == CT_GPU_MEMCPY ? "gpu_memcpy" : a->type == CT_GPU_MEMSET ? "gpu_memset" : "kernel";
   char name[160];
   const char *shown = a->name;
@@ -398,20 +224,20 @@ static void on_activity(void *user, const ct_activity *a) {
     ts->last_start = start;
     ts->last_end = a->end_ns;
   }
-  slice_open(c, cat, shown, a->device, tid, start, a->end_ns);
+  chr_slice_open(c, cat, shown, a->device, tid, start, a->end_ns);
   if (start != a->start_ns) put_kv(c, "\"measured start shift (ns)\":", start - a->start_ns), put_lit(c, ",");
   put_kv(c, "\"correlation\":", a->corr);
   put_kv(c, ",\"device\":", a->device);
   put_kv(c, ",\"stream\":", a->stream);
   if (a->api) {
     fputs(",\"api\":", c->f);
-    put_string(c, a->api);
+    chr_put_string(c, a->api);
   }
   if (a->call_depth && a->call_parent) {
     put_kv(c, ",\"parent correlation\":", a->call_parent);
     if (launched_by) {
       fputs(",\"launched by\":", c->f);
-      put_string(c, launched_by);
+      chr_put_string(c, launched_by);
     }
   }
   if (a->detail == CT_DETAIL_LAUNCH) {
@@ -428,54 +254,26 @@ static void on_activity(void *user, const ct_activity *a) {
             (unsigned long long)a->d.memop.bytes, dur ? (double)a->d.memop.bytes / dur : 0.0,
             (unsigned long long)a->d.memop.async);
   } else if (a->detail == CT_DETAIL_GEMM) {
-    put_gemm_args(c, &a->d.gemm);
+    chr_put_gemm_args(c, &a->d.gemm);
   }
   fputs("}}", c->f);
   if (!a->has_call || !a->corr) return;
   uint64_t id = a->corr | ((uint64_t)c->file_index << 40);
-  ensure_cpu_thread(c, a->tid);
-  next_event(c);
+  chr_ensure_cpu_thread(c, a->tid);
+  chr_next_event(c);
   put_kv(c, "{\"ph\":\"s\",\"id\":", id);
   put_kv(c, ",\"pid\":", c->pid);
   put_kv(c, ",\"tid\":", a->tid);
   put_lit(c, ",\"ts\":");
-  put_us(c, a->call_begin_ns);
+  chr_put_us(c, a->call_begin_ns);
   fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\"}", c->f);
-  next_event(c);
+  chr_next_event(c);
   put_kv(c, "{\"ph\":\"f\",\"id\":", id);
   put_kv(c, ",\"pid\":", a->device);
   put_kv(c, ",\"tid\":", tid);
   put_lit(c, ",\"ts\":");
-  put_us(c, start); /* the slice's start, so that the flow binds to it */
+  chr_put_us(c, start); /* the slice's start, so that the flow binds to it */
   fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}", c->f);
-}
-
-/* A range's projection onto the GPU: per stream, one gpu_user_annotation slice from
- * the earliest start to the latest end of the work launched inside it (Kineto's). */
-static void on_range_gpu(void *user, const ct_range_span *r) {
-  ct_chrome *c = user;
-  for (unsigned i = 0; i < r->nstreams; i++) {
-    const struct ct_range_stream *rs = &r->streams[i];
-    ensure_gpu_track(c, rs->device, rs->stream);
-    next_event(c);
-    put_lit(c, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"");
-    if (r->name) ct_json_write_escaped(c->f, r->name, r->name_len);
-    else put_lit(c, "(unnamed range)");
-    put_kv(c, "\",\"pid\":", rs->device);
-    put_kv(c, ",\"tid\":", stream_tid(c, rs->stream));
-    put_lit(c, ",\"ts\":");
-    put_us(c, rs->start_ns);
-    put_lit(c, ",\"dur\":");
-    put_us(c, rs->end_ns > rs->start_ns ? rs->end_ns - rs->start_ns : 0);
-    put_kv(c, ",\"args\":{\"thread\":", r->tid);
-    put_kv(c, ",\"depth\":", r->depth);
-    put_kv(c, ",\"kernels\":", r->kernels);
-    put_kv(c, ",\"activities\":", r->activities);
-    put_kv(c, ",\"gpu_ns\":", r->gpu_ns);
-    put_lit(c, ",\"range begin\":");
-    put_us(c, r->begin_ns);
-    put_lit(c, "}}");
-  }
 }
 
 #ifdef CT_HAVE_GAPS_H
@@ -483,7 +281,7 @@ static void on_gap(void *user, const ct_gap_info *g) {
   ct_chrome *c = user;
   /* one idle track per process and device, and per process and stream */
   uint64_t tid = g->stream == UINT64_MAX ? GAP_DEVICE_TID + c->file_index
-                                         : GAP_STREAM_TID + stream_tid(c, g->stream);
+                                         : GAP_STREAM_TID + chr_stream_tid(c, g->stream);
   char label[128], dur[32], owner[48] = "";
   if (c->file_index) snprintf(owner, sizeof owner, " (pid %llu)", (unsigned long long)c->pid);
   if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle%s", owner);
@@ -491,12 +289,12 @@ static void on_gap(void *user, const ct_gap_info *g) {
   ensure_track(c, g->device, tid, label, 0);
   snprintf(label, sizeof label, "GPU idle: %s %s", g->cause,
            ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));
-  slice_open(c, "gap", label, g->device, tid, g->start_ns, g->end_ns);
+  chr_slice_open(c, "gap", label, g->device, tid, g->start_ns, g->end_ns);
   fputs("\"cause\":", c->f);
-  put_string(c, g->cause);
+  chr_put_string(c, g->cause);
   fprintf(c->f, ",\"stream\":%lld,\"ended_by\":",
           g->stream == UINT64_MAX ? -1ll : (long long)g->stream);
-  if (g->ended_by) put_string(c, g->ended_by);
+  if (g->ended_by) chr_put_string(c, g->ended_by);
   else fputs("null", c->f);
   fputs("}}", c->f);
 }
@@ -523,16 +321,16 @@ ct_chrome *ct_chrome_begin(FILE *out, const ct_chrome_options *opts) {
 }
 
 int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
-  static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
+  static const ct_model_ops ops = {.on_process = on_process, .on_span = chr_on_span,
                                    .on_activity = on_activity, .on_stream = on_stream,
-                                   .on_thread = on_thread, .on_range = on_range,
-                                   .on_stack = on_stack, .on_module = on_module};
+                                   .on_thread = on_thread, .on_range = chr_on_range,
+                                   .on_stack = chr_on_stack, .on_module = chr_on_module};
   c->pid = 0;
   c->stacks = ct_stacks_new();
   c->call_sites = ct_map_new(sizeof(char *));
-  c->inner = ct_inner_new(on_inner_done, c);
+  c->inner = ct_inner_new(chr_on_inner_done, c);
   if (!c->inner) {
-    drop_stacks(c);
+    chr_drop_stacks(c);
     memset(st, 0, sizeof *st);
     snprintf(st->message, sizeof st->message, "%s: out of memory", path);
     return -1;
@@ -544,10 +342,10 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   }
   ct_inner_free(c->inner);
   c->inner = NULL;
-  drop_stacks(c);
+  chr_drop_stacks(c);
   if (rc >= 0) {
     ct_model_stats rst;
-    ct_range_each(path, on_range_gpu, c, &rst, NULL, NULL);
+    ct_range_each(path, chr_on_range_gpu, c, &rst, NULL, NULL);
   }
 #ifdef CT_HAVE_GAPS_H
   if (rc >= 0 && c->opt.gaps) {
@@ -568,7 +366,7 @@ int ct_chrome_end(ct_chrome *c) {
   for (unsigned i = 0; i < c->ndevices; i++) {
     const struct ct_device *d = &c->devices[i];
     fprintf(f, "%s\n{\"id\":%llu,\"name\":", i ? "," : "", (unsigned long long)d->device);
-    put_string(c, c->device_names[i]);
+    chr_put_string(c, c->device_names[i]);
     fprintf(f, ",\"totalGlobalMem\":%llu,\"computeMajor\":%llu,\"computeMinor\":%llu,\"numSms\":%llu}",
             (unsigned long long)d->mem_bytes, (unsigned long long)d->cc_major,
             (unsigned long long)d->cc_minor, (unsigned long long)d->sm_count);

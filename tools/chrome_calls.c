@@ -1,0 +1,167 @@
+/*
+ * The CPU side of the Chrome export (chrome_internal.h): intercepted calls with their
+ * GEMM args, call sites and, for library calls timed by the kernels they launched,
+ * those kernels; the tracer's own work; NVTX ranges as CPU slices and projected onto
+ * the GPU streams (gpu_user_annotation). docs/dump.md has the event table.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chrome_internal.h"
+#include "output.h"
+
+/* The args of a GEMM: shape and types (Kineto-like names). */
+void chr_put_gemm_args(ct_chrome *c, const struct ct_gemm *g) {
+  fprintf(c->f, ",\"m\":%llu,\"n\":%llu,\"k\":%llu,\"batch\":%llu,\"transa\":%llu,\"transb\":%llu,"
+                "\"atype\":\"%s\",\"btype\":\"%s\",\"ctype\":\"%s\",\"compute_type\":%llu,"
+                "\"epilogue\":%llu",
+          (unsigned long long)g->m, (unsigned long long)g->n, (unsigned long long)g->k,
+          (unsigned long long)(g->batch ? g->batch : 1), (unsigned long long)g->transa,
+          (unsigned long long)g->transb, ct_data_type_name(g->atype), ct_data_type_name(g->btype),
+          ct_data_type_name(g->ctype), (unsigned long long)g->compute_type,
+          (unsigned long long)g->epilogue);
+}
+
+/* The label of stack id's call site ("function file:line", the first frame outside
+ * CUDA's libraries and the tracer: stacks.h), cached per id; NULL when unknown. */
+static const char *call_site(ct_chrome *c, uint64_t id) {
+  if (!c->stacks || !c->call_sites) return NULL;
+  char **label = ct_map_get(c->call_sites, &id, sizeof id, NULL);
+  if (!label) return NULL;
+  if (*label) return **label ? *label : NULL;
+  const ct_frame *fr[64];
+  unsigned site, n = ct_stacks_resolve(c->stacks, id, fr, 64, &site);
+  if (!n) return NULL; /* its STACK record is still to come: try again next time */
+  char buf[512] = "";    /* "" when every frame is CUDA's or the tracer's */
+  if (site >= n)
+    ;
+  else if (fr[site]->line)
+    snprintf(buf, sizeof buf, "%s %s:%u", fr[site]->function, fr[site]->file, fr[site]->line);
+  else
+    snprintf(buf, sizeof buf, "%s", fr[site]->function);
+  *label = strdup(buf);
+  return *label && **label ? *label : NULL;
+}
+
+/* Frees the call-site labels and stack table of a file. */
+void chr_drop_stacks(ct_chrome *c) {
+  for (size_t i = 0; c->call_sites && i < ct_map_count(c->call_sites); i++)
+    free(*(char **)ct_map_entry(c->call_sites, i, NULL, NULL));
+  ct_map_free(c->call_sites);
+  ct_stacks_free(c->stacks);
+  c->call_sites = NULL;
+  c->stacks = NULL;
+}
+
+void chr_on_stack(void *user, const ct_proc *p, const struct ct_stack *node) {
+  ct_chrome *c = user;
+  (void)p;
+  if (c->stacks) ct_stacks_add_node(c->stacks, node);
+}
+
+void chr_on_module(void *user, const ct_proc *p, const struct ct_module *m, const char *path,
+                      const char *build_id) {
+  ct_chrome *c = user;
+  if (!c->stacks) return;
+  ct_stacks_set_exe(c->stacks, p->exe);
+  ct_stacks_add_module(c->stacks, m, path, build_id);
+}
+
+/* An intercepted call's slice; inner (may be NULL) is its child kernels' summary. */
+static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner) {
+  chr_ensure_cpu_thread(c, s->tid);
+  int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
+  chr_slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid, s->begin_ns,
+             s->end_ns);
+  put_kv(c, "\"correlation\":", s->corr);
+  put_kv(c, ",\"device\":", s->device);
+  put_kv(c, ",\"stream\":", s->stream);
+  put_kv(c, ",\"result\":", s->result);
+  put_kv(c, ",\"depth\":", s->depth);
+  if (s->depth && s->parent) put_kv(c, ",\"parent\":", s->parent);
+  if (s->stack) {
+    put_kv(c, ",\"stack\":", s->stack);
+    const char *site = call_site(c, s->stack);
+    if (site) {
+      fputs(",\"call site\":", c->f);
+      chr_put_string(c, site);
+    }
+  }
+  if (s->kernel) {
+    fputs(",\"kernel\":", c->f);
+    chr_put_string(c, ct_demangle(s->kernel, c->demangled, sizeof c->demangled));
+  }
+  if (s->detail == CT_DETAIL_GEMM) chr_put_gemm_args(c, &s->d.gemm);
+  if (inner) {
+    put_kv(c, ",\"kernels\":", inner->kernels);
+    put_kv(c, ",\"kernels gpu_ns\":", inner->gpu_ns);
+    fputs(",\"kernel names\":[", c->f);
+    for (unsigned i = 0; i < inner->nnames; i++) {
+      if (i) putc(',', c->f);
+      chr_put_string(c, ct_demangle(inner->names[i], c->demangled, sizeof c->demangled));
+    }
+    putc(']', c->f);
+  }
+  fputs("}}", c->f);
+}
+
+/* A library call joined with its child kernels (ct_inner_join): its slice, now. */
+void chr_on_inner_done(void *user, const ct_inner_call *call) {
+  if (call->span) write_call(user, call->span, call);
+}
+
+void chr_on_span(void *user, const ct_span *s) {
+  ct_chrome *c = user;
+  if (s->is_tracer) {
+    uint64_t tid = chr_tracer_track(c, s->tid, s->name);
+    char label[128];
+    snprintf(label, sizeof label, "cutrace: %s", s->name);
+    chr_slice_open(c, "tracer", label, c->pid, tid, s->begin_ns, s->end_ns);
+    fprintf(c->f, "\"thread\":%llu,\"amount\":%llu}}", (unsigned long long)s->tid,
+            (unsigned long long)s->amount);
+    return;
+  }
+  if (c->inner && ct_inner_span(c->inner, s)) return; /* written with its kernels */
+  write_call(c, s, NULL);
+}
+
+void chr_on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {
+  ct_chrome *c = user;
+  (void)p;
+  chr_ensure_cpu_thread(c, r->tid);
+  chr_slice_open(c, "user_annotation", name ? name : "(unnamed range)", c->pid, r->tid, r->begin_ns,
+             r->end_ns);
+  put_kv(c, "\"depth\":", r->depth);
+  put_kv(c, ",\"domain\":", r->domain);
+  put_lit(c, "}}");
+}
+
+
+/* A range's projection onto the GPU: per stream, one gpu_user_annotation slice from
+ * the earliest start to the latest end of the work launched inside it (Kineto's). */
+void chr_on_range_gpu(void *user, const ct_range_span *r) {
+  ct_chrome *c = user;
+  for (unsigned i = 0; i < r->nstreams; i++) {
+    const struct ct_range_stream *rs = &r->streams[i];
+    chr_ensure_gpu_track(c, rs->device, rs->stream);
+    chr_next_event(c);
+    put_lit(c, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"");
+    if (r->name) ct_json_write_escaped(c->f, r->name, r->name_len);
+    else put_lit(c, "(unnamed range)");
+    put_kv(c, "\",\"pid\":", rs->device);
+    put_kv(c, ",\"tid\":", chr_stream_tid(c, rs->stream));
+    put_lit(c, ",\"ts\":");
+    chr_put_us(c, rs->start_ns);
+    put_lit(c, ",\"dur\":");
+    chr_put_us(c, rs->end_ns > rs->start_ns ? rs->end_ns - rs->start_ns : 0);
+    put_kv(c, ",\"args\":{\"thread\":", r->tid);
+    put_kv(c, ",\"depth\":", r->depth);
+    put_kv(c, ",\"kernels\":", r->kernels);
+    put_kv(c, ",\"activities\":", r->activities);
+    put_kv(c, ",\"gpu_ns\":", r->gpu_ns);
+    put_lit(c, ",\"range begin\":");
+    chr_put_us(c, r->begin_ns);
+    put_lit(c, "}}");
+  }
+}
+

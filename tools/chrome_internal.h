@@ -1,0 +1,116 @@
+/*
+ * What the parts of the Chrome export share (chrome.c: writing helpers, tracks, GPU
+ * work and the document; chrome_calls.c: the CPU side, calls with their GEMM args,
+ * call sites and child kernels, NVTX ranges on the CPU and projected onto the GPU).
+ * Not an interface for other commands: chrome.h is.
+ */
+#ifndef CUTRACE_CHROME_INTERNAL_H
+#define CUTRACE_CHROME_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "chrome.h"
+#include "report.h"
+#include "stacks.h"
+#include "stats.h"
+
+#define STREAM_TID_SHIFT 100000ull
+#define TRACER_TID_BASE 1000000000ull  /* synthetic tracks of the tracer's own work */
+#define GAP_DEVICE_TID 1500000000ull   /* the "GPU idle" track of a device */
+#define GAP_STREAM_TID 1600000000ull   /* + stream: the idle track of a stream */
+
+typedef struct track_key {
+  uint64_t pid, tid;
+} track_key;
+
+/* What the export keeps per track. */
+typedef struct track_state {
+  int named;                      /* its thread_name was written */
+  uint64_t last_start, last_end;  /* GPU tracks: the slice written last */
+} track_state;
+
+struct ct_chrome {
+  FILE *f;
+  ct_chrome_options opt;
+  int nevents;
+  unsigned file_index;
+  uint64_t pid;              /* the current file's process id */
+  ct_map *tracks;            /* track_key -> int (named) */
+  ct_map *tracer_tracks;     /* (tid, label) -> uint64_t synthetic tid */
+  uint64_t next_tracer_tid;
+  uint64_t base_ns;          /* wall clock - monotonic clock, from the first process */
+  ct_inner_join *inner;      /* library calls held until their child kernels are known */
+  ct_stacks *stacks;         /* the current file's call stacks (format 1.1) */
+  ct_map *call_sites;        /* stack id -> its call site's label (char *), per file */
+  int have_base;
+  /* devices seen, for deviceProperties */
+  struct ct_device devices[64];
+  char device_names[64][96];
+  unsigned ndevices;
+  char demangled[4096];
+};
+
+/* ---- writing helpers (chrome.c) ---- */
+
+/* Writes v in decimal. */
+void chr_put_u64(ct_chrome *c, uint64_t v);
+
+/* Writes literal text (the hot path avoids printf: it dominated the export's time). */
+static inline void put_lit(ct_chrome *c, const char *s) { fputs_unlocked(s, c->f); }
+
+/* Writes lit (e.g. ",\"device\":") followed by v. */
+static inline void put_kv(ct_chrome *c, const char *lit, uint64_t v) {
+  put_lit(c, lit);
+  chr_put_u64(c, v);
+}
+
+/* Starts the next event (the separator before it). */
+void chr_next_event(ct_chrome *c);
+
+/* Writes s as a JSON string ("" for NULL). */
+void chr_put_string(ct_chrome *c, const char *s);
+
+/* Writes a time in ns as microseconds with 3 decimals (exact). */
+void chr_put_us(ct_chrome *c, uint64_t ns);
+
+/* Opens an X event: everything up to and including "args":{ */
+void chr_slice_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid, uint64_t tid,
+                    uint64_t begin, uint64_t end);
+
+/* ---- tracks (chrome.c) ---- */
+
+/* Names thread tid's track of the current process the first time it is used. */
+void chr_ensure_cpu_thread(ct_chrome *c, uint64_t tid);
+
+/* The track id of a stream of the current file (shifted for files after the first). */
+uint64_t chr_stream_tid(const ct_chrome *c, uint64_t stream);
+
+/* Names a stream's track (and its device's process) the first time it is used. */
+void chr_ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream);
+
+/* The synthetic track of the tracer's work labelled what on thread tid. */
+uint64_t chr_tracer_track(ct_chrome *c, uint64_t tid, const char *what);
+
+/* ---- the CPU side (chrome_calls.c) ---- */
+
+/* Writes a GEMM's args (shape, types) after other args. */
+void chr_put_gemm_args(ct_chrome *c, const struct ct_gemm *g);
+
+/* Model callbacks: calls and tracer spans, NVTX ranges, STACK and MODULE records. */
+void chr_on_span(void *user, const ct_span *s);
+void chr_on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name);
+void chr_on_stack(void *user, const ct_proc *p, const struct ct_stack *node);
+void chr_on_module(void *user, const ct_proc *p, const struct ct_module *m, const char *path,
+                   const char *build_id);
+
+/* A library call joined with its child kernels (ct_inner_join's callback). */
+void chr_on_inner_done(void *user, const ct_inner_call *call);
+
+/* A range's gpu_user_annotation slices (ct_range_each's callback). */
+void chr_on_range_gpu(void *user, const ct_range_span *r);
+
+/* Frees the current file's stack table and call-site labels. */
+void chr_drop_stacks(ct_chrome *c);
+
+#endif
