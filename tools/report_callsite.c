@@ -230,11 +230,15 @@ static void finish_file(file_state *f) {
     memcpy(&id, k, 8);
     unsigned site, n = ct_stacks_resolve(f->stacks, id, frames, MAX_FRAMES, &site);
     size_t len = 0;
-    if (!n) {
-      char label[48];
+    char label[48];
+    ct_frame missing = {0, 0, label, "", 0, "", NULL, 0, "", NULL};
+    if (!n) { /* its STACK records were lost (damage) or never written */
       snprintf(label, sizeof label, "(stack %llu not in the trace)", (unsigned long long)id);
-      len = key_add(key, 0, sizeof key, label);
-    } else if (c->by_stack) {
+      frames[0] = &missing;
+      n = 1;
+      site = 0;
+    }
+    if (c->by_stack) {
       for (unsigned j = 0; j < n; j++) len = frame_key(key, len, sizeof key, frames[j]);
     } else {
       len = frame_key(key, 0, sizeof key, frames[site < n ? site : 0]);

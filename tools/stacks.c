@@ -125,11 +125,14 @@ int ct_stacks_add_node(ct_stacks *s, const struct ct_stack *node) {
 }
 
 unsigned ct_stacks_walk(const ct_stacks *s, uint64_t id, uint64_t *pcs, unsigned max) {
+  uint64_t seen[256];
   unsigned n = 0;
-  /* a path longer than the node count loops (a damaged or hand-made file) */
-  for (const node_slot *nd = find_node(s, id); nd && n < max && n <= s->nnodes;
-       nd = find_node(s, nd->parent))
+  for (const node_slot *nd = find_node(s, id); nd && n < max; nd = find_node(s, nd->parent)) {
+    for (unsigned i = 0; i < n && i < 256; i++) /* a cycle (a damaged or hand-made file) */
+      if (seen[i] == nd->id) return n;
+    if (n < 256) seen[n] = nd->id;
     pcs[n++] = nd->pc;
+  }
   return n;
 }
 

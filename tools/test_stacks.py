@@ -152,6 +152,22 @@ for mode in ("missing", "mismatch"):
     check(rc == 0 and ends and all(e["stack"] and "+0x" in e["stack"][e["site_index"]]["function"]
                                    for e in ends), f"{mode}: gaps ending calls {ends[:1]} {err}")
 
+# ---- damaged stack records: cycles, pc 0, unknown parents and ids, odd modules ----
+odd = make("odd")
+for by in ("callsite", "stack"):
+    p = subprocess.run([cutrace, "report", "--by", by, "--format", "json", odd], capture_output=True,
+                       text=True, timeout=30)
+    check(p.returncode == 0, f"odd --by {by}: status {p.returncode}: {p.stderr[-300:]}")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    rows = doc.get("callsites" if by == "callsite" else "stacks", [])
+    # the 16 normal calls as before, the 4 odd launches somewhere, each counted once
+    check(sum(r["calls"] for r in rows) == 20 and sum(r["kernels"] for r in rows) == 24,
+          f"odd --by {by}: calls {[r['calls'] for r in rows]} kernels {[r['kernels'] for r in rows]}")
+    check(any(r["function"].startswith("(stack 424242") for r in rows), f"odd --by {by}: unknown id row missing")
+    check(all(len(r["stack"]) <= 256 for r in rows), f"odd --by {by}: a stack longer than the nodes")
+p = subprocess.run([cutrace, "gaps", "--format", "json", odd], capture_output=True, text=True, timeout=30)
+check(p.returncode == 0 and json.loads(p.stdout)["gaps"], f"odd gaps: status {p.returncode}: {p.stderr[-300:]}")
+
 # bad --by value: one line, status 2
 rc, out, err = run(cutrace, "report", "--by", "nonsense", normal)
 check(rc == 2 and len(err.strip().splitlines()) == 1, f"--by nonsense: {rc} {err}")

@@ -7,7 +7,13 @@
  * real GNU build-id; the module path and build-id can be falsified to test the
  * fallbacks.
  *
- * usage: test-stacks-gen FILE [normal|missing|mismatch]
+ * usage: test-stacks-gen FILE [normal|missing|mismatch|odd]
+ *
+ * odd: the normal trace, then records a damaged or hostile writer could leave: STACK
+ * nodes forming a cycle, a node with pc 0, a node whose parent never appears, a
+ * repeated id with another pc, a MODULE with end <= start and one covering all
+ * addresses with a path that does not exist, and launches naming those nodes and an id
+ * never defined (each with a 50 us kernel).
  *
  * Plan, 4 iterations of: launch_a twice (kernels queued back to back); a 2 ms host
  * pause; inside NVTX range "phase_b" (itself inside "iteration") launch_b once (through
@@ -47,7 +53,7 @@ static void add(const ct_record *r) {
 }
 
 enum { S_HOST = 1, S_CMD, S_EXE, S_DEV, S_MODPATH, S_BUILDID, S_KA, S_KB, S_KGEMM, S_LAUNCH,
-       S_SGEMM, S_DRVLAUNCH, S_ITER, S_PHASE_B, S_PHASE_C, S_THREAD };
+       S_SGEMM, S_DRVLAUNCH, S_ITER, S_PHASE_B, S_PHASE_C, S_THREAD, S_ODDPATH };
 
 static void string(uint64_t id, const char *s) {
   if (ct_file_writer_add_string(writer, id, s, strlen(s)) < 0) exit(1);
@@ -151,6 +157,35 @@ static __attribute__((noinline)) void gemm_c(void) {
   now += 0;
 }
 
+/* Records of a damaged or hostile writer (mode "odd"): see the usage above. */
+static void odd_records(void) {
+  static const struct ct_stack odd[] = {
+      {9001, 9002, 0x1000}, {9002, 9001, 0x2000}, /* a cycle */
+      {9003, 0, 0},                                /* pc 0 */
+      {9004, 8888, 0x3000},                        /* parent never defined */
+      {9001, 0, 0x4000},                           /* an id again, another pc */
+  };
+  for (unsigned i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+    ct_record r = {.kind = CT_KIND_STACK};
+    r.u.stack = odd[i];
+    add(&r);
+  }
+  ct_record r = {.kind = CT_KIND_MODULE};
+  r.u.module = (struct ct_module){S_MODPATH, 0, 0x5000, 0x5000, 0, now}; /* empty */
+  add(&r);
+  string(S_ODDPATH, "/nonexistent/everything.so");
+  r.u.module = (struct ct_module){S_ODDPATH, 0, 0, UINT64_MAX, 0, now}; /* everything */
+  add(&r);
+  static const uint64_t ids[] = {9001, 9003, 9004, 424242};
+  for (unsigned i = 0; i < 4; i++) {
+    uint64_t corr = next_corr++;
+    api(corr, S_LAUNCH, now, now + 5 * US, 0, CT_API_TIMED, ids[i], 0);
+    launch_record(corr, S_KA);
+    now += 5 * US;
+    kernel(corr, S_KA);
+  }
+}
+
 /* This program's own mapping: bias, address range and GNU build-id (hex). */
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg) {
   (void)size;
@@ -181,8 +216,9 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 2 ? argv[2] : "normal";
-  if (argc < 2 || (strcmp(mode, "normal") && strcmp(mode, "missing") && strcmp(mode, "mismatch"))) {
-    fprintf(stderr, "usage: test-stacks-gen FILE [normal|missing|mismatch]\n");
+  if (argc < 2 || (strcmp(mode, "normal") && strcmp(mode, "missing") && strcmp(mode, "mismatch") &&
+                    strcmp(mode, "odd"))) {
+    fprintf(stderr, "usage: test-stacks-gen FILE [normal|missing|mismatch|odd]\n");
     return 2;
   }
   dl_iterate_phdr(find_self, NULL);
@@ -233,6 +269,7 @@ int main(int argc, char **argv) {
     range(S_ITER, it_begin, now + 1 * US, 0);
     now += 2 * US;
   }
+  if (!strcmp(mode, "odd")) odd_records();
   r = (ct_record){.kind = CT_KIND_END};
   r.u.end = (struct ct_end){.records = 0, .end_ns = gpu_free + 10 * US};
   add(&r);
