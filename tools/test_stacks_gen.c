@@ -53,7 +53,7 @@ static void add(const ct_record *r) {
 }
 
 enum { S_HOST = 1, S_CMD, S_EXE, S_DEV, S_MODPATH, S_BUILDID, S_KA, S_KB, S_KGEMM, S_LAUNCH,
-       S_SGEMM, S_DRVLAUNCH, S_ITER, S_PHASE_B, S_PHASE_C, S_THREAD, S_ODDPATH };
+       S_SGEMM, S_DRVLAUNCH, S_ITER, S_PHASE_B, S_PHASE_C, S_THREAD, S_ODDPATH, S_OTHER };
 
 static void string(uint64_t id, const char *s) {
   if (ct_file_writer_add_string(writer, id, s, strlen(s)) < 0) exit(1);
@@ -129,10 +129,14 @@ static __attribute__((noinline)) void record_gemm(void) {
   now += 1 * US;
 }
 
-static void range(uint64_t name, uint64_t begin, uint64_t end, uint64_t depth) {
+static void range_on(uint64_t tid, uint64_t name, uint64_t begin, uint64_t end, uint64_t depth) {
   ct_record r = {.kind = CT_KIND_RANGE};
-  r.u.range = (struct ct_range){TID, 0, name, begin, end, depth, 0};
+  r.u.range = (struct ct_range){tid, 0, name, begin, end, depth, 0};
   add(&r);
+}
+
+static void range(uint64_t name, uint64_t begin, uint64_t end, uint64_t depth) {
+  range_on(TID, name, begin, end, depth);
 }
 
 static __attribute__((noinline)) void launch_a(void) {
@@ -233,7 +237,8 @@ int main(int argc, char **argv) {
   static const char *const strs[] = {NULL, "stacks-host", "test-stacks-gen", NULL, "cutrace simulated GPU",
                                      NULL, NULL, "_Z8kernel_aPf", "_Z8kernel_bPf", "sgemm_kernel",
                                      "cudaLaunchKernel", "cublasSgemm_v2", "cuLaunchKernel",
-                                     "iteration", "phase_b", "phase_c", "main-thread"};
+                                     "iteration", "phase_b", "phase_c", "main-thread", NULL,
+                                     "other_thread_range"};
   for (unsigned i = 1; i < sizeof strs / sizeof strs[0]; i++)
     if (strs[i]) string(i, strs[i]);
   string(S_EXE, exe);
@@ -262,6 +267,8 @@ int main(int argc, char **argv) {
     uint64_t b_begin = now;
     launch_b();
     range(S_PHASE_B, b_begin - 1 * US, now, 1);
+    /* another thread's range, open at the same time and begun later: not b's */
+    range_on(TID + 1, S_OTHER, b_begin, now + 1 * US, 0);
     now = gpu_free + 3000 * US; /* a planted gap before gemm_c's kernels */
     uint64_t c_begin = now;
     gemm_c();
