@@ -81,6 +81,7 @@ void ct_gaps_ending_init(fstate *f, ct_gap_detail *d, const opinfo *op) {
     }
   }
   ranges_so_far(f, c);
+  if (c->begin_ns > f->kept_call_max) f->kept_call_max = c->begin_ns;
 }
 
 /* Calls fn on the ending call of every kept gap of file f. */
@@ -113,6 +114,7 @@ static void complete_parent(fstate *f, ct_gap_call *c, const void *arg) {
   if (a->s->stack) c->stack = a->s->stack;
   c->range = NULL; /* the outermost call began earlier: its ranges may differ */
   ranges_so_far(f, c);
+  if (c->begin_ns > f->kept_call_max) f->kept_call_max = c->begin_ns;
 }
 
 void ct_gaps_ending_on_span(fstate *f, const ct_span *s, const char *name) {
@@ -149,7 +151,7 @@ void ct_gaps_ending_on_range(fstate *f, const struct ct_range *r, const char *na
   }
   range_arg a = {r, ct_gaps_intern(f->g, name && *name ? name : "(unnamed range)")};
   th->ranges[k] = (range_entry){r->begin_ns, r->end_ns, a.name};
-  each_kept(f, range_to_call, &a);
+  if (r->begin_ns <= f->kept_call_max) each_kept(f, range_to_call, &a);
 }
 
 /* Symbolises c's stack into frames owned by the analysis. */

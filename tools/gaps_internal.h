@@ -150,6 +150,8 @@ typedef struct fstate {
   thstate *last_thread;
   struct ct_stacks *stacks;  /* the file's STACK and MODULE records (stacks.h) */
   unsigned pending_parents;  /* kept gaps whose ending call's outermost call is not seen yet */
+  uint64_t kept_call_max;    /* the latest begin of a kept gap's ending call (a range that
+                                begins after it cannot enclose any of them) */
   int oom;
 } fstate;
 
