@@ -69,7 +69,7 @@ static void sort_index(ct_chrome *c, const char *what, uint64_t pid, uint64_t ti
 
 /* Opens an X event: everything up to and including "args":{ */
 void chr_slice_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid, uint64_t tid,
-                       uint64_t begin, uint64_t end) {
+                    uint64_t begin, uint64_t end) {
   chr_next_event(c);
   put_lit(c, "{\"ph\":\"X\",\"cat\":\"");
   put_lit(c, cat);
@@ -326,6 +326,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
                                    .on_thread = on_thread, .on_range = chr_on_range,
                                    .on_stack = chr_on_stack, .on_module = chr_on_module};
   c->pid = 0;
+  c->ranges = 0;
   c->stacks = ct_stacks_new();
   c->call_sites = ct_map_new(sizeof(char *));
   c->inner = ct_inner_new(chr_on_inner_done, c);
@@ -343,7 +344,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   ct_inner_free(c->inner);
   c->inner = NULL;
   chr_drop_stacks(c);
-  if (rc >= 0) {
+  if (rc >= 0 && c->ranges) { /* a second pass, only for files with NVTX ranges */
     ct_model_stats rst;
     ct_range_each(path, chr_on_range_gpu, c, &rst, NULL, NULL);
   }

@@ -60,7 +60,7 @@ void chr_on_stack(void *user, const ct_proc *p, const struct ct_stack *node) {
 }
 
 void chr_on_module(void *user, const ct_proc *p, const struct ct_module *m, const char *path,
-                      const char *build_id) {
+                   const char *build_id) {
   ct_chrome *c = user;
   if (!c->stacks) return;
   ct_stacks_set_exe(c->stacks, p->exe);
@@ -71,8 +71,8 @@ void chr_on_module(void *user, const ct_proc *p, const struct ct_module *m, cons
 static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner) {
   chr_ensure_cpu_thread(c, s->tid);
   int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
-  chr_slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid, s->begin_ns,
-             s->end_ns);
+  chr_slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid,
+                 s->begin_ns, s->end_ns);
   put_kv(c, "\"correlation\":", s->corr);
   put_kv(c, ",\"device\":", s->device);
   put_kv(c, ",\"stream\":", s->stream);
@@ -128,9 +128,10 @@ void chr_on_span(void *user, const ct_span *s) {
 void chr_on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {
   ct_chrome *c = user;
   (void)p;
+  c->ranges++;
   chr_ensure_cpu_thread(c, r->tid);
-  chr_slice_open(c, "user_annotation", name ? name : "(unnamed range)", c->pid, r->tid, r->begin_ns,
-             r->end_ns);
+  chr_slice_open(c, "user_annotation", name ? name : "(unnamed range)", c->pid, r->tid,
+                 r->begin_ns, r->end_ns);
   put_kv(c, "\"depth\":", r->depth);
   put_kv(c, ",\"domain\":", r->domain);
   put_lit(c, "}}");

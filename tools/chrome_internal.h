@@ -44,6 +44,7 @@ struct ct_chrome {
   ct_stacks *stacks;         /* the current file's call stacks (format 1.1) */
   ct_map *call_sites;        /* stack id -> its call site's label (char *), per file */
   int have_base;
+  uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
   /* devices seen, for deviceProperties */
   struct ct_device devices[64];
   char device_names[64][96];
