@@ -20,10 +20,11 @@
  *
  * Cost: a per-thread direct-mapped cache keyed by a 64-bit hash of the kept return
  * addresses maps a stack to its node id, so a repeated stack costs one unwind, one
- * hash and one probe, without a lock. A miss takes the tree lock. The time spent is
- * summed per thread and written about every CUTRACE_FLUSH_MS as one TRACER record
- * "stacks" (amount = stacks captured; duration = their summed time, ending at the
- * last one).
+ * hash and one probe, without a lock. A miss takes the tree lock. One capture in
+ * SAMPLE_EVERY is timed, and every miss; the estimated total is written
+ * about every CUTRACE_FLUSH_MS per thread as one TRACER record "stacks" (amount =
+ * stacks captured in the period; duration = their estimated summed time, ending at
+ * the capture that closed the period).
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
@@ -41,6 +42,7 @@
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 #define SKIP_MAX 16        /* libtrace.so frames above the caller, at most */
 #define CACHE_ENTRIES 1024 /* per thread, a power of two */
+#define SAMPLE_EVERY 16    /* captures per timed one (two clock reads saved on the rest) */
 
 struct cache_entry {
   uint64_t hash; /* 0 = empty */
@@ -49,12 +51,14 @@ struct cache_entry {
 
 /* One thread's state, mmap'ed on its first stack (freed at thread exit). */
 struct thread_stacks {
-  uint64_t period_end_ns, sum_ns, count, last_ns; /* cost of the current period */
+  /* cost of the current period: every SAMPLE_EVERY-th capture is timed */
+  uint64_t period_end_ns, count, misses, sampled, sampled_ns, extra_ns;
   struct cache_entry cache[CACHE_ENTRIES];
 };
 
 static int mode = -1; /* enum ctps_mode once initialised */
 static int depth = CTPS_DEFAULT_DEPTH;
+static int skip_hint = 4; /* most libtrace.so frames above a call site seen so far */
 static uint64_t self_start, self_end; /* libtrace.so's own addresses */
 static int (*backtrace_fn)(void **, int);
 static pthread_key_t thread_key;
@@ -96,6 +100,8 @@ static void fork_prepare(void) { ctps_tree_fork_prepare(); }
 static void fork_parent(void) { ctps_tree_fork_parent(); }
 static void fork_child(void) { ctps_tree_fork_child(); }
 
+static void flush_own_period(void);
+
 static void init(void) {
   int saved = errno;
   int m = read_mode();
@@ -112,6 +118,7 @@ static void init(void) {
       m = CTPS_OFF;
     } else {
       pthread_atfork(fork_prepare, fork_parent, fork_child);
+      ctp_at_final_flush(flush_own_period);
     }
   }
   __atomic_store_n(&mode, m, __ATOMIC_RELEASE);
@@ -136,6 +143,15 @@ static inline uint64_t stack_hash(const uint64_t *pcs, int n) {
   return h ? h : 1;
 }
 
+/* The number of leading frames inside libtrace.so. */
+static inline int self_frames(void *const *frames, int n) {
+  int skip = 0;
+  while (skip < n && (uint64_t)(uintptr_t)frames[skip] >= self_start &&
+         (uint64_t)(uintptr_t)frames[skip] < self_end)
+    skip++;
+  return skip;
+}
+
 static struct thread_stacks *thread_state(void) {
   struct thread_stacks *s = tls_state;
   if (CTP_LIKELY(s)) return s;
@@ -147,17 +163,26 @@ static struct thread_stacks *thread_state(void) {
   return s;
 }
 
-/* Adds one capture's cost to the thread's period; writes the period's TRACER record. */
-static void account(struct thread_stacks *s, uint64_t begin_ns, uint64_t end_ns) {
-  s->sum_ns += end_ns - begin_ns;
-  s->count++;
-  s->last_ns = end_ns;
-  if (!s->period_end_ns) s->period_end_ns = end_ns + ctp_cfg.flush_ns;
-  if (end_ns < s->period_end_ns) return;
-  uint64_t sum = s->sum_ns < end_ns ? s->sum_ns : end_ns;
-  ctp_emit_tracer("stacks", end_ns - sum, end_ns, s->count);
-  s->sum_ns = s->count = 0;
-  s->period_end_ns = end_ns + ctp_cfg.flush_ns;
+/*
+ * The thread's period is over (a sampled capture ended at now_ns): writes one TRACER
+ * record "stacks" whose duration is the estimated time of the period's captures:
+ * the mean of the sampled cache hits times the number of hits, plus the measured
+ * time of the misses (their tree work, or all of it when sampled). Starts the next
+ * period.
+ */
+static void end_period(struct thread_stacks *s, uint64_t now_ns) {
+  uint64_t est = s->sampled ? s->sampled_ns * (s->count - s->misses) / s->sampled : 0;
+  est += s->extra_ns;
+  if (est > now_ns) est = now_ns;
+  ctp_emit_tracer("stacks", now_ns - est, now_ns, s->count);
+  s->count = s->misses = s->sampled = s->sampled_ns = s->extra_ns = 0;
+  s->period_end_ns = now_ns + ctp_cfg.flush_ns;
+}
+
+/* At the final flush: the exiting thread's last, unfinished period. */
+static void flush_own_period(void) {
+  struct thread_stacks *s = tls_state;
+  if (s && s->count) end_period(s, ctp_now_ns());
 }
 
 uint64_t ctp_stack_here(int gpu_work) {
@@ -171,15 +196,26 @@ uint64_t ctp_stack_here(int gpu_work) {
     return 0;
   tls_busy = 1;
   int saved = errno;
-  uint64_t begin_ns = ctp_now_ns(), id = 0;
+  uint64_t begin_ns = 0, id = 0;
   struct thread_stacks *s = thread_state();
+  int timed = s && (++s->count % SAMPLE_EVERY) == 1;
+  if (timed) begin_ns = ctp_now_ns();
   if (CTP_UNLIKELY(__atomic_load_n(&ctps_rewrite_pending, __ATOMIC_ACQUIRE)))
     ctps_tree_rewrite();
   void *frames[CTPS_MAX_DEPTH + SKIP_MAX];
-  int n = s ? backtrace_fn(frames, depth + SKIP_MAX) : 0, skip = 0;
-  while (skip < n && (uint64_t)(uintptr_t)frames[skip] >= self_start &&
-         (uint64_t)(uintptr_t)frames[skip] < self_end)
-    skip++;
+  int n = 0, skip = 0;
+  if (s) {
+    /* Unwinding costs per frame: ask for the frames kept plus the libtrace.so frames
+     * seen so far, and again with room for more when there were more this time. */
+    int hint = __atomic_load_n(&skip_hint, __ATOMIC_RELAXED), want = depth + hint;
+    n = backtrace_fn(frames, want);
+    skip = self_frames(frames, n);
+    if (CTP_UNLIKELY(skip > hint) && n == want) {
+      __atomic_store_n(&skip_hint, skip < SKIP_MAX ? skip : SKIP_MAX, __ATOMIC_RELAXED);
+      n = backtrace_fn(frames, depth + SKIP_MAX);
+      skip = self_frames(frames, n);
+    }
+  }
   int kept = n - skip < depth ? n - skip : depth;
   if (kept > 0) {
     uint64_t pcs[CTPS_MAX_DEPTH];
@@ -188,12 +224,26 @@ uint64_t ctp_stack_here(int gpu_work) {
     struct cache_entry *e = &s->cache[h & (CACHE_ENTRIES - 1)];
     if (e->hash == h) {
       id = e->id;
-    } else if ((id = ctps_tree_insert(pcs, kept)) != 0) {
-      e->hash = h;
-      e->id = id;
+    } else { /* a miss is always timed: from the start when sampled, else its tree work */
+      uint64_t miss_ns = timed ? begin_ns : ctp_now_ns();
+      if ((id = ctps_tree_insert(pcs, kept)) != 0) {
+        e->hash = h;
+        e->id = id;
+      }
+      s->misses++;
+      s->extra_ns += ctp_now_ns() - miss_ns;
+      timed = 0;
     }
   }
-  if (s) account(s, begin_ns, ctp_now_ns());
+  if (timed) {
+    uint64_t end_ns = ctp_now_ns();
+    s->sampled++;
+    s->sampled_ns += end_ns - begin_ns;
+    if (end_ns >= s->period_end_ns) {
+      if (s->period_end_ns) end_period(s, end_ns);
+      else s->period_end_ns = end_ns + ctp_cfg.flush_ns;
+    }
+  }
   errno = saved;
   tls_busy = 0;
   return id;
