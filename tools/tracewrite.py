@@ -86,7 +86,7 @@ class TraceWriter:
         prev[0] = sid
         return sid
 
-    def add(self, kind, **fields):
+    def add(self, kind, /, **fields):
         """Appends one record; fields not given are 0. Unknown field names are an error."""
         kid, flist = self.schema[kind]
         names = [f for f, _ in flist]

@@ -345,12 +345,15 @@ def thread_accounting(t, threads, n, label):
     """Every record the launching threads emitted is present, or counted in a DROP."""
     pid = t.of("process")[0]["pid"]
     poller = {r["tid"] for r in t.of("thread") if t.name(r["name"]) == "cutrace-poller"}
+    # the tracer's own threads by name: app threads carry TRACER records too (the
+    # cost of their stack captures), so TRACER tids do not tell them apart
+    tracer_tids = {r["tid"] for r in t.of("thread") if t.name(r["name"]).startswith("cutrace-")}
     launchers = {a["tid"] for a in t.apis("__cudaLaunchKernel")}
     drops = {}
     for d in t.of("drop"):
         drops[d["tid"]] = drops.get(d["tid"], 0) + d["count"]
     app_tids = (launchers | set(drops)) - {pid} - poller
-    app_tids = {x for x in app_tids if x not in {r["tid"] for r in t.of("tracer")}}
+    app_tids -= tracer_tids
     present = (sum(1 for r in t.of("thread") if r["tid"] in app_tids)
                + sum(1 for a in t.of("api") if a["tid"] in app_tids)
                + len(t.of("launch")) + len(t.of("stream")))
