@@ -92,10 +92,10 @@ typedef struct ct_inner_call {
   uint64_t corr;
   const ct_span *span;       /* the library call; NULL when its span was never seen */
   int complete;              /* span seen and every promised child activity arrived */
-  uint64_t kernels, gpu_ns;  /* child activities and the sum of their GPU times */
+  uint64_t kernels, gpu_ns;  /* child activities (copies and sets too) and their GPU time */
   uint64_t first_start, last_end;
   unsigned nnames;
-  const char *names[CT_INNER_NAMES]; /* their distinct names (mangled), first seen first */
+  const char *names[CT_INNER_NAMES]; /* distinct kernel names (mangled), first seen first */
 } ct_inner_call;
 
 typedef struct ct_inner_join ct_inner_join;

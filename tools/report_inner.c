@@ -210,8 +210,9 @@ const char *ct_inner_activity(ct_inner_join *j, const ct_activity *a) {
   c->kernels++;
   c->gpu_ns += dur;
   unsigned i = 0;
-  while (i < c->nnames && strcmp(c->names[i], a->name)) i++;
-  if (i == c->nnames && i < CT_INNER_NAMES) c->names[c->nnames++] = keep_name(j, a->name);
+  int kernel = a->type != CT_GPU_MEMCPY && a->type != CT_GPU_MEMSET;
+  while (kernel && i < c->nnames && strcmp(c->names[i], a->name)) i++;
+  if (kernel && i == c->nnames && i < CT_INNER_NAMES) c->names[c->nnames++] = keep_name(j, a->name);
   const char *via = e->has_span ? e->span.name : NULL;
   e->pending--;
   if (e->has_span && e->pending <= 0) complete(j, e, a->call_parent);

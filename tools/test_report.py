@@ -307,14 +307,26 @@ with tempfile.TemporaryDirectory() as d:
     w.add("api", tid=9, name=sg, begin_ns=t, end_ns=t + 500, corr=5000, flags=0x20)
     w.add("gemm", corr=5000, m=8, n=8, k=8, batch=1)
     w.add("gpu", corr=5001, start_ns=t + 600, end_ns=t + 1600, type=1, name=k)
+    # a GEMM that sets its workspace before its kernel: both are its GPU work
+    ms = w.string("cuMemsetD8Async")
+    t += 10**6
+    w.add("api", tid=9, name=ms, begin_ns=t + 100, end_ns=t + 200, corr=6001, depth=1, parent=6000, flags=0x14)
+    w.add("memop", corr=6001, bytes=4096, kind=5, dst_mem=1)
+    w.add("api", tid=9, name=cu, begin_ns=t + 300, end_ns=t + 400, corr=6002, depth=1, parent=6000, flags=0x14)
+    w.add("api", tid=9, name=sg, begin_ns=t, end_ns=t + 500, corr=6000, flags=0x20)
+    w.add("gemm", corr=6000, m=16, n=16, k=16, batch=1)
+    w.add("gpu", corr=6001, start_ns=t + 600, end_ns=t + 800, type=3)
+    w.add("gpu", corr=6002, start_ns=t + 800, end_ns=t + 1800, type=1, name=k)
     lossy = os.path.join(d, "lossy.ctr")
     w.save(lossy)
     rc, out, err = run("report", "--format", "json", lossy)
     doc = json.loads(out)
     kern = {r["name"]: (r["calls"], r["total_ns"]) for r in doc["kernels"]}
-    gem = {r["api"]: (r["calls"], r["total_ns"], r["kernels"]) for r in doc["gemms"]}
-    check(rc == 0 and kern == {"k()": (6001, 6001000)} and gem == {"cublasSgemm_v2": (1, 1000, 1)} and
-          doc["gpu_total_ns"] == 6001000, f"lost records: {rc} {kern} {gem} {err!r}")
+    gem = {(r["api"], r["m"]): (r["calls"], r["total_ns"], r["kernels"]) for r in doc["gemms"]}
+    sets = [(r["kind"], r["count"], r["total_ns"]) for r in doc["memcpy"]]
+    check(rc == 0 and kern == {"k()": (6002, 6002000)} and sets == [("memset", 1, 200)] and
+          gem == {("cublasSgemm_v2", 8): (1, 1000, 1), ("cublasSgemm_v2", 16): (1, 1200, 2)} and
+          doc["gpu_total_ns"] == 6002200, f"lost records: {rc} {kern} {gem} {sets} {err!r}")
     rc, out, err = run("report", os.path.join(d, "missing"))
     check(rc == 2 and "No such file" in err, f"missing: {rc} {err!r}")
 
