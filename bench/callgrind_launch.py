@@ -18,7 +18,8 @@ LD_PRELOAD=libtrace.so, CUTRACE_* as given) and prints markdown tables:
 - the tracer's threads (writer, poller) per call.
 
 usage: bench/callgrind_launch.py [--build DIR] [--n1 N] [--n2 N] [--top K]
-           [--env NAME=VALUE ...] [--only traced] [--json FILE] [-- WORKLOAD ARGS...]
+           [--env NAME=VALUE ...] [--only traced] [--json FILE] [--libtrace SO]
+           [-- WORKLOAD ARGS...]
 The workload gets `N` substituted for the literal argument {n} (default
 `launch_loop {n}`). Needs valgrind; prints one line and exits 2 without it.
 """
@@ -166,9 +167,9 @@ def run_profiles(args, workload, n, traced, tmp, tag):
         k, _, v = kv.partition("=")
         env[k] = v
     if traced:
-        env["LD_PRELOAD"] = os.path.abspath(os.path.join(args.build, "preload/libtrace.so"))
+        env["LD_PRELOAD"] = os.path.abspath(args.libtrace or os.path.join(args.build, "preload/libtrace.so"))
     argv = [a.replace("{n}", str(n)) for a in workload]
-    p = subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes", "--fair-sched=yes",
                         f"--callgrind-out-file={out}", *argv],
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
@@ -191,6 +192,7 @@ def main():
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for the traced runs")
     ap.add_argument("--only", choices=["traced"], help="skip the untraced runs")
     ap.add_argument("--json", help="also write the numbers to this file")
+    ap.add_argument("--libtrace", help="the libtrace.so to preload (default: BUILD/preload/libtrace.so)")
     ap.add_argument("workload", nargs="*")
     args = ap.parse_args()
     if not shutil.which("valgrind"):
@@ -199,6 +201,9 @@ def main():
     if args.n2 <= args.n1:
         print("callgrind_launch: --n2 must be larger than --n1", file=sys.stderr)
         return 2
+    global TRACER_OBJECT
+    if args.libtrace:
+        TRACER_OBJECT = re.compile("/" + re.escape(os.path.basename(args.libtrace)) + "$")
     workload = args.workload or [os.path.join(args.build, "bench/workloads/launch_loop"), "{n}"]
     span = args.n2 - args.n1
     tmp = tempfile.mkdtemp(prefix="cutrace-cg-")

@@ -48,6 +48,9 @@ CASES = {
     "forker": (["2"], [
         ("kernel", "fork_work", "s0", 4), ("memset", "", "s0", 2), ("memcpy", "DtoH", "s0", 2)]),
     "crasher": (["2"], [("kernel", "crash_work", "s0", 2)]),
+    "api_loop": (["10", "0"], [
+        ("kernel", "api_loop_empty", "own", 20), ("kernel", "gemm", "own", 20),
+        ("memcpy", "DtoD", "own", 20), ("memset", "", "s0", 2)]),
 }
 
 
