@@ -26,6 +26,14 @@
                 __builtin_return_address(0), CTPD_UNPAREN ARGS);                          \
   }
 
+/* The MEMOP record of a copy of `bytes` bytes; dir (CT_MEMOP_*) 0: from where the
+ * pointers live (src_mem / dst_mem, CT_MEM_*). */
+void ctpd_emit_copy(uint64_t corr, uint64_t bytes, int dir, int src_mem, int dst_mem,
+                    int async) CTPD_HIDDEN;
+
+/* The MEMOP record of a set of `bytes` bytes to `value` (device memory). */
+void ctpd_emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) CTPD_HIDDEN;
+
 /* When the call is not traced (caller passes, tracing off): forward only. */
 #define CTPD_UNTRACED(real, ra) (ctpd_caller_passes(ra) || CTP_UNLIKELY(!ctph_on()))
 

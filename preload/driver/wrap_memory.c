@@ -21,8 +21,7 @@ typedef CUresult (*set32_async_fn)(CUdeviceptr, unsigned, size_t, CUstream);
 
 static int on_device(int mem) { return mem == CT_MEM_DEVICE || mem == CT_MEM_MANAGED; }
 
-/* The MEMOP record of a copy; dir 0: from where the pointers live. */
-static void emit_copy(uint64_t corr, uint64_t bytes, int dir, int src_mem, int dst_mem,
+void ctpd_emit_copy(uint64_t corr, uint64_t bytes, int dir, int src_mem, int dst_mem,
                       int async) {
   if (!dir)
     dir = on_device(src_mem) ? (on_device(dst_mem) ? CT_MEMOP_D2D : CT_MEMOP_D2H)
@@ -34,8 +33,7 @@ static void emit_copy(uint64_t corr, uint64_t bytes, int dir, int src_mem, int d
   ctp_emit(&r);
 }
 
-/* The MEMOP record of a set of `bytes` bytes. */
-static void emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) {
+void ctpd_emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) {
   ct_record r = {.kind = CT_KIND_MEMOP};
   r.u.memop = (struct ct_memop){.corr = corr, .bytes = bytes, .kind = CT_MEMOP_MEMSET,
                                 .dst_mem = CT_MEM_DEVICE, .async = (uint64_t)async,
@@ -51,62 +49,62 @@ static void emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) {
 CTPD_INLINE CUresult copy_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr dst, CUdeviceptr src, size_t n) {
   MEM_BODY(id, ptsz, realp, ra, copy_fn, (CUstream)0, CT_GPU_MEMCPY, real(dst, src, n),
-           emit_copy(c.corr, n, 0, ctph_memory_type(DEV(src)), ctph_memory_type(DEV(dst)), 0));
+           ctpd_emit_copy(c.corr, n, 0, ctph_memory_type(DEV(src)), ctph_memory_type(DEV(dst)), 0));
 }
 CTPD_INLINE CUresult copy_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
   MEM_BODY(id, ptsz, realp, ra, copy_async_fn, s, CT_GPU_MEMCPY, real(dst, src, n, s),
-           emit_copy(c.corr, n, 0, ctph_memory_type(DEV(src)), ctph_memory_type(DEV(dst)), 1));
+           ctpd_emit_copy(c.corr, n, 0, ctph_memory_type(DEV(src)), ctph_memory_type(DEV(dst)), 1));
 }
 CTPD_INLINE CUresult htod_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr dst, const void *src, size_t n) {
   MEM_BODY(id, ptsz, realp, ra, htod_fn, (CUstream)0, CT_GPU_MEMCPY, real(dst, src, n),
-           emit_copy(c.corr, n, CT_MEMOP_H2D, ctph_memory_type(src), CT_MEM_DEVICE, 0));
+           ctpd_emit_copy(c.corr, n, CT_MEMOP_H2D, ctph_memory_type(src), CT_MEM_DEVICE, 0));
 }
 CTPD_INLINE CUresult htod_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr dst, const void *src, size_t n, CUstream s) {
   MEM_BODY(id, ptsz, realp, ra, htod_async_fn, s, CT_GPU_MEMCPY, real(dst, src, n, s),
-           emit_copy(c.corr, n, CT_MEMOP_H2D, ctph_memory_type(src), CT_MEM_DEVICE, 1));
+           ctpd_emit_copy(c.corr, n, CT_MEMOP_H2D, ctph_memory_type(src), CT_MEM_DEVICE, 1));
 }
 CTPD_INLINE CUresult dtoh_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                void *dst, CUdeviceptr src, size_t n) {
   MEM_BODY(id, ptsz, realp, ra, dtoh_fn, (CUstream)0, CT_GPU_MEMCPY, real(dst, src, n),
-           emit_copy(c.corr, n, CT_MEMOP_D2H, CT_MEM_DEVICE, ctph_memory_type(dst), 0));
+           ctpd_emit_copy(c.corr, n, CT_MEMOP_D2H, CT_MEM_DEVICE, ctph_memory_type(dst), 0));
 }
 CTPD_INLINE CUresult dtoh_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      void *dst, CUdeviceptr src, size_t n, CUstream s) {
   MEM_BODY(id, ptsz, realp, ra, dtoh_async_fn, s, CT_GPU_MEMCPY, real(dst, src, n, s),
-           emit_copy(c.corr, n, CT_MEMOP_D2H, CT_MEM_DEVICE, ctph_memory_type(dst), 1));
+           ctpd_emit_copy(c.corr, n, CT_MEMOP_D2H, CT_MEM_DEVICE, ctph_memory_type(dst), 1));
 }
 CTPD_INLINE CUresult dtod_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr dst, CUdeviceptr src, size_t n) {
   MEM_BODY(id, ptsz, realp, ra, copy_fn, (CUstream)0, CT_GPU_MEMCPY, real(dst, src, n),
-           emit_copy(c.corr, n, CT_MEMOP_D2D, CT_MEM_DEVICE, CT_MEM_DEVICE, 0));
+           ctpd_emit_copy(c.corr, n, CT_MEMOP_D2D, CT_MEM_DEVICE, CT_MEM_DEVICE, 0));
 }
 CTPD_INLINE CUresult dtod_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
   MEM_BODY(id, ptsz, realp, ra, copy_async_fn, s, CT_GPU_MEMCPY, real(dst, src, n, s),
-           emit_copy(c.corr, n, CT_MEMOP_D2D, CT_MEM_DEVICE, CT_MEM_DEVICE, 1));
+           ctpd_emit_copy(c.corr, n, CT_MEMOP_D2D, CT_MEM_DEVICE, CT_MEM_DEVICE, 1));
 }
 CTPD_INLINE CUresult set8_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr dst, unsigned char v, size_t n) {
   MEM_BODY(id, ptsz, realp, ra, set8_fn, (CUstream)0, CT_GPU_MEMSET, real(dst, v, n),
-           emit_set(c.corr, n, v, 0));
+           ctpd_emit_set(c.corr, n, v, 0));
 }
 CTPD_INLINE CUresult set8_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
   MEM_BODY(id, ptsz, realp, ra, set8_async_fn, s, CT_GPU_MEMSET, real(dst, v, n, s),
-           emit_set(c.corr, n, v, 1));
+           ctpd_emit_set(c.corr, n, v, 1));
 }
 CTPD_INLINE CUresult set32_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                 CUdeviceptr dst, unsigned v, size_t n) {
   MEM_BODY(id, ptsz, realp, ra, set32_fn, (CUstream)0, CT_GPU_MEMSET, real(dst, v, n),
-           emit_set(c.corr, (uint64_t)n * 4, v, 0));
+           ctpd_emit_set(c.corr, (uint64_t)n * 4, v, 0));
 }
 CTPD_INLINE CUresult set32_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                       CUdeviceptr dst, unsigned v, size_t n, CUstream s) {
   MEM_BODY(id, ptsz, realp, ra, set32_async_fn, s, CT_GPU_MEMSET, real(dst, v, n, s),
-           emit_set(c.corr, (uint64_t)n * 4, v, 1));
+           ctpd_emit_set(c.corr, (uint64_t)n * 4, v, 1));
 }
 
 #define P3(a, b, c) (a x, b y, size_t n)

@@ -6,6 +6,12 @@
  *             launcher does: 20 launches of "triton_kernel"
  *   linked    linked with -lcuda: 10 cuLaunchKernel of "linked_kernel", a 4 KiB
  *             HtoD / DtoH copy pair, a 1 KiB cuMemsetD8, cuStreamSynchronize
+ *   shapes    linked with -lcuda: a 2D HtoD copy (64 B x 8 rows), a 3D DtoH copy
+ *             (32 B x 4 x 2), a peer copy of 256 B (same context), cuMemsetD16 of
+ *             64 elements, cuMemsetD2D32Async of 8 x 4 and cuMemsetD2D8 of 16 x 2,
+ *             an event recorded and waited on (cuStreamWaitEvent on a created
+ *             stream, cuEventSynchronize), a cuLaunchHostFunc, cuCtxSynchronize_v2
+ *             and one launch of "after_kernel" on the created stream
  *   procaddr  cuGetProcAddress (4 arguments, version 11030) and
  *             cuGetProcAddress_v2 (5 arguments): 5 launches each of "v1_kernel",
  *             "v2_kernel", and 5 of "pt_kernel" through the _ptsz answer, plus
@@ -120,6 +126,52 @@ static int run_linked(void) {
       cuMemsetD8(d, 3, 1024) || cuMemcpyDtoH(back, d, sizeof back) || cuStreamSynchronize(0))
     return FAIL("copies");
   printf("linked: 10 launches, back[0]=%d back[2000]=%d\n", back[0], back[2000]);
+  return 0;
+}
+
+static int host_calls;
+static void CUDA_CB count_host_call(void *arg) { (void)arg; __atomic_add_fetch(&host_calls, 1, __ATOMIC_SEQ_CST); }
+
+static int run_shapes(void) {
+  CUfunction f;
+  if (setup(&f, "after_kernel"))
+    return 1;
+  static unsigned char host[512], back[64];
+  memset(host, 9, sizeof host);
+  CUdeviceptr d, e;
+  CUstream s;
+  CUevent ev;
+  CUcontext ctx;
+  if (cuMemAlloc(&d, 4096) || cuMemAlloc(&e, 4096) || cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
+      cuEventCreate(&ev, CU_EVENT_DEFAULT) || cuCtxGetCurrent(&ctx))
+    return FAIL("shapes: set-up");
+  CUDA_MEMCPY2D c2 = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = 64,
+                      .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = d, .dstPitch = 128,
+                      .WidthInBytes = 64, .Height = 8};
+  CUDA_MEMCPY3D c3 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = d, .srcPitch = 128,
+                      .srcHeight = 4, .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = back,
+                      .dstPitch = 32, .dstHeight = 1, .WidthInBytes = 32, .Height = 1, .Depth = 2};
+  if (cuMemcpy2D(&c2))
+    return FAIL("shapes: cuMemcpy2D");
+  if (cuMemcpy3D(&c3))
+    return FAIL("shapes: cuMemcpy3D");
+  if (cuMemcpyPeer(e, ctx, d, ctx, 256))
+    return FAIL("shapes: cuMemcpyPeer");
+  if (cuMemsetD16(e, 0x0102, 64) || cuMemsetD2D32Async(e, 64, 0x05050505u, 8, 4, s) ||
+      cuMemsetD2D8(d + 1024, 32, 7, 16, 2))
+    return FAIL("shapes: sets");
+  if (cuEventRecord(ev, 0) || cuStreamWaitEvent(s, ev, 0) || cuEventSynchronize(ev))
+    return FAIL("shapes: event wait");
+  if (cuLaunchHostFunc(s, count_host_call, NULL))
+    return FAIL("shapes: cuLaunchHostFunc");
+  if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL) || cuStreamSynchronize(s) ||
+      cuCtxSynchronize_v2(ctx))
+    return FAIL("shapes: launch and syncs");
+  /* the simulator's stream sync does not wait for the function's real run */
+  for (int i = 0; i < 5000 && !__atomic_load_n(&host_calls, __ATOMIC_SEQ_CST); i++)
+    usleep(1000);
+  printf("shapes: back[0]=%d back[63]=%d host calls=%d\n", back[0], back[63],
+         __atomic_load_n(&host_calls, __ATOMIC_SEQ_CST));
   return 0;
 }
 #endif
@@ -238,7 +290,7 @@ int main(int argc, char **argv) {
   }
 #endif
   if (argc != 2)
-    return FAIL("usage: dt_app triton|linked|procaddr|dlsym|hidden");
+    return FAIL("usage: dt_app triton|linked|shapes|procaddr|dlsym|hidden");
   libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!libcuda)
     return FAIL("dlopen libcuda.so.1: %s", dlerror());
@@ -246,6 +298,7 @@ int main(int argc, char **argv) {
   return !strcmp(m, "triton")     ? run_triton()
 #ifndef DT_LOCAL_ONLY
          : !strcmp(m, "linked")   ? run_linked()
+         : !strcmp(m, "shapes")   ? run_shapes()
 #endif
          : !strcmp(m, "procaddr") ? run_procaddr()
          : !strcmp(m, "dlsym")    ? run_dlsym()

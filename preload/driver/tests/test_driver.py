@@ -127,6 +127,41 @@ def case_linked(ctx, app):
             check(len(t.apis(name)) == 1, f"linked: {name} spans {len(t.apis(name))}")
 
 
+def case_shapes(ctx, app):
+    """2D/3D/peer copies, 16-bit and 2D sets, event waits, host functions and
+    cuCtxSynchronize_v2: one DRIVER span each, copies and sets with their bytes
+    and direction, each timed once on the GPU."""
+    t, _, _ = compare(ctx, [app, "shapes"])
+    if not t:
+        return
+    memops = {m["corr"]: m for m in t.of("memop")}
+    gpus = {}
+    for g in t.of("gpu"):
+        gpus.setdefault(g["corr"], []).append(g)
+    # entry point: (memop kind, bytes, src_mem, dst_mem, async, GPU type)
+    want = {"cuMemcpy2D_v2": (1, 512, 3, 1, 0, 2), "cuMemcpy3D_v2": (2, 64, 1, 3, 0, 2),
+            "cuMemcpyPeer": (6, 256, 1, 1, 0, 2), "cuMemsetD16_v2": (5, 128, 0, 1, 0, 3),
+            "cuMemsetD2D32Async": (5, 128, 0, 1, 1, 3), "cuMemsetD2D8_v2": (5, 32, 0, 1, 0, 3)}
+    for name, (kind, nbytes, src, dst, is_async, gtype) in want.items():
+        spans = t.apis(name)
+        if not check(len(spans) == 1, f"shapes: {len(spans)} {name} spans, want 1"):
+            continue
+        a = spans[0]
+        check(a["flags"] & API_DRIVER and a["flags"] & API_TIMED and a["depth"] == 0,
+              f"shapes: {name} flags {a['flags']:#x} depth {a['depth']}")
+        m = memops.get(a["corr"])
+        got = m and (m["kind"], m["bytes"], m["src_mem"], m["dst_mem"], m["async"])
+        check(got == (kind, nbytes, src, dst, is_async), f"shapes: {name} memop {got}")
+        g = gpus.get(a["corr"], [])
+        check(len(g) == 1 and g[0]["type"] == gtype, f"shapes: {name} GPU records {g}")
+    for name in ("cuStreamWaitEvent", "cuEventSynchronize", "cuLaunchHostFunc", "cuCtxSynchronize_v2",
+                 "cuStreamSynchronize"):
+        spans = t.apis(name)
+        check(len(spans) == 1 and spans[0]["flags"] & API_DRIVER and spans[0]["result"] == 0
+              and not gpus.get(spans[0]["corr"]), f"shapes: {name} spans {spans}")
+    check_driver_launches(t, "shapes", "cuLaunchKernel", "after_kernel", 1)
+
+
 def case_procaddr(ctx, app):
     t, _, _ = compare(ctx, [app, "procaddr"])
     if t:
@@ -220,6 +255,7 @@ def main():
     ctx = (sim, lib, reader)
     only = os.environ.get("DT_ONLY", "")
     cases = [("triton", lambda: case_triton(ctx, app)), ("linked", lambda: case_linked(ctx, app)),
+             ("shapes", lambda: case_shapes(ctx, app)),
              ("procaddr", lambda: case_procaddr(ctx, app)), ("dlsym", lambda: case_dlsym(ctx, app)),
              ("stacking", lambda: case_stacking(ctx, app, shim)),
              ("hidden", lambda: case_hidden(ctx, app)), ("local", lambda: case_local(ctx, local))]
