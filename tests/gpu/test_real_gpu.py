@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""The bundled workloads, shared and static cudart, traced on a REAL GPU.
+
+usage: test_real_gpu.py CUTRACE WORKLOADS_DIR
+
+Skipped (exit 77) unless `nvidia-smi -L` lists a GPU. Runs each workload with the
+real CUDA stack (no simulator on LD_LIBRARY_PATH), untraced and under
+`cutrace record`, and checks from `cutrace report --format json` and `cutrace dump`:
+- the traced run exits as the untraced one did, and the trace ends clean with no
+  dropped records;
+- every kernel the program launches itself is there, by name, as many times as
+  docs/workloads.md says (the `_static` builds reach the driver through nvcc's
+  static runtime, which only the driver-level hooks see);
+- every cuBLAS / cuBLASLt call is there with at least one kernel of its own
+  (inner_timed: each kernel timed one by one), and no GEMM is timed twice;
+- every timed call has exactly one GPU record, and every GPU record a
+  duration between 0 and 10 s.
+Not timings: those are for scripts/gpu-check and docs/performance.md.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+API_TIMED, API_INNER_TIMED = 0x4, 0x20
+
+# workload: (arguments, {kernel name substring: exact count}, {GEMM entry point: calls});
+# "name(" matches the demangled kernel, never a cuBLAS kernel named after an epilogue
+CASES = {
+    "matmul_add": (["64", "3", "1"], {"bias_add(": 4}, {"cublasSgemm_v2": 4}),
+    "linear": (["16", "64", "32", "3"], {}, {"cublasLtMatmul": 3}),
+    "mlp": (["16", "64", "3"], {"relu(": 6}, {"cublasSgemm_v2": 6, "cublasLtMatmul": 3}),
+    "launch_loop": (["1000"], {"tiny(": 1001}, {}),
+    "multistream": (["3", "5"], {"ms_produce(": 5, "ms_consume(": 10}, {}),
+    "threads": (["2", "3"], {"thread_work(": 6}, {}),
+    "legacy_launch": (["3"], {"legacy_kernel(": 3}, {}),
+    # a graph launch is one activity (its kernels are not timed one by one)
+    "capture": (["2"], {"cudaGraphLaunch": 2}, {}),
+}
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def real_gpu():
+    """True when nvidia-smi lists at least one GPU."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    p = subprocess.run([smi, "-L"], capture_output=True, text=True)
+    return p.returncode == 0 and "GPU" in p.stdout
+
+
+def dump_records(cutrace, trace):
+    """Records of `cutrace dump` by kind, each a dict of its integer fields."""
+    p = subprocess.run([cutrace, "dump", trace], capture_output=True, text=True, timeout=300)
+    out = {}
+    for line in p.stdout.splitlines():
+        parts = line.split()
+        if not parts or parts[0] in ("string",):
+            continue
+        rec = {}
+        for kv in parts[1:]:
+            k, _, v = kv.partition("=")
+            try:
+                rec[k] = int(v)
+            except ValueError:
+                rec[k] = v
+        out.setdefault(parts[0], []).append(rec)
+    return p.returncode, out
+
+
+def check_case(cutrace, program, args, kernels, gemms, tmp):
+    label = f"{os.path.basename(program)} {' '.join(args)}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUTRACE_", "SIMCUDA_"))}
+    env.pop("LD_PRELOAD", None)
+    plain = subprocess.run([program] + args, env=env, capture_output=True, text=True, timeout=120)
+    if not check(plain.returncode == 0, f"{label}: untraced exit {plain.returncode}: {plain.stderr.strip()[-300:]}"):
+        return
+    trace = os.path.join(tmp, os.path.basename(program) + ".data")
+    traced = subprocess.run([cutrace, "record", "-q", "-o", trace, "--", program] + args, env=env,
+                            capture_output=True, text=True, timeout=180)
+    check(traced.returncode == 0, f"{label}: traced exit {traced.returncode}: {traced.stderr.strip()[-300:]}")
+    rep = subprocess.run([cutrace, "report", "--format", "json", trace], capture_output=True, text=True,
+                         timeout=300)
+    if not check(rep.returncode == 0, f"{label}: report failed: {rep.stderr.strip()[-300:]}"):
+        return
+    doc = json.loads(rep.stdout)
+    check(doc.get("status") == "clean", f"{label}: trace status {doc.get('status')}")
+    for pattern, want in kernels.items():
+        got = sum(k["calls"] for k in doc["kernels"] if pattern in k["name"])
+        check(got == want, f"{label}: {got} x {pattern}, want {want}")
+    for api, want in gemms.items():
+        rows = [g for g in doc["gemms"] if g["api"] == api]
+        calls = sum(g["calls"] for g in rows)
+        check(calls == want, f"{label}: {calls} {api} calls, want {want}")
+        check(all(g["inner_timed"] == g["calls"] and g["kernels"] >= g["calls"] for g in rows),
+              f"{label}: {api} not timed through its own kernels: "
+              f"{[(g['calls'], g['kernels'], g['inner_timed']) for g in rows]}")
+    if gemms:
+        lib = sum(k["calls"] for k in doc["kernels"] if k.get("launched_by"))
+        check(lib >= sum(gemms.values()), f"{label}: {lib} kernels launched by library calls")
+    rc, recs = dump_records(cutrace, trace)
+    if not check(rc == 0, f"{label}: dump failed"):
+        return
+    drops = sum(d.get("count", 0) for d in recs.get("drop", []))
+    check(drops == 0, f"{label}: {drops} records dropped")
+    gpu_by_corr = {}
+    for g in recs.get("gpu", []):
+        gpu_by_corr.setdefault(g["corr"], []).append(g)
+        check(0 <= g["end_ns"] - g["start_ns"] < 10**10, f"{label}: GPU record corr {g['corr']} lasts "
+              f"{g['end_ns'] - g['start_ns']} ns")
+    timed = [a for a in recs.get("api", []) if a.get("flags", 0) & API_TIMED]
+    missing = [a["corr"] for a in timed if len(gpu_by_corr.get(a["corr"], [])) != 1]
+    check(not missing, f"{label}: {len(missing)} of {len(timed)} timed calls without exactly one GPU record")
+    inner = [a["corr"] for a in recs.get("api", []) if a.get("flags", 0) & API_INNER_TIMED]
+    check(not any(c in gpu_by_corr for c in inner), f"{label}: a call timed through its kernels has its own GPU record")
+    print(f"  {label}: exit {traced.returncode}, {sum(k['calls'] for k in doc['kernels'])} kernels, "
+          f"{len(recs.get('gpu', []))} GPU records")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.split("\n\n")[1])
+        return 2
+    cutrace, workloads = sys.argv[1:]
+    if not real_gpu():
+        print("skip: no real GPU (nvidia-smi -L lists none)")
+        return SKIP
+    with tempfile.TemporaryDirectory(prefix="gpu_") as tmp:
+        for name, (args, kernels, gemms) in CASES.items():
+            for variant in (name, name + "_static"):
+                program = os.path.join(workloads, variant)
+                if os.path.exists(program):
+                    check_case(cutrace, program, args, kernels, gemms, tmp)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
