@@ -75,6 +75,7 @@ struct ctph_driver {
   CUresult (*StreamGetPriority)(CUstream, int *);
   CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
   CUresult (*PointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
+  CUresult (*PointerGetAttributes)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
 };
 
 extern struct ctph_driver ctph_drv CTPH_HIDDEN;

@@ -88,6 +88,7 @@ static const struct driver_sym driver_syms[] = {
     DRV(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",
         "cuThreadExchangeStreamCaptureMode", 0, 10010),
     DRV(PointerGetAttribute, "cuPointerGetAttribute", "cuPointerGetAttribute", 0, 4000),
+    DRV(PointerGetAttributes, "cuPointerGetAttributes", "cuPointerGetAttributes", 0, 7000),
 };
 #undef DRV
 
