@@ -15,19 +15,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from cttest import check, finish  # noqa: E402
+
 cutrace, libtrace, sim_dir, gappy = sys.argv[1:5]
 if not all(os.path.exists(p) for p in (os.path.join(sim_dir, "libcuda.so.1"), libtrace, gappy)):
     print("skip: the simulated driver, libtrace.so or gappy (needs nvcc) is not built")
     sys.exit(77)
-
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
 
 
 def traced_run(out_dir, kernel_us):
@@ -99,5 +93,4 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(sorted(f[0]["what"].split(",")) == sorted(item["directions"].split(",")),
                       f"finding {item['kind']} directions {f[0]['what']}")
 
-print("ok" if not failures else f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

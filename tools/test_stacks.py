@@ -17,20 +17,10 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tooltest  # noqa: E402
 from tooltest import check, run  # noqa: E402
+from cttest import callsite_markers  # noqa: E402  (tooltest put tests/lib on the path)
 
 cutrace, gen, source = sys.argv[1:4]
 tmp = tempfile.mkdtemp(prefix="cutrace-stacks-")
-
-
-def markers(path):
-    """{name: line} of the `CALLSITE: name` comments of the generator's source."""
-    out = {}
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            m = re.search(r"/\* CALLSITE: (\w+) \*/", line)
-            if m:
-                out[m.group(1)] = n
-    return out
 
 
 def make(mode):
@@ -49,7 +39,7 @@ def report(path, *extra):
         return {}
 
 
-lines = markers(source)
+lines = callsite_markers(source)
 check(set(lines) == {"launch_a", "launch_b", "gemm_c"}, f"markers found: {lines}")
 src_base = os.path.basename(source)
 

@@ -1,18 +1,14 @@
-"""Helpers shared by the tools' Python tests (stdlib only): a failure counter with
-check(), running a command, and the exit that meson reads."""
+"""Helpers shared by the tools' Python tests (stdlib only): check() and the failures
+of tests/lib/cttest.py, running a command, Chrome slice nesting, and the exit that
+meson reads."""
 import collections
+import os
 import subprocess
 import sys
 
-failures = 0
-
-
-def check(cond, what):
-    """Counts and prints a failed expectation; the test goes on."""
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+import cttest  # noqa: E402
+from cttest import check, failures  # noqa: E402,F401  (failures: the tests read tooltest.failures)
 
 
 def run(cutrace, *args, env=None):
@@ -44,6 +40,5 @@ def check_nesting(doc, label):
 
 
 def finish():
-    """Prints the verdict and exits 0 (pass) or 1 (failures)."""
-    print("ok" if not failures else f"{failures} failures")
-    sys.exit(1 if failures else 0)
+    """Prints the number of failures and exits 0 (pass) or 1 (failures)."""
+    sys.exit(cttest.finish())

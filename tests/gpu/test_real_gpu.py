@@ -24,7 +24,9 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from cttest import SKIP, check, finish  # noqa: E402
+
 API_TIMED, API_INNER_TIMED = 0x4, 0x20
 
 # workload: (arguments, {kernel name substring: exact count}, {GEMM entry point: calls});
@@ -40,14 +42,6 @@ CASES = {
     # a graph launch is one activity (its kernels are not timed one by one)
     "capture": (["2"], {"cudaGraphLaunch": 2}, {}),
 }
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def real_gpu():
@@ -141,8 +135,7 @@ def main():
                 program = os.path.join(workloads, variant)
                 if os.path.exists(program):
                     check_case(cutrace, program, args, kernels, gemms, tmp)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import cttest  # noqa: E402
+from cttest import SKIP  # noqa: E402,F401  (SKIP: also harness.SKIP)
 
 
 class Harness:
@@ -19,23 +21,18 @@ class Harness:
         self.sim_dir, self.cutrace, self.libtrace, self.wdir = argv[1:5]
         self.extra = argv[5:]
         self.tmp = tempfile.mkdtemp(prefix="cutrace-e2e-")
-        self.failures = 0
         for need in (os.path.join(self.sim_dir, "libcuda.so.1"), self.libtrace, self.cutrace):
             if not os.path.exists(need):
                 print(f"skip: {need} is not built")
                 sys.exit(SKIP)
 
     def check(self, cond, what):
-        """Counts and prints a failed expectation; returns cond."""
-        if not cond:
-            self.failures += 1
-            print("FAIL:", what)
-        return cond
+        """cttest.check: records and prints a failed expectation; returns cond."""
+        return cttest.check(cond, what)
 
     def finish(self):
-        """Exits 0 when every check passed, 1 otherwise."""
-        print(f"{self.failures} failure(s)")
-        sys.exit(1 if self.failures else 0)
+        """Prints the number of failures; exits 0 when every check passed, 1 otherwise."""
+        sys.exit(cttest.finish())
 
     def env(self, kernel_us="", truth=None, extra=None):
         """The environment of a simulated run (the workload finds the simulated

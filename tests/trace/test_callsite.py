@@ -9,36 +9,22 @@ usage: test_callsite.py SIM_DIR CUTRACE LIBTRACE CALLSITE_PROGRAM CALLSITE_SOURC
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from cttest import SKIP, callsite_markers, check, finish  # noqa: E402
+
 sim_dir, cutrace, libtrace, program, source = sys.argv[1:6]
 ITERATIONS, PAUSE_US = 5, 3000
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
-    return cond
-
 
 for need in (os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program):
     if not os.path.exists(need):
         print(f"skip: {need} is not built")
         sys.exit(SKIP)
 
-lines = {}
-with open(source) as f:
-    for n, text in enumerate(f, 1):
-        m = re.search(r"/\* CALLSITE: (\w+) \*/", text)
-        if m:
-            lines[m.group(1)] = n
+lines = callsite_markers(source)
 check(set(lines) == {"launch_a", "launch_b"}, f"markers in {source}: {lines}")
 tmp = tempfile.mkdtemp(prefix="cutrace-callsite-")
 
@@ -121,5 +107,4 @@ deep = max(len(r["stack"]) for r in cutrace_json("report", "--by", "stack", data
 short = max(len(r["stack"]) for r in cutrace_json("report", "--by", "stack", shallow).get("stacks", [{"stack": []}]))
 check(0 < short < deep, f"stack length with --stack-depth 2: {short}, default: {deep}")
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

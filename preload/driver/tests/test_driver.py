@@ -15,40 +15,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                "tests", "lib"))
+from cttest import HkTrace, check, finish  # noqa: E402
+
 API_TIMED, API_DRIVER = 0x4, 0x10
 GPU_KERNEL = 1
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
-
-
-class Trace:
-    def __init__(self, text):
-        self.strings, self.records = {}, []
-        for line in text.splitlines():
-            parts = line.split()
-            if not parts or parts[0] == "STATUS":
-                continue
-            if parts[0] == "S":
-                self.strings[int(parts[1])] = bytes.fromhex(parts[2] if len(parts) > 2 else "").decode()
-                continue
-            rec = {k: int(v) for k, v in (p.split("=", 1) for p in parts[1:])}
-            rec["_kind"] = parts[0]
-            self.records.append(rec)
-
-    def of(self, kind):
-        return [r for r in self.records if r["_kind"] == kind]
-
-    def name(self, sid):
-        return self.strings.get(sid, "")
-
-    def apis(self, name):
-        return [r for r in self.of("api") if self.name(r["name"]) == name]
+class Trace(HkTrace):
+    """hk_read's output (cttest.HkTrace) and the kernel names launched by a call."""
 
     def kernel_of(self, corr):
         return [self.name(r["kernel"]) for r in self.of("launch") if r["corr"] == corr]
@@ -265,8 +241,7 @@ def main():
         if only in name:
             print("case", name)
             fn()
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                "tests", "lib"))
+from cttest import HkTrace as Trace, check, finish  # noqa: E402
+
 # format.h constants
 API_PTSZ, API_CAPTURED, API_TIMED, API_UNTIMED = 0x1, 0x2, 0x4, 0x8
 API_INNER_TIMED = 0x20
@@ -24,52 +28,6 @@ STREAM_NON_BLOCKING, STREAM_PER_THREAD, STREAM_LEGACY = 0x1, 0x2, 0x4
 GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET, GPU_GEMM, GPU_GRAPH = 1, 2, 3, 4, 5
 H2D, D2H, D2D, MEMSET = 1, 2, 3, 5
 DEVICE, PINNED, PAGEABLE, MANAGED = 1, 2, 3, 4
-
-failures = []
-
-
-def check(cond, what):
-    """Records a failed expectation (the case goes on, to report them all)."""
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
-
-
-class Trace:
-    """One trace file as hk_read prints it: records by kind and the strings."""
-
-    def __init__(self, text):
-        self.strings = {}
-        self.records = []
-        self.damaged = None
-        for line in text.splitlines():
-            parts = line.split()
-            if parts[0] == "S":
-                self.strings[int(parts[1])] = bytes.fromhex(parts[2] if len(parts) > 2 else "").decode(
-                    "utf-8", "replace")
-            elif parts[0] == "STATUS":
-                self.damaged = parts[1] != "damaged=0"
-            else:
-                rec = {k: int(v) for k, v in (p.split("=", 1) for p in parts[1:])}
-                rec["_kind"] = parts[0]
-                self.records.append(rec)
-
-    def of(self, kind):
-        return [r for r in self.records if r["_kind"] == kind]
-
-    def name(self, sid):
-        return self.strings.get(sid, "")
-
-    def apis(self, name=None):
-        return [r for r in self.of("api") if name is None or self.name(r["name"]) == name]
-
-    def by_corr(self, kind):
-        out = {}
-        for r in self.of(kind):
-            out.setdefault(r["corr"], []).append(r)
-        return out
-
 
 class Runner:
     def __init__(self, sim, lib, reader):
@@ -562,8 +520,7 @@ def main():
     if not only or only in "case_nesting":
         print("case_nesting")
         case_nesting(run, app, shim)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -19,15 +19,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "tests", "trace"))
 from rawdump import raw_records  # noqa: E402
 
-failures = []
-
-
-def check(cond, what):
-    """Records a failed expectation (the run goes on, to report them all)."""
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                "tests", "lib"))
+from cttest import check, finish  # noqa: E402
 
 
 def functions_of(program):
@@ -299,8 +293,7 @@ def main():
     check_app(Program(app, sim, lib, cutrace))
     if len(sys.argv) > 5 and os.path.exists(sys.argv[5]):
         check_kernels(Program(sys.argv[5], sim, lib, cutrace))
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1 if failures else 0)
+    sys.exit(finish())
 
 
 if __name__ == "__main__":
