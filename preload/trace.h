@@ -93,4 +93,14 @@ void ctp_emit_tracer(const char *what, uint64_t begin_ns, uint64_t end_ns, uint6
  */
 uint64_t ctp_stack_here(int gpu_work) CTP_HIDDEN;
 
+/*
+ * ctp_stack_here for a call site known to the caller: site_ra is the return address
+ * into the code that called the intercepted entry point and site_cfa the entry
+ * point's canonical frame address (__builtin_return_address(0) and
+ * __builtin_dwarf_cfa() in the exported wrapper). A stack seen before from the same
+ * site and stack depth is then recognised by re-reading its return-address slots
+ * instead of unwinding. NULLs: same as ctp_stack_here.
+ */
+uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa) CTP_HIDDEN;
+
 #endif

@@ -123,9 +123,12 @@ static void start_timing_without_context(ctph_call *c) {
   ctph_drv.CtxPopCurrent(&popped);
 }
 
-void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
-                     uint64_t gpu_name) {
+void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cfa,
+                          enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
+                          uint64_t gpu_name) {
   c->id = id;
+  c->site_ra = site_ra;
+  c->site_cfa = site_cfa;
   c->timing = 0;
   c->chained = 0;
   c->state = NULL;
@@ -277,7 +280,7 @@ void ctph_call_end(ctph_call *c, uint64_t result) {
       .depth = c->depth,
       .flags = c->flags,
       .parent = c->depth ? ctph_tls.outer_corr : 0,
-      .stack = c->depth == 0 ? ctp_stack_here(c->gpu_type != 0) : 0,
+      .stack = c->depth == 0 ? ctp_stack_at(c->gpu_type != 0, c->site_ra, c->site_cfa) : 0,
   };
   ctp_emit(&r);
   ctph_tls.depth--;

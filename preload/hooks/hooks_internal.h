@@ -133,6 +133,9 @@ typedef struct ctph_call {
   int own_skipped;     /* a library call expected to be timed by its inner operations
                           recorded no start event of its own */
   uint64_t inner_mark; /* ctph_tls.inner_timed when the call began */
+  /* the call site, for its stack: the return address into the caller and the CFA of
+   * the exported wrapper (the return address lies at site_cfa - 8 on x86-64) */
+  const void *site_ra, *site_cfa;
 } ctph_call;
 
 /* 1 when tracing is on (starting the tracer on first use). */
@@ -148,8 +151,15 @@ int ctph_on(void) CTPH_HIDDEN;
  * operations last time records no start event of its own. stream is
  * CTPH_NO_STREAM for calls without one. Leaves errno as it found it.
  */
-void ctph_call_begin(ctph_call *c, enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
+void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cfa,
+                          enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
                      uint64_t gpu_name) CTPH_HIDDEN;
+
+/* ctph_call_begin from a wrapper's body: the call site is that of the function the
+ * body is expanded or always-inlined into (the exported wrapper), which is where
+ * __builtin_return_address(0) and __builtin_dwarf_cfa() are evaluated. */
+#define ctph_call_begin(c, ...) \
+  ctph_call_begin_site((c), __builtin_return_address(0), __builtin_dwarf_cfa(), __VA_ARGS__)
 
 /*
  * Closes a traced call after the real function returned `result` (0 = success in

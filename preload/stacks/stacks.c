@@ -20,7 +20,21 @@
  *
  * Cost: a per-thread direct-mapped cache keyed by a 64-bit hash of the kept return
  * addresses maps a stack to its node id, so a repeated stack costs one unwind, one
- * hash and one probe, without a lock. A miss takes the tree lock. One capture in
+ * hash and one probe, without a lock. A miss takes the tree lock.
+ *
+ * Call sites (ctp_stack_at) skip even the unwind: a second per-thread cache, keyed by
+ * the site's return address and the wrapper's CFA (so by call site and stack depth),
+ * remembers where on the stack each kept return address was stored (on x86-64 a
+ * frame's return address lies 8 bytes below the CFA of the function it called; the
+ * unwinder's SP after a step is that CFA). A stack seen again at the same site and
+ * depth is recognised by re-reading those slots and comparing the hash of what they
+ * hold with the stack's: a few loads per frame instead of an unwind. Any difference
+ * (another caller at the same depth) falls back to the unwind, which refreshes the
+ * entry. Entries are only made when every slot read back the unwinder's pc (no
+ * signal frame in the way) and the slots lie between the CFA and the top of the
+ * thread's own stack (pthread_getattr_np), so the slots of a later hit are live
+ * frames of the same stack; a call on another stack (a coroutine's, sigaltstack)
+ * is simply unwound. One capture in
  * SAMPLE_EVERY is timed, and every miss; the estimated total is written
  * about every CUTRACE_FLUSH_MS per thread as one TRACER record "stacks" (amount =
  * stacks captured in the period; duration = their estimated summed time, ending at
@@ -43,17 +57,31 @@
 #define SKIP_MAX 16        /* libtrace.so frames above the caller, at most */
 #define CACHE_ENTRIES 1024 /* per thread, a power of two */
 #define SAMPLE_EVERY 16    /* captures per timed one (two clock reads saved on the rest) */
+#define SITE_ENTRIES 256   /* per thread, a power of two */
+#define SITE_FRAMES 32     /* stacks of at most this many kept frames use the site cache */
+#define SITE_STREAK 3      /* same stack this many times in a row at a site: find its slots */
 
 struct cache_entry {
   uint64_t hash; /* 0 = empty */
   uint64_t id;
 };
 
+/* A call site's last stack: where its kept return addresses are stored. */
+struct site_entry {
+  uint64_t ra, cfa;                /* the key; cfa 0 = empty */
+  uint64_t id, hash;               /* the stack's node id and stack_hash of its pcs */
+  uint32_t n;                      /* kept frames whose slots are known; 0 = not yet */
+  int32_t streak;                  /* captures in a row of this stack at this site */
+  uint32_t slot_off[SITE_FRAMES];  /* slot address - (cfa - 8) of each kept pc */
+};
+
 /* One thread's state, mmap'ed on its first stack (freed at thread exit). */
 struct thread_stacks {
   /* cost of the current period: every SAMPLE_EVERY-th capture is timed */
   uint64_t period_end_ns, count, misses, sampled, sampled_ns, extra_ns;
+  uint64_t stack_lo, stack_hi; /* the thread's stack; 0 = unknown (no site cache) */
   struct cache_entry cache[CACHE_ENTRIES];
+  struct site_entry sites[SITE_ENTRIES];
 };
 
 static int mode = -1; /* enum ctps_mode once initialised */
@@ -61,6 +89,11 @@ static int depth = CTPS_DEFAULT_DEPTH;
 static int skip_hint = 4; /* most libtrace.so frames above a call site seen so far */
 static uint64_t self_start, self_end; /* libtrace.so's own addresses */
 static int (*backtrace_fn)(void **, int);
+/* libunwind's cursor API (unw_getcontext, unw_init_local, unw_step, unw_get_reg) */
+static int (*getcontext_fn)(unw_context_t *);
+static int (*init_local_fn)(unw_cursor_t *, unw_context_t *);
+static int (*step_fn)(unw_cursor_t *);
+static int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 static pthread_key_t thread_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static TLS struct thread_stacks *tls_state;
@@ -109,6 +142,14 @@ static void init(void) {
   if (m != CTPS_OFF) {
     void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     backtrace_fn = lib ? (int (*)(void **, int))dlsym(lib, "unw_backtrace") : NULL;
+    if (backtrace_fn) { /* the cursor API is optional: without it, no site cache */
+      getcontext_fn = (__typeof__(getcontext_fn))dlsym(lib, "_Ux86_64_getcontext");
+      init_local_fn = (__typeof__(init_local_fn))dlsym(lib, "_ULx86_64_init_local");
+      step_fn = (__typeof__(step_fn))dlsym(lib, "_ULx86_64_step");
+      get_reg_fn = (__typeof__(get_reg_fn))dlsym(lib, "_ULx86_64_get_reg");
+      if (!getcontext_fn || !init_local_fn || !step_fn || !get_reg_fn)
+        getcontext_fn = NULL;
+    }
     if (!backtrace_fn) {
       ctp_warn("call stacks off: cannot load libunwind.so.8 (%s)", lib ? "no unw_backtrace" : dlerror());
       m = CTPS_OFF;
@@ -158,9 +199,61 @@ static struct thread_stacks *thread_state(void) {
   void *p = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NULL;
   s = p;
+  pthread_attr_t attr;
+  if (getcontext_fn && pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr && size) {
+      s->stack_lo = (uint64_t)(uintptr_t)addr;
+      s->stack_hi = s->stack_lo + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
   pthread_setspecific(thread_key, s);
   tls_state = s;
   return s;
+}
+
+static inline struct site_entry *site_of(struct thread_stacks *s, uint64_t ra, uint64_t cfa) {
+  uint64_t h = (ra ^ (cfa * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+  return &s->sites[(h ^ (h >> 31)) & (SITE_ENTRIES - 1)];
+}
+
+/* The id of the entry's stack when its slots still hold the same return addresses,
+ * else 0. */
+static inline uint64_t site_check(const struct site_entry *e) {
+  uint64_t pcs[SITE_FRAMES];
+  for (uint32_t i = 0; i < e->n; i++)
+    pcs[i] = *(const volatile uint64_t *)(uintptr_t)(e->cfa - 8 + e->slot_off[i]);
+  return stack_hash(pcs, (int)e->n) == e->hash ? e->id : 0;
+}
+
+/*
+ * Unwinds with libunwind's cursor, leaving out the leading libtrace.so frames:
+ * the kept pcs (at most max) and, in slots, the address each was read from (the
+ * unwinder's SP after the step, minus 8), 0 where that address does not hold the
+ * pc (a signal frame) or lies outside [lo, hi). Returns the number kept, -1 when
+ * the cursor fails.
+ */
+__attribute__((noinline)) static int unwind_with_slots(uint64_t *pcs, uint64_t *slots, int max,
+                                                       uint64_t lo, uint64_t hi) {
+  unw_context_t uc;
+  unw_cursor_t cur;
+  if (getcontext_fn(&uc) != 0 || init_local_fn(&cur, &uc) != 0) return -1;
+  int n = 0, leading = 1;
+  for (int steps = 0; n < max && steps < max + SKIP_MAX + 1; steps++) {
+    if (step_fn(&cur) <= 0) break;
+    unw_word_t ip = 0, sp = 0;
+    if (get_reg_fn(&cur, UNW_REG_IP, &ip) != 0 || get_reg_fn(&cur, UNW_REG_SP, &sp) != 0 || !ip)
+      break;
+    if (leading && ip >= self_start && ip < self_end) continue;
+    leading = 0;
+    pcs[n] = ip;
+    /* read only inside the thread's stack: a bad unwind must not fault */
+    slots[n] = sp - 8 >= lo && sp <= hi && *(const uint64_t *)(uintptr_t)(sp - 8) == ip ? sp - 8 : 0;
+    n++;
+  }
+  return n;
 }
 
 /*
@@ -185,7 +278,40 @@ static void flush_own_period(void) {
   if (s && s->count) end_period(s, ctp_now_ns());
 }
 
-uint64_t ctp_stack_here(int gpu_work) {
+/*
+ * After an unwind at a site: the stack (hash h, node id, kept frames) becomes the
+ * site's; once the same stack came SITE_STREAK times in a row, its slots are found
+ * with the cursor unwind (slower than unw_backtrace, so only for stacks that repeat)
+ * and later captures only re-read them.
+ */
+static void remember_site(struct thread_stacks *s, struct site_entry *site, uint64_t ra,
+                          uint64_t cfa, uint64_t h, uint64_t id, int kept) {
+  if (site->cfa != cfa || site->ra != ra || site->hash != h || site->id != id || site->n) {
+    *site = (struct site_entry){.ra = ra, .cfa = cfa, .id = id, .hash = h, .streak = 1};
+    return;
+  }
+  if (++site->streak < SITE_STREAK || kept > SITE_FRAMES) return;
+  /* a stack whose slots cannot be found (a signal frame, unwinders disagreeing) is
+   * tried again only after many more captures */
+  uint64_t pcs[SITE_FRAMES], slots[SITE_FRAMES];
+  uint64_t base = cfa - 8; /* the site's own return address is the lowest slot */
+  int n = unwind_with_slots(pcs, slots, depth, base, s->stack_hi);
+  if (n != kept || stack_hash(pcs, n) != h) {
+    site->streak = -1000;
+    return;
+  }
+  for (int i = 0; i < n; i++)
+    if (!slots[i] || slots[i] - base >= (1ull << 32)) {
+      site->streak = -1000;
+      return;
+    }
+  for (int i = 0; i < n; i++) site->slot_off[i] = (uint32_t)(slots[i] - base);
+  site->n = (uint32_t)n;
+}
+
+uint64_t ctp_stack_here(int gpu_work) { return ctp_stack_at(gpu_work, NULL, NULL); }
+
+uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa) {
   int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
   if (CTP_UNLIKELY(m < 0)) {
     pthread_once(&init_once, init);
@@ -202,24 +328,31 @@ uint64_t ctp_stack_here(int gpu_work) {
   if (timed) begin_ns = ctp_now_ns();
   if (CTP_UNLIKELY(__atomic_load_n(&ctps_rewrite_pending, __ATOMIC_ACQUIRE)))
     ctps_tree_rewrite();
-  void *frames[CTPS_MAX_DEPTH + SKIP_MAX];
-  int n = 0, skip = 0;
+  uint64_t ra = (uint64_t)(uintptr_t)site_ra, cfa = (uint64_t)(uintptr_t)site_cfa;
+  struct site_entry *site = NULL;
+  if (s && cfa && cfa - 8 >= s->stack_lo && cfa < s->stack_hi && depth <= SITE_FRAMES) {
+    site = site_of(s, ra, cfa);
+    if (site->cfa == cfa && site->ra == ra && site->n && (id = site_check(site)) != 0)
+      goto done;
+  }
+  uint64_t pcs[CTPS_MAX_DEPTH];
+  int kept = 0;
   if (s) {
     /* Unwinding costs per frame: ask for the frames kept plus the libtrace.so frames
      * seen so far, and again with room for more when there were more this time. */
+    void *frames[CTPS_MAX_DEPTH + SKIP_MAX];
     int hint = __atomic_load_n(&skip_hint, __ATOMIC_RELAXED), want = depth + hint;
-    n = backtrace_fn(frames, want);
-    skip = self_frames(frames, n);
+    int n = backtrace_fn(frames, want);
+    int skip = self_frames(frames, n);
     if (CTP_UNLIKELY(skip > hint) && n == want) {
       __atomic_store_n(&skip_hint, skip < SKIP_MAX ? skip : SKIP_MAX, __ATOMIC_RELAXED);
       n = backtrace_fn(frames, depth + SKIP_MAX);
       skip = self_frames(frames, n);
     }
-  }
-  int kept = n - skip < depth ? n - skip : depth;
-  if (kept > 0) {
-    uint64_t pcs[CTPS_MAX_DEPTH];
+    kept = n - skip < depth ? n - skip : depth;
     for (int i = 0; i < kept; i++) pcs[i] = (uint64_t)(uintptr_t)frames[skip + i];
+  }
+  if (kept > 0) {
     uint64_t h = stack_hash(pcs, kept);
     struct cache_entry *e = &s->cache[h & (CACHE_ENTRIES - 1)];
     if (e->hash == h) {
@@ -234,7 +367,10 @@ uint64_t ctp_stack_here(int gpu_work) {
       s->extra_ns += ctp_now_ns() - miss_ns;
       timed = 0;
     }
+    if (site && id)
+      remember_site(s, site, ra, cfa, h, id, kept);
   }
+done:
   if (timed) {
     uint64_t end_ns = ctp_now_ns();
     s->sampled++;

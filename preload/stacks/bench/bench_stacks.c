@@ -4,8 +4,9 @@
  * go to docs/performance.md ("Call stacks").
  *
  * usage: CUTRACE_STACK_DEPTH=D bench_stacks [hit|miss|both] [calls]
- *   hit    the same stack again and again (the per-thread cache answers), from
- *          D levels of recursion, so that D frames are kept
+ *   hit    the same stack again and again from D levels of recursion, so that D
+ *          frames are kept: answered by the site cache (its return-address slots
+ *          re-read), then without the call site (unwound, the stack cache answers)
  *   miss   512 stacks never seen before (64 call sites x 8 callers, each under the
  *          same D-level recursion): unwind, cache miss, tree lock, new nodes
  * With CUTRACE_STACKS=off it measures the disabled path. Under callgrind, use
@@ -18,6 +19,7 @@
 #include <time.h>
 
 uint64_t stkb_capture(int gpu_work);
+uint64_t stkb_capture_unwind(int gpu_work);
 uint64_t stkb_records(int kind);
 
 #define NOINLINE __attribute__((noinline, noclone))
@@ -57,6 +59,10 @@ NOINLINE void hit_loop(void) {
   for (long i = 0; i < calls; i++) sink += stkb_capture(1);
   uint64_t t1 = now_ns();
   printf("hit: %ld calls, %.1f ns/call\n", calls, (double)(t1 - t0) / (double)calls);
+  t0 = now_ns();
+  for (long i = 0; i < calls; i++) sink += stkb_capture_unwind(1);
+  t1 = now_ns();
+  printf("hit, unwinding: %ld calls, %.1f ns/call\n", calls, (double)(t1 - t0) / (double)calls);
 }
 
 NOINLINE void miss_loop(void) {

@@ -41,8 +41,16 @@ void ctp_warn(const char *fmt, ...) {
   fprintf(stderr, "cutrace: %s\n", line);
 }
 
-/* What an intercepted call does: the stack id of its caller. */
+/* What an intercepted call does: the stack id of its caller, its call site known
+ * (the site cache answers a repeated stack without unwinding). */
 __attribute__((visibility("default"), noinline)) uint64_t stkb_capture(int gpu_work) {
+  uint64_t id = ctp_stack_at(gpu_work, __builtin_return_address(0), __builtin_dwarf_cfa());
+  __asm__ volatile("" ::: "memory");
+  return id;
+}
+
+/* The same without the call site: every capture unwinds. */
+__attribute__((visibility("default"), noinline)) uint64_t stkb_capture_unwind(int gpu_work) {
   uint64_t id = ctp_stack_here(gpu_work);
   __asm__ volatile("" ::: "memory");
   return id;

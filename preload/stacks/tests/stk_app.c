@@ -7,6 +7,10 @@
  *   recurse_to_set  recursion to depth 3 and to depth 9, then cudaMemsetAsync from
  *                   deep_set_site (same innermost function, different stacks)
  *   sync_site       cudaStreamSynchronize (no GPU work: captured only with "all")
+ *   shared_site     cudaMemsetAsync called through via_a 4 times, then via_b 4 times,
+ *                   SHARED_ROUNDS rounds, from the same stack depth: same call site
+ *                   and CFA, two stacks, each repeated long enough for the site cache
+ *                   to learn it (it must tell them apart)
  *
  * Usage: stk_app [fork]   With "fork", the main thread then forks a child that calls
  * cudaMemsetAsync from child_site once and exits; the parent waits for it.
@@ -75,6 +79,30 @@ NOINLINE void sync_site(void) {
   __asm__ volatile("" ::: "memory");
 }
 
+#define SHARED_ROUNDS 3
+#define SHARED_RUN 4
+
+static volatile int marker;
+
+NOINLINE void shared_site(void *dev) {
+  check(cudaMemsetAsync(dev, 5, BYTES, 0), "cudaMemsetAsync");
+  __asm__ volatile("" ::: "memory");
+}
+
+/* Two callers of shared_site with the same frame layout (different bodies, so that
+ * the compiler cannot fold them into one function). */
+NOINLINE void via_a(void *dev) {
+  marker = 1;
+  shared_site(dev);
+  __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void via_b(void *dev) {
+  marker = 2;
+  shared_site(dev);
+  __asm__ volatile("" ::: "memory");
+}
+
 static void *dev_a, *dev_b;
 
 static void *thread_a(void *arg) {
@@ -99,6 +127,10 @@ int main(int argc, char **argv) {
   pthread_join(ta, NULL);
   pthread_join(tb, NULL);
   int levels = recurse_to_set(dev_a, 2) + recurse_to_set(dev_a, 8);
+  for (int round = 0; round < SHARED_ROUNDS; round++) {
+    for (int i = 0; i < SHARED_RUN; i++) via_a(dev_a);
+    for (int i = 0; i < SHARED_RUN; i++) via_b(dev_a);
+  }
   sync_site();
   if (do_fork) {
     pid_t child = fork();

@@ -180,6 +180,15 @@ def check_app(app):
         check(sets[0][0]["stack"] != copies[0][0]["stack"], "default: two call sites, two ids")
         check(sets[0][1][1] == "thread_a" and copies[0][1][1] == "thread_b",
               f"default: callers thread_a / thread_b ({sets[0][1][:2]}, {copies[0][1][:2]})")
+    # the same site and stack depth reached through two callers, 4 calls each in
+    # turn: the site cache learns each stack and must never answer one caller's
+    # stack for the other
+    shared = by_site.get("shared_site", [])
+    callers = [f[1] for _, f in shared]
+    check(callers == (["via_a"] * 4 + ["via_b"] * 4) * 3, f"default: shared_site's callers in turn ({callers})")
+    check(len({a["stack"] for a, f in shared if f[1] == "via_a"}) == 1 and
+          len({a["stack"] for a, f in shared if f[1] == "via_b"}) == 1 and
+          len({a["stack"] for a, _ in shared}) == 2, "default: shared_site: one id per caller")
     if len(deep) == 2:
         depths = sorted(f.count("recurse_to_set") for _, f in deep)
         check(depths == [3, 9], f"default: recursion gives 3 and 9 recurse_to_set frames ({depths})")
@@ -208,7 +217,7 @@ def check_app(app):
         t = traces[0]
         check(all(a["stack"] == 0 for a in t.apis), "off: every API record has stack 0")
         check(not t.stack_records and not t.modules, "off: no STACK or MODULE records")
-        check(len(t.apis) >= 25, f"off: the calls are still recorded ({len(t.apis)})")
+        check(len(t.apis) >= 49, f"off: the calls are still recorded ({len(t.apis)})")
 
     # all calls
     _, out, _, traces = app.run(extra={"CUTRACE_STACKS": "all"})
