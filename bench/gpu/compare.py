@@ -17,15 +17,25 @@ import sys
 from collections import defaultdict
 
 
+def name_key(name):
+    """A kernel name in a form both demanglers agree on: CUPTI writes templates as
+    "void f<a<b> >(...)", __cxa_demangle as "void f<a<b>>(...)"; some tools drop the
+    leading "void " of a template kernel."""
+    name = name.strip()
+    if name.startswith("void "):
+        name = name[5:]
+    return "".join(name.split())
+
+
 def kernels(path):
-    """Returns {name: [(ts_us, dur_us), ...]} of the kernel events in a Chrome trace."""
+    """Returns {name key: [(ts_us, dur_us), ...]} of the kernel events in a Chrome trace."""
     with open(path) as f:
         doc = json.load(f)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     out = defaultdict(list)
     for e in events:
         if e.get("ph") == "X" and e.get("cat") == "kernel":
-            out[e["name"]].append((float(e["ts"]), float(e.get("dur", 0))))
+            out[name_key(e["name"])].append((float(e["ts"]), float(e.get("dur", 0))))
     for v in out.values():
         v.sort()
     return out
@@ -67,6 +77,10 @@ def main():
                 big_diffs.append(d)
                 if d <= max(2.0, 0.05 * kd):
                     within += 1
+    for name, kv in kin.items():  # what cutrace missed, for the case's compare.err
+        if len(ct.get(name, [])) < len(kv):
+            print(f"compare: {case}: kineto has {len(kv)} x {name[:160]}, cutrace "
+                  f"{len(ct.get(name, []))}", file=sys.stderr)
     med = statistics.median(diffs) if diffs else float("nan")
     worst = max(big_diffs) if big_diffs else float("nan")
     share = f"{within}/{len(big_diffs)}" if big_diffs else "n/a"
