@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Host cost the tracer adds to one intercepted call, on the simulated GPU.
 
-usage: bench/host_cost.py [--build DIR] [--n N] [--repeat R] [--json FILE]
+usage: bench/host_cost.py [--build DIR] [--n N] [--repeat R] [--json FILE] [--real]
 
 Runs, interleaved in one session so that machine load hits every variant alike:
 - bench/workloads/api_loop N MODE: runtime launches (`<<<>>>`, i.e.
@@ -17,7 +17,9 @@ each untraced and under LD_PRELOAD=libtrace.so in four settings:
 - record only: CUTRACE_STACKS=off CUTRACE_GPU_TIMING=0 (API and detail records,
   no events).
 The simulated driver costs SIMCUDA_LAUNCH_US=0 per launch, so the untraced
-column is the simulator's own bookkeeping. Prints one markdown table: the median
+column is the simulator's own bookkeeping. With --real the programs run on the
+machine's CUDA driver and GPU instead (scripts/gpu-check): the added cost then
+includes the real cuEventRecord. Prints one markdown table: the median
 ns per call over R runs of each, and the added ns and ratio against untraced.
 The traced numbers include the CUDA event calls the tracer makes (cuEventRecord
 on the simulated driver takes its global lock, which a real driver does not).
@@ -40,24 +42,25 @@ VARIANTS = [
 LINE = re.compile(r"(?:api_loop: (\w+): \d+ calls|bench: \d+ launches), ([0-9.]+) ns per (?:call|launch)")
 
 
-def cases(build, n):
+def cases(build, n, real=False):
     """(label, argv) of each call kind measured."""
     loop = os.path.join(build, "bench/workloads/api_loop")
     dt_app = os.path.join(build, "preload/driver/tests/dt_app")
     out = [("runtime launch (`<<<>>>`)", [loop, str(n), "1"]),
            ("cudaMemcpyAsync 256 B D2D", [loop, str(n), "2"]),
            ("cublasSgemm 16x16", [loop, str(max(n // 10, 256)), "3"])]
-    if os.path.exists(dt_app):
+    if os.path.exists(dt_app) and not real:  # dt_app loads a module only the simulator has
         out.append(("cuLaunchKernel (driver, -lcuda)", [dt_app, "bench", str(n)]))
     return out
 
 
-def run_once(build, argv, extra, tmp):
+def run_once(build, argv, extra, tmp, real=False):
     """ns per call printed by the program, or None when it failed."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CUTRACE_", "SIMCUDA_")) and k != "LD_PRELOAD"}
-    env.update(LD_LIBRARY_PATH=os.path.join(build, "tests/sim"), SIMCUDA_LAUNCH_US="0",
-               SIMCUDA_KERNEL_US="default=0")
+    if not real:
+        env.update(LD_LIBRARY_PATH=os.path.join(build, "tests/sim"), SIMCUDA_LAUNCH_US="0",
+                   SIMCUDA_KERNEL_US="default=0")
     if extra is not None:
         env.update(extra, LD_PRELOAD=os.path.abspath(os.path.join(build, "preload/libtrace.so")),
                    CUTRACE_OUTPUT=tmp, CUTRACE_QUIET="1")
@@ -78,6 +81,7 @@ def main():
     ap.add_argument("--n", type=int, default=20000, help="calls per run (GEMMs: N/10)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", help="also write the medians to this file")
+    ap.add_argument("--real", action="store_true", help="the machine's CUDA driver and GPU, not the simulator")
     a = ap.parse_args()
     if a.n < 1 or a.repeat < 1:
         print("host_cost: --n and --repeat must be positive", file=sys.stderr)
@@ -87,13 +91,13 @@ def main():
         return 2
     tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"cutrace-host-cost-{os.getpid()}")
     os.makedirs(tmp, exist_ok=True)
-    kinds = cases(a.build, a.n)
+    kinds = cases(a.build, a.n, a.real)
     samples = {(k, v): [] for k, _ in kinds for v, _ in VARIANTS}
     try:
         for _ in range(a.repeat):
             for label, argv in kinds:
                 for vname, extra in VARIANTS:
-                    ns = run_once(a.build, argv, extra, tmp)
+                    ns = run_once(a.build, argv, extra, tmp, a.real)
                     if ns is not None:
                         samples[(label, vname)].append(ns)
     finally:
