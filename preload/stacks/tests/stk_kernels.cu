@@ -4,9 +4,18 @@
  * from one call site, then launch_deep reached through recurse() at two recursion
  * depths (2 launches, two different stacks with the same innermost frames).
  * Prints one line; exits 0, or 1 when a CUDA call failed.
+ *
+ * "stk_kernels throw N": N times, launch_then_throw launches a kernel and throws a
+ * C++ exception caught two frames up (in catch_it), with a destructor run during
+ * unwinding: C++ exception unwinding must work unchanged while the tracer's
+ * (privately loaded) libunwind takes stacks. Prints the exceptions caught and the
+ * destructors run.
  */
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <pthread.h>
+#include <stdexcept>
 
 #include <cuda_runtime.h>
 
@@ -51,6 +60,33 @@ NOINLINE int recurse(int *x, int level) {
   return 0;
 }
 
+static int destructors;
+
+struct counts_destruction {
+  ~counts_destruction() { destructors++; }
+};
+
+NOINLINE void launch_then_throw(int *x, int i) {
+  counts_destruction guard;
+  add_one<<<1, 32>>>(x);
+  check(cudaGetLastError(), "add_one launch");
+  throw std::runtime_error(i % 2 ? "odd" : "even");
+}
+
+NOINLINE void pass_through(int *x, int i) {
+  counts_destruction guard;
+  launch_then_throw(x, i);
+}
+
+NOINLINE int catch_it(int *x, int i) {
+  try {
+    pass_through(x, i);
+  } catch (const std::runtime_error &e) {
+    return strcmp(e.what(), i % 2 ? "odd" : "even") == 0;
+  }
+  return 0;
+}
+
 static int *dev_a, *dev_b;
 
 static void *thread_alpha(void *) {
@@ -65,7 +101,16 @@ static void *thread_beta(void *) {
   return nullptr;
 }
 
-int main() {
+int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "throw")) {
+    int n = atoi(argv[2]), caught = 0;
+    check(cudaMalloc(&dev_a, 32 * sizeof(int)), "cudaMalloc");
+    for (int i = 0; i < n; i++) caught += catch_it(dev_a, i);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    printf("stk_kernels: throws=%d caught=%d destructors=%d failures=%d\n", n, caught, destructors,
+           failures);
+    return failures || caught != n ? 1 : 0;
+  }
   check(cudaMalloc(&dev_a, 32 * sizeof(int)), "cudaMalloc");
   check(cudaMalloc(&dev_b, 32 * sizeof(int)), "cudaMalloc");
   pthread_t ta, tb;

@@ -294,6 +294,26 @@ def check_kernels(prog):
         check(len(set.union(*sites.values())) == 4, "kernels: four distinct stacks")
 
 
+def check_exceptions(prog):
+    """C++ exceptions thrown through frames that launched (stk_kernels throw): the
+    program's unwinding works unchanged under every stack setting, and each launch
+    has its stack."""
+    rc0, out0, _, _ = prog.run(["throw", "200"], traced=False)
+    check(rc0 == 0 and "caught=200 destructors=400" in out0, f"throw: runs untraced ({rc0}, {out0!r})")
+    for mode in ("launches", "all"):
+        rc, out, err, traces = prog.run(["throw", "200"], extra={"CUTRACE_STACKS": mode})
+        check((rc, out) == (rc0, out0), f"throw, stacks {mode}: same output and status ({rc}, {out!r}, {err!r})")
+        if traces:
+            t = traces[0]
+            bias = t.bias_of(prog.path)
+            launches = [a for a in t.apis if a["depth"] == 0 and "LaunchKernel" in t.name(a["name"])]
+            callers = {next((f for f in prog.frames(t, a["stack"], bias) if f and "launch_then_throw" in f), None)
+                       for a in launches if a["stack"]}
+            check(len(launches) == 200 and all(a["stack"] for a in launches) and len(callers) == 1
+                  and None not in callers, f"throw, stacks {mode}: 200 launches from launch_then_throw "
+                  f"({len(launches)}, {callers})")
+
+
 def main():
     if sys.argv[1:] == ["--skip"]:
         print("skipped: nothing to run")
@@ -302,6 +322,7 @@ def main():
     check_app(Program(app, sim, lib, cutrace))
     if len(sys.argv) > 5 and os.path.exists(sys.argv[5]):
         check_kernels(Program(sys.argv[5], sim, lib, cutrace))
+        check_exceptions(Program(sys.argv[5], sim, lib, cutrace))
     sys.exit(finish())
 
 
