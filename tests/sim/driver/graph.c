@@ -24,6 +24,8 @@ void sim_graph_free(struct sim_graph *g)
 {
   for (size_t i = 0; i < g->count; i++) {
     sim_handle_remove(g->nodes[i]);
+    if (g->nodes[i]->child)
+      sim_graph_free(g->nodes[i]->child);
     free(g->nodes[i]);
   }
   sim_handle_remove(g);
@@ -45,6 +47,7 @@ int sim_graph_append(struct sim_graph *g, const struct sim_op *op)
   if (!n)
     return -1;
   n->op = *op;
+  n->child = NULL;
   g->nodes[g->count++] = n;
   return 0;
 }
@@ -118,7 +121,9 @@ SIM_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
     return CUDA_ERROR_INVALID_VALUE;
   sim_lock();
   int ok = sim_handle_kind(hNode) == SIM_KIND_GRAPH_NODE;
-  if (ok) {
+  if (ok && ((struct sim_graph_node *)hNode)->child) {
+    *type = CU_GRAPH_NODE_TYPE_GRAPH;
+  } else if (ok) {
     switch (((struct sim_graph_node *)hNode)->op.kind) {
     case SIM_OP_KERNEL: *type = CU_GRAPH_NODE_TYPE_KERNEL; break;
     case SIM_OP_MEMCPY: *type = CU_GRAPH_NODE_TYPE_MEMCPY; break;
@@ -131,31 +136,56 @@ SIM_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
   return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Operations a graph replays, child graphs included (lock held). */
+static size_t flat_count(const struct sim_graph *g)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < g->count; i++)
+    n += g->nodes[i]->child ? flat_count(g->nodes[i]->child) : 1;
+  return n;
+}
+
+/* Copies the operations of g (child graphs flattened) to ops; returns how many. */
+static size_t flatten(const struct sim_graph *g, struct sim_op *ops)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < g->count; i++) {
+    if (g->nodes[i]->child)
+      n += flatten(g->nodes[i]->child, ops + n);
+    else
+      ops[n++] = g->nodes[i]->op;
+  }
+  return n;
+}
+
+/* The operations of graph handle hGraph, flattened, in a fresh array (lock held). */
+static CUresult flat_ops(CUgraph hGraph, struct sim_op **ops, size_t *count)
+{
+  if (sim_handle_kind(hGraph) != SIM_KIND_GRAPH)
+    return CUDA_ERROR_INVALID_VALUE;
+  const struct sim_graph *g = (const struct sim_graph *)hGraph;
+  *count = flat_count(g);
+  *ops = *count ? malloc(*count * sizeof **ops) : NULL;
+  if (*count && !*ops)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  flatten(g, *ops);
+  return CUDA_SUCCESS;
+}
+
 static CUresult instantiate(CUgraphExec *phGraphExec, CUgraph hGraph)
 {
   if (!phGraphExec)
     return CUDA_ERROR_INVALID_VALUE;
   sim_lock();
-  CUresult r = CUDA_SUCCESS;
-  struct sim_graph_exec *x = NULL;
-  if (sim_handle_kind(hGraph) != SIM_KIND_GRAPH)
-    r = CUDA_ERROR_INVALID_VALUE;
-  else {
-    struct sim_graph *g = (struct sim_graph *)hGraph;
-    x = calloc(1, sizeof *x);
-    if (x && g->count)
-      x->ops = malloc(g->count * sizeof *x->ops);
-    if (!x || (g->count && !x->ops) || sim_handle_add(x, SIM_KIND_GRAPH_EXEC) != 0) {
-      if (x)
-        free(x->ops);
-      free(x);
-      r = CUDA_ERROR_OUT_OF_MEMORY;
-    } else {
-      for (size_t i = 0; i < g->count; i++)
-        x->ops[i] = g->nodes[i]->op;
-      x->count = g->count;
-      *phGraphExec = (CUgraphExec)x;
-    }
+  struct sim_graph_exec *x = calloc(1, sizeof *x);
+  CUresult r = x ? flat_ops(hGraph, &x->ops, &x->count) : CUDA_ERROR_OUT_OF_MEMORY;
+  if (r == CUDA_SUCCESS && sim_handle_add(x, SIM_KIND_GRAPH_EXEC) != 0)
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (r == CUDA_SUCCESS) {
+    *phGraphExec = (CUgraphExec)x;
+  } else if (x) {
+    free(x->ops);
+    free(x);
   }
   sim_unlock();
   return r;
@@ -257,4 +287,135 @@ SIM_API CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 SIM_API CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
   return graph_upload(hGraphExec, hStream, 1);
+}
+
+/* A copy of graph g with its own node handles (lock held); NULL when out of memory. */
+static struct sim_graph *graph_clone(const struct sim_graph *g)
+{
+  struct sim_graph *c = sim_graph_new();
+  if (!c)
+    return NULL;
+  for (size_t i = 0; i < g->count; i++) {
+    struct sim_graph *child = NULL;
+    if (g->nodes[i]->child && !(child = graph_clone(g->nodes[i]->child)))
+      goto fail;
+    if (sim_graph_append(c, &g->nodes[i]->op) != 0) {
+      if (child)
+        sim_graph_free(child);
+      goto fail;
+    }
+    c->nodes[c->count - 1]->child = child;
+  }
+  if (sim_graph_register(c) == 0)
+    return c;
+fail:
+  sim_graph_free(c);
+  return NULL;
+}
+
+/** Adds a node running a copy of childGraph (appended: sim graphs are sequences,
+ * so the dependencies only have to be nodes of hGraph). */
+SIM_API CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                          const CUgraphNode *dependencies, size_t numDependencies,
+                                          CUgraph childGraph)
+{
+  if (!phGraphNode || (numDependencies && !dependencies))
+    return CUDA_ERROR_INVALID_VALUE;
+  sim_lock();
+  CUresult r = CUDA_SUCCESS;
+  if (sim_handle_kind(hGraph) != SIM_KIND_GRAPH || sim_handle_kind(childGraph) != SIM_KIND_GRAPH ||
+      hGraph == childGraph)
+    r = CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; r == CUDA_SUCCESS && i < numDependencies; i++)
+    if (sim_handle_kind(dependencies[i]) != SIM_KIND_GRAPH_NODE)
+      r = CUDA_ERROR_INVALID_VALUE;
+  struct sim_graph *g = (struct sim_graph *)hGraph, *copy = NULL;
+  struct sim_op none = {.kind = SIM_OP_EVENT};
+  if (r == CUDA_SUCCESS && !(copy = graph_clone((const struct sim_graph *)childGraph)))
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (r == CUDA_SUCCESS && sim_graph_append(g, &none) != 0)
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (r == CUDA_SUCCESS && sim_handle_add(g->nodes[g->count - 1], SIM_KIND_GRAPH_NODE) != 0) {
+    free(g->nodes[--g->count]);
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  if (r == CUDA_SUCCESS) {
+    g->nodes[g->count - 1]->child = copy;
+    *phGraphNode = (CUgraphNode)g->nodes[g->count - 1];
+  } else if (copy) {
+    sim_graph_free(copy);
+  }
+  sim_unlock();
+  return r;
+}
+
+/** The graph a child graph node runs (owned by the node). */
+SIM_API CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
+{
+  if (!phGraph)
+    return CUDA_ERROR_INVALID_VALUE;
+  sim_lock();
+  const struct sim_graph_node *n = (const struct sim_graph_node *)hNode;
+  int ok = sim_handle_kind(hNode) == SIM_KIND_GRAPH_NODE && n->child;
+  if (ok)
+    *phGraph = (CUgraph)n->child;
+  sim_unlock();
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/** A kernel node's parameters (CUDA 12 layout): the function it launches is given
+ * back as it was launched (func, or kern for a CUkernel handle), the geometry and
+ * arguments are not kept by the simulator (zero). */
+SIM_API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+{
+  if (!nodeParams)
+    return CUDA_ERROR_INVALID_VALUE;
+  sim_lock();
+  const struct sim_graph_node *n = (const struct sim_graph_node *)hNode;
+  int ok = sim_handle_kind(hNode) == SIM_KIND_GRAPH_NODE && !n->child &&
+           n->op.kind == SIM_OP_KERNEL;
+  if (ok) {
+    memset(nodeParams, 0, sizeof *nodeParams);
+    if (sim_handle_kind(n->op.func) == SIM_KIND_KERNEL)
+      nodeParams->kern = (CUkernel)n->op.func;
+    else
+      nodeParams->func = (CUfunction)n->op.func;
+  }
+  sim_unlock();
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/** Updates an exec from a graph of the same shape: the same number of nodes of the
+ * same kinds (after flattening child graphs); else nothing changes and
+ * resultInfo says CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED. */
+SIM_API CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+                                      CUgraphExecUpdateResultInfo *resultInfo)
+{
+  if (!resultInfo)
+    return CUDA_ERROR_INVALID_VALUE;
+  resultInfo->result = CU_GRAPH_EXEC_UPDATE_ERROR;
+  resultInfo->errorNode = NULL;
+  resultInfo->errorFromNode = NULL;
+  sim_lock();
+  struct sim_op *ops = NULL;
+  size_t count = 0;
+  CUresult r = sim_handle_kind(hGraphExec) == SIM_KIND_GRAPH_EXEC ? flat_ops(hGraph, &ops, &count)
+                                                                   : CUDA_ERROR_INVALID_VALUE;
+  struct sim_graph_exec *x = (struct sim_graph_exec *)hGraphExec;
+  if (r == CUDA_SUCCESS) {
+    int same = count == x->count;
+    for (size_t i = 0; same && i < count; i++)
+      same = ops[i].kind == x->ops[i].kind;
+    if (same) {
+      free(x->ops);
+      x->ops = ops, ops = NULL;
+      resultInfo->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    } else {
+      resultInfo->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+      r = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+  }
+  free(ops);
+  sim_unlock();
+  return r;
 }

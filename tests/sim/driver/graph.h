@@ -4,9 +4,11 @@
 
 #include "sim.h"
 
-/* One node: the operation it replays. */
+/* One node: the operation it replays, or (child != NULL) a child graph node
+ * owning its copy of the child graph. */
 struct sim_graph_node {
   struct sim_op op;
+  struct sim_graph *child;
 };
 
 /* A graph: its nodes in capture order (replayed one after another). */
@@ -15,7 +17,7 @@ struct sim_graph {
   size_t count, capacity;
 };
 
-/* An instantiated graph: a private copy of the nodes. */
+/* An instantiated graph: a private copy of the nodes, child graphs flattened. */
 struct sim_graph_exec {
   struct sim_op *ops;
   size_t count;

@@ -131,7 +131,10 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuGetProcAddress", 12000, 0, cuGetProcAddress_v2) \
   X("cuGraphCreate", 10000, 0, cuGraphCreate) \
   X("cuGraphDestroy", 10000, 0, cuGraphDestroy) \
+  X("cuGraphAddChildGraphNode", 10000, 0, cuGraphAddChildGraphNode) \
+  X("cuGraphChildGraphNodeGetGraph", 10000, 0, cuGraphChildGraphNodeGetGraph) \
   X("cuGraphExecDestroy", 10000, 0, cuGraphExecDestroy) \
+  X("cuGraphExecUpdate", 12000, 0, cuGraphExecUpdate_v2) \
   X("cuGraphGetNodes", 10000, 0, cuGraphGetNodes) \
   X("cuGraphInstantiate", 10000, 0, cuGraphInstantiate) \
   X("cuGraphInstantiate", 11000, 0, cuGraphInstantiate_v2) \
@@ -139,6 +142,7 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuGraphInstantiateWithFlags", 11040, 0, cuGraphInstantiateWithFlags) \
   X("cuGraphInstantiateWithParams", 12000, 0, cuGraphInstantiateWithParams) \
   X("cuGraphInstantiateWithParams", 12000, 2, cuGraphInstantiateWithParams_ptsz) \
+  X("cuGraphKernelNodeGetParams", 12000, 0, cuGraphKernelNodeGetParams_v2) \
   X("cuGraphLaunch", 10000, 0, cuGraphLaunch) \
   X("cuGraphLaunch", 10000, 2, cuGraphLaunch_ptsz) \
   X("cuGraphNodeGetType", 10000, 0, cuGraphNodeGetType) \

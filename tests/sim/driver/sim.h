@@ -169,6 +169,7 @@ struct sim_op {
   enum sim_op_kind kind;
   char name[64];             /* kernel name (truncated) or copy direction */
   const char *full_name;     /* kernel: the function's full name (lives with it) */
+  const void *func;          /* kernel: the CUfunction or CUkernel it was launched with */
   uint64_t duration_ns;
   struct sim_event *event;   /* SIM_OP_EVENT: the event recorded */
   int external;              /* SIM_OP_EVENT: CU_EVENT_RECORD_EXTERNAL (a graph node when captured) */

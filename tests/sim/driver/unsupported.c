@@ -81,7 +81,6 @@
   X(cuFuncSetSharedMemConfig) \
   X(cuFuncSetSharedSize) \
   X(cuGraphAddBatchMemOpNode) \
-  X(cuGraphAddChildGraphNode) \
   X(cuGraphAddDependencies) \
   X(cuGraphAddDependencies_v2) \
   X(cuGraphAddEmptyNode) \
@@ -100,7 +99,6 @@
   X(cuGraphAddNode_v2) \
   X(cuGraphBatchMemOpNodeGetParams) \
   X(cuGraphBatchMemOpNodeSetParams) \
-  X(cuGraphChildGraphNodeGetGraph) \
   X(cuGraphClone) \
   X(cuGraphConditionalHandleCreate) \
   X(cuGraphDebugDotPrint) \
@@ -123,7 +121,6 @@
   X(cuGraphExecMemsetNodeSetParams) \
   X(cuGraphExecNodeSetParams) \
   X(cuGraphExecUpdate) \
-  X(cuGraphExecUpdate_v2) \
   X(cuGraphExternalSemaphoresSignalNodeGetParams) \
   X(cuGraphExternalSemaphoresSignalNodeSetParams) \
   X(cuGraphExternalSemaphoresWaitNodeGetParams) \
@@ -136,7 +133,6 @@
   X(cuGraphKernelNodeCopyAttributes) \
   X(cuGraphKernelNodeGetAttribute) \
   X(cuGraphKernelNodeGetParams) \
-  X(cuGraphKernelNodeGetParams_v2) \
   X(cuGraphKernelNodeSetAttribute) \
   X(cuGraphKernelNodeSetParams) \
   X(cuGraphKernelNodeSetParams_v2) \

@@ -326,8 +326,8 @@ SIM_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptur
   return rt_check(simdrv.ThreadExchangeStreamCaptureMode((CUstreamCaptureMode *)mode));
 }
 
-/** Instantiates a graph (CUDA 13 signature: exec, graph, flags). */
-SIM_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags)
+/* Both flag forms: the real runtime does not re-enter its exported entry points. */
+static cudaError_t instantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags)
 {
   if (!exec)
     return rt_fail(cudaErrorInvalidValue);
@@ -336,11 +336,53 @@ SIM_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g
   return rt_check(simdrv.GraphInstantiateWithFlags(exec, graph, flags));
 }
 
+/** Instantiates a graph (CUDA 13 signature: exec, graph, flags). */
+SIM_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags)
+{
+  return instantiate(exec, graph, flags);
+}
+
 /** Instantiates a graph with cudaGraphInstantiate* flags. */
 SIM_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t graph,
                                                      unsigned long long flags)
 {
-  return cudaGraphInstantiate(exec, graph, flags);
+  return instantiate(exec, graph, flags);
+}
+
+static cudaError_t instantiate_params(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                      cudaGraphInstantiateParams *params, int pt)
+{
+  if (!exec || !params)
+    return rt_fail(cudaErrorInvalidValue);
+  RT_ENTER();
+  RT_NEED(RT_PICK(pt, GraphInstantiateWithParams));
+  return rt_check(RT_PICK(pt, GraphInstantiateWithParams)(exec, graph,
+                                                          (CUDA_GRAPH_INSTANTIATE_PARAMS *)params));
+}
+
+/** Instantiates a graph with a parameter block (flags, upload stream; results out). */
+SIM_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                                      cudaGraphInstantiateParams *params)
+{
+  return instantiate_params(exec, graph, params, 0);
+}
+
+/** cudaGraphInstantiateWithParams where stream 0 is the per-thread default stream. */
+SIM_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                                           cudaGraphInstantiateParams *params)
+{
+  return instantiate_params(exec, graph, params, 1);
+}
+
+/** Updates an instantiated graph from a graph of the same shape. */
+SIM_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
+                                           cudaGraphExecUpdateResultInfo *info)
+{
+  if (!info)
+    return rt_fail(cudaErrorInvalidValue);
+  RT_ENTER();
+  RT_NEED(simdrv.GraphExecUpdate);
+  return rt_check(simdrv.GraphExecUpdate(exec, graph, (CUgraphExecUpdateResultInfo *)info));
 }
 
 static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, int pt)

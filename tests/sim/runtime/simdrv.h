@@ -114,6 +114,9 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(StreamGetCaptureInfo_pt, "cuStreamGetCaptureInfo", PFN_cuStreamGetCaptureInfo_v12030_ptsz, SIMDRV_PTDS) \
   X(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode", PFN_cuThreadExchangeStreamCaptureMode_v10010, 0) \
   X(GraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", PFN_cuGraphInstantiateWithFlags_v11040, 0) \
+  X(GraphInstantiateWithParams, "cuGraphInstantiateWithParams", PFN_cuGraphInstantiateWithParams_v12000, 0) \
+  X(GraphInstantiateWithParams_pt, "cuGraphInstantiateWithParams", PFN_cuGraphInstantiateWithParams_v12000_ptsz, SIMDRV_PTDS) \
+  X(GraphExecUpdate, "cuGraphExecUpdate", PFN_cuGraphExecUpdate_v12000, 0) \
   X(GraphLaunch, "cuGraphLaunch", PFN_cuGraphLaunch_v10000, 0) \
   X(GraphLaunch_pt, "cuGraphLaunch", PFN_cuGraphLaunch_v10000_ptsz, SIMDRV_PTDS) \
   X(GraphExecDestroy, "cuGraphExecDestroy", PFN_cuGraphExecDestroy_v10000, 0) \
