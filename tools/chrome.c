@@ -192,6 +192,45 @@ static const char *mem_label(uint64_t m) {
   return m < 5 ? n[m] : "Unknown";
 }
 
+static void on_graph(void *user, const ct_proc *p, const struct ct_graph *g) {
+  ct_chrome *c = user;
+  (void)p;
+  ct_graph_inv *inv = c->graphs ? ct_map_get(c->graphs, &g->exec, sizeof g->exec, NULL) : NULL;
+  if (inv) ct_graph_inv_set(inv, g);
+}
+
+static void on_graph_kernel(void *user, const ct_proc *p, const struct ct_graph_kernel *k,
+                            const char *name) {
+  ct_chrome *c = user;
+  (void)p;
+  ct_graph_inv *inv = c->graphs ? ct_map_get(c->graphs, &k->exec, sizeof k->exec, NULL) : NULL;
+  if (inv) ct_graph_inv_kernel(inv, k, name);
+}
+
+/* The args of a graph launch: its exec and what it runs (from its instantiation). */
+static void put_graph_args(ct_chrome *c, uint64_t exec) {
+  put_kv(c, ",\"graph exec\":", exec);
+  const ct_graph_inv *inv =
+      c->graphs && exec ? ct_map_get(c->graphs, &exec, sizeof exec, NULL) : NULL;
+  if (!inv || !inv->known) {
+    put_lit(c, ",\"graph inventory\":\"not seen instantiated\"");
+    return;
+  }
+  put_kv(c, ",\"graph nodes\":", inv->g.nodes);
+  put_kv(c, ",\"graph kernels\":", inv->g.kernels);
+  put_kv(c, ",\"graph memcpys\":", inv->g.memcpys);
+  put_kv(c, ",\"graph memsets\":", inv->g.memsets);
+  put_kv(c, ",\"graph other nodes\":", inv->g.others);
+  if (inv->g.partial) put_kv(c, ",\"graph inventory partial\":", inv->g.partial);
+  put_lit(c, ",\"graph kernel names\":{");
+  for (unsigned i = 0; i < inv->ntop; i++) {
+    if (i) put_lit(c, ",");
+    chr_put_string(c, ct_demangle(inv->top[i].name, c->demangled, sizeof c->demangled));
+    put_kv(c, ":", inv->top[i].count);
+  }
+  put_lit(c, "}");
+}
+
 static void on_activity(void *user, const ct_activity *a) {
   ct_chrome *c = user;
   chr_ensure_gpu_track(c, a->device, a->stream);
@@ -255,6 +294,8 @@ static void on_activity(void *user, const ct_activity *a) {
             (unsigned long long)a->d.memop.async);
   } else if (a->detail == CT_DETAIL_GEMM) {
     chr_put_gemm_args(c, &a->d.gemm);
+  } else if (a->detail == CT_DETAIL_GRAPH) {
+    put_graph_args(c, a->d.graph.exec);
   }
   fputs("}}", c->f);
   if (!a->has_call || !a->corr) return;
@@ -324,14 +365,18 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   static const ct_model_ops ops = {.on_process = on_process, .on_span = chr_on_span,
                                    .on_activity = on_activity, .on_stream = on_stream,
                                    .on_thread = on_thread, .on_range = chr_on_range,
-                                   .on_stack = chr_on_stack, .on_module = chr_on_module};
+                                   .on_stack = chr_on_stack, .on_module = chr_on_module,
+                                   .on_graph = on_graph, .on_graph_kernel = on_graph_kernel};
   c->pid = 0;
+  c->graphs = ct_map_new(sizeof(ct_graph_inv));
   c->ranges = 0;
   c->stacks = ct_stacks_new();
   c->call_sites = ct_map_new(sizeof(char *));
   c->inner = ct_inner_new(chr_on_inner_done, c);
   if (!c->inner) {
     chr_drop_stacks(c);
+    ct_map_free(c->graphs);
+    c->graphs = NULL;
     memset(st, 0, sizeof *st);
     snprintf(st->message, sizeof st->message, "%s: out of memory", path);
     return -1;
@@ -344,6 +389,8 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   ct_inner_free(c->inner);
   c->inner = NULL;
   chr_drop_stacks(c);
+  ct_map_free(c->graphs);
+  c->graphs = NULL;
   if (rc >= 0 && c->ranges) { /* a second pass, only for files with NVTX ranges */
     ct_model_stats rst;
     ct_range_each(path, chr_on_range_gpu, c, &rst, NULL, NULL);

@@ -43,6 +43,7 @@ struct ct_chrome {
   ct_inner_join *inner;      /* library calls held until their child kernels are known */
   ct_stacks *stacks;         /* the current file's call stacks (format 1.1) */
   ct_map *call_sites;        /* stack id -> its call site's label (char *), per file */
+  ct_map *graphs;            /* graph exec id -> ct_graph_inv, per file (format 1.2) */
   int have_base;
   uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
   /* devices seen, for deviceProperties */

@@ -23,7 +23,8 @@ static const char usage[] =
     "  --sort KEY      total time (default), calls, avg time, or name\n"
     "  --limit N       at most N rows per table (0 = all, the default)\n"
     "  --per-process   one set of tables per trace file instead of merged tables\n"
-    "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms\n"
+    "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms,graphs (graphs:\n"
+    "                  CUDA graph execs, shown when the trace has graph launches)\n"
     "  --by range      NVTX ranges instead: per range name its instances, CPU time, and\n"
     "                  the kernels and GPU time launched inside it on its thread\n"
     "  --by callsite   per call site (function, file:line of the first frame outside CUDA's\n"
@@ -107,9 +108,11 @@ static void print_tables(run_state *s, const ct_report *r, uint64_t pid) {
   }
   static const char *const titles[CT_NTABLES] = {
       "GPU kernels (GPU time)", "CUDA API calls (CPU time)", "Memory operations (GPU time)",
-      "GEMMs (GPU time)", "NVTX ranges (CPU time; GPU work launched inside, nested ranges included)"};
+      "GEMMs (GPU time)",
+      "CUDA graphs (GPU time of whole launches; what each exec runs, from its instantiation)",
+      "NVTX ranges (CPU time; GPU work launched inside, nested ranges included)"};
   for (int t = 0; t < CT_NTABLES; t++) {
-    if (!s->opt.tables[t]) continue;
+    if (!s->opt.tables[t] || (t == CT_TABLE_GRAPHS && !ct_graphs_launched(r))) continue;
     table_ctx c = {ct_report_new_table((enum ct_report_table)t, s->opt.fmt, titles[t], pid > 0),
                    s->opt.fmt, pid};
     if (!c.tb) continue;
@@ -139,7 +142,7 @@ static void json_tables(run_state *s, const ct_report *r) {
   ct_json_kv_uint(j, "activities", r->activities);
   ct_json_kv_uint(j, "calls", r->spans);
   for (int t = 0; t < CT_NTABLES; t++) {
-    if (!s->opt.tables[t]) continue;
+    if (!s->opt.tables[t] || (t == CT_TABLE_GRAPHS && !ct_graphs_launched(r))) continue;
     ct_json_key(j, ct_report_table_ids[t]);
     ct_json_begin_array(j);
     each_row(s, r, (enum ct_report_table)t, json_row, j);
@@ -286,7 +289,7 @@ int cmd_report(int argc, char **argv) {
     if (!strcmp(a, "--limit") && ct_parse_u64(val, &s.opt.limit) < 0)
       return bad_usage("--limit needs a number, not '%s'", val);
     if (!strcmp(a, "--tables") && parse_tables(val, s.opt.tables) < 0)
-      return bad_usage("--tables takes kernels,apis,memcpy,gemms, not '%s'", val);
+      return bad_usage("--tables takes kernels,apis,memcpy,gemms,graphs, not '%s'", val);
     if (!strcmp(a, "--by") && strcmp(val, "kernel") && strcmp(val, "range") &&
         strcmp(val, "callsite") && strcmp(val, "stack"))
       return bad_usage("--by takes kernel, range, callsite or stack, not '%s'", val);

@@ -284,6 +284,7 @@ static void fill_detail(const centry *e, enum ct_detail *kind, void *d) {
   size_t n = e->detail == CT_DETAIL_LAUNCH ? sizeof(struct ct_launch)
              : e->detail == CT_DETAIL_MEMOP ? sizeof(struct ct_memop)
              : e->detail == CT_DETAIL_GEMM  ? sizeof(struct ct_gemm)
+             : e->detail == CT_DETAIL_GRAPH ? sizeof(struct ct_graph_launch)
                                             : 0;
   memcpy(d, v, n);
 }
@@ -582,6 +583,15 @@ static void handle(model *m, ct_record *rec) {
   case CT_KIND_LAUNCH: on_detail(m, rec, CT_DETAIL_LAUNCH); break;
   case CT_KIND_MEMOP: on_detail(m, rec, CT_DETAIL_MEMOP); break;
   case CT_KIND_GEMM: on_detail(m, rec, CT_DETAIL_GEMM); break;
+  case CT_KIND_GRAPH_LAUNCH: on_detail(m, rec, CT_DETAIL_GRAPH); break;
+  case CT_KIND_GRAPH:
+    if (m->ops->on_graph) m->ops->on_graph(m->user, &m->proc, &rec->u.graph);
+    break;
+  case CT_KIND_GRAPH_KERNEL:
+    if (m->ops->on_graph_kernel)
+      m->ops->on_graph_kernel(m->user, &m->proc, &rec->u.graph_kernel,
+                              str_or_empty(m, rec->u.graph_kernel.name));
+    break;
   case CT_KIND_GPU: on_gpu(m, rec); break;
   case CT_KIND_STREAM:
     if (m->ops->on_stream) m->ops->on_stream(m->user, &m->proc, &rec->u.stream);

@@ -34,7 +34,16 @@ typedef struct ct_proc {
 } ct_proc;
 
 /* Which detail a span or activity carries. */
-enum ct_detail { CT_DETAIL_NONE, CT_DETAIL_LAUNCH, CT_DETAIL_MEMOP, CT_DETAIL_GEMM };
+enum ct_detail { CT_DETAIL_NONE, CT_DETAIL_LAUNCH, CT_DETAIL_MEMOP, CT_DETAIL_GEMM,
+                 CT_DETAIL_GRAPH /* a graph launch: d.graph.exec (format 1.2) */ };
+
+/* The detail record of a call, as its `detail` says. */
+typedef union ct_detail_data {
+  struct ct_launch launch;
+  struct ct_memop memop;
+  struct ct_gemm gemm;
+  struct ct_graph_launch graph;
+} ct_detail_data;
 
 /* A CPU span: an intercepted call (API record) or the tracer's own work. */
 typedef struct ct_span {
@@ -47,7 +56,7 @@ typedef struct ct_span {
   enum ct_api_category category; /* from hooks.def (CT_CAT_OTHER for tracer spans) */
   enum ct_api_layer layer;
   enum ct_detail detail;
-  union { struct ct_launch launch; struct ct_memop memop; struct ct_gemm gemm; } d;
+  ct_detail_data d;
   const char *kernel;            /* LAUNCH: the kernel's mangled name, else NULL */
   uint64_t amount;               /* tracer spans: bytes/events handled */
   int late;
@@ -65,7 +74,7 @@ typedef struct ct_activity {
   uint64_t call_parent;   /* call_depth > 0: corr of the enclosing outermost call */
   const char *api;        /* the call's entry point, or NULL */
   enum ct_detail detail;
-  union { struct ct_launch launch; struct ct_memop memop; struct ct_gemm gemm; } d;
+  ct_detail_data d;
   int late;
 } ct_activity;
 
@@ -89,6 +98,13 @@ typedef struct ct_model_ops {
   /* A loaded ELF object (format 1.1); path and build_id resolved ("" when none). */
   void (*on_module)(void *user, const ct_proc *proc, const struct ct_module *module,
                     const char *path, const char *build_id);
+  /* A graph instantiation's inventory (format 1.2), delivered as read: before the
+   * launches of its exec that follow it in the file. A later one for the same exec
+   * (an exec update) replaces it. */
+  void (*on_graph)(void *user, const ct_proc *proc, const struct ct_graph *graph);
+  /* One distinct kernel of the inventory just delivered; name "" when unknown. */
+  void (*on_graph_kernel)(void *user, const ct_proc *proc, const struct ct_graph_kernel *kernel,
+                          const char *name);
 } ct_model_ops;
 
 /* Totals of one file's reading. */

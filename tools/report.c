@@ -7,7 +7,7 @@
 
 static const size_t row_sizes[CT_NTABLES] = {sizeof(ct_kernel_row), sizeof(ct_api_row),
                                              sizeof(ct_memop_row), sizeof(ct_gemm_row),
-                                             sizeof(ct_range_row)};
+                                             sizeof(ct_graph_row), sizeof(ct_range_row)};
 
 int ct_report_init(ct_report *r) {
   memset(r, 0, sizeof *r);
@@ -71,6 +71,18 @@ static void on_span(void *user, const ct_span *s) {
   ct_dur_add(&row->d, s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0);
   if (s->result) row->errors++;
   if (s->flags & CT_API_DRIVER) row->driver++;
+  if (ct_graphs_span(f->r, s) < 0) f->oom = 1;
+}
+
+static void on_graph(void *user, const ct_proc *proc, const struct ct_graph *g) {
+  feed *f = user;
+  if (ct_graphs_inventory(f->r, proc->rec.pid, g) < 0) f->oom = 1;
+}
+
+static void on_graph_kernel(void *user, const ct_proc *proc, const struct ct_graph_kernel *k,
+                            const char *name) {
+  feed *f = user;
+  if (ct_graphs_kernel(f->r, proc->rec.pid, k, name) < 0) f->oom = 1;
 }
 
 static void add_memop(feed *f, const ct_activity *a, uint64_t dur) {
@@ -149,6 +161,7 @@ static void on_activity(void *user, const ct_activity *a) {
   }
   if (!row->d.count) row->type = a->type;
   ct_dur_add(&row->d, dur);
+  if (a->type == CT_GPU_GRAPH && ct_graphs_activity(f->r, a, dur) < 0) f->oom = 1;
   if (a->has_call && a->call_depth > 0 && a->call_parent) {
     row->lib_calls++;
     const char *via = ct_inner_activity(f->inner, a);
@@ -160,7 +173,8 @@ static void on_activity(void *user, const ct_activity *a) {
 int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
                        struct ct_process *proc_out) {
   static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
-                                   .on_activity = on_activity};
+                                   .on_activity = on_activity, .on_graph = on_graph,
+                                   .on_graph_kernel = on_graph_kernel};
   feed f = {.r = r, .proc_out = proc_out};
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
   f.inner = ct_inner_new(on_inner_done, &f);
@@ -214,6 +228,12 @@ static const char *row_label(const ct_report *r, enum ct_report_table t, size_t 
   ct_map_entry(r->maps[t], i, &key, &klen);
   if (t == CT_TABLE_KERNELS) return ct_demangle(key, buf, len);
   if (t == CT_TABLE_APIS || t == CT_TABLE_RANGES) return key;
+  if (t == CT_TABLE_GRAPHS) {
+    const ct_graph_key *g = key;
+    snprintf(buf, len, "%020llu %020llu", (unsigned long long)g->pid,
+             (unsigned long long)g->exec);
+    return buf;
+  }
   if (t == CT_TABLE_MEMCPY) {
     const ct_memop_key *k = key;
     snprintf(buf, len, "%s %s %s", ct_memop_kind_name(k->kind), ct_mem_type_name(k->src),

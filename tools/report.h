@@ -57,6 +57,50 @@ typedef struct ct_range_row {
   uint64_t gpu_ns;      /* GPU time of that work */
 } ct_range_row;
 
+/* The key of a CUDA graphs row: the process and its exec id (GRAPH_LAUNCH.exec). */
+typedef struct ct_graph_key {
+  uint64_t pid, exec;    /* exec 0: launches whose exec is unknown (format < 1.2) */
+} ct_graph_key;
+
+#define CT_GRAPH_TOP 8 /* kernel names kept per exec (the largest counts) */
+
+/* What one graph exec runs, from its GRAPH and GRAPH_KERNEL records (format 1.2). */
+typedef struct ct_graph_inv {
+  int known;             /* a GRAPH record was seen (else instantiated before tracing) */
+  struct ct_graph g;     /* the latest inventory (an exec update replaces it) */
+  unsigned ntop;
+  struct ct_graph_top {
+    uint64_t count;
+    char name[192];      /* mangled, truncated */
+  } top[CT_GRAPH_TOP];   /* count descending */
+} ct_graph_inv;
+
+/* Takes a GRAPH record (forgetting the kernels of an earlier one). */
+void ct_graph_inv_set(ct_graph_inv *inv, const struct ct_graph *g);
+
+/* Takes a GRAPH_KERNEL record: kept when among the CT_GRAPH_TOP largest counts. */
+void ct_graph_inv_kernel(ct_graph_inv *inv, const struct ct_graph_kernel *k, const char *name);
+
+/* A row of the CUDA graphs table: one exec, its launches and its inventory. */
+typedef struct ct_graph_row {
+  ct_dur_stats d;        /* GPU time of its timed launches (CT_GPU_GRAPH activities) */
+  uint64_t launches;     /* successful graph launch calls */
+  ct_graph_inv inv;
+} ct_graph_row;
+
+/* Feeding the graphs table (report_graphs.c): a span (graph launches counted), an
+ * activity (graph GPU time), an inventory and one of its kernels. Return 0, or -1
+ * when out of memory. */
+struct ct_report;
+int ct_graphs_span(struct ct_report *r, const ct_span *s);
+int ct_graphs_activity(struct ct_report *r, const ct_activity *a, uint64_t dur);
+int ct_graphs_inventory(struct ct_report *r, uint64_t pid, const struct ct_graph *g);
+int ct_graphs_kernel(struct ct_report *r, uint64_t pid, const struct ct_graph_kernel *k,
+                     const char *name);
+
+/* 1 when the report holds graph launches (the graphs table is printed). */
+int ct_graphs_launched(const struct ct_report *r);
+
 /* ---- calls in flight by corr (report_inner.c) ------------------------------------ */
 
 /* An open-addressing table from corr (nonzero) to fixed-size values. Values move when
@@ -156,7 +200,7 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
 
 /* Which table a map is. */
 enum ct_report_table { CT_TABLE_KERNELS, CT_TABLE_APIS, CT_TABLE_MEMCPY, CT_TABLE_GEMMS,
-                       CT_TABLE_RANGES, CT_NTABLES };
+                       CT_TABLE_GRAPHS, CT_TABLE_RANGES, CT_NTABLES };
 
 typedef struct ct_report {
   ct_map *maps[CT_NTABLES];
@@ -197,7 +241,8 @@ int ct_report_add_ranges(ct_report *r, const char *path, ct_model_stats *st,
  */
 size_t *ct_report_sorted(const ct_report *r, enum ct_report_table t, const char *sort);
 
-/* Ids of the tables as JSON keys and the CSV "table" column: kernels, apis, memcpy, gemms. */
+/* Ids of the tables as JSON keys and the CSV "table" column: kernels, apis, memcpy, gemms,
+ * graphs, ranges. */
 extern const char *const ct_report_table_ids[CT_NTABLES];
 
 /* A table for the rows of table t in fmt (text or CSV); CSV columns start with "table"
@@ -214,6 +259,11 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
                        const void *key, size_t klen, const void *value);
 void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
                         const void *key, size_t klen, const void *value);
+
+/* The graphs table's rows (report_graphs.c), as ct_report_*_row for that table. */
+void ct_graphs_csv_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
+void ct_graphs_text_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
+void ct_graphs_json_row(ct_json *j, const ct_report *r, const void *key, const void *value);
 
 /* Writes row (key, value) of table t as one JSON object. */
 void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,

@@ -34,6 +34,8 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"GPU %", "Total", "Count", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
       {"Total", "Calls", "Kernels", "Avg", "GFLOP/s", "M", "N", "K", "Batch", "Op", "Types",
        "API"},
+      {"GPU %", "GPU total", "Launches", "Avg", "Nodes", "Kernels", "Memcpy", "Memset", "Other",
+       "Exec", "Top kernels"},
       {"CPU total", "Calls", "CPU avg", "Kernels", "GPU ops", "GPU time", "Range"}};
   static const char *const csv_h[CT_NTABLES][22] = {
       {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
@@ -43,9 +45,11 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
        "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops", "gflops",
        "kernels", "inner_timed"},
+      {"exec", "launches", "gpu_ns", "avg_ns", "inventory", "nodes", "kernels", "memcpys",
+       "memsets", "others", "partial", "top_kernels"},
       {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
   static const char *const text_align[CT_NTABLES] = {"rrrrrrrl", "rrrrrrl", "rrrrrrll",
-                                                     "rrrrrrrrrlll", "rrrrrrl"};
+                                                     "rrrrrrrrrlll", "rrrrrrrrrrl", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
   const char *hdr[24]; /* table, pid, and at most 21 columns */
   int n = 0;
@@ -66,6 +70,9 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
   const ct_dur_stats *d = v;
   char b[4096];
   switch (t) {
+  case CT_TABLE_GRAPHS:
+    ct_graphs_csv_row(tb, r, key, v);
+    break;
   case CT_TABLE_KERNELS: {
     const ct_kernel_row *k = v;
     ct_table_cell(tb, "%s", ct_demangle(key, b, sizeof b));
@@ -138,6 +145,10 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
   const ct_dur_stats *d = v;
   char b[4096], sz[32];
   enum ct_out_format fmt = CT_OUT_TEXT;
+  if (t == CT_TABLE_GRAPHS) {
+    ct_graphs_text_row(tb, r, key, v);
+    return;
+  }
   if (t == CT_TABLE_KERNELS || t == CT_TABLE_MEMCPY)
     ct_table_cell(tb, "%.2f", pct(d->total, r->gpu_total_ns));
   dur_cell(tb, fmt, d->total);
@@ -217,6 +228,9 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
   char b[4096];
   ct_json_begin_object(j);
   switch (t) {
+  case CT_TABLE_GRAPHS:
+    ct_graphs_json_row(j, r, key, v);
+    break;
   case CT_TABLE_KERNELS:
     ct_json_kv_string(j, "name", ct_demangle(key, b, sizeof b));
     ct_json_kv_string(j, "mangled", key);
@@ -296,4 +310,4 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
 }
 
 const char *const ct_report_table_ids[CT_NTABLES] = {"kernels", "apis", "memcpy", "gemms",
-                                                     "ranges"};
+                                                     "graphs", "ranges"};

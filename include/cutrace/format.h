@@ -29,7 +29,8 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 1 /* 1.1: STACK, MODULE, api.stack, api.parent */
+#define CT_FORMAT_MINOR 2 /* 1.1: STACK, MODULE, api.stack, api.parent;
+                             1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -60,7 +61,10 @@
   X(MARK, 15, mark)          /* an NVTX mark */                                 \
   X(END, 16, end)            /* clean end of the trace */                       \
   X(STACK, 17, stack)        /* one node of the call-stack tree (1.1) */       \
-  X(MODULE, 18, module)      /* a loaded ELF object, for offline symbols (1.1) */
+  X(MODULE, 18, module)      /* a loaded ELF object, for offline symbols (1.1) */ \
+  X(GRAPH, 19, graph)        /* a graph instantiation's inventory (1.2) */      \
+  X(GRAPH_KERNEL, 20, graph_kernel) /* one kernel name of an inventory (1.2) */ \
+  X(GRAPH_LAUNCH, 21, graph_launch) /* the exec a graph launch ran (1.2) */
 
 /* Fields of each kind: F(name, encoding). Append only. */
 #define CT_FIELDS_string(F) F(id, D) F(len, D)
@@ -125,6 +129,21 @@
   F(bias, D) F(start, D) F(end, D)                                              \
   F(build_id, D)  /* string: hex GNU build-id, or 0 */                          \
   F(seen_ns, D)   /* when the tracer first saw it mapped */
+/* What a graph instantiation (or exec update) holds, walked from its source graph:
+ * `exec` is the per-process id of the exec handle (1, 2, 3, ...; the id its
+ * GRAPH_LAUNCH records use). Child graphs are walked into; a child graph node
+ * itself is not counted. nodes = kernels + memcpys + memsets + others. */
+#define CT_FIELDS_graph(F)                                                      \
+  F(corr, D)      /* the instantiate (or update) call's corr */                 \
+  F(exec, D) F(nodes, D) F(kernels, D) F(memcpys, D) F(memsets, D)              \
+  F(others, D)    /* host, event, wait, empty, memory, conditional ... nodes */ \
+  F(partial, D)   /* CT_GRAPH_PARTIAL_*: 0 = the whole graph was walked */
+/* One distinct kernel of an inventory: `count` kernel nodes named `name`
+ * (string id, 0 = unknown), written right after its GRAPH record. */
+#define CT_FIELDS_graph_kernel(F) F(exec, D) F(name, D) F(count, D)
+/* A graph launch's detail record (same corr as its API record): the exec it ran
+ * (0 = unknown). */
+#define CT_FIELDS_graph_launch(F) F(corr, D) F(exec, D)
 
 /* CT_API_* flags. */
 #define CT_API_PTSZ 0x1      /* per-thread default stream entry point */
@@ -134,6 +153,12 @@
 #define CT_API_DRIVER 0x10   /* reached through the driver API */
 #define CT_API_INNER_TIMED 0x20 /* its GPU work is timed by its child calls (the
                                    launches of a library call), not by itself */
+
+/* CT_GRAPH_PARTIAL_* bits of GRAPH.partial: why the walk stopped early. */
+#define CT_GRAPH_PARTIAL_FAILED 0x1 /* a driver query failed or is missing */
+#define CT_GRAPH_PARTIAL_LIMIT 0x2  /* more nodes than the walk's bound (100000) */
+#define CT_GRAPH_PARTIAL_DEPTH 0x4  /* child graphs nested deeper than 16 */
+#define CT_GRAPH_PARTIAL_NAMES 0x8  /* more distinct kernel names than kept (4096) */
 
 /* CT_RANGE_* flags of a RANGE record. */
 #define CT_RANGE_UNCLOSED 0x1 /* still open at its thread's exit or the final flush */

@@ -92,7 +92,7 @@ CTPD_INLINE CUresult graph_body(enum ctph_id id, int ptsz, void *realp, const vo
   ctph_call_begin(&c, id, ptsz, CT_GPU_GRAPH, stream, ctph_hook_name_id(id));
   c.flags |= CT_API_DRIVER;
   CUresult r = real(exec, stream);
-  CTPH_FINISH(c, r, (void)0);
+  CTPH_FINISH(c, r, ctph_graph_emit_launch(c.corr, exec));
   return r;
 }
 

@@ -76,6 +76,11 @@ struct ctph_driver {
   CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
   CUresult (*PointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
   CUresult (*PointerGetAttributes)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
+  /* the graph walk (preload/driver/graph_walk.c) */
+  CUresult (*GraphGetNodes)(CUgraph, CUgraphNode *, size_t *);
+  CUresult (*GraphNodeGetType)(CUgraphNode, CUgraphNodeType *);
+  CUresult (*GraphKernelNodeGetParams)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2 *);
+  CUresult (*GraphChildGraphNodeGetGraph)(CUgraphNode, CUgraph *);
 };
 
 extern struct ctph_driver ctph_drv CTPH_HIDDEN;
@@ -182,6 +187,21 @@ void ctph_call_end(ctph_call *c, uint64_t result) CTPH_HIDDEN;
       errno = (c).saved_errno;             \
     }                                      \
   } while (0)
+
+/* ------------------------------------------------- graph_walk.c (preload/driver/) */
+
+/* The per-process id of a graph exec handle (1, 2, ...), given at its first sight:
+ * instantiation, or a launch of an exec instantiated before tracing began (which
+ * then has no inventory). 0 for NULL or when memory runs out. */
+uint64_t ctph_graph_exec_id(CUgraphExec exec) CTPH_HIDDEN;
+
+/* After a successful instantiation (fresh = 1: the exec gets a new id) or exec
+ * update (fresh = 0: same id) by the call `corr`: walks `graph` with the tracer's
+ * own driver calls and writes its GRAPH and GRAPH_KERNEL records. Leaves errno. */
+void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fresh) CTPH_HIDDEN;
+
+/* The GRAPH_LAUNCH detail record of a graph launch. */
+void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) CTPH_HIDDEN;
 
 /* --------------------------------------------------------------- names.c */
 

@@ -118,7 +118,8 @@ CTP_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config
   LAUNCH_EX_BODY(cudaLaunchKernelExC_ptsz, 1);
 }
 
-/* A graph launch: one API record, timed as one activity (CT_GPU_GRAPH). */
+/* A graph launch: one API record, timed as one activity (CT_GPU_GRAPH), and a
+ * GRAPH_LAUNCH record naming the exec (whose inventory graph_walk.c recorded). */
 #define GRAPH_BODY(sym, ptsz)                                                            \
   __typeof__(&sym) real = CTPH_REAL(sym);                                                \
   if (!real)                                                                             \
@@ -129,7 +130,7 @@ CTP_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config
   ctph_call_begin(&c, CTPH_ID_##sym, ptsz, CT_GPU_GRAPH, (CUstream)stream,               \
                   ctph_hook_name_id(CTPH_ID_##sym));                                     \
   cudaError_t r = real(exec, stream);                                                    \
-  CTPH_FINISH(c, r, (void)0);                                                            \
+  CTPH_FINISH(c, r, ctph_graph_emit_launch(c.corr, (CUgraphExec)exec));                  \
   return r
 
 /** cudaGraphLaunch, traced. */

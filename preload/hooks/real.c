@@ -89,6 +89,12 @@ static const struct driver_sym driver_syms[] = {
         "cuThreadExchangeStreamCaptureMode", 0, 10010),
     DRV(PointerGetAttribute, "cuPointerGetAttribute", "cuPointerGetAttribute", 0, 4000),
     DRV(PointerGetAttributes, "cuPointerGetAttributes", "cuPointerGetAttributes", 0, 7000),
+    DRV(GraphGetNodes, "cuGraphGetNodes", "cuGraphGetNodes", 0, 10000),
+    DRV(GraphNodeGetType, "cuGraphNodeGetType", "cuGraphNodeGetType", 0, 10000),
+    DRV(GraphKernelNodeGetParams, "cuGraphKernelNodeGetParams", "cuGraphKernelNodeGetParams_v2",
+        0, 12000),
+    DRV(GraphChildGraphNodeGetGraph, "cuGraphChildGraphNodeGetGraph",
+        "cuGraphChildGraphNodeGetGraph", 0, 10000),
 };
 #undef DRV
 

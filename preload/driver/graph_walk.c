@@ -1,0 +1,195 @@
+/*
+ * What a CUDA graph runs, recorded when it is instantiated: the source graph is
+ * walked with the tracer's own driver table (cuGraphGetNodes, cuGraphNodeGetType,
+ * cuGraphKernelNodeGetParams, cuGraphChildGraphNodeGetGraph; never traced), kernel
+ * nodes named like launches (cuFuncGetName / cuKernelGetName, cached per handle).
+ * The app's graphs are only read. Bounded: at most WALK_MAX_NODES nodes, child
+ * graphs WALK_MAX_DEPTH deep, WALK_MAX_NAMES distinct kernels; a failing query ends
+ * the walk. What was not walked is said by GRAPH.partial (CT_GRAPH_PARTIAL_*).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver_internal.h"
+#include "../hooks/map.h"
+
+#define WALK_MAX_NODES 100000
+#define WALK_MAX_DEPTH 16
+#define WALK_MAX_NAMES 4096
+#define WALK_INDEX_SLOTS (2 * WALK_MAX_NAMES) /* a power of two, at most half full */
+
+/* exec handle -> (v1 = its current id) */
+static struct ctph_map execs = CTPH_MAP_INIT(6);
+static uint64_t last_exec_id;
+
+/* One distinct kernel of a walk. */
+struct name_count {
+  uint64_t name, count;
+};
+
+/* What a walk found so far. */
+struct walk {
+  struct ct_graph g;
+  uint64_t visited;          /* nodes looked at, child graph nodes included */
+  struct name_count *names;  /* in first-seen order (allocated at the first kernel) */
+  uint32_t *index;           /* open addressing by name: 1 + position in names */
+  unsigned nnames;
+};
+
+/* The exec's id; fresh: a new one (the handle was just instantiated, possibly at
+ * the address of a destroyed exec). */
+static uint64_t exec_id(CUgraphExec exec, int fresh) {
+  if (!exec)
+    return 0;
+  struct ctph_map_slot *s = ctph_map_find(&execs, (uintptr_t)exec, 0);
+  if (s && !fresh)
+    return __atomic_load_n(&s->v1, __ATOMIC_RELAXED);
+  uint64_t id = __atomic_add_fetch(&last_exec_id, 1, __ATOMIC_RELAXED);
+  int inserted = 0;
+  if (!s && !(s = ctph_map_insert(&execs, (uintptr_t)exec, 0, id, 0, &inserted)))
+    return 0;
+  if (!inserted && fresh)
+    __atomic_store_n(&s->v1, id, __ATOMIC_RELAXED);
+  /* two threads meeting an unknown exec at once both use the id that was kept */
+  return __atomic_load_n(&s->v1, __ATOMIC_RELAXED);
+}
+
+uint64_t ctph_graph_exec_id(CUgraphExec exec) {
+  return exec_id(exec, 0);
+}
+
+/* Counts one kernel node named `name` (0 = unknown). */
+static void count_name(struct walk *w, uint64_t name) {
+  if (!w->index) {
+    w->index = calloc(WALK_INDEX_SLOTS, sizeof *w->index);
+    w->names = malloc(WALK_MAX_NAMES * sizeof *w->names);
+  }
+  if (!w->index || !w->names) {
+    w->g.partial |= CT_GRAPH_PARTIAL_NAMES;
+    return;
+  }
+  unsigned i = (unsigned)((name * 0x9E3779B97F4A7C15ull) >> 40) & (WALK_INDEX_SLOTS - 1);
+  for (;; i = (i + 1) & (WALK_INDEX_SLOTS - 1)) {
+    uint32_t at = w->index[i];
+    if (!at)
+      break;
+    if (w->names[at - 1].name == name) {
+      w->names[at - 1].count++;
+      return;
+    }
+  }
+  if (w->nnames == WALK_MAX_NAMES) {
+    w->g.partial |= CT_GRAPH_PARTIAL_NAMES;
+    return;
+  }
+  w->names[w->nnames] = (struct name_count){name, 1};
+  w->index[i] = ++w->nnames;
+}
+
+/* The name of a kernel node; 0 when it cannot be had (the walk goes on). */
+static uint64_t kernel_node_name(struct walk *w, CUgraphNode node) {
+  CUDA_KERNEL_NODE_PARAMS_v2 p;
+  memset(&p, 0, sizeof p);
+  if (!ctph_drv.GraphKernelNodeGetParams ||
+      ctph_drv.GraphKernelNodeGetParams(node, &p) != CUDA_SUCCESS) {
+    w->g.partial |= CT_GRAPH_PARTIAL_FAILED;
+    return 0;
+  }
+  CUfunction f = p.func ? p.func : (CUfunction)p.kern;
+  return ctpd_function_name_id(f);
+}
+
+/* Counts the nodes of graph g and of its child graphs. Returns 0 to go on, -1 when
+ * the walk must end (a failed query or the node bound). */
+static int walk_graph(struct walk *w, CUgraph g, unsigned depth) {
+  if (depth >= WALK_MAX_DEPTH) {
+    w->g.partial |= CT_GRAPH_PARTIAL_DEPTH;
+    return 0;
+  }
+  size_t n = 0;
+  if (ctph_drv.GraphGetNodes(g, NULL, &n) != CUDA_SUCCESS) {
+    w->g.partial |= CT_GRAPH_PARTIAL_FAILED;
+    return -1;
+  }
+  int stop = 0;
+  if (n > WALK_MAX_NODES - w->visited) {
+    n = WALK_MAX_NODES - w->visited;
+    w->g.partial |= CT_GRAPH_PARTIAL_LIMIT;
+    stop = -1;
+  }
+  if (!n)
+    return stop;
+  CUgraphNode *nodes = malloc(n * sizeof *nodes);
+  size_t got = n;
+  if (!nodes || ctph_drv.GraphGetNodes(g, nodes, &got) != CUDA_SUCCESS) {
+    free(nodes);
+    w->g.partial |= CT_GRAPH_PARTIAL_FAILED;
+    return -1;
+  }
+  if (got < n) /* the app changed the graph in between */
+    n = got;
+  for (size_t i = 0; i < n && !stop; i++) {
+    CUgraphNodeType type;
+    CUgraph child;
+    w->visited++;
+    if (ctph_drv.GraphNodeGetType(nodes[i], &type) != CUDA_SUCCESS) {
+      w->g.partial |= CT_GRAPH_PARTIAL_FAILED;
+      stop = -1;
+      break;
+    }
+    if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
+      if (!ctph_drv.GraphChildGraphNodeGetGraph ||
+          ctph_drv.GraphChildGraphNodeGetGraph(nodes[i], &child) != CUDA_SUCCESS) {
+        w->g.partial |= CT_GRAPH_PARTIAL_FAILED;
+        stop = -1;
+      } else {
+        stop = walk_graph(w, child, depth + 1);
+      }
+      continue;
+    }
+    w->g.nodes++;
+    switch (type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+      w->g.kernels++;
+      count_name(w, kernel_node_name(w, nodes[i]));
+      break;
+    case CU_GRAPH_NODE_TYPE_MEMCPY: w->g.memcpys++; break;
+    case CU_GRAPH_NODE_TYPE_MEMSET: w->g.memsets++; break;
+    default: w->g.others++; break;
+    }
+  }
+  free(nodes);
+  return stop;
+}
+
+void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fresh) {
+  int saved = errno;
+  struct walk w;
+  memset(&w, 0, sizeof w);
+  w.g.corr = corr;
+  w.g.exec = exec_id(exec, fresh);
+  if (!ctph_driver_load() || !ctph_drv.GraphGetNodes || !ctph_drv.GraphNodeGetType)
+    w.g.partial |= CT_GRAPH_PARTIAL_FAILED;
+  else
+    walk_graph(&w, graph, 0);
+  ct_record r;
+  r.kind = CT_KIND_GRAPH;
+  r.u.graph = w.g;
+  ctp_emit(&r);
+  for (unsigned i = 0; i < w.nnames; i++) {
+    r.kind = CT_KIND_GRAPH_KERNEL;
+    r.u.graph_kernel = (struct ct_graph_kernel){
+        .exec = w.g.exec, .name = w.names[i].name, .count = w.names[i].count};
+    ctp_emit(&r);
+  }
+  free(w.names);
+  free(w.index);
+  errno = saved;
+}
+
+void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) {
+  ct_record r;
+  r.kind = CT_KIND_GRAPH_LAUNCH;
+  r.u.graph_launch = (struct ct_graph_launch){.corr = corr, .exec = ctph_graph_exec_id(exec)};
+  ctp_emit(&r);
+}
