@@ -23,6 +23,12 @@
  *   default_local  (dt_local: built without -lcuda, so libcuda.so.1 is only
  *             loaded RTLD_LOCAL) launches 3 times "local_kernel" through
  *             dlsym(RTLD_DEFAULT, "cuLaunchKernel") when that finds anything
+ *   graph     linked with -lcuda: a graph captured on a created stream (one
+ *             "graph_kernel") with a child graph node holding a captured graph of
+ *             2 "inner_kernel" and a cuMemsetD8Async; cuGraphInstantiateWithFlags
+ *             of it (and a failing one of a NULL graph), 3 cuGraphLaunch,
+ *             cuGraphExecUpdate from the same graph, cuGraphInstantiateWithParams
+ *             of the child graph alone and 1 launch of it
  *   bench N   N cuLaunchKernel calls (linked) in a loop, after 1,000 warm-up
  *             launches: prints the mean host time per launch (for the report, not
  *             checked by the tests)
@@ -174,6 +180,70 @@ static int run_shapes(void) {
          __atomic_load_n(&host_calls, __ATOMIC_SEQ_CST));
   return 0;
 }
+/* Captures on s what fill() queues into a new graph. */
+static int capture(CUstream s, CUgraph *g, int (*fill)(CUstream, void *), void *arg) {
+  if (cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) || fill(s, arg) ||
+      cuStreamEndCapture(s, g))
+    return FAIL("capture");
+  return 0;
+}
+
+struct graph_parts {
+  CUfunction outer, inner;
+  CUdeviceptr buf;
+};
+
+static int fill_inner(CUstream s, void *arg) {
+  const struct graph_parts *p = arg;
+  for (int i = 0; i < 2; i++)
+    if (cuLaunchKernel(p->inner, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL))
+      return 1;
+  return cuMemsetD8Async(p->buf, 7, 256, s) != CUDA_SUCCESS;
+}
+
+static int fill_outer(CUstream s, void *arg) {
+  const struct graph_parts *p = arg;
+  return cuLaunchKernel(p->outer, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL) != CUDA_SUCCESS;
+}
+
+static int run_graph(void) {
+  struct graph_parts p;
+  CUstream s;
+  CUgraph child, parent;
+  CUgraphNode node;
+  CUgraphExec exec, exec2, bad = NULL;
+  if (setup(&p.inner, "inner_kernel") || setup(&p.outer, "graph_kernel"))
+    return 1;
+  if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuMemAlloc(&p.buf, 256))
+    return FAIL("stream or memory");
+  if (capture(s, &child, fill_inner, &p) || capture(s, &parent, fill_outer, &p))
+    return 1;
+  if (cuGraphAddChildGraphNode(&node, parent, NULL, 0, child))
+    return FAIL("cuGraphAddChildGraphNode");
+  if (cuGraphInstantiateWithFlags(&exec, parent, 0))
+    return FAIL("cuGraphInstantiateWithFlags");
+  CUresult r = cuGraphInstantiateWithFlags(&bad, NULL, 0);
+  printf("graph: instantiate of no graph -> %d\n", (int)r);
+  for (int i = 0; i < 3; i++)
+    if (cuGraphLaunch(exec, s))
+      return FAIL("cuGraphLaunch %d", i);
+  CUgraphExecUpdateResultInfo info;
+  r = cuGraphExecUpdate(exec, parent, &info);
+  printf("graph: update -> %d (result %d)\n", (int)r, (int)info.result);
+  CUDA_GRAPH_INSTANTIATE_PARAMS params = {0};
+  if (cuGraphInstantiateWithParams(&exec2, child, &params) || cuGraphLaunch(exec2, s))
+    return FAIL("cuGraphInstantiateWithParams");
+  if (cuStreamSynchronize(s))
+    return FAIL("cuStreamSynchronize");
+  printf("graph: 4 launches, instantiate result_out %d\n", (int)params.result_out);
+  cuGraphExecDestroy(exec2);
+  cuGraphExecDestroy(exec);
+  cuGraphDestroy(parent);
+  cuGraphDestroy(child);
+  cuMemFree(p.buf);
+  return 0;
+}
+
 #endif
 
 
@@ -299,6 +369,7 @@ int main(int argc, char **argv) {
 #ifndef DT_LOCAL_ONLY
          : !strcmp(m, "linked")   ? run_linked()
          : !strcmp(m, "shapes")   ? run_shapes()
+         : !strcmp(m, "graph")    ? run_graph()
 #endif
          : !strcmp(m, "procaddr") ? run_procaddr()
          : !strcmp(m, "dlsym")    ? run_dlsym()

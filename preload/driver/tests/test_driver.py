@@ -138,6 +138,44 @@ def case_shapes(ctx, app):
     check_driver_launches(t, "shapes", "cuLaunchKernel", "after_kernel", 1)
 
 
+def case_graph(ctx, app):
+    """Driver-level instantiation: API records (a failing one keeps its error), the
+    inventory walked into a child graph, an exec update re-recording it under the
+    same exec id, and every graph launch naming its exec."""
+    t, _, _ = compare(ctx, [app, "graph"])
+    if not t:
+        return
+    inst = t.apis("cuGraphInstantiateWithFlags")
+    check(len(inst) == 2 and all(a["flags"] & API_DRIVER and a["depth"] == 0 for a in inst),
+          f"graph: {len(inst)} cuGraphInstantiateWithFlags spans")
+    check(sorted(a["result"] for a in inst) == [0, 1], f"graph: instantiate results {[a['result'] for a in inst]}")
+    update, params = t.apis("cuGraphExecUpdate_v2"), t.apis("cuGraphInstantiateWithParams")
+    check(len(update) == 1 and len(params) == 1, f"graph: {len(update)} update, {len(params)} params spans")
+    graphs = {g["corr"]: g for g in t.of("graph")}
+    ok = [a for a in inst if a["result"] == 0]
+    check(len(graphs) == 3 and all(a["corr"] in graphs for a in ok + update + params),
+          f"graph: GRAPH records {sorted(graphs)} for the successful calls")
+    bad = [a for a in inst if a["result"]]
+    check(all(a["corr"] not in graphs for a in bad), "graph: an inventory for the failed instantiate")
+    if not (ok and update and params and all(a["corr"] in graphs for a in ok + update + params)):
+        return
+    g1, gu, g2 = graphs[ok[0]["corr"]], graphs[update[0]["corr"]], graphs[params[0]["corr"]]
+    counts = (g1["nodes"], g1["kernels"], g1["memcpys"], g1["memsets"], g1["others"], g1["partial"])
+    check(counts == (4, 3, 0, 1, 0, 0), f"graph: inventory with its child graph {counts}")
+    check(gu["exec"] == g1["exec"] and gu["kernels"] == 3, "graph: update re-records the same exec")
+    check(g2["exec"] != g1["exec"] and (g2["nodes"], g2["kernels"], g2["memsets"]) == (3, 2, 1),
+          f"graph: the child graph's own exec {g2}")
+    names = {}
+    for k in t.of("graph_kernel"):
+        if k["exec"] == g1["exec"]:
+            names[t.name(k["name"])] = names.get(t.name(k["name"]), 0) + k["count"]
+    check(names == {"graph_kernel": 2, "inner_kernel": 4}, f"graph: kernel names of the exec {names}")
+    launches = t.apis("cuGraphLaunch")
+    by_corr = {r["corr"]: r["exec"] for r in t.of("graph_launch")}
+    execs = [by_corr.get(a["corr"]) for a in launches]
+    check(execs == [g1["exec"]] * 3 + [g2["exec"]], f"graph: launches ran execs {execs}")
+
+
 def case_procaddr(ctx, app):
     t, _, _ = compare(ctx, [app, "procaddr"])
     if t:
@@ -231,7 +269,7 @@ def main():
     ctx = (sim, lib, reader)
     only = os.environ.get("DT_ONLY", "")
     cases = [("triton", lambda: case_triton(ctx, app)), ("linked", lambda: case_linked(ctx, app)),
-             ("shapes", lambda: case_shapes(ctx, app)),
+             ("shapes", lambda: case_shapes(ctx, app)), ("graph", lambda: case_graph(ctx, app)),
              ("procaddr", lambda: case_procaddr(ctx, app)), ("dlsym", lambda: case_dlsym(ctx, app)),
              ("stacking", lambda: case_stacking(ctx, app, shim)),
              ("hidden", lambda: case_hidden(ctx, app)), ("local", lambda: case_local(ctx, local))]

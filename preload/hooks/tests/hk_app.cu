@@ -10,7 +10,8 @@
  *   threads T N   T threads, each N launches of k_alpha on its own stream
  *   capture N     stream capture (global mode) of 3 k_beta + memset + k_alpha
  *                 while another thread launches 20 k_gamma on its own stream,
- *                 then N graph launches
+ *                 instantiated (and a failing instantiate of no graph), then N
+ *                 graph launches, cudaGraphExecUpdate, cudaGraphInstantiateWithParams
  *   blas          cuBLAS / cuBLASLt GEMMs of known shapes
  *   reset N       N launches, cudaDeviceReset, N more launches
  *   burst B N     B bursts of N k_beta launches on a non-blocking stream, each
@@ -246,9 +247,19 @@ static int scenario_capture(int n) {
   cudaError_t end = cudaStreamEndCapture(s, &graph);
   printf("capture: end capture -> %s\n", cudaGetErrorName(end));
   if (end != cudaSuccess) return 1;
-  cudaGraphExec_t exec;
+  cudaGraphExec_t exec, exec2, bad;
   CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  /* a failing instantiate keeps its error, for the call and for cudaGetLastError */
+  cudaError_t bad_r = cudaGraphInstantiate(&bad, NULL, 0);
+  printf("capture: instantiate of no graph -> %s, last error %s\n", cudaGetErrorName(bad_r),
+         cudaGetErrorName(cudaGetLastError()));
   for (int i = 0; i < n; i++) CHECK(cudaGraphLaunch(exec, s));
+  cudaGraphExecUpdateResultInfo info;
+  CHECK(cudaGraphExecUpdate(exec, graph, &info));
+  cudaGraphInstantiateParams params;
+  memset(&params, 0, sizeof params);
+  CHECK(cudaGraphInstantiateWithParams(&exec2, graph, &params));
+  CHECK(cudaGraphExecDestroy(exec2));
   CHECK(cudaStreamSynchronize(s));
   CHECK(cudaStreamSynchronize(h));
   unsigned char host[4096];

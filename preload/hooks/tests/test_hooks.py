@@ -376,6 +376,40 @@ def case_capture(run, app):
     gpus = t.by_corr("gpu")
     check(all(gpus.get(a["corr"], [{}])[0].get("type") == GPU_GRAPH for a in graphs), "capture: graph GPU records")
     check_timed_pairs(t, "capture")
+    check("instantiate of no graph -> cudaErrorInvalidValue, last error cudaErrorInvalidValue" in out,
+          "capture: the failing instantiate's error")
+    check_inventories(t, graphs)
+
+
+def check_inventories(t, launches):
+    """capture: instantiate, update and instantiate-with-params are API records; each
+    successful one has the graph's inventory (3 k_beta + k_alpha + a memset), the
+    failing one none; the update keeps the exec id; every launch names that exec."""
+    inst = t.apis("cudaGraphInstantiate")
+    check(sorted(a["result"] for a in inst) == [0, 1], f"capture: instantiate results {[a['result'] for a in inst]}")
+    update, params = t.apis("cudaGraphExecUpdate"), t.apis("cudaGraphInstantiateWithParams")
+    check(len(update) == 1 and len(params) == 1 and update[0]["result"] == 0 and params[0]["result"] == 0,
+          f"capture: {len(update)} update, {len(params)} instantiate-with-params records")
+    for name in ("cuGraphInstantiateWithFlags", "cuGraphInstantiateWithParams", "cuGraphExecUpdate_v2"):
+        check(not t.apis(name), f"capture: the runtime's {name} was traced a second time")
+    graphs = {g["corr"]: g for g in t.of("graph")}
+    ok = [a for a in inst if a["result"] == 0] + update + params
+    if not check(len(graphs) == 3 and all(a["corr"] in graphs for a in ok),
+                 f"capture: GRAPH records {sorted(graphs)}"):
+        return
+    for a in ok:
+        g = graphs[a["corr"]]
+        counts = (g["nodes"], g["kernels"], g["memcpys"], g["memsets"], g["others"], g["partial"])
+        check(counts == (5, 4, 0, 1, 0, 0), f"capture: inventory of {t.name(a['name'])}: {counts}")
+    first = graphs[inst[0]["corr"] if inst[0]["result"] == 0 else inst[1]["corr"]]["exec"]
+    check(graphs[update[0]["corr"]]["exec"] == first and graphs[params[0]["corr"]]["exec"] != first,
+          "capture: exec ids of the update and of the second exec")
+    names = sorted((t.name(k["name"]), k["count"]) for k in t.of("graph_kernel") if k["exec"] == first)
+    # the instantiation's and the update's inventories of the one exec
+    check(names == [("_Z6k_betai", 3)] * 2 + [("_Z7k_alphaPfi", 1)] * 2, f"capture: kernel names of the exec {names}")
+    by_corr = {r["corr"]: r["exec"] for r in t.of("graph_launch")}
+    check([by_corr.get(a["corr"]) for a in launches] == [first] * len(launches),
+          "capture: graph launches name their exec")
 
 
 def case_blas(run, app):
