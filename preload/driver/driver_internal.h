@@ -9,6 +9,7 @@
  *                  keyed by (name, ABI version, per-thread flag)
  *   wrap_*.c       the cu* wrappers (launches, copies and sets, sync and capture)
  *   kernel_names.c cuFuncGetName / cuKernelGetName, cached per handle
+ *   graph_walk.c   graph inventories at instantiation, exec ids (used by both halves)
  *   callers.c      who called a wrapper (the runtime and libcuda pass through)
  *   usage.c        "nothing_intercepted" at exit
  *

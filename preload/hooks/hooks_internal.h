@@ -8,7 +8,7 @@
  *   gputime.c   event pool and per-thread queues of timed operations
  *   poller.c    the poller thread, clock anchors, GPU records, final drain
  *   call.c      the span helpers every wrapper uses (API records)
- *   launch.c, memops.c, blas.c, sync.c   the wrappers
+ *   launch.c, memops.c, blas.c, sync.c, instantiate.c   the wrappers
  *
  * Nothing here is exported from libtrace.so; only the wrappers are.
  */
