@@ -28,10 +28,58 @@ CTP_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec
                   ctph_graph_inventory(c.corr, (CUgraphExec)*exec, (CUgraph)graph, 1));  \
   return r
 
-/** cudaGraphInstantiate (CUDA 12+ form: flags), traced. */
-CTP_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
-                                            unsigned long long flags) {
-  INSTANTIATE_BODY(cudaGraphInstantiate, 0, flags);
+/*
+ * cudaGraphInstantiate and cudaGraphExecUpdate changed arguments in CUDA 12 under the
+ * same symbol: libcudart.so.11 takes (exec, graph, error node, log buffer, size) and
+ * (exec, graph, error node, update result), libcudart.so.12+ (exec, graph, flags) and
+ * (exec, graph, result info). These two wrappers take the longer list and forward all
+ * of it, so either caller's arguments reach the real function unchanged (integer and
+ * pointer arguments travel in registers on x86-64 and AArch64; a callee ignores the
+ * extra ones). Only exec and graph are read.
+ */
+typedef cudaError_t (*graph_call5_fn)(void *, void *, uintptr_t, uintptr_t, uintptr_t);
+
+CTP_EXPORT cudaError_t ctph_x_cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                                   uintptr_t a2, uintptr_t a3, uintptr_t a4)
+    __asm__("cudaGraphInstantiate");
+CTP_EXPORT cudaError_t ctph_x_cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
+                                                  uintptr_t a2, uintptr_t a3, uintptr_t a4)
+    __asm__("cudaGraphExecUpdate");
+
+/* The body of both: exec_out is where an instantiation wrote the new exec (NULL for
+ * an update of `exec`). */
+static inline __attribute__((always_inline)) cudaError_t
+graph_call5(enum ctph_id id, const void *ra, const void *cfa, void *arg0, cudaGraph_t graph,
+            uintptr_t a2, uintptr_t a3, uintptr_t a4, int fresh) {
+  graph_call5_fn real = (graph_call5_fn)(__atomic_load_n(&ctph_real_table[id], __ATOMIC_ACQUIRE)
+                                             ?: ctph_real_resolve(id));
+  if (!real)
+    return cudaErrorSharedObjectSymbolNotFound;
+  if (CTP_UNLIKELY(!ctph_on()))
+    return real(arg0, graph, a2, a3, a4);
+  ctph_call c;
+  ctph_call_begin_site(&c, ra, cfa, id, 0, 0, CTPH_NO_STREAM, 0);
+  cudaError_t r = real(arg0, graph, a2, a3, a4);
+  CTPH_FINISH(c, r,
+              if (r == cudaSuccess && arg0) ctph_graph_inventory(
+                  c.corr, fresh ? *(CUgraphExec *)arg0 : (CUgraphExec)arg0, (CUgraph)graph,
+                  fresh));
+  return r;
+}
+
+/** cudaGraphInstantiate (either form, see above), traced. */
+CTP_EXPORT cudaError_t ctph_x_cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                                   uintptr_t a2, uintptr_t a3, uintptr_t a4) {
+  return graph_call5(CTPH_ID_cudaGraphInstantiate, __builtin_return_address(0),
+                     __builtin_dwarf_cfa(), exec, graph, a2, a3, a4, 1);
+}
+
+/** cudaGraphExecUpdate (either form, see above), traced: after a successful update the
+ * exec (same id) gets the new graph's inventory. */
+CTP_EXPORT cudaError_t ctph_x_cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
+                                                  uintptr_t a2, uintptr_t a3, uintptr_t a4) {
+  return graph_call5(CTPH_ID_cudaGraphExecUpdate, __builtin_return_address(0),
+                     __builtin_dwarf_cfa(), exec, graph, a2, a3, a4, 0);
 }
 
 /** cudaGraphInstantiateWithFlags, traced. */
@@ -50,21 +98,4 @@ CTP_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *exec, cud
 CTP_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec, cudaGraph_t graph,
                                                            cudaGraphInstantiateParams *params) {
   INSTANTIATE_BODY(cudaGraphInstantiateWithParams_ptsz, 1, params);
-}
-
-/** cudaGraphExecUpdate, traced: after a successful update the exec (same id) gets
- * the new graph's inventory. */
-CTP_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
-                                           cudaGraphExecUpdateResultInfo *info) {
-  __typeof__(&cudaGraphExecUpdate) real = CTPH_REAL(cudaGraphExecUpdate);
-  if (!real)
-    return cudaErrorSharedObjectSymbolNotFound;
-  if (CTP_UNLIKELY(!ctph_on()))
-    return real(exec, graph, info);
-  ctph_call c;
-  ctph_call_begin(&c, CTPH_ID_cudaGraphExecUpdate, 0, 0, CTPH_NO_STREAM, 0);
-  cudaError_t r = real(exec, graph, info);
-  CTPH_FINISH(c, r,
-              if (r == cudaSuccess) ctph_graph_inventory(c.corr, (CUgraphExec)exec, (CUgraph)graph, 0));
-  return r;
 }
