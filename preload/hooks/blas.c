@@ -6,7 +6,9 @@
  * stream (cublasSetKernelStream), or cublasLtMatmul's stream argument. cuBLAS's
  * own kernels are launched inside the library through the driver, so they are not
  * seen here; a cuBLAS call that calls cublasLtMatmul gives one timed span with a
- * depth-1 child.
+ * depth-1 child. Entry points: the float, double and half GEMMs (plain, strided
+ * batched, pointer-array batched, with their _64 forms), cublasGemmEx and its batched
+ * forms, cublasLtMatmul, and the legacy handle-less cublasSgemm.
  */
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -84,6 +86,85 @@ static cudaStream_t handle_stream(cublasHandle_t handle) {
 #define SHAPE_EX(batch) \
   {(uint64_t)m, (uint64_t)n, (uint64_t)k, (uint64_t)(batch), transa, transb, Atype, Btype, \
    Ctype, computeType, 0}
+
+/* The double and half precision forms and the pointer-array batched forms: the same
+ * argument lists as the float ones with another element type T (cudaDataType DT,
+ * compute type CT) and index type IDX (int, or int64_t for the _64 forms). */
+/* cublas_api.h declares the __half forms for C++ only: to C they take pointers to an
+ * opaque 16-bit element, passed as they are. */
+typedef struct cublas_half_element half_element;
+
+#define SHAPE_T(batch, DT, CT) \
+  {(uint64_t)m, (uint64_t)n, (uint64_t)k, (uint64_t)(batch), transa, transb, DT, DT, DT, CT, 0}
+
+#define TYPED_GEMM(sym, IDX, T, DT, CT)                                                        \
+  CTP_EXPORT cublasStatus_t sym(cublasHandle_t handle, cublasOperation_t transa,               \
+                                cublasOperation_t transb, IDX m, IDX n, IDX k, const T *alpha,  \
+                                const T *A, IDX lda, const T *B, IDX ldb, const T *beta, T *C,  \
+                                IDX ldc) {                                                      \
+    GEMM_BODY(sym, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),        \
+              (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc),           \
+              SHAPE_T(1, DT, CT));                                                              \
+  }
+
+#define TYPED_STRIDED(sym, IDX, T, DT, CT)                                                     \
+  CTP_EXPORT cublasStatus_t sym(cublasHandle_t handle, cublasOperation_t transa,               \
+                                cublasOperation_t transb, IDX m, IDX n, IDX k, const T *alpha,  \
+                                const T *A, IDX lda, long long int strideA, const T *B,         \
+                                IDX ldb, long long int strideB, const T *beta, T *C, IDX ldc,   \
+                                long long int strideC, IDX batchCount) {                        \
+    GEMM_BODY(sym, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),        \
+              (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,  \
+               C, ldc, strideC, batchCount),                                                    \
+              SHAPE_T(batchCount, DT, CT));                                                     \
+  }
+
+#define TYPED_BATCHED(sym, IDX, T, DT, CT)                                                     \
+  CTP_EXPORT cublasStatus_t sym(cublasHandle_t handle, cublasOperation_t transa,               \
+                                cublasOperation_t transb, IDX m, IDX n, IDX k, const T *alpha,  \
+                                const T *const Aarray[], IDX lda, const T *const Barray[],      \
+                                IDX ldb, const T *beta, T *const Carray[], IDX ldc,             \
+                                IDX batchCount) {                                               \
+    GEMM_BODY(sym, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),        \
+              (handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray,  \
+               ldc, batchCount),                                                                \
+              SHAPE_T(batchCount, DT, CT));                                                     \
+  }
+
+#define TYPED_BATCHED_EX(sym, IDX)                                                              \
+  CTP_EXPORT cublasStatus_t sym(cublasHandle_t handle, cublasOperation_t transa,               \
+                                cublasOperation_t transb, IDX m, IDX n, IDX k, const void *alpha, \
+                                const void *const Aarray[], cudaDataType Atype, IDX lda,        \
+                                const void *const Barray[], cudaDataType Btype, IDX ldb,        \
+                                const void *beta, void *const Carray[], cudaDataType Ctype,     \
+                                IDX ldc, IDX batchCount, cublasComputeType_t computeType,       \
+                                cublasGemmAlgo_t algo) {                                        \
+    GEMM_BODY(sym, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),        \
+              (handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb,  \
+               beta, Carray, Ctype, ldc, batchCount, computeType, algo),                        \
+              SHAPE_EX(batchCount));                                                            \
+  }
+
+/* cublasDgemm_v2, cublasHgemm and their _64 forms, traced. */
+TYPED_GEMM(cublasDgemm_v2, int, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+TYPED_GEMM(cublasDgemm_v2_64, int64_t, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+TYPED_GEMM(cublasHgemm, int, half_element, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+TYPED_GEMM(cublasHgemm_64, int64_t, half_element, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+/* cublasDgemmStridedBatched, cublasHgemmStridedBatched and their _64 forms, traced. */
+TYPED_STRIDED(cublasDgemmStridedBatched, int, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+TYPED_STRIDED(cublasDgemmStridedBatched_64, int64_t, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+TYPED_STRIDED(cublasHgemmStridedBatched, int, half_element, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+TYPED_STRIDED(cublasHgemmStridedBatched_64, int64_t, half_element, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+/* cublas{S,D,H}gemmBatched (arrays of matrix pointers) and their _64 forms, traced. */
+TYPED_BATCHED(cublasSgemmBatched, int, float, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+TYPED_BATCHED(cublasSgemmBatched_64, int64_t, float, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+TYPED_BATCHED(cublasDgemmBatched, int, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+TYPED_BATCHED(cublasDgemmBatched_64, int64_t, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+TYPED_BATCHED(cublasHgemmBatched, int, half_element, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+TYPED_BATCHED(cublasHgemmBatched_64, int64_t, half_element, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+/* cublasGemmBatchedEx and its _64 form, traced. */
+TYPED_BATCHED_EX(cublasGemmBatchedEx, int)
+TYPED_BATCHED_EX(cublasGemmBatchedEx_64, int64_t)
 
 /** cublasSgemm_v2 (cublasSgemm in cublas_v2.h), traced. */
 CTP_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,

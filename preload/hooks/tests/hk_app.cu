@@ -296,6 +296,10 @@ static int scenario_blas(void) {
   CHECK_BLAS(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 8, 4, &one, a, CUDA_R_32F,
                                         16, 64, b, CUDA_R_32F, 4, 32, &zero, c, CUDA_R_32F, 16,
                                         128, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  /* m=10 n=6 k=4 in double precision, B transposed */
+  const double done = 1.0, dzero = 0.0;
+  CHECK_BLAS(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, 10, 6, 4, &done, (const double *)a, 10,
+                         (const double *)b, 6, &dzero, (double *)c, 10));
   cublasLtHandle_t lt;
   CHECK_BLAS(cublasLtCreate(&lt));
   cublasLtMatmulDesc_t desc;

@@ -420,12 +420,14 @@ def case_blas(run, app):
     got = [(t.name(apis[g["corr"]]["name"]), g["m"], g["n"], g["k"], g["batch"], g["transa"], g["transb"],
             g["atype"], g["btype"], g["ctype"], g["compute_type"], g["epilogue"]) for g in t.of("gemm")]
     f32, c32 = 0, 68  # CUDA_R_32F, CUBLAS_COMPUTE_32F
+    f64, c64 = 1, 70  # CUDA_R_64F, CUBLAS_COMPUTE_64F
     want = [
         ("cublasSgemm_v2", 64, 32, 16, 1, 1, 0, f32, f32, f32, c32, 0),
         ("cublasSgemm_v2_64", 20, 10, 5, 1, 0, 0, f32, f32, f32, c32, 0),
         ("cublasSgemmStridedBatched", 8, 12, 4, 3, 0, 1, f32, f32, f32, c32, 0),
         ("cublasGemmEx", 24, 16, 8, 1, 0, 0, f32, f32, f32, c32, 0),
         ("cublasGemmStridedBatchedEx", 16, 8, 4, 2, 0, 0, f32, f32, f32, c32, 0),
+        ("cublasDgemm_v2", 10, 6, 4, 1, 0, 1, f64, f64, f64, c64, 0),
         ("cublasLtMatmul", 48, 40, 24, 1, 1, 0, f32, f32, f32, c32, 4),  # CUBLASLT_EPILOGUE_BIAS
         ("cublasSgemm", 12, 6, 3, 1, 0, 1, f32, f32, f32, c32, 0),
     ]
