@@ -73,7 +73,10 @@ const char *ct_gaps_keep(fstate *f, const char *s, unsigned *cls) {
   f->names[j].cls = (strstr(s, "Synchronize") ? NAME_SYNCHRONIZE : 0) |
                     (strstr(s, "Async") ? NAME_ASYNC : 0) |
                     (!strncmp(s, "cudaMemcpy", 10) || !strncmp(s, "cuMemcpy", 8) ? NAME_MEMCPY : 0) |
-                    (strstr(s, "Launch") || ct_api_category(s) == CT_CAT_GEMM ? NAME_LAUNCH : 0);
+                    ((strstr(s, "Launch") && !strstr(s, "HostFunc")) ||
+                             ct_api_category(s) == CT_CAT_GEMM
+                         ? NAME_LAUNCH
+                         : 0);
   if (cls) *cls = f->names[j].cls;
   f->nnames++;
   return f->names[j].val;

@@ -11,6 +11,11 @@ CTP_EXPORT __typeof__(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
 CTP_EXPORT __typeof__(cudaStreamBeginCapture) cudaStreamBeginCapture_ptsz;
 CTP_EXPORT __typeof__(cudaStreamEndCapture) cudaStreamEndCapture_ptsz;
 CTP_EXPORT void __cudaUnregisterFatBinary(void **fat_cubin_handle);
+CTP_EXPORT __typeof__(cudaMallocAsync) cudaMallocAsync_ptsz;
+CTP_EXPORT __typeof__(cudaFreeAsync) cudaFreeAsync_ptsz;
+CTP_EXPORT __typeof__(cudaEventRecord) cudaEventRecord_ptsz;
+CTP_EXPORT __typeof__(cudaEventRecordWithFlags) cudaEventRecordWithFlags_ptsz;
+CTP_EXPORT __typeof__(cudaLaunchHostFunc) cudaLaunchHostFunc_ptsz;
 
 /* Forward, and when tracing record one span with no GPU work; AFTER runs after
  * the real call whether traced or not (r holds the result). */
@@ -89,6 +94,76 @@ CTP_EXPORT cudaError_t cudaFree(void *dev_ptr) {
 /** cudaFreeHost, traced. */
 CTP_EXPORT cudaError_t cudaFreeHost(void *ptr) {
   SPAN_BODY(cudaFreeHost, 0, CTPH_NO_STREAM, (ptr), (void)0);
+}
+
+/** cudaMallocPitch, traced. */
+CTP_EXPORT cudaError_t cudaMallocPitch(void **dev_ptr, size_t *pitch, size_t width, size_t height) {
+  SPAN_BODY(cudaMallocPitch, 0, CTPH_NO_STREAM, (dev_ptr, pitch, width, height), (void)0);
+}
+
+/** cudaMallocAsync (stream-ordered allocation), traced. */
+CTP_EXPORT cudaError_t cudaMallocAsync(void **dev_ptr, size_t size, cudaStream_t stream) {
+  SPAN_BODY(cudaMallocAsync, 0, stream, (dev_ptr, size, stream), (void)0);
+}
+
+/** cudaMallocAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMallocAsync_ptsz(void **dev_ptr, size_t size, cudaStream_t stream) {
+  SPAN_BODY(cudaMallocAsync_ptsz, 1, stream, (dev_ptr, size, stream), (void)0);
+}
+
+/** cudaFreeAsync, traced. */
+CTP_EXPORT cudaError_t cudaFreeAsync(void *dev_ptr, cudaStream_t stream) {
+  SPAN_BODY(cudaFreeAsync, 0, stream, (dev_ptr, stream), (void)0);
+}
+
+/** cudaFreeAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaFreeAsync_ptsz(void *dev_ptr, cudaStream_t stream) {
+  SPAN_BODY(cudaFreeAsync_ptsz, 1, stream, (dev_ptr, stream), (void)0);
+}
+
+/** cudaHostRegister (page-locking existing host memory: slow, worth seeing), traced. */
+CTP_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
+  SPAN_BODY(cudaHostRegister, 0, CTPH_NO_STREAM, (ptr, size, flags), (void)0);
+}
+
+/** cudaHostUnregister, traced. */
+CTP_EXPORT cudaError_t cudaHostUnregister(void *ptr) {
+  SPAN_BODY(cudaHostUnregister, 0, CTPH_NO_STREAM, (ptr), (void)0);
+}
+
+/** cudaEventRecord, traced (the app's own event: a span, no GPU work of its own). */
+CTP_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  SPAN_BODY(cudaEventRecord, 0, stream, (event, stream), (void)0);
+}
+
+/** cudaEventRecord_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) {
+  SPAN_BODY(cudaEventRecord_ptsz, 1, stream, (event, stream), (void)0);
+}
+
+/** cudaEventRecordWithFlags, traced. */
+CTP_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                                unsigned int flags) {
+  SPAN_BODY(cudaEventRecordWithFlags, 0, stream, (event, stream, flags), (void)0);
+}
+
+/** cudaEventRecordWithFlags_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+                                                     unsigned int flags) {
+  SPAN_BODY(cudaEventRecordWithFlags_ptsz, 1, stream, (event, stream, flags), (void)0);
+}
+
+/** cudaLaunchHostFunc, traced: work the tracer does not time runs on the stream there,
+ * so it ends an event chain. */
+CTP_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *data) {
+  SPAN_BODY(cudaLaunchHostFunc, 0, stream, (stream, fn, data),
+            if (r == cudaSuccess && ctph_chain_on) ctph_stream_barrier((CUstream)stream, 0));
+}
+
+/** cudaLaunchHostFunc_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *data) {
+  SPAN_BODY(cudaLaunchHostFunc_ptsz, 1, stream, (stream, fn, data),
+            if (r == cudaSuccess && ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
 }
 
 /** cudaStreamBeginCapture, traced; the stream is then known to be capturing. */

@@ -18,6 +18,9 @@
  *                 followed by a sync and 5 ms of host sleep
  *   waits N       N x (k_beta on stream s; another thread: k_alpha on stream t
  *                 and an event on t; s waits for it; k_beta on s), non-blocking
+ *   memory        stream-ordered allocation (cudaMallocAsync / cudaFreeAsync),
+ *                 cudaHostRegister / cudaHostUnregister, cudaEventRecord(WithFlags),
+ *                 cudaLaunchHostFunc, with a k_beta before and after on one stream
  *   devices N     N launches on device 1 (cudaSetDevice), then N on device 0
  *   paced B MS    B bursts of 4 k_alpha + 2 k_beta on the legacy stream, a sync
  *                 and MS milliseconds of host sleep after each (clock drift) */
@@ -30,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The legacy handle-less cublasSgemm (cublas.h cannot be included with
  * cublas_v2.h, which maps the name cublasSgemm to cublasSgemm_v2). */
@@ -423,6 +427,35 @@ static int scenario_devices(int n) {
   return 0;
 }
 
+static int host_func_calls;
+static void CUDART_CB count_call(void *arg) { __atomic_add_fetch((int *)arg, 1, __ATOMIC_SEQ_CST); }
+
+static int scenario_memory(void) {
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t ev;
+  CHECK(cudaEventCreate(&ev));
+  k_beta<<<1, 1, 0, s>>>(1);
+  void *p = NULL;
+  CHECK(cudaMallocAsync(&p, 4096, s));
+  CHECK(cudaMemsetAsync(p, 7, 4096, s));
+  CHECK(cudaFreeAsync(p, s));
+  static char host[8192];
+  CHECK(cudaHostRegister(host, sizeof host, cudaHostRegisterDefault));
+  CHECK(cudaEventRecord(ev, s));
+  CHECK(cudaEventRecordWithFlags(ev, s, cudaEventRecordDefault));
+  CHECK(cudaLaunchHostFunc(s, count_call, &host_func_calls));
+  k_beta<<<1, 1, 0, s>>>(2);
+  CHECK(cudaStreamSynchronize(s));
+  CHECK(cudaHostUnregister(host));
+  /* the simulator's stream sync does not wait for the function's real run */
+  for (int i = 0; i < 5000 && !__atomic_load_n(&host_func_calls, __ATOMIC_SEQ_CST); i++)
+    usleep(1000);
+  printf("memory: host function calls %d, last error %s\n", host_func_calls,
+         cudaGetErrorName(cudaGetLastError()));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   int a = argc > 2 ? atoi(argv[2]) : 10, b = argc > 3 ? atoi(argv[3]) : 100;
@@ -434,9 +467,10 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "blas")) return scenario_blas();
   if (!strcmp(what, "reset")) return scenario_reset(a);
   if (!strcmp(what, "paced")) return scenario_paced(a, b);
+  if (!strcmp(what, "memory")) return scenario_memory();
   if (!strcmp(what, "devices")) return scenario_devices(a);
   if (!strcmp(what, "burst")) return scenario_burst(a, b);
   if (!strcmp(what, "waits")) return scenario_waits(a);
-  fprintf(stderr, "usage: hk_app kernels|copies|errors|threads|capture|blas|reset|paced|devices|burst|waits [N [M]]\n");
+  fprintf(stderr, "usage: hk_app kernels|copies|errors|threads|capture|blas|reset|paced|devices|burst|waits|memory [N [M]]\n");
   return 2;
 }

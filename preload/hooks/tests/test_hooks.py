@@ -502,6 +502,23 @@ def case_nesting(run, app, shim):
     check_timed_pairs(t, "nesting")
 
 
+def case_memory(run, app):
+    """Stream-ordered allocation, host registration, the app's event records and host
+    functions: one span each, result 0, depth 0, never timed; the kernels around
+    them still timed once each."""
+    rc, out, t = run.compare([app, "memory"])
+    if not check(rc == 0 and t and "host function calls 1" in out, f"memory: run failed ({rc}, {out!r})"):
+        return
+    for name in ("cudaMallocAsync", "cudaFreeAsync", "cudaHostRegister", "cudaHostUnregister",
+                 "cudaEventRecord", "cudaEventRecordWithFlags", "cudaLaunchHostFunc"):
+        spans = t.apis(name)
+        check(len(spans) == 1 and spans[0]["result"] == 0 and spans[0]["depth"] == 0
+              and not spans[0]["flags"] & (API_TIMED | API_UNTIMED),
+              f"memory: {name} spans {spans}")
+    check(len(t.apis("__cudaLaunchKernel")) == 2, "memory: the two launches")
+    check_timed_pairs(t, "memory")
+
+
 def case_devices(run, app):
     n = 4
     rc, _, t = run.compare([app, "devices", str(n)], {"SIMCUDA_DEVICES": "2"})
@@ -542,7 +559,7 @@ def main():
         return 2
     sim, lib, reader, app, ptsz, shim = sys.argv[1:]
     run = Runner(sim, lib, reader)
-    cases = [case_kernels, case_no_timing, case_timing, case_chain, case_copies, case_errors, case_capture, case_blas, case_devices, case_reset,
+    cases = [case_kernels, case_no_timing, case_timing, case_chain, case_copies, case_errors, case_capture, case_blas, case_memory, case_devices, case_reset,
              case_threads]
     only = os.environ.get("HK_ONLY")
     for case in cases:

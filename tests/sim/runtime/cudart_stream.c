@@ -80,6 +80,24 @@ SIM_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t
   return stream_wait_event(stream, event, flags, 1);
 }
 
+static cudaError_t launch_host_func(cudaStream_t stream, cudaHostFn_t fn, void *data, int pt)
+{
+  RT_ENTER();
+  return rt_check(RT_PICK(pt, LaunchHostFunc)(stream, fn, data));
+}
+
+/** Runs fn(data) on a driver thread once the stream's earlier work is done. */
+SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *data)
+{
+  return launch_host_func(stream, fn, data, 0);
+}
+
+/** cudaLaunchHostFunc where stream 0 is the per-thread default stream. */
+SIM_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *data)
+{
+  return launch_host_func(stream, fn, data, 1);
+}
+
 static cudaError_t stream_get_flags(cudaStream_t stream, unsigned int *flags, int pt)
 {
   if (!flags)
