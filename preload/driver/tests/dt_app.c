@@ -12,6 +12,10 @@
  *             an event recorded and waited on (cuStreamWaitEvent on a created
  *             stream, cuEventSynchronize), a cuLaunchHostFunc, cuCtxSynchronize_v2
  *             and one launch of "after_kernel" on the created stream
+ *   xla       as XLA's stubs do: libcudart.so.13 loaded RTLD_LOCAL (this program does
+ *             not link it, so the runtime-level hooks never bind to it) and its
+ *             functions called through dlsym(handle): cudaMalloc, a 2 KiB
+ *             cudaMemsetAsync, cudaStreamSynchronize, a 2 KiB cudaMemcpy DtoH
  *   procaddr  cuGetProcAddress (4 arguments, version 11030) and
  *             cuGetProcAddress_v2 (5 arguments): 5 launches each of "v1_kernel",
  *             "v2_kernel", and 5 of "pt_kernel" through the _ptsz answer, plus
@@ -247,6 +251,26 @@ static int run_graph(void) {
 #endif
 
 
+static int run_xla(void) {
+  void *rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (!rt)
+    return FAIL("dlopen libcudart.so.13: %s", dlerror());
+  int (*rt_malloc)(void **, size_t) = (__typeof__(rt_malloc))dlsym(rt, "cudaMalloc");
+  int (*rt_memset_async)(void *, int, size_t, void *) =
+      (__typeof__(rt_memset_async))dlsym(rt, "cudaMemsetAsync");
+  int (*rt_sync)(void *) = (__typeof__(rt_sync))dlsym(rt, "cudaStreamSynchronize");
+  int (*rt_memcpy)(void *, const void *, size_t, int) = (__typeof__(rt_memcpy))dlsym(rt, "cudaMemcpy");
+  if (!rt_malloc || !rt_memset_async || !rt_sync || !rt_memcpy)
+    return FAIL("libcudart functions missing");
+  void *d = NULL;
+  static unsigned char back[2048];
+  if (rt_malloc(&d, sizeof back) || rt_memset_async(d, 5, sizeof back, NULL) || rt_sync(NULL) ||
+      rt_memcpy(back, d, sizeof back, 2 /* cudaMemcpyDeviceToHost */))
+    return FAIL("runtime calls");
+  printf("xla: back[0]=%d back[2047]=%d\n", back[0], back[2047]);
+  return 0;
+}
+
 static int run_procaddr(void) {
   CUfunction f1, f2, f3;
   if (setup(&f1, "v1_kernel"))
@@ -372,6 +396,7 @@ int main(int argc, char **argv) {
          : !strcmp(m, "graph")    ? run_graph()
 #endif
          : !strcmp(m, "procaddr") ? run_procaddr()
+         : !strcmp(m, "xla")      ? run_xla()
          : !strcmp(m, "dlsym")    ? run_dlsym()
          : !strcmp(m, "hidden")   ? run_hidden()
          : !strcmp(m, "default_local") ? run_default_local()

@@ -176,6 +176,31 @@ def case_graph(ctx, app):
     check(execs == [g1["exec"]] * 3 + [g2["exec"]], f"graph: launches ran execs {execs}")
 
 
+def case_xla(ctx, app):
+    """A libcudart loaded RTLD_LOCAL and called through dlsym handles (XLA's stubs):
+    the runtime hooks never bind to it, so its driver calls are traced (not taken
+    for a hooked runtime's): the set and the copy with their MEMOP records and GPU
+    records, the sync."""
+    t, _, _ = compare(ctx, [app, "xla"])
+    if not t:
+        return
+    memops = {m["corr"]: m for m in t.of("memop")}
+    gpus = {g["corr"] for g in t.of("gpu")}
+    sets = [a for a in t.of("api") if t.name(a["name"]).startswith("cuMemsetD8Async")]
+    copies = [a for a in t.of("api") if t.name(a["name"]).startswith("cuMemcpy")]
+    for label, spans, kind in (("set", sets, 5), ("copy", copies, 2)):
+        if check(len(spans) == 1, f"xla: {len(spans)} driver-level {label} spans, want 1"):
+            a = spans[0]
+            m = memops.get(a["corr"])
+            check(a["flags"] & API_DRIVER and a["depth"] == 0 and m and m["kind"] == kind
+                  and m["bytes"] == 2048 and a["corr"] in gpus,
+                  f"xla: {label} span {a}, memop {m}")
+    check(len([a for a in t.of("api") if t.name(a["name"]).startswith("cuStreamSynchronize")]) == 1,
+          "xla: the sync as a driver-level span")
+    check(not [a for a in t.of("api") if not a["flags"] & API_DRIVER],
+          "xla: no runtime-level span (the hooks never bound to this libcudart)")
+
+
 def case_procaddr(ctx, app):
     t, _, _ = compare(ctx, [app, "procaddr"])
     if t:
@@ -269,7 +294,8 @@ def main():
     ctx = (sim, lib, reader)
     only = os.environ.get("DT_ONLY", "")
     cases = [("triton", lambda: case_triton(ctx, app)), ("linked", lambda: case_linked(ctx, app)),
-             ("shapes", lambda: case_shapes(ctx, app)), ("graph", lambda: case_graph(ctx, app)),
+             ("shapes", lambda: case_shapes(ctx, app)),
+             ("xla", lambda: case_xla(ctx, app)), ("graph", lambda: case_graph(ctx, app)),
              ("procaddr", lambda: case_procaddr(ctx, app)), ("dlsym", lambda: case_dlsym(ctx, app)),
              ("stacking", lambda: case_stacking(ctx, app, shim)),
              ("hidden", lambda: case_hidden(ctx, app)), ("local", lambda: case_local(ctx, local))]
