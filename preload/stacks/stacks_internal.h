@@ -1,9 +1,11 @@
 /*
  * Internal declarations of the call-stack part of libtrace.so (preload/stacks/).
- * The public side is ctp_stack_here in preload/trace.h.
+ * The public side is ctp_stack_here / ctp_stack_at in preload/trace.h.
  *
  *   stacks.c    settings, the unwinder (libunwind, loaded privately), the per-thread
- *               cache of recent stacks, ctp_stack_here, the cost accounting
+ *               caches (recent stacks by hash; call sites by return address and CFA,
+ *               answered by re-reading return-address slots), ctp_stack_at, the
+ *               cost accounting
  *   tree.c      the process-wide tree of (parent, pc) nodes and their STACK records
  *   modules.c   the loaded ELF objects (dl_iterate_phdr) and their MODULE records
  *
