@@ -1,6 +1,7 @@
 /*
  * Resolution of the real functions, in one place:
- * - every hooks.def entry point: dlsym(RTLD_NEXT, name), on first use, cached;
+ * - every hooks.def entry point: dlsym(RTLD_NEXT, name), on first use, cached; when
+ *   the global scope has none, the definition in a library loaded RTLD_LOCAL;
  * - the driver functions the tracer itself calls (events, contexts, pointer
  *   attributes): from libcuda.so.1 through cuGetProcAddress_v2, the way libcudart
  *   reaches the driver (see /work/shared/notes/cuda-interception.md, section 2),
@@ -9,7 +10,9 @@
 #include "hooks_internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 void *ctph_real_table[CTPH_ID_COUNT];
@@ -25,11 +28,59 @@ const char *ctph_hook_name(enum ctph_id id) {
   return (unsigned)id < CTPH_ID_COUNT ? hook_names[id] : "?";
 }
 
+/* Names of the loaded objects (dl_iterate_phdr), collected so that nothing is
+ * dlopen'ed while the loader's lock is held. */
+#define LOCAL_MAX 512
+struct loaded_names {
+  char *names[LOCAL_MAX];
+  unsigned n;
+};
+
+static int collect_name(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  struct loaded_names *ln = arg;
+  if (info->dlpi_name && info->dlpi_name[0] && ln->n < LOCAL_MAX)
+    ln->names[ln->n++] = strdup(info->dlpi_name);
+  return 0;
+}
+
+/*
+ * The definition of name in a loaded shared object other than libtrace.so, first in
+ * load order, or NULL. dlsym(RTLD_NEXT) only searches the global scope; a library
+ * loaded RTLD_LOCAL (libcudart as the dependency of a Python extension, XLA's
+ * dlopen'ed cuBLAS) is not in it, yet its users reach our exported wrapper first,
+ * which must then forward to that library's function, not fail.
+ */
+static void *local_definition(const char *name) {
+  Dl_info self;
+  if (!dladdr((void *)&local_definition, &self) || !self.dli_fname)
+    return NULL;
+  struct loaded_names ln = {.n = 0};
+  dl_iterate_phdr(collect_name, &ln);
+  void *found = NULL;
+  for (unsigned i = 0; i < ln.n; i++) {
+    if (!found && ln.names[i] && strcmp(ln.names[i], self.dli_fname) != 0) {
+      void *h = dlopen(ln.names[i], RTLD_LAZY | RTLD_NOLOAD);
+      void *fn = h ? dlsym(h, name) : NULL;
+      Dl_info at;
+      /* defined by this object itself, not found among its dependencies */
+      if (fn && dladdr(fn, &at) && at.dli_fname && strcmp(at.dli_fname, ln.names[i]) == 0)
+        found = fn;
+      if (h)
+        dlclose(h);
+    }
+    free(ln.names[i]);
+  }
+  return found;
+}
+
 void *ctph_real_resolve(enum ctph_id id) {
   if ((unsigned)id >= CTPH_ID_COUNT)
     return NULL;
   int saved = errno;
   void *fn = dlsym(RTLD_NEXT, hook_names[id]);
+  if (!fn)
+    fn = local_definition(hook_names[id]);
   errno = saved;
   /* A missing symbol is not cached: the library may be dlopened later. */
   if (fn)

@@ -12,10 +12,13 @@
  *             an event recorded and waited on (cuStreamWaitEvent on a created
  *             stream, cuEventSynchronize), a cuLaunchHostFunc, cuCtxSynchronize_v2
  *             and one launch of "after_kernel" on the created stream
- *   xla       as XLA's stubs do: libcudart.so.13 loaded RTLD_LOCAL (this program does
- *             not link it, so the runtime-level hooks never bind to it) and its
- *             functions called through dlsym(handle): cudaMalloc, a 2 KiB
- *             cudaMemsetAsync, cudaStreamSynchronize, a 2 KiB cudaMemcpy DtoH
+ *   extension PATH  dlopen(PATH, RTLD_LOCAL) of a library linked with libcudart (as
+ *             Python imports an extension module) and a call of its dt_ext_work:
+ *             the runtime calls it makes must work under the tracer too
+ *   xla [PATH] as XLA's stubs do: libcudart.so.13 (or the copy at PATH) loaded
+ *             RTLD_LOCAL (this program does not link it) and its functions called
+ *             through dlsym(handle): cudaMalloc, a 2 KiB cudaMemsetAsync,
+ *             cudaStreamSynchronize, a 2 KiB cudaMemcpy DtoH
  *   procaddr  cuGetProcAddress (4 arguments, version 11030) and
  *             cuGetProcAddress_v2 (5 arguments): 5 launches each of "v1_kernel",
  *             "v2_kernel", and 5 of "pt_kernel" through the _ptsz answer, plus
@@ -251,10 +254,10 @@ static int run_graph(void) {
 #endif
 
 
-static int run_xla(void) {
-  void *rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
+static int run_xla(const char *path) {
+  void *rt = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!rt)
-    return FAIL("dlopen libcudart.so.13: %s", dlerror());
+    return FAIL("dlopen %s: %s", path, dlerror());
   int (*rt_malloc)(void **, size_t) = (__typeof__(rt_malloc))dlsym(rt, "cudaMalloc");
   int (*rt_memset_async)(void *, int, size_t, void *) =
       (__typeof__(rt_memset_async))dlsym(rt, "cudaMemsetAsync");
@@ -383,8 +386,20 @@ int main(int argc, char **argv) {
     return libcuda ? run_bench(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
   }
 #endif
+  if (argc == 3 && !strcmp(argv[1], "extension")) {
+    void *ext = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+    int (*work)(void) = ext ? (int (*)(void))dlsym(ext, "dt_ext_work") : NULL;
+    if (!work)
+      return FAIL("extension %s: %s", argv[2], dlerror());
+    printf("extension: dt_ext_work %d\n", work());
+    return 0;
+  }
+  if (argc == 3 && !strcmp(argv[1], "xla")) {
+    libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return libcuda ? run_xla(argv[2]) : FAIL("dlopen libcuda.so.1");
+  }
   if (argc != 2)
-    return FAIL("usage: dt_app triton|linked|shapes|procaddr|dlsym|hidden");
+    return FAIL("usage: dt_app triton|linked|shapes|procaddr|dlsym|hidden|xla [PATH]");
   libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!libcuda)
     return FAIL("dlopen libcuda.so.1: %s", dlerror());
@@ -396,7 +411,7 @@ int main(int argc, char **argv) {
          : !strcmp(m, "graph")    ? run_graph()
 #endif
          : !strcmp(m, "procaddr") ? run_procaddr()
-         : !strcmp(m, "xla")      ? run_xla()
+         : !strcmp(m, "xla")      ? run_xla("libcudart.so.13")
          : !strcmp(m, "dlsym")    ? run_dlsym()
          : !strcmp(m, "hidden")   ? run_hidden()
          : !strcmp(m, "default_local") ? run_default_local()

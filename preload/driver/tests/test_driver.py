@@ -176,29 +176,65 @@ def case_graph(ctx, app):
     check(execs == [g1["exec"]] * 3 + [g2["exec"]], f"graph: launches ran execs {execs}")
 
 
-def case_xla(ctx, app):
-    """A libcudart loaded RTLD_LOCAL and called through dlsym handles (XLA's stubs):
-    the runtime hooks never bind to it, so its driver calls are traced (not taken
-    for a hooked runtime's): the set and the copy with their MEMOP records and GPU
-    records, the sync."""
-    t, _, _ = compare(ctx, [app, "xla"])
-    if not t:
-        return
+def xla_spans(t):
+    """(runtime-level, driver-level) API records of dt_app xla's set, copy and sync."""
+    names = ("Memset", "Memcpy", "StreamSynchronize")
+    calls = [a for a in t.of("api") if any(n in t.name(a["name"]) for n in names)]
+    return ([a for a in calls if not a["flags"] & API_DRIVER], [a for a in calls if a["flags"] & API_DRIVER])
+
+
+def check_xla_ops(t, label, spans):
+    """The set and the copy among spans have their MEMOP and one GPU record each."""
     memops = {m["corr"]: m for m in t.of("memop")}
     gpus = {g["corr"] for g in t.of("gpu")}
-    sets = [a for a in t.of("api") if t.name(a["name"]).startswith("cuMemsetD8Async")]
-    copies = [a for a in t.of("api") if t.name(a["name"]).startswith("cuMemcpy")]
-    for label, spans, kind in (("set", sets, 5), ("copy", copies, 2)):
-        if check(len(spans) == 1, f"xla: {len(spans)} driver-level {label} spans, want 1"):
-            a = spans[0]
-            m = memops.get(a["corr"])
-            check(a["flags"] & API_DRIVER and a["depth"] == 0 and m and m["kind"] == kind
-                  and m["bytes"] == 2048 and a["corr"] in gpus,
-                  f"xla: {label} span {a}, memop {m}")
-    check(len([a for a in t.of("api") if t.name(a["name"]).startswith("cuStreamSynchronize")]) == 1,
-          "xla: the sync as a driver-level span")
-    check(not [a for a in t.of("api") if not a["flags"] & API_DRIVER],
-          "xla: no runtime-level span (the hooks never bound to this libcudart)")
+    for what, kind in (("Memset", 5), ("Memcpy", 2)):
+        got = [a for a in spans if what in t.name(a["name"])]
+        if check(len(got) == 1, f"{label}: {len(got)} {what} spans, want 1"):
+            m = memops.get(got[0]["corr"])
+            check(got[0]["depth"] == 0 and m and m["kind"] == kind and m["bytes"] == 2048
+                  and got[0]["corr"] in gpus, f"{label}: {what} span {got[0]}, memop {m}")
+
+
+def case_xla(ctx, app):
+    """A libcudart loaded RTLD_LOCAL and called through dlsym handles (XLA's stubs).
+    Alone, its functions are found for our runtime wrappers (dlsym(RTLD_NEXT) cannot
+    see them), so the lookups get the wrappers: one runtime-level span per call, no
+    driver-level duplicate. Beside another libcudart in the global scope (a second
+    copy, as with PyTorch and JAX in one process), its lookups stay unwrapped and its
+    driver calls are traced at the driver level instead of taken for duplicates."""
+    t, _, _ = compare(ctx, [app, "xla"])
+    if t:
+        rt, drv = xla_spans(t)
+        check(len(rt) == 3 and not drv, f"xla: runtime spans {len(rt)}, driver-level duplicates {len(drv)}")
+        check_xla_ops(t, "xla", rt)
+    sim = ctx[0]
+    with tempfile.TemporaryDirectory(prefix="dt_xla_") as tmp:
+        copy = os.path.join(tmp, "libcudart.so.13")
+        with open(os.path.join(sim, "libcudart.so.13"), "rb") as src, open(copy, "wb") as dst:
+            dst.write(src.read())
+        t, _, _ = compare(ctx, [app, "xla", copy], after=[os.path.join(sim, "libcudart.so.13")])
+        if t:
+            rt, drv = xla_spans(t)
+            check(not rt and len(drv) == 3, f"xla, second copy: runtime spans {len(rt)}, driver spans {len(drv)}")
+            check_xla_ops(t, "xla, second copy", drv)
+
+
+def case_extension(ctx, app):
+    """A library using libcudart, loaded RTLD_LOCAL (a Python extension module): its
+    calls reach our exported runtime wrappers first, which must find its libcudart
+    (not in the global scope) and forward: same results as untraced, each call one
+    runtime span, the memset timed."""
+    ext = os.environ.get("DT_EXT")
+    if not ext or not os.path.exists(ext):
+        print("  (DT_EXT not built: skipped)")
+        return
+    t, _, _ = compare(ctx, [app, "extension", ext])
+    if t:
+        for name in ("cudaMalloc", "cudaMemset", "cudaDeviceSynchronize", "cudaFree"):
+            spans = t.apis(name)
+            check(len(spans) == 1 and spans[0]["result"] == 0, f"extension: {name} spans {spans}")
+        gpus = {g["corr"] for g in t.of("gpu")}
+        check(all(a["corr"] in gpus for a in t.apis("cudaMemset")), "extension: the memset timed")
 
 
 def case_procaddr(ctx, app):
@@ -295,7 +331,8 @@ def main():
     only = os.environ.get("DT_ONLY", "")
     cases = [("triton", lambda: case_triton(ctx, app)), ("linked", lambda: case_linked(ctx, app)),
              ("shapes", lambda: case_shapes(ctx, app)),
-             ("xla", lambda: case_xla(ctx, app)), ("graph", lambda: case_graph(ctx, app)),
+             ("xla", lambda: case_xla(ctx, app)),
+             ("extension", lambda: case_extension(ctx, app)), ("graph", lambda: case_graph(ctx, app)),
              ("procaddr", lambda: case_procaddr(ctx, app)), ("dlsym", lambda: case_dlsym(ctx, app)),
              ("stacking", lambda: case_stacking(ctx, app, shim)),
              ("hidden", lambda: case_hidden(ctx, app)), ("local", lambda: case_local(ctx, local))]
