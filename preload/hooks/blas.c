@@ -54,7 +54,7 @@ static cudaStream_t handle_stream(cublasHandle_t handle) {
   static __typeof__(&cublasGetStream_v2) get_stream;
   __typeof__(&cublasGetStream_v2) fn = __atomic_load_n(&get_stream, __ATOMIC_RELAXED);
   if (!fn) {
-    fn = (__typeof__(&cublasGetStream_v2))dlsym(RTLD_NEXT, "cublasGetStream_v2");
+    fn = (__typeof__(&cublasGetStream_v2))ctph_real_by_name("cublasGetStream_v2");
     __atomic_store_n(&get_stream, fn, __ATOMIC_RELAXED);
   }
   cudaStream_t s = 0;
@@ -334,9 +334,9 @@ static struct gemm_shape lt_shape(cublasLtMatmulDesc_t desc, cublasLtMatrixLayou
                                   cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc,
                                   cublasLtMatrixLayout_t Ddesc) {
   if (!lt_desc_get) {
-    lt_desc_get = (__typeof__(lt_desc_get))dlsym(RTLD_NEXT, "cublasLtMatmulDescGetAttribute");
+    lt_desc_get = (__typeof__(lt_desc_get))ctph_real_by_name("cublasLtMatmulDescGetAttribute");
     lt_layout_get =
-        (__typeof__(lt_layout_get))dlsym(RTLD_NEXT, "cublasLtMatrixLayoutGetAttribute");
+        (__typeof__(lt_layout_get))ctph_real_by_name("cublasLtMatrixLayoutGetAttribute");
   }
   int32_t compute = 0, transa = 0, transb = 0;
   uint32_t epilogue = 0, atype = 0, btype = 0, ctype = 0;

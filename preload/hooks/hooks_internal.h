@@ -41,6 +41,11 @@ const char *ctph_hook_name(enum ctph_id id) CTPH_HIDDEN;
  * resolved on first use and cached; NULL when no library defines it (yet). */
 void *ctph_real_resolve(enum ctph_id id) CTPH_HIDDEN;
 
+/* The next definition of name after libtrace.so: dlsym(RTLD_NEXT), else the one in a
+ * library loaded RTLD_LOCAL (see real.c). For functions the hooks call themselves
+ * (cublasGetStream_v2, ...); errno is kept. NULL when no loaded object defines it. */
+void *ctph_real_by_name(const char *name) CTPH_HIDDEN;
+
 extern void *ctph_real_table[CTPH_ID_COUNT] CTPH_HIDDEN;
 
 /* The real function of a hooked symbol, typed like the wrapper. */

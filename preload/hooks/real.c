@@ -74,14 +74,19 @@ static void *local_definition(const char *name) {
   return found;
 }
 
+void *ctph_real_by_name(const char *name) {
+  int saved = errno;
+  void *fn = dlsym(RTLD_NEXT, name);
+  if (!fn)
+    fn = local_definition(name);
+  errno = saved;
+  return fn;
+}
+
 void *ctph_real_resolve(enum ctph_id id) {
   if ((unsigned)id >= CTPH_ID_COUNT)
     return NULL;
-  int saved = errno;
-  void *fn = dlsym(RTLD_NEXT, hook_names[id]);
-  if (!fn)
-    fn = local_definition(hook_names[id]);
-  errno = saved;
+  void *fn = ctph_real_by_name(hook_names[id]);
   /* A missing symbol is not cached: the library may be dlopened later. */
   if (fn)
     __atomic_store_n(&ctph_real_table[id], fn, __ATOMIC_RELEASE);
