@@ -6,6 +6,7 @@
  * The app's graphs are only read. Bounded: at most WALK_MAX_NODES nodes, child
  * graphs WALK_MAX_DEPTH deep, WALK_MAX_NAMES distinct kernels; a failing query ends
  * the walk. What was not walked is said by GRAPH.partial (CT_GRAPH_PARTIAL_*).
+ * The walk's own time is a TRACER record "graph_walk" (amount = nodes visited).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,7 @@ static int walk_graph(struct walk *w, CUgraph g, unsigned depth) {
 
 void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fresh) {
   int saved = errno;
+  uint64_t begin_ns = ctp_now_ns();
   struct walk w;
   memset(&w, 0, sizeof w);
   w.g.corr = corr;
@@ -184,6 +186,8 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
   }
   free(w.names);
   free(w.index);
+  /* the walk runs on the app's thread after its call returned: its cost, labelled */
+  ctp_emit_tracer("graph_walk", begin_ns, ctp_now_ns(), w.visited);
   errno = saved;
 }
 

@@ -40,6 +40,12 @@ if h.check(len(graphs) == 1, f"{len(graphs)} GRAPH records, want 1"):
     counts = (g["nodes"], g["kernels"], g["memcpys"], g["memsets"], g["others"], g["partial"])
     h.check(counts == (5, 4, 0, 1, 0, 0), f"inventory (nodes kernels memcpys memsets others partial) {counts}")
     h.check(apis.get(g["corr"]) == "cudaGraphInstantiate", f"GRAPH corr is a {apis.get(g['corr'])} call")
+# the walk's own time, labelled on the instantiating thread: one TRACER record
+walks = [r for r in recs if r["kind"] == "tracer" and strings.get(r["what"], "") == "graph_walk"]
+inst = [r for r in recs if r["kind"] == "api" and strings.get(r["name"], "") == "cudaGraphInstantiate"]
+h.check(len(walks) == 1 and walks[0]["amount"] == 5 and inst and walks[0]["tid"] == inst[0]["tid"]
+        and walks[0]["begin_ns"] >= inst[0]["end_ns"] and walks[0]["end_ns"] >= walks[0]["begin_ns"],
+        f"TRACER graph_walk records {walks} (instantiate {inst[:1]})")
 kernels = [(kernel_identifier(strings.get(r["name"], "")), r["count"], r["exec"])
            for r in recs if r["kind"] == "graph_kernel"]
 h.check(kernels == [("capture_step", 4, exec_id)], f"GRAPH_KERNEL records {kernels}")
