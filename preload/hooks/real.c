@@ -29,18 +29,27 @@ const char *ctph_hook_name(enum ctph_id id) {
 }
 
 /* Names of the loaded objects (dl_iterate_phdr), collected so that nothing is
- * dlopen'ed while the loader's lock is held. */
-#define LOCAL_MAX 512
+ * dlopen'ed while the loader's lock is held (a Python process with PyTorch maps
+ * hundreds of objects: the list grows as needed). */
 struct loaded_names {
-  char *names[LOCAL_MAX];
-  unsigned n;
+  char **names;
+  unsigned n, cap;
 };
 
 static int collect_name(struct dl_phdr_info *info, size_t size, void *arg) {
   (void)size;
   struct loaded_names *ln = arg;
-  if (info->dlpi_name && info->dlpi_name[0] && ln->n < LOCAL_MAX)
-    ln->names[ln->n++] = strdup(info->dlpi_name);
+  if (!info->dlpi_name || !info->dlpi_name[0])
+    return 0;
+  if (ln->n == ln->cap) {
+    unsigned cap = ln->cap ? ln->cap * 2 : 256;
+    char **grown = realloc(ln->names, cap * sizeof *grown);
+    if (!grown)
+      return 1; /* what was collected is searched */
+    ln->names = grown;
+    ln->cap = cap;
+  }
+  ln->names[ln->n++] = strdup(info->dlpi_name);
   return 0;
 }
 
@@ -55,7 +64,7 @@ static void *local_definition(const char *name) {
   Dl_info self;
   if (!dladdr((void *)&local_definition, &self) || !self.dli_fname)
     return NULL;
-  struct loaded_names ln = {.n = 0};
+  struct loaded_names ln = {NULL, 0, 0};
   dl_iterate_phdr(collect_name, &ln);
   void *found = NULL;
   for (unsigned i = 0; i < ln.n; i++) {
@@ -71,6 +80,7 @@ static void *local_definition(const char *name) {
     }
     free(ln.names[i]);
   }
+  free(ln.names);
   return found;
 }
 
