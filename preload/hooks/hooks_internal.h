@@ -79,7 +79,6 @@ struct ctph_driver {
   CUresult (*StreamGetFlags)(CUstream, unsigned *);
   CUresult (*StreamGetPriority)(CUstream, int *);
   CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
-  CUresult (*PointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
   CUresult (*PointerGetAttributes)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
   /* the graph walk (preload/driver/graph_walk.c) */
   CUresult (*GraphGetNodes)(CUgraph, CUgraphNode *, size_t *);
@@ -163,7 +162,7 @@ int ctph_on(void) CTPH_HIDDEN;
  */
 void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cfa,
                           enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
-                     uint64_t gpu_name) CTPH_HIDDEN;
+                          uint64_t gpu_name) CTPH_HIDDEN;
 
 /* ctph_call_begin from a wrapper's body: the call site is that of the function the
  * body is expanded or always-inlined into (the exported wrapper), which is where

@@ -153,7 +153,6 @@ static const struct driver_sym driver_syms[] = {
     DRV(StreamGetPriority, "cuStreamGetPriority", "cuStreamGetPriority", 0, 5050),
     DRV(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",
         "cuThreadExchangeStreamCaptureMode", 0, 10010),
-    DRV(PointerGetAttribute, "cuPointerGetAttribute", "cuPointerGetAttribute", 0, 4000),
     DRV(PointerGetAttributes, "cuPointerGetAttributes", "cuPointerGetAttributes", 0, 7000),
     DRV(GraphGetNodes, "cuGraphGetNodes", "cuGraphGetNodes", 0, 10000),
     DRV(GraphNodeGetType, "cuGraphNodeGetType", "cuGraphNodeGetType", 0, 10000),

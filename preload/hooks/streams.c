@@ -226,25 +226,15 @@ int ctph_memory_type(const void *ptr) {
     return CT_MEM_UNKNOWN;
   CUmemorytype type = 0;
   unsigned managed = 0;
-  if (ctph_drv.PointerGetAttributes) {
-    /* One driver call for both; memory the driver does not know (pageable host
-     * memory) answers success with type 0, where cuPointerGetAttribute fails. */
-    CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
-    void *values[2] = {&type, &managed};
-    if (ctph_drv.PointerGetAttributes(2, attrs, values, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
-      return CT_MEM_UNKNOWN;
-    if (!type)
-      return CT_MEM_PAGEABLE;
-  } else {
-    if (!ctph_drv.PointerGetAttribute)
-      return CT_MEM_UNKNOWN;
-    if (ctph_drv.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                     (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
-      return CT_MEM_PAGEABLE; /* unknown to the driver: ordinary host memory */
-    if (ctph_drv.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                     (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
-      managed = 0;
-  }
+  /* One driver call for both; memory the driver does not know (pageable host memory)
+   * answers success with type 0 (cuPointerGetAttribute would fail on it). */
+  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  void *values[2] = {&type, &managed};
+  if (!ctph_drv.PointerGetAttributes ||
+      ctph_drv.PointerGetAttributes(2, attrs, values, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
+    return CT_MEM_UNKNOWN;
+  if (!type)
+    return CT_MEM_PAGEABLE;
   if (managed)
     return CT_MEM_MANAGED;
   switch (type) {

@@ -34,8 +34,9 @@
  * signal frame in the way) and the slots lie between the CFA and the top of the
  * thread's own stack (pthread_getattr_np), so the slots of a later hit are live
  * frames of the same stack; a call on another stack (a coroutine's, sigaltstack)
- * is simply unwound. One capture in
- * SAMPLE_EVERY is timed, and every miss; the estimated total is written
+ * is simply unwound.
+ *
+ * One capture in SAMPLE_EVERY is timed, and every miss; the estimated total is written
  * about every CUTRACE_FLUSH_MS per thread as one TRACER record "stacks" (amount =
  * stacks captured in the period; duration = their estimated summed time, ending at
  * the capture that closed the period).
@@ -290,7 +291,7 @@ static void remember_site(struct thread_stacks *s, struct site_entry *site, uint
     *site = (struct site_entry){.ra = ra, .cfa = cfa, .id = id, .hash = h, .streak = 1};
     return;
   }
-  if (++site->streak < SITE_STREAK || kept > SITE_FRAMES) return;
+  if (++site->streak < SITE_STREAK) return; /* kept <= depth <= SITE_FRAMES here */
   /* a stack whose slots cannot be found (a signal frame, unwinders disagreeing) is
    * tried again only after many more captures */
   uint64_t pcs[SITE_FRAMES], slots[SITE_FRAMES];
