@@ -29,8 +29,9 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 2 /* 1.1: STACK, MODULE, api.stack, api.parent;
-                             1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH */
+#define CT_FORMAT_MINOR 3 /* 1.1: STACK, MODULE, api.stack, api.parent;
+                             1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
+                             1.3: PAUSE */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -64,7 +65,8 @@
   X(MODULE, 18, module)      /* a loaded ELF object, for offline symbols (1.1) */ \
   X(GRAPH, 19, graph)        /* a graph instantiation's inventory (1.2) */      \
   X(GRAPH_KERNEL, 20, graph_kernel) /* one kernel name of an inventory (1.2) */ \
-  X(GRAPH_LAUNCH, 21, graph_launch) /* the exec a graph launch ran (1.2) */
+  X(GRAPH_LAUNCH, 21, graph_launch) /* the exec a graph launch ran (1.2) */ \
+  X(PAUSE, 24, pause)        /* a time the tracer did not record (1.3) */
 
 /* Fields of each kind: F(name, encoding). Append only. */
 #define CT_FIELDS_string(F) F(id, D) F(len, D)
@@ -144,6 +146,13 @@
 /* A graph launch's detail record (same corr as its API record): the exec it ran
  * (0 = unknown). */
 #define CT_FIELDS_graph_launch(F) F(corr, D) F(exec, D)
+/* An interval during which the tracer recorded nothing of the program (1.3): before
+ * CUTRACE_DELAY, outside cudaProfilerStart/Stop under CUTRACE_CAPTURE=profiler, after
+ * CUTRACE_DURATION. Written by the writer when the pause begins (end_ns = 0: still
+ * paused) and again, complete, when it ends; a pause still open at the END record
+ * lasts to the end of the trace. Every record emitted after a pause began follows
+ * its PAUSE record in the file. `why` is a string: "delay", "profiler", "duration". */
+#define CT_FIELDS_pause(F) F(begin_ns, D) F(end_ns, P) F(why, D)
 
 /* CT_API_* flags. */
 #define CT_API_PTSZ 0x1      /* per-thread default stream entry point */
