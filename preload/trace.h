@@ -37,6 +37,29 @@ static inline uint64_t ctp_now_ns(void) {
  * before doing any tracing work and otherwise only forward the call. */
 extern int ctp_enabled CTP_HIDDEN;
 
+/* 1 while the tracer does not record the program (a pause: CUTRACE_DELAY,
+ * CUTRACE_CAPTURE=profiler, CUTRACE_DURATION; preload/core/window.c). */
+extern int ctp_paused CTP_HIDDEN;
+
+/* When the current recording window ends (CUTRACE_DURATION); UINT64_MAX when never. */
+extern uint64_t ctp_stop_at_ns CTP_HIDDEN;
+
+/* Called while paused: ends the pause when its delay is over. Returns 1 when
+ * recording now. Never changes errno. */
+int ctp_window_poll(void) CTP_HIDDEN;
+
+/* Called when a recorded call begins at or after ctp_stop_at_ns: the pause of
+ * CUTRACE_DURATION begins (at ctp_stop_at_ns). Never changes errno. */
+void ctp_window_expire(void) CTP_HIDDEN;
+
+/* cudaProfilerStart (start 1) or cudaProfilerStop (0): under CUTRACE_CAPTURE=profiler,
+ * opens or closes a recording window; otherwise nothing. Never changes errno. */
+void ctp_window_profiler(int start) CTP_HIDDEN;
+
+/* Whether something that began at begin_ns and ends now overlapped a recording
+ * window (an NVTX range closing during a pause is written only then). */
+int ctp_window_saw(uint64_t begin_ns) CTP_HIDDEN;
+
 /*
  * Starts the tracer once: reads the environment, opens the output, writes the
  * PROCESS record, starts the writer thread. Called from libtrace.so's constructor

@@ -26,7 +26,8 @@
 #endif
 
 static const char usage[] =
-    "usage: cutrace record [-o DIR] [-q] [--stacks[=WHICH]] [--stack-depth N] [--] CMD [ARGS...]\n"
+    "usage: cutrace record [-o DIR] [-q] [--stacks[=WHICH]] [--stack-depth N]\n"
+    "                      [--capture=all|profiler] [--delay S] [--duration S] [--] CMD [ARGS...]\n"
     "  Runs CMD with the tracer preloaded; every process it starts writes its trace\n"
     "  into DIR (default cutrace.data) while it runs. A DIR already holding traces is\n"
     "  renamed DIR.old first. Returns CMD's exit status (128+N when killed by signal N).\n"
@@ -36,6 +37,10 @@ static const char usage[] =
     "           work (launches, the default of a plain --stacks), of every call (all), or\n"
     "           none (off); sets CUTRACE_STACKS for the program\n"
     "  --stack-depth N  frames kept per stack, innermost first (1-256; CUTRACE_STACK_DEPTH)\n"
+    "  --capture=all|profiler  record everything (default), or only between the\n"
+    "           program's cudaProfilerStart and cudaProfilerStop (CUTRACE_CAPTURE)\n"
+    "  --delay S        record nothing for the first S seconds (CUTRACE_DELAY)\n"
+    "  --duration S     stop recording S seconds after recording began (CUTRACE_DURATION)\n"
     "  Environment: CUTRACE_PRELOAD=path of libtrace.so (else beside cutrace in the build\n"
     "  tree, else " CT_INSTALLED_PRELOAD "); the CUTRACE_* knobs of the tracer pass through.\n";
 
@@ -265,10 +270,42 @@ static int parse_stack_depth(const char *value, stack_options *so) {
   return 0;
 }
 
+/* Checks a --delay / --duration value (seconds, 0 to a year) and sets env to it.
+ * Returns 0, or -1 with a message printed. */
+static int set_seconds(const char *opt, const char *value, const char *env) {
+  char *end = NULL;
+  double x = value && *value ? strtod(value, &end) : -1;
+  if (!value || !*value || *end || !(x >= 0) || x > 366.0 * 86400) {
+    fprintf(stderr, "cutrace record: %s takes a number of seconds (0 to 31622400), not '%s'\n",
+            opt, value ? value : "");
+    return -1;
+  }
+  return setenv(env, value, 1);
+}
+
+/* Parses --capture=WHICH and sets CUTRACE_CAPTURE. Returns 0, or -1 with a message printed. */
+static int set_capture(const char *which) {
+  if (strcmp(which, "all") && strcmp(which, "profiler")) {
+    fprintf(stderr, "cutrace record: --capture takes all or profiler, not '%s'\n", which);
+    return -1;
+  }
+  return setenv("CUTRACE_CAPTURE", which, 1);
+}
+
+/* The value of option NAME at argv[*i] ("--name=V" or "--name V"), advancing *i past
+ * a separate value; NULL when argv[*i] is not NAME, "" when its value is missing. */
+static const char *option_value(int argc, char **argv, int *i, const char *name) {
+  size_t n = strlen(name);
+  if (strncmp(argv[*i], name, n) || (argv[*i][n] && argv[*i][n] != '=')) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  return *i + 1 < argc ? argv[++*i] : "";
+}
+
 int cmd_record(int argc, char **argv) {
   const char *out = "cutrace.data";
   int quiet = 0, i = 1;
   stack_options so = {NULL, NULL};
+  const char *v;
   for (; i < argc && argv[i][0] == '-'; i++) {
     if (!strcmp(argv[i], "--")) {
       i++;
@@ -283,6 +320,12 @@ int cmd_record(int argc, char **argv) {
     } else if (!strncmp(argv[i], "--stack-depth", 13) && (argv[i][13] == 0 || argv[i][13] == '=')) {
       const char *v = argv[i][13] == '=' ? argv[i] + 14 : i + 1 < argc ? argv[++i] : NULL;
       if (parse_stack_depth(v, &so) < 0) return 2;
+    } else if ((v = option_value(argc, argv, &i, "--capture"))) {
+      if (set_capture(v) < 0) return 2;
+    } else if ((v = option_value(argc, argv, &i, "--delay"))) {
+      if (set_seconds("--delay", v, "CUTRACE_DELAY") < 0) return 2;
+    } else if ((v = option_value(argc, argv, &i, "--duration"))) {
+      if (set_seconds("--duration", v, "CUTRACE_DURATION") < 0) return 2;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc && argv[i + 1][0]) {
       out = argv[++i];
     } else {

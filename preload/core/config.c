@@ -61,6 +61,31 @@ static int env_bool(const char *name, int def) {
   return def;
 }
 
+/* Parses a duration in seconds (a decimal number, at most a year); warns and returns 0
+ * (none) when bad. */
+static uint64_t env_seconds(const char *name) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  while (*end == ' ' || *end == '\t') end++;
+  if (errno || end == v || *end || !(x >= 0) || x > 366.0 * 86400) {
+    ctp_warn("%s='%.64s' is not a number of seconds (0 to 31622400); ignored", name, v);
+    return 0;
+  }
+  return (uint64_t)(x * 1e9 + 0.5);
+}
+
+/* CUTRACE_CAPTURE: "all" (default) or "profiler"; warns and returns 0 (all) when bad. */
+static int env_capture(void) {
+  const char *v = getenv("CUTRACE_CAPTURE");
+  if (!v || !*v || !strcasecmp(v, "all")) return 0;
+  if (!strcasecmp(v, "profiler") || !strcasecmp(v, "cudaProfilerApi")) return 1;
+  ctp_warn("CUTRACE_CAPTURE='%.64s' is not all or profiler; recording everything", v);
+  return 0;
+}
+
 void ctp_config_load(struct ctp_config *c) {
   memset(c, 0, sizeof *c);
   /* Quiet first, so it also silences the warnings about the other knobs. */
@@ -83,4 +108,7 @@ void ctp_config_load(struct ctp_config *c) {
   c->flush_ns = (uint64_t)env_int("CUTRACE_FLUSH_MS", CTP_DEFAULT_FLUSH_MS, 1, 3600000) *
                 1000000ull;
   c->zstd_level = (int)env_int("CUTRACE_ZSTD_LEVEL", CTP_DEFAULT_ZSTD_LEVEL, -7, 19);
+  c->capture_profiler = env_capture();
+  c->delay_ns = env_seconds("CUTRACE_DELAY");
+  c->duration_ns = env_seconds("CUTRACE_DURATION");
 }

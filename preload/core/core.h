@@ -9,6 +9,7 @@
  *   writer.c   the writer thread: drain, encode, compress, write frames
  *   signals.c  fatal-signal handlers: urgent flush, then the program's handler
  *   exec.c     the exec family: END and close before the new image replaces this one
+ *   window.c   recording windows: delay, cudaProfilerStart/Stop, duration; PAUSE records
  */
 #ifndef CUTRACE_PRELOAD_CORE_H
 #define CUTRACE_PRELOAD_CORE_H
@@ -38,6 +39,9 @@ struct ctp_config {
   size_t frame_bytes;    /* CUTRACE_FRAME_KB: uncompressed chunk per frame */
   uint64_t flush_ns;     /* CUTRACE_FLUSH_MS: most age of a frame */
   int zstd_level;        /* CUTRACE_ZSTD_LEVEL */
+  int capture_profiler;  /* CUTRACE_CAPTURE=profiler: record between cudaProfilerStart/Stop */
+  uint64_t delay_ns;     /* CUTRACE_DELAY: seconds before recording begins */
+  uint64_t duration_ns;  /* CUTRACE_DURATION: seconds of recording, then no more */
 };
 
 #define CTP_DEFAULT_OUTPUT "cutrace.data"
@@ -163,6 +167,23 @@ int ctp_exec_finish(void) CTP_HIDDEN;
 
 /* After an exec that failed: tracing on again, into a new file (<host>.<pid>.<n>.ctr). */
 void ctp_exec_resume(void) CTP_HIDDEN;
+
+/* ---- window.c ---- */
+
+/* Sets the initial state from the settings (paused when CUTRACE_DELAY or
+ * CUTRACE_CAPTURE=profiler asks); start_ns is the tracer's start. Before tracing is on. */
+void ctp_window_init(uint64_t start_ns) CTP_HIDDEN;
+
+/* Calls fn(arg, rec) for each PAUSE record not yet written, in order (the writer,
+ * after snapshotting the buffers). */
+void ctp_window_drain(void (*fn)(void *arg, const ct_record *rec), void *arg) CTP_HIDDEN;
+
+/* A new file (fork child, failed exec): forgets the untaken transitions and queues
+ * the open pause again, if any. */
+void ctp_window_requeue(void) CTP_HIDDEN;
+
+/* Fork child: the lock may have been held by a thread that does not exist here. */
+void ctp_window_reinit_lock(void) CTP_HIDDEN;
 
 /* ---- signals.c ---- */
 

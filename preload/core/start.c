@@ -179,11 +179,13 @@ static void fork_parent(void) {
 static void fork_child(void) {
   ctp_buffers_reinit_lock();
   ctp_strings_reinit_lock();
+  ctp_window_reinit_lock();
   pthread_mutex_init(&restart_lock, NULL);
   if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE)) return;
   ctp_writer_after_fork();
   ctp_buffers_after_fork();
   ctp_strings_requeue_all();
+  ctp_window_requeue();
   set_file_pending((uint64_t)getppid());
 }
 
@@ -216,6 +218,7 @@ static void start_once(void) {
   int opened = open_and_start(getpid());
   __atomic_store_n(&ctp_file_pending, 0, __ATOMIC_RELEASE);
   if (opened < 0) return;
+  ctp_window_init(pending_start_ns);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (ctp_cfg.signals) ctp_signals_install();
   __atomic_store_n(&ctp_enabled, 1, __ATOMIC_RELEASE);
@@ -264,6 +267,7 @@ int ctp_exec_finish(void) { return final_flush(); }
 void ctp_exec_resume(void) {
   int saved = errno;
   ctp_strings_requeue_all();
+  ctp_window_requeue();
   set_file_pending((uint64_t)getppid());
   __atomic_store_n(&ctp_enabled, 1, __ATOMIC_RELEASE);
   ctp_file_open(); /* now: the threads' buffers exist, no first record would open it */

@@ -126,6 +126,13 @@ static void add_string(void *arg, uint64_t id, const char *s, size_t len) {
   if (w->chunk.len + CT_MAX_RECORD_BYTES > ctp_cfg.frame_bytes) frame_flush(w);
 }
 
+/* Writes a PAUSE record (window.c's transitions). */
+static void add_pause(void *arg, const ct_record *rec) {
+  struct writer *w = arg;
+  w->chunk_has_program = 1;
+  add_record(w, rec);
+}
+
 /* Writes a DROP record for drops of b up to cumulative count total not yet in the file. */
 static void add_drop(struct writer *w, struct ctp_tbuf *b, uint64_t total, uint64_t first_ns,
                      uint64_t last_ns) {
@@ -186,6 +193,9 @@ static void pass(struct writer *w, int final) {
     add_record(w, &w->process);
     w->process_pending = 0;
   }
+  /* After the snapshot: every record in it that followed a pause's beginning or end
+   * comes after that PAUSE record (window.c). */
+  ctp_window_drain(add_pause, w);
   for (struct ctp_tbuf *b = list; b; b = b->next) {
     if (b->announce) {
       ct_record t;

@@ -37,6 +37,20 @@ void ctpd_emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) CTP
 /* When the call is not traced (caller passes, tracing off): forward only. */
 #define CTPD_UNTRACED(real, ra) (ctpd_caller_passes(ra) || CTP_UNLIKELY(!ctph_on()))
 
+/* While the tracer is paused (preload/core/window.c) and realp exists: forwards with
+ * CALL, runs TRACK (r holds the result) and returns; nothing is recorded. For the
+ * wrappers whose state must stay current through a pause (captures, graph execs). */
+#define CTPD_WHILE_PAUSED(fn_type, CALL, TRACK)                                        \
+  if (CTP_UNLIKELY(ctph_alive() && __atomic_load_n(&ctp_paused, __ATOMIC_RELAXED)) &&   \
+      realp) {                                                                         \
+    fn_type real = (fn_type)realp;                                                     \
+    CUresult r = CALL;                                                                 \
+    int saved_ = errno;                                                                \
+    TRACK;                                                                             \
+    errno = saved_;                                                                    \
+    return r;                                                                          \
+  }
+
 /* The result when no function to forward to exists. */
 #define CTPD_NO_REAL CUDA_ERROR_NOT_FOUND
 

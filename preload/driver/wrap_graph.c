@@ -20,8 +20,17 @@ typedef CUresult (*exec_update_fn)(CUgraphExec, CUgraph, CUgraphExecUpdateResult
 #define INVENTORY(exec, graph, fresh) \
   if (r == CUDA_SUCCESS) ctph_graph_inventory(c.corr, (exec), (graph), (fresh))
 
+/* While paused: the inventory is still walked (corr 0), so that launches recorded
+ * later in a window know what their exec runs; libcudart's calls only forward (its
+ * own wrapper walks). */
+#define PAUSED_INVENTORY(fn_type, CALL, exec, graph, fresh)                             \
+  CTPD_WHILE_PAUSED(fn_type, CALL,                                                     \
+                    if (r == CUDA_SUCCESS && !ctpd_caller_passes(ra))                  \
+                        ctph_graph_inventory(0, (exec), (graph), (fresh)))
+
 CTPD_INLINE CUresult instantiate_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                       CUgraphExec *exec, CUgraph graph, unsigned long long flags) {
+  PAUSED_INVENTORY(instantiate_fn, real(exec, graph, flags), exec ? *exec : NULL, graph, 1);
   CTPD_SPAN_BODY(id, ptsz, realp, ra, instantiate_fn, CTPH_NO_STREAM, 0,
                  real(exec, graph, flags), (void)0, INVENTORY(exec ? *exec : NULL, graph, 1));
 }
@@ -29,6 +38,7 @@ CTPD_INLINE CUresult instantiate_body(enum ctph_id id, int ptsz, void *realp, co
 CTPD_INLINE CUresult instantiate_p_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                         CUgraphExec *exec, CUgraph graph,
                                         CUDA_GRAPH_INSTANTIATE_PARAMS *params) {
+  PAUSED_INVENTORY(instantiate_p_fn, real(exec, graph, params), exec ? *exec : NULL, graph, 1);
   CTPD_SPAN_BODY(id, ptsz, realp, ra, instantiate_p_fn, CTPH_NO_STREAM, 0,
                  real(exec, graph, params), (void)0, INVENTORY(exec ? *exec : NULL, graph, 1));
 }
@@ -36,6 +46,8 @@ CTPD_INLINE CUresult instantiate_p_body(enum ctph_id id, int ptsz, void *realp, 
 CTPD_INLINE CUresult instantiate_legacy_body(enum ctph_id id, int ptsz, void *realp,
                                              const void *ra, CUgraphExec *exec, CUgraph graph,
                                              CUgraphNode *error_node, char *log, size_t log_size) {
+  PAUSED_INVENTORY(instantiate_legacy_fn, real(exec, graph, error_node, log, log_size),
+                   exec ? *exec : NULL, graph, 1);
   CTPD_SPAN_BODY(id, ptsz, realp, ra, instantiate_legacy_fn, CTPH_NO_STREAM, 0,
                  real(exec, graph, error_node, log, log_size), (void)0,
                  INVENTORY(exec ? *exec : NULL, graph, 1));
@@ -44,6 +56,7 @@ CTPD_INLINE CUresult instantiate_legacy_body(enum ctph_id id, int ptsz, void *re
 CTPD_INLINE CUresult exec_update_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                       CUgraphExec exec, CUgraph graph,
                                       CUgraphExecUpdateResultInfo *info) {
+  PAUSED_INVENTORY(exec_update_fn, real(exec, graph, info), exec, graph, 0);
   CTPD_SPAN_BODY(id, ptsz, realp, ra, exec_update_fn, CTPH_NO_STREAM, 0, real(exec, graph, info),
                  (void)0, INVENTORY(exec, graph, 0));
 }

@@ -18,6 +18,7 @@ typedef CUresult (*ctx_sync_v2_fn)(CUcontext);
 typedef CUresult (*event_sync_fn)(CUevent);
 typedef CUresult (*wait_event_fn)(CUstream, CUevent, unsigned);
 typedef CUresult (*host_func_fn)(CUstream, CUhostFn, void *);
+typedef CUresult (*profiler_fn)(void);
 
 /* A span without GPU work; AFTER runs after the real call when traced. */
 #define SPAN_BODY(id, ptsz, realp, ra, type, stream, CALL, AFTER) \
@@ -62,6 +63,7 @@ CTPD_INLINE CUresult host_func_body(enum ctph_id id, int ptsz, void *realp, cons
 
 CTPD_INLINE CUresult begin_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                 CUstream s, CUstreamCaptureMode mode) {
+  CTPD_WHILE_PAUSED(begin_fn, real(s, mode), if (r == CUDA_SUCCESS) ctph_capture_begun(s, ptsz));
   SPAN_BODY(id, ptsz, realp, ra, begin_fn, s, real(s, mode), {
     if (r == CUDA_SUCCESS)
       ctph_capture_begun(s, ptsz);
@@ -72,11 +74,45 @@ CTPD_INLINE CUresult begin_body(enum ctph_id id, int ptsz, void *realp, const vo
 
 CTPD_INLINE CUresult end_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                               CUstream s, CUgraph *graph) {
+  CTPD_WHILE_PAUSED(end_fn, real(s, graph), ctph_capture_ended(s, ptsz));
   SPAN_BODY(id, ptsz, realp, ra, end_fn, s, real(s, graph), {
     ctph_capture_ended(s, ptsz);
     if (ctph_chain_on)
       ctph_stream_barrier(s, ptsz);
   });
+}
+
+/* cuProfilerStart opens a recording window before its span (so the span is in it),
+ * cuProfilerStop closes it after (CUTRACE_CAPTURE=profiler; window.c). A program
+ * reaching them through cudaProfilerStart/Stop toggles twice: no harm, the same state. */
+CTPD_INLINE CUresult profiler_start_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                         int unused) {
+  (void)unused;
+  if (ctph_alive())
+    ctp_window_profiler(1);
+  SPAN_BODY(id, ptsz, realp, ra, profiler_fn, CTPH_NO_STREAM, real(), (void)0);
+}
+
+CTPD_INLINE CUresult profiler_stop_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                        int unused) {
+  (void)unused;
+  profiler_fn real = (profiler_fn)realp;
+  if (!real)
+    return CTPD_NO_REAL;
+  CUresult r;
+  if (CTPD_UNTRACED(real, ra)) {
+    r = real();
+  } else {
+    ctpd_note_call();
+    ctph_call c;
+    ctph_call_begin(&c, id, ptsz, 0, CTPH_NO_STREAM, 0);
+    c.flags |= CT_API_DRIVER;
+    r = real();
+    CTPH_FINISH(c, r, (void)0);
+  }
+  if (ctph_alive())
+    ctp_window_profiler(0);
+  return r;
 }
 
 CTPD_DEFINE(cuCtxSynchronize, 0, ctx_sync_body, (void), (0))
@@ -88,6 +124,8 @@ CTPD_DEFINE(cuStreamBeginCapture_v2_ptsz, 1, begin_body, (CUstream s, CUstreamCa
             (s, mode))
 CTPD_DEFINE(cuStreamEndCapture, 0, end_body, (CUstream s, CUgraph *graph), (s, graph))
 CTPD_DEFINE(cuStreamEndCapture_ptsz, 1, end_body, (CUstream s, CUgraph *graph), (s, graph))
+CTPD_DEFINE(cuProfilerStart, 0, profiler_start_body, (void), (0))
+CTPD_DEFINE(cuProfilerStop, 0, profiler_stop_body, (void), (0))
 CTPD_DEFINE(cuCtxSynchronize_v2, 0, ctx_sync_v2_body, (CUcontext ctx), (ctx))
 CTPD_DEFINE(cuEventSynchronize, 0, event_sync_body, (CUevent e), (e))
 CTPD_DEFINE(cuStreamWaitEvent, 0, wait_event_body, (CUstream s, CUevent e, unsigned flags),

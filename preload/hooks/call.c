@@ -30,7 +30,7 @@ static uint8_t timed_inside[CTPH_ID_COUNT];
 
 int ctph_on(void) {
   if (CTP_LIKELY(__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)))
-    return 1;
+    return CTP_LIKELY(!__atomic_load_n(&ctp_paused, __ATOMIC_RELAXED)) || ctp_window_poll();
   if (__atomic_load_n(&start_tried, __ATOMIC_RELAXED))
     return 0;
   __atomic_store_n(&start_tried, 1, __ATOMIC_RELAXED);
@@ -139,6 +139,12 @@ void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cf
     return;
   int saved = errno;
   c->begin_ns = ctp_now_ns();
+  if (CTP_UNLIKELY(c->begin_ns >= __atomic_load_n(&ctp_stop_at_ns, __ATOMIC_RELAXED))) {
+    ctp_window_expire(); /* CUTRACE_DURATION is over: this call is not recorded */
+    c->traced = 0;
+    errno = saved;
+    return;
+  }
   c->corr = ctp_next_corr();
   c->depth = ctph_tls.depth++;
   if (c->depth == 0) {

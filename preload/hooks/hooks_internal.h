@@ -147,8 +147,13 @@ typedef struct ctph_call {
   const void *site_ra, *site_cfa;
 } ctph_call;
 
-/* 1 when tracing is on (starting the tracer on first use). */
+/* 1 when tracing is on (starting the tracer on first use) and recording (not in a
+ * pause: preload/core/window.c). */
 int ctph_on(void) CTPH_HIDDEN;
+
+/* 1 when the tracer runs, recording or paused: state the hooks track (captures,
+ * device resets) must be kept up to date then. */
+static inline int ctph_alive(void) { return __atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED); }
 
 /*
  * Opens a call: when tracing is on, takes the begin time and a corr and raises the

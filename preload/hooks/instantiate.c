@@ -12,6 +12,20 @@
 CTP_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec, cudaGraph_t graph,
                                                            cudaGraphInstantiateParams *params);
 
+/* An untraced call's result r, after walking the new exec's inventory (corr 0) when
+ * the tracer is paused rather than off (preload/core/window.c): graph launches
+ * recorded in a later window then know what they run. arg0 is the exec's address
+ * when fresh, else the exec. */
+static inline cudaError_t paused_inventory(cudaError_t r, void *arg0, cudaGraph_t graph,
+                                           int fresh) {
+  if (r != cudaSuccess || !arg0 || !ctph_alive())
+    return r;
+  int saved = errno;
+  ctph_graph_inventory(0, fresh ? *(CUgraphExec *)arg0 : (CUgraphExec)arg0, (CUgraph)graph, fresh);
+  errno = saved;
+  return r;
+}
+
 /* The body of an instantiate wrapper: exec is where the new exec is written, ARG3
  * the third argument (flags or the parameter block). */
 #define INSTANTIATE_BODY(sym, ptsz, ARG3)                                                \
@@ -19,7 +33,7 @@ CTP_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec
   if (!real)                                                                             \
     return cudaErrorSharedObjectSymbolNotFound;                                          \
   if (CTP_UNLIKELY(!ctph_on()))                                                          \
-    return real(exec, graph, ARG3);                                                      \
+    return paused_inventory(real(exec, graph, ARG3), exec, graph, 1);                    \
   ctph_call c;                                                                           \
   ctph_call_begin(&c, CTPH_ID_##sym, ptsz, 0, CTPH_NO_STREAM, 0);                        \
   cudaError_t r = real(exec, graph, ARG3);                                               \
@@ -56,7 +70,7 @@ graph_call5(enum ctph_id id, const void *ra, const void *cfa, void *arg0, cudaGr
   if (!real)
     return cudaErrorSharedObjectSymbolNotFound;
   if (CTP_UNLIKELY(!ctph_on()))
-    return real(arg0, graph, a2, a3, a4);
+    return paused_inventory(real(arg0, graph, a2, a3, a4), arg0, graph, fresh);
   ctph_call c;
   ctph_call_begin_site(&c, ra, cfa, id, 0, 0, CTPH_NO_STREAM, 0);
   cudaError_t r = real(arg0, graph, a2, a3, a4);

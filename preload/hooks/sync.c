@@ -6,6 +6,8 @@
  */
 #include "hooks_internal.h"
 
+#include <cuda_profiler_api.h>
+
 CTP_EXPORT __typeof__(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
 CTP_EXPORT __typeof__(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
 CTP_EXPORT __typeof__(cudaStreamBeginCapture) cudaStreamBeginCapture_ptsz;
@@ -195,6 +197,28 @@ CTP_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_
             if (ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
 }
 
+/** cudaProfilerStart, traced; under CUTRACE_CAPTURE=profiler it opens a recording
+ * window first, so that its own span is in the window. */
+CTP_EXPORT cudaError_t cudaProfilerStart(void) {
+  if (ctph_alive())
+    ctp_window_profiler(1);
+  SPAN_BODY(cudaProfilerStart, 0, CTPH_NO_STREAM, (), (void)0);
+}
+
+/** cudaProfilerStop, traced; under CUTRACE_CAPTURE=profiler the window closes after it. */
+CTP_EXPORT cudaError_t cudaProfilerStop(void) {
+  __typeof__(&cudaProfilerStop) real = CTPH_REAL(cudaProfilerStop);
+  if (!real)
+    return cudaErrorSharedObjectSymbolNotFound;
+  ctph_call c;
+  ctph_call_begin(&c, CTPH_ID_cudaProfilerStop, 0, 0, CTPH_NO_STREAM, 0);
+  cudaError_t r = real();
+  CTPH_FINISH(c, r, (void)0);
+  if (ctph_alive())
+    ctp_window_profiler(0);
+  return r;
+}
+
 /** cudaDeviceReset, traced: outstanding timings of the device are collected
  * first, and its pooled events forgotten (the reset destroys them). */
 CTP_EXPORT cudaError_t cudaDeviceReset(void) {
@@ -203,7 +227,7 @@ CTP_EXPORT cudaError_t cudaDeviceReset(void) {
     return cudaErrorSharedObjectSymbolNotFound;
   ctph_call c;
   ctph_call_begin(&c, CTPH_ID_cudaDeviceReset, 0, 0, CTPH_NO_STREAM, 0);
-  if (c.traced) {
+  if (ctph_alive()) { /* paused too: the pool must not keep destroyed events */
     int saved = errno;
     int device = ctph_current_device(NULL);
     ctph_gpu_drain(0);

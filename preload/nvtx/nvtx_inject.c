@@ -88,7 +88,7 @@ static uint64_t message_of(const nvtxEventAttributes_t *attr) {
 static inline uint64_t domain_of(nvtxDomainHandle_t domain) { return (uint64_t)(uintptr_t)domain; }
 
 void nvtx_mark(uint64_t domain, uint64_t name) {
-  if (!ctp_enabled) return;
+  if (!ctp_enabled || __atomic_load_n(&ctp_paused, __ATOMIC_RELAXED)) return;
   ct_record rec;
   rec.kind = CT_KIND_MARK;
   rec.nfields = 4;

@@ -79,6 +79,8 @@ void nvtx_startend_after_fork(void) CTP_HIDDEN;
 /* Emits one RANGE record. */
 static inline void nvtx_emit_range(uint64_t tid, uint64_t domain, uint64_t name, uint64_t begin_ns,
                                    uint64_t end_ns, uint64_t depth, uint64_t flags) {
+  if (CTP_UNLIKELY(__atomic_load_n(&ctp_paused, __ATOMIC_RELAXED)) && !ctp_window_saw(begin_ns))
+    return; /* began and ended within a pause (preload/core/window.c) */
   ct_record rec;
   rec.kind = CT_KIND_RANGE;
   rec.nfields = 7;

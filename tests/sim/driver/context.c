@@ -1,6 +1,8 @@
 /* Created contexts, the per-thread context stack and the cuCtx* calls. */
 #include "sim.h"
 
+#include <cudaProfiler.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,6 +274,19 @@ SIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
   struct sim_ctx *c;
   CUresult r = ctx_arg(ctx, &c);
   return r != CUDA_SUCCESS ? r : ctx_synchronize(c);
+}
+
+/** Profiler control: nothing to start or stop in the simulator; both succeed
+ * (the real driver's answer when no profiler is attached). */
+SIM_API CUresult cuProfilerStart(void)
+{
+  return CUDA_SUCCESS;
+}
+
+/** See cuProfilerStart. */
+SIM_API CUresult cuProfilerStop(void)
+{
+  return CUDA_SUCCESS;
 }
 
 /** Context limits: fixed, H200-like values; setting is accepted. */

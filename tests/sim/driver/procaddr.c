@@ -4,6 +4,8 @@
 #define CUDA_ENABLE_DEPRECATED
 #include "legacy.h"
 
+#include <cudaProfiler.h>
+
 #include <string.h>
 
 /* The per-thread entry points have no prototype in cuda.h unless it is compiled
@@ -86,6 +88,8 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuCtxSetCurrent", 4000, 0, cuCtxSetCurrent) \
   X("cuCtxSetLimit", 3010, 0, cuCtxSetLimit) \
   X("cuCtxSynchronize", 2000, 0, cuCtxSynchronize) \
+  X("cuProfilerStart", 4000, 0, cuProfilerStart) \
+  X("cuProfilerStop", 4000, 0, cuProfilerStop) \
   X("cuCtxSynchronize", 13000, 0, cuCtxSynchronize_v2) \
   X("cuDeviceCanAccessPeer", 4000, 0, cuDeviceCanAccessPeer) \
   X("cuDeviceComputeCapability", 2000, 0, cuDeviceComputeCapability) \

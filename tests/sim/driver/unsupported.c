@@ -332,8 +332,6 @@
   X(cuParamSetv) \
   X(cuPointerSetAttribute) \
   X(cuProfilerInitialize) \
-  X(cuProfilerStart) \
-  X(cuProfilerStop) \
   X(cuSignalExternalSemaphoresAsync) \
   X(cuSignalExternalSemaphoresAsync_ptsz) \
   X(cuStreamAttachMemAsync) \

@@ -192,6 +192,22 @@ SIM_EXPORT cudaError_t cudaDeviceSynchronize(void)
   return rt_check(simdrv.CtxSynchronize(NULL));
 }
 
+/** cudaProfilerStart: forwards to cuProfilerStart, as the real runtime does. */
+SIM_EXPORT cudaError_t cudaProfilerStart(void)
+{
+  RT_ENTER();
+  RT_NEED(simdrv.ProfilerStart);
+  return rt_check(simdrv.ProfilerStart());
+}
+
+/** cudaProfilerStop: forwards to cuProfilerStop. */
+SIM_EXPORT cudaError_t cudaProfilerStop(void)
+{
+  RT_ENTER();
+  RT_NEED(simdrv.ProfilerStop);
+  return rt_check(simdrv.ProfilerStop());
+}
+
 /** Destroys the current device's primary context; the next call recreates it. */
 SIM_EXPORT cudaError_t cudaDeviceReset(void)
 {

@@ -7,6 +7,7 @@
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <cudaProfilerTypedefs.h>
 
 #define SIM_EXPORT __attribute__((visibility("default")))
 
@@ -32,6 +33,8 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(CtxSetCurrent, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000, 0) \
   X(CtxGetCurrent, "cuCtxGetCurrent", PFN_cuCtxGetCurrent_v4000, 0) \
   X(CtxSynchronize, "cuCtxSynchronize", simdrv_ctx_sync_fn, 0) \
+  X(ProfilerStart, "cuProfilerStart", PFN_cuProfilerStart_v4000, 0) \
+  X(ProfilerStop, "cuProfilerStop", PFN_cuProfilerStop_v4000, 0) \
   X(MemAlloc, "cuMemAlloc", PFN_cuMemAlloc_v3020, 0) \
   X(MemFree, "cuMemFree", PFN_cuMemFree_v3020, 0) \
   X(MemAllocHost, "cuMemAllocHost", PFN_cuMemAllocHost_v3020, 0) \

@@ -1,0 +1,168 @@
+/*
+ * Recording windows: when the tracer records the program and when it pauses.
+ *
+ *   CUTRACE_DELAY=S        nothing is recorded for the first S seconds
+ *   CUTRACE_CAPTURE=profiler  recording only between cudaProfilerStart (or
+ *                          cuProfilerStart) and cudaProfilerStop, like nsys
+ *                          --capture-range=cudaProfilerApi
+ *   CUTRACE_DURATION=S     recording stops for good S seconds after it first began
+ *
+ * The program is recorded while all three conditions hold; every change of that
+ * state is a transition, kept here until the writer takes it (ctp_window_drain) and
+ * writes a PAUSE record: one when a pause begins (end 0, still open) and one when it
+ * ends. The writer takes transitions after snapshotting the threads' buffers, so a
+ * record emitted after a transition (which the transition happened-before) always
+ * follows its PAUSE record in the file; readers can judge any gap when they reach it.
+ *
+ * While paused the hooks forward calls without recording them (ctph_on() is 0), but
+ * keep the state they track (captures, device resets); the tracer's own threads go
+ * on (the poller still times work launched before the pause). Deadlines are checked
+ * by the hooks: the delay when a call finds the tracer paused, the duration at the
+ * begin of every recorded call (one compare), and each takes effect at its exact time.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+int ctp_paused;
+uint64_t ctp_stop_at_ns = UINT64_MAX;
+
+static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
+static int delay_over = 1, profiler_on = 1, duration_over;
+static uint64_t resume_at_ns;          /* end of CUTRACE_DELAY, 0 when none pending */
+static int windows_begun;              /* recording windows that have begun */
+static uint64_t pause_begin_ns;        /* the open pause */
+static uint64_t pause_why;             /* its reason (string id) */
+static uint64_t why_delay, why_profiler, why_duration;
+
+/* Transitions the writer has not taken yet (it takes them every few milliseconds). */
+static struct ct_pause *pending;
+static size_t pending_n, pending_cap;
+
+/* Queues a PAUSE record (lock held); without memory the transition is not written
+ * (the pause still happens). */
+static void queue(uint64_t begin_ns, uint64_t end_ns, uint64_t why) {
+  if (pending_n == pending_cap) {
+    size_t ncap = pending_cap ? pending_cap * 2 : 16;
+    struct ct_pause *np = realloc(pending, ncap * sizeof *np);
+    if (!np) return;
+    pending = np;
+    pending_cap = ncap;
+  }
+  pending[pending_n++] = (struct ct_pause){.begin_ns = begin_ns, .end_ns = end_ns, .why = why};
+}
+
+/* Re-evaluates whether to record at time now (lock held); why: the reason a pause
+ * beginning now would have. */
+static void settle(uint64_t now, uint64_t why) {
+  int record = delay_over && profiler_on && !duration_over;
+  int paused = __atomic_load_n(&ctp_paused, __ATOMIC_RELAXED);
+  if (record && paused) {
+    queue(pause_begin_ns, now, pause_why);
+    if (!windows_begun++ && ctp_cfg.duration_ns)
+      __atomic_store_n(&ctp_stop_at_ns, now + ctp_cfg.duration_ns, __ATOMIC_RELEASE);
+    __atomic_store_n(&ctp_paused, 0, __ATOMIC_RELEASE);
+  } else if (!record && !paused) {
+    pause_begin_ns = now;
+    pause_why = why;
+    queue(now, 0, why);
+    __atomic_store_n(&ctp_paused, 1, __ATOMIC_RELEASE);
+  }
+}
+
+void ctp_window_init(uint64_t start_ns) {
+  if (!ctp_cfg.delay_ns && !ctp_cfg.capture_profiler && !ctp_cfg.duration_ns) return;
+  why_delay = ctp_intern_always("delay", 5);
+  why_profiler = ctp_intern_always("profiler", 8);
+  why_duration = ctp_intern_always("duration", 8);
+  pthread_mutex_lock(&window_lock);
+  if (ctp_cfg.delay_ns) {
+    delay_over = 0;
+    resume_at_ns = start_ns + ctp_cfg.delay_ns;
+  }
+  if (ctp_cfg.capture_profiler) profiler_on = 0;
+  settle(start_ns, ctp_cfg.delay_ns ? why_delay : why_profiler);
+  if (!ctp_paused && !windows_begun++) /* only a duration: its window begins now */
+    ctp_stop_at_ns = start_ns + ctp_cfg.duration_ns;
+  pthread_mutex_unlock(&window_lock);
+}
+
+int ctp_window_poll(void) {
+  uint64_t at = __atomic_load_n(&resume_at_ns, __ATOMIC_RELAXED);
+  if (!at || ctp_now_ns() < at) return !__atomic_load_n(&ctp_paused, __ATOMIC_ACQUIRE);
+  int saved = errno;
+  pthread_mutex_lock(&window_lock);
+  if (resume_at_ns) {
+    delay_over = 1;
+    __atomic_store_n(&resume_at_ns, 0, __ATOMIC_RELAXED);
+    /* the pause's reason becomes the profiler's when that condition still holds */
+    if (!profiler_on) pause_why = why_profiler;
+    settle(at, why_profiler);
+  }
+  pthread_mutex_unlock(&window_lock);
+  errno = saved;
+  return !__atomic_load_n(&ctp_paused, __ATOMIC_ACQUIRE);
+}
+
+void ctp_window_expire(void) {
+  int saved = errno;
+  pthread_mutex_lock(&window_lock);
+  uint64_t at = __atomic_load_n(&ctp_stop_at_ns, __ATOMIC_RELAXED);
+  if (at != UINT64_MAX && !duration_over) {
+    duration_over = 1;
+    __atomic_store_n(&ctp_stop_at_ns, UINT64_MAX, __ATOMIC_RELAXED);
+    settle(at, why_duration);
+  }
+  pthread_mutex_unlock(&window_lock);
+  errno = saved;
+}
+
+void ctp_window_profiler(int start) {
+  if (!ctp_cfg.capture_profiler) return;
+  int saved = errno;
+  pthread_mutex_lock(&window_lock);
+  if (profiler_on != start) {
+    profiler_on = start;
+    settle(ctp_now_ns(), why_profiler);
+  }
+  pthread_mutex_unlock(&window_lock);
+  errno = saved;
+}
+
+int ctp_window_saw(uint64_t begin_ns) {
+  if (CTP_LIKELY(!__atomic_load_n(&ctp_paused, __ATOMIC_ACQUIRE))) return 1;
+  pthread_mutex_lock(&window_lock);
+  int saw = ctp_paused ? windows_begun && begin_ns < pause_begin_ns : 1;
+  pthread_mutex_unlock(&window_lock);
+  return saw;
+}
+
+void ctp_window_drain(void (*fn)(void *arg, const ct_record *rec), void *arg) {
+  struct ct_pause batch[64];
+  for (;;) {
+    pthread_mutex_lock(&window_lock);
+    size_t n = pending_n < 64 ? pending_n : 64;
+    memcpy(batch, pending, n * sizeof *batch);
+    memmove(pending, pending + n, (pending_n - n) * sizeof *pending);
+    pending_n -= n;
+    pthread_mutex_unlock(&window_lock);
+    if (!n) return;
+    for (size_t i = 0; i < n; i++) {
+      ct_record r;
+      r.kind = CT_KIND_PAUSE;
+      r.u.pause = batch[i];
+      fn(arg, &r);
+    }
+  }
+}
+
+void ctp_window_requeue(void) {
+  pthread_mutex_lock(&window_lock);
+  pending_n = 0;
+  if (ctp_paused) queue(pause_begin_ns, 0, pause_why);
+  pthread_mutex_unlock(&window_lock);
+}
+
+void ctp_window_reinit_lock(void) { pthread_mutex_init(&window_lock, NULL); }
