@@ -341,6 +341,31 @@ static void on_gap(void *user, const ct_gap_info *g) {
 }
 #endif
 
+/* A pause of the tracer [begin, end): one slice on the process's "not recorded" track. */
+static void put_pause(ct_chrome *c, uint64_t begin, uint64_t end, const char *why) {
+  ensure_track(c, c->pid, PAUSE_TID, "cutrace: not recorded (paused)", 0);
+  char label[96];
+  snprintf(label, sizeof label, "not recorded (%s)", why && *why ? why : "paused");
+  chr_slice_open(c, "cutrace", label, c->pid, PAUSE_TID, begin, end);
+  fputs("\"why\":", c->f);
+  chr_put_string(c, why);
+  fputs("}}", c->f);
+}
+
+/* A PAUSE record: written when complete; one still open at the end of the file ends
+ * with the file's last event (ct_chrome_add_file). */
+static void on_pause(void *user, const ct_proc *p, const struct ct_pause *r, const char *why) {
+  (void)p;
+  ct_chrome *c = user;
+  if (!r->end_ns) {
+    c->open_pause = r->begin_ns;
+    snprintf(c->open_pause_why, sizeof c->open_pause_why, "%s", why); /* why dies with the reader */
+    return;
+  }
+  if (c->open_pause == r->begin_ns) c->open_pause = 0;
+  put_pause(c, r->begin_ns, r->end_ns, why);
+}
+
 /* ---- the document ---------------------------------------------------------------------- */
 
 ct_chrome *ct_chrome_begin(FILE *out, const ct_chrome_options *opts) {
@@ -366,7 +391,8 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
                                    .on_activity = on_activity, .on_stream = on_stream,
                                    .on_thread = on_thread, .on_range = chr_on_range,
                                    .on_stack = chr_on_stack, .on_module = chr_on_module,
-                                   .on_graph = on_graph, .on_graph_kernel = on_graph_kernel};
+                                   .on_graph = on_graph, .on_graph_kernel = on_graph_kernel,
+                                   .on_pause = on_pause};
   c->pid = 0;
   c->graphs = ct_map_new(sizeof(ct_graph_inv));
   c->ranges = 0;
@@ -381,7 +407,13 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
     snprintf(st->message, sizeof st->message, "%s: out of memory", path);
     return -1;
   }
+  c->open_pause = 0;
   int rc = ct_model_read(path, NULL, &ops, c, st);
+  if (c->open_pause) { /* still paused at the end: the pause lasts to the last event */
+    put_pause(c, c->open_pause, st->last_ns > c->open_pause ? st->last_ns : c->open_pause,
+              c->open_pause_why);
+    c->open_pause = 0;
+  }
   if (ct_inner_finish(c->inner) < 0 && rc == 0) {
     snprintf(st->message, sizeof st->message, "out of memory: some GEMM kernels were not joined");
     rc = 1;

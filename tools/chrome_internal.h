@@ -19,6 +19,7 @@
 #define TRACER_TID_BASE 1000000000ull  /* synthetic tracks of the tracer's own work */
 #define GAP_DEVICE_TID 1500000000ull   /* the "GPU idle" track of a device */
 #define GAP_STREAM_TID 1600000000ull   /* + stream: the idle track of a stream */
+#define PAUSE_TID 1700000000ull        /* the process's "not recorded" track (pauses) */
 
 typedef struct track_key {
   uint64_t pid, tid;
@@ -46,6 +47,8 @@ struct ct_chrome {
   ct_map *graphs;            /* graph exec id -> ct_graph_inv, per file (format 1.2) */
   int have_base;
   uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
+  uint64_t open_pause;       /* begin of a pause seen open and not yet closed (0: none) */
+  char open_pause_why[32];
   /* devices seen, for deviceProperties */
   struct ct_device devices[64];
   char device_names[64][96];

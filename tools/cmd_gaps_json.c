@@ -23,6 +23,7 @@ static void json_usage(ct_json *j, const ct_gaps_usage *u) {
   ct_json_kv_uint(j, "span_ns", u->last_ns - u->first_ns);
   ct_json_kv_uint(j, "busy_ns", u->busy_ns);
   ct_json_kv_uint(j, "idle_ns", u->idle_ns);
+  ct_json_kv_uint(j, "unrecorded_ns", u->unrecorded_ns);
   ct_json_kv_uint(j, "activities", u->activities);
   ct_json_kv_uint(j, "gaps", u->gaps);
   json_causes(j, "idle", u->idle_by_cause, "_ns");
@@ -169,6 +170,13 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_kv_string(&j, "cmdline", procs[i].cmdline);
     ct_json_kv_uint(&j, "start_ns", ct_gaps_trace_start(&procs[i]));
     ct_json_kv_uint(&j, "realtime_ns", procs[i].realtime_ns);
+    ct_json_kv_uint(&j, "pauses", procs[i].pauses);
+    ct_json_kv_uint(&j, "paused_ns", procs[i].paused_ns);
+    if (procs[i].pause_why) ct_json_kv_string(&j, "pause_why", procs[i].pause_why);
+    else {
+      ct_json_key(&j, "pause_why");
+      ct_json_null(&j);
+    }
     ct_json_end_object(&j);
   }
   ct_json_end_array(&j);

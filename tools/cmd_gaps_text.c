@@ -62,7 +62,7 @@ static void print_usage_table(const gaps_cli *c, int streams) {
       ct_table_cell(t, "%llu %s", (unsigned long long)devs[i].device, devs[i].name ? devs[i].name : "");
     ct_table_cell(t, "%s", ct_fmt_duration(u->last_ns - u->first_ns, b[0], sizeof b[0]));
     ct_table_cell(t, "%s", ct_fmt_duration(u->busy_ns, b[1], sizeof b[1]));
-    ct_table_cell(t, "%.1f%%", ct_gaps_pct(u->busy_ns, u->last_ns - u->first_ns));
+    ct_table_cell(t, "%.1f%%", ct_gaps_pct(u->busy_ns, ct_gaps_observed_ns(u)));
     ct_table_cell(t, "%s", ct_fmt_duration(u->idle_ns, b[2], sizeof b[2]));
     for (int k = 0; k < CT_GAP_NCAUSES; k++)
       ct_table_cell(t, "%s", ct_fmt_duration(u->idle_by_cause[k], b[3 + k], sizeof b[3 + k]));
@@ -221,9 +221,16 @@ static void print_findings(const gaps_cli *c) {
 void ct_gaps_print_text(const gaps_cli *c) {
   unsigned np;
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
-  for (unsigned i = 0; i < np; i++)
+  for (unsigned i = 0; i < np; i++) {
+    char b[24];
     printf("%s: pid %llu on %s: %s\n", procs[i].path, (unsigned long long)procs[i].pid,
            *procs[i].host ? procs[i].host : "?", procs[i].cmdline);
+    if (procs[i].pauses)
+      printf("  recorded in windows: the tracer paused %llu times (%s), %s in all; time between "
+             "GPU work that touches a pause is not idle but unrecorded, left out of span%% and idle\n",
+             (unsigned long long)procs[i].pauses, procs[i].pause_why ? procs[i].pause_why : "?",
+             ct_fmt_duration(procs[i].paused_ns, b, sizeof b));
+  }
   putchar('\n');
   print_usage_table(c, 0);
   putchar('\n');
@@ -254,10 +261,13 @@ void ct_gaps_print_summary(const gaps_cli *c) {
       printf("cutrace gaps: %u more devices (see cutrace gaps)\n", n - 3);
       break;
     }
-    printf("GPU %llu: busy %.1f%% of %s; idle %s", (unsigned long long)devs[i].device,
-           ct_gaps_pct(u->busy_ns, u->last_ns - u->first_ns),
-           ct_fmt_duration(u->last_ns - u->first_ns, b1, sizeof b1),
-           ct_fmt_duration(u->idle_ns, b2, sizeof b2));
+    printf("GPU %llu: busy %.1f%% of %s", (unsigned long long)devs[i].device,
+           ct_gaps_pct(u->busy_ns, ct_gaps_observed_ns(u)),
+           ct_fmt_duration(ct_gaps_observed_ns(u), b1, sizeof b1));
+    if (u->unrecorded_ns)
+      printf(" recorded (%s not recorded: the tracer paused)",
+             ct_fmt_duration(u->unrecorded_ns, b3, sizeof b3));
+    printf("; idle %s", ct_fmt_duration(u->idle_ns, b2, sizeof b2));
     if (np > 1) printf(" (pid %llu)", (unsigned long long)procs[devs[i].proc].pid);
     /* causes, largest first */
     int order[CT_GAP_NCAUSES], k, m;

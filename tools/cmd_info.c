@@ -6,6 +6,8 @@
 #include "cli.h"
 #include "codec.h"
 #include "commands.h"
+#include "output.h"
+#include "pauses.h"
 #include "progress.h"
 #include "reader.h"
 
@@ -33,6 +35,8 @@ static int info_file(const char *path, void *arg) {
   uint64_t counts[CT_MAX_KINDS] = {0}, drops = 0, first = UINT64_MAX, last = 0;
   struct ct_process proc = {0};
   int have_proc = 0;
+  ct_pause_list pauses = {0};
+  char why[32] = "";
   ct_record rec;
   uint64_t n = 0;
   while (ct_reader_next(r, &rec)) {
@@ -51,6 +55,13 @@ static int info_file(const char *path, void *arg) {
       break;
     }
     case CT_KIND_DROP: drops += rec.u.drop.count; break;
+    case CT_KIND_PAUSE: {
+      size_t len = 0;
+      const char *w = ct_reader_string(r, rec.u.pause.why, &len);
+      if (!pauses.n && w) snprintf(why, sizeof why, "%.*s", (int)len, w);
+      (void)ct_pauses_add(&pauses, &rec.u.pause, NULL); /* without memory: fewer shown */
+      break;
+    }
     case CT_KIND_API: b = rec.u.api.begin_ns; e = rec.u.api.end_ns; break;
     case CT_KIND_GPU: b = rec.u.gpu.start_ns; e = rec.u.gpu.end_ns; break;
     }
@@ -81,6 +92,13 @@ static int info_file(const char *path, void *arg) {
   for (unsigned k = 1; k < CT_MAX_KINDS; k++)
     if (counts[k]) printf("    %-12s %llu\n", ct_kind_name(k), (unsigned long long)counts[k]);
   printf("  %-14s %llu\n", "dropped", (unsigned long long)drops);
+  if (pauses.n) {
+    char b[24];
+    printf("  %-14s %zu times (first: %s), %s within the time span; nothing of the program "
+           "was recorded then\n", "paused", pauses.n, why,
+           ct_fmt_duration(last ? ct_pauses_within(&pauses, first, last) : 0, b, sizeof b));
+  }
+  ct_pauses_free(&pauses);
   if (st->damaged) {
     printf("  %-14s partial: %s (%llu bytes skipped)\n", "end", st->message,
            (unsigned long long)st->skipped_bytes);

@@ -140,6 +140,14 @@ static void on_range(void *user, const ct_proc *p, const struct ct_range *r, con
   ct_gaps_ending_on_range(user, r, name);
 }
 
+/* A PAUSE record: the gaps that touch it are left out (unrecorded time). */
+static void on_pause(void *user, const ct_proc *p, const struct ct_pause *rec, const char *why) {
+  (void)p;
+  fstate *f = user;
+  unsigned cls;
+  if (ct_pauses_add(&f->pauses, rec, ct_gaps_keep(f, why, &cls)) < 0) f->oom = 1;
+}
+
 /* STACK and MODULE records: the stacks of the calls that ended gaps, symbolised at the end. */
 static void on_stack(void *user, const ct_proc *p, const struct ct_stack *node) {
   (void)p;
@@ -236,15 +244,19 @@ int ct_gaps_add_file(ct_gaps *g, const char *path, ct_model_stats *st) {
   static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
                                    .on_activity = on_activity, .on_thread = on_thread,
                                    .on_range = on_range, .on_stack = on_stack,
-                                   .on_module = on_module};
+                                   .on_module = on_module, .on_pause = on_pause};
   f.stacks = g->o.top ? ct_stacks_new() : NULL; /* only kept gaps show stacks */
   ct_model_stats local;
   if (!st) st = &local;
   int rc = ct_model_read(path, NULL, &ops, &f, st);
   gp->first_ns = st->first_ns;
+  gp->pauses = f.pauses.n;
+  gp->pause_why = f.pauses.n ? f.pauses.v[0].why : NULL;
+  gp->paused_ns = ct_pauses_within(&f.pauses, st->first_ns, st->last_ns);
   if (!gp->host) gp->host = strdup("");
   if (!gp->cmdline) gp->cmdline = strdup("");
   finish_file(&f);
+  ct_pauses_free(&f.pauses);
   ct_gaps_sort_tops(g);
   if (f.oom && rc == 0) {
     snprintf(st->message, sizeof st->message, "out of memory: the analysis is incomplete");

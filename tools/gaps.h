@@ -65,18 +65,29 @@ void ct_gaps_default_options(ct_gaps_options *o);
 /* Busy and idle time of a device or a stream. */
 typedef struct ct_gaps_usage {
   uint64_t first_ns, last_ns;   /* first GPU activity start, last end (span) */
-  uint64_t busy_ns, idle_ns;    /* union of activities; span - busy */
+  uint64_t busy_ns, idle_ns;    /* union of activities; span - busy - unrecorded */
+  uint64_t unrecorded_ns;       /* time between activities that touched a pause of the
+                                   tracer (PAUSE records): not idle, not known */
   uint64_t gaps;                /* idle gaps found */
   uint64_t idle_by_cause[CT_GAP_NCAUSES];
   uint64_t gaps_by_cause[CT_GAP_NCAUSES];
   uint64_t activities;
 } ct_gaps_usage;
 
+/* The time of u's span the tracer recorded: the span less its unrecorded time. */
+static inline uint64_t ct_gaps_observed_ns(const ct_gaps_usage *u) {
+  uint64_t span = u->last_ns - u->first_ns;
+  return span > u->unrecorded_ns ? span - u->unrecorded_ns : 0;
+}
+
 /* A traced process (one input file). */
 typedef struct ct_gaps_proc {
   char *path, *host, *cmdline;
   uint64_t pid, start_ns, realtime_ns; /* realtime_ns: wall clock at start_ns (0 unknown) */
   uint64_t first_ns;                   /* first event of the file: "trace start" */
+  uint64_t pauses, paused_ns;          /* the tracer's pauses (format 1.3) and their time
+                                          between the file's first and last event */
+  const char *pause_why;               /* the first pause's reason, NULL when none */
 } ct_gaps_proc;
 
 typedef struct ct_gaps_device {

@@ -9,6 +9,10 @@
 
 /* A gap [a, b] of tracker t was found: classify, count, report. */
 static void emit_gap(fstate *f, tracker *t, uint64_t a, uint64_t b, const opinfo *op) {
+  if (__builtin_expect(f->pauses.n != 0, 0) && ct_pauses_touch(&f->pauses, a, b)) {
+    t->u.unrecorded_ns += b - a; /* the tracer was paused: nobody knows what happened */
+    return;
+  }
   enum ct_gap_cause c = ct_gaps_classify(f, t, a, b, op);
   t->u.gaps++;
   t->u.gaps_by_cause[c]++;

@@ -24,6 +24,7 @@
 #define CUTRACE_GAPS_INTERNAL_H
 
 #include "gaps.h"
+#include "pauses.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -152,6 +153,7 @@ typedef struct fstate {
   unsigned pending_parents;  /* kept gaps whose ending call's outermost call is not seen yet */
   uint64_t kept_call_max;    /* the latest begin of a kept gap's ending call (a range that
                                 begins after it cannot enclose any of them) */
+  ct_pause_list pauses;      /* the tracer's pauses: gaps touching them are unrecorded */
   int oom;
 } fstate;
 

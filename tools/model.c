@@ -619,6 +619,10 @@ static void handle(model *m, ct_record *rec) {
       m->ops->on_module(m->user, &m->proc, &rec->u.module, str_or_empty(m, rec->u.module.path),
                         str_or_empty(m, rec->u.module.build_id));
     break;
+  case CT_KIND_PAUSE:
+    if (m->ops->on_pause)
+      m->ops->on_pause(m->user, &m->proc, &rec->u.pause, str_or_empty(m, rec->u.pause.why));
+    break;
   case CT_KIND_END: m->st->has_end = 1; break;
   default: break;
   }

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Recording windows, end to end on the simulated GPU (programs/windows.cu).
+
+--capture=profiler: only what happens between cudaProfilerStart and cudaProfilerStop
+is recorded (4 w_inside, 2 w_second, one graph launch, 2 captured w_captured, the
+profiler calls themselves); nothing of w_before / w_after; three PAUSE records
+(before the first start, between the windows, open after the last stop) whose
+times bracket the profiler calls; a capture begun while paused is still known when
+recording resumes (its launches are flagged captured, its graph has exactly its two
+kernels); a graph instantiated while paused has its inventory (corr 0) and its
+launch names it; NVTX "step" (opened paused, closed in a window) is written,
+"warmup" and "cooldown" (wholly paused) are not; gaps leaves out time that touches
+a pause (unrecorded_ns, pauses, pause_why) and no reported gap crosses one; the
+Chrome trace has a "not recorded" slice per pause; info counts them.
+Without --capture everything is recorded and there is no PAUSE record.
+--delay 0.4: only the launches made after 0.4 s (w_late), one PAUSE "delay" of
+exactly 0.4 s from the process start. --duration 0.4: only those before (w_early),
+one open PAUSE "duration" beginning exactly 0.4 s after the start.
+Bad option values: status 2 and one line; a bad CUTRACE_CAPTURE: one warning line.
+
+usage: test_windows.py SIM_DIR CUTRACE LIBTRACE WINDOWS_PROGRAM
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from cttest import SKIP, check, finish  # noqa: E402
+from rawdump import kernel_identifier, raw_records  # noqa: E402
+
+sim_dir, cutrace, libtrace, program = sys.argv[1:5]
+for need in (os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program):
+    if not os.path.exists(need):
+        print(f"skip: {need} is not built")
+        sys.exit(SKIP)
+tmp = tempfile.mkdtemp(prefix="cutrace-windows-")
+CAPTURED = 0x2
+GPU_GRAPH = 5
+
+
+def env(extra=None):
+    e = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
+             SIMCUDA_KERNEL_US="default=20")
+    for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_CAPTURE", "CUTRACE_DELAY",
+              "CUTRACE_DURATION"):
+        e.pop(k, None)
+    e.update(extra or {})
+    return e
+
+
+def record(tag, opts, args, extra=None):
+    """Runs the program under cutrace record; returns (records, strings, path, stderr)."""
+    data = os.path.join(tmp, tag)
+    p = subprocess.run([cutrace, "record", "-q", "-o", data, *opts, "--", program, *args],
+                       env=env(extra), capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and f"windows {args[0]}: ok" in p.stdout,
+          f"{tag}: status {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr[-400:]!r}")
+    files = sorted(f for f in os.listdir(data) if f.endswith(".ctr")) if os.path.isdir(data) else []
+    if not check(len(files) == 1, f"{tag}: one trace file expected: {files}"):
+        sys.exit(finish())
+    path = os.path.join(data, files[0])
+    recs, strings = raw_records(cutrace, path)
+    return recs, strings, path, p.stderr
+
+
+def named(recs, strings, kind, field):
+    return [(strings.get(r[field], ""), r) for r in recs if r["kind"] == kind]
+
+
+def kernels_launched(recs, strings):
+    out = {}
+    for name, _ in named(recs, strings, "launch", "kernel"):
+        k = kernel_identifier(name)
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def pauses_of(recs, strings):
+    """Complete pauses [(begin, end or None, why)] merged from open and closing records."""
+    out = {}
+    for why, r in named(recs, strings, "pause", "why"):
+        cur = out.get(r["begin_ns"])
+        if cur is None or r["end_ns"]:
+            out[r["begin_ns"]] = (r["begin_ns"], r["end_ns"] or None, why)
+    return [out[b] for b in sorted(out)]
+
+
+# ---- --capture=profiler ----------------------------------------------------------------
+recs, strings, path, _ = record("profiler", ["--capture=profiler"], ["profiler"])
+got = kernels_launched(recs, strings)
+check(got == {"w_captured": 2, "w_inside": 4, "w_second": 2},
+      f"kernels launched in the windows: {got}")
+apis = named(recs, strings, "api", "name")
+calls = {}
+for name, _ in apis:
+    calls[name] = calls.get(name, 0) + 1
+check(calls.get("cudaProfilerStart") == 2 and calls.get("cudaProfilerStop") == 2,
+      f"profiler calls recorded: {calls}")
+captured = [r for name, r in apis if r["flags"] & CAPTURED]
+check(len(captured) == 2, f"{len(captured)} calls flagged captured, want the 2 w_captured launches")
+gpu = [r for r in recs if r["kind"] == "gpu"]
+check(len(gpu) == 7 and sum(r["type"] == GPU_GRAPH for r in gpu) == 1,
+      f"GPU records: {len(gpu)} ({sum(r['type'] == GPU_GRAPH for r in gpu)} graph), want 7 (1 graph)")
+
+graphs = {r["exec"]: r for r in recs if r["kind"] == "graph"}
+inventory = {r["exec"]: (kernel_identifier(strings.get(r["name"], "")), r["count"])
+             for r in recs if r["kind"] == "graph_kernel"}
+launched = [r["exec"] for r in recs if r["kind"] == "graph_launch"]
+corr_name = {r["corr"]: name for name, r in apis}
+paused_graph = [e for e, g in graphs.items() if g["corr"] == 0]
+check(len(graphs) == 2 and len(paused_graph) == 1
+      and inventory.get(paused_graph[0]) == ("w_graph", 2)
+      and graphs[paused_graph[0]]["kernels"] == 2 and launched == paused_graph,
+      f"graph instantiated while paused: GRAPH {graphs}, kernels {inventory}, launches {launched}")
+window_graph = [e for e, g in graphs.items() if g["corr"]]
+check(len(window_graph) == 1 and inventory.get(window_graph[0]) == ("w_captured", 2)
+      and graphs[window_graph[0]]["nodes"] == 2
+      and corr_name.get(graphs[window_graph[0]]["corr"]) == "cudaGraphInstantiate",
+      f"graph captured across the pause: GRAPH {graphs}, kernels {inventory}")
+
+pauses = pauses_of(recs, strings)
+process = next(r for r in recs if r["kind"] == "process")
+starts = sorted(r["begin_ns"] for name, r in apis if name == "cudaProfilerStart")
+stops = sorted(r["begin_ns"] for name, r in apis if name == "cudaProfilerStop")
+if check(len(pauses) == 3 and all(p[2] == "profiler" for p in pauses),
+         f"pauses {pauses}, want 3 of reason profiler"):
+    (b0, e0, _), (b1, e1, _), (b2, e2, _) = pauses
+    check(b0 == process["start_ns"] and e0 is not None and e0 <= starts[0],
+          f"first pause [{b0}, {e0}) from the tracer start to cudaProfilerStart ({starts[0]})")
+    check(stops[0] <= b1 and e1 is not None and e1 <= starts[1],
+          f"second pause [{b1}, {e1}) between cudaProfilerStop ({stops[0]}) and start ({starts[1]})")
+    check(stops[1] <= b2 and e2 is None, f"last pause [{b2}, {e2}) open after the last stop")
+    inside = [(name, r["begin_ns"]) for name, r in apis
+              if any(b <= r["begin_ns"] < (e or 1 << 64) for b, e, _ in pauses)]
+    check(not inside, f"API calls that began inside a pause: {inside}")
+ranges = sorted(name for name, _ in named(recs, strings, "range", "name"))
+check(ranges == ["step"], f"NVTX ranges {ranges}, want only step")
+
+p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True, text=True,
+                   timeout=120)
+try:
+    doc = json.loads(p.stdout)
+except ValueError:
+    doc = {}
+if check(p.returncode == 0 and doc.get("processes"), f"gaps json: {p.returncode} {p.stderr}"):
+    pr, dev = doc["processes"][0], doc["devices"][0]
+    check(pr["pauses"] == 3 and pr["pause_why"] == "profiler" and pr["paused_ns"] > 0,
+          f"gaps process pauses: {pr}")
+    span = dev["last_ns"] - dev["first_ns"]
+    check(dev["unrecorded_ns"] > 0 and dev["idle_ns"] + dev["busy_ns"] + dev["unrecorded_ns"] == span,
+          f"device usage: idle + busy + unrecorded = span: {dev}")
+    crossing = [g for g in doc.get("gaps", []) for b, e, _ in pauses
+                if g["start_ns"] <= (e or 1 << 64) and b <= g["end_ns"]]
+    check(not crossing, f"gaps reported across a pause: {crossing}")
+p = subprocess.run([cutrace, "gaps", "--summary", path], capture_output=True, text=True, timeout=120)
+check("not recorded: the tracer paused" in p.stdout, f"gaps summary: {p.stdout}")
+chrome = os.path.join(tmp, "profiler.json")
+p = subprocess.run([cutrace, "dump", "--chrome", "-o", chrome, path], capture_output=True, text=True,
+                   timeout=120)
+slices = []
+if check(p.returncode == 0, f"dump --chrome: {p.stderr}"):
+    with open(chrome) as f:
+        slices = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "cutrace"]
+check(len(slices) == 3 and all(e["name"] == "not recorded (profiler)" for e in slices),
+      f"chrome pause slices: {slices}")
+p = subprocess.run([cutrace, "info", path], capture_output=True, text=True, timeout=120)
+check("paused         3 times (first: profiler)" in p.stdout, f"info: {p.stdout}")
+
+# ---- everything recorded without --capture ---------------------------------------------
+recs, strings, _, _ = record("all", [], ["profiler"])
+got = kernels_launched(recs, strings)
+check(got == {"w_before": 3, "w_graph": 2, "w_captured": 2, "w_inside": 4, "w_after": 3,
+              "w_second": 2},
+      f"kernels launched without --capture: {got}")
+check(not [r for r in recs if r["kind"] == "pause"], "PAUSE records without a window setting")
+
+# ---- --delay and --duration ------------------------------------------------------------
+recs, strings, _, _ = record("delay", ["--delay", "0.4"], ["timed", "0.9"])
+got = kernels_launched(recs, strings)
+check(got == {"w_late": 3}, f"kernels after a 0.4 s delay: {got}")
+pauses = pauses_of(recs, strings)
+process = next(r for r in recs if r["kind"] == "process")
+check(pauses == [(process["start_ns"], process["start_ns"] + 400000000, "delay")],
+      f"delay pause {pauses} (start {process['start_ns']})")
+
+recs, strings, _, _ = record("duration", ["--duration", "0.4"], ["timed", "0.9"])
+got = kernels_launched(recs, strings)
+check(got == {"w_early": 3}, f"kernels within a 0.4 s duration: {got}")
+pauses = pauses_of(recs, strings)
+process = next(r for r in recs if r["kind"] == "process")
+check(pauses == [(process["start_ns"] + 400000000, None, "duration")],
+      f"duration pause {pauses} (start {process['start_ns']})")
+
+# ---- bad values ------------------------------------------------------------------------
+for opts, want in ((["--capture=sometimes"], "--capture takes all or profiler"),
+                   (["--delay", "soon"], "--delay takes a number of seconds"),
+                   (["--duration=-1"], "--duration takes a number of seconds")):
+    p = subprocess.run([cutrace, "record", "-q", "-o", os.path.join(tmp, "bad"), *opts, "--",
+                        program, "profiler"], env=env(), capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and want in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+          f"record {opts}: status {p.returncode}, stderr {p.stderr!r}")
+recs, strings, _, err = record("badenv", [], ["profiler"], {"CUTRACE_CAPTURE": "sometimes"})
+check("CUTRACE_CAPTURE='sometimes' is not all or profiler" in err and len(kernels_launched(recs, strings)) == 6,
+      f"bad CUTRACE_CAPTURE: warning {err!r}, kernels {kernels_launched(recs, strings)}")
+sys.exit(finish())
