@@ -15,6 +15,9 @@ int cmd_report(int argc, char **argv);
 /* cutrace gaps: GPU idle time, explained and ranked (tools/cmd_gaps.c, optional). */
 int cmd_gaps(int argc, char **argv);
 
+/* cutrace diff: what changed on the GPU between two traces (tools/cmd_diff.c). */
+int cmd_diff(int argc, char **argv);
+
 /* cutrace dump: raw records one per line, or Chrome trace JSON (tools/cmd_dump.c). */
 int cmd_dump(int argc, char **argv);
 

@@ -21,6 +21,7 @@ static const struct {
     {"record", cmd_record, "run a program with the tracer: cutrace record [-o DIR] -- CMD..."},
     {"report", cmd_report, "tables: kernels, CUDA calls, copies and GEMMs, with totals"},
     {"gaps", cmd_gaps, "GPU idle time: measured, explained, ranked"},
+    {"diff", cmd_diff, "what changed on the GPU from one trace to another, ranked"},
     {"dump", cmd_dump, "every record one line each, or --chrome: Chrome/Perfetto trace JSON"},
     {"info", cmd_info, "what a trace holds: processes, versions, records, drops, damage"},
 };
