@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The torch.profiler tutorial's workloads, for scripts/gpu-check (real GPU only).
 
-usage: torch_cases.py CASE [--profile OUT.json | --emit-nvtx] [--iters N] [--warmup N]
+usage: torch_cases.py CASE [--profile OUT.json | --emit-nvtx | --profiler-window]
+                     [--iters N] [--warmup N]
 
 CASE is one of: matmul_add_64, matmul_add_4096, matmul_add_64_compile,
 matmul_add_4096_compile, linear, mlp, tiny_loop.
@@ -13,7 +14,10 @@ trace is exported to OUT.json, so the same steps can be compared with cutrace's.
 Each step is wrapped in record_function("<case>") as the tutorial does. With
 --emit-nvtx the timed steps run under torch.autograd.profiler.emit_nvtx(), which
 turns record_function and every aten:: op into NVTX ranges (what cutrace's NVTX
-injection records: checked by bench/gpu/check_nvtx.py).
+injection records: checked by bench/gpu/check_nvtx.py). With --profiler-window the
+timed steps run between torch.cuda.profiler.start() and stop() (cudaProfilerStart /
+cudaProfilerStop: the window `cutrace record --capture=profiler` records; checked by
+bench/gpu/check_window.py).
 """
 import argparse
 import json
@@ -67,6 +71,7 @@ def main():
     ap.add_argument("case")
     ap.add_argument("--profile", metavar="OUT.json")
     ap.add_argument("--emit-nvtx", action="store_true")
+    ap.add_argument("--profiler-window", action="store_true")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     a = ap.parse_args()
@@ -94,6 +99,10 @@ def main():
     elif a.emit_nvtx:
         with torch.autograd.profiler.emit_nvtx():
             wall = run()
+    elif a.profiler_window:
+        torch.cuda.profiler.start()
+        wall = run()
+        torch.cuda.profiler.stop()
     else:
         wall = run()
     print(json.dumps({"case": a.case, "wall_s": wall, "steps": a.iters}))
