@@ -183,7 +183,9 @@ static void table_row(const diff_cli *c, ct_table *tb, const ct_diff_table *dt,
     ct_table_cell(tb, "%s", fmt_value(b, sizeof b, r->delta_ns, U_NS, 0, 1));
     ct_table_cell(tb, "%s", fmt_ratio(b, sizeof b, ratio(n.total[0], n.total[1]), 0, 1));
   }
-  for (int k = 0; k < 2; k++) ct_table_cell(tb, "%s", fmt_value(b, sizeof b, n.avg[k], U_NS, text, 0));
+  for (int k = 0; k < 2; k++) /* text: "-" for the side without calls */
+    ct_table_cell(tb, "%s", text && !(k ? r->after.calls : r->before.calls)
+                                ? "-" : fmt_value(b, sizeof b, n.avg[k], U_NS, text, 0));
   ct_table_cell(tb, "%s", fmt_ratio(b, sizeof b, r->before.calls && r->after.calls ? ratio(n.avg[0], n.avg[1]) : NAN, text, 1));
   if (dt->t == CT_TABLE_MEMCPY || dt->t == CT_TABLE_RANGES)
     for (int k = 0; k < 2; k++)
