@@ -56,6 +56,13 @@ void ctp_window_expire(void) CTP_HIDDEN;
  * opens or closes a recording window; otherwise nothing. Never changes errno. */
 void ctp_window_profiler(int start) CTP_HIDDEN;
 
+/* The string id of the NVTX range name of CUTRACE_CAPTURE=nvtx:NAME, 0 when none. */
+extern uint64_t ctp_capture_range_name CTP_HIDDEN;
+
+/* A range named ctp_capture_range_name opened (open 1) or closed (0) on some thread:
+ * the program is recorded while at least one is open. Never changes errno. */
+void ctp_window_range(int open) CTP_HIDDEN;
+
 /* Whether something that began at begin_ns and ends now overlapped a recording
  * window (an NVTX range closing during a pause is written only then). */
 int ctp_window_saw(uint64_t begin_ns) CTP_HIDDEN;

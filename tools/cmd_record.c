@@ -27,7 +27,8 @@
 
 static const char usage[] =
     "usage: cutrace record [-o DIR] [-q] [--stacks[=WHICH]] [--stack-depth N]\n"
-    "                      [--capture=all|profiler] [--delay S] [--duration S] [--] CMD [ARGS...]\n"
+    "                      [--capture=all|profiler|nvtx:NAME] [--delay S] [--duration S]\n"
+    "                      [--] CMD [ARGS...]\n"
     "  Runs CMD with the tracer preloaded; every process it starts writes its trace\n"
     "  into DIR (default cutrace.data) while it runs. A DIR already holding traces is\n"
     "  renamed DIR.old first. Returns CMD's exit status (128+N when killed by signal N).\n"
@@ -37,8 +38,9 @@ static const char usage[] =
     "           work (launches, the default of a plain --stacks), of every call (all), or\n"
     "           none (off); sets CUTRACE_STACKS for the program\n"
     "  --stack-depth N  frames kept per stack, innermost first (1-256; CUTRACE_STACK_DEPTH)\n"
-    "  --capture=all|profiler  record everything (default), or only between the\n"
-    "           program's cudaProfilerStart and cudaProfilerStop (CUTRACE_CAPTURE)\n"
+    "  --capture=all|profiler|nvtx:NAME  record everything (default), only between the\n"
+    "           program's cudaProfilerStart and cudaProfilerStop, or only while an NVTX\n"
+    "           range named NAME is open (CUTRACE_CAPTURE)\n"
     "  --delay S        record nothing for the first S seconds (CUTRACE_DELAY)\n"
     "  --duration S     stop recording S seconds after recording began (CUTRACE_DURATION)\n"
     "  Environment: CUTRACE_PRELOAD=path of libtrace.so (else beside cutrace in the build\n"
@@ -285,8 +287,9 @@ static int set_seconds(const char *opt, const char *value, const char *env) {
 
 /* Parses --capture=WHICH and sets CUTRACE_CAPTURE. Returns 0, or -1 with a message printed. */
 static int set_capture(const char *which) {
-  if (strcmp(which, "all") && strcmp(which, "profiler")) {
-    fprintf(stderr, "cutrace record: --capture takes all or profiler, not '%s'\n", which);
+  int range = !strncmp(which, "nvtx:", 5) && which[5] && strlen(which + 5) < 256;
+  if (strcmp(which, "all") && strcmp(which, "profiler") && !range) {
+    fprintf(stderr, "cutrace record: --capture takes all, profiler or nvtx:NAME, not '%s'\n", which);
     return -1;
   }
   return setenv("CUTRACE_CAPTURE", which, 1);

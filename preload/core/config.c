@@ -77,13 +77,20 @@ static uint64_t env_seconds(const char *name) {
   return (uint64_t)(x * 1e9 + 0.5);
 }
 
-/* CUTRACE_CAPTURE: "all" (default) or "profiler"; warns and returns 0 (all) when bad. */
-static int env_capture(void) {
+/* CUTRACE_CAPTURE: "all" (default), "profiler", or "nvtx:NAME" (NAME into c); warns and
+ * records everything when bad. */
+static void env_capture(struct ctp_config *c) {
   const char *v = getenv("CUTRACE_CAPTURE");
-  if (!v || !*v || !strcasecmp(v, "all")) return 0;
-  if (!strcasecmp(v, "profiler") || !strcasecmp(v, "cudaProfilerApi")) return 1;
-  ctp_warn("CUTRACE_CAPTURE='%.64s' is not all or profiler; recording everything", v);
-  return 0;
+  if (!v || !*v || !strcasecmp(v, "all")) return;
+  if (!strcasecmp(v, "profiler") || !strcasecmp(v, "cudaProfilerApi")) {
+    c->capture_profiler = 1;
+    return;
+  }
+  if (!strncasecmp(v, "nvtx:", 5) && v[5] && strlen(v + 5) < sizeof c->capture_range) {
+    snprintf(c->capture_range, sizeof c->capture_range, "%s", v + 5);
+    return;
+  }
+  ctp_warn("CUTRACE_CAPTURE='%.64s' is not all, profiler or nvtx:NAME; recording everything", v);
 }
 
 void ctp_config_load(struct ctp_config *c) {
@@ -108,7 +115,7 @@ void ctp_config_load(struct ctp_config *c) {
   c->flush_ns = (uint64_t)env_int("CUTRACE_FLUSH_MS", CTP_DEFAULT_FLUSH_MS, 1, 3600000) *
                 1000000ull;
   c->zstd_level = (int)env_int("CUTRACE_ZSTD_LEVEL", CTP_DEFAULT_ZSTD_LEVEL, -7, 19);
-  c->capture_profiler = env_capture();
+  env_capture(c);
   c->delay_ns = env_seconds("CUTRACE_DELAY");
   c->duration_ns = env_seconds("CUTRACE_DURATION");
 }

@@ -40,6 +40,7 @@ struct ctp_config {
   uint64_t flush_ns;     /* CUTRACE_FLUSH_MS: most age of a frame */
   int zstd_level;        /* CUTRACE_ZSTD_LEVEL */
   int capture_profiler;  /* CUTRACE_CAPTURE=profiler: record between cudaProfilerStart/Stop */
+  char capture_range[256]; /* CUTRACE_CAPTURE=nvtx:NAME: record while a range NAME is open */
   uint64_t delay_ns;     /* CUTRACE_DELAY: seconds before recording begins */
   uint64_t duration_ns;  /* CUTRACE_DURATION: seconds of recording, then no more */
 };

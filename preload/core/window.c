@@ -5,6 +5,8 @@
  *   CUTRACE_CAPTURE=profiler  recording only between cudaProfilerStart (or
  *                          cuProfilerStart) and cudaProfilerStop, like nsys
  *                          --capture-range=cudaProfilerApi
+ *   CUTRACE_CAPTURE=nvtx:NAME  recording only while an NVTX range named NAME is
+ *                          open on some thread (nsys --capture-range=nvtx)
  *   CUTRACE_DURATION=S     recording stops for good S seconds after it first began
  *
  * The program is recorded while all three conditions hold; every change of that
@@ -28,14 +30,17 @@
 
 int ctp_paused;
 uint64_t ctp_stop_at_ns = UINT64_MAX;
+uint64_t ctp_capture_range_name;
 
 static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
-static int delay_over = 1, profiler_on = 1, duration_over;
+static int delay_over = 1, duration_over;
+static int range_on = 1;               /* the profiler range or an NVTX range NAME is open */
+static int ranges_open;                /* NVTX ranges NAME open (CUTRACE_CAPTURE=nvtx:NAME) */
 static uint64_t resume_at_ns;          /* end of CUTRACE_DELAY, 0 when none pending */
 static int windows_begun;              /* recording windows that have begun */
 static uint64_t pause_begin_ns;        /* the open pause */
 static uint64_t pause_why;             /* its reason (string id) */
-static uint64_t why_delay, why_profiler, why_duration;
+static uint64_t why_delay, why_range, why_duration;
 
 /* Transitions the writer has not taken yet (it takes them every few milliseconds). */
 static struct ct_pause *pending;
@@ -57,7 +62,7 @@ static void queue(uint64_t begin_ns, uint64_t end_ns, uint64_t why) {
 /* Re-evaluates whether to record at time now (lock held); why: the reason a pause
  * beginning now would have. */
 static void settle(uint64_t now, uint64_t why) {
-  int record = delay_over && profiler_on && !duration_over;
+  int record = delay_over && range_on && !duration_over;
   int paused = __atomic_load_n(&ctp_paused, __ATOMIC_RELAXED);
   if (record && paused) {
     queue(pause_begin_ns, now, pause_why);
@@ -73,17 +78,19 @@ static void settle(uint64_t now, uint64_t why) {
 }
 
 void ctp_window_init(uint64_t start_ns) {
-  if (!ctp_cfg.delay_ns && !ctp_cfg.capture_profiler && !ctp_cfg.duration_ns) return;
+  const char *range = ctp_cfg.capture_range;
+  if (!ctp_cfg.delay_ns && !ctp_cfg.capture_profiler && !*range && !ctp_cfg.duration_ns) return;
   why_delay = ctp_intern_always("delay", 5);
-  why_profiler = ctp_intern_always("profiler", 8);
+  why_range = *range ? ctp_intern_always("nvtx", 4) : ctp_intern_always("profiler", 8);
+  if (*range) ctp_capture_range_name = ctp_intern_always(range, strlen(range));
   why_duration = ctp_intern_always("duration", 8);
   pthread_mutex_lock(&window_lock);
   if (ctp_cfg.delay_ns) {
     delay_over = 0;
     resume_at_ns = start_ns + ctp_cfg.delay_ns;
   }
-  if (ctp_cfg.capture_profiler) profiler_on = 0;
-  settle(start_ns, ctp_cfg.delay_ns ? why_delay : why_profiler);
+  if (ctp_cfg.capture_profiler || *range) range_on = 0;
+  settle(start_ns, ctp_cfg.delay_ns ? why_delay : why_range);
   if (!ctp_paused && !windows_begun++) /* only a duration: its window begins now */
     ctp_stop_at_ns = start_ns + ctp_cfg.duration_ns;
   pthread_mutex_unlock(&window_lock);
@@ -98,8 +105,8 @@ int ctp_window_poll(void) {
     delay_over = 1;
     __atomic_store_n(&resume_at_ns, 0, __ATOMIC_RELAXED);
     /* the pause's reason becomes the profiler's when that condition still holds */
-    if (!profiler_on) pause_why = why_profiler;
-    settle(at, why_profiler);
+    if (!range_on) pause_why = why_range;
+    settle(at, why_range);
   }
   pthread_mutex_unlock(&window_lock);
   errno = saved;
@@ -119,13 +126,26 @@ void ctp_window_expire(void) {
   errno = saved;
 }
 
+void ctp_window_range(int open) {
+  if (!ctp_capture_range_name) return;
+  int saved = errno;
+  pthread_mutex_lock(&window_lock);
+  ranges_open += open ? 1 : ranges_open > 0 ? -1 : 0;
+  if (range_on != (ranges_open > 0)) {
+    range_on = ranges_open > 0;
+    settle(ctp_now_ns(), why_range);
+  }
+  pthread_mutex_unlock(&window_lock);
+  errno = saved;
+}
+
 void ctp_window_profiler(int start) {
   if (!ctp_cfg.capture_profiler) return;
   int saved = errno;
   pthread_mutex_lock(&window_lock);
-  if (profiler_on != start) {
-    profiler_on = start;
-    settle(ctp_now_ns(), why_profiler);
+  if (range_on != start) {
+    range_on = start;
+    settle(ctp_now_ns(), why_range);
   }
   pthread_mutex_unlock(&window_lock);
   errno = saved;

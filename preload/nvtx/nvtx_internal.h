@@ -77,6 +77,12 @@ void nvtx_startend_close_all(uint64_t now_ns) CTP_HIDDEN;
 void nvtx_startend_after_fork(void) CTP_HIDDEN;
 
 /* Emits one RANGE record. */
+/* 1 when name is the range of CUTRACE_CAPTURE=nvtx:NAME (preload/core/window.c). */
+static inline int nvtx_is_capture_range(uint64_t name) {
+  uint64_t want = __atomic_load_n(&ctp_capture_range_name, __ATOMIC_RELAXED);
+  return CTP_UNLIKELY(want != 0) && name == want;
+}
+
 static inline void nvtx_emit_range(uint64_t tid, uint64_t domain, uint64_t name, uint64_t begin_ns,
                                    uint64_t end_ns, uint64_t depth, uint64_t flags) {
   if (CTP_UNLIKELY(__atomic_load_n(&ctp_paused, __ATOMIC_RELAXED)) && !ctp_window_saw(begin_ns))

@@ -58,6 +58,7 @@ static void close_open_ranges(struct nvtx_thread_state *st, uint64_t now_ns) {
   for (unsigned i = top; i-- > 0;) {
     const struct nvtx_open_range *r = &st->open[i];
     nvtx_emit_range(st->tid, r->domain, r->name, r->begin_ns, now_ns, r->level, CT_RANGE_UNCLOSED);
+    if (nvtx_is_capture_range(r->name)) ctp_window_range(0);
   }
 }
 
@@ -151,6 +152,7 @@ int nvtx_range_push(uint64_t domain, uint64_t name) {
   r->begin_ns = now_ns;
   r->level = level;
   atomic_store_explicit(&st->top, top + 1, memory_order_release);
+  if (nvtx_is_capture_range(name)) ctp_window_range(1); /* only a range its pop will find */
   return (int)level;
 }
 
@@ -170,6 +172,7 @@ int nvtx_range_pop(uint64_t domain) {
   atomic_store_explicit(&st->top, top - 1, memory_order_release);
   if (CTP_LIKELY(ctp_enabled))
     nvtx_emit_range(st->tid, domain, closed.name, closed.begin_ns, now_ns, closed.level, 0);
+  if (nvtx_is_capture_range(closed.name)) ctp_window_range(0); /* after its record */
   return (int)closed.level;
 }
 

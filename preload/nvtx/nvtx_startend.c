@@ -46,6 +46,7 @@ uint64_t nvtx_range_start(uint64_t domain, uint64_t name) {
     s->name = name;
     s->begin_ns = now_ns;
     atomic_store_explicit(&s->key, id, memory_order_release);
+    if (nvtx_is_capture_range(name)) ctp_window_range(1); /* only a range its end will find */
     break;
   }
   return id;
@@ -64,6 +65,7 @@ void nvtx_range_end(uint64_t id) {
       return; /* another thread ended it first */
     if (ctp_enabled)
       nvtx_emit_range(tid, domain, name, begin_ns, now_ns, 0, CT_RANGE_STARTEND);
+    if (nvtx_is_capture_range(name)) ctp_window_range(0);
     return;
   }
 }

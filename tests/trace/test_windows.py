@@ -12,6 +12,8 @@ launch names it; NVTX "step" (opened paused, closed in a window) is written,
 "warmup" and "cooldown" (wholly paused) are not; gaps leaves out time that touches
 a pause (unrecorded_ns, pauses, pause_why) and no reported gap crosses one; the
 Chrome trace has a "not recorded" slice per pause; info counts them.
+--capture=nvtx:step: only while the NVTX range "step" is open (2 w_captured, 4
+w_inside, the graph launch), two PAUSE records "nvtx" around it.
 Without --capture everything is recorded and there is no PAUSE record.
 --delay 0.4: only the launches made after 0.4 s (w_late), one PAUSE "delay" of
 exactly 0.4 s from the process start. --duration 0.4: only those before (w_early),
@@ -169,6 +171,24 @@ check(len(slices) == 3 and all(e["name"] == "not recorded (profiler)" for e in s
 p = subprocess.run([cutrace, "info", path], capture_output=True, text=True, timeout=120)
 check("paused         3 times (first: profiler)" in p.stdout, f"info: {p.stdout}")
 
+# ---- --capture=nvtx:step: only while the NVTX range "step" is open -----------------------
+recs, strings, path, _ = record("nvtx", ["--capture=nvtx:step"], ["profiler"])
+got = kernels_launched(recs, strings)
+check(got == {"w_captured": 2, "w_inside": 4}, f"kernels launched inside range step: {got}")
+pauses = pauses_of(recs, strings)
+push = [r for name, r in named(recs, strings, "range", "name") if name == "step"]
+if check(len(pauses) == 2 and all(p[2] == "nvtx" for p in pauses) and len(push) == 1,
+         f"pauses {pauses} (want 2 of reason nvtx), step ranges {push}"):
+    (b0, e0, _), (b1, e1, _) = pauses
+    check(e0 is not None and e0 <= push[0]["end_ns"] and push[0]["end_ns"] <= b1 and e1 is None,
+          f"pauses [{b0}, {e0}) and [{b1}, {e1}) around range step {push[0]}")
+ranges = sorted(name for name, _ in named(recs, strings, "range", "name"))
+check(ranges == ["step"], f"NVTX ranges {ranges}, want only step")
+launched = [r["exec"] for r in recs if r["kind"] == "graph_launch"]
+paused_graph = [r["exec"] for r in recs if r["kind"] == "graph" and r["corr"] == 0]
+check(len(launched) == 1 and launched == paused_graph,
+      f"the graph launched in the range was instantiated before it: {launched} vs {paused_graph}")
+
 # ---- everything recorded without --capture ---------------------------------------------
 recs, strings, _, _ = record("all", [], ["profiler"])
 got = kernels_launched(recs, strings)
@@ -195,7 +215,8 @@ check(pauses == [(process["start_ns"] + 400000000, None, "duration")],
       f"duration pause {pauses} (start {process['start_ns']})")
 
 # ---- bad values ------------------------------------------------------------------------
-for opts, want in ((["--capture=sometimes"], "--capture takes all or profiler"),
+for opts, want in ((["--capture=sometimes"], "--capture takes all, profiler or nvtx:NAME"),
+                   (["--capture=nvtx:"], "--capture takes all, profiler or nvtx:NAME"),
                    (["--delay", "soon"], "--delay takes a number of seconds"),
                    (["--duration=-1"], "--duration takes a number of seconds")):
     p = subprocess.run([cutrace, "record", "-q", "-o", os.path.join(tmp, "bad"), *opts, "--",
@@ -203,6 +224,6 @@ for opts, want in ((["--capture=sometimes"], "--capture takes all or profiler"),
     check(p.returncode == 2 and want in p.stderr and len(p.stderr.strip().splitlines()) == 1,
           f"record {opts}: status {p.returncode}, stderr {p.stderr!r}")
 recs, strings, _, err = record("badenv", [], ["profiler"], {"CUTRACE_CAPTURE": "sometimes"})
-check("CUTRACE_CAPTURE='sometimes' is not all or profiler" in err and len(kernels_launched(recs, strings)) == 6,
+check("CUTRACE_CAPTURE='sometimes' is not all, profiler or nvtx:NAME" in err and len(kernels_launched(recs, strings)) == 6,
       f"bad CUTRACE_CAPTURE: warning {err!r}, kernels {kernels_launched(recs, strings)}")
 sys.exit(finish())
