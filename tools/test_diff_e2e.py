@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""End to end: bench/workloads/matmul_add traced twice on the simulated GPU with
+`cutrace record`, changed in known ways, then compared with `cutrace diff`:
+
+  BEFORE  matmul_add 256 10 2, bias_add lasting 10 us   (SIMCUDA_KERNEL_US)
+  AFTER   matmul_add 512 10 2, bias_add lasting 40 us
+
+What must show (docs/workloads.md: W+I SGEMMs and bias_adds; 3 HtoD, 2 DtoH copies):
+bias_add slower with 12 calls on both sides and an average about 4x; the SGEMM shape
+256^3 removed and 512^3 added in the GEMM table; the copies 4x the bytes; the same
+kernel launch count; --per-range fails (the workload has no NVTX range).
+
+usage: test_diff_e2e.py CUTRACE LIBTRACE_SO SIM_DIR WORKLOAD_DIR
+Exits 77 (skip) when the simulated driver, the tracer or matmul_add is not built.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from cttest import check, finish  # noqa: E402
+
+cutrace, libtrace, sim_dir, wdir = sys.argv[1:5]
+matmul = os.path.join(wdir, "matmul_add")
+if not all(os.path.exists(p) for p in (os.path.join(sim_dir, "libcuda.so.1"), libtrace, matmul)):
+    print("skip: the simulated driver, libtrace.so or matmul_add (needs nvcc) is not built")
+    sys.exit(77)
+
+
+def record(out, n, bias_us):
+    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
+               SIMCUDA_KERNEL_US=f"bias_add={bias_us}")
+    env.pop("LD_PRELOAD", None)
+    p = subprocess.run([cutrace, "record", "-q", "-o", out, "--", matmul, str(n), "10", "2"],
+                       env=env, capture_output=True, text=True, timeout=180)
+    check(p.returncode == 0, f"matmul_add {n}: exit {p.returncode}: {p.stderr[-500:]}")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    before, after = os.path.join(tmp, "before"), os.path.join(tmp, "after")
+    record(before, 256, 10)
+    record(after, 512, 40)
+    p = subprocess.run([cutrace, "diff", "--format", "json", before, after], capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 0 and not p.stderr, f"diff exit {p.returncode}: {p.stderr}")
+    doc = json.loads(p.stdout)
+    kern = {r["name"]: r for r in doc["kernels"]}
+    bias = kern.get("bias_add(float const*, float const*, float*, int)", {})
+    check(bias.get("status") == "slower" and bias.get("calls_before") == 12 and
+          bias.get("calls_after") == 12 and 3.5 < bias["avg_after_ns"] / bias["avg_before_ns"] < 4.5,
+          f"bias_add slower, 12 calls, about 4x: {bias}")
+    check(doc["kernels"][0]["name"].startswith("bias_add"), "bias_add has the largest change")
+    gem = {(r["m"], r["n"], r["k"]): (r["status"], r["calls_before"], r["calls_after"])
+           for r in doc["gemms"]}
+    check(gem == {(256, 256, 256): ("removed", 12, 0), (512, 512, 512): ("added", 0, 12)},
+          f"GEMM shapes: {gem}")
+    mem = {r["kind"]: (r["calls_before"], r["calls_after"], r["bytes_before"], r["bytes_after"])
+           for r in doc["memcpy"]}
+    n1, n2 = 256, 512
+    check(mem.get("HtoD") == (3, 3, 2 * n1 * n1 * 4 + n1 * 4, 2 * n2 * n2 * 4 + n2 * 4) and
+          mem.get("DtoH") == (2, 2, 2 * n1 * n1 * 4, 2 * n2 * n2 * 4), f"copies: {mem}")
+    s = doc["summary"]
+    check(s["kernel_launches"]["before"] == s["kernel_launches"]["after"] == 24 and
+          s["kernel_launches"]["delta"] == 0, f"launches {s['kernel_launches']}")
+    check(s["bytes_copied"]["ratio"] > 3.9 and s["gpu_busy_ns"]["delta"] > 0 and
+          s["kernel_gpu_ns"]["after"] > s["kernel_gpu_ns"]["before"], f"headline {s}")
+    p = subprocess.run([cutrace, "diff", "--by", "api", "--format", "json", before, after],
+                       capture_output=True, text=True, timeout=120)
+    apis = {r["name"]: (r["calls_before"], r["calls_after"]) for r in json.loads(p.stdout)["apis"]}
+    check(p.returncode == 0 and apis.get("cublasSgemm_v2") == (12, 12), f"--by api: {apis}")
+    p = subprocess.run([cutrace, "diff", "--per-range", "step", before, after], capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 2 and "no NVTX range 'step'" in p.stderr and not p.stdout,
+          f"--per-range on a trace without ranges: {p.returncode} {p.stderr!r}")
+    p = subprocess.run([cutrace, "diff", before, after], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and "GEMMs (GPU time): 1 added, 1 removed" in p.stdout, "text output")
+    print(p.stdout)
+
+finish()
