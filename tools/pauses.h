@@ -15,7 +15,7 @@
 /* One pause: [begin_ns, end_ns); end_ns UINT64_MAX while still open (to the end). */
 typedef struct ct_pause_span {
   uint64_t begin_ns, end_ns;
-  const char *why; /* "delay", "profiler", "duration"; owned by the caller */
+  const char *why; /* "delay", "profiler", "nvtx", "duration"; owned by the caller */
 } ct_pause_span;
 
 /* Pauses in time order. Zero-initialise. */

@@ -151,7 +151,7 @@
  * CUTRACE_DURATION. Written by the writer when the pause begins (end_ns = 0: still
  * paused) and again, complete, when it ends; a pause still open at the END record
  * lasts to the end of the trace. Every record emitted after a pause began follows
- * its PAUSE record in the file. `why` is a string: "delay", "profiler", "duration". */
+ * its PAUSE record in the file. `why` is a string: "delay", "profiler", "nvtx", "duration". */
 #define CT_FIELDS_pause(F) F(begin_ns, D) F(end_ns, P) F(why, D)
 
 /* CT_API_* flags. */
