@@ -108,7 +108,7 @@ typedef struct ct_model_ops {
   /* A PAUSE record (format 1.3): nothing of the program was recorded from begin_ns to
    * end_ns (0: open, written when the pause began; the same begin_ns comes again with
    * its end). Delivered as read, so before every span and activity recorded after
-   * the pause began or ended. why is "delay", "profiler" or "duration". */
+   * the pause began or ended. why is "delay", "profiler", "nvtx" or "duration". */
   void (*on_pause)(void *user, const ct_proc *proc, const struct ct_pause *pause,
                    const char *why);
 } ct_model_ops;
