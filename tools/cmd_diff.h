@@ -38,6 +38,28 @@ typedef struct diff_cli {
 /* The tables a --by choice shows, in order; returns how many (at most 3). */
 int ct_diff_cli_tables(const diff_cli *c, enum ct_report_table out[3]);
 
+/* Units of the printed values (ct_diff_metric_unit's numbers). */
+enum { DU_COUNT, DU_NS, DU_BYTES, DU_PCT };
+
+/* A row's numbers as printed: divided by each side's instances (avg: per call, as is);
+ * [0] before, [1] after. */
+typedef struct ct_diff_norm {
+  double calls[2], total[2], aux[2], avg[2];
+} ct_diff_norm;
+
+/* The numbers of row r of c's comparison, normalised. */
+ct_diff_norm ct_diff_normalise(const diff_cli *c, const ct_diff_row *r);
+
+/* after / before, or NaN when before is 0 (text "-", CSV empty, JSON null). */
+double ct_diff_ratio(double before, double after);
+
+/* The headline's values of both sides, normalised (v[0] before, v[1] after). */
+void ct_diff_headline(const diff_cli *c, double v[2][CT_DM_COUNT]);
+
+/* Writes the JSON document: headline values v and the nt compared tables dts. */
+void ct_diff_print_json(const diff_cli *c, const double v[2][CT_DM_COUNT],
+                        const ct_diff_table *dts, int nt);
+
 /* Prints the comparison in c->fmt: headline, then the tables of c->by. Returns 0, or
  * -1 when out of memory (some table is missing). */
 int ct_diff_print(const diff_cli *c);
