@@ -138,8 +138,9 @@ static int read_sides(diff_cli *c) {
   cli_progress_done();
   for (int k = 0; k < 2; k++) {
     const ct_diff_side *s = &c->sides[k];
-    if (s->unreadable == s->files) {
-      fprintf(stderr, "cutrace diff: %s (%s): no readable trace\n", side_names[k], c->paths[k]);
+    if (s->unreadable == s->files) { /* one file: its own line said why */
+      if (s->files > 1)
+        fprintf(stderr, "cutrace diff: %s (%s): no readable trace\n", side_names[k], c->paths[k]);
       return 2;
     }
     if (s->unreadable && c->status < 1) c->status = 1; /* a readable file beside it */

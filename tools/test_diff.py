@@ -244,8 +244,8 @@ with tempfile.TemporaryDirectory() as d:
     open(foreign, "w").write("{\"not\": \"a trace\"}\n")
     for path, what in ((empty, "empty"), (foreign, "not a cutrace trace")):
         rc, out, err = run(before, path)
-        check(rc == 2 and out == "" and what in err and "AFTER" in err and err.count("\n") == 2,
-              f"{what}: {rc} {err!r}")
+        check(rc == 2 and out == "" and what in err and os.path.basename(path) in err and
+              err.count("\n") == 1, f"{what}: {rc} {err!r}")
     rc, out, err = run(os.path.join(d, "missing"), after)
     check(rc == 2 and out == "" and err.count("\n") == 1 and "No such file" in err, f"missing: {err!r}")
     nodir = os.path.join(d, "nothing")
@@ -256,6 +256,14 @@ with tempfile.TemporaryDirectory() as d:
     os.mkdir(mixed)
     os.link(after, os.path.join(mixed, "a.ctr"))
     open(os.path.join(mixed, "b.ctr"), "w").write("junk")
+    allbad = os.path.join(d, "allbad")
+    os.mkdir(allbad)
+    os.link(empty, os.path.join(allbad, "a.ctr"))
+    os.link(foreign, os.path.join(allbad, "b.ctr"))
+    rc, out, err = run(allbad, after)
+    check(rc == 2 and out == "" and err.count("\n") == 3 and
+          err.splitlines()[-1] == f"cutrace diff: BEFORE ({allbad}): no readable trace",
+          f"a DIR of unreadable files: {rc} {err!r}")
     rc, doc, err = diff_json(before, mixed)
     check(rc == 1 and doc and doc["status"] == "partial" and
           [i["status"] for i in doc["after"]["inputs"]] == ["clean", "unreadable"] and
