@@ -36,8 +36,10 @@ enum ct_diff_metric {
   CT_DM_COUNT
 };
 
-/* The metric's JSON/CSV id ("wall_span_ns", "idle_host_wait_ns", ...) and its text label. */
+/* The metric's JSON/CSV id ("wall_span_ns", "idle_host_wait_ns", ...). */
 const char *ct_diff_metric_id(enum ct_diff_metric m);
+
+/* The metric's text label ("Wall span (first to last event)", "  host_wait", ...). */
 const char *ct_diff_metric_label(enum ct_diff_metric m);
 
 /* 1 for metrics in ns, 2 in bytes, 3 in percent, 0 for counts. */

@@ -2,12 +2,12 @@
 """End to end: bench/workloads/matmul_add traced twice on the simulated GPU with
 `cutrace record`, changed in known ways, then compared with `cutrace diff`:
 
-  BEFORE  matmul_add 256 10 2, bias_add lasting 10 us   (SIMCUDA_KERNEL_US)
-  AFTER   matmul_add 512 10 2, bias_add lasting 40 us
+  BEFORE  matmul_add 128 10 2, bias_add lasting 10 us   (SIMCUDA_KERNEL_US)
+  AFTER   matmul_add 256 10 2, bias_add lasting 40 us
 
 What must show (docs/workloads.md: W+I SGEMMs and bias_adds; 3 HtoD, 2 DtoH copies):
 bias_add slower with 12 calls on both sides and an average about 4x; the SGEMM shape
-256^3 removed and 512^3 added in the GEMM table; the copies 4x the bytes; the same
+128^3 removed and 256^3 added in the GEMM table; the copies 4x the bytes; the same
 kernel launch count; --per-range fails (the workload has no NVTX range).
 
 usage: test_diff_e2e.py CUTRACE LIBTRACE_SO SIM_DIR WORKLOAD_DIR
@@ -40,8 +40,8 @@ def record(out, n, bias_us):
 
 with tempfile.TemporaryDirectory() as tmp:
     before, after = os.path.join(tmp, "before"), os.path.join(tmp, "after")
-    record(before, 256, 10)
-    record(after, 512, 40)
+    record(before, 128, 10)
+    record(after, 256, 40)
     p = subprocess.run([cutrace, "diff", "--format", "json", before, after], capture_output=True,
                        text=True, timeout=120)
     check(p.returncode == 0 and not p.stderr, f"diff exit {p.returncode}: {p.stderr}")
@@ -54,11 +54,11 @@ with tempfile.TemporaryDirectory() as tmp:
     check(doc["kernels"][0]["name"].startswith("bias_add"), "bias_add has the largest change")
     gem = {(r["m"], r["n"], r["k"]): (r["status"], r["calls_before"], r["calls_after"])
            for r in doc["gemms"]}
-    check(gem == {(256, 256, 256): ("removed", 12, 0), (512, 512, 512): ("added", 0, 12)},
+    check(gem == {(128, 128, 128): ("removed", 12, 0), (256, 256, 256): ("added", 0, 12)},
           f"GEMM shapes: {gem}")
     mem = {r["kind"]: (r["calls_before"], r["calls_after"], r["bytes_before"], r["bytes_after"])
            for r in doc["memcpy"]}
-    n1, n2 = 256, 512
+    n1, n2 = 128, 256
     check(mem.get("HtoD") == (3, 3, 2 * n1 * n1 * 4 + n1 * 4, 2 * n2 * n2 * 4 + n2 * 4) and
           mem.get("DtoH") == (2, 2, 2 * n1 * n1 * 4, 2 * n2 * n2 * 4), f"copies: {mem}")
     s = doc["summary"]
