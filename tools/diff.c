@@ -20,6 +20,7 @@ static const struct {
     [CT_DM_IDLE_CAUSE + CT_GAP_OTHER_STREAM] = {"idle_other_stream_ns", "  other_stream", 1},
     [CT_DM_IDLE_CAUSE + CT_GAP_TRACER] = {"idle_tracer_ns", "  tracer", 1},
     [CT_DM_IDLE_CAUSE + CT_GAP_OTHER] = {"idle_other_ns", "  other", 1},
+    [CT_DM_UNRECORDED] = {"gpu_unrecorded_ns", "GPU time not recorded (tracer paused)", 1},
     [CT_DM_KERNEL_NS] = {"kernel_gpu_ns", "Kernel GPU time", 1},
     [CT_DM_KERNELS] = {"kernel_launches", "Kernel launches", 0},
     [CT_DM_MEMOP_NS] = {"memop_gpu_ns", "Copy and set GPU time", 1},
@@ -87,9 +88,10 @@ void ct_diff_side_totals(const ct_diff_side *s, double v[CT_DM_COUNT]) {
   const ct_gaps_device *devs = ct_gaps_devices(s->g, &n);
   double span = 0;
   for (unsigned i = 0; i < n; i++) {
-    span += (double)(devs[i].u.last_ns - devs[i].u.first_ns);
+    span += (double)ct_gaps_observed_ns(&devs[i].u); /* recorded time: pauses left out */
     v[CT_DM_BUSY] += (double)devs[i].u.busy_ns;
     v[CT_DM_IDLE] += (double)devs[i].u.idle_ns;
+    v[CT_DM_UNRECORDED] += (double)devs[i].u.unrecorded_ns;
     for (int c = 0; c < CT_GAP_NCAUSES; c++)
       v[CT_DM_IDLE_CAUSE + c] += (double)devs[i].u.idle_by_cause[c];
   }

@@ -24,10 +24,11 @@
 enum ct_diff_metric {
   CT_DM_WALL,        /* first to last event of the side's files, ns */
   CT_DM_BUSY,        /* GPU busy (union of activities), summed over devices, ns */
-  CT_DM_BUSY_PCT,    /* busy share of the devices' spans, percent (never normalised) */
+  CT_DM_BUSY_PCT,    /* busy share of the devices' recorded spans, percent (never normalised) */
   CT_DM_IDLE,        /* GPU idle, summed over devices, ns; then one row per cause: */
   CT_DM_IDLE_CAUSE,  /* ... CT_GAP_NCAUSES rows, in enum ct_gap_cause order */
-  CT_DM_KERNEL_NS = CT_DM_IDLE_CAUSE + CT_GAP_NCAUSES, /* kernels, GEMMs, graphs: GPU ns */
+  CT_DM_UNRECORDED = CT_DM_IDLE_CAUSE + CT_GAP_NCAUSES, /* span the tracer paused in (1.3) */
+  CT_DM_KERNEL_NS,   /* kernels, GEMMs, graphs: GPU ns */
   CT_DM_KERNELS,     /* their activities (kernel launches) */
   CT_DM_MEMOP_NS,    /* copies and sets: GPU ns */
   CT_DM_BYTES,       /* bytes copied (sets excluded) */

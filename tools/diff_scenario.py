@@ -57,7 +57,8 @@ def ops_of(side):
     return ops
 
 
-def write(path, side, steps, pid=100):
+def write(path, side, steps, pid=100, pause_after=None):
+    """pause_after=i: a PAUSE record (format 1.3) in the idle time after step i's work."""
     w = TraceWriter()
     s = {}
 
@@ -99,6 +100,8 @@ def write(path, side, steps, pid=100):
         w.add("range", tid=pid, name=sid(phase), begin_ns=t + 5 * US, end_ns=t + 105 * US, depth=1)
         w.add("range", tid=pid, name=sid("step"), begin_ns=t, end_ns=t + 900 * US, depth=0)
         plan["ranges"] += [(phase, 100 * US), ("step", 900 * US)]
+        if i == pause_after:
+            w.add("pause", begin_ns=t + 950 * US, end_ns=t + 990 * US, why=sid("delay"))
     w.save(path)
     return plan
 

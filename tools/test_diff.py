@@ -125,6 +125,22 @@ with tempfile.TemporaryDirectory() as d:
           doc["options"] == {"by": "kernel", "per_range": None, "threshold_pct": 5.0, "limit": 0},
           "document head")
 
+    # a pause of the tracer (format 1.3): its gap is not idle; the busy share is of the rest
+    paused = os.path.join(d, "paused.ctr")
+    scen.write(paused, "before", 10, pause_after=4)
+    rc, doc, err = diff_json(before, paused)
+    s = doc["summary"]
+    span = hb["gpu_busy_ns"] + hb["gpu_idle_ns"]
+    unrec = s["gpu_unrecorded_ns"]["after"]
+    check(rc == 0 and s["gpu_unrecorded_ns"]["before"] == 0 and unrec > 40 * US and
+          s["gpu_idle_ns"]["after"] == hb["gpu_idle_ns"] - unrec and
+          abs(s["gpu_busy_pct"]["after"] - 100 * hb["gpu_busy_ns"] / (span - unrec)) < 0.01 and
+          all(r["status"] == "same" for r in doc["kernels"]), f"paused: {s}")
+    rc, out, err = run(before, paused)
+    check("GPU time not recorded (tracer paused)" in out, "text: the unrecorded line")
+    rc, out, err = run(before, after)
+    check("not recorded" not in out, "text: no unrecorded line without pauses")
+
     # --threshold: k_noise (3% slower) becomes slower at 2%
     rc, doc, err = diff_json("--threshold", "2", before, after)
     noise = [r["status"] for r in doc["kernels"] if r["name"] == "k_noise(float*)"]
