@@ -190,6 +190,13 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_kv_uint(&j, "device", devs[i].device);
     ct_json_kv_string(&j, "name", devs[i].name);
     json_usage(&j, &devs[i].u);
+    ct_json_key(&j, "comm");
+    ct_json_begin_object(&j);
+    ct_json_kv_uint(&j, "kernels", devs[i].comm.comm_kernels);
+    ct_json_kv_uint(&j, "comm_ns", devs[i].comm.comm_ns);
+    ct_json_kv_uint(&j, "overlap_ns", devs[i].comm.overlap_ns);
+    ct_json_kv_uint(&j, "exposed_ns", devs[i].comm.exposed_ns);
+    ct_json_end_object(&j);
     ct_json_end_object(&j);
   }
   ct_json_end_array(&j);

@@ -217,6 +217,38 @@ static void print_findings(const gaps_cli *c) {
   }
 }
 
+/* Communication against compute per device, when some device ran communication kernels. */
+static void print_comm_table(const gaps_cli *c) {
+  unsigned n, np, any = 0;
+  const ct_gaps_device *devs = ct_gaps_devices(c->g, &n);
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  for (unsigned i = 0; i < n; i++) any |= devs[i].comm.comm_ns != 0;
+  if (!any) return;
+  static const char *const headers[] = {"pid", "device", "comm kernels", "comm",
+                                        "overlapped", "overlap%", "exposed comm"};
+  ct_table *t = ct_table_new("Communication (NCCL/NVSHMEM kernels) against compute kernels",
+                             7, headers, "lrrrrrr");
+  if (!t) return;
+  for (unsigned i = 0; i < n; i++) {
+    const ct_gaps_comm *m = &devs[i].comm;
+    if (!m->comm_ns) continue;
+    char b[3][24];
+    ct_table_row(t);
+    ct_table_cell(t, "%llu", (unsigned long long)(devs[i].proc < np ? procs[devs[i].proc].pid : 0));
+    ct_table_cell(t, "%llu", (unsigned long long)devs[i].device);
+    ct_table_cell(t, "%llu", (unsigned long long)m->comm_kernels);
+    ct_table_cell(t, "%s", ct_fmt_duration(m->comm_ns, b[0], sizeof b[0]));
+    ct_table_cell(t, "%s", ct_fmt_duration(m->overlap_ns, b[1], sizeof b[1]));
+    ct_table_cell(t, "%.1f%%", ct_gaps_pct(m->overlap_ns, m->comm_ns));
+    ct_table_cell(t, "%s", ct_fmt_duration(m->exposed_ns, b[2], sizeof b[2]));
+  }
+  putchar('\n');
+  ct_table_print(t, stdout, CT_OUT_TEXT);
+  ct_table_free(t);
+  printf("(overlap%%: the share of communication time during which compute kernels ran too; "
+         "exposed: communication alone on the device)\n");
+}
+
 /* The full text report (cmd_gaps.h). */
 void ct_gaps_print_text(const gaps_cli *c) {
   unsigned np;
@@ -235,6 +267,7 @@ void ct_gaps_print_text(const gaps_cli *c) {
   print_usage_table(c, 0);
   putchar('\n');
   print_usage_table(c, 1);
+  print_comm_table(c);
   print_top_gaps(c);
   print_findings(c);
   if (ct_gaps_late(c->g))
@@ -285,6 +318,10 @@ void ct_gaps_print_summary(const gaps_cli *c) {
              ct_fmt_duration(u->idle_by_cause[order[k]], b3, sizeof b3));
       sep = ", ";
     }
+    if (devs[i].comm.comm_ns)
+      printf("; comm %s, %.1f%% overlapped with compute",
+             ct_fmt_duration(devs[i].comm.comm_ns, b3, sizeof b3),
+             ct_gaps_pct(devs[i].comm.overlap_ns, devs[i].comm.comm_ns));
     putchar('\n');
   }
   if (ntop) {

@@ -68,6 +68,40 @@ static void on_process(void *user, const ct_proc *p) {
   gp->realtime_ns = p->rec.realtime_ns;
 }
 
+/*
+ * A kernel (or a library call or graph timed as one) for the communication / compute
+ * unions. Until the first communication kernel of the device only the last
+ * RECENT_KERNELS kernels are kept (most traces have none: the unions would cost a
+ * third of the analysis); they are replayed into the unions when it comes, so that
+ * the kernels it overlapped count.
+ */
+static void on_kernel(fstate *f, devstate *d, const ct_activity *a, const opinfo *op,
+                      unsigned cls) {
+  int comm = (cls & NAME_COMM) != 0;
+  if (!d->has_comm && !comm) {
+    unsigned k;
+    if (d->kr_n < RECENT_KERNELS) {
+      k = (d->kr_head + d->kr_n++) % RECENT_KERNELS;
+    } else {
+      k = d->kr_head;
+      d->kr_head = (d->kr_head + 1) % RECENT_KERNELS;
+    }
+    d->kr[k].start = a->start_ns;
+    d->kr[k].end = a->end_ns;
+    return;
+  }
+  if (!d->has_comm) {
+    d->has_comm = 1;
+    for (unsigned i = 0; i < d->kr_n; i++) {
+      unsigned k = (d->kr_head + i) % RECENT_KERNELS;
+      ct_gaps_tracker_add(f, &d->ov[OV_COMPUTE], d->kr[k].start, d->kr[k].end, op);
+      ct_gaps_tracker_add(f, &d->ov[OV_KERNELS], d->kr[k].start, d->kr[k].end, op);
+    }
+  }
+  ct_gaps_tracker_add(f, &d->ov[comm ? OV_COMM : OV_COMPUTE], a->start_ns, a->end_ns, op);
+  ct_gaps_tracker_add(f, &d->ov[OV_KERNELS], a->start_ns, a->end_ns, op);
+}
+
 static void on_activity(void *user, const ct_activity *a) {
   fstate *f = user;
   keep_proc(f, a->proc);
@@ -80,10 +114,12 @@ static void on_activity(void *user, const ct_activity *a) {
         d->name = f->pcopy.device_names[i];
   uint64_t dur = a->end_ns - a->start_ns;
   if (dur > d->maxdur) d->maxdur = dur;
+  unsigned cls = 0;
   opinfo op = {a->stream, a->type, a->tid, a->call_begin_ns, a->call_end_ns, ct_gaps_keep(f, a->api, NULL),
-               ct_gaps_keep(f, a->name, NULL), a->has_call, a->corr, a->call_depth, a->call_parent,
+               ct_gaps_keep(f, a->name, &cls), a->has_call, a->corr, a->call_depth, a->call_parent,
                a->call_stack};
   ct_gaps_tracker_add(f, &d->t, a->start_ns, a->end_ns, &op);
+  if (a->type != CT_GPU_MEMCPY && a->type != CT_GPU_MEMSET) on_kernel(f, d, a, &op, cls);
   tracker *st = ct_gaps_get_stream(f, d, a->stream);
   if (st) ct_gaps_tracker_add(f, st, a->start_ns, a->end_ns, &op);
   unsigned k;
@@ -99,6 +135,8 @@ static void on_activity(void *user, const ct_activity *a) {
   if (a->end_ns > f->wm) f->wm = a->end_ns;
   uint64_t w = ct_gaps_window(d), h = f->wm > w ? f->wm - w : 0;
   ct_gaps_tracker_finalize(f, &d->t, h);
+  if (d->has_comm)
+    for (int k = 0; k < OV_N; k++) ct_gaps_tracker_finalize(f, &d->ov[k], h);
   if (d->psync_n) ct_gaps_judge_syncs(f, d, h);
   if (st) ct_gaps_tracker_finalize(f, st, h);
   note_time(f, a->end_ns);
@@ -164,6 +202,16 @@ static void on_module(void *user, const ct_proc *p, const struct ct_module *m, c
 
 /* ---- results ---------------------------------------------------------------------------- */
 
+/* The communication / compute overlap of d (all zero when no communication kernel ran). */
+static ct_gaps_comm device_comm(const devstate *d) {
+  if (!d->has_comm) return (ct_gaps_comm){0};
+  uint64_t comm = d->ov[OV_COMM].u.busy_ns, compute = d->ov[OV_COMPUTE].u.busy_ns;
+  uint64_t both = d->ov[OV_KERNELS].u.busy_ns;
+  uint64_t overlap = comm + compute > both ? comm + compute - both : 0;
+  return (ct_gaps_comm){comm, overlap, comm > overlap ? comm - overlap : 0,
+                        d->ov[OV_COMM].u.activities};
+}
+
 /* Finalises everything of a file and moves its results into g. */
 static void finish_file(fstate *f) {
   struct ct_gaps *g = f->g;
@@ -174,8 +222,9 @@ static void finish_file(fstate *f) {
   if (nd) {
     g->devs = nd;
     for (unsigned i = 0; i < f->ndevs; i++)
-      g->devs[g->ndevs++] = (ct_gaps_device){f->proc, f->devs[i]->device, f->devs[i]->name,
-                                             f->devs[i]->t.u};
+      g->devs[g->ndevs++] = (ct_gaps_device){
+          f->proc, f->devs[i]->device, f->devs[i]->name, f->devs[i]->t.u,
+          device_comm(f->devs[i])};
   }
   ct_gaps_stream *ns = realloc(g->streams, (g->nstreams + f->nstreams) * sizeof *ns);
   if (ns) {
@@ -187,6 +236,7 @@ static void finish_file(fstate *f) {
   for (unsigned i = 0; i < f->ndevs; i++) ct_gaps_device_findings(f, f->devs[i]);
   for (unsigned i = 0; i < f->ndevs; i++) {
     free(f->devs[i]->t.q);
+    for (int k = 0; k < OV_N; k++) free(f->devs[i]->ov[k].q);
     free(f->devs[i]);
   }
   for (unsigned i = 0; i < f->nstreams; i++) {

@@ -90,11 +90,23 @@ typedef struct ct_gaps_proc {
   const char *pause_why;               /* the first pause's reason, NULL when none */
 } ct_gaps_proc;
 
+/* Communication kernels (NCCL's, NVSHMEM's: "nccl" or "nvshmem" in the name) against
+ * the other kernels of a device (HTA's comm/compute overlap): the busy time of the
+ * communication kernels' union, and the part of it during which other kernels ran
+ * too. exposed = comm - overlap: communication the device spent doing nothing else,
+ * what overlapping it with compute would save. All 0 when the device ran no
+ * communication kernel. */
+typedef struct ct_gaps_comm {
+  uint64_t comm_ns, overlap_ns, exposed_ns;
+  uint64_t comm_kernels;
+} ct_gaps_comm;
+
 typedef struct ct_gaps_device {
   unsigned proc;                /* index into ct_gaps_procs */
   uint64_t device;
   const char *name;             /* "" when unknown */
   ct_gaps_usage u;
+  ct_gaps_comm comm;
 } ct_gaps_device;
 
 typedef struct ct_gaps_stream {

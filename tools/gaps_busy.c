@@ -9,6 +9,7 @@
 
 /* A gap [a, b] of tracker t was found: classify, count, report. */
 static void emit_gap(fstate *f, tracker *t, uint64_t a, uint64_t b, const opinfo *op) {
+  if (t->silent) return;
   if (__builtin_expect(f->pauses.n != 0, 0) && ct_pauses_touch(&f->pauses, a, b)) {
     t->u.unrecorded_ns += b - a; /* the tracer was paused: nobody knows what happened */
     return;
@@ -116,6 +117,8 @@ void ct_gaps_finalize_dev(fstate *f, devstate *d, uint64_t horizon_override) {
   uint64_t w = ct_gaps_window(d);
   uint64_t h = horizon_override ? horizon_override : f->wm > w ? f->wm - w : 0;
   ct_gaps_tracker_finalize(f, &d->t, h);
+  if (d->has_comm)
+    for (int k = 0; k < OV_N; k++) ct_gaps_tracker_finalize(f, &d->ov[k], h);
   ct_gaps_judge_syncs(f, d, h);
   for (unsigned i = 0; i < f->nstreams; i++)
     if (f->streams[i]->dev == d) ct_gaps_tracker_finalize(f, f->streams[i], h);

@@ -35,6 +35,7 @@
 #define RING_RANGES 1024             /* recent closed NVTX ranges kept per thread */
 #define RECENT_ENDS 4096             /* recent activity ends kept per device */
 #define RECENT_FINAL 512             /* recent final busy intervals kept per device */
+#define RECENT_KERNELS 256           /* kernels kept per device until communication starts */
 #define PENDING_SYNCS 256            /* syncs per device waiting for their GPU time to be final */
 #define OTHER_STREAM_SLACK_NS 50000ull /* an op starting this soon after another stream's ended */
 #define SWEEP_EVERY 1024             /* events between checks of every tracker */
@@ -66,7 +67,13 @@ typedef struct tracker {
   ct_gaps_usage u;
   struct devstate *dev;
   uint64_t stream; /* UINT64_MAX for the device tracker */
+  int silent;      /* busy time only, no gaps (the communication / compute unions) */
 } tracker;
+
+/* The busy unions kept per device for communication / compute overlap (docs/gaps.md,
+ * "Communication"): communication kernels, other kernels, and all kernels. Overlap =
+ * comm + compute - kernels. */
+enum { OV_COMM, OV_COMPUTE, OV_KERNELS, OV_N };
 
 typedef struct span_ring_entry {
   uint64_t begin, end;
@@ -113,6 +120,11 @@ typedef struct copystat {
 
 typedef struct devstate {
   tracker t;
+  tracker ov[OV_N];       /* silent unions, in use once a communication kernel was seen */
+  int has_comm;
+  /* the last kernels before the first communication kernel, replayed into ov then */
+  struct { uint64_t start, end; } kr[RECENT_KERNELS];
+  unsigned kr_n, kr_head;
   uint64_t device, maxdur;
   const char *name;
   struct { uint64_t end, stream; } ends[RECENT_ENDS];
@@ -191,6 +203,7 @@ static inline uint64_t overlap(uint64_t b1, uint64_t e1, uint64_t b2, uint64_t e
 #define NAME_ASYNC 2       /* "...Async..." */
 #define NAME_MEMCPY 4      /* "cudaMemcpy..." or "cuMemcpy..." */
 #define NAME_LAUNCH 8      /* a call that launches kernels: "...Launch...", cuBLAS GEMMs */
+#define NAME_COMM 16       /* a communication kernel: NCCL's ("nccl...") or NVSHMEM's */
 
 
 /* Entry i of the ring counted from the newest (0 = newest). */

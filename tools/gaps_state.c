@@ -73,6 +73,7 @@ const char *ct_gaps_keep(fstate *f, const char *s, unsigned *cls) {
   f->names[j].cls = (strstr(s, "Synchronize") ? NAME_SYNCHRONIZE : 0) |
                     (strstr(s, "Async") ? NAME_ASYNC : 0) |
                     (!strncmp(s, "cudaMemcpy", 10) || !strncmp(s, "cuMemcpy", 8) ? NAME_MEMCPY : 0) |
+                    (strcasestr(s, "nccl") || strcasestr(s, "nvshmem") ? NAME_COMM : 0) |
                     ((strstr(s, "Launch") && !strstr(s, "HostFunc")) ||
                              ct_api_category(s) == CT_CAT_GEMM
                          ? NAME_LAUNCH
@@ -130,6 +131,10 @@ devstate *ct_gaps_get_dev(fstate *f, uint64_t device) {
   d->device = device;
   d->name = "";
   tracker_init(&d->t, d, UINT64_MAX);
+  for (int k = 0; k < OV_N; k++) {
+    tracker_init(&d->ov[k], d, UINT64_MAX - 1 - (uint64_t)k);
+    d->ov[k].silent = 1;
+  }
   f->devs[f->ndevs++] = d;
   return f->last_dev = d;
 }
