@@ -141,6 +141,7 @@ static void json_tables(run_state *s, const ct_report *r) {
   ct_json_kv_uint(j, "gpu_total_ns", r->gpu_total_ns);
   ct_json_kv_uint(j, "activities", r->activities);
   ct_json_kv_uint(j, "calls", r->spans);
+  ct_json_kv_uint(j, "pauses", r->pauses);
   for (int t = 0; t < CT_NTABLES; t++) {
     if (!s->opt.tables[t] || (t == CT_TABLE_GRAPHS && !ct_graphs_launched(r))) continue;
     ct_json_key(j, ct_report_table_ids[t]);
@@ -172,9 +173,13 @@ static void text_heading(const run_state *s, const file_info *f, const ct_report
              "is not attributed)\n", (unsigned long long)r->range_calls_lost);
     return;
   }
-  printf("GPU activity %s in %llu activities; %llu CUDA calls\n\n",
+  printf("GPU activity %s in %llu activities; %llu CUDA calls",
          ct_fmt_duration(r->gpu_total_ns, b1, sizeof b1), (unsigned long long)r->activities,
          (unsigned long long)r->spans);
+  if (r->pauses)
+    printf(" (recorded in windows: the tracer paused %llu times; see cutrace gaps)",
+           (unsigned long long)r->pauses);
+  printf("\n\n");
 }
 
 static int report_file(const char *path, void *arg) {

@@ -170,11 +170,19 @@ static void on_activity(void *user, const ct_activity *a) {
   if (a->detail == CT_DETAIL_GEMM) add_gemm(f, &a->d.gemm, a->api, dur, 1, 0);
 }
 
+/* A PAUSE record: counted once per pause (the record written when it began). */
+static void on_pause(void *user, const ct_proc *p, const struct ct_pause *pause, const char *why) {
+  (void)p;
+  (void)why;
+  feed *f = user;
+  if (!pause->end_ns) f->r->pauses++;
+}
+
 int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
                        struct ct_process *proc_out) {
   static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
                                    .on_activity = on_activity, .on_graph = on_graph,
-                                   .on_graph_kernel = on_graph_kernel};
+                                   .on_graph_kernel = on_graph_kernel, .on_pause = on_pause};
   feed f = {.r = r, .proc_out = proc_out};
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
   f.inner = ct_inner_new(on_inner_done, &f);

@@ -168,6 +168,9 @@ if check(p.returncode == 0, f"dump --chrome: {p.stderr}"):
         slices = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "cutrace"]
 check(len(slices) == 3 and all(e["name"] == "not recorded (profiler)" for e in slices),
       f"chrome pause slices: {slices}")
+p = subprocess.run([cutrace, "report", "--format", "json", path], capture_output=True, text=True,
+                   timeout=120)
+check(p.returncode == 0 and json.loads(p.stdout).get("pauses") == 3, f"report json pauses: {p.stdout[:200]}")
 p = subprocess.run([cutrace, "info", path], capture_output=True, text=True, timeout=120)
 check("paused         3 times (first: profiler)" in p.stdout, f"info: {p.stdout}")
 
