@@ -284,7 +284,14 @@ void ct_gaps_print_summary(const gaps_cli *c) {
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
   const ct_gap_detail *top = ct_gaps_top(c->g, &ntop);
   if (!n) {
-    printf("cutrace gaps: no GPU activity in the trace\n");
+    const char *why = NULL;
+    for (unsigned i = 0; i < np && !why; i++) why = procs[i].pause_why;
+    if (why)
+      printf("cutrace gaps: no GPU activity recorded: the tracer was paused (%s)%s\n", why,
+             !strcmp(why, "profiler") ? "; did the program call cudaProfilerStart?"
+             : !strcmp(why, "nvtx") ? "; did the program open the NVTX range?" : "");
+    else
+      printf("cutrace gaps: no GPU activity in the trace\n");
     return;
   }
   for (unsigned i = 0; i < n && lines < 4; i++, lines++) {

@@ -217,6 +217,13 @@ process = next(r for r in recs if r["kind"] == "process")
 check(pauses == [(process["start_ns"] + 400000000, None, "duration")],
       f"duration pause {pauses} (start {process['start_ns']})")
 
+# ---- a profiler range the program never opens: nothing recorded, and gaps says why -----
+recs, strings, path, _ = record("never", ["--capture=profiler"], ["timed", "0"])
+check(not kernels_launched(recs, strings), f"kernels without cudaProfilerStart: {kernels_launched(recs, strings)}")
+p = subprocess.run([cutrace, "gaps", "--summary", path], capture_output=True, text=True, timeout=60)
+check("the tracer was paused (profiler); did the program call cudaProfilerStart?" in p.stdout,
+      f"gaps summary of a trace never recorded: {p.stdout!r}")
+
 # ---- bad values ------------------------------------------------------------------------
 for opts, want in ((["--capture=sometimes"], "--capture takes all, profiler or nvtx:NAME"),
                    (["--capture=nvtx:"], "--capture takes all, profiler or nvtx:NAME"),
