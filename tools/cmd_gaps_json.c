@@ -130,7 +130,7 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
 }
 
 static const char *const finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
-                                            "sync_little_work"};
+                                            "sync_little_work", "exposed_comm"};
 
 /* The JSON document (cmd_gaps.h). */
 void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {

@@ -213,6 +213,13 @@ static void print_findings(const gaps_cli *c) {
              ct_fmt_duration(f->cpu_ns, b1, sizeof b1), ct_fmt_duration(f->gpu_ns, b2, sizeof b2),
              f->fix);
       break;
+    case CT_FIND_EXPOSED_COMM:
+      printf("%llu communication kernels left %s of communication alone on the device (no compute "
+             "kernel running), from +%s to +%s: %s\n", (unsigned long long)f->count,
+             ct_fmt_duration(f->gpu_ns, b1, sizeof b1),
+             ct_fmt_duration(f->first_ns - ct_gaps_trace_start(p), b2, sizeof b2),
+             ct_fmt_duration(f->last_ns - ct_gaps_trace_start(p), b3, sizeof b3), f->fix);
+      break;
     }
   }
 }
@@ -353,7 +360,8 @@ void ct_gaps_print_summary(const gaps_cli *c) {
   const ct_gaps_finding *fs = ct_gaps_findings(c->g, &nf);
   if (nf) {
     static const char *const labels[] = {"launch-bound kernels", "pageable copies",
-                                         "synchronous copies", "syncs on little GPU work"};
+                                         "synchronous copies", "syncs on little GPU work",
+                                         "exposed communication"};
     printf("findings:");
     for (unsigned i = 0; i < nf; i++) {
       int dup = 0;

@@ -183,7 +183,8 @@ enum ct_finding_kind {
   CT_FIND_LAUNCH_BOUND,    /* runs of kernels shorter than their launch calls */
   CT_FIND_PAGEABLE_COPY,   /* copies from or to pageable memory, repeated */
   CT_FIND_SYNC_COPY,       /* synchronous copies, repeated */
-  CT_FIND_LITTLE_SYNC      /* syncs that waited on little GPU work */
+  CT_FIND_LITTLE_SYNC,     /* syncs that waited on little GPU work */
+  CT_FIND_EXPOSED_COMM     /* communication kernels not overlapped by compute */
 };
 
 /* A finding: a pattern, measured, and the fix it suggests. */

@@ -149,6 +149,23 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                                   "cudaMemcpyAsync"};
     add_finding(g, &fd);
   }
+  const tracker *comm = &d->ov[OV_COMM];
+  uint64_t exposed = 0, overlap = 0;
+  if (d->has_comm) {
+    uint64_t both = d->ov[OV_KERNELS].u.busy_ns, sum = comm->u.busy_ns + d->ov[OV_COMPUTE].u.busy_ns;
+    overlap = sum > both ? sum - both : 0;
+    exposed = comm->u.busy_ns > overlap ? comm->u.busy_ns - overlap : 0;
+  }
+  if (exposed && comm->u.activities >= g->o.repeat_min &&
+      exposed >= EXPOSED_COMM_SHARE * (double)ct_gaps_observed_ns(&d->t.u)) {
+    fd = (ct_gaps_finding){CT_FIND_EXPOSED_COMM, f->proc, d->device, "communication",
+                           comm->u.activities, 0, 0, exposed, 0, comm->u.first_ns,
+                           comm->u.last_ns, 0,
+                           "overlap communication with compute: gradient buckets that start "
+                           "during backward (DDP bucket_cap_mb), FSDP forward/backward prefetch, "
+                           "collectives on their own stream"};
+    add_finding(g, &fd);
+  }
   if (d->ls_count && (d->ls_count >= g->o.repeat_min || d->ls_cpu >= LITTLE_SYNC_TOTAL_NS)) {
     fd = (ct_gaps_finding){CT_FIND_LITTLE_SYNC, f->proc, d->device, d->ls_name, d->ls_count, 0, 0,
                            d->ls_gpu, d->ls_cpu, d->ls_first, d->ls_last, 0,

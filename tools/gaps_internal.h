@@ -40,6 +40,7 @@
 #define OTHER_STREAM_SLACK_NS 50000ull /* an op starting this soon after another stream's ended */
 #define SWEEP_EVERY 1024             /* events between checks of every tracker */
 #define LITTLE_SYNC_TOTAL_NS 1000000ull /* little syncs worth a finding regardless of count */
+#define EXPOSED_COMM_SHARE 0.05       /* exposed communication worth a finding: of the span */
 
 /* ---- state ---------------------------------------------------------------------- */
 

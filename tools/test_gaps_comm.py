@@ -109,9 +109,14 @@ rows = [line.split() for line in text.splitlines() if line.strip().startswith("7
 comm_rows = [r for r in rows if len(r) == 10 and r[2] == str(2 * N)]
 check(len(comm_rows) == 1 and "58.8%" in comm_rows[0] and "Communication (NCCL/NVSHMEM" in text,
       f"text communication table (want one row, 10 kernels, 58.8% overlapped):\n{text}")
+finds = [f for f in doc.get("findings", []) if f["kind"] == "exposed_comm"]
+check(len(finds) == 1 and finds[0]["device"] == 0 and finds[0]["count"] == 2 * N
+      and finds[0]["gpu_ns"] == 70 * US * N and "overlap communication" in finds[0]["fix"],
+      f"exposed_comm finding (350 us of a 4.42 ms span): {finds}")
 summ = subprocess.run([cutrace, "gaps", "--summary", path], capture_output=True, text=True,
                       timeout=60).stdout
-check("comm 850.000 us, 58.8% overlapped with compute" in summ, f"summary: {summ}")
+check("comm 850.000 us, 58.8% overlapped with compute" in summ and "exposed communication" in summ,
+      f"summary: {summ}")
 
 # The first communication kernel comes after 300 compute kernels and overlaps the last.
 p = Planted()
@@ -127,4 +132,6 @@ comm = next((d["comm"] for d in doc.get("devices", []) if d["device"] == 0), {})
 check(comm.get("comm_ns") == 10 * US and comm.get("overlap_ns") == 3 * US
       and comm.get("exposed_ns") == 7 * US,
       f"late first communication kernel: {comm}")
+check(not [f for f in doc.get("findings", []) if f["kind"] == "exposed_comm"],
+      f"7 us exposed of a 3 ms span is no finding: {doc.get('findings')}")
 sys.exit(finish())
