@@ -7,6 +7,7 @@
  *   buffer.c   per-thread rings, ctp_emit, ctp_tid, ctp_next_corr
  *   intern.c   the string table and the queue of STRING records to write
  *   writer.c   the writer thread: drain, encode, compress, write frames
+ *   sink.c     where the frames go: a trace file, or a stream to a collector
  *   signals.c  fatal-signal handlers: urgent flush, then the program's handler
  *   exec.c     the exec family: END and close before the new image replaces this one
  *   window.c   recording windows: delay, cudaProfilerStart/Stop, duration; PAUSE records
@@ -31,7 +32,7 @@
 
 /* The tracer's settings, read once from the environment by ctp_config_load. */
 struct ctp_config {
-  char output[4096];     /* CUTRACE_OUTPUT: directory of the trace files */
+  char output[4096];     /* CUTRACE_OUTPUT: directory of the trace files, or tcp:/unix: */
   int disabled;          /* CUTRACE_DISABLE */
   int quiet;             /* CUTRACE_QUIET: no messages at all */
   int signals;           /* CUTRACE_SIGNALS: install fatal-signal handlers */
@@ -120,16 +121,51 @@ void ctp_strings_lock(void) CTP_HIDDEN;
 void ctp_strings_unlock(void) CTP_HIDDEN;
 void ctp_strings_reinit_lock(void) CTP_HIDDEN;
 
+/* ---- sink.c ---- */
+
+/* Where the trace goes: a file (stream 0) or a stream to a collector (stream 1). */
+struct ctp_sink {
+  int fd;
+  int stream;
+  dev_t dev; /* identity of the descriptor, checked before each write */
+  ino_t ino;
+};
+
+#define CTP_SINK_CONNECT_TIMEOUT_NS 5000000000ull /* connect and first send */
+#define CTP_SINK_EXIT_TIMEOUT_NS 5000000000ull    /* sends once the final flush began */
+
+/* At start-up: makes a directory absolute, or parses and resolves a collector's
+ * address. Returns 0, or -1 after one line on stderr (not tracing). */
+int ctp_sink_prepare(void) CTP_HIDDEN;
+
+/* Creates the file <host>.<pid>[.<n>].ctr, or connects and sends the preamble; then
+ * the file header. Returns 0, or -1 after one line on stderr (not tracing). */
+int ctp_sink_open(struct ctp_sink *s, const char *host, pid_t pid) CTP_HIDDEN;
+
+/* Writes all n bytes (a stream: without SIGPIPE, waiting while the collector is slow,
+ * at most until the exit deadline). Returns 0, or -1 (errno). */
+int ctp_sink_write(struct ctp_sink *s, const void *buf, size_t n) CTP_HIDDEN;
+
+/* 1 when s->fd is still the descriptor ctp_sink_open opened (the program may close it). */
+int ctp_sink_intact(const struct ctp_sink *s) CTP_HIDDEN;
+
+/* Closes s if it is still ours; s->fd = -1. */
+void ctp_sink_close(struct ctp_sink *s) CTP_HIDDEN;
+
+/* "write the trace" / "send the trace to ADDR", and the reason for errno err. */
+const char *ctp_sink_failure(const struct ctp_sink *s) CTP_HIDDEN;
+const char *ctp_sink_reason(const struct ctp_sink *s, int err) CTP_HIDDEN;
+
+/* The final flush begins: stream sends give up CTP_SINK_EXIT_TIMEOUT_NS from now. */
+void ctp_sink_exit_deadline(void) CTP_HIDDEN;
+
 /* ---- writer.c ---- */
 
 /*
- * Opens the writer on fd (header already written), with the PROCESS record to
+ * Opens the writer on sink s (header already written), with the PROCESS record to
  * write first, and starts its thread. Returns 0, or -1 (nothing started).
  */
-int ctp_writer_start(int fd, const ct_record *process) CTP_HIDDEN;
-
-/* write() of all n bytes, retrying on EINTR and short writes. Returns 0, or -1 (errno). */
-int ctp_write_all(int fd, const void *buf, size_t n) CTP_HIDDEN;
+int ctp_writer_start(const struct ctp_sink *s, const ct_record *process) CTP_HIDDEN;
 
 /* Wakes the writer (async-signal-safe). */
 void ctp_writer_kick(void) CTP_HIDDEN;

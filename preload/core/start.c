@@ -1,6 +1,7 @@
 /*
- * Start-up (ctp_start), the output file, the PROCESS record, the final flush at
- * exit, and fork: the child drops the parent's pending records.
+ * Start-up (ctp_start), opening the sink (sink.c: the output file or the collector's
+ * stream), the PROCESS record, the final flush at exit, and fork: the child drops the
+ * parent's pending records.
  *
  * The process's file and writer thread are created at start-up. A fork child's
  * are created with its first record (ctp_emit), so a child that only execs (or
@@ -37,66 +38,6 @@ void ctp_at_final_flush(void (*fn)(void)) {
     __atomic_store_n(&final_fns[i], fn, __ATOMIC_RELEASE);
   else
     ctp_warn("more than 8 final-flush callbacks; one is ignored");
-}
-
-/*
- * mkdir -p with mode 0700 for what it creates. The directory is used by its
- * absolute path, not kept open: a program that closes every descriptor must not
- * find one of ours in use (nor we one of its own).
- */
-static int make_output_dir(const char *path) {
-  char buf[sizeof ctp_cfg.output];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(buf, 0700) < 0 && errno != EEXIST) break;
-    *p = '/';
-  }
-  struct stat st;
-  if (mkdir(buf, 0700) < 0 && errno != EEXIST) {
-    ctp_warn("cannot create %s (%s); not tracing", path, strerror(errno));
-    return -1;
-  }
-  if (stat(buf, &st) < 0) {
-    ctp_warn("cannot use %s (%s); not tracing", path, strerror(errno));
-    return -1;
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    ctp_warn("cannot use %s (not a directory); not tracing", path);
-    return -1;
-  }
-  return 0;
-}
-
-/* Creates <host>.<pid>.ctr (or <host>.<pid>.<n>.ctr when taken) and writes the header. */
-static int create_trace_file(pid_t pid) {
-  char name[sizeof ctp_cfg.output + 512];
-  int fd = -1;
-  for (int n = 0; n < 1000 && fd < 0; n++) {
-    if (n == 0)
-      snprintf(name, sizeof name, "%s/%s.%d.ctr", ctp_cfg.output, host_name, (int)pid);
-    else
-      snprintf(name, sizeof name, "%s/%s.%d.%d.ctr", ctp_cfg.output, host_name, (int)pid, n);
-    fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EEXIST) {
-      ctp_warn("cannot create %s (%s); not tracing", name, strerror(errno));
-      return -1;
-    }
-  }
-  if (fd < 0) {
-    ctp_warn("cannot create a trace file for pid %d in %s (all names taken); not tracing",
-             (int)pid, ctp_cfg.output);
-    return -1;
-  }
-  uint8_t hdr[1024];
-  size_t n = ct_write_file_header(hdr, sizeof hdr);
-  if (ctp_write_all(fd, hdr, n) < 0) {
-    ctp_warn("cannot write %s/%s (%s); not tracing", ctp_cfg.output, name, strerror(errno));
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 /* Reads a small file whole (at most cap bytes). Returns its length, or 0. */
@@ -145,9 +86,8 @@ static void set_file_pending(uint64_t ppid) {
 
 /* Opens pid's trace file and starts the writer with its PROCESS record. */
 static int open_and_start(pid_t pid) {
-  if (make_output_dir(ctp_cfg.output) < 0) return -1;
-  int fd = create_trace_file(pid);
-  if (fd < 0) return -1;
+  struct ctp_sink sink;
+  if (ctp_sink_open(&sink, host_name, pid) < 0) return -1;
   ct_record r;
   memset(&r, 0, sizeof r);
   r.kind = CT_KIND_PROCESS;
@@ -155,9 +95,9 @@ static int open_and_start(pid_t pid) {
       .pid = (uint64_t)pid, .ppid = pending_ppid, .start_ns = pending_start_ns,
       .realtime_ns = pending_realtime_ns, .host = host_id, .cmdline = cmdline_id,
       .exe = exe_id, .tracer_version = CTP_TRACER_VERSION};
-  if (ctp_writer_start(fd, &r) < 0) {
+  if (ctp_writer_start(&sink, &r) < 0) {
     ctp_warn("cannot start the writer thread; not tracing");
-    close(fd);
+    ctp_sink_close(&sink);
     return -1;
   }
   owner_pid = pid;
@@ -200,19 +140,10 @@ void ctp_file_open(void) {
   errno = saved;
 }
 
-/* A relative CUTRACE_OUTPUT means relative to the working directory at start-up. */
-static void make_output_absolute(void) {
-  if (ctp_cfg.output[0] == '/') return;
-  char cwd[sizeof ctp_cfg.output], joined[sizeof ctp_cfg.output];
-  if (!getcwd(cwd, sizeof cwd - 64)) return;
-  if (snprintf(joined, sizeof joined, "%s/%s", cwd, ctp_cfg.output) < (int)sizeof joined)
-    memcpy(ctp_cfg.output, joined, sizeof joined);
-}
-
 static void start_once(void) {
   ctp_config_load(&ctp_cfg);
   if (ctp_cfg.disabled) return;
-  make_output_absolute();
+  if (ctp_sink_prepare() < 0) return;
   intern_process_strings();
   set_file_pending((uint64_t)getppid());
   int opened = open_and_start(getpid());

@@ -3,7 +3,8 @@
  * full) it takes a snapshot of every thread buffer's head, drains the STRING
  * queue, then each buffer up to its snapshot, encoding records into one chunk
  * (common/codec.h). A chunk becomes a zstd frame when it reaches CUTRACE_FRAME_KB
- * or is CUTRACE_FLUSH_MS old, and the frame is written with write().
+ * or is CUTRACE_FLUSH_MS old, and the frame goes to the sink (sink.c: the file, or the
+ * stream to a collector).
  *
  * Why strings come first: a record that uses string S was emitted after S was
  * queued; if the snapshot saw that record, the queue append is visible when the
@@ -23,9 +24,7 @@
 #include "core.h"
 
 struct writer {
-  int fd;
-  dev_t file_dev;           /* identity of the trace file, checked before each write */
-  ino_t file_ino;
+  struct ctp_sink sink;     /* the trace file or the collector's stream */
   ct_chunk chunk;
   ZSTD_CCtx *cctx;
   uint8_t *out;
@@ -50,27 +49,7 @@ struct writer {
   uint64_t taken_records;   /* records taken from thread buffers */
 };
 
-static struct writer W = {.fd = -1};
-
-int ctp_write_all(int fd, const void *buf, size_t n) {
-  const uint8_t *p = buf;
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-/* 1 when w->fd is still the trace file opened by ctp_writer_start. */
-static int same_file(const struct writer *w) {
-  struct stat st;
-  return fstat(w->fd, &st) == 0 && st.st_dev == w->file_dev && st.st_ino == w->file_ino;
-}
+static struct writer W = {.sink = {.fd = -1}};
 
 /* Compresses and writes the current chunk as one frame, then empties it. */
 static void frame_flush(struct writer *w) {
@@ -79,22 +58,27 @@ static void frame_flush(struct writer *w) {
   uint64_t begin = ctp_now_ns();
   size_t n = ct_chunk_compress(&w->chunk, w->cctx, ctp_cfg.zstd_level, w->out, w->out_cap);
   const char *why = n ? NULL : "compression failed";
-  if (n && w->fd >= 0 && !same_file(w)) {
+  if (n && w->sink.fd >= 0 && !ctp_sink_intact(&w->sink)) {
     /* The program closed our descriptor (closefrom, a daemon's clean-up) and the
      * number may now be one of its own files: never write there again. */
-    w->fd = -1;
-    why = "the program closed the trace file's descriptor";
+    w->sink.fd = -1;
+    why = w->sink.stream ? "the program closed the stream's descriptor"
+                         : "the program closed the trace file's descriptor";
   }
-  if (w->fd < 0 && !why) why = "no trace file";
-  int ok = !why && ctp_write_all(w->fd, w->out, n) == 0;
-  if (!ok && !why) why = strerror(errno);
+  if (w->sink.fd < 0 && !why) why = w->sink.stream ? "no connection" : "no trace file";
+  int ok = !why && ctp_sink_write(&w->sink, w->out, n) == 0;
+  if (!ok && !why) {
+    why = ctp_sink_reason(&w->sink, errno);
+    /* A stream cut inside a frame cannot go on: the collector would get garbage. */
+    if (w->sink.stream) ctp_sink_close(&w->sink);
+  }
   if (ok) {
     w->written_records += w->chunk.records;
   } else {
     w->lost_records += w->chunk.records;
     if (!w->warned) {
       w->warned = 1;
-      ctp_warn("cannot write the trace (%s); records are being lost", why);
+      ctp_warn("cannot %s (%s); records are being lost", ctp_sink_failure(&w->sink), why);
     }
   }
   ct_chunk_reset(&w->chunk);
@@ -230,8 +214,7 @@ static void finish_file(struct writer *w) {
                               .end_ns = ctp_now_ns()};
   add_record(w, &end);
   frame_flush(w);
-  if (w->fd >= 0 && same_file(w)) close(w->fd);
-  w->fd = -1;
+  ctp_sink_close(&w->sink);
 }
 
 /*
@@ -267,7 +250,7 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-int ctp_writer_start(int fd, const ct_record *process) {
+int ctp_writer_start(const struct ctp_sink *s, const ct_record *process) {
   struct writer *w = &W;
   size_t cap = ctp_cfg.frame_bytes;
   if (cap < CT_MAX_STRING_BYTES + 4096) cap = CT_MAX_STRING_BYTES + 4096;
@@ -283,11 +266,7 @@ int ctp_writer_start(int fd, const ct_record *process) {
     if (sem_init(&w->wake, 0, 0) < 0) return -1;
     w->sem_ready = 1;
   }
-  struct stat st;
-  if (fstat(fd, &st) < 0) return -1;
-  w->file_dev = st.st_dev;
-  w->file_ino = st.st_ino;
-  w->fd = fd;
+  w->sink = *s;
   w->process = *process;
   w->process_pending = 1;
   w->stop = 0;
@@ -302,7 +281,7 @@ int ctp_writer_start(int fd, const ct_record *process) {
   int rc = pthread_create(&w->thread, NULL, writer_main, w);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
-    w->fd = -1;
+    w->sink.fd = -1;
     return -1;
   }
   w->running = 1;
@@ -327,7 +306,7 @@ void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) {
 void ctp_writer_finish(void) {
   struct writer *w = &W;
   if (w->running) { /* the thread writes the rest, END, and closes */
-    __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+    ctp_sink_exit_deadline();    __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
     sem_post(&w->wake);
     pthread_join(w->thread, NULL);
     w->running = 0;
@@ -352,8 +331,7 @@ void ctp_writer_after_fork(void) {
   w->running = 0;
   w->thread_tid = 0;
   w->in_thread = 0;
-  if (w->fd >= 0 && same_file(w)) close(w->fd); /* the parent's file: the parent writes it */
-  w->fd = -1;
+  ctp_sink_close(&w->sink); /* the parent's file or stream: the parent writes it */
   if (w->chunk.buf) ct_chunk_reset(&w->chunk); /* the parent's records */
   if (w->cctx) ZSTD_freeCCtx(w->cctx);  /* may have been mid-compression */
   w->cctx = NULL;

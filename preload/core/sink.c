@@ -1,0 +1,268 @@
+/*
+ * Where the trace goes: a file in the CUTRACE_OUTPUT directory, or a stream to a
+ * collector (CUTRACE_OUTPUT=tcp:HOST:PORT or unix:PATH). Either way the bytes are the
+ * same (header, schema, frames); a stream first sends one preamble line naming the
+ * file the collector is to write (docs/format.md, "Stream framing").
+ *
+ * The writer thread is the only one that writes after the header. A stream is sent
+ * with MSG_NOSIGNAL (no SIGPIPE, whatever the thread's mask) and MSG_DONTWAIT plus
+ * poll(): a collector that stops reading blocks the writer, never the program (its
+ * threads' buffers fill and records are dropped and counted), and once the final
+ * flush has begun (exit, exec) a deadline bounds the wait.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "netaddr.h"
+
+
+static int stream_mode;            /* CUTRACE_OUTPUT names a collector */
+static ct_sockaddr peers[4];       /* its addresses, resolved once at start-up */
+static int npeers;
+static uint64_t exit_deadline_ns;  /* 0, or when sends give up (final flush) */
+static char failure_text[440];     /* "send the trace to ADDR" */
+
+/* A relative CUTRACE_OUTPUT means relative to the working directory at start-up. */
+static void make_absolute(char *path, size_t cap) {
+  if (path[0] == '/') return;
+  char cwd[4096], joined[4096 + 128];
+  if (!getcwd(cwd, sizeof cwd)) return;
+  int n = snprintf(joined, sizeof joined, "%s/%s", cwd, path);
+  if (n > 0 && (size_t)n < cap) memcpy(path, joined, (size_t)n + 1);
+}
+
+int ctp_sink_prepare(void) {
+  stream_mode = ct_netaddr_is_stream(ctp_cfg.output);
+  if (!stream_mode) {
+    make_absolute(ctp_cfg.output, sizeof ctp_cfg.output);
+    return 0;
+  }
+  ct_netaddr a;
+  char err[400];
+  int rc = ct_netaddr_parse(ctp_cfg.output, &a, err, sizeof err);
+  if (rc == 0) {
+    if (a.is_unix) make_absolute(a.path, sizeof a.path); /* kept relative when too long */
+    npeers = ct_netaddr_resolve(&a, 0, peers, 4, err, sizeof err);
+  }
+  if (rc < 0 || npeers <= 0) {
+    ctp_warn("cannot use CUTRACE_OUTPUT: %s; not tracing", err);
+    return -1;
+  }
+  snprintf(failure_text, sizeof failure_text, "send the trace to %.400s", ctp_cfg.output);
+  return 0;
+}
+
+/* mkdir -p with mode 0700 for what it creates. The directory is used by its absolute
+ * path, not kept open: a program that closes every descriptor must not find one of
+ * ours in use (nor we one of its own). */
+static int make_output_dir(const char *path) {
+  char buf[sizeof ctp_cfg.output];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(buf, 0700) < 0 && errno != EEXIST) break;
+    *p = '/';
+  }
+  struct stat st;
+  if (mkdir(buf, 0700) < 0 && errno != EEXIST) {
+    ctp_warn("cannot create %s (%s); not tracing", path, strerror(errno));
+    return -1;
+  }
+  if (stat(buf, &st) < 0) {
+    ctp_warn("cannot use %s (%s); not tracing", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    ctp_warn("cannot use %s (not a directory); not tracing", path);
+    return -1;
+  }
+  return 0;
+}
+
+/* Creates <host>.<pid>.ctr (or <host>.<pid>.<n>.ctr when taken). Returns the fd or -1. */
+static int create_trace_file(const char *host, pid_t pid) {
+  char name[sizeof ctp_cfg.output + 512];
+  int fd = -1;
+  for (int n = 0; n < 1000 && fd < 0; n++) {
+    if (n == 0)
+      snprintf(name, sizeof name, "%s/%s.%d.ctr", ctp_cfg.output, host, (int)pid);
+    else
+      snprintf(name, sizeof name, "%s/%s.%d.%d.ctr", ctp_cfg.output, host, (int)pid, n);
+    fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) {
+      ctp_warn("cannot create %s (%s); not tracing", name, strerror(errno));
+      return -1;
+    }
+  }
+  if (fd < 0)
+    ctp_warn("cannot create a trace file for pid %d in %s (all names taken); not tracing",
+             (int)pid, ctp_cfg.output);
+  return fd;
+}
+
+/* send() of all n bytes without SIGPIPE; waits in poll() while the socket is full,
+ * until limit_ns (0: no limit) or exit_deadline_ns. Returns 0, or -1 (errno). */
+static int stream_send(int fd, const uint8_t *p, size_t n, uint64_t limit_ns) {
+  while (n) {
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w >= 0) {
+      p += w;
+      n -= (size_t)w;
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+    uint64_t dl = __atomic_load_n(&exit_deadline_ns, __ATOMIC_ACQUIRE);
+    if (limit_ns && (!dl || limit_ns < dl)) dl = limit_ns;
+    int ms = 100; /* a deadline set meanwhile by another thread is seen within this */
+    if (dl) {
+      uint64_t now = ctp_now_ns();
+      if (now >= dl) {
+        errno = ETIMEDOUT;
+        return -1;
+      }
+      if (dl - now < 100000000ull) ms = (int)((dl - now) / 1000000) + 1;
+    }
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    poll(&pfd, 1, ms);
+  }
+  return 0;
+}
+
+/* A non-blocking connect to addr, waiting until limit_ns. Returns the fd, or -1 (errno). */
+static int connect_one(const ct_sockaddr *addr, uint64_t limit_ns) {
+  int fd = socket(addr->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int rc;
+  while ((rc = connect(fd, (const struct sockaddr *)&addr->ss, addr->len)) < 0 &&
+         errno == EAGAIN && ctp_now_ns() < limit_ns) { /* a unix listener's full backlog */
+    struct timespec ms = {0, 10000000};
+    nanosleep(&ms, NULL);
+  }
+  if (rc < 0 && errno == EINPROGRESS) {
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    uint64_t now;
+    while ((now = ctp_now_ns()) < limit_ns &&
+           (rc = poll(&pfd, 1, (int)((limit_ns - now) / 1000000) + 1)) < 0 && errno == EINTR) {
+    }
+    int soerr = 0;
+    socklen_t sl = sizeof soerr;
+    if (rc <= 0)
+      errno = ETIMEDOUT;
+    else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr)
+      errno = soerr ? soerr : errno;
+    else
+      rc = 0;
+    if (rc > 0 || soerr) rc = -1;
+  }
+  if (rc < 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+/* Connects to the collector and sends the preamble and the header. Returns the fd or -1. */
+static int open_stream(const char *host, pid_t pid, const uint8_t *hdr, size_t hdr_len) {
+  uint64_t limit = ctp_now_ns() + CTP_SINK_CONNECT_TIMEOUT_NS;
+  int fd = -1;
+  for (int i = 0; i < npeers && fd < 0; i++) fd = connect_one(&peers[i], limit);
+  if (fd < 0) {
+    ctp_warn("cannot connect to %s: %s; not tracing", ctp_cfg.output, strerror(errno));
+    return -1;
+  }
+  char name[CT_STREAM_NAME_MAX + 1];
+  uint8_t buf[CT_STREAM_PREAMBLE_MAX + 1024];
+  snprintf(name, sizeof name, "%s.%d.ctr", host, (int)pid);
+  size_t n = ct_stream_preamble((char *)buf, CT_STREAM_PREAMBLE_MAX, name);
+  if (!n) { /* a host name the framing does not allow: the collector sanitises this one */
+    snprintf(name, sizeof name, "host.%d.ctr", (int)pid);
+    n = ct_stream_preamble((char *)buf, CT_STREAM_PREAMBLE_MAX, name);
+  }
+  memcpy(buf + n, hdr, hdr_len);
+  if (stream_send(fd, buf, n + hdr_len, limit) < 0) {
+    ctp_warn("cannot send to %s: %s; not tracing", ctp_cfg.output, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int ctp_sink_open(struct ctp_sink *s, const char *host, pid_t pid) {
+  s->fd = -1;
+  s->stream = stream_mode;
+  __atomic_store_n(&exit_deadline_ns, 0, __ATOMIC_RELEASE);
+  uint8_t hdr[1024];
+  size_t n = ct_write_file_header(hdr, sizeof hdr);
+  int fd;
+  if (stream_mode) {
+    fd = open_stream(host, pid, hdr, n);
+  } else {
+    fd = make_output_dir(ctp_cfg.output) < 0 ? -1 : create_trace_file(host, pid);
+    if (fd >= 0 && ctp_sink_write(&(struct ctp_sink){.fd = fd}, hdr, n) < 0) {
+      ctp_warn("cannot write a trace file in %s (%s); not tracing", ctp_cfg.output,
+               strerror(errno));
+      close(fd);
+      fd = -1;
+    }
+  }
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) < 0) {
+    close(fd);
+    fd = -1;
+  }
+  if (fd < 0) return -1;
+  s->fd = fd;
+  s->dev = st.st_dev;
+  s->ino = st.st_ino;
+  return 0;
+}
+
+int ctp_sink_write(struct ctp_sink *s, const void *buf, size_t n) {
+  if (s->stream) return stream_send(s->fd, buf, n, 0);
+  const uint8_t *p = buf;
+  while (n) {
+    ssize_t w = write(s->fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int ctp_sink_intact(const struct ctp_sink *s) {
+  struct stat st;
+  return s->fd >= 0 && fstat(s->fd, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
+}
+
+void ctp_sink_close(struct ctp_sink *s) {
+  if (ctp_sink_intact(s)) close(s->fd);
+  s->fd = -1;
+}
+
+const char *ctp_sink_failure(const struct ctp_sink *s) {
+  return s->stream ? failure_text : "write the trace";
+}
+
+const char *ctp_sink_reason(const struct ctp_sink *s, int err) {
+  if (s->stream && err == ETIMEDOUT && __atomic_load_n(&exit_deadline_ns, __ATOMIC_ACQUIRE))
+    return "it took nothing for 5 s at exit; giving up";
+  return strerror(err);
+}
+
+void ctp_sink_exit_deadline(void) {
+  __atomic_store_n(&exit_deadline_ns, ctp_now_ns() + CTP_SINK_EXIT_TIMEOUT_NS, __ATOMIC_RELEASE);
+}
