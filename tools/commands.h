@@ -9,6 +9,9 @@
 /* cutrace record: runs a program with libtrace.so preloaded (tools/cmd_record.c). */
 int cmd_record(int argc, char **argv);
 
+/* cutrace collect: receives streamed traces into a directory (tools/cmd_collect.c). */
+int cmd_collect(int argc, char **argv);
+
 /* cutrace report: kernels, CUDA calls, copies and GEMMs summed (tools/cmd_report.c). */
 int cmd_report(int argc, char **argv);
 

@@ -19,6 +19,7 @@ static const struct {
   const char *help;
 } commands[] = {
     {"record", cmd_record, "run a program with the tracer: cutrace record [-o DIR] -- CMD..."},
+    {"collect", cmd_collect, "receive traces streamed by processes on many hosts into a directory"},
     {"report", cmd_report, "tables: kernels, CUDA calls, copies and GEMMs, with totals"},
     {"gaps", cmd_gaps, "GPU idle time: measured, explained, ranked"},
     {"diff", cmd_diff, "what changed on the GPU from one trace to another, ranked"},
