@@ -391,6 +391,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
                                    .on_activity = on_activity, .on_stream = on_stream,
                                    .on_thread = on_thread, .on_range = chr_on_range,
                                    .on_stack = chr_on_stack, .on_module = chr_on_module,
+                                   .on_pycode = chr_on_pycode,
                                    .on_graph = on_graph, .on_graph_kernel = on_graph_kernel,
                                    .on_pause = on_pause};
   c->pid = 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "chrome_internal.h"
+#include "stacks.h"
 #include "output.h"
 
 /* The args of a GEMM: shape and types (Kineto-like names). */
@@ -22,8 +23,17 @@ void chr_put_gemm_args(ct_chrome *c, const struct ct_gemm *g) {
           (unsigned long long)g->epilogue);
 }
 
+/* A Python frame as "file.py:LINE qualname" (the file without its directory). */
+static void python_label(char *buf, size_t len, const ct_frame *fr) {
+  const char *base = strrchr(fr->file, '/');
+  snprintf(buf, len, "%s:%u %s", base ? base + 1 : fr->file, fr->line, fr->function);
+}
+
 /* The label of stack id's call site ("function file:line", the first frame outside
- * CUDA's libraries and the tracer: stacks.h), cached per id; NULL when unknown. */
+ * CUDA's libraries and the tracer, or "file.py:LINE qualname", the innermost Python
+ * frame of the program's own code: stacks.h), followed after its NUL by the stack's
+ * Python frames ("file.py:LINE qualname < ...", "" when none); cached per id; NULL
+ * when unknown. */
 static const char *call_site(ct_chrome *c, uint64_t id) {
   if (!c->stacks || !c->call_sites) return NULL;
   char **label = ct_map_get(c->call_sites, &id, sizeof id, NULL);
@@ -32,14 +42,30 @@ static const char *call_site(ct_chrome *c, uint64_t id) {
   const ct_frame *fr[64];
   unsigned site, n = ct_stacks_resolve(c->stacks, id, fr, 64, &site);
   if (!n) return NULL; /* its STACK record is still to come: try again next time */
-  char buf[512] = "";    /* "" when every frame is CUDA's or the tracer's */
+  char buf[512] = "", py[2048] = ""; /* "" when every frame is CUDA's or the tracer's */
   if (site >= n)
     ;
+  else if (ct_frame_is_python(fr[site]->note))
+    python_label(buf, sizeof buf, fr[site]);
   else if (fr[site]->line)
     snprintf(buf, sizeof buf, "%s %s:%u", fr[site]->function, fr[site]->file, fr[site]->line);
   else
     snprintf(buf, sizeof buf, "%s", fr[site]->function);
-  *label = strdup(buf);
+  size_t at = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (!ct_frame_is_python(fr[i]->note)) continue;
+    char one[512];
+    python_label(one, sizeof one, fr[i]);
+    int w = snprintf(py + at, sizeof py - at, "%s%s", at ? " < " : "", one);
+    if (w < 0 || (size_t)w >= sizeof py - at) break;
+    at += (size_t)w;
+  }
+  size_t lb = strlen(buf);
+  *label = malloc(lb + at + 2);
+  if (*label) {
+    memcpy(*label, buf, lb + 1);
+    memcpy(*label + lb + 1, py, at + 1);
+  }
   return *label && **label ? *label : NULL;
 }
 
@@ -67,6 +93,13 @@ void chr_on_module(void *user, const ct_proc *p, const struct ct_module *m, cons
   ct_stacks_add_module(c->stacks, m, path, build_id);
 }
 
+void chr_on_pycode(void *user, const ct_proc *p, const struct ct_pycode *code, const char *file,
+                   const char *qualname) {
+  ct_chrome *c = user;
+  (void)p;
+  if (c->stacks) ct_stacks_add_pycode(c->stacks, code, file, qualname);
+}
+
 /* An intercepted call's slice; inner (may be NULL) is its child kernels' summary. */
 static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner) {
   chr_ensure_cpu_thread(c, s->tid);
@@ -85,6 +118,10 @@ static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inne
     if (site) {
       fputs(",\"call site\":", c->f);
       chr_put_string(c, site);
+      if (site[strlen(site) + 1]) {
+        fputs(",\"python stack\":", c->f);
+        chr_put_string(c, site + strlen(site) + 1);
+      }
     }
   }
   if (s->kernel) {

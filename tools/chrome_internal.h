@@ -109,6 +109,10 @@ void chr_on_stack(void *user, const ct_proc *p, const struct ct_stack *node);
 void chr_on_module(void *user, const ct_proc *p, const struct ct_module *m, const char *path,
                    const char *build_id);
 
+/* A PYCODE record (format 1.3): a Python code object the stacks name. */
+void chr_on_pycode(void *user, const ct_proc *p, const struct ct_pycode *code, const char *file,
+                   const char *qualname);
+
 /* A library call joined with its child kernels (ct_inner_join's callback). */
 void chr_on_inner_done(void *user, const ct_inner_call *call);
 

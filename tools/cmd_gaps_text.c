@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cmd_gaps.h"
+#include "stacks.h"
 
 /* ---- shared helpers for the writers ------------------------------------------------ */
 
@@ -102,6 +103,11 @@ static void print_ending_call(const ct_gap_call *c) {
   for (unsigned k = first; k < c->nframes && k < first + TEXT_FRAMES; k++) {
     const ct_gap_frame *fr = &c->frames[k];
     const char *base = strrchr(fr->file, '/');
+    if (ct_frame_is_python(fr->note)) { /* file.py:LINE qualname */
+      printf("      %s %s:%u %s\n", k == first ? "at" : "from", base ? base + 1 : fr->file, fr->line,
+             fr->function);
+      continue;
+    }
     printf("      %s %s", k == first ? "at" : "from", fr->function);
     if (*fr->file && fr->line) printf(" (%s:%u)", base ? base + 1 : fr->file, fr->line);
     if (fr->note) printf(" (%s)", fr->note);
@@ -351,8 +357,12 @@ void ct_gaps_print_summary(const gaps_cli *c) {
     if (ec->site < ec->nframes) {
       const ct_gap_frame *fr = &ec->frames[ec->site];
       const char *base = strrchr(fr->file, '/');
-      printf(" at %s", fr->function);
-      if (*fr->file && fr->line) printf(" (%s:%u)", base ? base + 1 : fr->file, fr->line);
+      if (ct_frame_is_python(fr->note))
+        printf(" at %s:%u %s", base ? base + 1 : fr->file, fr->line, fr->function);
+      else
+        printf(" at %s", fr->function);
+      if (!ct_frame_is_python(fr->note) && *fr->file && fr->line)
+        printf(" (%s:%u)", base ? base + 1 : fr->file, fr->line);
     }
     printf(")\n");
   }

@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "netaddr.h"
 #include "output.h"
 #include "reader.h"
 
@@ -26,13 +27,16 @@
 #endif
 
 static const char usage[] =
-    "usage: cutrace record [-o DIR] [-q] [--stacks[=WHICH]] [--stack-depth N]\n"
+    "usage: cutrace record [-o DIR | --collector ADDR] [-q] [--stacks[=WHICH]] [--stack-depth N]\n"
     "                      [--capture=all|profiler|nvtx:NAME] [--delay S] [--duration S]\n"
     "                      [--] CMD [ARGS...]\n"
     "  Runs CMD with the tracer preloaded; every process it starts writes its trace\n"
     "  into DIR (default cutrace.data) while it runs. A DIR already holding traces is\n"
     "  renamed DIR.old first. Returns CMD's exit status (128+N when killed by signal N).\n"
     "  -o DIR   where the traces go\n"
+    "  --collector ADDR  stream every process's trace to a running `cutrace collect` at\n"
+    "           ADDR (tcp:HOST:PORT or unix:PATH; sets CUTRACE_OUTPUT=ADDR) instead\n"
+    "           of writing DIR; no summary then\n"
     "  -q       no summary at the end\n"
     "  --stacks[=launches|all|off]  record the call stack of each call that queues GPU\n"
     "           work (launches, the default of a plain --stacks), of every call (all), or\n"
@@ -304,9 +308,18 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
   return *i + 1 < argc ? argv[++*i] : "";
 }
 
+/* Checks a --collector address. Returns 0, or -1 with a message printed. */
+static int check_collector(const char *addr) {
+  ct_netaddr a;
+  char err[400];
+  if (ct_netaddr_parse(addr, &a, err, sizeof err) == 0) return 0;
+  fprintf(stderr, "cutrace record: --collector: %s\n", err);
+  return -1;
+}
+
 int cmd_record(int argc, char **argv) {
-  const char *out = "cutrace.data";
-  int quiet = 0, i = 1;
+  const char *out = "cutrace.data", *collector = NULL;
+  int quiet = 0, out_given = 0, i = 1;
   stack_options so = {NULL, NULL};
   const char *v;
   for (; i < argc && argv[i][0] == '-'; i++) {
@@ -329,8 +342,12 @@ int cmd_record(int argc, char **argv) {
       if (set_seconds("--delay", v, "CUTRACE_DELAY") < 0) return 2;
     } else if ((v = option_value(argc, argv, &i, "--duration"))) {
       if (set_seconds("--duration", v, "CUTRACE_DURATION") < 0) return 2;
+    } else if ((v = option_value(argc, argv, &i, "--collector"))) {
+      if (check_collector(v) < 0) return 2;
+      collector = v;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc && argv[i + 1][0]) {
       out = argv[++i];
+      out_given = 1;
     } else {
       fprintf(stderr, "cutrace record: %s '%s' (try: cutrace record --help)\n",
               strcmp(argv[i], "-o") ? "unknown option" : "missing directory after", argv[i]);
@@ -342,7 +359,17 @@ int cmd_record(int argc, char **argv) {
     return 2;
   }
   char lib[PATH_MAX];
+  if (collector && out_given) {
+    fprintf(stderr, "cutrace record: -o DIR and --collector ADDR exclude each other\n");
+    return 2;
+  }
   if (find_preload(lib, sizeof lib) < 0) return 127;
+  if (collector) {
+    int status = run_child(argv + i, lib, collector, &so);
+    if (!quiet && status != 127 && status != 126)
+      fprintf(stderr, "cutrace record: traces sent to the collector at %s\n", collector);
+    return status;
+  }
   if (set_aside_old(out) < 0) return 2;
   if (mkdir(out, 0700) != 0 && errno != EEXIST) {
     fprintf(stderr, "cutrace record: cannot create %s: %s\n", out, strerror(errno));

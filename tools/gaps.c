@@ -200,6 +200,13 @@ static void on_module(void *user, const ct_proc *p, const struct ct_module *m, c
   if (f->stacks && ct_stacks_add_module(f->stacks, m, path, build_id) < 0) f->oom = 1;
 }
 
+static void on_pycode(void *user, const ct_proc *p, const struct ct_pycode *code, const char *file,
+                      const char *qualname) {
+  (void)p;
+  fstate *f = user;
+  if (f->stacks && ct_stacks_add_pycode(f->stacks, code, file, qualname) < 0) f->oom = 1;
+}
+
 /* ---- results ---------------------------------------------------------------------------- */
 
 /* The communication / compute overlap of d (all zero when no communication kernel ran). */
@@ -294,7 +301,8 @@ int ct_gaps_add_file(ct_gaps *g, const char *path, ct_model_stats *st) {
   static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
                                    .on_activity = on_activity, .on_thread = on_thread,
                                    .on_range = on_range, .on_stack = on_stack,
-                                   .on_module = on_module, .on_pause = on_pause};
+                                   .on_module = on_module, .on_pause = on_pause,
+                                   .on_pycode = on_pycode};
   f.stacks = g->o.top ? ct_stacks_new() : NULL; /* only kept gaps show stacks */
   ct_model_stats local;
   if (!st) st = &local;

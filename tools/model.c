@@ -619,6 +619,11 @@ static void handle(model *m, ct_record *rec) {
       m->ops->on_module(m->user, &m->proc, &rec->u.module, str_or_empty(m, rec->u.module.path),
                         str_or_empty(m, rec->u.module.build_id));
     break;
+  case CT_KIND_PYCODE:
+    if (m->ops->on_pycode)
+      m->ops->on_pycode(m->user, &m->proc, &rec->u.pycode, str_or_empty(m, rec->u.pycode.file),
+                        str_or_empty(m, rec->u.pycode.qualname));
+    break;
   case CT_KIND_PAUSE:
     if (m->ops->on_pause)
       m->ops->on_pause(m->user, &m->proc, &rec->u.pause, str_or_empty(m, rec->u.pause.why));

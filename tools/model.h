@@ -98,6 +98,10 @@ typedef struct ct_model_ops {
   /* A loaded ELF object (format 1.1); path and build_id resolved ("" when none). */
   void (*on_module)(void *user, const ct_proc *proc, const struct ct_module *module,
                     const char *path, const char *build_id);
+  /* A Python code object (format 1.3) that Python frames of STACK nodes name;
+   * file and qualname resolved ("" when unknown). */
+  void (*on_pycode)(void *user, const ct_proc *proc, const struct ct_pycode *code,
+                    const char *file, const char *qualname);
   /* A graph instantiation's inventory (format 1.2), delivered as read: before the
    * launches of its exec that follow it in the file. A later one for the same exec
    * (an exec update) replaces it. */

@@ -104,6 +104,13 @@ static void on_module(void *user, const ct_proc *p, const struct ct_module *m, c
   if (ct_stacks_add_module(f->stacks, m, path, build_id) < 0) f->oom = 1;
 }
 
+static void on_pycode(void *user, const ct_proc *p, const struct ct_pycode *code, const char *file,
+                      const char *qualname) {
+  (void)p;
+  file_state *f = user;
+  if (ct_stacks_add_pycode(f->stacks, code, file, qualname) < 0) f->oom = 1;
+}
+
 static void on_span(void *user, const ct_span *s) {
   file_state *f = user;
   if (s->is_tracer || s->depth) return;
@@ -331,7 +338,7 @@ int ct_callsites_add_file(ct_callsites *c, const char *path, ct_model_stats *st,
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
   static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
                                    .on_activity = on_activity, .on_stack = on_stack,
-                                   .on_module = on_module};
+                                   .on_module = on_module, .on_pycode = on_pycode};
   int rc = ct_model_read(path, NULL, &ops, f, st);
   if (rc >= 0) finish_file(f);
   else

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report_callsite_internal.h"
+#include "stacks.h"
 
 #define TEXT_KERNEL_MAX 60 /* longer kernel names are cut in text tables */
 
@@ -75,9 +76,12 @@ static const char *base_name(const char *path) {
   return b ? b + 1 : path;
 }
 
-/* "function (file:line)" of a frame, the file without its directory. */
+/* "function (file:line)" of a frame, the file without its directory; a Python
+ * frame's "file.py:LINE qualname". */
 static void frame_label(const frame_copy *fr, char *buf, size_t len) {
-  if (*fr->file && fr->line)
+  if (ct_frame_is_python(fr->note))
+    snprintf(buf, len, "%s:%u %s", base_name(fr->file), fr->line, fr->function);
+  else if (*fr->file && fr->line)
     snprintf(buf, len, "%s (%s:%u)", fr->function, base_name(fr->file), fr->line);
   else if (fr->note)
     snprintf(buf, len, "%s (%s)", fr->function, fr->note);

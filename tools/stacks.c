@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "stacks_python.h"
 
 enum module_state { MOD_UNTRIED, MOD_OK, MOD_MISSING, MOD_MISMATCH };
 
@@ -47,6 +48,7 @@ struct ct_stacks {
   frame_slot *frames;
   size_t nframes, capframes;
   char *exe;
+  ct_pycodes *py; /* PYCODE records (format 1.3), made on the first */
 };
 
 static const ct_frame unknown_frame = {0, 0, "?", "", 0, "", NULL, 0, "", NULL};
@@ -81,7 +83,14 @@ void ct_stacks_free(ct_stacks *s) {
   free(s->nodes);
   free(s->frames);
   free(s->exe);
+  ct_pycodes_free(s->py);
   free(s);
+}
+
+int ct_stacks_add_pycode(ct_stacks *s, const struct ct_pycode *code, const char *file,
+                         const char *qualname) {
+  if (!s->py && !(s->py = ct_pycodes_new())) return -1;
+  return ct_pycodes_add(s->py, code->id, file, qualname, code->first_line);
 }
 
 void ct_stacks_set_exe(ct_stacks *s, const char *exe) {
@@ -403,11 +412,18 @@ const ct_frame *ct_stacks_symbol(ct_stacks *s, uint64_t pc) {
   size_t j = hash_u64(pc, s->capframes);
   for (; s->frames[j].frame; j = (j + 1) & (s->capframes - 1))
     if (s->frames[j].pc == pc) return s->frames[j].frame;
+  ct_frame *head;
+  if (pc & CT_STACK_PY) { /* a Python frame (format 1.3) */
+    if (!(head = ct_pycodes_frame(s->py, pc))) return &unknown_frame;
+    s->frames[j] = (frame_slot){pc, head};
+    s->nframes++;
+    return head;
+  }
   ct_frame *f = calloc(1, sizeof *f);
   if (!f) return &unknown_frame;
   f->pc = pc;
   f->module = "";
-  ct_frame *head = symbolise(s, f);
+  head = symbolise(s, f);
   for (ct_frame *x = head; x; x = (ct_frame *)x->inlined_in) {
     if (!x->function) x->function = strdup("?");
     if (!x->file) x->file = strdup("");
@@ -438,16 +454,22 @@ unsigned ct_stacks_resolve(ct_stacks *s, uint64_t id, const ct_frame **frames, u
   uint64_t pcs[256];
   unsigned npc = ct_stacks_walk(s, id, pcs, max < 256 ? max : 256), n = 0;
   const char *stub = "";
+  unsigned py_any = UINT32_MAX, py_user = UINT32_MAX; /* innermost Python frames */
   *site = UINT32_MAX;
   for (unsigned i = 0; i < npc && n < max; i++) {
     for (const ct_frame *fr = ct_stacks_symbol(s, pcs[i]); fr && n < max; fr = fr->inlined_in) {
       frames[n] = fr;
+      if (ct_frame_is_python(fr->note)) {
+        if (py_any == UINT32_MAX) py_any = n;
+        if (py_user == UINT32_MAX && !ct_stacks_is_python_library(fr->file)) py_user = n;
+      }
       if (!strncmp(fr->function, "__device_stub__", 15)) stub = fr->function;
       int folded = fr->cuda || is_stub_kernel(stub, fr->symbol);
       if (*site == UINT32_MAX && !folded) *site = n;
       n++;
     }
   }
+  if (py_any != UINT32_MAX) *site = py_user != UINT32_MAX ? py_user : py_any;
   if (*site == UINT32_MAX) *site = n;
   return n;
 }

@@ -37,6 +37,17 @@ typedef struct ct_frame {
   const struct ct_frame *inlined_in;
 } ct_frame;
 
+/* The note of a Python frame (format 1.3): function is its qualified name, file its
+ * co_filename, line the line being run, module "". */
+extern const char ct_stacks_python_note[];
+
+/* Whether a frame's note marks it as a Python frame. */
+int ct_frame_is_python(const char *note);
+
+/* Whether a Python file is library code (the standard library, site-packages,
+ * dist-packages, frozen modules), not the program's own. */
+int ct_stacks_is_python_library(const char *file);
+
 /* The stack table of one process. */
 typedef struct ct_stacks ct_stacks;
 
@@ -59,6 +70,11 @@ int ct_stacks_add_node(ct_stacks *s, const struct ct_stack *node);
 int ct_stacks_add_module(ct_stacks *s, const struct ct_module *m, const char *path,
                          const char *build_id);
 
+/* Adds a PYCODE record with its resolved file and qualified name (a repeated id
+ * keeps its first definition). Returns 0, or -1 when out of memory. */
+int ct_stacks_add_pycode(ct_stacks *s, const struct ct_pycode *code, const char *file,
+                         const char *qualname);
+
 /* Number of nodes and modules held. */
 size_t ct_stacks_nodes(const ct_stacks *s);
 size_t ct_stacks_modules(const ct_stacks *s);
@@ -73,7 +89,8 @@ unsigned ct_stacks_walk(const ct_stacks *s, uint64_t id, uint64_t *pcs, unsigned
 /*
  * The symbol of the frame at pc: the innermost logical frame (an inlined function's
  * when the code was inlined; follow inlined_in for the functions it was inlined
- * into). Every recorded pc is a return address (the instruction after a call), so the
+ * into). A pc with CT_STACK_PY is a Python frame, named from its PYCODE record
+ * (function "?" when that record is missing). Every recorded pc is a return address (the instruction after a call), so the
  * lookup is at pc - 1: the line is the call's, not the next statement's. Cached per
  * address; never NULL (when out of memory a static "?" frame).
  */
@@ -85,7 +102,10 @@ const ct_frame *ct_stacks_symbol(ct_stacks *s, uint64_t pc);
  * the call site: the first frame outside CUDA's own libraries (libcudart, libcuda,
  * libcublas*, ...), the tracer, nvcc's generated launch stubs (__device_stub_*) and
  * the host function of the kernel they launch (the `kernel<<<...>>>` wrapper); the
- * count (no such frame) when every frame is inside them.
+ * count (no such frame) when every frame is inside them. When the stack has Python
+ * frames the call site is the innermost Python frame of the program's own code (not
+ * ct_stacks_is_python_library), else the innermost Python frame: the line of the
+ * script that called the library, not the library's C++.
  */
 unsigned ct_stacks_resolve(ct_stacks *s, uint64_t id, const ct_frame **frames, unsigned max,
                            unsigned *site);

@@ -31,7 +31,7 @@
 #define CT_FORMAT_MAJOR 1
 #define CT_FORMAT_MINOR 3 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
-                             1.3: PAUSE */
+                             1.3: PAUSE, PYCODE, Python frames in STACK */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -66,7 +66,8 @@
   X(GRAPH, 19, graph)        /* a graph instantiation's inventory (1.2) */      \
   X(GRAPH_KERNEL, 20, graph_kernel) /* one kernel name of an inventory (1.2) */ \
   X(GRAPH_LAUNCH, 21, graph_launch) /* the exec a graph launch ran (1.2) */ \
-  X(PAUSE, 24, pause)        /* a time the tracer did not record (1.3) */
+  X(PAUSE, 24, pause)        /* a time the tracer did not record (1.3) */   \
+  X(PYCODE, 22, pycode)      /* a Python code object of Python frames (1.3) */
 
 /* Fields of each kind: F(name, encoding). Append only. */
 #define CT_FIELDS_string(F) F(id, D) F(len, D)
@@ -153,6 +154,22 @@
  * lasts to the end of the trace. Every record emitted after a pause began follows
  * its PAUSE record in the file. `why` is a string: "delay", "profiler", "nvtx", "duration". */
 #define CT_FIELDS_pause(F) F(begin_ns, D) F(end_ns, P) F(why, D)
+/* A Python code object (a function, class body or module) that Python frames of
+ * STACK nodes name (1.3): written once per code object per file, before the first
+ * STACK record naming it. `id` is process-wide (1, 2, 3, ...); `file` and `qualname`
+ * are strings (co_filename, co_qualname), `first_line` co_firstlineno. */
+#define CT_FIELDS_pycode(F) F(id, D) F(file, D) F(qualname, D) F(first_line, D)
+
+/* A STACK node whose pc has CT_STACK_PY set is a Python frame, not a native address
+ * (1.3): bits 24..62 hold the PYCODE id, bits 0..23 the line being run (0 = unknown,
+ * larger lines are stored as 0xffffff). Native user-space addresses never have bit 63. */
+#define CT_STACK_PY (1ull << 63)
+#define CT_STACK_PY_LINE_MAX 0xffffffull
+#define CT_STACK_PY_PC(code, line)                                              \
+  (CT_STACK_PY | ((uint64_t)(code) << 24) |                                     \
+   ((uint64_t)(line) < CT_STACK_PY_LINE_MAX ? (uint64_t)(line) : CT_STACK_PY_LINE_MAX))
+#define CT_STACK_PY_CODE(pc) (((pc) >> 24) & ((1ull << 39) - 1))
+#define CT_STACK_PY_LINE(pc) ((pc) & CT_STACK_PY_LINE_MAX)
 
 /* CT_API_* flags. */
 #define CT_API_PTSZ 0x1      /* per-thread default stream entry point */

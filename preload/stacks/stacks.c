@@ -140,6 +140,7 @@ static void init(void) {
   int saved = errno;
   int m = read_mode();
   depth = read_depth();
+  if (m != CTPS_OFF) ctps_python_configure();
   if (m != CTPS_OFF) {
     void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     backtrace_fn = lib ? (int (*)(void **, int))dlsym(lib, "unw_backtrace") : NULL;
@@ -327,8 +328,10 @@ uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa) {
   struct thread_stacks *s = thread_state();
   int timed = s && (++s->count % SAMPLE_EVERY) == 1;
   if (timed) begin_ns = ctp_now_ns();
-  if (CTP_UNLIKELY(__atomic_load_n(&ctps_rewrite_pending, __ATOMIC_ACQUIRE)))
+  if (CTP_UNLIKELY(__atomic_load_n(&ctps_rewrite_pending, __ATOMIC_ACQUIRE))) {
+    ctps_python_rewrite(); /* the PYCODE records the nodes name, first */
     ctps_tree_rewrite();
+  }
   uint64_t ra = (uint64_t)(uintptr_t)site_ra, cfa = (uint64_t)(uintptr_t)site_cfa;
   struct site_entry *site = NULL;
   if (s && cfa && cfa - 8 >= s->stack_lo && cfa < s->stack_hi && depth <= SITE_FRAMES) {
@@ -372,6 +375,7 @@ uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa) {
       remember_site(s, site, ra, cfa, h, id, kept);
   }
 done:
+  if (id) id = ctps_python_merge(id, gpu_work, depth);
   if (timed) {
     uint64_t end_ns = ctp_now_ns();
     s->sampled++;

@@ -8,6 +8,8 @@
  *               cost accounting
  *   tree.c      the process-wide tree of (parent, pc) nodes and their STACK records
  *   modules.c   the loaded ELF objects (dl_iterate_phdr) and their MODULE records
+ *   python.c    the calling thread's Python frames, merged into its native stack
+ *   python_code.c  safe reads of CPython objects, PYCODE records, line numbers
  *
  * Locking: the tree lock (tree.c) is taken only on a cache miss; the module table is
  * touched only with the tree lock held. Nothing here is async-signal-safe.
@@ -33,6 +35,10 @@ enum ctps_mode { CTPS_OFF = 0, CTPS_LAUNCHES = 1, CTPS_ALL = 2 };
  * for their objects first). Returns 0 when a table cannot grow. Takes the tree lock.
  */
 uint64_t ctps_tree_insert(const uint64_t *pcs, int n) CTP_HIDDEN;
+
+/* The pcs of the stack whose innermost node is id, innermost first, into
+ * pcs[0..max). Returns how many. Takes the tree lock. */
+int ctps_tree_path(uint64_t id, uint64_t *pcs, int max) CTP_HIDDEN;
 
 /* Nodes in the tree (for tests and statistics). */
 uint64_t ctps_tree_nodes(void) CTP_HIDDEN;
@@ -75,5 +81,26 @@ void ctps_modules_rewrite(void) CTP_HIDDEN;
  * segments). Returns 0 when found, -1 otherwise. Used to skip libtrace.so's frames.
  */
 int ctps_object_range(const void *addr, uint64_t *start, uint64_t *end) CTP_HIDDEN;
+
+/* ---- python.c ---- */
+
+/* Reads CUTRACE_PYTHON (auto|off); a bad value gets one line and auto. Called at the
+ * stacks' start-up; looks for no interpreter yet. */
+void ctps_python_configure(void) CTP_HIDDEN;
+
+/*
+ * The stack native_id with the calling thread's Python frames merged in (python.c):
+ * each _PyEval_EvalFrameDefault frame replaced by the Python frames it runs, the
+ * frames of evaluations the native stack did not reach appended outermost; at most
+ * depth Python frames. Returns native_id when the process runs no supported
+ * interpreter, the thread runs no Python code, Python frames are off, or anything
+ * cannot be had. Looks for the interpreter once, at the first call with gpu_work 1.
+ * Called under the thread's stacks re-entry guard; never changes errno.
+ */
+uint64_t ctps_python_merge(uint64_t native_id, int gpu_work, int depth) CTP_HIDDEN;
+
+/* In a fork child's first capture: writes the PYCODE records again (before the
+ * tree's nodes). */
+void ctps_python_rewrite(void) CTP_HIDDEN;
 
 #endif

@@ -79,7 +79,7 @@ static uint64_t find_or_add(uint64_t parent, uint64_t pc) {
   size_t i = slot_of(parent, pc) & slot_mask;
   while (slots[i].id) i = (i + 1) & slot_mask;
   slots[i] = (struct slot){parent, pc, id};
-  ctps_module_cover(pc); /* MODULE before the first STACK record in it */
+  if (!(pc & CT_STACK_PY)) ctps_module_cover(pc); /* MODULE before its first STACK record */
   emit_node(id);
   return id;
 }
@@ -94,6 +94,14 @@ uint64_t ctps_tree_insert(const uint64_t *pcs, int n) {
   }
   pthread_mutex_unlock(&tree_lock);
   return id;
+}
+
+int ctps_tree_path(uint64_t id, uint64_t *pcs, int max) {
+  int n = 0;
+  pthread_mutex_lock(&tree_lock);
+  for (; id && id <= node_count && n < max; id = node_parent[id]) pcs[n++] = node_pc[id];
+  pthread_mutex_unlock(&tree_lock);
+  return n;
 }
 
 uint64_t ctps_tree_nodes(void) { return __atomic_load_n(&node_count, __ATOMIC_RELAXED); }
