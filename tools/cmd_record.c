@@ -28,7 +28,8 @@
 
 static const char usage[] =
     "usage: cutrace record [-o DIR | --collector ADDR] [-q] [--stacks[=WHICH]] [--stack-depth N]\n"
-    "                      [--capture=all|profiler|nvtx:NAME] [--delay S] [--duration S]\n"
+    "                      [--python=auto|off] [--capture=all|profiler|nvtx:NAME]\n"
+    "                      [--delay S] [--duration S]\n"
     "                      [--] CMD [ARGS...]\n"
     "  Runs CMD with the tracer preloaded; every process it starts writes its trace\n"
     "  into DIR (default cutrace.data) while it runs. A DIR already holding traces is\n"
@@ -42,6 +43,9 @@ static const char usage[] =
     "           work (launches, the default of a plain --stacks), of every call (all), or\n"
     "           none (off); sets CUTRACE_STACKS for the program\n"
     "  --stack-depth N  frames kept per stack, innermost first (1-256; CUTRACE_STACK_DEPTH)\n"
+    "  --python=auto|off  with stacks, the Python frames (file:line, function) of a\n"
+    "           CPython 3.11-3.13 program in them (auto, the default), or not (off;\n"
+    "           CUTRACE_PYTHON)\n"
     "  --capture=all|profiler|nvtx:NAME  record everything (default), only between the\n"
     "           program's cudaProfilerStart and cudaProfilerStop, or only while an NVTX\n"
     "           range named NAME is open (CUTRACE_CAPTURE)\n"
@@ -336,6 +340,12 @@ int cmd_record(int argc, char **argv) {
     } else if (!strncmp(argv[i], "--stack-depth", 13) && (argv[i][13] == 0 || argv[i][13] == '=')) {
       const char *v = argv[i][13] == '=' ? argv[i] + 14 : i + 1 < argc ? argv[++i] : NULL;
       if (parse_stack_depth(v, &so) < 0) return 2;
+    } else if ((v = option_value(argc, argv, &i, "--python"))) {
+      if (strcmp(v, "auto") && strcmp(v, "off")) {
+        fprintf(stderr, "cutrace record: --python takes auto or off, not '%s'\n", v);
+        return 2;
+      }
+      if (setenv("CUTRACE_PYTHON", v, 1) != 0) return 2;
     } else if ((v = option_value(argc, argv, &i, "--capture"))) {
       if (set_capture(v) < 0) return 2;
     } else if ((v = option_value(argc, argv, &i, "--delay"))) {
