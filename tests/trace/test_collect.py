@@ -144,6 +144,38 @@ if files:
           f"kernels, {rerr.strip()}")
     check(not info_clean(files[0]), "killed: the partial file does not claim a clean end")
 
+# A slow collector (stopped for 3 s while the program runs): records are dropped and counted, the trace
+# still ends clean. One that never reads again: exit gives up after 5 s, one warning.
+for tag, stop_for in (("slow", 3.0), ("stalled", None)):
+    out_dir = os.path.join(h.tmp, tag)
+    col, addr = start_collect(out_dir, "unix:" + sock)
+    env = h.env(extra={"SIMCUDA_KERNEL_US": "default=5", "CUTRACE_BUFFER_KB": "64"})
+    env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT=addr)
+    col.send_signal(signal.SIGSTOP)
+    t0 = time.time()
+    prog = subprocess.Popen([h.workload("launch_loop"), "100000"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if stop_for:
+        time.sleep(stop_for)
+        col.send_signal(signal.SIGCONT)
+    out, err = prog.communicate(timeout=60)
+    took = time.time() - t0
+    col.send_signal(signal.SIGCONT)
+    time.sleep(0.5)
+    col.send_signal(signal.SIGINT)
+    col.communicate(timeout=30)
+    check(prog.returncode == 0 and "launch_loop: N=100000" in out, f"{tag}: rc {prog.returncode}")
+    rc, info, _ = h.run("info", out_dir)
+    if stop_for:
+        dropped = re.search(r"^\s*dropped\s+(\d+)", info, re.M)
+        check(err == "" and info_clean(out_dir) and dropped and int(dropped.group(1)) > 0,
+              f"{tag}: drops counted, clean end: stderr {err!r}, info {info!r}")
+    else:
+        check(err == f"cutrace: cannot send the trace to {addr} (it took nothing for 5 s at "
+              "exit; giving up); records are being lost\n", f"{tag}: one warning: {err!r}")
+        check(5 <= took < 15, f"{tag}: exit gave up after about 5 s, not {took:.1f} s")
+        check(rc == 1 and "truncated" in info, f"{tag}: partial file readable: {info!r}")
+
 # No collector: one line, the program's output and status unchanged (unix and tcp).
 free = socket.socket()
 free.bind(("127.0.0.1", 0))
