@@ -59,10 +59,12 @@ struct py_frame {
   int owner, last; /* last: the entry frame of its evaluation (its group ends) */
 };
 
+/* One thread's cache, and its scratch room for a walk (kept off the thread's stack). */
 struct py_cache {
   struct {
     uint64_t hash, id;
   } e[CACHE_ENTRIES];
+  struct py_frame frames[CTPS_MAX_DEPTH];
 };
 
 static int wanted = 1;           /* CUTRACE_PYTHON: 1 auto, 0 off */
@@ -257,18 +259,20 @@ static inline int is_eval(uint64_t pc) { return pc > eval_start && pc <= eval_en
 /* The slow path (Python lock held): checks and names the frames, merges them into
  * the native stack and enters the result into the tree. 0 when turned off. */
 static uint64_t merge_new(uint64_t native_id, const struct py_frame *fr, int n) {
-  uint64_t py[CTPS_MAX_DEPTH], pcs[CTPS_MAX_DEPTH], out[CTPS_MAX_DEPTH];
-  int last[CTPS_MAX_DEPTH], npy = 0;
+  static uint64_t py[CTPS_MAX_DEPTH], pcs[CTPS_MAX_DEPTH], out[CTPS_MAX_DEPTH]; /* lock held */
+  static int last[CTPS_MAX_DEPTH];
+  int npy = 0;
   for (int i = 0; i < n; i++) {
     const char *why = NULL;
     uint64_t units = 0, id = ctpy_code_id(fr[i].code, &units, &why);
     int32_t first = 0;
-    if (!id || fr[i].offset > 2 * units ||
+    int64_t off = (int64_t)fr[i].offset; /* before the first instruction: not started */
+    if (!id || off > 2 * (int64_t)units ||
         ctpy_read(fr[i].code + (uint64_t)ctpy.L.co_firsttraceable, &first, sizeof first)) {
       disable(why ? why : "a frame's instruction lies outside its code");
       return 0;
     }
-    if (fr[i].owner != ctpy.L.owner_generator && fr[i].offset < 2 * (uint64_t)(first > 0 ? first : 0)) {
+    if (off < 0 || (fr[i].owner != ctpy.L.owner_generator && off < 2 * (int64_t)(first > 0 ? first : 0))) {
       if (npy && fr[i].last) last[npy - 1] = 1; /* incomplete: not started yet */
       continue;
     }
@@ -307,7 +311,7 @@ uint64_t ctps_python_merge(uint64_t native_id, int gpu_work, int depth) {
     tls_cache = c = p;
     pthread_setspecific(cache_key, c);
   }
-  struct py_frame fr[CTPS_MAX_DEPTH];
+  struct py_frame *fr = c->frames;
   int safe = !__atomic_load_n(&checked, __ATOMIC_ACQUIRE);
   uint64_t h = native_id * 0x9e3779b97f4a7c15ull;
   int n = walk(ts, fr, depth < CTPS_MAX_DEPTH ? depth : CTPS_MAX_DEPTH, safe, &h);

@@ -18,7 +18,9 @@ that exists (3.12, 3.13). Known answers (SCRIPT's lines):
     main 19, <module> 1), a TRACER "python 3.N frames" with amount sys.hexversion;
   - dump --chrome: "python stack" of the step launches; gaps names them;
   - --python=off and CUTRACE_PYTHON=off: no Python frames; a bad CUTRACE_PYTHON one
-    line on stderr; the program's output is the same traced or not, every time.
+    line on stderr; Python 3.10 (when installed): Python frames off, said once on
+    stderr and in a TRACER record, native stacks kept; the program's output is the
+    same traced or not, every time.
 """
 import glob
 import json
@@ -212,6 +214,23 @@ def main():
                 f"python off {opts} {extra_env}: Python frames {notes[:3]} {err}")
         recs, _ = raw_records(h.cutrace, os.path.join(data, sorted(os.listdir(data))[0]))
         h.check(not [r for r in recs if r["kind"] == "pycode"], f"python off {opts}: PYCODE records")
+    # an interpreter older than 3.11 (no Py_Version): said once, native stacks kept
+    old = find_python("python3.10")
+    if old:
+        data = os.path.join(h.tmp, "old.data")
+        traced = run_script(h, old, script, env, data)
+        why = "python frames off: Python older than 3.11 (no Py_Version)"
+        h.check(traced.stderr.count(why) == 1, f"3.10: {why!r} not said once: {traced.stderr!r}")
+        recs, strings = [], {}
+        for name in sorted(os.listdir(data)):
+            r, st = raw_records(h.cutrace, os.path.join(data, name))
+            recs += r
+            strings.update(st)
+        h.check([strings.get(r["what"]) for r in recs if r["kind"] == "tracer"].count(why) == 1 and
+                not [r for r in recs if r["kind"] == "pycode"] and
+                [r for r in recs if r["kind"] == "stack"], f"3.10: TRACER {why!r} once, no PYCODE, stacks")
+    else:
+        print("note: python3.10 not found, the unsupported-version check skipped")
     data = os.path.join(h.tmp, "bad.data")
     traced = run_script(h, sys.executable, script, dict(env, CUTRACE_PYTHON="sometimes"), data)
     h.check("CUTRACE_PYTHON='sometimes' is not auto or off; using auto" in traced.stderr,
