@@ -210,7 +210,8 @@ static inline int rd8(uint64_t addr, uint8_t *v, int safe) {
  * fr; *h gets their hash mixed into seed. Returns the count, -1 when a checked read
  * failed.
  */
-static int walk(uint64_t ts, struct py_frame *fr, int max, int safe, uint64_t *h) {
+static inline __attribute__((always_inline)) int walk(uint64_t ts, struct py_frame *fr, int max,
+                                                      int safe, uint64_t *h) {
   const struct ctpy_layout *L = &ctpy.L;
   uint64_t f = 0, x = *h;
   if (L->ts_cframe >= 0) {
@@ -251,6 +252,16 @@ static int walk(uint64_t ts, struct py_frame *fr, int max, int safe, uint64_t *h
   }
   *h = x ^ (uint64_t)n;
   return n;
+}
+
+/* The walk with checked reads (until a first stack passed) and with plain loads. */
+static __attribute__((noinline)) int walk_checked(uint64_t ts, struct py_frame *fr, int max,
+                                                  uint64_t *h) {
+  return walk(ts, fr, max, 1, h);
+}
+
+static int walk_plain(uint64_t ts, struct py_frame *fr, int max, uint64_t *h) {
+  return walk(ts, fr, max, 0, h);
 }
 
 /* Whether native pc lies in _PyEval_EvalFrameDefault (a return address into it). */
@@ -314,7 +325,8 @@ uint64_t ctps_python_merge(uint64_t native_id, int gpu_work, int depth) {
   struct py_frame *fr = c->frames;
   int safe = !__atomic_load_n(&checked, __ATOMIC_ACQUIRE);
   uint64_t h = native_id * 0x9e3779b97f4a7c15ull;
-  int n = walk(ts, fr, depth < CTPS_MAX_DEPTH ? depth : CTPS_MAX_DEPTH, safe, &h);
+  int max = depth < CTPS_MAX_DEPTH ? depth : CTPS_MAX_DEPTH;
+  int n = safe ? walk_checked(ts, fr, max, &h) : walk_plain(ts, fr, max, &h);
   if (n < 0) {
     disable("a thread's frames cannot be read");
     goto out;
