@@ -225,7 +225,8 @@ static void finish_file(fstate *f) {
   for (unsigned i = 0; i < f->ndevs; i++) ct_gaps_finalize_dev(f, f->devs[i], UINT64_MAX);
   ct_gaps_name_threads(f);
   ct_gaps_ending_finish(f);
-  ct_gaps_device *nd = realloc(g->devs, (g->ndevs + f->ndevs) * sizeof *nd);
+  /* + 1: realloc to 0 bytes (a first file without devices) would free the array */
+  ct_gaps_device *nd = realloc(g->devs, (g->ndevs + f->ndevs + 1) * sizeof *nd);
   if (nd) {
     g->devs = nd;
     for (unsigned i = 0; i < f->ndevs; i++)
@@ -233,7 +234,7 @@ static void finish_file(fstate *f) {
           f->proc, f->devs[i]->device, f->devs[i]->name, f->devs[i]->t.u,
           device_comm(f->devs[i])};
   }
-  ct_gaps_stream *ns = realloc(g->streams, (g->nstreams + f->nstreams) * sizeof *ns);
+  ct_gaps_stream *ns = realloc(g->streams, (g->nstreams + f->nstreams + 1) * sizeof *ns);
   if (ns) {
     g->streams = ns;
     for (unsigned i = 0; i < f->nstreams; i++)
