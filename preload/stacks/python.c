@@ -275,17 +275,20 @@ static uint64_t merge_new(uint64_t native_id, const struct py_frame *fr, int n) 
   int npy = 0;
   for (int i = 0; i < n; i++) {
     const char *why = NULL;
-    uint64_t units = 0, id = ctpy_code_id(fr[i].code, &units, &why);
     int32_t first = 0;
     int64_t off = (int64_t)fr[i].offset; /* before the first instruction: not started */
-    if (!id || off > 2 * (int64_t)units ||
-        ctpy_read(fr[i].code + (uint64_t)ctpy.L.co_firsttraceable, &first, sizeof first)) {
-      disable(why ? why : "a frame's instruction lies outside its code");
+    if (off >= 0 && ctpy_read(fr[i].code + (uint64_t)ctpy.L.co_firsttraceable, &first, sizeof first)) {
+      disable("a code object cannot be read");
       return 0;
     }
     if (off < 0 || (fr[i].owner != ctpy.L.owner_generator && off < 2 * (int64_t)(first > 0 ? first : 0))) {
       if (npy && fr[i].last) last[npy - 1] = 1; /* incomplete: not started yet */
       continue;
+    }
+    uint64_t units = 0, id = ctpy_code_id(fr[i].code, &units, &why);
+    if (!id || off > 2 * (int64_t)units) {
+      disable(why ? why : "a frame's instruction lies outside its code");
+      return 0;
     }
     py[npy] = CT_STACK_PY_PC(id, ctpy_code_line(fr[i].code, fr[i].offset));
     last[npy++] = fr[i].last;
