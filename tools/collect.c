@@ -11,6 +11,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,8 +230,15 @@ static void accept_all(ct_collector *c) {
     k->accepted = time(NULL);
     struct ucred cr;
     socklen_t cl = sizeof cr;
-    if (ss.ss_family != AF_UNIX)
+    if (ss.ss_family != AF_UNIX) {
+      /* A sender whose host died never closes: keepalive ends such a stream in ~2 min. */
+      int on = 1, idle = 60, intvl = 10, cnt = 6;
+      setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+      setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
       ct_sockaddr_format((struct sockaddr *)&ss, len, k->peer, sizeof k->peer);
+    }
     else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0)
       snprintf(k->peer, sizeof k->peer, "unix pid %d", (int)cr.pid);
     else
