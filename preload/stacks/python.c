@@ -307,14 +307,8 @@ static uint64_t merge_new(uint64_t native_id, const struct py_frame *fr, int n) 
   return nout ? ctps_tree_insert(out, nout) : native_id;
 }
 
-uint64_t ctps_python_merge(uint64_t native_id, int gpu_work, int depth) {
-  int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-  if (CTP_UNLIKELY(st == PY_UNSEEN)) {
-    if (!wanted || !gpu_work) return native_id;
-    pthread_once(&find_once, find);
-    st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-  }
-  if (st != PY_ON || !native_id) return native_id;
+/* The capture's Python part (Python frames on). */
+static __attribute__((noinline)) uint64_t merge_python(uint64_t native_id, int depth) {
   int saved = errno;
   uint64_t ts = (uint64_t)(uintptr_t)get_tstate(), id = native_id;
   struct py_cache *c = tls_cache;
@@ -351,6 +345,17 @@ uint64_t ctps_python_merge(uint64_t native_id, int gpu_work, int depth) {
 out:
   errno = saved;
   return id;
+}
+
+uint64_t ctps_python_merge(uint64_t native_id, int gpu_work, int depth) {
+  int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  if (CTP_LIKELY(st == PY_OFF) || !native_id) return native_id; /* not Python: a load */
+  if (CTP_UNLIKELY(st == PY_UNSEEN)) {
+    if (!wanted || !gpu_work) return native_id;
+    pthread_once(&find_once, find);
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != PY_ON) return native_id;
+  }
+  return merge_python(native_id, depth);
 }
 
 void ctps_python_rewrite(void) {
