@@ -298,7 +298,7 @@ struct ct_file_writer {
   size_t out_cap;
 };
 
-static int write_all(int fd, const void *p, size_t n) {
+int ct_write_all(int fd, const void *p, size_t n) {
   const uint8_t *b = p;
   while (n) {
     ssize_t w = write(fd, b, n);
@@ -329,7 +329,7 @@ ct_file_writer *ct_file_writer_open(const char *path, size_t chunk_bytes) {
   }
   uint8_t hdr[1024];
   size_t hn = ct_write_file_header(hdr, sizeof hdr);
-  if (write_all(w->fd, hdr, hn) < 0) goto fail;
+  if (ct_write_all(w->fd, hdr, hn) < 0) goto fail;
   return w;
 fail: {
   int e = errno;
@@ -351,7 +351,7 @@ int ct_file_writer_flush(ct_file_writer *w) {
     return -1;
   }
   ct_chunk_reset(&w->chunk);
-  return write_all(w->fd, w->out, n);
+  return ct_write_all(w->fd, w->out, n);
 }
 
 int ct_file_writer_add(ct_file_writer *w, const ct_record *rec) {

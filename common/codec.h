@@ -115,6 +115,9 @@ size_t ct_chunk_compress(const ct_chunk *c, void *cctx, int level, void *dst, si
  */
 typedef struct ct_file_writer ct_file_writer;
 
+/* write() of all n bytes, retried on EINTR and short writes. Returns 0, or -1 (errno). */
+int ct_write_all(int fd, const void *buf, size_t n);
+
 /* Creates path (must not exist, mode 0600). Returns NULL and sets errno on failure. */
 ct_file_writer *ct_file_writer_open(const char *path, size_t chunk_bytes);
 

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "netaddr.h"
 
 #define PREAMBLE_TIMEOUT_S 30 /* a connection that names no file by then is dropped */
@@ -143,17 +144,6 @@ static int create_file(ct_collector *c, struct conn *k, const char *name) {
   return k->file;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 /* Ends connection i: closes it and its file, reports it, removes it from the list. */
 static void end_conn(ct_collector *c, size_t i, int closed, const char *problem,
                      void (*done)(void *, const ct_stream_end *), void *arg) {
@@ -191,10 +181,10 @@ static const char *take(ct_collector *c, struct conn *k, const uint8_t *p, size_
       return k->pre;
     }
     c->streams++;
-    if (extra && write_all(k->file, (const uint8_t *)nl + 1, extra) < 0) goto fail;
+    if (extra && ct_write_all(k->file, (const uint8_t *)nl + 1, extra) < 0) goto fail;
     k->bytes += extra;
   }
-  if (n && write_all(k->file, p, n) < 0) goto fail;
+  if (n && ct_write_all(k->file, p, n) < 0) goto fail;
   k->bytes += n;
   return NULL;
 fail:

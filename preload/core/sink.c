@@ -230,17 +230,7 @@ int ctp_sink_open(struct ctp_sink *s, const char *host, pid_t pid) {
 
 int ctp_sink_write(struct ctp_sink *s, const void *buf, size_t n) {
   if (s->stream) return stream_send(s->fd, buf, n, 0);
-  const uint8_t *p = buf;
-  while (n) {
-    ssize_t w = write(s->fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
+  return ct_write_all(s->fd, buf, n);
 }
 
 int ctp_sink_intact(const struct ctp_sink *s) {
