@@ -18,7 +18,8 @@ that exists (3.12, 3.13). Known answers (SCRIPT's lines):
     main 19, <module> 1), a TRACER "python 3.N frames" with amount sys.hexversion;
   - dump --chrome: "python stack" of the step launches; gaps names them;
   - --python=off and CUTRACE_PYTHON=off: no Python frames; a bad CUTRACE_PYTHON one
-    line on stderr; Python 3.10 (when installed): Python frames off, said once on
+    line on stderr; a fork child's own file names its Python frames (the PYCODE
+    records written again); Python 3.10 (when installed): Python frames off, said once on
     stderr and in a TRACER record, native stacks kept; the program's output is the
     same traced or not, every time.
 """
@@ -60,6 +61,25 @@ def main():
     print("done", rt.cudaDeviceSynchronize(), rt.cudaFree(p))
 
 main()
+'''
+FORK_SCRIPT = '''import ctypes, os
+rt = ctypes.CDLL("libcudart.so.13")
+p = ctypes.c_void_p()
+
+def launch(v):
+    return rt.cudaMemset(p, v, 4096)
+
+def child():
+    launch(3)
+
+assert rt.cudaMalloc(ctypes.byref(p), 4096) == 0
+launch(1)
+pid = os.fork()
+if pid == 0:
+    child()
+    raise SystemExit(0)
+os.waitpid(pid, 0)
+print("ok")
 '''
 NAME = "pyframes_script.py"
 STEP = [(NAME, 6, "launch"), (NAME, 9, "step"), (NAME, 22, "main"), (NAME, 29, "<module>")]
@@ -214,6 +234,24 @@ def main():
                 f"python off {opts} {extra_env}: Python frames {notes[:3]} {err}")
         recs, _ = raw_records(h.cutrace, os.path.join(data, sorted(os.listdir(data))[0]))
         h.check(not [r for r in recs if r["kind"] == "pycode"], f"python off {opts}: PYCODE records")
+    # fork: the child's own file names its Python frames (PYCODE records written again)
+    fork_script = os.path.join(h.tmp, "pyframes_fork.py")
+    with open(fork_script, "w") as f:
+        f.write(FORK_SCRIPT)
+    data = os.path.join(h.tmp, "fork.data")
+    run_script(h, sys.executable, fork_script, env, data)
+    files = sorted(os.listdir(data))
+    stacks = {}
+    for name in files:
+        rc, rep, err = h.cutrace_json("report", "--by", "stack", "--format", "json", os.path.join(data, name))
+        stacks[name] = [py_frames(r["stack"]) for r in (rep or {}).get("stacks", [])]
+    want_child = [("pyframes_fork.py", 6, "launch"), ("pyframes_fork.py", 9, "child"),
+                  ("pyframes_fork.py", 15, "<module>")]
+    h.check(len(files) == 2 and any(want_child in v for v in stacks.values()) and
+            any([("pyframes_fork.py", 6, "launch"), ("pyframes_fork.py", 12, "<module>")] in v
+                for v in stacks.values()),
+            f"fork: parent and child files with their Python stacks: {stacks}")
+
     # an interpreter older than 3.11 (no Py_Version): said once, native stacks kept
     old = find_python("python3.10")
     if old:
