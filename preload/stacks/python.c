@@ -216,9 +216,9 @@ static inline __attribute__((always_inline)) int walk(uint64_t ts, struct py_fra
   uint64_t f = 0, x = *h;
   if (L->ts_cframe >= 0) {
     uint64_t cf = 0;
-    if (rd(ts + (uint64_t)L->ts_cframe, &cf, safe) || !cf ||
-        rd(cf + (uint64_t)L->current_frame, &f, safe))
-      return safe ? -1 : 0;
+    if (rd(ts + (uint64_t)L->ts_cframe, &cf, safe)) return -1;
+    if (!cf) return 0; /* a thread state not set up yet: no frames */
+    if (rd(cf + (uint64_t)L->current_frame, &f, safe)) return -1;
   } else if (rd(ts + (uint64_t)L->current_frame, &f, safe)) {
     return -1;
   }
