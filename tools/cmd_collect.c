@@ -22,7 +22,7 @@ static const char usage[] =
     "  -o DIR         where the traces go (default cutrace.data; created if missing)\n"
     "  --listen ADDR  tcp:[HOST:]PORT or unix:PATH (default " DEFAULT_LISTEN ");\n"
     "                 port 0 picks a free port (printed on the first line)\n"
-    "  --once         exit once a stream was received and none is open\n"
+    "  --once         exit once a stream was received and none was open for 0.5 s\n"
     "  -q             print nothing but errors\n"
     "  Exit status: 0 every stream ended normally, 1 some stream was cut off,\n"
     "  2 usage error or the address cannot be listened on.\n";

@@ -29,6 +29,9 @@
 
 #define PREAMBLE_TIMEOUT_S 30 /* a connection that names no file by then is dropped */
 #define READ_BYTES (256 * 1024)
+/* --once: how long no stream may be open before the collector ends (a process whose
+ * exec failed, a fork child that records late: each reconnects within this). */
+#define ONCE_LINGER_MS 500
 
 struct conn {
   int fd, file;                       /* file: -1 until the preamble is read */
@@ -263,10 +266,18 @@ int ct_collector_run(ct_collector *c, const volatile sig_atomic_t *stop, int onc
   struct pollfd *pfds = NULL;
   size_t pcap = 0;
   int rc = 0;
+  uint64_t idle_since = 0; /* --once: when the last open stream ended */
   while (!*stop) {
+    struct timespec tick = {1, 0};
     if (once && c->streams && !c->nconns) {
-      accept_all(c); /* one that connected meanwhile keeps the collector going */
-      if (!c->nconns) break;
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      uint64_t now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+      if (!idle_since) idle_since = now_ms;
+      if (now_ms - idle_since >= ONCE_LINGER_MS) break;
+      tick = (struct timespec){0, (long)(ONCE_LINGER_MS - (now_ms - idle_since)) * 1000000};
+    } else {
+      idle_since = 0;
     }
     size_t n = c->nconns + 1;
     if (n > pcap) {
@@ -282,7 +293,6 @@ int ct_collector_run(ct_collector *c, const volatile sig_atomic_t *stop, int onc
     time_t now = time(NULL);
     pfds[0] = (struct pollfd){.fd = now > c->accept_paused ? c->lfd : -1, .events = POLLIN};
     for (size_t i = 1; i < n; i++) pfds[i] = (struct pollfd){.fd = c->conns[i - 1].fd, .events = POLLIN};
-    struct timespec tick = {1, 0};
     if (ppoll(pfds, n, &tick, sigmask) < 0) {
       if (errno == EINTR) continue;
       snprintf(err, errlen, "poll: %s", strerror(errno));

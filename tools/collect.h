@@ -36,7 +36,7 @@ const char *ct_collector_address(const ct_collector *c);
 /*
  * Receives until *stop becomes non-zero (then it stops accepting, writes what the
  * open connections already delivered, and ends them: "collector stopped"), or, with
- * once, until at least one stream was received and none is open. poll runs with
+ * once, until at least one stream was received and none has been open for 0.5 s. poll runs with
  * sigmask (ppoll; NULL: the thread's mask), so a caller that blocks its stop signals
  * and passes the mask without them never misses one. done(arg, end) is called for
  * every stream that ends. Returns 0 when every stream was closed normally, 1 when some

@@ -112,6 +112,27 @@ streamed_run("unix-forker", "unix:" + sock, "forker", ["20"], 2)
 streamed_run("tcp-matmul", "tcp:127.0.0.1:0", "matmul_add", ["64", "5", "2"], 1)
 streamed_run("tcp-forker", "tcp:127.0.0.1:0", "forker", ["20"], 2)
 
+# A failed exec traces on into a new stream; --once waits for it; the collector numbers
+# it as the preload numbers files (<host>.<pid>.1.ctr).
+out_dir = os.path.join(h.tmp, "exec")
+col, addr = start_collect(out_dir, "unix:" + sock, "--once")
+bad = os.path.join(h.tmp, "not-a-program")
+with open(bad, "w") as f:
+    f.write("not an executable format\n")
+os.chmod(bad, 0o755)
+env = h.env()
+env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT=addr)
+p = subprocess.Popen([sys.executable, "-c", "import os, sys\ntry: os.execv(sys.argv[1], ['x'])\n"
+                      "except OSError as e: print('exec failed', e.errno)", bad], env=env,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+out, err = p.communicate(timeout=60)
+rc, lines, cerr = finish_collect(col, "exec")
+check(out.startswith("exec failed") and err == "", f"exec: {out!r} {err!r}")
+names = sorted(os.listdir(out_dir))
+check(names == [f"{HOST}.{p.pid}.1.ctr", f"{HOST}.{p.pid}.ctr"], f"exec: two streams: {names}")
+check(rc == 0 and all(info_clean(os.path.join(out_dir, n)) for n in names),
+      f"exec: collect rc {rc}, both clean")
+
 # The collector killed mid-run: the program goes on, one warning, a readable partial file.
 out_dir = os.path.join(h.tmp, "killed")
 col, addr = start_collect(out_dir, "unix:" + sock)
