@@ -56,8 +56,10 @@ static void frame_flush(struct writer *w) {
   if (!w->chunk.len) return;
   int saved = errno;
   uint64_t begin = ctp_now_ns();
-  size_t n = ct_chunk_compress(&w->chunk, w->cctx, ctp_cfg.zstd_level, w->out, w->out_cap);
-  const char *why = n ? NULL : "compression failed";
+  /* Nowhere to write (a lost collector, a closed descriptor): not even compressed. */
+  const char *why = w->sink.fd >= 0 ? NULL : w->sink.stream ? "no connection" : "no trace file";
+  size_t n = why ? 0 : ct_chunk_compress(&w->chunk, w->cctx, ctp_cfg.zstd_level, w->out, w->out_cap);
+  if (!n && !why) why = "compression failed";
   if (n && w->sink.fd >= 0 && !ctp_sink_intact(&w->sink)) {
     /* The program closed our descriptor (closefrom, a daemon's clean-up) and the
      * number may now be one of its own files: never write there again. */
@@ -65,7 +67,6 @@ static void frame_flush(struct writer *w) {
     why = w->sink.stream ? "the program closed the stream's descriptor"
                          : "the program closed the trace file's descriptor";
   }
-  if (w->sink.fd < 0 && !why) why = w->sink.stream ? "no connection" : "no trace file";
   int ok = !why && ctp_sink_write(&w->sink, w->out, n) == 0;
   if (!ok && !why) {
     why = ctp_sink_reason(&w->sink, errno);
