@@ -112,6 +112,20 @@ streamed_run("unix-forker", "unix:" + sock, "forker", ["20"], 2)
 streamed_run("tcp-matmul", "tcp:127.0.0.1:0", "matmul_add", ["64", "5", "2"], 1)
 streamed_run("tcp-forker", "tcp:127.0.0.1:0", "forker", ["20"], 2)
 
+# cutrace record --collector: the program streams, nothing local, one line says where.
+out_dir = os.path.join(h.tmp, "record")
+col, addr = start_collect(out_dir, "unix:" + sock, "--once")
+p = subprocess.run([os.path.abspath(h.cutrace), "record", "--collector", addr, "--",
+                    os.path.abspath(h.workload("forker")), "5"],
+                   env=dict(h.env(), CUTRACE_PRELOAD=os.path.abspath(h.libtrace)),
+                   capture_output=True, text=True, timeout=120, cwd=h.tmp)
+rc, lines, _ = finish_collect(col, "record")
+check(p.returncode == 0 and p.stderr == f"cutrace record: traces sent to the collector at {addr}\n",
+      f"record --collector: rc {p.returncode}, stderr {p.stderr!r}")
+check(len(glob.glob(os.path.join(out_dir, "*.ctr"))) == 2 and rc == 0,
+      f"record --collector: two streams, collect rc {rc}")
+check(not os.path.exists(os.path.join(h.tmp, "cutrace.data")), "record --collector writes nothing local")
+
 # A failed exec traces on into a new stream; --once waits for it; the collector numbers
 # it as the preload numbers files (<host>.<pid>.1.ctr).
 out_dir = os.path.join(h.tmp, "exec")
