@@ -3,7 +3,8 @@
 Bundled workloads stream their traces to a running `cutrace collect` (unix socket,
 then tcp on 127.0.0.1 with a port the collector picks); the files it writes must
 report what a directory output gives, end clean, one per process (forker: two).
-Then the failures: the collector killed mid-run (the program still exits 0 with its
+`cutrace record --collector`, a failed exec (a second stream). Then the failures: the
+collector killed mid-run (the program still exits 0 with its
 normal output and one warning; the partial file reads up to the damage), no
 collector (one line, program unchanged), bad --listen (exit 2), a stream cut off by
 SIGTERM, hostile names and name clashes.
@@ -188,7 +189,7 @@ for tag, stop_for in (("slow", 3.0), ("stalled", None)):
     env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT=addr)
     col.send_signal(signal.SIGSTOP)
     t0 = time.time()
-    prog = subprocess.Popen([h.workload("launch_loop"), "100000"], env=env,
+    prog = subprocess.Popen([h.workload("launch_loop"), "200000"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if stop_for:
         time.sleep(stop_for)
@@ -199,7 +200,7 @@ for tag, stop_for in (("slow", 3.0), ("stalled", None)):
     time.sleep(0.5)
     col.send_signal(signal.SIGINT)
     col.communicate(timeout=30)
-    check(prog.returncode == 0 and "launch_loop: N=100000" in out, f"{tag}: rc {prog.returncode}")
+    check(prog.returncode == 0 and "launch_loop: N=200000" in out, f"{tag}: rc {prog.returncode}")
     rc, info, _ = h.run("info", out_dir)
     if stop_for:
         dropped = re.search(r"^\s*dropped\s+(\d+)", info, re.M)
