@@ -7,17 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
+
 const char ct_stacks_python_note[] = "python";
 
-typedef struct code_slot {
-  uint64_t id; /* 0 = empty */
-  char *file, *qualname;
+/* A code object's names, in a map keyed by its PYCODE id (8 bytes). */
+typedef struct code_val {
+  char *file, *qualname; /* NULL: not defined (a lookup made the slot) */
   uint64_t first_line;
-} code_slot;
+} code_val;
 
 struct ct_pycodes {
-  code_slot *slots;
-  size_t n, cap;
+  ct_map *m;
 };
 
 int ct_frame_is_python(const char *note) {
@@ -32,61 +33,45 @@ int ct_stacks_is_python_library(const char *file) {
   return lib != NULL;
 }
 
-static size_t slot_of(uint64_t id, size_t cap) {
-  return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 21) & (cap - 1);
+ct_pycodes *ct_pycodes_new(void) {
+  ct_pycodes *t = calloc(1, sizeof *t);
+  if (t && !(t->m = ct_map_new(sizeof(code_val)))) {
+    free(t);
+    return NULL;
+  }
+  return t;
 }
-
-ct_pycodes *ct_pycodes_new(void) { return calloc(1, sizeof(ct_pycodes)); }
 
 void ct_pycodes_free(ct_pycodes *t) {
   if (!t) return;
-  for (size_t i = 0; i < t->cap; i++) {
-    free(t->slots[i].file);
-    free(t->slots[i].qualname);
+  for (size_t i = 0; i < ct_map_count(t->m); i++) {
+    code_val *c = ct_map_entry(t->m, i, NULL, NULL);
+    free(c->file);
+    free(c->qualname);
   }
-  free(t->slots);
+  ct_map_free(t->m);
   free(t);
-}
-
-static const code_slot *find(const ct_pycodes *t, uint64_t id) {
-  if (!id || !t->cap) return NULL;
-  for (size_t i = slot_of(id, t->cap); t->slots[i].id; i = (i + 1) & (t->cap - 1))
-    if (t->slots[i].id == id) return &t->slots[i];
-  return NULL;
 }
 
 int ct_pycodes_add(ct_pycodes *t, uint64_t id, const char *file, const char *qualname,
                    uint64_t first_line) {
-  if (!id || find(t, id)) return 0;
-  if ((t->n + 1) * 2 > t->cap) {
-    size_t ncap = t->cap ? t->cap * 2 : 256;
-    code_slot *na = calloc(ncap, sizeof *na);
-    if (!na) return -1;
-    for (size_t i = 0; i < t->cap; i++) {
-      if (!t->slots[i].id) continue;
-      size_t j = slot_of(t->slots[i].id, ncap);
-      while (na[j].id) j = (j + 1) & (ncap - 1);
-      na[j] = t->slots[i];
-    }
-    free(t->slots);
-    t->slots = na;
-    t->cap = ncap;
-  }
+  code_val *c = id ? ct_map_get(t->m, &id, sizeof id, NULL) : NULL;
+  if (!id || (c && c->file)) return 0;
+  if (!c) return -1;
   char *f = strdup(file ? file : ""), *q = strdup(qualname && *qualname ? qualname : "?");
   if (!f || !q) {
     free(f);
     free(q);
     return -1;
   }
-  size_t j = slot_of(id, t->cap);
-  while (t->slots[j].id) j = (j + 1) & (t->cap - 1);
-  t->slots[j] = (code_slot){id, f, q, first_line};
-  t->n++;
+  *c = (code_val){f, q, first_line};
   return 0;
 }
 
-ct_frame *ct_pycodes_frame(const ct_pycodes *t, uint64_t pc) {
-  const code_slot *c = t ? find(t, CT_STACK_PY_CODE(pc)) : NULL;
+ct_frame *ct_pycodes_frame(ct_pycodes *t, uint64_t pc) {
+  uint64_t id = CT_STACK_PY_CODE(pc);
+  const code_val *c = t ? ct_map_get(t->m, &id, sizeof id, NULL) : NULL;
+  if (c && !c->file) c = NULL;
   ct_frame *f = calloc(1, sizeof *f);
   if (!f) return NULL;
   f->pc = pc;

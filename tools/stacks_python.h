@@ -7,7 +7,7 @@
 
 #include "stacks.h"
 
-/* The code objects of one process. */
+/* The code objects of one process (a ct_map of stats.h by PYCODE id). */
 typedef struct ct_pycodes ct_pycodes;
 
 /* A new empty table; NULL when out of memory. */
@@ -24,6 +24,6 @@ int ct_pycodes_add(ct_pycodes *t, uint64_t id, const char *file, const char *qua
 /* A new frame for Python pc (CT_STACK_PY set): function the qualified name, file the
  * code's file, line the pc's, note ct_stacks_python_note; strings malloc'd (freed
  * with the frame by tools/stacks.c). NULL when out of memory. */
-ct_frame *ct_pycodes_frame(const ct_pycodes *t, uint64_t pc);
+ct_frame *ct_pycodes_frame(ct_pycodes *t, uint64_t pc);
 
 #endif
