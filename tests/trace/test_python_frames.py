@@ -6,7 +6,7 @@ simulated GPU through ctypes.
 usage: test_python_frames.py SIM_DIR CUTRACE LIBTRACE WORKLOAD_DIR [PYTHON...]
 
 Runs the script with this interpreter (3.11 here) and with each further PYTHON given
-that exists (3.12, 3.13). Known answers (SCRIPT's lines):
+that exists (3.12, 3.13, Debian's /usr/bin/python3.11 with libpython linked in). Known answers (SCRIPT's lines):
   - 3 memsets from step(): Python frames launch:6 < step:9 < main:22 < <module>:29,
     replacing the _PyEval_EvalFrameDefault frame in the native stack (merged between
     the ctypes frames and PyEval_EvalCode);
@@ -214,8 +214,8 @@ def main():
             pythons.append(real)
         else:
             print(f"note: {extra} not found, skipped")
-    for python in pythons:
-        tag = os.path.basename(python) + "-" + subprocess.run(
+    for k, python in enumerate(pythons):
+        tag = f"{k}-" + os.path.basename(python) + "-" + subprocess.run(
             [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
             capture_output=True, text=True).stdout.strip()
         data = os.path.join(h.tmp, tag + ".data")
