@@ -81,9 +81,9 @@ int cmd_collect(int argc, char **argv) {
     } else if (!strncmp(argv[i], "--listen=", 9)) {
       listen = argv[i] + 9;
     } else {
+      int needs_value = !strcmp(argv[i], "-o") || !strcmp(argv[i], "--listen");
       fprintf(stderr, "cutrace collect: %s '%s' (try: cutrace collect --help)\n",
-              argv[i][0] == '-' && i + 1 >= argc ? "missing value after" : "unknown argument",
-              argv[i]);
+              needs_value ? "missing value after" : "unknown argument", argv[i]);
       return 2;
     }
   }
