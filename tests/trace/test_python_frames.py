@@ -269,6 +269,10 @@ def main():
                 [r for r in recs if r["kind"] == "stack"], f"3.10: TRACER {why!r} once, no PYCODE, stacks")
     else:
         print("note: python3.10 not found, the unsupported-version check skipped")
+    bad = subprocess.run([h.cutrace, "record", "--python=sometimes", "-o", os.path.join(h.tmp, "no.data"),
+                          "--", "true"], capture_output=True, text=True, timeout=60)
+    h.check(bad.returncode == 2 and bad.stderr == "cutrace record: --python takes auto or off, not 'sometimes'\n"
+            and not os.path.exists(os.path.join(h.tmp, "no.data")), f"record --python=sometimes: {bad}")
     data = os.path.join(h.tmp, "bad.data")
     traced = run_script(h, sys.executable, script, dict(env, CUTRACE_PYTHON="sometimes"), data)
     h.check("CUTRACE_PYTHON='sometimes' is not auto or off; using auto" in traced.stderr,
