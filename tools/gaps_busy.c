@@ -57,7 +57,9 @@ void ct_gaps_tracker_add(fstate *f, tracker *t, uint64_t s, uint64_t e, const op
     return;
   }
   if (t->n == t->cap) {
-    if (t->head > 0) {
+    /* Compact only when at least half the room is free: a queue kept nearly full of
+     * open intervals would otherwise be moved whole every few additions. */
+    if (t->cap && t->head >= t->cap / 2) {
       memmove(t->q, t->q + t->head, (t->n - t->head) * sizeof *t->q);
       t->n -= t->head;
       i -= t->head;
