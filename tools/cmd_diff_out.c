@@ -74,7 +74,8 @@ static void print_headline(const diff_cli *c, const double v[2][CT_DM_COUNT]) {
     int unit = ct_diff_metric_unit((enum ct_diff_metric)m);
     char b[64];
     int cause = m >= CT_DM_IDLE_CAUSE && m < CT_DM_IDLE_CAUSE + CT_GAP_NCAUSES;
-    if (text && (cause || m == CT_DM_UNRECORDED) && v[0][m] == 0 && v[1][m] == 0)
+    if (text && (cause || m == CT_DM_UNRECORDED || m == CT_DM_COMM || m == CT_DM_COMM_EXPOSED) &&
+        v[0][m] == 0 && v[1][m] == 0)
       continue; /* no such time on either side */
     ct_table_row(tb);
     if (!text) ct_table_cell(tb, "summary");

@@ -21,6 +21,8 @@ static const struct {
     [CT_DM_IDLE_CAUSE + CT_GAP_TRACER] = {"idle_tracer_ns", "  tracer", 1},
     [CT_DM_IDLE_CAUSE + CT_GAP_OTHER] = {"idle_other_ns", "  other", 1},
     [CT_DM_UNRECORDED] = {"gpu_unrecorded_ns", "GPU time not recorded (tracer paused)", 1},
+    [CT_DM_COMM] = {"comm_gpu_ns", "Communication kernels (NCCL) busy", 1},
+    [CT_DM_COMM_EXPOSED] = {"comm_exposed_ns", "  exposed (no compute beside it)", 1},
     [CT_DM_KERNEL_NS] = {"kernel_gpu_ns", "Kernel GPU time", 1},
     [CT_DM_KERNELS] = {"kernel_launches", "Kernel launches", 0},
     [CT_DM_MEMOP_NS] = {"memop_gpu_ns", "Copy and set GPU time", 1},
@@ -92,6 +94,8 @@ void ct_diff_side_totals(const ct_diff_side *s, double v[CT_DM_COUNT]) {
     v[CT_DM_BUSY] += (double)devs[i].u.busy_ns;
     v[CT_DM_IDLE] += (double)devs[i].u.idle_ns;
     v[CT_DM_UNRECORDED] += (double)devs[i].u.unrecorded_ns;
+    v[CT_DM_COMM] += (double)devs[i].comm.comm_ns;
+    v[CT_DM_COMM_EXPOSED] += (double)devs[i].comm.exposed_ns;
     for (int c = 0; c < CT_GAP_NCAUSES; c++)
       v[CT_DM_IDLE_CAUSE + c] += (double)devs[i].u.idle_by_cause[c];
   }

@@ -28,6 +28,8 @@ enum ct_diff_metric {
   CT_DM_IDLE,        /* GPU idle, summed over devices, ns; then one row per cause: */
   CT_DM_IDLE_CAUSE,  /* ... CT_GAP_NCAUSES rows, in enum ct_gap_cause order */
   CT_DM_UNRECORDED = CT_DM_IDLE_CAUSE + CT_GAP_NCAUSES, /* span the tracer paused in (1.3) */
+  CT_DM_COMM,        /* communication kernels (NCCL, NVSHMEM): their union's busy ns */
+  CT_DM_COMM_EXPOSED, /* the part of it with no compute kernel beside it, ns */
   CT_DM_KERNEL_NS,   /* kernels, GEMMs, graphs: GPU ns */
   CT_DM_KERNELS,     /* their activities (kernel launches) */
   CT_DM_MEMOP_NS,    /* copies and sets: GPU ns */

@@ -134,4 +134,13 @@ check(comm.get("comm_ns") == 10 * US and comm.get("overlap_ns") == 3 * US
       f"late first communication kernel: {comm}")
 check(not [f for f in doc.get("findings", []) if f["kind"] == "exposed_comm"],
       f"7 us exposed of a 3 ms span is no finding: {doc.get('findings')}")
+
+# cutrace diff carries both into its headline.
+p = subprocess.run([cutrace, "diff", "--format", "json", path, os.path.join(tmp, "comm.ctr")],
+                   capture_output=True, text=True, timeout=60)
+summary = json.loads(p.stdout).get("summary", {}) if p.returncode == 0 else {}
+got = {k: (summary.get(k, {}).get("before"), summary.get(k, {}).get("after"))
+       for k in ("comm_gpu_ns", "comm_exposed_ns")}
+check(got == {"comm_gpu_ns": (10 * US, 170 * US * N), "comm_exposed_ns": (7 * US, 70 * US * N)},
+      f"diff headline communication: {got} ({p.stderr.strip()})")
 sys.exit(finish())
