@@ -104,8 +104,14 @@ int ctp_window_poll(void) {
   if (resume_at_ns) {
     delay_over = 1;
     __atomic_store_n(&resume_at_ns, 0, __ATOMIC_RELAXED);
-    /* the pause's reason becomes the profiler's when that condition still holds */
-    if (!range_on) pause_why = why_range;
+    if (!range_on && ctp_paused) {
+      /* still paused, now for the range: the delay's pause ends and the range's begins,
+       * so that each PAUSE record has one reason */
+      queue(pause_begin_ns, at, pause_why);
+      pause_begin_ns = at;
+      pause_why = why_range;
+      queue(at, 0, why_range);
+    }
     settle(at, why_range);
   }
   pthread_mutex_unlock(&window_lock);

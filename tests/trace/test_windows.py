@@ -224,6 +224,14 @@ p = subprocess.run([cutrace, "gaps", "--summary", path], capture_output=True, te
 check("the tracer was paused (profiler); did the program call cudaProfilerStart?" in p.stdout,
       f"gaps summary of a trace never recorded: {p.stdout!r}")
 
+# ---- a delay ending into a closed profiler range: two pauses, one reason each -----------
+recs, strings, path, _ = record("delayprof", ["--capture=profiler", "--delay", "0.2"], ["timed", "0.3"])
+pauses = pauses_of(recs, strings)
+process = next(r for r in recs if r["kind"] == "process")
+t = process["start_ns"] + 200000000
+check(pauses == [(process["start_ns"], t, "delay"), (t, None, "profiler")] and
+      not kernels_launched(recs, strings), f"delay then profiler pauses: {pauses}")
+
 # ---- bad values ------------------------------------------------------------------------
 for opts, want in ((["--capture=sometimes"], "--capture takes all, profiler or nvtx:NAME"),
                    (["--capture=nvtx:"], "--capture takes all, profiler or nvtx:NAME"),
