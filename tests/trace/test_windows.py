@@ -15,9 +15,10 @@ Chrome trace has a "not recorded" slice per pause; info counts them.
 --capture=nvtx:step: only while the NVTX range "step" is open (2 w_captured, 4
 w_inside, the graph launch), two PAUSE records "nvtx" around it.
 Without --capture everything is recorded and there is no PAUSE record.
---delay 0.4: only the launches made after 0.4 s (w_late), one PAUSE "delay" of
-exactly 0.4 s from the process start. --duration 0.4: only those before (w_early),
-one open PAUSE "duration" beginning exactly 0.4 s after the start.
+--delay 1: only the launches made after 1 s (w_late, 2.5 s after main began), one
+PAUSE "delay" of exactly 1 s from the process start. --duration 1: only those before
+(w_early, at once: a start-up slower than 1 s on a loaded machine would break this),
+one open PAUSE "duration" beginning exactly 1 s after the start.
 Bad option values: status 2 and one line; a bad CUTRACE_CAPTURE: one warning line.
 
 usage: test_windows.py SIM_DIR CUTRACE LIBTRACE WINDOWS_PROGRAM
@@ -201,20 +202,20 @@ check(got == {"w_before": 3, "w_graph": 2, "w_captured": 2, "w_inside": 4, "w_af
 check(not [r for r in recs if r["kind"] == "pause"], "PAUSE records without a window setting")
 
 # ---- --delay and --duration ------------------------------------------------------------
-recs, strings, _, _ = record("delay", ["--delay", "0.4"], ["timed", "0.9"])
+recs, strings, _, _ = record("delay", ["--delay", "1"], ["timed", "2.5"])
 got = kernels_launched(recs, strings)
-check(got == {"w_late": 3}, f"kernels after a 0.4 s delay: {got}")
+check(got == {"w_late": 3}, f"kernels after a 1 s delay: {got}")
 pauses = pauses_of(recs, strings)
 process = next(r for r in recs if r["kind"] == "process")
-check(pauses == [(process["start_ns"], process["start_ns"] + 400000000, "delay")],
+check(pauses == [(process["start_ns"], process["start_ns"] + 1000000000, "delay")],
       f"delay pause {pauses} (start {process['start_ns']})")
 
-recs, strings, _, _ = record("duration", ["--duration", "0.4"], ["timed", "0.9"])
+recs, strings, _, _ = record("duration", ["--duration", "1"], ["timed", "2.5"])
 got = kernels_launched(recs, strings)
-check(got == {"w_early": 3}, f"kernels within a 0.4 s duration: {got}")
+check(got == {"w_early": 3}, f"kernels within a 1 s duration: {got}")
 pauses = pauses_of(recs, strings)
 process = next(r for r in recs if r["kind"] == "process")
-check(pauses == [(process["start_ns"] + 400000000, None, "duration")],
+check(pauses == [(process["start_ns"] + 1000000000, None, "duration")],
       f"duration pause {pauses} (start {process['start_ns']})")
 
 # ---- a profiler range the program never opens: nothing recorded, and gaps says why -----
