@@ -200,6 +200,10 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_end_object(&j);
   }
   ct_json_end_array(&j);
+  int straggler = ct_gaps_comm_straggler(c->g);
+  ct_json_key(&j, "comm_straggler"); /* index into devices, null when none */
+  if (straggler >= 0) ct_json_uint(&j, (uint64_t)straggler);
+  else ct_json_null(&j);
   const ct_gaps_stream *strs = ct_gaps_streams(c->g, &n);
   ct_json_key(&j, "streams");
   ct_json_begin_array(&j);

@@ -260,6 +260,18 @@ static void print_comm_table(const gaps_cli *c) {
   ct_table_free(t);
   printf("(overlap%%: the share of communication time during which compute kernels ran too; "
          "exposed: communication alone on the device)\n");
+  int s = ct_gaps_comm_straggler(c->g);
+  if (s >= 0) {
+    uint64_t max = 0;
+    for (unsigned i = 0; i < n; i++) max = devs[i].comm.comm_ns > max ? devs[i].comm.comm_ns : max;
+    char b1[24], b2[24];
+    printf("likely straggler: device %llu of pid %llu spent the least time in communication "
+           "kernels (%s, up to %s elsewhere): the others waited for it inside collectives; "
+           "compare its compute and host time\n",
+           (unsigned long long)devs[s].device,
+           (unsigned long long)(devs[s].proc < np ? procs[devs[s].proc].pid : 0),
+           ct_fmt_duration(devs[s].comm.comm_ns, b1, sizeof b1), ct_fmt_duration(max, b2, sizeof b2));
+  }
 }
 
 /* The full text report (cmd_gaps.h). */

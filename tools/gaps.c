@@ -350,6 +350,20 @@ const ct_gap_detail *ct_gaps_top_stream(const ct_gaps *g, unsigned *n) {
 }
 uint64_t ct_gaps_late(const ct_gaps *g) { return g->late; }
 
+int ct_gaps_comm_straggler(const ct_gaps *g) {
+  int lo = -1, hi = -1, n = 0;
+  for (unsigned i = 0; i < g->ndevs; i++) {
+    uint64_t c = g->devs[i].comm.comm_ns;
+    if (!c) continue;
+    n++;
+    if (lo < 0 || c < g->devs[lo].comm.comm_ns) lo = (int)i;
+    if (hi < 0 || c > g->devs[hi].comm.comm_ns) hi = (int)i;
+  }
+  if (n < 2) return -1;
+  uint64_t min = g->devs[lo].comm.comm_ns, max = g->devs[hi].comm.comm_ns;
+  return max >= min + 100000 && max * 4 >= min * 5 ? lo : -1;
+}
+
 void ct_gaps_free(ct_gaps *g) {
   if (!g) return;
   for (unsigned i = 0; i < g->nprocs; i++) {

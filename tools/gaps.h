@@ -235,6 +235,16 @@ const ct_gap_detail *ct_gaps_top_stream(const ct_gaps *g, unsigned *n);
 /* Activities that arrived after the time they cover had been analysed (see docs). */
 uint64_t ct_gaps_late(const ct_gaps *g);
 
+/*
+ * The likely straggler among the devices that ran communication kernels (ranks of one
+ * job, one file each, or several devices of a process): inside a collective, every
+ * other participant's kernel waits for the slowest to arrive, so the device with the
+ * least communication time is the one the others waited for. Found when at least two
+ * devices communicated and the most communication time is at least 1.25 times and
+ * 100 us more than the least. Returns the index into ct_gaps_devices, or -1.
+ */
+int ct_gaps_comm_straggler(const ct_gaps *g);
+
 /* Frees the analysis and its results. */
 void ct_gaps_free(ct_gaps *g);
 

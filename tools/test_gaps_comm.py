@@ -32,17 +32,18 @@ tmp = tempfile.mkdtemp(prefix="cutrace-comm-")
 
 
 class Planted:
-    def __init__(self):
+    def __init__(self, pid=77):
         self.w = TraceWriter()
         self.s = {}
         self.corr = 0
+        self.pid = pid
         w = self.w
-        w.add("process", pid=77, ppid=1, start_ns=10**9, realtime_ns=1700000000 * 10**9,
+        w.add("process", pid=pid, ppid=1, start_ns=10**9, realtime_ns=1700000000 * 10**9,
               host=self.str("host"), cmdline=self.str("./train"))
         for d in (0, 1):
             w.add("device", device=d, name=self.str("GPU"), cc_major=9, sm_count=132,
                   mem_bytes=80 << 30)
-        w.add("thread", tid=77, name=self.str("main"), start_ns=10**9)
+        w.add("thread", tid=pid, name=self.str("main"), start_ns=10**9)
         for st in (1, 2, 3):
             w.add("stream", stream=st, handle=0x100 + st, device=0 if st < 3 else 1, flags=1)
 
@@ -54,7 +55,7 @@ class Planted:
     def kernel(self, name, stream, b, e, device=0):
         self.corr += 1
         c = self.corr
-        self.w.add("api", tid=77, name=self.str("cudaLaunchKernel"), begin_ns=b - 5 * US,
+        self.w.add("api", tid=self.pid, name=self.str("cudaLaunchKernel"), begin_ns=b - 5 * US,
                    end_ns=b - 4 * US, corr=c, device=device, stream=stream, flags=TIMED)
         self.w.add("launch", corr=c, kernel=self.str(name), grid_x=1, grid_y=1, grid_z=1,
                    block_x=32, block_y=1, block_z=1)
@@ -64,7 +65,7 @@ class Planted:
     def copy(self, stream, b, e):
         self.corr += 1
         c = self.corr
-        self.w.add("api", tid=77, name=self.str("cudaMemcpyAsync"), begin_ns=b - 5 * US,
+        self.w.add("api", tid=self.pid, name=self.str("cudaMemcpyAsync"), begin_ns=b - 5 * US,
                    end_ns=b - 4 * US, corr=c, stream=stream, flags=TIMED)
         self.w.add("memop", corr=c, bytes=1 << 20, kind=1, src_mem=2, dst_mem=1, **{"async": 1})
         self.w.add("gpu", corr=c, stream=stream, start_ns=b, end_ns=e, type=2)
@@ -134,6 +135,28 @@ check(comm.get("comm_ns") == 10 * US and comm.get("overlap_ns") == 3 * US
       f"late first communication kernel: {comm}")
 check(not [f for f in doc.get("findings", []) if f["kind"] == "exposed_comm"],
       f"7 us exposed of a 3 ms span is no finding: {doc.get('findings')}")
+
+# Two ranks: the one whose all-reduces are shortest is the one the other waited for.
+p = Planted(pid=78)
+for i in range(N):
+    t = t0 + i * 1000 * US
+    p.kernel("_Z6gemm_kPf", 1, t, t + 190 * US)
+    p.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2, t + 190 * US, t + 200 * US)
+slow = os.path.join(tmp, "rank1.ctr")
+p.save(slow)
+doc = gaps_json(os.path.join(tmp, "comm.ctr"))
+check(doc.get("comm_straggler") is None, f"one communicating device: no straggler: {doc.get('comm_straggler')}")
+p2 = subprocess.run([cutrace, "gaps", "--format", "json", os.path.join(tmp, "comm.ctr"), slow],
+                    capture_output=True, text=True, timeout=60)
+doc = json.loads(p2.stdout) if p2.returncode == 0 else {}
+idx = doc.get("comm_straggler")
+devs = doc.get("devices", [])
+check(idx is not None and devs[idx]["pid"] == 78 and devs[idx]["device"] == 0,
+      f"straggler {idx} among {[(d['pid'], d['device'], d['comm']['comm_ns']) for d in devs]}")
+text = subprocess.run([cutrace, "gaps", os.path.join(tmp, "comm.ctr"), slow], capture_output=True,
+                      text=True, timeout=60).stdout
+check("likely straggler: device 0 of pid 78 spent the least time in communication kernels "
+      "(50.000 us, up to 850.000 us elsewhere)" in text, f"straggler line:\n{text[-1500:]}")
 
 # cutrace diff carries both into its headline.
 p = subprocess.run([cutrace, "diff", "--format", "json", path, os.path.join(tmp, "comm.ctr")],
