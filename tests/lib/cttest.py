@@ -4,6 +4,8 @@
   "FAIL: what"; returns cond, so a test goes on and reports every failure.
 - finish(): prints "N failure(s)" and returns the exit status meson reads
   (0 when every check passed, 1 otherwise); SKIP (77) is meson's "skipped".
+- require_built(*paths): exits SKIP, saying which, when one of the paths (a built
+  library or program the test runs) does not exist.
 - callsite_markers(path): {name: line} of the `/* CALLSITE: name */` comments
   of a test program's source.
 - HkTrace: one trace file as hk_read (preload/hooks/tests) prints it: records by
@@ -13,7 +15,9 @@ Nothing to install: a script finds this directory from its own path, e.g.
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "tests", "lib"))
 """
+import os
 import re
+import sys
 
 SKIP = 77
 failures = []  # what each failed check said, in order
@@ -31,6 +35,14 @@ def finish():
     """Prints the number of failures; returns the exit status (0 pass, 1 fail)."""
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
+
+
+def require_built(*paths):
+    """Exits SKIP ("skip: P is not built") when one of the paths does not exist."""
+    for need in paths:
+        if not os.path.exists(need):
+            print(f"skip: {need} is not built")
+            sys.exit(SKIP)
 
 
 def callsite_markers(path):

@@ -21,10 +21,8 @@ class Harness:
         self.sim_dir, self.cutrace, self.libtrace, self.wdir = argv[1:5]
         self.extra = argv[5:]
         self.tmp = tempfile.mkdtemp(prefix="cutrace-e2e-")
-        for need in (os.path.join(self.sim_dir, "libcuda.so.1"), self.libtrace, self.cutrace):
-            if not os.path.exists(need):
-                print(f"skip: {need} is not built")
-                sys.exit(SKIP)
+        cttest.require_built(os.path.join(self.sim_dir, "libcuda.so.1"), self.libtrace,
+                             self.cutrace)
 
     def check(self, cond, what):
         """cttest.check: records and prints a failed expectation; returns cond."""

@@ -14,15 +14,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from cttest import SKIP, callsite_markers, check, finish  # noqa: E402
+from cttest import callsite_markers, check, finish, require_built  # noqa: E402
 
 sim_dir, cutrace, libtrace, program, source = sys.argv[1:6]
 ITERATIONS, PAUSE_US = 5, 3000
 
-for need in (os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program):
-    if not os.path.exists(need):
-        print(f"skip: {need} is not built")
-        sys.exit(SKIP)
+require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
 
 lines = callsite_markers(source)
 check(set(lines) == {"launch_a", "launch_b"}, f"markers in {source}: {lines}")

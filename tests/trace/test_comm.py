@@ -17,14 +17,11 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from cttest import SKIP, check, finish  # noqa: E402
+from cttest import check, finish, require_built  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
-for need in (os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program):
-    if not os.path.exists(need):
-        print(f"skip: {need} is not built")
-        sys.exit(SKIP)
+require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
 ITERS = 6
 tmp = tempfile.mkdtemp(prefix="cutrace-comm-")
 env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
