@@ -79,13 +79,7 @@ static void on_kernel(fstate *f, devstate *d, const ct_activity *a, const opinfo
                       unsigned cls) {
   int comm = (cls & NAME_COMM) != 0;
   if (!d->has_comm && !comm) {
-    unsigned k;
-    if (d->kr_n < RECENT_KERNELS) {
-      k = (d->kr_head + d->kr_n++) % RECENT_KERNELS;
-    } else {
-      k = d->kr_head;
-      d->kr_head = (d->kr_head + 1) % RECENT_KERNELS;
-    }
+    unsigned k = ring_next_slot(&d->kr_head, &d->kr_n, RECENT_KERNELS);
     d->kr[k].start = a->start_ns;
     d->kr[k].end = a->end_ns;
     return;
@@ -122,13 +116,7 @@ static void on_activity(void *user, const ct_activity *a) {
   if (a->type != CT_GPU_MEMCPY && a->type != CT_GPU_MEMSET) on_kernel(f, d, a, &op, cls);
   tracker *st = ct_gaps_get_stream(f, d, a->stream);
   if (st) ct_gaps_tracker_add(f, st, a->start_ns, a->end_ns, &op);
-  unsigned k;
-  if (d->ends_n < RECENT_ENDS) {
-    k = (d->ends_head + d->ends_n++) % RECENT_ENDS;
-  } else {
-    k = d->ends_head;
-    d->ends_head = (d->ends_head + 1) % RECENT_ENDS;
-  }
+  unsigned k = ring_next_slot(&d->ends_head, &d->ends_n, RECENT_ENDS);
   d->ends[k].end = a->end_ns;
   d->ends[k].stream = a->stream;
   ct_gaps_findings_on_activity(f, d, a);

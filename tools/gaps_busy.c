@@ -96,13 +96,7 @@ void ct_gaps_tracker_finalize(fstate *f, tracker *t, uint64_t horizon) {
     t->final_end = t->u.last_ns = F.end;
     if (t->stream == UINT64_MAX) {
       devstate *d = t->dev;
-      unsigned k;
-      if (d->fin_n < RECENT_FINAL) {
-        k = (d->fin_head + d->fin_n++) % RECENT_FINAL;
-      } else {
-        k = d->fin_head;
-        d->fin_head = (d->fin_head + 1) % RECENT_FINAL;
-      }
+      unsigned k = ring_next_slot(&d->fin_head, &d->fin_n, RECENT_FINAL);
       d->fin[k].start = F.start;
       d->fin[k].end = F.end;
     }

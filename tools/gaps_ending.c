@@ -142,13 +142,7 @@ void ct_gaps_ending_on_range(fstate *f, const struct ct_range *r, const char *na
     f->oom = 1;
     return;
   }
-  unsigned k;
-  if (th->ranges_n < RING_RANGES) {
-    k = (th->ranges_head + th->ranges_n++) % RING_RANGES;
-  } else {
-    k = th->ranges_head;
-    th->ranges_head = (th->ranges_head + 1) % RING_RANGES;
-  }
+  unsigned k = ring_next_slot(&th->ranges_head, &th->ranges_n, RING_RANGES);
   range_arg a = {r, ct_gaps_intern(f->g, name && *name ? name : "(unnamed range)")};
   th->ranges[k] = (range_entry){r->begin_ns, r->end_ns, a.name};
   if (r->begin_ns <= f->kept_call_max) each_kept(f, range_to_call, &a);

@@ -207,6 +207,15 @@ static inline uint64_t overlap(uint64_t b1, uint64_t e1, uint64_t b2, uint64_t e
 #define NAME_COMM 16       /* a communication kernel: NCCL's ("nccl...") or NVSHMEM's */
 
 
+/* The slot for the next entry of a fixed ring of cap entries that keeps the newest
+ * (head = oldest, n = entries): appends while there is room, else reuses the oldest. */
+static inline unsigned ring_next_slot(unsigned *head, unsigned *n, unsigned cap) {
+  if (*n < cap) return (*head + (*n)++) % cap;
+  unsigned k = *head;
+  *head = (*head + 1) % cap;
+  return k;
+}
+
 /* Entry i of the ring counted from the newest (0 = newest). */
 static inline const span_ring_entry *ring_back(const ring *r, unsigned i) {
   return &r->a[(r->head + r->n - 1 - i) & (r->cap - 1)];
