@@ -337,8 +337,7 @@ int cmd_record(int argc, char **argv) {
       quiet = 1;
     } else if (!strncmp(argv[i], "--stacks", 8) && (argv[i][8] == 0 || argv[i][8] == '=')) {
       if (parse_stacks(argv[i], &so) < 0) return 2;
-    } else if (!strncmp(argv[i], "--stack-depth", 13) && (argv[i][13] == 0 || argv[i][13] == '=')) {
-      const char *v = argv[i][13] == '=' ? argv[i] + 14 : i + 1 < argc ? argv[++i] : NULL;
+    } else if ((v = option_value(argc, argv, &i, "--stack-depth"))) {
       if (parse_stack_depth(v, &so) < 0) return 2;
     } else if ((v = option_value(argc, argv, &i, "--python"))) {
       if (strcmp(v, "auto") && strcmp(v, "off")) {
