@@ -23,8 +23,10 @@ static const char usage[] =
     "  --sort KEY      total time (default), calls, avg time, or name\n"
     "  --limit N       at most N rows per table (0 = all, the default)\n"
     "  --per-process   one set of tables per trace file instead of merged tables\n"
-    "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms,graphs (graphs:\n"
-    "                  CUDA graph execs, shown when the trace has graph launches)\n"
+    "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms,graphs,streams\n"
+    "                  (graphs: CUDA graph execs, shown when the trace has graph launches;\n"
+    "                  streams: per stream its launch delay, queue depth at each call,\n"
+    "                  calls that found the queue empty, kernels shorter than their launch)\n"
     "  --by range      NVTX ranges instead: per range name its instances, CPU time, and\n"
     "                  the kernels and GPU time launched inside it on its thread\n"
     "  --by callsite   per call site (function, file:line of the first frame outside CUDA's\n"
@@ -110,6 +112,8 @@ static void print_tables(run_state *s, const ct_report *r, uint64_t pid) {
       "GPU kernels (GPU time)", "CUDA API calls (CPU time)", "Memory operations (GPU time)",
       "GEMMs (GPU time)",
       "CUDA graphs (GPU time of whole launches; what each exec runs, from its instantiation)",
+      "Streams (delay: GPU start - end of its call; queue: ops queued when the call began; "
+      "short: kernels shorter than their launch call)",
       "NVTX ranges (CPU time; GPU work launched inside, nested ranges included)"};
   for (int t = 0; t < CT_NTABLES; t++) {
     if (!s->opt.tables[t] || (t == CT_TABLE_GRAPHS && !ct_graphs_launched(r))) continue;
@@ -294,7 +298,7 @@ int cmd_report(int argc, char **argv) {
     if (!strcmp(a, "--limit") && ct_parse_u64(val, &s.opt.limit) < 0)
       return bad_usage("--limit needs a number, not '%s'", val);
     if (!strcmp(a, "--tables") && parse_tables(val, s.opt.tables) < 0)
-      return bad_usage("--tables takes kernels,apis,memcpy,gemms,graphs, not '%s'", val);
+      return bad_usage("--tables takes kernels,apis,memcpy,gemms,graphs,streams, not '%s'", val);
     if (!strcmp(a, "--by") && strcmp(val, "kernel") && strcmp(val, "range") &&
         strcmp(val, "callsite") && strcmp(val, "stack"))
       return bad_usage("--by takes kernel, range, callsite or stack, not '%s'", val);

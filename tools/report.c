@@ -7,7 +7,8 @@
 
 static const size_t row_sizes[CT_NTABLES] = {sizeof(ct_kernel_row), sizeof(ct_api_row),
                                              sizeof(ct_memop_row), sizeof(ct_gemm_row),
-                                             sizeof(ct_graph_row), sizeof(ct_range_row)};
+                                             sizeof(ct_graph_row), sizeof(ct_stream_row),
+                                             sizeof(ct_range_row)};
 
 int ct_report_init(ct_report *r) {
   memset(r, 0, sizeof *r);
@@ -23,8 +24,11 @@ void ct_report_free(ct_report *r) {
   for (int t = 0; t < CT_NTABLES; t++) {
     if (!r->maps[t]) continue;
     /* every row type starts with its ct_dur_stats */
-    for (size_t i = 0; i < ct_map_count(r->maps[t]); i++)
-      ct_dur_free((ct_dur_stats *)ct_map_entry(r->maps[t], i, NULL, NULL));
+    for (size_t i = 0; i < ct_map_count(r->maps[t]); i++) {
+      void *row = ct_map_entry(r->maps[t], i, NULL, NULL);
+      ct_dur_free((ct_dur_stats *)row);
+      if (t == CT_TABLE_STREAMS) ct_streams_row_free(row);
+    }
     ct_map_free(r->maps[t]);
     r->maps[t] = NULL;
   }
@@ -149,6 +153,7 @@ static void on_activity(void *user, const ct_activity *a) {
   f->r->activities++;
   f->r->gpu_total_ns += dur;
   if (!a->has_call) f->r->unmatched++;
+  if (ct_streams_activity(f->r, a, dur) < 0) f->oom = 1;
   if (a->type == CT_GPU_MEMCPY || a->type == CT_GPU_MEMSET) {
     add_memop(f, a, dur);
     ct_inner_activity(f->inner, a); /* a copy made inside a library call */
@@ -194,6 +199,7 @@ int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
   int rc = ct_model_read(path, NULL, &ops, &f, st);
   if (ct_inner_finish(f.inner) < 0) f.oom = 1;
   ct_inner_free(f.inner);
+  ct_streams_file_done(r);
   /* the names the pointer caches point to were freed with the file's reader */
   for (int t = 0; t < CT_NTABLES; t++) ct_map_forget_pointers(r->maps[t]);
   if (f.oom && rc == 0) {
@@ -236,6 +242,12 @@ static const char *row_label(const ct_report *r, enum ct_report_table t, size_t 
   ct_map_entry(r->maps[t], i, &key, &klen);
   if (t == CT_TABLE_KERNELS) return ct_demangle(key, buf, len);
   if (t == CT_TABLE_APIS || t == CT_TABLE_RANGES) return key;
+  if (t == CT_TABLE_STREAMS) {
+    const ct_stream_key *k = key;
+    snprintf(buf, len, "%020llu %020llu %020llu", (unsigned long long)k->pid,
+             (unsigned long long)k->device, (unsigned long long)k->stream);
+    return buf;
+  }
   if (t == CT_TABLE_GRAPHS) {
     const ct_graph_key *g = key;
     snprintf(buf, len, "%020llu %020llu", (unsigned long long)g->pid,

@@ -101,6 +101,40 @@ int ct_graphs_kernel(struct ct_report *r, uint64_t pid, const struct ct_graph_ke
 /* 1 when the report holds graph launches (the graphs table is printed). */
 int ct_graphs_launched(const struct ct_report *r);
 
+/* ---- streams: launch delay and queue depth (report_streams.c) ------------------------ */
+
+/* The key of a streams row. */
+typedef struct ct_stream_key {
+  uint64_t pid, device, stream;
+} ct_stream_key;
+
+/* A row of the streams table: every GPU operation run on one stream of one process, how
+ * long after its call returned it started (launch delay, as HTA defines it) and how many
+ * operations were queued on the stream when its call began (this one included). */
+typedef struct ct_stream_row {
+  ct_dur_stats d;            /* GPU time of each operation */
+  ct_dur_stats delay;        /* ops with a known call: start - call end, 0 when it started
+                                before the call returned */
+  ct_dur_stats depth;        /* ops with a known call: queue depth when the call began */
+  uint64_t started_in_call;  /* ops that started before their call returned */
+  uint64_t empty_queue;      /* ops whose call found nothing else queued (depth 1) */
+  uint64_t kernels;          /* kernels, GEMMs and graphs with a known launch call */
+  uint64_t short_kernels;    /* of those, ran shorter on the GPU than their launch call */
+  uint64_t first_start, last_end;
+  /* while a file is read: ends of the ops still queued at the latest call, ascending */
+  uint64_t *pending;
+  uint32_t pending_cap, pending_head, pending_n;
+} ct_stream_row;
+
+/* Feeds one activity to the streams table. Returns 0, or -1 when out of memory. */
+int ct_streams_activity(struct ct_report *r, const ct_activity *a, uint64_t dur);
+
+/* Forgets the queues of the file just read (its rows stay). */
+void ct_streams_file_done(struct ct_report *r);
+
+/* Frees what a streams row holds beyond its first ct_dur_stats. */
+void ct_streams_row_free(ct_stream_row *row);
+
 /* ---- calls in flight by corr (report_inner.c) ------------------------------------ */
 
 /* An open-addressing table from corr (nonzero) to fixed-size values. Values move when
@@ -200,7 +234,7 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
 
 /* Which table a map is. */
 enum ct_report_table { CT_TABLE_KERNELS, CT_TABLE_APIS, CT_TABLE_MEMCPY, CT_TABLE_GEMMS,
-                       CT_TABLE_GRAPHS, CT_TABLE_RANGES, CT_NTABLES };
+                       CT_TABLE_GRAPHS, CT_TABLE_STREAMS, CT_TABLE_RANGES, CT_NTABLES };
 
 typedef struct ct_report {
   ct_map *maps[CT_NTABLES];
@@ -265,6 +299,11 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
 void ct_graphs_csv_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
 void ct_graphs_text_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
 void ct_graphs_json_row(ct_json *j, const ct_report *r, const void *key, const void *value);
+
+/* The streams table's rows (report_streams.c), as ct_report_*_row for that table. */
+void ct_streams_csv_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
+void ct_streams_text_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
+void ct_streams_json_row(ct_json *j, const ct_report *r, const void *key, const void *value);
 
 /* Writes row (key, value) of table t as one JSON object. */
 void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,

@@ -36,6 +36,8 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
        "API"},
       {"GPU %", "GPU total", "Launches", "Avg", "Nodes", "Kernels", "Memcpy", "Memset", "Other",
        "Exec", "Top kernels"},
+      {"GPU %", "GPU total", "Ops", "Busy %", "Delay med", "Delay p90", "Delay max", "Queue med",
+       "Queue max", "Empty %", "Short", "Device/stream"},
       {"CPU total", "Calls", "CPU avg", "Kernels", "GPU ops", "GPU time", "Range"}};
   static const char *const csv_h[CT_NTABLES][22] = {
       {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
@@ -47,9 +49,13 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
        "kernels", "inner_timed"},
       {"exec", "launches", "gpu_ns", "avg_ns", "inventory", "nodes", "kernels", "memcpys",
        "memsets", "others", "partial", "top_kernels"},
+      {"pid", "device", "stream", "ops", "gpu_ns", "busy_pct", "with_call", "delay_median_ns",
+       "delay_p90_ns", "delay_max_ns", "started_in_call", "depth_median", "depth_max",
+       "empty_queue", "kernels", "short_kernels"},
       {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
   static const char *const text_align[CT_NTABLES] = {"rrrrrrrl", "rrrrrrl", "rrrrrrll",
-                                                     "rrrrrrrrrlll", "rrrrrrrrrrl", "rrrrrrl"};
+                                                     "rrrrrrrrrlll", "rrrrrrrrrrl",
+                                                     "rrrrrrrrrrrl", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
   const char *hdr[24]; /* table, pid, and at most 21 columns */
   int n = 0;
@@ -72,6 +78,9 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
   switch (t) {
   case CT_TABLE_GRAPHS:
     ct_graphs_csv_row(tb, r, key, v);
+    break;
+  case CT_TABLE_STREAMS:
+    ct_streams_csv_row(tb, r, key, v);
     break;
   case CT_TABLE_KERNELS: {
     const ct_kernel_row *k = v;
@@ -147,6 +156,10 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
   enum ct_out_format fmt = CT_OUT_TEXT;
   if (t == CT_TABLE_GRAPHS) {
     ct_graphs_text_row(tb, r, key, v);
+    return;
+  }
+  if (t == CT_TABLE_STREAMS) {
+    ct_streams_text_row(tb, r, key, v);
     return;
   }
   if (t == CT_TABLE_KERNELS || t == CT_TABLE_MEMCPY)
@@ -231,6 +244,9 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
   case CT_TABLE_GRAPHS:
     ct_graphs_json_row(j, r, key, v);
     break;
+  case CT_TABLE_STREAMS:
+    ct_streams_json_row(j, r, key, v);
+    break;
   case CT_TABLE_KERNELS:
     ct_json_kv_string(j, "name", ct_demangle(key, b, sizeof b));
     ct_json_kv_string(j, "mangled", key);
@@ -310,4 +326,4 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
 }
 
 const char *const ct_report_table_ids[CT_NTABLES] = {"kernels", "apis", "memcpy", "gemms",
-                                                     "graphs", "ranges"};
+                                                     "graphs", "streams", "ranges"};

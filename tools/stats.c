@@ -78,12 +78,15 @@ void ct_dur_merge(ct_dur_stats *dst, const ct_dur_stats *src) {
   dst->total += src->total;
 }
 
-uint64_t ct_dur_median(const ct_dur_stats *s) {
+uint64_t ct_dur_median(const ct_dur_stats *s) { return ct_dur_quantile(s, 0.5); }
+
+uint64_t ct_dur_quantile(const ct_dur_stats *s, double q) {
   if (!s->count) return 0;
   if (s->count == 1 || s->min == s->max || !s->hist) return s->count == 1 ? s->first : s->min;
   uint64_t n = 0;
   for (unsigned i = 0; i < CT_HIST_BUCKETS; i++) n += s->hist[i];
-  double target = (n - 1) / 2.0; /* 0-based rank; halves average the two middle samples */
+  double target = (double)(n - 1) * q; /* 0-based rank; a median between two samples is
+                                          their average */
   uint64_t below = 0;
   double v = (double)s->max;
   for (unsigned i = 0; i < CT_HIST_BUCKETS; i++) {
@@ -91,7 +94,8 @@ uint64_t ct_dur_median(const ct_dur_stats *s) {
     if (below + s->hist[i] > target) {
       double low, width;
       hist_bounds(i, &low, &width);
-      v = low + width * ((target - (double)below + 0.5) / s->hist[i]);
+      /* below 32 a bucket holds one value exactly; above, interpolate inside it */
+      v = width == 1 ? low : low + width * ((target - (double)below + 0.5) / s->hist[i]);
       break;
     }
     below += s->hist[i];

@@ -35,6 +35,10 @@ void ct_dur_merge(ct_dur_stats *dst, const ct_dur_stats *src);
 /* The approximate median (see above); 0 when empty. */
 uint64_t ct_dur_median(const ct_dur_stats *s);
 
+/* The approximate q-quantile (0 <= q <= 1; 0.5 is the median), as accurate as the
+ * median; 0 when empty. */
+uint64_t ct_dur_quantile(const ct_dur_stats *s, double q);
+
 /* Frees the histogram. */
 void ct_dur_free(ct_dur_stats *s);
 
