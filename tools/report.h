@@ -11,6 +11,7 @@
 
 #include "model.h"
 #include "output.h"
+#include "queues.h"
 #include "stats.h"
 
 /* A row of the kernels table (GPU time of kernels, library GEMMs and graph launches). */
@@ -121,9 +122,7 @@ typedef struct ct_stream_row {
   uint64_t kernels;          /* kernels, GEMMs and graphs with a known launch call */
   uint64_t short_kernels;    /* of those, ran shorter on the GPU than their launch call */
   uint64_t first_start, last_end;
-  /* while a file is read: ends of the ops still queued at the latest call, ascending */
-  uint64_t *pending;
-  uint32_t pending_cap, pending_head, pending_n;
+  ct_queue queue;            /* while a file is read: the operations in flight */
 } ct_stream_row;
 
 /* Feeds one activity to the streams table. Returns 0, or -1 when out of memory. */

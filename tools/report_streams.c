@@ -8,12 +8,7 @@
  * should.
  *
  * The queue depth at a call's begin b is 1 + the number of earlier operations on the
- * stream that end after b. Work on one stream runs in order and the trace model
- * delivers activities in end order, so the ends of the operations still queued form an
- * ascending ring: each new call pops those that ended by its begin. Memory: the
- * operations in flight on each stream (at most the CUDA launch queue, about 1024).
- * Calls made on one stream from several threads can begin out of order; a call that
- * begins before the previous one then sees a depth counted at the later begin.
+ * stream that end after b, kept by queues.h while a file is read.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,41 +21,17 @@ static ct_stream_row *stream_row(ct_report *r, const ct_activity *a) {
   return ct_map_get(r->maps[CT_TABLE_STREAMS], &key, sizeof key, NULL);
 }
 
-/* Appends end to the ring of queued operations' ends. Returns 0, or -1 when out of memory. */
-static int pending_push(ct_stream_row *row, uint64_t end) {
-  if (row->pending_n == row->pending_cap) {
-    uint32_t cap = row->pending_cap ? row->pending_cap * 2 : 64;
-    uint64_t *p = malloc(cap * sizeof *p);
-    if (!p) return -1;
-    for (uint32_t i = 0; i < row->pending_n; i++)
-      p[i] = row->pending[(row->pending_head + i) % row->pending_cap];
-    free(row->pending);
-    row->pending = p;
-    row->pending_cap = cap;
-    row->pending_head = 0;
-  }
-  row->pending[(row->pending_head + row->pending_n) % row->pending_cap] = end;
-  row->pending_n++;
-  return 0;
-}
-
-/* Forgets the queued operations that ended by time t. */
-static void pending_pop_until(ct_stream_row *row, uint64_t t) {
-  while (row->pending_n && row->pending[row->pending_head] <= t) {
-    row->pending_head = (row->pending_head + 1) % row->pending_cap;
-    row->pending_n--;
-  }
-}
-
 int ct_streams_activity(ct_report *r, const ct_activity *a, uint64_t dur) {
   ct_stream_row *row = stream_row(r, a);
   if (!row) return -1;
   if (!row->d.count || a->start_ns < row->first_start) row->first_start = a->start_ns;
   if (a->end_ns > row->last_end) row->last_end = a->end_ns;
   ct_dur_add(&row->d, dur);
+  /* an operation without its call still occupied the queue: from its start */
+  uint64_t depth = ct_queue_add(&row->queue, a->has_call ? a->call_begin_ns : a->start_ns,
+                                a->end_ns, NULL, NULL);
+  if (!depth) return -1;
   if (a->has_call) {
-    pending_pop_until(row, a->call_begin_ns);
-    uint64_t depth = (uint64_t)row->pending_n + 1;
     ct_dur_add(&row->depth, depth);
     if (depth == 1) row->empty_queue++;
     if (a->start_ns < a->call_end_ns) row->started_in_call++;
@@ -71,25 +42,21 @@ int ct_streams_activity(ct_report *r, const ct_activity *a, uint64_t dur) {
       if (dur < call) row->short_kernels++;
     }
   }
-  /* an operation without its call still occupied the queue */
-  return pending_push(row, a->end_ns);
+  return 0;
 }
 
 void ct_streams_file_done(ct_report *r) {
   ct_map *m = r->maps[CT_TABLE_STREAMS];
   for (size_t i = 0; i < ct_map_count(m); i++) {
     ct_stream_row *row = ct_map_entry(m, i, NULL, NULL);
-    free(row->pending);
-    row->pending = NULL;
-    row->pending_cap = row->pending_head = row->pending_n = 0;
+    ct_queue_finish(&row->queue, NULL, NULL);
   }
 }
 
 void ct_streams_row_free(ct_stream_row *row) {
   ct_dur_free(&row->delay);
   ct_dur_free(&row->depth);
-  free(row->pending);
-  row->pending = NULL;
+  ct_queue_finish(&row->queue, NULL, NULL);
 }
 
 /* ---- output ------------------------------------------------------------------------- */

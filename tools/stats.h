@@ -12,9 +12,10 @@
 /*
  * Histogram layout: values below 32 ns have a bucket each; above, every power of two
  * is split into 32 equal sub-buckets (the value's leading bit plus the next 5 bits), so
- * a bucket is at most 1/32 (3.1%) of its lower bound wide. The median interpolates
- * linearly inside its bucket and is clamped to [min, max], so it is exact when every
- * sample is equal and within 3.1% otherwise.
+ * a bucket is at most 1/32 (3.1%) of its lower bound wide. A quantile (the median) is
+ * the value of its bucket below 32, else interpolated linearly inside its bucket, and
+ * clamped to [min, max]: exact below 32 or when every sample is equal, within 3.1%
+ * otherwise.
  */
 #define CT_HIST_SUB_BITS 5
 #define CT_HIST_BUCKETS ((64 - CT_HIST_SUB_BITS + 1) << CT_HIST_SUB_BITS)

@@ -137,7 +137,7 @@ with tempfile.TemporaryDirectory() as d:
     # CSV: one block per table, each parses, first column names the table.
     rc, out, err = run("report", "--format", "csv", a)
     blocks = [list(csv.reader(io.StringIO(blk))) for blk in out.strip().split("\n\n")]
-    check(rc == 0 and len(blocks) == 4, f"csv blocks {len(blocks)}")
+    check(rc == 0 and len(blocks) == 5 and blocks[4][1][0] == "streams", f"csv blocks {len(blocks)}")
     kern = blocks[0]
     check(kern[0][:5] == ["table", "name", "type", "calls", "total_ns"], f"csv header {kern[0]}")
     got = {r[1]: (int(r[3]), int(r[4])) for r in kern[1:]}
