@@ -298,6 +298,7 @@ static void on_activity(void *user, const ct_activity *a) {
     put_graph_args(c, a->d.graph.exec);
   }
   fputs("}}", c->f);
+  chr_queue_activity(c, a);
   if (!a->has_call || !a->corr) return;
   uint64_t id = a->corr | ((uint64_t)c->file_index << 40);
   chr_ensure_cpu_thread(c, a->tid);
@@ -421,6 +422,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   }
   ct_inner_free(c->inner);
   c->inner = NULL;
+  chr_queues_finish(c);
   chr_drop_stacks(c);
   ct_map_free(c->graphs);
   c->graphs = NULL;

@@ -45,6 +45,7 @@ struct ct_chrome {
   ct_stacks *stacks;         /* the current file's call stacks (format 1.1) */
   ct_map *call_sites;        /* stack id -> its call site's label (char *), per file */
   ct_map *graphs;            /* graph exec id -> ct_graph_inv, per file (format 1.2) */
+  ct_map *queues;            /* (device, stream) -> its queue, per file (--queues) */
   int have_base;
   uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
   uint64_t open_pause;       /* begin of a pause seen open and not yet closed (0: none) */
@@ -121,5 +122,13 @@ void chr_on_range_gpu(void *user, const ct_range_span *r);
 
 /* Frees the current file's stack table and call-site labels. */
 void chr_drop_stacks(ct_chrome *c);
+
+/* ---- queue-depth counters (chrome_queues.c) ---- */
+
+/* With --queues: adds an activity to its stream's queue, writing the counter's changes. */
+void chr_queue_activity(ct_chrome *c, const ct_activity *a);
+
+/* Writes the counters' last changes and forgets the file's queues (at its end). */
+void chr_queues_finish(ct_chrome *c);
 
 #endif

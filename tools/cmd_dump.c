@@ -14,12 +14,13 @@
 
 static const char usage[] =
     "usage: cutrace dump [DIR|FILE...]\n"
-    "       cutrace dump --chrome [-o FILE] [--no-gaps] [--gap-min NS] [DIR|FILE...]\n"
+    "       cutrace dump --chrome [-o FILE] [--no-gaps] [--gap-min NS] [--queues] [DIR|FILE...]\n"
     "  Without --chrome: every record one per line, strings resolved.\n"
     "  --chrome        Chrome Trace Event JSON (Perfetto UI, chrome://tracing, HTA)\n"
     "  -o FILE         write it to FILE ('-' or none: standard output)\n"
     "  --no-gaps       leave out the GPU idle gap tracks\n"
-    "  --gap-min NS    shortest gap shown as a slice (default 1000 ns)\n";
+    "  --gap-min NS    shortest gap shown as a slice (default 1000 ns)\n"
+    "  --queues        a counter track per stream: operations queued and not finished\n";
 
 static int dump_file(const char *path, void *arg) {
   int *status = arg;
@@ -99,6 +100,8 @@ int cmd_dump(int argc, char **argv) {
       chrome = 1;
     } else if (!strcmp(a, "--no-gaps")) {
       opt.gaps = 0;
+    } else if (!strcmp(a, "--queues")) {
+      opt.queues = 1;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--gap-min")) {
       if (i + 1 >= argc) return bad_usage("missing value after", a);
       if (!strcmp(a, "-o")) out_path = argv[++i];
@@ -110,6 +113,7 @@ int cmd_dump(int argc, char **argv) {
   }
   if (!chrome) {
     if (out_path) return bad_usage("-o needs --chrome; got", out_path);
+    if (opt.queues) return bad_usage("--queues needs --chrome; got", "--queues");
     int status = 0;
     char err[300];
     cli_progress_start("dump");

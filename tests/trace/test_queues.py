@@ -6,7 +6,9 @@ CPU slept) and a fed stream (40 kernels of 5 ms launched back to back).
 queue empty (depth 1), every kernel ran shorter than its launch call, no launch delay;
 fed: depths 1..40 (median 20, max 40, one empty), launch delays up to 39 kernel
 durations, no short kernel. Every number must also equal what the trace's own API and
-GPU records give (computed here by brute force), in JSON, text and CSV.
+GPU records give (computed here by brute force), in JSON, text and CSV; and
+`dump --chrome --queues` must draw a counter per stream equal to the operations queued
+at each of its changes.
 
 usage: test_queues.py SIM_DIR CUTRACE LIBTRACE QUEUES_PROGRAM
 """
@@ -137,4 +139,36 @@ check(set(by) == set(ops) and int(by[fed]["depth_max"]) == DEEP and int(by[starv
 # the default report has the table; --tables without it does not
 check("Streams (" in run("report", path) and "Streams (" not in run("report", "--tables", "kernels", path),
       "streams table shown by default, not when not asked for")
+
+# ---- dump --chrome --queues: a counter per stream, equal to the records at every change ----
+out = os.path.join(tmp, "q.json")
+run("dump", "--chrome", "--queues", "-o", out, path)
+try:
+    events = json.load(open(out))["traceEvents"]
+except (OSError, ValueError) as e:
+    events = []
+    check(False, f"chrome JSON: {e}")
+series = {}
+for e in events:
+    if e.get("ph") == "C" and e.get("cat") == "queue":
+        series.setdefault((e["pid"], e["name"]), []).append((round(e["ts"] * 1000), e["args"]["depth"]))
+check(sorted(series) == sorted((d, f"stream {s} queue") for d, s in ops),
+      f"one counter track per stream: {sorted(series)}")
+for (dev, name), pts in series.items():
+    stream = int(name.split()[1])
+    lst = [(calls[o["corr"]]["begin_ns"], o["end_ns"]) for o in ops.get((dev, stream), [])
+           if o["corr"] in calls]
+    wrong = [(t, v) for t, v in pts if v != sum(1 for b, e in lst if b <= t < e)]
+    check(not wrong, f"{name}: counter equals ops queued at each change: {wrong[:3]}")
+    check(all(pts[i][0] <= pts[i + 1][0] for i in range(len(pts) - 1)) and pts[-1][1] == 0,
+          f"{name}: in time order, ends empty")
+check(max(v for _, v in series.get((fed[0], f"stream {fed[1]} queue"), [(0, 0)])) == DEEP and
+      len(series.get((fed[0], f"stream {fed[1]} queue"), [])) == 2 * DEEP, "fed counter: 1..40..0")
+check(len(series.get((starved[0], f"stream {starved[1]} queue"), [])) == 2 * FEW, "starved counter: 1,0 per op")
+plain = os.path.join(tmp, "plain.json")
+run("dump", "--chrome", "-o", plain, path)
+check('"ph":"C"' not in open(plain).read(), "no counters without --queues")
+p = subprocess.run([cutrace, "dump", "--queues", path], capture_output=True, text=True, timeout=60)
+check(p.returncode == 2 and "--queues needs --chrome" in p.stderr and p.stderr.count("\n") == 1,
+      f"--queues without --chrome: one line, exit 2: {p.returncode} {p.stderr}")
 sys.exit(finish())
