@@ -18,7 +18,10 @@
 
 static ct_stream_row *stream_row(ct_report *r, const ct_activity *a) {
   ct_stream_key key = {a->proc->rec.pid, a->device, a->stream};
-  return ct_map_get(r->maps[CT_TABLE_STREAMS], &key, sizeof key, NULL);
+  if (r->last_stream_row && !memcmp(&key, &r->last_stream, sizeof key)) return r->last_stream_row;
+  ct_stream_row *row = ct_map_get(r->maps[CT_TABLE_STREAMS], &key, sizeof key, NULL);
+  if (row) r->last_stream = key, r->last_stream_row = row;
+  return row;
 }
 
 int ct_streams_activity(ct_report *r, const ct_activity *a, uint64_t dur) {
