@@ -29,9 +29,10 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 3 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 4 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
-                             1.3: PAUSE, PYCODE, Python frames in STACK */
+                             1.3: PAUSE, PYCODE, Python frames in STACK;
+                             1.4: JOB, device.pci_bus_id, device.uuid */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -67,7 +68,8 @@
   X(GRAPH_KERNEL, 20, graph_kernel) /* one kernel name of an inventory (1.2) */ \
   X(GRAPH_LAUNCH, 21, graph_launch) /* the exec a graph launch ran (1.2) */ \
   X(PAUSE, 24, pause)        /* a time the tracer did not record (1.3) */   \
-  X(PYCODE, 22, pycode)      /* a Python code object of Python frames (1.3) */
+  X(PYCODE, 22, pycode)      /* a Python code object of Python frames (1.3) */ \
+  X(JOB, 25, job)            /* the process's rank in a distributed job (1.4) */
 
 /* Fields of each kind: F(name, encoding). Append only. */
 #define CT_FIELDS_string(F) F(id, D) F(len, D)
@@ -77,7 +79,9 @@
   F(exe, D) F(driver_version, D) F(runtime_version, D) F(tracer_version, D)
 #define CT_FIELDS_device(F)                                                     \
   F(device, D) F(name, D) F(cc_major, D) F(cc_minor, D) F(sm_count, D)          \
-  F(mem_bytes, D)
+  F(mem_bytes, D)                                                               \
+  F(pci_bus_id, D) /* 1.4: string "0000:3b:00.0" (0 = unknown) */               \
+  F(uuid, D)       /* 1.4: string "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
 #define CT_FIELDS_thread(F) F(tid, D) F(name, D) F(start_ns, D)
 #define CT_FIELDS_stream(F)                                                     \
   F(stream, D)     /* small id used by every other record; 0 = legacy default */ \
@@ -159,6 +163,25 @@
  * STACK record naming it. `id` is process-wide (1, 2, 3, ...); `file` and `qualname`
  * are strings (co_filename, co_qualname), `first_line` co_firstlineno. */
 #define CT_FIELDS_pycode(F) F(id, D) F(file, D) F(qualname, D) F(first_line, D)
+/* Who the process is in a distributed job (1.4), read from the launcher's environment
+ * at start-up (torchrun, Open MPI, MVAPICH2, PMIx, PMI, Slurm: docs/preload.md): written
+ * once per file, right after PROCESS; absent when the environment names no rank, job
+ * or CUDA_VISIBLE_DEVICES. `known` has a CT_JOB_* bit for each numeric field that holds
+ * a value (0 otherwise). `source` is the variable the rank came from ("RANK",
+ * "SLURM_PROCID", ...), `job_id` the job's id (SLURM_JOB_ID, else TORCHELASTIC_RUN_ID),
+ * `visible_devices` CUDA_VISIBLE_DEVICES as given (CT_JOB_VISIBLE_DEVICES: it was set,
+ * maybe empty); all strings, 0 = none. */
+#define CT_FIELDS_job(F)                                                        \
+  F(known, D) F(rank, D) F(world_size, D) F(local_rank, D) F(local_world_size, D) \
+  F(node_rank, D) F(source, D) F(job_id, D) F(visible_devices, D)
+
+/* CT_JOB_* bits of JOB.known. */
+#define CT_JOB_RANK 0x1
+#define CT_JOB_WORLD_SIZE 0x2
+#define CT_JOB_LOCAL_RANK 0x4
+#define CT_JOB_LOCAL_WORLD_SIZE 0x8
+#define CT_JOB_NODE_RANK 0x10
+#define CT_JOB_VISIBLE_DEVICES 0x20 /* CUDA_VISIBLE_DEVICES was set (maybe to "") */
 
 /* A STACK node whose pc has CT_STACK_PY set is a Python frame, not a native address
  * (1.3): bits 24..62 hold the PYCODE id, bits 0..23 the line being run (0 = unknown,

@@ -11,6 +11,7 @@
  *   signals.c  fatal-signal handlers: urgent flush, then the program's handler
  *   exec.c     the exec family: END and close before the new image replaces this one
  *   window.c   recording windows: delay, cudaProfilerStart/Stop, duration; PAUSE records
+ *   job.c      the rank in a distributed job, from the launcher's environment (job.h)
  */
 #ifndef CUTRACE_PRELOAD_CORE_H
 #define CUTRACE_PRELOAD_CORE_H
@@ -138,9 +139,11 @@ struct ctp_sink {
  * address. Returns 0, or -1 after one line on stderr (not tracing). */
 int ctp_sink_prepare(void) CTP_HIDDEN;
 
-/* Creates the file <host>.<pid>[.<n>].ctr, or connects and sends the preamble; then
- * the file header. Returns 0, or -1 after one line on stderr (not tracing). */
-int ctp_sink_open(struct ctp_sink *s, const char *host, pid_t pid) CTP_HIDDEN;
+/* Creates the file <prefix><host>.<pid>[.<n>].ctr (prefix "rank-N." or ""), or connects
+ * and sends the preamble naming it; then the file header. Returns 0, or -1 after one
+ * line on stderr (not tracing). */
+int ctp_sink_open(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid)
+    CTP_HIDDEN;
 
 /* Writes all n bytes (a stream: without SIGPIPE, waiting while the collector is slow,
  * at most until the exit deadline). Returns 0, or -1 (errno). */
@@ -161,11 +164,15 @@ void ctp_sink_exit_deadline(void) CTP_HIDDEN;
 
 /* ---- writer.c ---- */
 
+#define CTP_WRITER_MAX_FIRST 8
+
 /*
- * Opens the writer on sink s (header already written), with the PROCESS record to
- * write first, and starts its thread. Returns 0, or -1 (nothing started).
+ * Opens the writer on sink s (header already written), with the records to write
+ * first (the PROCESS record, then JOB and its warnings: at most CTP_WRITER_MAX_FIRST),
+ * and starts its thread. Returns 0, or -1 (nothing started).
  */
-int ctp_writer_start(const struct ctp_sink *s, const ct_record *process) CTP_HIDDEN;
+int ctp_writer_start(const struct ctp_sink *s, const ct_record *first, unsigned nfirst)
+    CTP_HIDDEN;
 
 /* Wakes the writer (async-signal-safe). */
 void ctp_writer_kick(void) CTP_HIDDEN;

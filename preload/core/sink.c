@@ -87,15 +87,16 @@ static int make_output_dir(const char *path) {
   return 0;
 }
 
-/* Creates <host>.<pid>.ctr (or <host>.<pid>.<n>.ctr when taken). Returns the fd or -1. */
-static int create_trace_file(const char *host, pid_t pid) {
+/* Creates <prefix><host>.<pid>.ctr (or <prefix><host>.<pid>.<n>.ctr when taken).
+ * Returns the fd or -1. */
+static int create_trace_file(const char *prefix, const char *host, pid_t pid) {
   char name[sizeof ctp_cfg.output + 512];
   int fd = -1;
   for (int n = 0; n < 1000 && fd < 0; n++) {
     if (n == 0)
-      snprintf(name, sizeof name, "%s/%s.%d.ctr", ctp_cfg.output, host, (int)pid);
+      snprintf(name, sizeof name, "%s/%s%s.%d.ctr", ctp_cfg.output, prefix, host, (int)pid);
     else
-      snprintf(name, sizeof name, "%s/%s.%d.%d.ctr", ctp_cfg.output, host, (int)pid, n);
+      snprintf(name, sizeof name, "%s/%s%s.%d.%d.ctr", ctp_cfg.output, prefix, host, (int)pid, n);
     fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EEXIST) {
       ctp_warn("cannot create %s (%s); not tracing", name, strerror(errno));
@@ -173,7 +174,8 @@ static int connect_one(const ct_sockaddr *addr, uint64_t limit_ns) {
 }
 
 /* Connects to the collector and sends the preamble and the header. Returns the fd or -1. */
-static int open_stream(const char *host, pid_t pid, const uint8_t *hdr, size_t hdr_len) {
+static int open_stream(const char *prefix, const char *host, pid_t pid, const uint8_t *hdr,
+                       size_t hdr_len) {
   uint64_t limit = ctp_now_ns() + CTP_SINK_CONNECT_TIMEOUT_NS;
   int fd = -1;
   for (int i = 0; i < npeers && fd < 0; i++) fd = connect_one(&peers[i], limit);
@@ -183,10 +185,10 @@ static int open_stream(const char *host, pid_t pid, const uint8_t *hdr, size_t h
   }
   char name[CT_STREAM_NAME_MAX + 1];
   uint8_t buf[CT_STREAM_PREAMBLE_MAX + 1024];
-  snprintf(name, sizeof name, "%s.%d.ctr", host, (int)pid);
+  snprintf(name, sizeof name, "%s%s.%d.ctr", prefix, host, (int)pid);
   size_t n = ct_stream_preamble((char *)buf, CT_STREAM_PREAMBLE_MAX, name);
   if (!n) { /* a host name the framing does not allow: the collector sanitises this one */
-    snprintf(name, sizeof name, "host.%d.ctr", (int)pid);
+    snprintf(name, sizeof name, "%shost.%d.ctr", prefix, (int)pid);
     n = ct_stream_preamble((char *)buf, CT_STREAM_PREAMBLE_MAX, name);
   }
   memcpy(buf + n, hdr, hdr_len);
@@ -198,7 +200,7 @@ static int open_stream(const char *host, pid_t pid, const uint8_t *hdr, size_t h
   return fd;
 }
 
-int ctp_sink_open(struct ctp_sink *s, const char *host, pid_t pid) {
+int ctp_sink_open(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid) {
   s->fd = -1;
   s->stream = stream_mode;
   __atomic_store_n(&exit_deadline_ns, 0, __ATOMIC_RELEASE);
@@ -206,9 +208,9 @@ int ctp_sink_open(struct ctp_sink *s, const char *host, pid_t pid) {
   size_t n = ct_write_file_header(hdr, sizeof hdr);
   int fd;
   if (stream_mode) {
-    fd = open_stream(host, pid, hdr, n);
+    fd = open_stream(prefix, host, pid, hdr, n);
   } else {
-    fd = make_output_dir(ctp_cfg.output) < 0 ? -1 : create_trace_file(host, pid);
+    fd = make_output_dir(ctp_cfg.output) < 0 ? -1 : create_trace_file(prefix, host, pid);
     if (fd >= 0 && ctp_sink_write(&(struct ctp_sink){.fd = fd}, hdr, n) < 0) {
       ctp_warn("cannot write a trace file in %s (%s); not tracing", ctp_cfg.output,
                strerror(errno));

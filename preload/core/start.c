@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "job.h"
 
 int ctp_enabled;
 int ctp_file_pending;
@@ -26,6 +27,10 @@ static __thread __attribute__((tls_model("initial-exec"))) int tls_starting;
 static uint64_t host_id, cmdline_id, exe_id;
 static char host_name[256];
 static uint64_t pending_ppid, pending_start_ns, pending_realtime_ns;
+static struct ctp_job job;              /* the rank, from the environment at start-up */
+static struct ct_job job_rec;           /* its JOB record, strings interned */
+static uint64_t job_warning_ids[CTP_JOB_MAX_WARNINGS];
+static char file_prefix[32];            /* "rank-N." or "" */
 static pid_t owner_pid; /* the process whose file and writer thread these are */
 static pthread_mutex_t restart_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -74,6 +79,27 @@ static void intern_process_strings(void) {
   }
 }
 
+static const char *env_value(const char *name, void *arg) {
+  (void)arg;
+  return getenv(name);
+}
+
+/* Reads the job identity (once per process image: a fork child keeps its parent's
+ * rank) and interns its strings; each malformed value gets one line on stderr. */
+static void load_job(void) {
+  ctp_job_parse(env_value, NULL, &job);
+  job_rec = job.rec;
+  if (job.source) job_rec.source = ctp_intern_always(job.source, strlen(job.source));
+  if (job.job_id[0]) job_rec.job_id = ctp_intern_always(job.job_id, strlen(job.job_id));
+  if (job.rec.known & CT_JOB_VISIBLE_DEVICES)
+    job_rec.visible_devices = ctp_intern_always(job.visible_devices, strlen(job.visible_devices));
+  for (unsigned i = 0; i < job.nwarnings; i++) {
+    ctp_warn("%s", job.warnings[i]);
+    job_warning_ids[i] = ctp_intern_always(job.warnings[i], strlen(job.warnings[i]));
+  }
+  ctp_job_file_prefix(&job, file_prefix, sizeof file_prefix);
+}
+
 /* Notes that the file is to be opened with the next record, and the process's times. */
 static void set_file_pending(uint64_t ppid) {
   struct timespec rt;
@@ -84,18 +110,30 @@ static void set_file_pending(uint64_t ppid) {
   __atomic_store_n(&ctp_file_pending, 1, __ATOMIC_RELEASE);
 }
 
-/* Opens pid's trace file and starts the writer with its PROCESS record. */
+/* Opens pid's trace file and starts the writer with its first records: PROCESS, then
+ * JOB and the warnings about the job's variables (TRACER records) when there are any. */
 static int open_and_start(pid_t pid) {
   struct ctp_sink sink;
-  if (ctp_sink_open(&sink, host_name, pid) < 0) return -1;
-  ct_record r;
-  memset(&r, 0, sizeof r);
-  r.kind = CT_KIND_PROCESS;
-  r.u.process = (struct ct_process){
+  if (ctp_sink_open(&sink, file_prefix, host_name, pid) < 0) return -1;
+  ct_record first[2 + CTP_JOB_MAX_WARNINGS];
+  unsigned n = 0;
+  memset(first, 0, sizeof first);
+  first[n].kind = CT_KIND_PROCESS;
+  first[n++].u.process = (struct ct_process){
       .pid = (uint64_t)pid, .ppid = pending_ppid, .start_ns = pending_start_ns,
       .realtime_ns = pending_realtime_ns, .host = host_id, .cmdline = cmdline_id,
       .exe = exe_id, .tracer_version = CTP_TRACER_VERSION};
-  if (ctp_writer_start(&sink, &r) < 0) {
+  if (ctp_job_present(&job)) {
+    first[n].kind = CT_KIND_JOB;
+    first[n++].u.job = job_rec;
+  }
+  for (unsigned i = 0; i < job.nwarnings; i++) {
+    first[n].kind = CT_KIND_TRACER;
+    first[n++].u.tracer = (struct ct_tracer){.tid = ctp_tid(), .what = job_warning_ids[i],
+                                             .begin_ns = pending_start_ns,
+                                             .end_ns = pending_start_ns};
+  }
+  if (ctp_writer_start(&sink, first, n) < 0) {
     ctp_warn("cannot start the writer thread; not tracing");
     ctp_sink_close(&sink);
     return -1;
@@ -145,6 +183,7 @@ static void start_once(void) {
   if (ctp_cfg.disabled) return;
   if (ctp_sink_prepare() < 0) return;
   intern_process_strings();
+  load_job();
   set_file_pending((uint64_t)getppid());
   int opened = open_and_start(getpid());
   __atomic_store_n(&ctp_file_pending, 0, __ATOMIC_RELEASE);

@@ -33,7 +33,8 @@ struct writer {
   uint64_t written_records; /* records in frames written */
   uint64_t lost_records;    /* records in frames that could not be written */
   uint64_t dropped;         /* sum of the DROP records added */
-  ct_record process;
+  ct_record first[CTP_WRITER_MAX_FIRST]; /* PROCESS, JOB, ...: written first */
+  unsigned nfirst;
   int process_pending;
   pthread_t thread;
   int running;
@@ -163,7 +164,7 @@ static void drain_buffer(struct writer *w, struct ctp_tbuf *b) {
 }
 
 /*
- * One round: strings, the PROCESS record, then every buffer. Drops not yet in
+ * One round: strings, the first records (PROCESS, JOB, ...), then every buffer. Drops not yet in
  * the ring are reported for exited threads, and for every thread when the round
  * is final or urgent (a fatal signal); final also always writes the chunk.
  */
@@ -175,7 +176,7 @@ static void pass(struct writer *w, int final) {
   ctp_strings_drain(add_string, w);
   if (w->process_pending) {
     w->chunk_has_program = 1;
-    add_record(w, &w->process);
+    for (unsigned i = 0; i < w->nfirst; i++) add_record(w, &w->first[i]);
     w->process_pending = 0;
   }
   /* After the snapshot: every record in it that followed a pause's beginning or end
@@ -251,7 +252,7 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-int ctp_writer_start(const struct ctp_sink *s, const ct_record *process) {
+int ctp_writer_start(const struct ctp_sink *s, const ct_record *first, unsigned nfirst) {
   struct writer *w = &W;
   size_t cap = ctp_cfg.frame_bytes;
   if (cap < CT_MAX_STRING_BYTES + 4096) cap = CT_MAX_STRING_BYTES + 4096;
@@ -268,7 +269,9 @@ int ctp_writer_start(const struct ctp_sink *s, const ct_record *process) {
     w->sem_ready = 1;
   }
   w->sink = *s;
-  w->process = *process;
+  if (nfirst > CTP_WRITER_MAX_FIRST) nfirst = CTP_WRITER_MAX_FIRST;
+  memcpy(w->first, first, nfirst * sizeof *first);
+  w->nfirst = nfirst;
   w->process_pending = 1;
   w->stop = 0;
   w->written_records = w->lost_records = w->dropped = 0;

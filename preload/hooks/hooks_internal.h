@@ -68,6 +68,8 @@ struct ctph_driver {
   CUresult (*DeviceGetName)(char *, int, CUdevice);
   CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
   CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+  CUresult (*DeviceGetPCIBusId)(char *, int, CUdevice);
+  CUresult (*DeviceGetUuid)(CUuuid *, CUdevice);
   CUresult (*EventCreate)(CUevent *, unsigned);
   CUresult (*EventDestroy)(CUevent);
   CUresult (*EventRecord)(CUevent, CUstream);

@@ -141,6 +141,8 @@ static const struct driver_sym driver_syms[] = {
     DRV(DeviceGetName, "cuDeviceGetName", "cuDeviceGetName", 0, 2000),
     DRV(DeviceGetAttribute, "cuDeviceGetAttribute", "cuDeviceGetAttribute", 0, 2000),
     DRV(DeviceTotalMem, "cuDeviceTotalMem", "cuDeviceTotalMem_v2", 0, 3020),
+    DRV(DeviceGetPCIBusId, "cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId", 0, 4010),
+    DRV(DeviceGetUuid, "cuDeviceGetUuid", "cuDeviceGetUuid_v2", 0, 11040),
     DRV(EventCreate, "cuEventCreate", "cuEventCreate", 0, 2000),
     DRV(EventDestroy, "cuEventDestroy", "cuEventDestroy_v2", 0, 4000),
     DRV(EventRecord, "cuEventRecord", "cuEventRecord", 0, 2000),

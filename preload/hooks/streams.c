@@ -8,6 +8,7 @@
 #include "map.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Device ordinal -> its context as last seen by an app thread, and whether its
  * DEVICE record was written. */
@@ -20,7 +21,25 @@ CUcontext ctph_device_context(int device) {
   return __atomic_load_n(&device_ctx[device], __ATOMIC_ACQUIRE);
 }
 
-/* Writes the DEVICE record of `device` (name, compute capability, SMs, memory). */
+/* The device's UUID as nvidia-smi writes it ("GPU-" and 32 hex digits in 8-4-4-4-12
+ * groups) into buf (at least 41 bytes); "" when the driver cannot say. */
+static void device_uuid(CUdevice dev, char *buf) {
+  CUuuid u;
+  buf[0] = 0;
+  if (!ctph_drv.DeviceGetUuid || ctph_drv.DeviceGetUuid(&u, dev) != CUDA_SUCCESS) return;
+  static const char hex[] = "0123456789abcdef";
+  char *p = buf + 4;
+  memcpy(buf, "GPU-", 4);
+  for (int i = 0; i < 16; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) *p++ = '-';
+    *p++ = hex[(unsigned char)u.bytes[i] >> 4];
+    *p++ = hex[(unsigned char)u.bytes[i] & 15];
+  }
+  *p = 0;
+}
+
+/* Writes the DEVICE record of `device` (name, compute capability, SMs, memory, PCI bus
+ * id and UUID: what tells two processes' "device 0" apart). */
 static void report_device(int device) {
   int expected = 0;
   if (!__atomic_compare_exchange_n(&device_reported[device], &expected, 1, 0, __ATOMIC_ACQ_REL,
@@ -39,6 +58,11 @@ static void report_device(int device) {
   }
   if (ctph_drv.DeviceTotalMem)
     ctph_drv.DeviceTotalMem(&mem, dev);
+  char bus[64] = "", uuid[48];
+  if (ctph_drv.DeviceGetPCIBusId &&
+      ctph_drv.DeviceGetPCIBusId(bus, sizeof bus - 1, dev) != CUDA_SUCCESS)
+    bus[0] = 0;
+  device_uuid(dev, uuid);
   ct_record r = {.kind = CT_KIND_DEVICE};
   r.u.device.device = (uint64_t)device;
   r.u.device.name = name[0] ? ctp_intern(name) : 0;
@@ -46,6 +70,8 @@ static void report_device(int device) {
   r.u.device.cc_minor = (uint64_t)minor;
   r.u.device.sm_count = (uint64_t)sms;
   r.u.device.mem_bytes = mem;
+  r.u.device.pci_bus_id = bus[0] ? ctp_intern(bus) : 0;
+  r.u.device.uuid = uuid[0] ? ctp_intern(uuid) : 0;
   ctp_emit(&r);
 }
 

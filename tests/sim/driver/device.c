@@ -102,7 +102,7 @@ SIM_API CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev)
   return CUDA_SUCCESS;
 }
 
-/** A stable UUID per device ordinal. */
+/** A stable UUID per device: per index of CUDA_VISIBLE_DEVICES (knobs.c), else ordinal. */
 SIM_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 {
   CUresult r = sim_check_device(dev);
@@ -112,11 +112,11 @@ SIM_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
     return CUDA_ERROR_INVALID_VALUE;
   static const char base[16] = "cutrace-simgpu-";
   memcpy(uuid->bytes, base, 16);
-  uuid->bytes[15] = (char)dev;
+  uuid->bytes[15] = (char)sim_knobs.physical[dev];
   return CUDA_SUCCESS;
 }
 
-/** The PCI bus id string of a device, "0000:XX:00.0". */
+/** The PCI bus id string of a device, "0000:XX:00.0" (XX = 0x18 + its index, as UUIDs). */
 SIM_API CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
   CUresult r = sim_check_device(dev);
@@ -124,7 +124,7 @@ SIM_API CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
     return r;
   if (!pciBusId || len <= 0)
     return CUDA_ERROR_INVALID_VALUE;
-  snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", 0x18 + dev);
+  snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", 0x18 + sim_knobs.physical[dev]);
   return CUDA_SUCCESS;
 }
 

@@ -107,6 +107,25 @@ static void kernel_knob(void)
   sim_knobs.kernel_rule_count = count;
 }
 
+/* CUDA_VISIBLE_DEVICES, a comma-separated list of indices, names the devices: ordinal
+ * i reports the PCI bus id and UUID of the i-th listed index (like a real node's
+ * device i seen through the mask). The device count stays SIMCUDA_DEVICES; entries
+ * that are not plain indices (UUIDs, MIG names) leave their ordinals as they are. */
+static void visible_devices_knob(void)
+{
+  for (int i = 0; i < SIM_MAX_DEVICES; i++)
+    sim_knobs.physical[i] = i;
+  const char *text = getenv("CUDA_VISIBLE_DEVICES");
+  for (int i = 0; text && *text && i < SIM_MAX_DEVICES; i++) {
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (end != text && (*end == ',' || !*end) && v >= 0 && v < 256)
+      sim_knobs.physical[i] = (int)v;
+    text = strchr(text, ',');
+    if (text) text++;
+  }
+}
+
 static void load_knobs(void)
 {
   clock_base_ns = sim_now_ns();
@@ -117,6 +136,7 @@ static void load_knobs(void)
     devices = 1;
   }
   sim_knobs.devices = (int)devices;
+  visible_devices_knob();
   kernel_knob();
   number_knob("SIMCUDA_LAUNCH_US", &sim_knobs.launch_us, 0);
   number_knob("SIMCUDA_PINNED_GBPS", &sim_knobs.pinned_gbps, 0);

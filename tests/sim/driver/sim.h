@@ -40,6 +40,8 @@ struct sim_knobs {
   double clock_drift_ppm;     /* device clock rate error */
   double clock_offset_us;     /* device clock offset */
   int truth_fd;               /* SIMCUDA_TRUTH_FILE, -1 when unset */
+  int physical[SIM_MAX_DEVICES]; /* ordinal -> the index its PCI bus id and UUID name
+                                    (CUDA_VISIBLE_DEVICES; the ordinal when unset) */
 };
 
 extern struct sim_knobs sim_knobs;
