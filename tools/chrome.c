@@ -155,8 +155,13 @@ static void on_process(void *user, const ct_proc *p) {
   ct_chrome *c = user;
   c->pid = p->rec.pid;
   char name[300];
-  snprintf(name, sizeof name, "%s (pid %llu)", p->cmdline[0] ? p->cmdline : p->path,
-           (unsigned long long)p->rec.pid);
+  chr_note_job(c, &p->job);
+  if (p->job.known & CT_JOB_RANK)
+    snprintf(name, sizeof name, "rank %llu: %s (pid %llu)", (unsigned long long)p->job.rank,
+             p->cmdline[0] ? p->cmdline : p->path, (unsigned long long)p->rec.pid);
+  else
+    snprintf(name, sizeof name, "%s (pid %llu)", p->cmdline[0] ? p->cmdline : p->path,
+             (unsigned long long)p->rec.pid);
   meta(c, "process_name", c->pid, 0, name);
   sort_index(c, "process_sort_index", c->pid, 0, c->pid);
   if (!c->have_base && p->rec.realtime_ns && p->rec.start_ns) {
@@ -454,8 +459,9 @@ int ct_chrome_end(ct_chrome *c) {
             (unsigned long long)d->mem_bytes, (unsigned long long)d->cc_major,
             (unsigned long long)d->cc_minor, (unsigned long long)d->sm_count);
   }
-  fprintf(f, "],\n\"distributedInfo\":{\"rank\":0,\"world_size\":1},\n"
-             "\"baseTimeNanoseconds\":%llu,\n\"traceName\":\"cutrace\"}\n",
+  fputs("],\n", f);
+  chr_put_distributed_info(c);
+  fprintf(f, ",\n\"baseTimeNanoseconds\":%llu,\n\"traceName\":\"cutrace\"}\n",
           (unsigned long long)c->base_ns);
   int rc = fflush(f) == 0 && !ferror(f) ? 0 : -1;
   ct_map_free(c->tracks);

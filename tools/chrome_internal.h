@@ -54,8 +54,21 @@ struct ct_chrome {
   struct ct_device devices[64];
   char device_names[64][96];
   unsigned ndevices;
+  /* ranks of the files (format 1.4 JOB records), for distributedInfo (chrome_job.c) */
+  struct ct_job job;         /* the first file's with a rank */
+  uint64_t ranks[64];        /* distinct ranks seen, in order of appearance */
+  unsigned nranks;
   char demangled[4096];
 };
+
+/* ---- distributed jobs (chrome_job.c) ---- */
+
+/* Notes a file's rank (its JOB record; known = 0: none) for distributedInfo. */
+void chr_note_job(ct_chrome *c, const struct ct_job *job);
+
+/* Writes the "distributedInfo" member: the rank's JOB values when every file with a
+ * rank has the same one; the ranks seen when they differ; rank 0 of 1 when none. */
+void chr_put_distributed_info(ct_chrome *c);
 
 /* ---- writing helpers (chrome.c) ---- */
 

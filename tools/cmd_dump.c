@@ -1,23 +1,30 @@
 /* cutrace dump: every record of each trace, one line each ("kind field=value ..."),
  * strings resolved, for debugging traces and the tracer; or with --chrome, the trace
  * as Chrome Trace Event JSON for Perfetto UI / chrome://tracing / HTA (chrome.c). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chrome.h"
 #include "cli.h"
 #include "codec.h"
 #include "commands.h"
+#include "identity.h"
 #include "output.h"
 #include "progress.h"
 #include "reader.h"
 
 static const char usage[] =
     "usage: cutrace dump [DIR|FILE...]\n"
-    "       cutrace dump --chrome [-o FILE] [--no-gaps] [--gap-min NS] [--queues] [DIR|FILE...]\n"
+    "       cutrace dump --chrome [-o FILE | --split DIR] [--no-gaps] [--gap-min NS] [--queues]\n"
+    "                      [DIR|FILE...]\n"
     "  Without --chrome: every record one per line, strings resolved.\n"
     "  --chrome        Chrome Trace Event JSON (Perfetto UI, chrome://tracing, HTA)\n"
     "  -o FILE         write it to FILE ('-' or none: standard output)\n"
+    "  --split DIR     one document per rank of a distributed job, DIR/rank-N.json (the\n"
+    "                  files of one rank together), for HTA's TraceAnalysis(trace_dir=DIR)\n"
     "  --no-gaps       leave out the GPU idle gap tracks\n"
     "  --gap-min NS    shortest gap shown as a slice (default 1000 ns)\n"
     "  --queues        a counter track per stream: operations queued and not finished\n";
@@ -79,6 +86,132 @@ static int chrome_file(const char *path, void *arg) {
   return 0;
 }
 
+/* ---- --split DIR: one Chrome document per rank ---- */
+
+typedef struct split_input {
+  char *path;
+  ct_identity id;
+  int readable; /* the head could be read */
+  int done;     /* written (or skipped) */
+} split_input;
+
+typedef struct split_run {
+  split_input *in;
+  size_t n, cap;
+} split_run;
+
+static int split_collect(const char *path, void *arg) {
+  split_run *s = arg;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    split_input *in = realloc(s->in, cap * sizeof *in);
+    if (!in) return -1;
+    s->in = in;
+    s->cap = cap;
+  }
+  split_input *x = &s->in[s->n];
+  memset(x, 0, sizeof *x);
+  if (!(x->path = strdup(path))) return -1;
+  s->n++;
+  char err[300];
+  x->readable = ct_identity_read(path, &x->id, err, sizeof err) == 0;
+  if (!x->readable) fprintf(stderr, "cutrace dump: %s\n", err);
+  return 0;
+}
+
+static int has_rank(const split_input *x) { return x->readable && (x->id.job.known & CT_JOB_RANK); }
+
+/* The output name of input x: "rank-N.json", or its file name less ".ctr" plus ".json". */
+static void split_name(const char *dir, const split_input *x, char *buf, size_t len) {
+  if (has_rank(x)) {
+    snprintf(buf, len, "%s/rank-%llu.json", dir, (unsigned long long)x->id.job.rank);
+    return;
+  }
+  const char *base = strrchr(x->path, '/');
+  base = base ? base + 1 : x->path;
+  size_t n = strlen(base);
+  if (n > 4 && !strcmp(base + n - 4, ".ctr")) n -= 4;
+  snprintf(buf, len, "%s/%.*s.json", dir, (int)n, base);
+}
+
+/* Writes one document holding input i and every later input of the same rank. */
+static int split_write(const char *dir, const ct_chrome_options *opt, split_run *s, size_t i,
+                       chrome_run *run) {
+  char name[4096];
+  split_name(dir, &s->in[i], name, sizeof name);
+  FILE *out = fopen(name, "w");
+  if (!out) {
+    fprintf(stderr, "cutrace dump: %s: cannot write: %s\n", name, strerror(errno));
+    return -1;
+  }
+  run->c = ct_chrome_begin(out, opt);
+  if (!run->c) {
+    fclose(out);
+    fprintf(stderr, "cutrace dump: out of memory\n");
+    return -1;
+  }
+  unsigned files = 0;
+  for (size_t j = i; j < s->n; j++) {
+    split_input *x = &s->in[j];
+    int same = j == i || (has_rank(&s->in[i]) && has_rank(x) && x->id.job.rank == s->in[i].id.job.rank);
+    if (x->done || !x->readable || !same) continue;
+    x->done = 1;
+    files++;
+    (void)chrome_file(x->path, run);
+  }
+  int wrc = ct_chrome_end(run->c);
+  if (fclose(out) != 0) wrc = -1;
+  if (wrc < 0) {
+    fprintf(stderr, "cutrace dump: error writing %s\n", name);
+    return -1;
+  }
+  char label[400];
+  const split_input *x = &s->in[i];
+  printf("%s: %s, %u trace file%s\n", name,
+         ct_proc_label(&x->id.job, x->id.proc.pid, x->id.host, label, sizeof label), files,
+         files == 1 ? "" : "s");
+  return 0;
+}
+
+/* cutrace dump --chrome --split DIR: DIR/rank-N.json per rank (every file of the rank:
+ * a rank's fork children with it); files without a rank next to ranked ones (the
+ * launcher's) are left out with a note, and alone each get DIR/<name>.json. */
+static int dump_split(const char *dir, const ct_chrome_options *opt, int argc, char **argv) {
+  if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+    fprintf(stderr, "cutrace dump: cannot create %s: %s\n", dir, strerror(errno));
+    return 2;
+  }
+  split_run s = {0};
+  chrome_run run = {0};
+  char err[300];
+  cli_progress_start("dump");
+  int n = ct_expand_inputs(argc, argv, split_collect, &s, err, sizeof err);
+  int any_rank = 0, failed = 0;
+  for (size_t i = 0; i < s.n; i++) any_rank |= has_rank(&s.in[i]);
+  for (size_t i = 0; i < s.n && n >= 0 && !failed; i++) {
+    split_input *x = &s.in[i];
+    if (!x->readable) {
+      run.files++;
+      run.unreadable++;
+    } else if (any_rank && !has_rank(x)) {
+      cli_progress_done();
+      fprintf(stderr, "cutrace dump: %s: no rank (the launcher?): left out of %s\n", x->path, dir);
+    } else if (!x->done) {
+      failed = split_write(dir, opt, &s, i, &run) < 0;
+    }
+  }
+  cli_progress_done();
+  for (size_t i = 0; i < s.n; i++) free(s.in[i].path);
+  free(s.in);
+  if (n < 0) {
+    fprintf(stderr, "cutrace dump: %s\n", err);
+    return 2;
+  }
+  if (failed) return 2;
+  if (run.unreadable) return run.unreadable < run.files ? (run.status > 1 ? run.status : 1) : 2;
+  return run.status;
+}
+
 static int bad_usage(const char *what, const char *arg) {
   fprintf(stderr, "cutrace dump: %s '%s' (try: cutrace dump --help)\n", what, arg);
   return 2;
@@ -86,7 +219,7 @@ static int bad_usage(const char *what, const char *arg) {
 
 int cmd_dump(int argc, char **argv) {
   int chrome = 0, i = 1;
-  const char *out_path = NULL;
+  const char *out_path = NULL, *split_dir = NULL;
   ct_chrome_options opt = {.gaps = 1, .gap_min_ns = 1000};
   for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
     const char *a = argv[i];
@@ -102,15 +235,19 @@ int cmd_dump(int argc, char **argv) {
       opt.gaps = 0;
     } else if (!strcmp(a, "--queues")) {
       opt.queues = 1;
-    } else if (!strcmp(a, "-o") || !strcmp(a, "--gap-min")) {
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--gap-min") || !strcmp(a, "--split")) {
       if (i + 1 >= argc) return bad_usage("missing value after", a);
       if (!strcmp(a, "-o")) out_path = argv[++i];
+      else if (!strcmp(a, "--split")) split_dir = argv[++i];
       else if (ct_parse_u64(argv[++i], &opt.gap_min_ns) < 0)
         return bad_usage("--gap-min needs a number of ns, not", argv[i]);
     } else {
       return bad_usage("unknown option", a);
     }
   }
+  if (split_dir && !chrome) return bad_usage("--split needs --chrome; got", split_dir);
+  if (split_dir && out_path) return bad_usage("--split writes its own files; -o", out_path);
+  if (split_dir) return dump_split(split_dir, &opt, argc - i, argv + i);
   if (!chrome) {
     if (out_path) return bad_usage("-o needs --chrome; got", out_path);
     if (opt.queues) return bad_usage("--queues needs --chrome; got", "--queues");

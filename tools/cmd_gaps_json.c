@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd_gaps.h"
+#include "identity.h"
 
 static void json_causes(ct_json *j, const char *key, const uint64_t *v, const char *suffix) {
   ct_json_key(j, key);
@@ -65,11 +66,19 @@ static void json_ending_call(ct_json *j, const ct_gap_call *c) {
   ct_json_end_object(j);
 }
 
+/* "rank": the process's rank in a distributed job, null when unknown. */
+static void json_rank(ct_json *j, const ct_gaps_proc *p) {
+  ct_json_key(j, "rank");
+  if (p->job.known & CT_JOB_RANK) ct_json_uint(j, p->job.rank);
+  else ct_json_null(j);
+}
+
 static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, int with_threads) {
   char name[512];
   ct_json_begin_object(j);
   ct_json_kv_uint(j, "process", d->proc);
   ct_json_kv_uint(j, "pid", p->pid);
+  json_rank(j, p);
   ct_json_kv_uint(j, "device", d->device);
   ct_json_kv_uint(j, "stream", d->stream == UINT64_MAX ? d->op_stream : d->stream);
   ct_json_kv_string(j, "scope", d->stream == UINT64_MAX ? "device" : "stream");
@@ -167,6 +176,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_kv_string(&j, "path", procs[i].path);
     ct_json_kv_uint(&j, "pid", procs[i].pid);
     ct_json_kv_string(&j, "host", procs[i].host);
+    ct_json_job(&j, &procs[i].job);
     ct_json_kv_string(&j, "cmdline", procs[i].cmdline);
     ct_json_kv_uint(&j, "start_ns", ct_gaps_trace_start(&procs[i]));
     ct_json_kv_uint(&j, "realtime_ns", procs[i].realtime_ns);
@@ -187,6 +197,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_begin_object(&j);
     ct_json_kv_uint(&j, "process", devs[i].proc);
     ct_json_kv_uint(&j, "pid", procs[devs[i].proc].pid);
+    json_rank(&j, &procs[devs[i].proc]);
     ct_json_kv_uint(&j, "device", devs[i].device);
     ct_json_kv_string(&j, "name", devs[i].name);
     json_usage(&j, &devs[i].u);
@@ -203,6 +214,10 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
   int straggler = ct_gaps_comm_straggler(c->g);
   ct_json_key(&j, "comm_straggler"); /* index into devices, null when none */
   if (straggler >= 0) ct_json_uint(&j, (uint64_t)straggler);
+  else ct_json_null(&j);
+  ct_json_key(&j, "comm_straggler_rank"); /* its process's rank, null when none or unknown */
+  if (straggler >= 0 && (procs[devs[straggler].proc].job.known & CT_JOB_RANK))
+    ct_json_uint(&j, procs[devs[straggler].proc].job.rank);
   else ct_json_null(&j);
   const ct_gaps_stream *strs = ct_gaps_streams(c->g, &n);
   ct_json_key(&j, "streams");

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cmd_gaps.h"
+#include "identity.h"
 #include "stacks.h"
 
 /* ---- shared helpers for the writers ------------------------------------------------ */
@@ -32,6 +33,31 @@ const char *ct_gaps_wall_clock(const ct_gaps_proc *p, uint64_t t, char *buf, siz
 
 static const char *cause_label(enum ct_gap_cause c) { return ct_gap_cause_name(c); }
 
+/* A process in a sentence: "rank 3 (pid 4242 on node7)" when its rank is known,
+ * else "pid 4242". */
+static const char *who(const ct_gaps_proc *p, char *buf, size_t len) {
+  if (p->job.known & CT_JOB_RANK) return ct_proc_label(&p->job, p->pid, p->host, buf, len);
+  snprintf(buf, len, "pid %llu", (unsigned long long)p->pid);
+  return buf;
+}
+
+/* Whether any process has a known rank: tables then show "rank (pid)". */
+static int any_rank(const ct_gaps_proc *procs, unsigned np) {
+  for (unsigned i = 0; i < np; i++)
+    if (procs[i].job.known & CT_JOB_RANK) return 1;
+  return 0;
+}
+
+/* The process cell of a table: the pid, or "rank (pid)" when ranks are known. */
+static void proc_cell(ct_table *t, const ct_gaps_proc *procs, unsigned np, unsigned proc,
+                      int ranks) {
+  const ct_gaps_proc *p = proc < np ? &procs[proc] : NULL;
+  if (!ranks) ct_table_cell(t, "%llu", (unsigned long long)(p ? p->pid : 0));
+  else if (p && (p->job.known & CT_JOB_RANK))
+    ct_table_cell(t, "%llu (%llu)", (unsigned long long)p->job.rank, (unsigned long long)p->pid);
+  else ct_table_cell(t, "- (%llu)", (unsigned long long)(p ? p->pid : 0));
+}
+
 /* ---- text ------------------------------------------------------------------------------ */
 
 
@@ -44,6 +70,8 @@ static void print_usage_table(const gaps_cli *c, int streams) {
   const char *headers[13];
   memcpy(headers, dev_headers, sizeof headers);
   if (streams) headers[1] = "dev/stream";
+  int ranks = any_rank(procs, np);
+  if (ranks) headers[0] = "rank (pid)";
   ct_table *t = ct_table_new(streams ? "Per stream (idle while the stream had no work)"
                                      : "Per device (idle = no stream busy)",
                              13, headers, "lrrrrrrrrrrrr");
@@ -55,7 +83,7 @@ static void print_usage_table(const gaps_cli *c, int streams) {
     unsigned proc = streams ? strs[i].proc : devs[i].proc;
     char b[CT_GAP_NCAUSES + 3][24];
     ct_table_row(t);
-    ct_table_cell(t, "%llu", (unsigned long long)(proc < np ? procs[proc].pid : 0));
+    proc_cell(t, procs, np, proc, ranks);
     if (streams)
       ct_table_cell(t, "%llu/%llu", (unsigned long long)strs[i].device,
                     (unsigned long long)strs[i].stream);
@@ -126,11 +154,11 @@ static void print_top_gaps(const gaps_cli *c) {
   for (unsigned i = 0; i < n; i++) {
     const ct_gap_detail *d = &top[i];
     const ct_gaps_proc *p = &procs[d->proc];
-    char b1[24], b2[24], b3[24], wall[64], name[512];
+    char b1[24], b2[24], b3[24], wall[64], name[512], w[400];
     ct_gaps_wall_clock(p, d->start_ns, wall, sizeof wall);
-    printf("%2u. %s idle on device %llu of pid %llu, at +%s%s%s%s: %s\n", i + 1,
+    printf("%2u. %s idle on device %llu of %s, at +%s%s%s%s: %s\n", i + 1,
            ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1), (unsigned long long)d->device,
-           (unsigned long long)p->pid, ct_fmt_duration(d->start_ns - ct_gaps_trace_start(p), b2, sizeof b2),
+           who(p, w, sizeof w), ct_fmt_duration(d->start_ns - ct_gaps_trace_start(p), b2, sizeof b2),
            *wall ? " (" : "", wall, *wall ? ")" : "",
            cause_label(d->cause));
     printf("    host time %llu..%llu ns\n", (unsigned long long)d->start_ns,
@@ -176,12 +204,12 @@ static void print_top_gaps(const gaps_cli *c) {
   for (unsigned i = 0; i < n; i++) {
     if (ts[i].cause != CT_GAP_OTHER_STREAM) continue;
     if (!any++) printf("\nLargest waits of a stream on another stream\n");
-    char b1[24], b2[24];
-    printf("  %s on device %llu stream %llu at +%s (pid %llu)\n",
+    char b1[24], b2[24], w[400];
+    printf("  %s on device %llu stream %llu at +%s (%s)\n",
            ct_fmt_duration(ts[i].end_ns - ts[i].start_ns, b1, sizeof b1),
            (unsigned long long)ts[i].device, (unsigned long long)ts[i].stream,
            ct_fmt_duration(ts[i].start_ns - ct_gaps_trace_start(&procs[ts[i].proc]), b2, sizeof b2),
-           (unsigned long long)procs[ts[i].proc].pid);
+           who(&procs[ts[i].proc], w, sizeof w));
   }
 }
 
@@ -194,8 +222,8 @@ static void print_findings(const gaps_cli *c) {
   for (unsigned i = 0; i < n; i++) {
     const ct_gaps_finding *f = &fs[i];
     const ct_gaps_proc *p = &procs[f->proc];
-    char b1[24], b2[24], b3[24], b4[24];
-    printf("  - pid %llu device %llu: ", (unsigned long long)p->pid, (unsigned long long)f->device);
+    char b1[24], b2[24], b3[24], b4[24], w[400];
+    printf("  - %s device %llu: ", who(p, w, sizeof w), (unsigned long long)f->device);
     switch (f->kind) {
     case CT_FIND_LAUNCH_BOUND:
       printf("%llu kernels in %llu stretches ran no longer than their launch calls (GPU %s, calls %s); "
@@ -237,8 +265,9 @@ static void print_comm_table(const gaps_cli *c) {
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
   for (unsigned i = 0; i < n; i++) any |= devs[i].comm.comm_ns != 0;
   if (!any) return;
-  static const char *const headers[] = {"pid", "device", "comm kernels", "comm",
-                                        "overlapped", "overlap%", "exposed comm"};
+  int ranks = any_rank(procs, np);
+  const char *const headers[] = {ranks ? "rank (pid)" : "pid", "device", "comm kernels", "comm",
+                                 "overlapped", "overlap%", "exposed comm"};
   ct_table *t = ct_table_new("Communication (NCCL/NVSHMEM kernels) against compute kernels",
                              7, headers, "lrrrrrr");
   if (!t) return;
@@ -247,7 +276,7 @@ static void print_comm_table(const gaps_cli *c) {
     if (!m->comm_ns) continue;
     char b[3][24];
     ct_table_row(t);
-    ct_table_cell(t, "%llu", (unsigned long long)(devs[i].proc < np ? procs[devs[i].proc].pid : 0));
+    proc_cell(t, procs, np, devs[i].proc, ranks);
     ct_table_cell(t, "%llu", (unsigned long long)devs[i].device);
     ct_table_cell(t, "%llu", (unsigned long long)m->comm_kernels);
     ct_table_cell(t, "%s", ct_fmt_duration(m->comm_ns, b[0], sizeof b[0]));
@@ -264,12 +293,12 @@ static void print_comm_table(const gaps_cli *c) {
   if (s >= 0) {
     uint64_t max = 0;
     for (unsigned i = 0; i < n; i++) max = devs[i].comm.comm_ns > max ? devs[i].comm.comm_ns : max;
-    char b1[24], b2[24];
-    printf("likely straggler: device %llu of pid %llu spent the least time in communication "
+    char b1[24], b2[24], w[400] = "pid 0";
+    if (devs[s].proc < np) who(&procs[devs[s].proc], w, sizeof w);
+    printf("likely straggler: device %llu of %s spent the least time in communication "
            "kernels (%s, up to %s elsewhere): the others waited for it inside collectives; "
            "compare its compute and host time\n",
-           (unsigned long long)devs[s].device,
-           (unsigned long long)(devs[s].proc < np ? procs[devs[s].proc].pid : 0),
+           (unsigned long long)devs[s].device, w,
            ct_fmt_duration(devs[s].comm.comm_ns, b1, sizeof b1), ct_fmt_duration(max, b2, sizeof b2));
   }
 }
@@ -279,9 +308,9 @@ void ct_gaps_print_text(const gaps_cli *c) {
   unsigned np;
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
   for (unsigned i = 0; i < np; i++) {
-    char b[24];
-    printf("%s: pid %llu on %s: %s\n", procs[i].path, (unsigned long long)procs[i].pid,
-           *procs[i].host ? procs[i].host : "?", procs[i].cmdline);
+    char b[24], w[400];
+    printf("%s: %s: %s\n", procs[i].path,
+           ct_proc_label(&procs[i].job, procs[i].pid, procs[i].host, w, sizeof w), procs[i].cmdline);
     if (procs[i].pauses)
       printf("  recorded in windows: the tracer paused %llu times (%s), %s in all; time between "
              "GPU work that touches a pause is not idle but unrecorded, left out of span%% and idle\n",
@@ -333,7 +362,8 @@ void ct_gaps_print_summary(const gaps_cli *c) {
       printf(" recorded (%s not recorded: the tracer paused)",
              ct_fmt_duration(u->unrecorded_ns, b3, sizeof b3));
     printf("; idle %s", ct_fmt_duration(u->idle_ns, b2, sizeof b2));
-    if (np > 1) printf(" (pid %llu)", (unsigned long long)procs[devs[i].proc].pid);
+    char w[400];
+    if (np > 1) printf(" (%s)", who(&procs[devs[i].proc], w, sizeof w));
     /* causes, largest first */
     int order[CT_GAP_NCAUSES], k, m;
     for (k = 0; k < CT_GAP_NCAUSES; k++) order[k] = k;

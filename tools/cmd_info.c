@@ -1,5 +1,6 @@
-/* cutrace info: per trace file, its version, process, devices, time span, record
- * counts per kind, drops, and whether it ended cleanly or where it stopped. */
+/* cutrace info: per trace file, its version, process, rank in a distributed job,
+ * devices, time span, record counts per kind, drops, and whether it ended cleanly or
+ * where it stopped. */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,48 @@ static void print_string(const ct_reader *r, const char *label, uint64_t id, int
   putchar('\n');
 }
 
+/* One line per DEVICE record: name, compute capability, SMs, memory, and since format
+ * 1.4 the PCI bus id and UUID that tell the devices of processes on one node apart. */
+static void print_device(const ct_reader *r, const char *path, const struct ct_device *d) {
+  size_t len = 0, plen = 0, ulen = 0;
+  const char *n = ct_reader_string(r, d->name, &len);
+  const char *pci = d->pci_bus_id ? ct_reader_string(r, d->pci_bus_id, &plen) : NULL;
+  const char *uuid = d->uuid ? ct_reader_string(r, d->uuid, &ulen) : NULL;
+  printf("%s: device %llu: %.*s (sm %llu.%llu, %llu SMs, %.1f GiB", path,
+         (unsigned long long)d->device, (int)(n ? len : 1), n ? n : "?",
+         (unsigned long long)d->cc_major, (unsigned long long)d->cc_minor,
+         (unsigned long long)d->sm_count, d->mem_bytes / 1073741824.0);
+  if (pci) printf(", pci %.*s", (int)plen, pci);
+  if (uuid) printf(", %.*s", (int)ulen, uuid);
+  printf(")\n");
+}
+
+/* The JOB record's lines: rank, job id, CUDA_VISIBLE_DEVICES, warnings. */
+static void print_job(const ct_reader *r, const struct ct_job *job, char (*warnings)[200],
+                      unsigned nwarnings) {
+  if (job->known & CT_JOB_RANK) {
+    size_t len = 0;
+    const char *src = ct_reader_string(r, job->source, &len);
+    printf("  %-14s %llu", "rank", (unsigned long long)job->rank);
+    if (job->known & CT_JOB_WORLD_SIZE)
+      printf(" of %llu", (unsigned long long)job->world_size);
+    if (job->known & CT_JOB_LOCAL_RANK) {
+      printf(", local rank %llu", (unsigned long long)job->local_rank);
+      if (job->known & CT_JOB_LOCAL_WORLD_SIZE)
+        printf(" of %llu", (unsigned long long)job->local_world_size);
+    }
+    if (job->known & CT_JOB_NODE_RANK) printf(", node %llu", (unsigned long long)job->node_rank);
+    printf(" (from %.*s)\n", (int)(src ? len : 1), src ? src : "?");
+  }
+  if (job->job_id) print_string(r, "job", job->job_id, 0);
+  if (job->known & CT_JOB_VISIBLE_DEVICES) {
+    size_t len = 0;
+    const char *v = ct_reader_string(r, job->visible_devices, &len);
+    printf("  %-14s CUDA_VISIBLE_DEVICES=\"%.*s\"\n", "devices", (int)(v ? len : 0), v ? v : "");
+  }
+  for (unsigned i = 0; i < nwarnings; i++) printf("  %-14s %s\n", "warning", warnings[i]);
+}
+
 static int info_file(const char *path, void *arg) {
   int *status = arg;
   char err[300];
@@ -34,6 +77,9 @@ static int info_file(const char *path, void *arg) {
   }
   uint64_t counts[CT_MAX_KINDS] = {0}, drops = 0, first = UINT64_MAX, last = 0;
   struct ct_process proc = {0};
+  struct ct_job job = {0};
+  char job_warnings[4][200];
+  unsigned njob_warnings = 0;
   int have_proc = 0;
   ct_pause_list pauses = {0};
   char why[32] = "";
@@ -45,15 +91,16 @@ static int info_file(const char *path, void *arg) {
     uint64_t b = 0, e = 0;
     switch (rec.kind) {
     case CT_KIND_PROCESS: proc = rec.u.process; have_proc = 1; break;
-    case CT_KIND_DEVICE: {
-      size_t len = 0;
-      const char *n = ct_reader_string(r, rec.u.device.name, &len);
-      printf("%s: device %llu: %.*s (sm %llu.%llu, %llu SMs, %.1f GiB)\n", path,
-             (unsigned long long)rec.u.device.device, (int)(n ? len : 1), n ? n : "?",
-             (unsigned long long)rec.u.device.cc_major, (unsigned long long)rec.u.device.cc_minor,
-             (unsigned long long)rec.u.device.sm_count, rec.u.device.mem_bytes / 1073741824.0);
+    case CT_KIND_DEVICE: print_device(r, path, &rec.u.device); break;
+    case CT_KIND_JOB: job = rec.u.job; break;
+    case CT_KIND_TRACER: /* the tracer's warnings about the job's variables (format 1.4) */
+      if (njob_warnings < 4 && rec.u.tracer.begin_ns == rec.u.tracer.end_ns) {
+        size_t len = 0;
+        const char *w = ct_reader_string(r, rec.u.tracer.what, &len);
+        if (w && len > 13 && !memcmp(w, "job identity:", 13))
+          snprintf(job_warnings[njob_warnings++], sizeof job_warnings[0], "%.*s", (int)len, w);
+      }
       break;
-    }
     case CT_KIND_DROP: drops += rec.u.drop.count; break;
     case CT_KIND_PAUSE: {
       size_t len = 0;
@@ -82,6 +129,7 @@ static int info_file(const char *path, void *arg) {
     print_string(r, "executable", proc.exe, 0);
     printf("  %-14s driver %llu, runtime %llu\n", "cuda", (unsigned long long)proc.driver_version,
            (unsigned long long)proc.runtime_version);
+    print_job(r, &job, job_warnings, njob_warnings);
   } else {
     printf("  %-14s no PROCESS record\n", "process");
   }

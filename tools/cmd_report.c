@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "identity.h"
 #include "commands.h"
 #include "output.h"
 #include "reader.h"
@@ -48,6 +49,7 @@ typedef struct options {
 typedef struct file_info {
   char *path;
   struct ct_process proc;
+  ct_identity id;     /* host and rank (format 1.4) */
   const char *status; /* "clean", "partial", "unreadable" */
   char message[300];
 } file_info;
@@ -158,6 +160,8 @@ static void json_tables(run_state *s, const ct_report *r) {
 static void json_file(ct_json *j, const file_info *f) {
   ct_json_kv_string(j, "path", f->path);
   ct_json_kv_uint(j, "pid", f->proc.pid);
+  ct_json_kv_string(j, "host", f->id.host);
+  ct_json_job(j, &f->id.job);
   ct_json_kv_string(j, "status", f->status);
   if (f->message[0]) ct_json_kv_string(j, "message", f->message);
 }
@@ -167,7 +171,11 @@ static void json_file(ct_json *j, const file_info *f) {
 static void text_heading(const run_state *s, const file_info *f, const ct_report *r,
                          int per_file) {
   char b1[32];
-  if (per_file)
+  char label[400];
+  if (per_file && (f->id.job.known & CT_JOB_RANK))
+    printf("== %s (%s)%s\n", ct_proc_label(&f->id.job, f->proc.pid, f->id.host, label, sizeof label),
+           f->path, strcmp(f->status, "clean") ? " [partial]" : "");
+  else if (per_file)
     printf("== process %llu (%s)%s\n", (unsigned long long)f->proc.pid, f->path,
            strcmp(f->status, "clean") ? " [partial]" : "");
   if (s->opt.by_callsite) return;
@@ -216,6 +224,8 @@ static int report_file(const char *path, void *arg) {
   else if (fs > s->status) s->status = fs;
   f->status = fs == 0 ? "clean" : fs == 1 ? "partial" : "unreadable";
   if (rc) snprintf(f->message, sizeof f->message, "%s", st.message);
+  char err[300];
+  if (rc >= 0) (void)ct_identity_read(path, &f->id, err, sizeof err); /* read once already */
   if (s->opt.per_process) {
     if (rc < 0 && s->opt.fmt == CT_OUT_JSON) {
       ct_json_begin_object(&s->json);

@@ -64,6 +64,7 @@ static void on_process(void *user, const ct_proc *p) {
   gp->host = strdup(p->host ? p->host : "");
   gp->cmdline = strdup(p->cmdline ? p->cmdline : "");
   gp->pid = p->rec.pid;
+  gp->job = p->job;
   gp->start_ns = p->rec.start_ns;
   gp->realtime_ns = p->rec.realtime_ns;
 }

@@ -88,6 +88,8 @@ typedef struct ct_gaps_proc {
   uint64_t pauses, paused_ns;          /* the tracer's pauses (format 1.3) and their time
                                           between the file's first and last event */
   const char *pause_why;               /* the first pause's reason, NULL when none */
+  struct ct_job job;                   /* its rank in a distributed job (format 1.4;
+                                          known = 0 when none) */
 } ct_gaps_proc;
 
 /* Communication kernels (NCCL's, NVSHMEM's: "nccl" or "nvshmem" in the name) against

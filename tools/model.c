@@ -571,7 +571,15 @@ static void handle(model *m, ct_record *rec) {
       unsigned i = m->proc.ndevices++;
       m->proc.devices[i] = rec->u.device;
       m->proc.device_names[i] = str_or_empty(m, rec->u.device.name);
+      m->proc.device_pci[i] = str_or_empty(m, rec->u.device.pci_bus_id);
+      m->proc.device_uuid[i] = str_or_empty(m, rec->u.device.uuid);
     }
+    return;
+  case CT_KIND_JOB: /* right after PROCESS: known by on_process */
+    m->proc.job = rec->u.job;
+    m->proc.job_source = str_or_empty(m, rec->u.job.source);
+    m->proc.job_id = str_or_empty(m, rec->u.job.job_id);
+    m->proc.visible_devices = str_or_empty(m, rec->u.job.visible_devices);
     return;
   default:
     break;
@@ -659,6 +667,7 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   m->window = m->adaptive ? START_WINDOW_NS : opts->window_ns;
   m->proc.path = path;
   m->proc.host = m->proc.exe = m->proc.cmdline = "";
+  m->proc.job_source = m->proc.job_id = m->proc.visible_devices = "";
   ct_record rec;
   uint64_t n = 0;
   while (ct_reader_next(m->r, &rec)) {

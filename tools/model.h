@@ -31,6 +31,9 @@ typedef struct ct_proc {
   unsigned ndevices;
   struct ct_device devices[16];
   const char *device_names[16];
+  const char *device_pci[16], *device_uuid[16]; /* format 1.4; "" when unknown */
+  struct ct_job job;         /* the JOB record (format 1.4); known = 0 when none */
+  const char *job_source, *job_id, *visible_devices; /* its strings ("" when none) */
 } ct_proc;
 
 /* Which detail a span or activity carries. */
