@@ -238,4 +238,29 @@ rc, out, err = run(cutrace, "dump", "--chrome", "--split", split, data)
 check(rc == 0 and sorted(os.listdir(split)) == ["rank-3.json"] and ", 2 trace files\n" in out,
       f"fork split: one document for the rank: {rc} {out} {err}")
 
+# ---- streamed to cutrace collect: the collector writes the name the rank sends
+out_dir = os.path.join(tmp, "collected")
+sock = os.path.join(tmp, "collect.sock")
+col = subprocess.Popen([cutrace, "collect", "-o", out_dir, "--listen", "unix:" + sock, "--once"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+first = col.stdout.readline()
+check(first.startswith("collect: listening on "), f"collect: {first!r}")
+env = dict(base_env, LD_PRELOAD=libtrace, CUTRACE_OUTPUT="unix:" + sock, SLURM_PROCID="12",
+           SLURM_NTASKS="16", SLURM_JOB_ID="991")
+p = subprocess.Popen([program, "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
+out, err = p.communicate(timeout=120)
+try:
+    col.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    col.kill()
+    col.communicate()
+names = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []
+check(p.returncode == 0 and names == [f"rank-12.{HOST}.{p.pid}.ctr"],
+      f"collect: the file is named by rank: {names} ({p.returncode} {err[-300:]})")
+if names:
+    j, _, _ = job_of(os.path.join(out_dir, names[0]))
+    check(j and (j["rank"], j["world_size"], j["source"], j["job_id"]) == (12, 16, "SLURM_PROCID", "991"),
+          f"collect: JOB {j}")
+
 sys.exit(finish())
