@@ -168,14 +168,8 @@ static void on_process(void *user, const ct_proc *p) {
     c->base_ns = p->rec.realtime_ns - p->rec.start_ns;
     c->have_base = 1;
   }
-  for (unsigned i = 0; i < p->ndevices && c->ndevices < 64; i++) {
-    int seen = 0;
-    for (unsigned j = 0; j < c->ndevices; j++) seen |= c->devices[j].device == p->devices[i].device;
-    if (seen) continue;
-    c->devices[c->ndevices] = p->devices[i];
-    snprintf(c->device_names[c->ndevices], sizeof c->device_names[0], "%s", p->device_names[i]);
-    c->ndevices++;
-  }
+  c->proc_devices = 0;
+  chr_note_devices(c, p);
 }
 
 static void on_thread(void *user, const ct_proc *p, const struct ct_thread *t, const char *name) {
@@ -238,6 +232,7 @@ static void put_graph_args(ct_chrome *c, uint64_t exec) {
 
 static void on_activity(void *user, const ct_activity *a) {
   ct_chrome *c = user;
+  if (a->proc && a->proc->ndevices != c->proc_devices) chr_note_devices(c, a->proc);
   chr_ensure_gpu_track(c, a->device, a->stream);
   uint64_t tid = chr_stream_tid(c, a->stream);
   const char *cat = a->type == CT_GPU_MEMCPY ? "gpu_memcpy" : a->type == CT_GPU_MEMSET ? "gpu_memset" : "kernel";
@@ -450,16 +445,9 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
 
 int ct_chrome_end(ct_chrome *c) {
   FILE *f = c->f;
-  fputs("\n],\n\"deviceProperties\":[", f);
-  for (unsigned i = 0; i < c->ndevices; i++) {
-    const struct ct_device *d = &c->devices[i];
-    fprintf(f, "%s\n{\"id\":%llu,\"name\":", i ? "," : "", (unsigned long long)d->device);
-    chr_put_string(c, c->device_names[i]);
-    fprintf(f, ",\"totalGlobalMem\":%llu,\"computeMajor\":%llu,\"computeMinor\":%llu,\"numSms\":%llu}",
-            (unsigned long long)d->mem_bytes, (unsigned long long)d->cc_major,
-            (unsigned long long)d->cc_minor, (unsigned long long)d->sm_count);
-  }
-  fputs("],\n", f);
+  fputs("\n],\n", f);
+  chr_put_device_properties(c);
+  fputs(",\n", f);
   chr_put_distributed_info(c);
   fprintf(f, ",\n\"baseTimeNanoseconds\":%llu,\n\"traceName\":\"cutrace\"}\n",
           (unsigned long long)c->base_ns);

@@ -50,10 +50,12 @@ struct ct_chrome {
   uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
   uint64_t open_pause;       /* begin of a pause seen open and not yet closed (0: none) */
   char open_pause_why[32];
-  /* devices seen, for deviceProperties */
+  /* devices seen, for deviceProperties (chrome_job.c) */
   struct ct_device devices[64];
   char device_names[64][96];
+  char device_pci[64][32], device_uuid[64][48];
   unsigned ndevices;
+  unsigned proc_devices;     /* DEVICE records of the current file taken so far */
   /* ranks of the files (format 1.4 JOB records), for distributedInfo (chrome_job.c) */
   struct ct_job job;         /* the first file's with a rank */
   uint64_t ranks[64];        /* distinct ranks seen, in order of appearance */
@@ -61,7 +63,15 @@ struct ct_chrome {
   char demangled[4096];
 };
 
-/* ---- distributed jobs (chrome_job.c) ---- */
+/* ---- which processes and GPUs a document covers (chrome_job.c) ---- */
+
+/* Takes the current file's DEVICE records not yet taken (they arrive with the first
+ * work on each device, after on_process), one entry per device index. */
+void chr_note_devices(ct_chrome *c, const ct_proc *p);
+
+/* Writes the "deviceProperties" member (Kineto's fields, plus pciBusId and uuid when
+ * known: format 1.4). */
+void chr_put_device_properties(ct_chrome *c);
 
 /* Notes a file's rank (its JOB record; known = 0: none) for distributedInfo. */
 void chr_note_job(ct_chrome *c, const struct ct_job *job);

@@ -1,6 +1,7 @@
 /*
- * distributedInfo of the Chrome/Kineto export (format 1.4 JOB records): HTA reads a
- * trace's rank from it, one file per rank (cutrace dump --chrome --split).
+ * Which processes and GPUs a Chrome/Kineto document covers: deviceProperties, and
+ * distributedInfo from format 1.4 JOB records (HTA reads a trace's rank from it, one
+ * file per rank: cutrace dump --chrome --split).
  */
 #include <stdio.h>
 
@@ -41,4 +42,41 @@ void chr_put_distributed_info(ct_chrome *c) {
   fputc(']', f);
   put_known(c, "world_size", CT_JOB_WORLD_SIZE, c->job.world_size);
   fputc('}', f);
+}
+
+void chr_note_devices(ct_chrome *c, const ct_proc *p) {
+  for (unsigned i = c->proc_devices; i < p->ndevices && i < 16; i++) {
+    int seen = 0;
+    for (unsigned j = 0; j < c->ndevices; j++) seen |= c->devices[j].device == p->devices[i].device;
+    if (seen || c->ndevices >= 64) continue;
+    unsigned k = c->ndevices++;
+    c->devices[k] = p->devices[i];
+    snprintf(c->device_names[k], sizeof c->device_names[0], "%s", p->device_names[i]);
+    snprintf(c->device_pci[k], sizeof c->device_pci[0], "%s", p->device_pci[i] ? p->device_pci[i] : "");
+    snprintf(c->device_uuid[k], sizeof c->device_uuid[0], "%s", p->device_uuid[i] ? p->device_uuid[i] : "");
+  }
+  c->proc_devices = p->ndevices;
+}
+
+void chr_put_device_properties(ct_chrome *c) {
+  FILE *f = c->f;
+  fputs("\"deviceProperties\":[", f);
+  for (unsigned i = 0; i < c->ndevices; i++) {
+    const struct ct_device *d = &c->devices[i];
+    fprintf(f, "%s\n{\"id\":%llu,\"name\":", i ? "," : "", (unsigned long long)d->device);
+    chr_put_string(c, c->device_names[i]);
+    fprintf(f, ",\"totalGlobalMem\":%llu,\"computeMajor\":%llu,\"computeMinor\":%llu,\"numSms\":%llu",
+            (unsigned long long)d->mem_bytes, (unsigned long long)d->cc_major,
+            (unsigned long long)d->cc_minor, (unsigned long long)d->sm_count);
+    if (c->device_pci[i][0]) {
+      fputs(",\"pciBusId\":", f);
+      chr_put_string(c, c->device_pci[i]);
+    }
+    if (c->device_uuid[i][0]) {
+      fputs(",\"uuid\":", f);
+      chr_put_string(c, c->device_uuid[i]);
+    }
+    fputc('}', f);
+  }
+  fputc(']', f);
 }

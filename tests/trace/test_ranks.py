@@ -183,6 +183,8 @@ for r in range(4):
           d["distributedInfo"].get("world_size") == 4 and
           any(e.get("cat") == "kernel" for e in d.get("traceEvents", [])),
           f"split rank-{r}.json: {d.get('distributedInfo')}")
+    props = [(x.get("id"), x.get("pciBusId")) for x in d.get("deviceProperties", [])]
+    check(props == [(0, "0000:%02x:00.0" % (0x18 + r % 2))], f"split rank-{r}.json: devices {props}")
     check(f"{split}/rank-{r}.json: rank {r} (pid {pids.get(r)} on {HOST}), 1 trace file\n" in out,
           f"split: line for rank {r}: {out}")
 
