@@ -2,9 +2,13 @@
  * Unit test of the job identity parsing (preload/core/job.c): each case gives a
  * table of environment variables and the exact JOB values, source, warnings and
  * file name prefix expected. Exit status 0 when every case passed.
+ * `test_job --bench` instead times the parse against the real environment (what the
+ * tracer does once per process image; docs/performance.md).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "job.h"
 
@@ -61,7 +65,31 @@ static void run(const char *label, const char *const *env, const struct want *w)
   EXPECT(ctp_job_present(&j) == (w->known || w->job_id || w->nwarnings), "%s: present", label);
 }
 
-int main(void) {
+static const char *env_get(const char *name, void *arg) {
+  (void)arg;
+  return getenv(name);
+}
+
+/* Prints the time of one parse (and file prefix) against this process's environment. */
+static int bench(void) {
+  struct ctp_job j;
+  char prefix[32];
+  enum { N = 200000 };
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < N; i++) {
+    ctp_job_parse(env_get, NULL, &j);
+    ctp_job_file_prefix(&j, prefix, sizeof prefix);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / N;
+  printf("job identity: %.0f ns per parse (source %s, prefix '%s')\n", ns,
+         j.source ? j.source : "none", prefix);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--bench")) return bench();
   const uint64_t R = CT_JOB_RANK, W = CT_JOB_WORLD_SIZE, LR = CT_JOB_LOCAL_RANK,
                  LW = CT_JOB_LOCAL_WORLD_SIZE, N = CT_JOB_NODE_RANK, V = CT_JOB_VISIBLE_DEVICES;
   run("nothing", (const char *const[]){"PATH=/bin", NULL}, &(struct want){0});
