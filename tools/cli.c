@@ -1,10 +1,13 @@
 /* Argument handling and messages shared by the subcommands (see cli.h). */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "output.h"
 #include "progress.h"
 #include "reader.h"
 
@@ -64,4 +67,67 @@ int cli_file_status(const char *cmd, const char *path, int rc, const ct_model_st
   }
   fprintf(stderr, "cutrace %s: %s: %s (partial result)\n", cmd, path, st->message);
   return 1;
+}
+
+/* ---- --from / --to ---------------------------------------------------------------- */
+
+/* Parses a time bound: "@NS" (absolute host ns), or a number of seconds after the
+ * trace's start with an optional unit (s, ms, us, ns) and an optional leading '+'. */
+static int parse_time_bound(const char *s, ct_time_bound *b) {
+  memset(b, 0, sizeof *b);
+  b->set = 1;
+  if (*s == '@') {
+    b->absolute = 1;
+    return ct_parse_u64(s + 1, &b->ns);
+  }
+  if (*s == '+') s++;
+  if (!((*s >= '0' && *s <= '9') || *s == '.')) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || v < 0) return -1;
+  double scale = 1e9;
+  if (!strcmp(end, "ms")) scale = 1e6;
+  else if (!strcmp(end, "us")) scale = 1e3;
+  else if (!strcmp(end, "ns")) scale = 1;
+  else if (*end && strcmp(end, "s")) return -1;
+  if (v * scale > 1e18) return -1; /* about 31 years */
+  b->ns = (uint64_t)(v * scale + 0.5);
+  return 0;
+}
+
+int cli_take_time_filter(const char *cmd, int *argc, char **argv) {
+  ct_model_options opt;
+  memset(&opt, 0, sizeof opt);
+  int out = 0;
+  for (int i = 0; i < *argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) { /* the rest are not options */
+      while (i < *argc) argv[out++] = argv[i++];
+      break;
+    }
+    ct_time_bound *b = !strncmp(a, "--from", 6) ? &opt.from : !strncmp(a, "--to", 4) ? &opt.to : NULL;
+    size_t n = b == &opt.from ? 6 : 4;
+    if (!b || (a[n] && a[n] != '=')) {
+      argv[out++] = argv[i];
+      continue;
+    }
+    const char *v = a[n] == '=' ? a + n + 1 : i + 1 < *argc ? argv[++i] : NULL;
+    if (!v || parse_time_bound(v, b) < 0) {
+      fprintf(stderr,
+              "cutrace %s: %.*s takes a time after the trace's start (2.5, 300ms, 40us, 1500ns) "
+              "or @NS (host time in ns), not '%s'\n",
+              cmd, (int)n, a, v ? v : "");
+      return 2;
+    }
+  }
+  if (opt.from.set && opt.to.set && opt.from.absolute == opt.to.absolute &&
+      opt.from.ns > opt.to.ns) {
+    fprintf(stderr, "cutrace %s: --from is after --to\n", cmd);
+    return 2;
+  }
+  argv[out] = NULL;
+  *argc = out;
+  if (opt.from.set || opt.to.set) ct_model_set_defaults(&opt);
+  return 0;
 }

@@ -13,6 +13,16 @@
 int cli_run_on_traces(int argc, char **argv, const char *usage,
                       int (*per_file)(const char *path, void *status));
 
+/*
+ * Takes the time filter out of a subcommand's argv (argv[0] = its name; *argc shrinks):
+ * `--from T` and `--to T` (or `--from=T`), T being seconds after each trace's start with
+ * an optional unit (2.5, 300ms, 40us, 1500ns) or @NS, an absolute host time in ns.
+ * Options after "--" are left alone. Sets them as the model's defaults
+ * (ct_model_set_defaults) so every pass of the command sees only that window. Returns
+ * 0, or 2 after one line on stderr when a value is bad.
+ */
+int cli_take_time_filter(const char *cmd, int *argc, char **argv);
+
 /* 1 when arg is "--help" or "-h". */
 int cli_is_help(const char *arg);
 

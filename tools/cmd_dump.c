@@ -27,7 +27,9 @@ static const char usage[] =
     "                  files of one rank together), for HTA's TraceAnalysis(trace_dir=DIR)\n"
     "  --no-gaps       leave out the GPU idle gap tracks\n"
     "  --gap-min NS    shortest gap shown as a slice (default 1000 ns)\n"
-    "  --queues        a counter track per stream: operations queued and not finished\n";
+    "  --queues        a counter track per stream: operations queued and not finished\n"
+    "  --from T, --to T  (--chrome) only what overlaps that window (T: seconds after the\n"
+    "                  trace's start, 2.5, 300ms, 40us; or @NS, a host time)\n";
 
 static int dump_file(const char *path, void *arg) {
   int *status = arg;

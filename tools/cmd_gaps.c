@@ -27,6 +27,9 @@ static const char usage_text[] =
     "  --launch-bound-min N    kernels in a row shorter than their launch call (default 20)\n"
     "  --repeat-min N          copies or syncs before a finding names them (default 4)\n"
     "  --sync-work US          a sync waiting on less GPU work is flagged (default 50)\n"
+    "  --from T, --to T        only what overlaps that window (T: seconds after the trace's\n"
+    "                          start, 2.5, 300ms, 40us; or @NS, a host time as listed below);\n"
+    "                          the time outside is unrecorded, not idle\n"
     "Each process (trace file) is analysed on its own; causes: docs/gaps.md.\n"
     "Each listed gap names the call that ended it, the innermost NVTX range open on its\n"
     "thread and, for traces recorded with `cutrace record --stacks`, its call site.\n";

@@ -311,7 +311,12 @@ void ct_gaps_print_text(const gaps_cli *c) {
     char b[24], w[400];
     printf("%s: %s: %s\n", procs[i].path,
            ct_proc_label(&procs[i].job, procs[i].pid, procs[i].host, w, sizeof w), procs[i].cmdline);
-    if (procs[i].pauses)
+    if (procs[i].pauses && procs[i].pause_why && !strcmp(procs[i].pause_why, "filter"))
+      printf("  only the --from/--to window: %s left out before and after it%s; time between GPU "
+             "work that touches it is left out of span%% and idle\n",
+             ct_fmt_duration(procs[i].paused_ns, b, sizeof b),
+             procs[i].pauses > 2 ? " and the tracer's own pauses" : "");
+    else if (procs[i].pauses)
       printf("  recorded in windows: the tracer paused %llu times (%s), %s in all; time between "
              "GPU work that touches a pause is not idle but unrecorded, left out of span%% and idle\n",
              (unsigned long long)procs[i].pauses, procs[i].pause_why ? procs[i].pause_why : "?",
@@ -340,7 +345,9 @@ void ct_gaps_print_summary(const gaps_cli *c) {
   if (!n) {
     const char *why = NULL;
     for (unsigned i = 0; i < np && !why; i++) why = procs[i].pause_why;
-    if (why)
+    if (why && !strcmp(why, "filter"))
+      printf("cutrace gaps: no GPU activity in the --from/--to window\n");
+    else if (why)
       printf("cutrace gaps: no GPU activity recorded: the tracer was paused (%s)%s\n", why,
              !strcmp(why, "profiler") ? "; did the program call cudaProfilerStart?"
              : !strcmp(why, "nvtx") ? "; did the program open the NVTX range?" : "");

@@ -33,7 +33,9 @@ static const char usage[] =
     "  --by callsite   per call site (function, file:line of the first frame outside CUDA's\n"
     "                  libraries): calls, CPU time, GPU work launched there, top kernel\n"
     "                  (needs a trace recorded with --stacks)\n"
-    "  --by stack      the same per whole call stack\n";
+    "  --by stack      the same per whole call stack\n"
+    "  --from T, --to T  only what overlaps that window (T: seconds after the trace's\n"
+    "                  start, 2.5, 300ms, 40us; or @NS, a host time)\n";
 
 typedef struct options {
   enum ct_out_format fmt;
@@ -191,6 +193,7 @@ static void text_heading(const run_state *s, const file_info *f, const ct_report
   if (r->pauses)
     printf(" (recorded in windows: the tracer paused %llu times; see cutrace gaps)",
            (unsigned long long)r->pauses);
+  if (r->filtered) printf(" (only what overlaps the --from/--to window)");
   printf("\n\n");
 }
 

@@ -3,7 +3,27 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
+
+/* The commands that read traces through the model: they take --from/--to. */
+static const char *const time_filtered[] = {"report", "gaps", "diff", "dump", "steps"};
+
+/* Takes --from/--to out of argv for a command that reads traces. Returns 0 or 2. */
+static int take_time_filter(int *argc, char **argv) {
+  int n = *argc;
+  for (size_t i = 0; i < sizeof time_filtered / sizeof time_filtered[0]; i++) {
+    if (strcmp(argv[0], time_filtered[i])) continue;
+    if (cli_take_time_filter(argv[0], argc, argv)) return 2;
+    int chrome = 0; /* raw `dump` prints records as stored: no window */
+    for (int j = 1; j < *argc && strcmp(argv[j], "--"); j++) chrome |= !strcmp(argv[j], "--chrome");
+    if (*argc != n && !strcmp(argv[0], "dump") && !chrome) {
+      fprintf(stderr, "cutrace dump: --from/--to need --chrome (the raw dump prints every record)\n");
+      return 2;
+    }
+  }
+  return 0;
+}
 
 #ifndef CT_HAVE_GAPS_CMD
 /* cutrace gaps when tools/cmd_gaps.c was not part of this build. */
@@ -32,6 +52,9 @@ static void usage(FILE *f) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
   fprintf(f, "\nA DIR stands for every *.ctr file in it; the default is ./cutrace.data.\n"
+             "report, gaps, diff, dump and steps take --from T and --to T: only what overlaps\n"
+             "that window (T: seconds after each trace's start, 2.5, 300ms, 40us; or @NS, a\n"
+             "host time as gaps prints it); the time outside counts as not recorded.\n"
              "'cutrace COMMAND --help' describes a command's options.\n"
              "Exit status: 0 clean, 1 partial result (damaged input), 2 usage or unreadable input.\n");
 }
@@ -50,7 +73,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], commands[i].name)) {
+      int sub_argc = argc - 1;
+      if (take_time_filter(&sub_argc, argv + 1)) return 2;
+      return commands[i].run(sub_argc, argv + 1);
+    }
   fprintf(stderr, "cutrace: unknown command '%s' (try: cutrace --help)\n", argv[1]);
   return 2;
 }

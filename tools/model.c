@@ -232,7 +232,20 @@ typedef struct model {
   uint8_t *api_cache;
   size_t api_cache_n;
   int oom;
+  /* the time filter (ct_model_options from/to) */
+  ct_model_options opt;
+  int filtering;      /* a bound is set */
+  int bounds_known;   /* from_ns/to_ns resolved against the trace's start */
+  int after_to_sent;  /* the pause after `to` was delivered */
+  uint64_t from_ns, to_ns;
 } model;
+
+static ct_model_options default_options;
+
+void ct_model_set_defaults(const ct_model_options *opts) {
+  if (opts) default_options = *opts;
+  else memset(&default_options, 0, sizeof default_options);
+}
 
 static const char *str(const model *m, uint64_t id) {
   if (!id) return NULL;
@@ -273,6 +286,53 @@ static void send_process(model *m) {
   if (m->proc_sent) return;
   m->proc_sent = 1;
   if (m->ops->on_process) m->ops->on_process(m->user, &m->proc);
+}
+
+/* ---- the time filter ------------------------------------------------------------ */
+
+static uint64_t resolve_bound(const ct_time_bound *b, uint64_t start, uint64_t unset) {
+  if (!b->set) return unset;
+  return b->absolute ? b->ns : start + b->ns;
+}
+
+void ct_model_default_window(uint64_t start_ns, uint64_t *from, uint64_t *to) {
+  *from = resolve_bound(&default_options.from, start_ns, 0);
+  *to = resolve_bound(&default_options.to, start_ns, UINT64_MAX);
+}
+
+/* Delivers a pause the filter made: [begin, end], or open to the trace's end (end 0). */
+static void filter_pause(model *m, uint64_t begin, uint64_t end) {
+  if (!m->ops->on_pause) return;
+  struct ct_pause p = {.begin_ns = begin, .end_ns = 0};
+  m->ops->on_pause(m->user, &m->proc, &p, "filter");
+  if (!end) return;
+  p.end_ns = end;
+  m->ops->on_pause(m->user, &m->proc, &p, "filter");
+}
+
+/* Resolves the bounds against the trace's start (its PROCESS record's start_ns, else
+ * first_time, the first event seen) and delivers the pause before `from`. */
+static void filter_start(model *m, uint64_t first_time) {
+  if (!m->filtering || m->bounds_known) return;
+  uint64_t start = m->proc.rec.start_ns ? m->proc.rec.start_ns : first_time;
+  if (!start) return; /* no time yet */
+  send_process(m);
+  m->bounds_known = 1;
+  m->from_ns = resolve_bound(&m->opt.from, start, 0);
+  m->to_ns = resolve_bound(&m->opt.to, start, UINT64_MAX);
+  if (m->from_ns > start) filter_pause(m, start, m->from_ns);
+}
+
+/* 1 when [begin, end] lies outside the filter (the caller then drops it). */
+static int filtered_out(model *m, uint64_t begin, uint64_t end) {
+  if (!m->filtering) return 0;
+  filter_start(m, begin);
+  if (!m->bounds_known) return 0;
+  if (begin > m->to_ns && !m->after_to_sent) { /* the first event after `to` */
+    m->after_to_sent = 1;
+    filter_pause(m, m->to_ns, 0);
+  }
+  return end < m->from_ns || begin > m->to_ns;
 }
 
 /* Fills a detail union from an entry. */
@@ -329,6 +389,11 @@ static void deliver_span(model *m, const pend *p) {
     s.parent = a->parent;
     api_kind(m, a->name, &s.category, &s.layer);
     centry *e = a->corr ? ctable_find(&m->calls, a->corr) : NULL;
+    if (e && filtered_out(m, s.begin_ns, s.end_ns)) {
+      e->span_done = 1;
+      maybe_free(m, e);
+      return;
+    }
     if (e) {
       fill_detail(e, &s.detail, &s.d);
       if (s.detail == CT_DETAIL_LAUNCH) s.kernel = str(m, s.d.launch.kernel);
@@ -336,6 +401,7 @@ static void deliver_span(model *m, const pend *p) {
       maybe_free(m, e);
     }
   }
+  if (filtered_out(m, s.begin_ns, s.end_ns)) return;
   m->st->spans++;
   note_times(m, s.begin_ns, s.end_ns);
   if (m->ops->on_span) m->ops->on_span(m->user, &s);
@@ -355,6 +421,13 @@ static void deliver_activity(model *m, const pend *p) {
   a.type = g->type;
   a.name = str(m, g->name);
   centry *e = g->corr ? ctable_find(&m->calls, g->corr) : NULL;
+  if (filtered_out(m, a.start_ns, a.end_ns)) {
+    if (e) {
+      e->act_done = 1;
+      maybe_free(m, e);
+    }
+    return;
+  }
   if (e) {
     fill_detail(e, &a.detail, &a.d);
     if (e->has_call) {
@@ -585,6 +658,7 @@ static void handle(model *m, ct_record *rec) {
     break;
   }
   send_process(m);
+  filter_start(m, 0); /* the pause before --from comes before any event */
   switch (rec->kind) {
   case CT_KIND_API: on_call(m, rec); break;
   case CT_KIND_TRACER: add_pending(m, CT_KIND_TRACER, rec, rec->u.tracer.end_ns); break;
@@ -609,6 +683,7 @@ static void handle(model *m, ct_record *rec) {
       m->ops->on_thread(m->user, &m->proc, &rec->u.thread, str(m, rec->u.thread.name));
     break;
   case CT_KIND_RANGE:
+    if (filtered_out(m, rec->u.range.begin_ns, rec->u.range.end_ns)) break;
     if (m->ops->on_range)
       m->ops->on_range(m->user, &m->proc, &rec->u.range, str(m, rec->u.range.name));
     break;
@@ -633,6 +708,8 @@ static void handle(model *m, ct_record *rec) {
                         str_or_empty(m, rec->u.pycode.qualname));
     break;
   case CT_KIND_PAUSE:
+    /* by its begin alone, so that both records of a pause are delivered or neither */
+    if (filtered_out(m, rec->u.pause.begin_ns, UINT64_MAX)) break;
     if (m->ops->on_pause)
       m->ops->on_pause(m->user, &m->proc, &rec->u.pause, str_or_empty(m, rec->u.pause.why));
     break;
@@ -663,8 +740,10 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   m->user = user;
   m->st = st;
   m->blocked_key = UINT64_MAX;
-  m->adaptive = !(opts && opts->window_ns);
-  m->window = m->adaptive ? START_WINDOW_NS : opts->window_ns;
+  m->opt = opts ? *opts : default_options;
+  m->adaptive = !m->opt.window_ns;
+  m->window = m->adaptive ? START_WINDOW_NS : m->opt.window_ns;
+  m->filtering = m->opt.from.set || m->opt.to.set;
   m->proc.path = path;
   m->proc.host = m->proc.exe = m->proc.cmdline = "";
   m->proc.job_source = m->proc.job_id = m->proc.visible_devices = "";

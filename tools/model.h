@@ -130,11 +130,31 @@ typedef struct ct_model_stats {
   uint16_t major, minor;
 } ct_model_stats;
 
+/* One end of a time filter (--from, --to): ns after the trace's start (its PROCESS
+ * record's start_ns, else its first event), or an absolute host time (CLOCK_MONOTONIC
+ * ns, as `cutrace gaps` prints "host time"). */
+typedef struct ct_time_bound {
+  int set, absolute;
+  uint64_t ns;
+} ct_time_bound;
+
 /* Options of the model. */
 typedef struct ct_model_options {
   uint64_t window_ns;  /* fixed reorder window; 0 = adaptive (20 ms growing to 4x the
                           largest lateness seen, at most 2 s) */
+  /* Time filter: only spans, activities, NVTX ranges and pauses that overlap [from, to]
+   * are delivered; the time before from and after to is delivered as pauses (why
+   * "filter"), so that idle time there is not counted. Unset bounds: no limit. */
+  ct_time_bound from, to;
 } ct_model_options;
+
+/* The options every ct_model_read given NULL opts uses from now on (the CLI's
+ * --from/--to for every pass of every command). NULL restores the defaults. */
+void ct_model_set_defaults(const ct_model_options *opts);
+
+/* The default time filter resolved for a trace that starts at start_ns: [*from, *to]
+ * (0 and UINT64_MAX when unbounded). For readers that do not go through the model. */
+void ct_model_default_window(uint64_t start_ns, uint64_t *from, uint64_t *to);
 
 /*
  * Reads one trace file, calling ops in delivery order. Returns 0 for a clean

@@ -178,9 +178,9 @@ static void on_activity(void *user, const ct_activity *a) {
 /* A PAUSE record: counted once per pause (the record written when it began). */
 static void on_pause(void *user, const ct_proc *p, const struct ct_pause *pause, const char *why) {
   (void)p;
-  (void)why;
   feed *f = user;
-  if (!pause->end_ns) f->r->pauses++;
+  if (!strcmp(why, "filter")) f->r->filtered = 1;
+  else if (!pause->end_ns) f->r->pauses++;
 }
 
 int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,

@@ -243,6 +243,7 @@ typedef struct ct_report {
   uint64_t inner_spans;    /* calls made inside another intercepted call (depth > 0) */
   uint64_t range_calls_lost; /* --by range: calls whose attribution was given up */
   uint64_t pauses;         /* the tracer's pauses (format 1.3): the trace covers windows */
+  int filtered;            /* --from/--to left time out (the model's "filter" pauses) */
   ct_stream_key last_stream; /* the streams row found last (rows never move) */
   struct ct_stream_row *last_stream_row;
 } ct_report;

@@ -68,11 +68,13 @@ typedef struct ranges_state {
   range_inst waiting;  /* list head */
   uint64_t lost;
   int oom;
+  int window_known;    /* --from/--to resolved against the trace's start */
+  uint64_t from, to;   /* ranges outside [from, to] are not handed over */
 } ranges_state;
 
 /* Hands r over and frees it. */
 static void hand_over(ranges_state *s, range_inst *r) {
-  s->fn(s->user, &r->r);
+  if (r->r.end_ns >= s->from && r->r.begin_ns <= s->to) s->fn(s->user, &r->r);
   if (r->prev) {
     r->prev->next = r->next;
     r->next->prev = r->prev;
@@ -209,7 +211,7 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
                   struct ct_process *proc_out, uint64_t *lost) {
   memset(st, 0, sizeof *st);
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
-  ranges_state s = {.fn = fn, .user = user};
+  ranges_state s = {.fn = fn, .user = user, .to = UINT64_MAX};
   s.waiting.next = s.waiting.prev = &s.waiting;
   ct_corr_init(&s.calls, sizeof(call_entry));
   s.rd = ct_reader_open(path, st->message, sizeof st->message);
@@ -218,6 +220,12 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
   s.streams = ct_map_new(sizeof(stream_pos));
   ct_record rec;
   while (s.threads && s.streams && ct_reader_next(s.rd, &rec)) {
+    if (!s.window_known && (rec.kind == CT_KIND_PROCESS || rec.kind == CT_KIND_API)) {
+      /* the window (--from/--to) counts from the PROCESS record's start, else the first call */
+      uint64_t start = rec.kind == CT_KIND_PROCESS ? rec.u.process.start_ns : rec.u.api.begin_ns;
+      s.window_known = start != 0;
+      ct_model_default_window(start, &s.from, &s.to);
+    }
     if (rec.kind == CT_KIND_API) on_api(&s, &rec.u.api);
     else if (rec.kind == CT_KIND_RANGE) on_range(&s, &rec.u.range);
     else if (rec.kind == CT_KIND_GPU) on_gpu(&s, &rec.u.gpu);
