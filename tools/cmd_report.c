@@ -128,6 +128,7 @@ static void print_tables(run_state *s, const ct_report *r, uint64_t pid) {
     if (s->printed_tables++) putchar('\n');
     ct_table_print(c.tb, stdout, s->opt.fmt);
     ct_table_free(c.tb);
+    if (t == CT_TABLE_KERNELS && s->opt.fmt == CT_OUT_TEXT) ct_report_print_outliers(stdout, r);
   }
 }
 

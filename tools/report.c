@@ -165,6 +165,13 @@ static void on_activity(void *user, const ct_activity *a) {
     return;
   }
   if (!row->d.count) row->type = a->type;
+  if (!row->d.count || dur > row->d.max) {
+    uint64_t start = a->proc->rec.start_ns;
+    row->max_start_ns = a->start_ns;
+    row->max_offset_ns = start && a->start_ns > start ? a->start_ns - start : 0;
+    row->max_pid = a->proc->rec.pid;
+    row->max_instance = row->d.count + 1;
+  }
   ct_dur_add(&row->d, dur);
   if (a->type == CT_GPU_GRAPH && ct_graphs_activity(f->r, a, dur) < 0) f->oom = 1;
   if (a->has_call && a->call_depth > 0 && a->call_parent) {
@@ -173,6 +180,11 @@ static void on_activity(void *user, const ct_activity *a) {
     if (via && !row->launched_by[0]) snprintf(row->launched_by, sizeof row->launched_by, "%s", via);
   }
   if (a->detail == CT_DETAIL_GEMM) add_gemm(f, &a->d.gemm, a->api, dur, 1, 0);
+}
+
+int ct_kernel_outlier(const ct_kernel_row *row) {
+  uint64_t med = ct_dur_median(&row->d);
+  return row->d.count >= 3 && row->d.max > 4 * med && row->d.max - med >= 20000;
 }
 
 /* A PAUSE record: counted once per pause (the record written when it began). */

@@ -8,6 +8,7 @@
 #define CUTRACE_REPORT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model.h"
 #include "output.h"
@@ -20,7 +21,15 @@ typedef struct ct_kernel_row {
   uint64_t type;         /* CT_GPU_* of the first activity */
   uint64_t lib_calls;    /* instances launched inside a library call (a cuBLAS GEMM) */
   char launched_by[48];  /* that library call's entry point ("" when none) */
+  /* the slowest instance: its GPU start, that time after its process's start, the
+   * process, and which instance it was (1 = the first) */
+  uint64_t max_start_ns, max_offset_ns, max_pid, max_instance;
 } ct_kernel_row;
+
+/* Whether a kernels row has an outlier worth naming: at least 3 instances, the slowest
+ * more than 4x the median and at least 20 us above it (the article's "one GEMM outlier
+ * doubles the mean"; a first call paying for setup). */
+int ct_kernel_outlier(const ct_kernel_row *row);
 
 /* A row of the CUDA API table (CPU time of one entry point). */
 typedef struct ct_api_row {
@@ -310,6 +319,10 @@ void ct_streams_json_row(ct_json *j, const ct_report *r, const void *key, const 
 /* Writes row (key, value) of table t as one JSON object. */
 void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
                         const void *key, size_t klen, const void *value);
+
+/* Prints, after the kernels table (text), the kernels whose slowest instance stands far
+ * above their median (ct_kernel_outlier): at most 5, when and which instance. */
+void ct_report_print_outliers(FILE *f, const ct_report *r);
 
 /* Short names of cudaDataType values ("f32", "f16", "bf16", ...). */
 const char *ct_data_type_name(uint64_t type);

@@ -41,7 +41,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"CPU total", "Calls", "CPU avg", "Kernels", "GPU ops", "GPU time", "Range"}};
   static const char *const csv_h[CT_NTABLES][22] = {
       {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
-       "gpu_pct", "mangled", "lib_calls", "launched_by"},
+       "gpu_pct", "mangled", "lib_calls", "launched_by", "max_start_ns", "max_instance"},
       {"name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "errors", "inner"},
       {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "gbps", "gpu_pct"},
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
@@ -96,6 +96,8 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%s", (const char *)key);
     ct_table_cell(tb, "%llu", (unsigned long long)k->lib_calls);
     ct_table_cell(tb, "%s", k->launched_by);
+    ct_table_cell(tb, "%llu", (unsigned long long)k->max_start_ns);
+    ct_table_cell(tb, "%llu", (unsigned long long)k->max_instance);
     break;
   }
   case CT_TABLE_APIS:
@@ -262,6 +264,17 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
                        strlen(((const ct_kernel_row *)v)->launched_by));
     else
       ct_json_null(j);
+    {
+      const ct_kernel_row *k = v;
+      ct_json_key(j, "slowest");
+      ct_json_begin_object(j);
+      ct_json_kv_uint(j, "start_ns", k->max_start_ns);
+      ct_json_kv_uint(j, "offset_ns", k->max_offset_ns);
+      ct_json_kv_uint(j, "pid", k->max_pid);
+      ct_json_kv_uint(j, "instance", k->max_instance);
+      ct_json_kv_bool(j, "outlier", ct_kernel_outlier(k));
+      ct_json_end_object(j);
+    }
     break;
   case CT_TABLE_APIS:
     ct_json_kv_string(j, "name", key);
@@ -323,6 +336,40 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
   default: break;
   }
   ct_json_end_object(j);
+}
+
+/* The kernels whose slowest instance stands far above the rest (ct_kernel_outlier), the
+ * largest excess first, at most 5: when it ran, which instance, and how to zoom on it. */
+void ct_report_print_outliers(FILE *f, const ct_report *r) {
+  enum { MAX_SHOWN = 5 };
+  const ct_map *m = r->maps[CT_TABLE_KERNELS];
+  size_t pick[MAX_SHOWN], n = 0;
+  for (size_t i = 0; i < ct_map_count(m); i++) {
+    const ct_kernel_row *k = ct_map_entry(m, i, NULL, NULL);
+    if (!ct_kernel_outlier(k)) continue;
+    uint64_t excess = k->d.max - ct_dur_median(&k->d);
+    size_t at = n < MAX_SHOWN ? n++ : MAX_SHOWN;
+    while (at > 0) { /* insertion by excess, descending */
+      const ct_kernel_row *o = ct_map_entry(m, pick[at - 1], NULL, NULL);
+      if (o->d.max - ct_dur_median(&o->d) >= excess) break;
+      if (at < MAX_SHOWN) pick[at] = pick[at - 1];
+      at--;
+    }
+    if (at < MAX_SHOWN) pick[at] = i;
+  }
+  if (!n) return;
+  fprintf(f, "\nSlowest instances far above their kernel's median (zoom: cutrace gaps --from @NS):\n");
+  for (size_t i = 0; i < n; i++) {
+    const void *key;
+    const ct_kernel_row *k = ct_map_entry(m, pick[i], &key, NULL);
+    char name[4096], b1[32], b2[32], b3[32];
+    fprintf(f, "  %s took %s (median %s), instance %llu of %llu, at +%s in pid %llu (@%llu)\n",
+            ct_demangle(key, name, sizeof name), ct_fmt_duration(k->d.max, b1, sizeof b1),
+            ct_fmt_duration(ct_dur_median(&k->d), b2, sizeof b2),
+            (unsigned long long)k->max_instance, (unsigned long long)k->d.count,
+            ct_fmt_duration(k->max_offset_ns, b3, sizeof b3), (unsigned long long)k->max_pid,
+            (unsigned long long)k->max_start_ns);
+  }
 }
 
 const char *const ct_report_table_ids[CT_NTABLES] = {"kernels", "apis", "memcpy", "gemms",
