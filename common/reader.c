@@ -330,7 +330,7 @@ static int expand_dir(const char *dir, int (*fn)(const char *, void *), void *ar
     n++;
   }
   closedir(d);
-  qsort(names, n, sizeof *names, cmp_str);
+  if (n) qsort(names, n, sizeof *names, cmp_str); /* names is NULL in an empty directory */
   int count = 0, rc = 0;
   for (size_t i = 0; i < n; i++) {
     if (rc == 0 && fn(names[i], arg) < 0) rc = -1;

@@ -183,7 +183,7 @@ static int cmp_module(const void *a, const void *b) {
 
 static module *find_module(ct_stacks *s, uint64_t pc) {
   if (!s->mods_sorted) {
-    qsort(s->mods, s->nmods, sizeof *s->mods, cmp_module);
+    if (s->nmods) qsort(s->mods, s->nmods, sizeof *s->mods, cmp_module); /* mods NULL when none */
     s->mods_sorted = 1;
   }
   size_t lo = 0, hi = s->nmods; /* the last module starting at or below pc */

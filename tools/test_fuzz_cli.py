@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Every reading command survives damaged traces: a planted trace holding every record
+kind (raw zstd blocks, so that mutations reach the records themselves) is mutated N
+times with a fixed seed (bytes flipped, runs zeroed or duplicated, cut short, varints
+stretched), and `info`, `report` (tables and --by range), `gaps`, `dump` and
+`dump --chrome --queues`, each with and without --from/--to, must end with exit status
+0, 1 or 2, never a signal, and (in a sanitizer build) without a sanitizer report.
+
+usage: test_fuzz_cli.py CUTRACE [ITERATIONS [SEED]]
+"""
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from cttest import check, finish  # noqa: E402
+from tracewrite import TraceWriter  # noqa: E402
+
+cutrace = sys.argv[1]
+iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 150
+seed = int(sys.argv[3]) if len(sys.argv) > 3 else 20261203
+US, MS, T0 = 1000, 1000 * 1000, 10**9
+tmp = tempfile.mkdtemp(prefix="cutrace-fuzz-")
+
+
+def planted():
+    w = TraceWriter()
+    s = {}
+
+    def st(v):
+        if v not in s:
+            s[v] = w.string(v)
+        return s[v]
+    w.add("process", pid=7, ppid=1, start_ns=T0, realtime_ns=17 * 10**17, host=st("h"),
+          cmdline=st("./a\0b"), exe=st("/bin/a"))
+    w.add("job", known=31, rank=1, world_size=2, local_rank=1, local_world_size=2,
+          source=st("RANK"), job_id=st("42"), visible_devices=st("0,1"))
+    w.add("device", device=0, name=st("GPU"), cc_major=9, sm_count=132, mem_bytes=1 << 36,
+          pci_bus_id=st("0000:01:00.0"), uuid=st("GPU-00000000-0000-0000-0000-000000000000"))
+    w.add("thread", tid=7, name=st("main"), start_ns=T0)
+    w.add("stream", stream=1, handle=0x10, device=0, flags=1, owner_tid=7)
+    w.add("module", path=st("/bin/a"), bias=0x400000, start=0x400000, end=0x500000,
+          build_id=st("abcd"), seen_ns=T0)
+    w.add("pycode", id=1, file=st("train.py"), qualname=st("step"), first_line=3)
+    w.add("stack", id=1, parent=0, pc=0x401000)
+    w.add("stack", id=2, parent=1, pc=(1 << 63) | (1 << 24) | 5)
+    w.add("clock", device=0, host_ns=T0, offset_ns=5, error_ns=100)
+    w.add("graph", corr=0, exec=1, nodes=3, kernels=2, memcpys=1)
+    w.add("graph_kernel", exec=1, name=st("_Z1gv"), count=2)
+    t = T0 + MS
+    for i in range(40):
+        c = i + 1
+        flags = 4
+        w.add("api", tid=7, name=st("cudaLaunchKernel" if i % 4 else "cudaMemcpyAsync"),
+              begin_ns=t, end_ns=t + 3 * US, corr=c, stream=1, flags=flags, stack=2)
+        if i % 4:
+            w.add("launch", corr=c, kernel=st("_Z1kv"), grid_x=1, grid_y=1, grid_z=1, block_x=32,
+                  block_y=1, block_z=1)
+            w.add("gpu", corr=c, stream=1, start_ns=t + 5 * US, end_ns=t + 25 * US, type=1,
+                  name=st("_Z1kv"))
+        else:
+            w.add("memop", corr=c, bytes=4096, kind=1, src_mem=2, dst_mem=1, **{"async": 1})
+            w.add("gpu", corr=c, stream=1, start_ns=t + 5 * US, end_ns=t + 9 * US, type=2)
+        if i % 10 == 9:
+            w.add("range", tid=7, name=st("step"), begin_ns=t - 40 * US, end_ns=t + 4 * US)
+            w.add("tracer", tid=8, what=st("flush"), begin_ns=t, end_ns=t + US, amount=10)
+        t += 50 * US
+    w.add("api", tid=7, name=st("cublasSgemm_v2"), begin_ns=t, end_ns=t + 9 * US, corr=99,
+          stream=1, flags=4)
+    w.add("gemm", corr=99, m=64, n=64, k=64, batch=1)
+    w.add("gpu", corr=99, stream=1, start_ns=t + 10 * US, end_ns=t + 30 * US, type=4)
+    w.add("api", tid=7, name=st("cudaGraphLaunch"), begin_ns=t + 40 * US, end_ns=t + 41 * US,
+          corr=100, stream=1, flags=4)
+    w.add("graph_launch", corr=100, exec=1)
+    w.add("gpu", corr=100, stream=1, start_ns=t + 42 * US, end_ns=t + 60 * US, type=5)
+    w.add("pause", begin_ns=t + MS, end_ns=0, why=st("profiler"))
+    w.add("pause", begin_ns=t + MS, end_ns=t + 2 * MS, why=st("profiler"))
+    w.add("mark", tid=7, name=st("m"), ts_ns=t + 3 * MS)
+    w.add("drop", tid=7, count=3, first_ns=t, last_ns=t + MS)
+    w.add("end", records=200, drops=3, end_ns=t + 4 * MS)
+    path = os.path.join(tmp, "base.ctr")
+    w.save(path)
+    return open(path, "rb").read()
+
+
+def mutate(data, rng):
+    b = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        op = rng.randrange(6)
+        i = rng.randrange(len(b))
+        if op == 0:
+            b[i] ^= 1 << rng.randrange(8)
+        elif op == 1:
+            b[i] = rng.choice((0, 0x7F, 0x80, 0xFF, rng.randrange(256)))
+        elif op == 2:
+            n = rng.randint(1, 64)
+            b[i:i + n] = bytes(min(n, len(b) - i))
+        elif op == 3:
+            n = rng.randint(1, 64)
+            b[i:i] = b[i:i + n]
+        elif op == 4:
+            b = b[:max(1, i)]
+        else:
+            b[i:i] = bytes([0xFF] * rng.randint(1, 10))
+    return bytes(b)
+
+
+COMMANDS = [["info"], ["report", "--format", "json"], ["report", "--by", "range"],
+            ["gaps", "--format", "json"], ["dump"], ["dump", "--chrome", "-o", os.devnull, "--queues"],
+            ["gaps", "--from", "1ms", "--to", "2ms"], ["report", "--from", "1.5ms"]]
+base = planted()
+sane = subprocess.run([cutrace, "report", "--format", "json", os.path.join(tmp, "base.ctr")],
+                      capture_output=True, text=True, timeout=60)
+check(sane.returncode == 0 and '"gpu_total_ns"' in sane.stdout, f"the planted trace reads clean: {sane.stderr}")
+rng = random.Random(seed)
+bad = []
+for it in range(iterations):
+    path = os.path.join(tmp, f"m{it % 8}.ctr")
+    with open(path, "wb") as f:
+        f.write(mutate(base, rng))
+    for cmd in COMMANDS:
+        p = subprocess.run([cutrace, *cmd, path], capture_output=True, text=True, timeout=60,
+                           errors="replace")
+        if p.returncode not in (0, 1, 2) or "Sanitizer" in p.stderr or "runtime error" in p.stderr:
+            keep = os.path.join(tmp, f"crash{len(bad)}.ctr")
+            os.replace(path, keep)
+            bad.append((it, cmd, p.returncode, keep, p.stderr[-400:]))
+            break
+check(not bad, f"{len(bad)} mutated traces crashed a command (seed {seed}): {bad[:2]}")
+print(f"{iterations} mutated traces x {len(COMMANDS)} commands, seed {seed}")
+sys.exit(finish())
