@@ -130,20 +130,32 @@ struct ctp_sink {
   int stream;
   dev_t dev; /* identity of the descriptor, checked before each write */
   ino_t ino;
+  char stream_name[256]; /* a stream's file name for the collector (<host>.<pid>.ctr) */
 };
 
-#define CTP_SINK_CONNECT_TIMEOUT_NS 5000000000ull /* connect and first send */
+#define CTP_SINK_CONNECT_TIMEOUT_NS 5000000000ull /* connect and first send (writer thread) */
 #define CTP_SINK_EXIT_TIMEOUT_NS 5000000000ull    /* sends once the final flush began */
 
 /* At start-up: makes a directory absolute, or parses and resolves a collector's
  * address. Returns 0, or -1 after one line on stderr (not tracing). */
 int ctp_sink_prepare(void) CTP_HIDDEN;
 
-/* Creates the file <prefix><host>.<pid>[.<n>].ctr (prefix "rank-N." or ""), or connects
- * and sends the preamble naming it; then the file header. Returns 0, or -1 after one
- * line on stderr (not tracing). */
+/* Creates the file <prefix><host>.<pid>[.<n>].ctr (prefix "rank-N." or "") and writes
+ * the file header; for a stream, only names it (no I/O: the writer thread connects
+ * with ctp_sink_connect). Returns 0, or -1 after one line on stderr (not tracing). */
 int ctp_sink_open(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid)
     CTP_HIDDEN;
+
+/* On the writer thread: connects a stream opened by ctp_sink_open to the collector
+ * (every resolved address in turn, CTP_SINK_CONNECT_TIMEOUT_NS in all), sends the
+ * preamble and the file header. Returns 0, or -1 after one line on stderr. */
+int ctp_sink_connect(struct ctp_sink *s) CTP_HIDDEN;
+
+/* Held across fork() (start.c) so that a child's sink names the writer's socket even
+ * while it is being connected. */
+void ctp_sink_lock(void) CTP_HIDDEN;
+void ctp_sink_unlock(void) CTP_HIDDEN;
+void ctp_sink_reinit_lock(void) CTP_HIDDEN;
 
 /* Writes all n bytes (a stream: without SIGPIPE, waiting while the collector is slow,
  * at most until the exit deadline). Returns 0, or -1 (errno). */
@@ -167,12 +179,18 @@ void ctp_sink_exit_deadline(void) CTP_HIDDEN;
 #define CTP_WRITER_MAX_FIRST 8
 
 /*
- * Opens the writer on sink s (header already written), with the records to write
- * first (the PROCESS record, then JOB and its warnings: at most CTP_WRITER_MAX_FIRST),
+ * Opens the writer on sink s (a file with its header written, or a stream not yet
+ * connected: the thread connects first), with the records to write first (the
+ * PROCESS record, then JOB and its warnings: at most CTP_WRITER_MAX_FIRST),
  * and starts its thread. Returns 0, or -1 (nothing started).
  */
 int ctp_writer_start(const struct ctp_sink *s, const ct_record *first, unsigned nfirst)
     CTP_HIDDEN;
+
+/* Waits for a writer that ctp_writer_finish left connecting (nothing recorded) to end:
+ * before a new sink is opened after a failed exec. At most its connect deadline, then
+ * the exit deadline of its sends. */
+void ctp_writer_join_left(void) CTP_HIDDEN;
 
 /* Wakes the writer (async-signal-safe). */
 void ctp_writer_kick(void) CTP_HIDDEN;
@@ -194,6 +212,10 @@ void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) CTP_HIDDEN;
 
 /* 1 while the writer thread runs. */
 int ctp_writer_running(void) CTP_HIDDEN;
+
+/* 1 when the writer's stream could not be connected and it turned tracing off (read
+ * after turning tracing on: sequentially consistent with the writer's own store). */
+int ctp_writer_gave_up(void) CTP_HIDDEN;
 
 /* ---- start.c ---- */
 

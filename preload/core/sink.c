@@ -4,6 +4,10 @@
  * same (header, schema, frames); a stream first sends one preamble line naming the
  * file the collector is to write (docs/format.md, "Stream framing").
  *
+ * A file is created on the calling thread (start-up, a fork child's first record);
+ * a collector is connected to by the writer thread (ctp_sink_connect), never by the
+ * program's: the program's records wait in the threads' buffers meanwhile.
+ *
  * The writer thread is the only one that writes after the header. A stream is sent
  * with MSG_NOSIGNAL (no SIGPIPE, whatever the thread's mask) and MSG_DONTWAIT plus
  * poll(): a collector that stops reading blocks the writer, never the program (its
@@ -13,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -28,6 +33,12 @@ static ct_sockaddr peers[4];       /* its addresses, resolved once at start-up *
 static int npeers;
 static uint64_t exit_deadline_ns;  /* 0, or when sends give up (final flush) */
 static char failure_text[440];     /* "send the trace to ADDR" */
+/* Held while a connecting socket is created or closed, and across fork(): a fork
+ * child always sees the writer's socket in its sink, and closes its copy. */
+static pthread_mutex_t socket_lock = PTHREAD_MUTEX_INITIALIZER;
+
+_Static_assert(sizeof ((struct ctp_sink *)0)->stream_name == CT_STREAM_NAME_MAX + 1,
+               "ctp_sink.stream_name holds a stream name");
 
 /* A relative CUTRACE_OUTPUT means relative to the working directory at start-up. */
 static void make_absolute(char *path, size_t cap) {
@@ -138,9 +149,37 @@ static int stream_send(int fd, const uint8_t *p, size_t n, uint64_t limit_ns) {
   return 0;
 }
 
-/* A non-blocking connect to addr, waiting until limit_ns. Returns the fd, or -1 (errno). */
-static int connect_one(const ct_sockaddr *addr, uint64_t limit_ns) {
+/* Creates a socket for addr and makes it s's descriptor, under socket_lock (fork). */
+static int socket_for(struct ctp_sink *s, const ct_sockaddr *addr) {
+  pthread_mutex_lock(&socket_lock);
   int fd = socket(addr->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) < 0) {
+    close(fd);
+    fd = -1;
+  }
+  if (fd >= 0) {
+    s->fd = fd;
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+  }
+  pthread_mutex_unlock(&socket_lock);
+  return fd;
+}
+
+/* Closes s's socket under socket_lock, keeping errno. */
+static void socket_drop(struct ctp_sink *s) {
+  int e = errno;
+  pthread_mutex_lock(&socket_lock);
+  ctp_sink_close(s);
+  pthread_mutex_unlock(&socket_lock);
+  errno = e;
+}
+
+/* A non-blocking connect of s to addr, waiting until limit_ns. Returns 0 (s->fd is the
+ * connected socket), or -1 (errno; s->fd is -1). */
+static int connect_one(struct ctp_sink *s, const ct_sockaddr *addr, uint64_t limit_ns) {
+  int fd = socket_for(s, addr);
   if (fd < 0) return -1;
   int rc;
   while ((rc = connect(fd, (const struct sockaddr *)&addr->ss, addr->len)) < 0 &&
@@ -148,6 +187,7 @@ static int connect_one(const ct_sockaddr *addr, uint64_t limit_ns) {
     struct timespec ms = {0, 10000000};
     nanosleep(&ms, NULL);
   }
+  if (rc < 0 && errno == EAGAIN) errno = ETIMEDOUT; /* still full at the deadline */
   if (rc < 0 && errno == EINPROGRESS) {
     struct pollfd pfd = {.fd = fd, .events = POLLOUT};
     uint64_t now;
@@ -165,58 +205,56 @@ static int connect_one(const ct_sockaddr *addr, uint64_t limit_ns) {
     if (rc > 0 || soerr) rc = -1;
   }
   if (rc < 0) {
-    int e = errno;
-    close(fd);
-    errno = e;
+    socket_drop(s);
     return -1;
   }
-  return fd;
+  return 0;
 }
 
-/* Connects to the collector and sends the preamble and the header. Returns the fd or -1. */
-static int open_stream(const char *prefix, const char *host, pid_t pid, const uint8_t *hdr,
-                       size_t hdr_len) {
+int ctp_sink_connect(struct ctp_sink *s) {
   uint64_t limit = ctp_now_ns() + CTP_SINK_CONNECT_TIMEOUT_NS;
-  int fd = -1;
-  for (int i = 0; i < npeers && fd < 0; i++) fd = connect_one(&peers[i], limit);
-  if (fd < 0) {
+  int rc = -1;
+  for (int i = 0; i < npeers && rc < 0; i++) rc = connect_one(s, &peers[i], limit);
+  if (rc < 0) {
     ctp_warn("cannot connect to %s: %s; not tracing", ctp_cfg.output, strerror(errno));
     return -1;
   }
-  char name[CT_STREAM_NAME_MAX + 1];
   uint8_t buf[CT_STREAM_PREAMBLE_MAX + 1024];
-  snprintf(name, sizeof name, "%s%s.%d.ctr", prefix, host, (int)pid);
-  size_t n = ct_stream_preamble((char *)buf, CT_STREAM_PREAMBLE_MAX, name);
-  if (!n) { /* a host name the framing does not allow: the collector sanitises this one */
-    snprintf(name, sizeof name, "%shost.%d.ctr", prefix, (int)pid);
-    n = ct_stream_preamble((char *)buf, CT_STREAM_PREAMBLE_MAX, name);
-  }
-  memcpy(buf + n, hdr, hdr_len);
-  if (stream_send(fd, buf, n + hdr_len, limit) < 0) {
+  size_t n = ct_stream_preamble((char *)buf, CT_STREAM_PREAMBLE_MAX, s->stream_name);
+  n += ct_write_file_header(buf + n, sizeof buf - n);
+  if (stream_send(s->fd, buf, n, limit) < 0) {
     ctp_warn("cannot send to %s: %s; not tracing", ctp_cfg.output, strerror(errno));
-    close(fd);
+    socket_drop(s);
     return -1;
   }
-  return fd;
+  return 0;
+}
+
+/* Names the stream <prefix><host>.<pid>.ctr (<prefix>host.<pid>.ctr for a host name the
+ * framing does not allow: the collector sanitises that one). */
+static void name_stream(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid) {
+  char probe[CT_STREAM_PREAMBLE_MAX];
+  snprintf(s->stream_name, sizeof s->stream_name, "%s%s.%d.ctr", prefix, host, (int)pid);
+  if (!ct_stream_preamble(probe, sizeof probe, s->stream_name))
+    snprintf(s->stream_name, sizeof s->stream_name, "%shost.%d.ctr", prefix, (int)pid);
 }
 
 int ctp_sink_open(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid) {
   s->fd = -1;
   s->stream = stream_mode;
   __atomic_store_n(&exit_deadline_ns, 0, __ATOMIC_RELEASE);
+  if (stream_mode) { /* the writer thread connects: ctp_sink_connect */
+    name_stream(s, prefix, host, pid);
+    return 0;
+  }
   uint8_t hdr[1024];
   size_t n = ct_write_file_header(hdr, sizeof hdr);
-  int fd;
-  if (stream_mode) {
-    fd = open_stream(prefix, host, pid, hdr, n);
-  } else {
-    fd = make_output_dir(ctp_cfg.output) < 0 ? -1 : create_trace_file(prefix, host, pid);
-    if (fd >= 0 && ctp_sink_write(&(struct ctp_sink){.fd = fd}, hdr, n) < 0) {
-      ctp_warn("cannot write a trace file in %s (%s); not tracing", ctp_cfg.output,
-               strerror(errno));
-      close(fd);
-      fd = -1;
-    }
+  int fd = make_output_dir(ctp_cfg.output) < 0 ? -1 : create_trace_file(prefix, host, pid);
+  if (fd >= 0 && ct_write_all(fd, hdr, n) < 0) {
+    ctp_warn("cannot write a trace file in %s (%s); not tracing", ctp_cfg.output,
+             strerror(errno));
+    close(fd);
+    fd = -1;
   }
   struct stat st;
   if (fd >= 0 && fstat(fd, &st) < 0) {
@@ -258,3 +296,9 @@ const char *ctp_sink_reason(const struct ctp_sink *s, int err) {
 void ctp_sink_exit_deadline(void) {
   __atomic_store_n(&exit_deadline_ns, ctp_now_ns() + CTP_SINK_EXIT_TIMEOUT_NS, __ATOMIC_RELEASE);
 }
+
+void ctp_sink_lock(void) { pthread_mutex_lock(&socket_lock); }
+
+void ctp_sink_unlock(void) { pthread_mutex_unlock(&socket_lock); }
+
+void ctp_sink_reinit_lock(void) { pthread_mutex_init(&socket_lock, NULL); }

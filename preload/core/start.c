@@ -114,6 +114,7 @@ static void set_file_pending(uint64_t ppid) {
  * JOB and the warnings about the job's variables (TRACER records) when there are any. */
 static int open_and_start(pid_t pid) {
   struct ctp_sink sink;
+  ctp_writer_join_left(); /* before ctp_sink_open resets the exit deadline it may need */
   if (ctp_sink_open(&sink, file_prefix, host_name, pid) < 0) return -1;
   ct_record first[2 + CTP_JOB_MAX_WARNINGS];
   unsigned n = 0;
@@ -146,15 +147,18 @@ static void fork_prepare(void) {
   pthread_mutex_lock(&restart_lock);
   ctp_strings_lock();
   ctp_buffers_lock();
+  ctp_sink_lock();
 }
 
 static void fork_parent(void) {
+  ctp_sink_unlock();
   ctp_buffers_unlock();
   ctp_strings_unlock();
   pthread_mutex_unlock(&restart_lock);
 }
 
 static void fork_child(void) {
+  ctp_sink_reinit_lock();
   ctp_buffers_reinit_lock();
   ctp_strings_reinit_lock();
   ctp_window_reinit_lock();
@@ -191,7 +195,9 @@ static void start_once(void) {
   ctp_window_init(pending_start_ns);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (ctp_cfg.signals) ctp_signals_install();
-  __atomic_store_n(&ctp_enabled, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&ctp_enabled, 1, __ATOMIC_SEQ_CST);
+  if (ctp_writer_gave_up()) /* the collector refused before tracing was even on */
+    __atomic_store_n(&ctp_enabled, 0, __ATOMIC_SEQ_CST);
 }
 
 int ctp_start(void) {

@@ -6,6 +6,10 @@
  * or is CUTRACE_FLUSH_MS old, and the frame goes to the sink (sink.c: the file, or the
  * stream to a collector).
  *
+ * A stream is connected by this thread before its first round, so the program never
+ * waits for a collector: its records stay in the threads' buffers meanwhile (a full
+ * buffer drops and counts, as ever). A connect that fails turns tracing off.
+ *
  * Why strings come first: a record that uses string S was emitted after S was
  * queued; if the snapshot saw that record, the queue append is visible when the
  * writer takes the queue's lock afterwards, so S lands in the file earlier.
@@ -42,6 +46,8 @@ struct writer {
   int in_thread;            /* the pass runs on the writer thread (emit TRACER records) */
   int chunk_has_program;    /* the chunk holds records other than the writer's own */
   int sem_ready;
+  int sink_ready;           /* the sink takes writes: a file, or a connected stream */
+  int gave_up;              /* the stream's connect failed: tracing off */
   sem_t wake;
   int stop;
   unsigned urgent_req, urgent_done;
@@ -220,14 +226,35 @@ static void finish_file(struct writer *w) {
 }
 
 /*
+ * A stream's connect failed: tracing is off from now on (the hooks only forward, a
+ * fork child or the final flush finds nothing to do), and the records buffered so far
+ * are never written; the line ctp_sink_connect printed says so.
+ */
+static void give_up_unconnected(struct writer *w) {
+  /* Sequentially consistent with ctp_writer_gave_up: start-up turning tracing on
+   * after this thread turned it off sees gave_up and turns it off again. */
+  __atomic_store_n(&w->gave_up, 1, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&ctp_enabled, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
  * The writer thread. It also writes the last frames when asked to stop, so that
  * every write() of the trace happens with all signals blocked: a SIGXFSZ (file
  * size limit) or, later, SIGPIPE caused by the trace never reaches the program.
+ * A stream is connected first (ctp_sink_connect: up to 5 s, also when asked to stop
+ * meanwhile: exit waits for it, then sends what was buffered).
  */
 static void *writer_main(void *arg) {
   struct writer *w = arg;
   prctl(PR_SET_NAME, "cutrace-writer", 0, 0, 0);
   w->thread_tid = (pid_t)syscall(SYS_gettid);
+  if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) {
+    if (ctp_sink_connect(&w->sink) < 0) {
+      give_up_unconnected(w);
+      return NULL;
+    }
+    __atomic_store_n(&w->sink_ready, 1, __ATOMIC_RELEASE);
+  }
   w->in_thread = 1;
   uint64_t tick = ctp_cfg.flush_ns / 2;
   if (tick > 5000000) tick = 5000000;
@@ -252,8 +279,17 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
+void ctp_writer_join_left(void) {
+  struct writer *w = &W;
+  if (w->running && __atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+    pthread_join(w->thread, NULL);
+    w->running = 0;
+  }
+}
+
 int ctp_writer_start(const struct ctp_sink *s, const ct_record *first, unsigned nfirst) {
   struct writer *w = &W;
+  ctp_writer_join_left();
   size_t cap = ctp_cfg.frame_bytes;
   if (cap < CT_MAX_STRING_BYTES + 4096) cap = CT_MAX_STRING_BYTES + 4096;
   if (!w->chunk.buf && ct_chunk_init(&w->chunk, cap) < 0) return -1;
@@ -272,6 +308,8 @@ int ctp_writer_start(const struct ctp_sink *s, const ct_record *first, unsigned 
   if (nfirst > CTP_WRITER_MAX_FIRST) nfirst = CTP_WRITER_MAX_FIRST;
   memcpy(w->first, first, nfirst * sizeof *first);
   w->nfirst = nfirst;
+  w->gave_up = 0;
+  __atomic_store_n(&w->sink_ready, !s->stream, __ATOMIC_RELEASE);
   w->process_pending = 1;
   w->stop = 0;
   w->written_records = w->lost_records = w->dropped = 0;
@@ -302,6 +340,8 @@ void ctp_writer_kick(void) {
 
 int ctp_writer_running(void) { return W.running; }
 
+int ctp_writer_gave_up(void) { return __atomic_load_n(&W.gave_up, __ATOMIC_SEQ_CST); }
+
 void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) {
   *records = __atomic_load_n(&W.taken_records, __ATOMIC_RELAXED);
   *cpu_ns = __atomic_load_n(&W.busy_cpu_ns, __ATOMIC_RELAXED);
@@ -310,8 +350,13 @@ void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) {
 void ctp_writer_finish(void) {
   struct writer *w = &W;
   if (w->running) { /* the thread writes the rest, END, and closes */
-    ctp_sink_exit_deadline();    __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+    ctp_sink_exit_deadline();
+    __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
     sem_post(&w->wake);
+    /* Still connecting and no thread has recorded anything (a wrapper that only
+     * execs or exits: env, a shell): nothing worth a wait. The thread finishes on
+     * its own if the process outlives the connect; a new writer joins it first. */
+    if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE) && !ctp_buffers_head()) return;
     pthread_join(w->thread, NULL);
     w->running = 0;
   }
@@ -319,7 +364,9 @@ void ctp_writer_finish(void) {
 
 int ctp_writer_urgent_flush(unsigned timeout_ms) {
   struct writer *w = &W;
-  if (!w->running || (pid_t)syscall(SYS_gettid) == w->thread_tid) return 0;
+  if (!w->running || (pid_t)syscall(SYS_gettid) == w->thread_tid ||
+      !__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) /* still connecting: nowhere to write */
+    return 0;
   unsigned req = __atomic_add_fetch(&w->urgent_req, 1, __ATOMIC_ACQ_REL);
   sem_post(&w->wake);
   for (unsigned i = 0; i < timeout_ms; i++) {
@@ -335,7 +382,8 @@ void ctp_writer_after_fork(void) {
   w->running = 0;
   w->thread_tid = 0;
   w->in_thread = 0;
-  ctp_sink_close(&w->sink); /* the parent's file or stream: the parent writes it */
+  ctp_sink_close(&w->sink); /* the parent's file or stream (even connecting): the parent's */
+  w->sink_ready = 0;
   if (w->chunk.buf) ct_chunk_reset(&w->chunk); /* the parent's records */
   if (w->cctx) ZSTD_freeCCtx(w->cctx);  /* may have been mid-compression */
   w->cctx = NULL;

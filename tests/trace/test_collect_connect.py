@@ -1,0 +1,198 @@
+"""The connect to a collector never blocks the traced program (docs/preload.md,
+"Streaming to a collector"), on the simulated GPU.
+
+programs/forkexec measures, on its own thread, how long a traced process start costs
+it: the parent's start-up (main entered vs when the test started it, through env
+once: a traced wrapper that execs), a fork child's
+first CUDA call after fork, and an exec'd image's start-up (main entered vs the
+execv). Each is a process that connects to the collector. Against a unix socket
+whose listener never accepts (backlog 0, already full: every connect gets EAGAIN
+until the tracer's 5 s deadline), each must stay far below that deadline (< 1 s: a
+behaviour check with a large margin, not a benchmark), each process says once that it
+is not tracing, and the program's output and status are unchanged. Against a
+listener that starts accepting only after 1.5 s, every stream gets through complete
+(clean end, the kernels of a directory run, nothing dropped), and with small buffers
+the records that did not fit meanwhile are dropped and counted in the trace.
+
+Arguments: SIM_DIR CUTRACE LIBTRACE PROGRAM_DIR (harness.py; PROGRAM_DIR holds forkexec).
+"""
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import harness
+
+h = harness.Harness(sys.argv)
+check = h.check
+prog = h.workload("forkexec")
+LIMIT_MS = 1000.0  # vs the tracer's 5 s connect deadline
+
+
+class Listener:
+    """A unix socket with backlog 0 and, when fill, one connection already waiting in
+    it: further connects get EAGAIN (without fill, the first connect gets in and waits
+    there, never accepted; the others get EAGAIN). accept_after seconds later (None: never) it accepts every
+    connection and writes each cutrace stream's bytes after the preamble line into
+    out_dir/NAME, as cutrace collect would (names are unique here)."""
+
+    def __init__(self, path, out_dir, accept_after, fill=True):
+        self.path, self.out_dir = path, out_dir
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(path)
+        self.sock.listen(0)
+        self.filler = socket.socket(socket.AF_UNIX)
+        if fill:
+            self.filler.connect(path)
+        self.streams, self.stop = [], False
+        self.thread = None
+        if accept_after is not None:
+            os.makedirs(out_dir)
+            self.thread = threading.Thread(target=self.serve, args=(accept_after,), daemon=True)
+            self.thread.start()
+
+    def serve(self, delay):
+        time.sleep(delay)
+        self.sock.settimeout(0.2)
+        readers = []
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            r = threading.Thread(target=self.receive, args=(conn,), daemon=True)
+            r.start()
+            readers.append(r)
+        for r in readers:
+            r.join(30)
+
+    def receive(self, conn):
+        data = b""
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        conn.close()
+        line, _, body = data.partition(b"\n")
+        m = re.match(rb"CUTRACE-STREAM 1 (\S+)$", line)
+        if m:  # the filler connection sends nothing
+            self.streams.append(m.group(1).decode())
+            with open(os.path.join(self.out_dir, m.group(1).decode()), "wb") as f:
+                f.write(body)
+
+    def close(self):
+        self.stop = True
+        self.filler.close()  # its reader sees the end
+        if self.thread:
+            self.thread.join(60)
+        self.sock.close()
+        os.unlink(self.path)
+
+
+def run_forkexec(launches, output, extra=None, wrapper=()):
+    """Runs forkexec (through the wrapper command, e.g. env, traced too) with
+    libtrace.so preloaded; returns (returncode, stdout, stderr, seconds the whole run
+    took, {measure: ms})."""
+    env = h.env(extra=extra)
+    env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT=output)
+    started = time.time_ns()
+    p = subprocess.run([*wrapper, prog, str(launches)], env=env, capture_output=True,
+                       text=True, timeout=120)
+    took = (time.time_ns() - started) / 1e9
+    ms = {}
+    m = re.search(r"parent pid \d+: main entered at (\d+)", p.stdout)
+    if m:
+        ms["parent start"] = (int(m.group(1)) - started) / 1e6
+    m = re.search(r"child pid \d+: first CUDA call returned ([\d.]+) ms after fork", p.stdout)
+    if m:
+        ms["fork child's first call"] = float(m.group(1))
+    m = re.search(r"exec'd pid \d+: main entered ([\d.]+) ms after exec", p.stdout)
+    if m:
+        ms["exec'd start"] = float(m.group(1))
+    return p.returncode, p.stdout, p.stderr, took, ms
+
+
+def check_not_delayed(tag, rc, out, ms):
+    check(rc == 0 and out.count("copy check: ok") == 3, f"{tag}: rc {rc}, output {out!r}")
+    check(len(ms) == 3, f"{tag}: three measurements in {out!r}")
+    for what, v in ms.items():
+        check(v < LIMIT_MS, f"{tag}: {what} took {v:.1f} ms (limit {LIMIT_MS:.0f} ms)")
+
+
+def kernels(path):
+    rc, doc, err = h.cutrace_json("report", "--format", "json", path)
+    check(rc == 0 and doc is not None, f"report {path}: rc {rc}, {err.strip()}")
+    return {k["name"]: k["calls"] for k in (doc or {}).get("kernels", [])}
+
+
+def info_of(path):
+    rc, out, _ = h.run("info", path)
+    clean = rc == 0 and re.search(r"^\s*end\s+clean\s*$", out, re.M) is not None
+    m = re.search(r"^\s*dropped\s+(\d+)", out, re.M)
+    return clean, int(m.group(1)) if m else 0
+
+
+plain_dir = os.path.join(h.tmp, "plain")
+rc, out, err, _, _ = run_forkexec(20, plain_dir)
+check(rc == 0 and err == "" and out.count("copy check: ok") == 3, f"directory run: {rc} {err!r}")
+reference = kernels(plain_dir)
+check(reference == {"fe_work(unsigned char*)": 60}, f"directory run kernels: {reference}")
+
+# Never accepted: the three starts are not delayed; one line each; exit waits at most
+# for the rest of the 5 s deadline. Started through env, which execs before it records
+# anything: it does not wait for its own connect either (the parent's start measures
+# it) and says nothing.
+path = os.path.join(h.tmp, "never.sock")
+lst = Listener(path, None, None)
+rc, out, err, took, ms = run_forkexec(20, "unix:" + path, wrapper=("env",))
+lst.close()
+check_not_delayed("never accepted", rc, out, ms)
+want = f"cutrace: cannot connect to unix:{path}: Connection timed out; not tracing"
+check(err.splitlines() == [want] * 3, f"never accepted: one line per process: {err!r}")
+check(took < 15, f"never accepted: the run took {took:.1f} s")
+
+# One slot: whichever process connects first waits in the backlog (its stream never
+# read); the other two (in particular a fork child or an exec'd image of a process that
+# is tracing) get EAGAIN until their deadline, without delaying the program.
+path = os.path.join(h.tmp, "one.sock")
+lst = Listener(path, None, None, fill=False)
+rc, out, err, took, ms = run_forkexec(20, "unix:" + path)
+lst.close()
+check_not_delayed("one slot", rc, out, ms)
+check(err.splitlines() == [want.replace("never.sock", "one.sock")] * 2,
+      f"one slot: one line for each of two processes: {err!r}")
+
+# Accepted after 1.5 s: not delayed either, and every stream complete.
+path = os.path.join(h.tmp, "late.sock")
+got_dir = os.path.join(h.tmp, "late")
+lst = Listener(path, got_dir, 1.5)
+rc, out, err, took, ms = run_forkexec(20, "unix:" + path)
+lst.close()
+check_not_delayed("accepted late", rc, out, ms)
+check(err == "", f"accepted late: stderr {err!r}")
+pids = sorted(re.findall(r"pid (\d+): 20 launches", out))
+host = socket.gethostname().replace("/", "_") or "localhost"
+check(sorted(lst.streams) == sorted(f"{host}.{p}.ctr" for p in pids),
+      f"accepted late: streams {lst.streams} for pids {pids}")
+for name in lst.streams:
+    clean, dropped = info_of(os.path.join(got_dir, name))
+    check(clean and dropped == 0, f"accepted late: {name} clean {clean}, dropped {dropped}")
+check(kernels(got_dir) == reference, f"accepted late: kernels {kernels(got_dir)} vs {reference}")
+
+# Accepted after 1.5 s with 4 KiB buffers: what did not fit meanwhile is dropped and
+# counted, the traces still end clean.
+path = os.path.join(h.tmp, "small.sock")
+got_dir = os.path.join(h.tmp, "small")
+lst = Listener(path, got_dir, 1.5)
+rc, out, err, took, ms = run_forkexec(2000, "unix:" + path, {"CUTRACE_BUFFER_KB": "4"})
+lst.close()
+check_not_delayed("small buffers", rc, out, ms)
+check(err == "" and len(lst.streams) == 3, f"small buffers: {err!r}, streams {lst.streams}")
+for name in lst.streams:
+    clean, dropped = info_of(os.path.join(got_dir, name))
+    check(clean and dropped > 0, f"small buffers: {name} clean {clean}, dropped {dropped}")
+h.finish()
