@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Post-processor benchmark: time and peak memory of `cutrace report`, `cutrace gaps`
-(when built) and `cutrace dump --chrome` (to /dev/null) on generated traces of about
-1M, 10M and 100M records (cutrace-gentrace --mixed: two application threads, three
+(when built), `cutrace dump --chrome` (to /dev/null) and `cutrace diff` (against a
+second trace of 93.5% the iterations, with and without `--per-range step`; records
+are those of both) on generated traces of about 1M, 10M and 100M records (cutrace-gentrace --mixed: two application threads, three
 streams, kernels, copies, GEMMs, syncs, NVTX ranges, tracer flushes). Prints a
 markdown table. CPU time (user + sys) and peak RSS of each run come from
 /usr/bin/time, so the numbers are per command, on one core (every command is
 single-threaded).
 
 usage: bench/tools_bench.py [--build DIR] [--sizes 1e6,1e7,1e8] [--dir TMPDIR]
-                            [--chrome-max N] [--keep]
+                            [--chrome-max N] [--keep] [--no-diff]
 """
 import argparse
 import os
@@ -49,6 +50,8 @@ def main():
     ap.add_argument("--chrome-max", type=float, default=1e8,
                     help="skip dump --chrome above this many records")
     ap.add_argument("--keep", action="store_true", help="keep the generated traces")
+    ap.add_argument("--no-diff", dest="diff", action="store_false",
+                    help="leave out the cutrace diff rows")
     a = ap.parse_args()
     cutrace = os.path.join(a.build, "tools", "cutrace")
     gentrace = os.path.join(a.build, "tools", "cutrace-gentrace")
@@ -77,6 +80,20 @@ def main():
             wall, cpu, rss, rc = measure(argv)
             rows.append((name, records, mib, wall, cpu, records / cpu / 1e6 if cpu else 0, rss))
             print(f"  {name} on {records} records: {cpu:.2f} s CPU, {rss:.1f} MiB", file=sys.stderr)
+        if a.diff:
+            other = os.path.join(work, f"mixed-{iters}-after.ctr")
+            if not os.path.exists(other):
+                subprocess.run([gentrace, "--mixed", other, str(int(iters * 0.935)), "4242"],
+                               check=True)
+            info = subprocess.run([cutrace, "info", other], capture_output=True, text=True).stdout
+            both = records + int(re.search(r"records\s+(\d+)", info).group(1))
+            mib2 = mib + os.path.getsize(other) / 2**20
+            for name, extra in (("diff", []), ("diff --per-range step", ["--per-range", "step"])):
+                wall, cpu, rss, rc = measure([cutrace, "diff", *extra, path, other])
+                rows.append((name, both, mib2, wall, cpu, both / cpu / 1e6 if cpu else 0, rss))
+                print(f"  {name} on {both} records: {cpu:.2f} s CPU, {rss:.1f} MiB", file=sys.stderr)
+            if not a.keep:
+                os.unlink(other)
         if not a.keep:
             os.unlink(path)
     if not a.keep:

@@ -1,6 +1,7 @@
 /* One side of `cutrace diff` read and summed (diff.h): the report's tables, the gaps
  * analysis and the headline's values. */
 #include "diff.h"
+#include "model_tee.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -64,17 +65,33 @@ static int worse(int rc, ct_model_stats *st, int rc2, const ct_model_stats *st2)
 }
 
 int ct_diff_side_add_file(ct_diff_side *s, const char *path, ct_model_stats *st) {
-  int rc = ct_report_add_file(&s->r, path, st, NULL);
   s->files++;
-  if (rc < 0) {
+  /* One read feeds the report's tables and the gaps analysis (model_tee.h). */
+  ct_model_tee tee = {0};
+  const ct_model_ops *rops, *gops;
+  ct_report_file *rf = ct_report_file_begin(&s->r, NULL, &rops);
+  ct_gaps_file *gf = rf ? ct_gaps_file_begin(s->g, path, &gops) : NULL;
+  if (!gf) {
+    if (rf) ct_report_file_end(rf, -1, st);
+    memset(st, 0, sizeof *st);
+    snprintf(st->message, sizeof st->message, "%s: out of memory", path);
     s->unreadable++;
-    return rc;
+    return -1;
+  }
+  ct_model_tee_add(&tee, rops, rf);
+  ct_model_tee_add(&tee, gops, gf);
+  int read_rc = ct_model_tee_read(&tee, path, NULL, st);
+  ct_model_stats st2 = *st; /* the gaps' own copy: its message if it runs out of memory */
+  int rc = ct_report_file_end(rf, read_rc, st);
+  int rc2 = ct_gaps_file_end(gf, read_rc, &st2);
+  if (read_rc < 0) { /* nothing was read: no device of it in the analysis (only an empty
+                       * entry in the gaps' process list, which diff does not show) */
+    s->unreadable++;
+    return read_rc;
   }
   if (st->first_ns && (!s->first_ns || st->first_ns < s->first_ns)) s->first_ns = st->first_ns;
   if (st->last_ns > s->last_ns) s->last_ns = st->last_ns;
-  ct_model_stats st2;
-  memset(&st2, 0, sizeof st2);
-  rc = worse(rc, st, ct_gaps_add_file(s->g, path, &st2), &st2);
+  rc = worse(rc, st, rc2, &st2);
   if (s->ranges) {
     memset(&st2, 0, sizeof st2);
     rc = worse(rc, st, ct_report_add_ranges(&s->r, path, &st2, NULL), &st2);

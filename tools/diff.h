@@ -2,7 +2,7 @@
  * The comparison behind `cutrace diff BEFORE AFTER` (docs/diff.md): each side is read
  * into the report's tables (report.h: per kernel, entry point, kind of memory
  * operation, GEMM shape, NVTX range) and the gaps analysis (gaps.h: busy and idle time
- * by cause), both streaming; then the rows of one table are matched by their report
+ * by cause), both fed by one streaming read of each file (model_tee.h); then the rows of one table are matched by their report
  * key across the sides, classified (added, removed, slower, faster, same) and ranked
  * by how much their total time changed. Memory is that of the two reports and the two
  * analyses: it grows with the number of distinct names, never with the records.
@@ -62,8 +62,9 @@ typedef struct ct_diff_side {
 int ct_diff_side_init(ct_diff_side *s, int ranges);
 
 /*
- * Reads one trace file into s: the report's tables, the gaps analysis and, when asked,
- * the ranges (one streaming pass each). Returns 0 clean, 1 partial (what could be read
+ * Reads one trace file into s: the report's tables and the gaps analysis in one
+ * streaming pass, and, when asked, the ranges in a second (report_ranges.c reads the
+ * raw records, not the model's events). Returns 0 clean, 1 partial (what could be read
  * is counted), -1 unreadable, with st->message saying why (the first problem seen).
  */
 int ct_diff_side_add_file(ct_diff_side *s, const char *path, ct_model_stats *st);

@@ -277,40 +277,56 @@ void ct_gaps_set_callback(ct_gaps *g, void (*fn)(void *user, const ct_gap_info *
   g->user = user;
 }
 
-int ct_gaps_add_file(ct_gaps *g, const char *path, ct_model_stats *st) {
+static const ct_model_ops file_ops = {.on_process = on_process, .on_span = on_span,
+                                      .on_activity = on_activity, .on_thread = on_thread,
+                                      .on_range = on_range, .on_stack = on_stack,
+                                      .on_module = on_module, .on_pause = on_pause,
+                                      .on_pycode = on_pycode};
+
+ct_gaps_file *ct_gaps_file_begin(ct_gaps *g, const char *path, const ct_model_ops **ops) {
   ct_gaps_proc *np = realloc(g->procs, (g->nprocs + 1) * sizeof *np);
-  if (!np) return -1;
+  if (!np) return NULL;
   g->procs = np;
+  fstate *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
   ct_gaps_proc *gp = &g->procs[g->nprocs];
   memset(gp, 0, sizeof *gp);
   gp->path = strdup(path);
-  fstate f;
-  memset(&f, 0, sizeof f);
-  f.g = g;
-  f.proc = g->nprocs++;
-  static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
-                                   .on_activity = on_activity, .on_thread = on_thread,
-                                   .on_range = on_range, .on_stack = on_stack,
-                                   .on_module = on_module, .on_pause = on_pause,
-                                   .on_pycode = on_pycode};
-  f.stacks = g->o.top ? ct_stacks_new() : NULL; /* only kept gaps show stacks */
-  ct_model_stats local;
-  if (!st) st = &local;
-  int rc = ct_model_read(path, NULL, &ops, &f, st);
+  f->g = g;
+  f->proc = g->nprocs++;
+  f->stacks = g->o.top ? ct_stacks_new() : NULL; /* only kept gaps show stacks */
+  *ops = &file_ops;
+  return (ct_gaps_file *)f;
+}
+
+int ct_gaps_file_end(ct_gaps_file *gf, int rc, ct_model_stats *st) {
+  fstate *f = (fstate *)gf;
+  ct_gaps *g = f->g;
+  ct_gaps_proc *gp = &g->procs[f->proc];
   gp->first_ns = st->first_ns;
-  gp->pauses = f.pauses.n;
-  gp->pause_why = f.pauses.n ? f.pauses.v[0].why : NULL;
-  gp->paused_ns = ct_pauses_within(&f.pauses, st->first_ns, st->last_ns);
+  gp->pauses = f->pauses.n;
+  gp->pause_why = f->pauses.n ? f->pauses.v[0].why : NULL;
+  gp->paused_ns = ct_pauses_within(&f->pauses, st->first_ns, st->last_ns);
   if (!gp->host) gp->host = strdup("");
   if (!gp->cmdline) gp->cmdline = strdup("");
-  finish_file(&f);
-  ct_pauses_free(&f.pauses);
+  finish_file(f);
+  ct_pauses_free(&f->pauses);
   ct_gaps_sort_tops(g);
-  if (f.oom && rc == 0) {
+  if (f->oom && rc == 0) {
     snprintf(st->message, sizeof st->message, "out of memory: the analysis is incomplete");
     rc = 1;
   }
+  free(f);
   return rc;
+}
+
+int ct_gaps_add_file(ct_gaps *g, const char *path, ct_model_stats *st) {
+  const ct_model_ops *ops;
+  ct_gaps_file *gf = ct_gaps_file_begin(g, path, &ops);
+  if (!gf) return -1;
+  ct_model_stats local;
+  if (!st) st = &local;
+  return ct_gaps_file_end(gf, ct_model_read(path, NULL, ops, gf, st), st);
 }
 
 const ct_gaps_proc *ct_gaps_procs(const ct_gaps *g, unsigned *n) {

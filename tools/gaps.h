@@ -224,6 +224,19 @@ void ct_gaps_set_callback(ct_gaps *g, void (*fn)(void *user, const ct_gap_info *
  */
 int ct_gaps_add_file(ct_gaps *g, const char *path, ct_model_stats *st);
 
+/* One file being analysed through a model read the caller runs (a tee with other
+ * consumers: model_tee.h); ct_gaps_add_file is begin, ct_model_read, end. */
+typedef struct ct_gaps_file ct_gaps_file;
+
+/* Starts analysing file path into g: *ops and the returned pointer are the consumer
+ * to feed the model read with. Returns NULL when out of memory. */
+ct_gaps_file *ct_gaps_file_begin(ct_gaps *g, const char *path, const ct_model_ops **ops);
+
+/* Ends the file after the model read that returned rc into st (not NULL): merges its
+ * devices, streams and gaps into g and frees gf. Returns rc, or 1 (st->message set)
+ * when a clean read ran out of memory in the analysis. */
+int ct_gaps_file_end(ct_gaps_file *gf, int rc, ct_model_stats *st);
+
 /* Results, valid until ct_gaps_free. Arrays are in the order first seen. */
 const ct_gaps_proc *ct_gaps_procs(const ct_gaps *g, unsigned *n);
 const ct_gaps_device *ct_gaps_devices(const ct_gaps *g, unsigned *n);

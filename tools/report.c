@@ -195,30 +195,51 @@ static void on_pause(void *user, const ct_proc *p, const struct ct_pause *pause,
   else if (!pause->end_ns) f->r->pauses++;
 }
 
+static const ct_model_ops feed_ops = {.on_process = on_process, .on_span = on_span,
+                                      .on_activity = on_activity, .on_graph = on_graph,
+                                      .on_graph_kernel = on_graph_kernel, .on_pause = on_pause};
+
+ct_report_file *ct_report_file_begin(ct_report *r, struct ct_process *proc_out,
+                                     const ct_model_ops **ops) {
+  feed *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->r = r;
+  f->proc_out = proc_out;
+  if (proc_out) memset(proc_out, 0, sizeof *proc_out);
+  f->inner = ct_inner_new(on_inner_done, f);
+  if (!f->inner) {
+    free(f);
+    return NULL;
+  }
+  *ops = &feed_ops;
+  return (ct_report_file *)f;
+}
+
+int ct_report_file_end(ct_report_file *rf, int rc, ct_model_stats *st) {
+  feed *f = (feed *)rf;
+  if (ct_inner_finish(f->inner) < 0) f->oom = 1;
+  ct_inner_free(f->inner);
+  ct_streams_file_done(f->r);
+  /* the names the pointer caches point to were freed with the file's reader */
+  for (int t = 0; t < CT_NTABLES; t++) ct_map_forget_pointers(f->r->maps[t]);
+  if (f->oom && rc == 0) {
+    snprintf(st->message, sizeof st->message, "out of memory: some rows are missing");
+    rc = 1;
+  }
+  free(f);
+  return rc;
+}
+
 int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
                        struct ct_process *proc_out) {
-  static const ct_model_ops ops = {.on_process = on_process, .on_span = on_span,
-                                   .on_activity = on_activity, .on_graph = on_graph,
-                                   .on_graph_kernel = on_graph_kernel, .on_pause = on_pause};
-  feed f = {.r = r, .proc_out = proc_out};
-  if (proc_out) memset(proc_out, 0, sizeof *proc_out);
-  f.inner = ct_inner_new(on_inner_done, &f);
-  if (!f.inner) {
+  const ct_model_ops *ops;
+  ct_report_file *rf = ct_report_file_begin(r, proc_out, &ops);
+  if (!rf) {
     memset(st, 0, sizeof *st);
     snprintf(st->message, sizeof st->message, "%s: out of memory", path);
     return -1;
   }
-  int rc = ct_model_read(path, NULL, &ops, &f, st);
-  if (ct_inner_finish(f.inner) < 0) f.oom = 1;
-  ct_inner_free(f.inner);
-  ct_streams_file_done(r);
-  /* the names the pointer caches point to were freed with the file's reader */
-  for (int t = 0; t < CT_NTABLES; t++) ct_map_forget_pointers(r->maps[t]);
-  if (f.oom && rc == 0) {
-    snprintf(st->message, sizeof st->message, "out of memory: some rows are missing");
-    rc = 1;
-  }
-  return rc;
+  return ct_report_file_end(rf, ct_model_read(path, NULL, ops, rf, st), st);
 }
 
 /* ---- sorting ---------------------------------------------------------------------- */

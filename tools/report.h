@@ -271,6 +271,25 @@ void ct_report_free(ct_report *r);
 int ct_report_add_file(ct_report *r, const char *path, ct_model_stats *st,
                        struct ct_process *proc_out);
 
+/* One file being read into a report through a model read the caller runs (a tee with
+ * other consumers: model_tee.h); ct_report_add_file is begin, ct_model_read, end. */
+typedef struct ct_report_file ct_report_file;
+
+/*
+ * Starts reading a file into r: *ops and the returned pointer are the consumer to
+ * feed the model read with (proc_out as for ct_report_add_file). Returns NULL when
+ * out of memory.
+ */
+ct_report_file *ct_report_file_begin(ct_report *r, struct ct_process *proc_out,
+                                     const ct_model_ops **ops);
+
+/*
+ * Ends the file after the model read that returned rc into st: settles the library
+ * calls still waiting for their kernels and frees rf. Returns rc, or 1 (st->message
+ * set) when a clean read ran out of memory here.
+ */
+int ct_report_file_end(ct_report_file *rf, int rc, ct_model_stats *st);
+
 /*
  * Reads one trace file's NVTX ranges into r's ranges table (--by range), crediting
  * each with the GPU work launched inside it (report_ranges.c). Returns 0 clean, 1
