@@ -58,6 +58,10 @@ struct writer {
 
 static struct writer W = {.sink = {.fd = -1}};
 
+/* How long exit or exec waits for a connect still under way when no thread recorded
+ * anything (ctp_writer_finish): a healthy collector answers well within it. */
+#define CTP_WRITER_IDLE_CONNECT_WAIT_MS 100
+
 /* Compresses and writes the current chunk as one frame, then empties it. */
 static void frame_flush(struct writer *w) {
   if (!w->chunk.len) return;
@@ -347,6 +351,18 @@ void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) {
   *cpu_ns = __atomic_load_n(&W.busy_cpu_ns, __ATOMIC_RELAXED);
 }
 
+/* Waits up to ms for the writer's connect to succeed or fail. Returns 1 when it did. */
+static int wait_connected(unsigned ms) {
+  for (unsigned i = 0; i <= ms; i++) {
+    if (__atomic_load_n(&W.sink_ready, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&W.gave_up, __ATOMIC_SEQ_CST))
+      return 1;
+    struct timespec one_ms = {0, 1000000};
+    if (i < ms) nanosleep(&one_ms, NULL);
+  }
+  return 0;
+}
+
 void ctp_writer_finish(void) {
   struct writer *w = &W;
   if (w->running) { /* the thread writes the rest, END, and closes */
@@ -354,9 +370,12 @@ void ctp_writer_finish(void) {
     __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
     sem_post(&w->wake);
     /* Still connecting and no thread has recorded anything (a wrapper that only
-     * execs or exits: env, a shell): nothing worth a wait. The thread finishes on
-     * its own if the process outlives the connect; a new writer joins it first. */
-    if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE) && !ctp_buffers_head()) return;
+     * execs or exits: env, a shell): its trace is worth a short wait, not the connect
+     * deadline. Past it the thread finishes on its own if the process outlives the
+     * connect; a new writer joins it first. */
+    if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE) && !ctp_buffers_head() &&
+        !wait_connected(CTP_WRITER_IDLE_CONNECT_WAIT_MS))
+      return;
     pthread_join(w->thread, NULL);
     w->running = 0;
   }

@@ -183,6 +183,23 @@ for name in lst.streams:
     check(clean and dropped == 0, f"accepted late: {name} clean {clean}, dropped {dropped}")
 check(kernels(got_dir) == reference, f"accepted late: kernels {kernels(got_dir)} vs {reference}")
 
+# A process that records nothing and exits at once (true) still waits briefly for a
+# healthy collector's answer: its stream arrives, clean.
+path = os.path.join(h.tmp, "quick.sock")
+got_dir = os.path.join(h.tmp, "quick")
+lst = Listener(path, got_dir, 0)
+env = h.env()
+env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT="unix:" + path)
+quick = [subprocess.Popen(["true"], env=env, stderr=subprocess.PIPE) for _ in range(5)]
+errs = [p.communicate(timeout=30)[1] for p in quick]
+time.sleep(0.5)
+lst.close()
+want = sorted(f"{host}.{p.pid}.ctr" for p in quick)
+check(sorted(lst.streams) == want and errs == [b""] * 5,
+      f"true: streams {sorted(lst.streams)}, expected {want}, stderr {errs}")
+for name in lst.streams:
+    check(info_of(os.path.join(got_dir, name)) == (True, 0), f"true: {name} ends clean")
+
 # Accepted after 1.5 s with 4 KiB buffers: what did not fit meanwhile is dropped and
 # counted, the traces still end clean.
 path = os.path.join(h.tmp, "small.sock")
