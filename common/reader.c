@@ -38,6 +38,9 @@ struct ct_reader {
   char **strings;
   uint32_t *string_lens;
   uint64_t nstrings;
+  char **retired;       /* strings replaced by a later STRING record with the same id
+                           (damaged input): kept, since their pointers stay valid until close */
+  size_t nretired, retired_cap;
   int in_damage; /* currently skipping a damaged run */
 };
 
@@ -100,11 +103,18 @@ static int store_string(ct_reader *r, uint64_t id, const char *s, size_t len) {
     memset(nl + r->nstrings, 0, (n - r->nstrings) * sizeof *nl);
     r->nstrings = n;
   }
+  if (r->strings[id] && r->nretired == r->retired_cap) {
+    size_t cap = r->retired_cap ? r->retired_cap * 2 : 16;
+    char **nr = realloc(r->retired, cap * sizeof *nr);
+    if (!nr) return -1;
+    r->retired = nr;
+    r->retired_cap = cap;
+  }
   char *copy = malloc(len + 1);
   if (!copy) return -1;
   memcpy(copy, s, len);
   copy[len] = 0;
-  free(r->strings[id]);
+  if (r->strings[id]) r->retired[r->nretired++] = r->strings[id];
   r->strings[id] = copy;
   r->string_lens[id] = (uint32_t)len;
   return 0;
@@ -294,6 +304,8 @@ void ct_reader_close(ct_reader *r) {
   if (!r) return;
   if (r->fd >= 0) close(r->fd);
   for (uint64_t i = 0; i < r->nstrings; i++) free(r->strings[i]);
+  for (size_t i = 0; i < r->nretired; i++) free(r->retired[i]);
+  free(r->retired);
   free(r->strings);
   free(r->string_lens);
   free(r->buf);

@@ -86,6 +86,36 @@ def planted():
     return open(path, "rb").read()
 
 
+def first_error(stderr):
+    """The line of stderr that says what went wrong (a sanitizer's ERROR line first)."""
+    lines = stderr.splitlines()
+    for key in ("ERROR:", "runtime error", "Sanitizer"):
+        hit = [ln for ln in lines if key in ln]
+        if hit:
+            return hit[0][:300]
+    return stderr[-300:]
+
+
+def redefined_strings():
+    """A trace whose host, kernel and device-name strings are redefined after use (a
+    damaged file): the pointers the tools keep must stay valid (the reader retires the
+    old copies instead of freeing them)."""
+    w = TraceWriter()
+    host, kern, gpu = w.string("host"), w.string("_Z1kv"), w.string("GPU")
+    w.add("process", pid=3, start_ns=T0, host=host, cmdline=host)
+    w.add("device", device=0, name=gpu)
+    w.string_again(host, "another host name, longer")  # before the first event
+    w.string_again(gpu, "G")
+    w.add("api", tid=3, name=kern, begin_ns=T0 + 1000, end_ns=T0 + 2000, corr=1, flags=4)
+    w.add("launch", corr=1, kernel=kern)
+    w.add("gpu", corr=1, start_ns=T0 + 3000, end_ns=T0 + 9000, type=1, name=kern)
+    w.string_again(kern, "_Z1xv")
+    w.add("end")
+    path = os.path.join(tmp, "redefined.ctr")
+    w.save(path)
+    return path
+
+
 def mutate(data, rng):
     b = bytearray(data)
     for _ in range(rng.randint(1, 4)):
@@ -115,6 +145,12 @@ base = planted()
 sane = subprocess.run([cutrace, "report", "--format", "json", os.path.join(tmp, "base.ctr")],
                       capture_output=True, text=True, timeout=60)
 check(sane.returncode == 0 and '"gpu_total_ns"' in sane.stdout, f"the planted trace reads clean: {sane.stderr}")
+redef = redefined_strings()
+for cmd in COMMANDS:
+    p = subprocess.run([cutrace, *cmd, redef], capture_output=True, text=True, timeout=60,
+                       errors="replace")
+    check(p.returncode in (0, 1, 2) and "Sanitizer" not in p.stderr,
+          f"redefined strings: {cmd}: exit {p.returncode} {first_error(p.stderr)}")
 rng = random.Random(seed)
 bad = []
 for it in range(iterations):
@@ -127,7 +163,7 @@ for it in range(iterations):
         if p.returncode not in (0, 1, 2) or "Sanitizer" in p.stderr or "runtime error" in p.stderr:
             keep = os.path.join(tmp, f"crash{len(bad)}.ctr")
             os.replace(path, keep)
-            bad.append((it, cmd, p.returncode, keep, p.stderr[-400:]))
+            bad.append((it, cmd, p.returncode, keep, first_error(p.stderr)))
             break
 check(not bad, f"{len(bad)} mutated traces crashed a command (seed {seed}): {bad[:2]}")
 print(f"{iterations} mutated traces x {len(COMMANDS)} commands, seed {seed}")

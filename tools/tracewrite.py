@@ -86,6 +86,14 @@ class TraceWriter:
         prev[0] = sid
         return sid
 
+    def string_again(self, sid, text):
+        """Writes a STRING record redefining id sid (only damaged traces do that)."""
+        raw = text.encode() if isinstance(text, str) else text
+        prev = self.prev.setdefault("string", [0])
+        self.body += bytes([self.schema["string"][0]]) + _varint(_zigzag(sid - prev[0]))
+        self.body += _varint(_zigzag(len(raw))) + raw
+        prev[0] = sid
+
     def add(self, kind, /, **fields):
         """Appends one record; fields not given are 0. Unknown field names are an error."""
         kid, flist = self.schema[kind]
