@@ -18,6 +18,10 @@ int cmd_report(int argc, char **argv);
 /* cutrace gaps: GPU idle time, explained and ranked (tools/cmd_gaps.c, optional). */
 int cmd_gaps(int argc, char **argv);
 
+/* cutrace steps: the job as a sequence of NVTX-range steps, outliers explained
+ * (tools/cmd_steps.c). */
+int cmd_steps(int argc, char **argv);
+
 /* cutrace diff: what changed on the GPU between two traces (tools/cmd_diff.c). */
 int cmd_diff(int argc, char **argv);
 

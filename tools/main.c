@@ -42,6 +42,7 @@ static const struct {
     {"collect", cmd_collect, "receive traces streamed by processes on many hosts into a directory"},
     {"report", cmd_report, "tables: kernels, CUDA calls, copies and GEMMs, with totals"},
     {"gaps", cmd_gaps, "GPU idle time: measured, explained, ranked"},
+    {"steps", cmd_steps, "the job step by step (NVTX range instances): time, GPU busy, idle, outliers"},
     {"diff", cmd_diff, "what changed on the GPU from one trace to another, ranked"},
     {"dump", cmd_dump, "every record one line each, or --chrome: Chrome/Perfetto trace JSON"},
     {"info", cmd_info, "what a trace holds: processes, versions, records, drops, damage"},

@@ -1,0 +1,125 @@
+/*
+ * cutrace steps: the job as a sequence of steps (the instances of an NVTX range), each
+ * with its CPU and GPU time, the device's busy share and idle causes inside it, its
+ * CUDA calls and top kernel; a summary with the first step's setup cost and the
+ * outlier steps explained. The analysis is in steps*.c (steps.h); the writers in
+ * cmd_steps_out.c. Documented in docs/steps.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_steps.h"
+#include "commands.h"
+#include "reader.h"
+
+static const char usage_text[] =
+    "usage: cutrace steps [OPTIONS] [DIR|FILE...]\n"
+    "The job step by step: each instance of an NVTX range with its CPU time, GPU work,\n"
+    "GPU busy share, idle time by cause, CUDA calls and top kernel; statistics, the first\n"
+    "step's setup cost and the outlier steps with what made them slow.\n"
+    "  --range NAME        the steps' NVTX range, a name or a glob ('ProfilerStep#*', 'step*');\n"
+    "                      default: a ProfilerStep#* range, else the most frequent outermost\n"
+    "                      range with at least 3 instances\n"
+    "  --skip N            leave the first N (warmup) steps out of the statistics (default 0)\n"
+    "  --outlier FACTOR    a step slower than FACTOR x the median is an outlier (default 1.25)\n"
+    "  --format text|csv|json   output format (default text; csv: one row per step)\n"
+    "Each process (trace file) is analysed on its own; definitions: docs/steps.md.\n";
+
+/* The value of option argv[*i] ("--opt=v" or "--opt v"); NULL when it has none. */
+static const char *option_value(int argc, char **argv, int *i, const char *opt) {
+  size_t n = strlen(opt);
+  if (strncmp(argv[*i], opt, n)) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] == 0 && *i + 1 < argc) return argv[++*i];
+  return NULL;
+}
+
+static int bad(const char *what, const char *value) {
+  fprintf(stderr, "cutrace steps: %s '%s' (try: cutrace steps --help)\n", what, value);
+  return 2;
+}
+
+/* Parses a factor >= 1 ("1.25"). Returns 0 or -1. */
+static int parse_factor(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (!*s || *end || !(v >= 1.0) || v > 1000.0) return -1;
+  *out = v;
+  return 0;
+}
+
+static int add_input(const char *path, void *arg) {
+  steps_cli *c = arg;
+  ct_steps_file *nf = realloc(c->files, (c->nfiles + 1) * sizeof *nf);
+  if (!nf) return -1;
+  c->files = nf;
+  ct_steps_file *f = &c->files[c->nfiles++];
+  int rc = ct_steps_read(path, &c->o, f);
+  const char *msg = f->st.message[0] ? f->st.message : "unreadable";
+  if (rc < 0 || rc == 2) {
+    fprintf(stderr, "cutrace steps: %s: %s\n", path, msg);
+    c->status = 2;
+  } else if (rc > 0) {
+    fprintf(stderr, "cutrace steps: %s: %s (partial result)\n", path, msg);
+    if (c->status < 1) c->status = 1;
+  }
+  return 0;
+}
+
+int cmd_steps(int argc, char **argv) {
+  steps_cli c;
+  memset(&c, 0, sizeof c);
+  ct_steps_default_options(&c.o);
+  char **paths = calloc((size_t)argc + 1, sizeof *paths);
+  int npaths = 0;
+  if (!paths) return 2;
+  int rc = -1;
+  static const char *const valued[] = {"--range", "--skip", "--outlier", "--format"};
+  for (int i = 1; i < argc && rc < 0; i++) {
+    const char *a = argv[i], *v = NULL, *matched = NULL;
+    for (unsigned k = 0; k < sizeof valued / sizeof valued[0]; k++) {
+      size_t n = strlen(valued[k]);
+      if (!strncmp(a, valued[k], n) && (a[n] == 0 || a[n] == '=')) matched = valued[k];
+    }
+    uint64_t x;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(usage_text, stdout);
+      rc = 0;
+    } else if (matched && !(v = option_value(argc, argv, &i, matched))) {
+      rc = bad("missing value for", a);
+    } else if (!matched && a[0] == '-' && a[1]) {
+      rc = bad("unknown option", a);
+    } else if (!matched) {
+      paths[npaths++] = argv[i];
+    } else if (!strcmp(matched, "--range")) {
+      if (!*v) rc = bad("--range takes an NVTX range name or glob, not", v);
+      else c.o.range = v;
+    } else if (!strcmp(matched, "--skip")) {
+      if (ct_parse_u64(v, &x) < 0) rc = bad("--skip takes a count of steps, not", v);
+      else c.o.skip = x;
+    } else if (!strcmp(matched, "--outlier")) {
+      if (parse_factor(v, &c.o.outlier_factor) < 0)
+        rc = bad("--outlier takes a factor from 1 to 1000 (1.25), not", v);
+    } else if (ct_parse_out_format(v, &c.fmt) < 0) {
+      rc = bad("--format takes text, csv or json, not", v);
+    }
+  }
+  if (rc >= 0) {
+    free(paths);
+    return rc;
+  }
+  char err[300];
+  int nin = ct_expand_inputs(npaths, paths, add_input, &c, err, sizeof err);
+  if (nin < 0) {
+    fprintf(stderr, "cutrace steps: %s\n", err);
+    c.status = 2;
+  } else if (ct_steps_print(&c) < 0) {
+    fprintf(stderr, "cutrace steps: out of memory\n");
+    c.status = 2;
+  }
+  for (unsigned i = 0; i < c.nfiles; i++) ct_steps_file_free(&c.files[i]);
+  free(c.files);
+  free(paths);
+  return c.status;
+}

@@ -1,0 +1,21 @@
+/* cutrace steps: the command's state shared by its parser (cmd_steps.c) and its
+ * writers (cmd_steps_out.c). */
+#ifndef CUTRACE_CMD_STEPS_H
+#define CUTRACE_CMD_STEPS_H
+
+#include "output.h"
+#include "steps.h"
+
+typedef struct steps_cli {
+  ct_steps_options o;
+  enum ct_out_format fmt;
+  ct_steps_file *files;   /* one per input file, in order */
+  unsigned nfiles;
+  int status;             /* exit status so far */
+} steps_cli;
+
+/* Writes every file's steps and summary to stdout in c->fmt (files without steps are
+ * left out: their error was printed when read). Returns 0, or -1 when out of memory. */
+int ct_steps_print(const steps_cli *c);
+
+#endif

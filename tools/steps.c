@@ -1,0 +1,242 @@
+/*
+ * Finding the steps of a trace file (steps.h): which NVTX range they are instances of,
+ * on which thread, and each step's CPU interval and GPU span. The measuring pass over
+ * the model and the gaps analysis is in steps_measure.c.
+ *
+ * 1. When no --range was given: one read of the RANGE records only, counting the
+ *    outermost (depth 0) range names; a ProfilerStep#* range anywhere wins.
+ * 2. ct_range_each (report_ranges.c, the attribution of `report --by range`): every
+ *    instance of the range with the GPU work of the calls made inside it. The thread
+ *    with the most instances is the stepping thread; an instance inside or overlapping
+ *    an earlier one (a glob that matches nested ranges) is left out, counted.
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader.h"
+#include "report.h"
+#include "stats.h"
+#include "steps.h"
+#include "steps_internal.h"
+
+#define PROFILER_STEP_GLOB "ProfilerStep#*"
+#define AUTO_MIN_INSTANCES 3
+
+void ct_steps_default_options(ct_steps_options *o) {
+  memset(o, 0, sizeof *o);
+  o->outlier_factor = 1.25;
+}
+
+uint64_t ct_step_idle(const ct_step *s) {
+  uint64_t t = 0;
+  for (int c = 0; c < CT_GAP_NCAUSES; c++) t += s->idle_ns[c];
+  return t;
+}
+
+double ct_step_busy_pct(const ct_step *s) {
+  uint64_t t = ct_step_time(s);
+  return t ? 100.0 * (double)s->device_busy_ns / (double)t : 0.0;
+}
+
+/* 1 when the len bytes at name match pattern (a glob when it has *, ? or [). */
+static int name_matches(const char *pattern, const char *name, size_t len) {
+  if (!name) return 0;
+  if (!strpbrk(pattern, "*?[")) return strlen(pattern) == len && !memcmp(pattern, name, len);
+  char buf[512];
+  if (len >= sizeof buf) len = sizeof buf - 1;
+  memcpy(buf, name, len);
+  buf[len] = 0;
+  return fnmatch(pattern, buf, 0) == 0;
+}
+
+/* Counts of an outermost range name, in first-seen order (ct_map keeps it). */
+typedef struct name_count {
+  uint64_t count;
+} name_count;
+
+/* Step 1: picks the range for f (reads RANGE records only). Returns 0 when one was
+ * chosen, 2 when none fits (message set), -1 unreadable. */
+static int choose_range(const char *path, ct_steps_file *f) {
+  ct_reader *rd = ct_reader_open(path, f->st.message, sizeof f->st.message);
+  if (!rd) return -1;
+  ct_map *names = ct_map_new(sizeof(name_count));
+  char *profiler_step = NULL;
+  int oom = !names;
+  ct_record rec;
+  while (!oom && ct_reader_next(rd, &rec)) {
+    if (rec.kind != CT_KIND_RANGE) continue;
+    size_t len = 0;
+    const char *name = ct_reader_string(rd, rec.u.range.name, &len);
+    if (!name) continue;
+    if (!profiler_step && name_matches(PROFILER_STEP_GLOB, name, len)) profiler_step = "";
+    if (rec.u.range.depth != 0) continue;
+    name_count *c = ct_map_get(names, name, len, NULL);
+    if (c) c->count++;
+    else oom = 1;
+  }
+  ct_reader_close(rd);
+  int rc = 0;
+  if (profiler_step) {
+    f->range = strdup(PROFILER_STEP_GLOB);
+    f->how = "ProfilerStep#* range";
+  } else {
+    const void *best_key = NULL;
+    size_t best_len = 0;
+    uint64_t best = 0;
+    for (size_t i = 0; names && i < ct_map_count(names); i++) {
+      const void *key;
+      size_t len;
+      const name_count *c = ct_map_entry(names, i, &key, &len);
+      if (c->count > best) best = c->count, best_key = key, best_len = len;
+    }
+    if (best >= AUTO_MIN_INSTANCES) {
+      f->range = strndup(best_key, best_len);
+      f->how = "most frequent outermost range";
+    } else {
+      snprintf(f->st.message, sizeof f->st.message,
+               "no steps: no ProfilerStep#* range and no outermost NVTX range with %d or more "
+               "instances; mark each iteration with an NVTX range (nvtxRangePush/Pop around "
+               "the loop body, torch.cuda.nvtx.range, emit_nvtx) or name one with --range",
+               AUTO_MIN_INSTANCES);
+      rc = 2;
+    }
+  }
+  ct_map_free(names);
+  if (rc == 0 && !f->range) rc = -1;
+  if (oom && rc >= 0) {
+    snprintf(f->st.message, sizeof f->st.message, "out of memory choosing the step range");
+    rc = -1;
+  }
+  f->chosen = rc == 0;
+  return rc;
+}
+
+/* A matching range instance as ct_range_each handed it over. */
+typedef struct instance {
+  uint64_t tid, begin_ns, end_ns, gpu_first_ns, gpu_last_ns;
+} instance;
+
+typedef struct collect {
+  const char *pattern;
+  instance *v;
+  size_t n, cap;
+  int oom;
+} collect;
+
+static void on_range(void *user, const ct_range_span *r) {
+  collect *c = user;
+  if (!name_matches(c->pattern, r->name, r->name_len)) return;
+  if (c->n == c->cap) {
+    size_t ncap = c->cap ? c->cap * 2 : 256;
+    instance *nv = realloc(c->v, ncap * sizeof *nv);
+    if (!nv) {
+      c->oom = 1;
+      return;
+    }
+    c->v = nv;
+    c->cap = ncap;
+  }
+  instance *in = &c->v[c->n++];
+  *in = (instance){r->tid, r->begin_ns, r->end_ns, 0, 0};
+  for (unsigned i = 0; i < r->nstreams; i++) {
+    if (!in->gpu_first_ns || r->streams[i].start_ns < in->gpu_first_ns)
+      in->gpu_first_ns = r->streams[i].start_ns;
+    if (r->streams[i].end_ns > in->gpu_last_ns) in->gpu_last_ns = r->streams[i].end_ns;
+  }
+}
+
+static int by_begin(const void *a, const void *b) {
+  const instance *x = a, *y = b;
+  if (x->begin_ns != y->begin_ns) return x->begin_ns < y->begin_ns ? -1 : 1;
+  return x->end_ns > y->end_ns ? -1 : x->end_ns < y->end_ns; /* the enclosing one first */
+}
+
+/* The thread with the most instances (the first such in begin order). */
+static uint64_t stepping_thread(const collect *c) {
+  ct_map *counts = ct_map_new(sizeof(uint64_t));
+  uint64_t best_tid = c->n ? c->v[0].tid : 0, best = 0;
+  for (size_t i = 0; counts && i < c->n; i++) {
+    uint64_t *n = ct_map_get(counts, &c->v[i].tid, sizeof c->v[i].tid, NULL);
+    if (n && ++*n > best) best = *n, best_tid = c->v[i].tid;
+  }
+  ct_map_free(counts);
+  return best_tid;
+}
+
+/* Step 2: the steps from the instances of f->range. Returns like ct_range_each, or 2. */
+static int collect_steps(const char *path, ct_steps_file *f) {
+  collect c = {.pattern = f->range};
+  int rc = ct_range_each(path, on_range, &c, &f->st, &f->proc, NULL);
+  if (rc < 0 || c.oom) {
+    if (c.oom) snprintf(f->st.message, sizeof f->st.message, "out of memory collecting steps");
+    free(c.v);
+    return -1;
+  }
+  if (!c.n) {
+    snprintf(f->st.message, sizeof f->st.message,
+             "no steps: no NVTX range matches '%s' (`cutrace report --by range` lists the "
+             "ranges)", f->range);
+    free(c.v);
+    return rc ? rc : 2;
+  }
+  qsort(c.v, c.n, sizeof *c.v, by_begin);
+  f->tid = stepping_thread(&c);
+  f->steps = calloc(c.n, sizeof *f->steps);
+  if (!f->steps) {
+    free(c.v);
+    return -1;
+  }
+  uint64_t last_end = 0;
+  for (size_t i = 0; i < c.n; i++) {
+    const instance *in = &c.v[i];
+    if (in->tid != f->tid || (f->nsteps && in->begin_ns < last_end)) {
+      f->ignored++;
+      continue;
+    }
+    ct_step *s = &f->steps[f->nsteps++];
+    s->begin_ns = in->begin_ns;
+    s->end_ns = in->end_ns;
+    s->gpu_first_ns = in->gpu_first_ns;
+    s->gpu_last_ns = in->gpu_last_ns;
+    last_end = in->end_ns;
+  }
+  free(c.v);
+  for (size_t i = 0; i < f->nsteps; i++) {
+    ct_step *s = &f->steps[i];
+    if (i + 1 < f->nsteps) s->interval_end_ns = f->steps[i + 1].begin_ns;
+    else s->interval_end_ns = s->gpu_last_ns > s->end_ns ? s->gpu_last_ns : s->end_ns;
+  }
+  return rc;
+}
+
+int ct_steps_read(const char *path, const ct_steps_options *o, ct_steps_file *f) {
+  memset(f, 0, sizeof *f);
+  f->path = strdup(path);
+  if (o->range) {
+    f->range = strdup(o->range);
+    f->how = "--range";
+  } else if ((f->rc = choose_range(path, f)) != 0) {
+    return f->rc;
+  }
+  if (!f->path || !f->range) {
+    snprintf(f->st.message, sizeof f->st.message, "out of memory");
+    return f->rc = -1;
+  }
+  f->rc = collect_steps(path, f);
+  if (f->rc < 0 || f->rc == 2) return f->rc;
+  int rc = ct_steps_measure(path, f);
+  if (rc < 0 || (rc > 0 && f->rc == 0)) f->rc = rc;
+  return f->rc;
+}
+
+void ct_steps_file_free(ct_steps_file *f) {
+  for (size_t i = 0; f->steps && i < f->nsteps; i++) free(f->steps[i].kernel);
+  free(f->steps);
+  for (size_t i = 0; i < f->nkernel_names; i++) free(f->kernel_names[i]);
+  free(f->kernel_names);
+  free(f->range);
+  free(f->path);
+  memset(f, 0, sizeof *f);
+}

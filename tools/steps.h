@@ -1,0 +1,149 @@
+/*
+ * Per-iteration analysis behind `cutrace steps` (docs/steps.md): the instances of one
+ * NVTX range on one thread are the steps of a job; each gets its CPU interval, the GPU
+ * work launched inside it (attributed as `report --by range` does: ct_range_each), the
+ * device's busy and idle time inside its interval (idle split by the causes of
+ * `cutrace gaps`), its CUDA calls, and a summary with outlier steps explained.
+ *
+ * Streaming: a file is read twice (its NVTX ranges, then the model feeding both the
+ * gaps analysis and the step accounting; a third, cheaper read of the RANGE records only when the range is chosen
+ * automatically). Memory grows with the number of steps, never with the records.
+ */
+#ifndef CUTRACE_STEPS_H
+#define CUTRACE_STEPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "apis.h"
+#include "gaps.h"
+#include "model.h"
+
+/* What to analyse. */
+typedef struct ct_steps_options {
+  const char *range;       /* NVTX range name or glob (fnmatch); NULL: chosen per file */
+  uint64_t skip;           /* warmup steps left out of the statistics: 0 */
+  double outlier_factor;   /* a step slower than this times the median is an outlier: 1.25 */
+} ct_steps_options;
+
+/* Fills *o with the defaults above. */
+void ct_steps_default_options(ct_steps_options *o);
+
+#define CT_STEP_KERNELS 16 /* distinct kernels whose time a step keeps by name */
+#define CT_STEP_NCATS (CT_CAT_OTHER + 1)
+
+/* A kernel's time inside one step: id indexes ct_steps_file.kernel_names. */
+typedef struct ct_step_kernel {
+  uint32_t id;
+  uint64_t count, ns;
+} ct_step_kernel;
+
+/* One step: an instance of the range on the stepping thread. All times host clock. */
+typedef struct ct_step {
+  uint64_t begin_ns, end_ns;          /* the CPU range */
+  uint64_t interval_end_ns;           /* the next step's begin; the last step: the later
+                                         of its range end and its GPU span end */
+  uint64_t gpu_first_ns, gpu_last_ns; /* first start, last end of its GPU work (0: none) */
+  uint64_t work_ns;                   /* busy union of its GPU work */
+  uint64_t device_busy_ns;            /* the step device busy inside the interval (any work) */
+  uint64_t idle_ns[CT_GAP_NCAUSES];   /* the step device's idle gaps inside the interval */
+  uint64_t kernels, copies, sets;     /* its GPU work by kind (GEMMs, graphs count as kernels) */
+  uint64_t copy_gpu_ns;               /* GPU time of its copies and sets */
+  uint64_t api_calls, api_ns;         /* outermost CUDA calls on the thread inside the range */
+  uint64_t cat_calls[CT_STEP_NCATS], cat_ns[CT_STEP_NCATS]; /* the same by category */
+  unsigned nkernels;                  /* kernels by name, the first CT_STEP_KERNELS distinct */
+  ct_step_kernel *kernel;
+  uint64_t other_kernels_ns;          /* kernels past the first CT_STEP_KERNELS names */
+} ct_step;
+
+/* The step's interval length ("step time"). */
+static inline uint64_t ct_step_time(const ct_step *s) {
+  return s->interval_end_ns > s->begin_ns ? s->interval_end_ns - s->begin_ns : 0;
+}
+
+/* Its idle time, all causes. */
+uint64_t ct_step_idle(const ct_step *s);
+
+/* The steps of one trace file. */
+typedef struct ct_steps_file {
+  char *path;
+  struct ct_process proc;    /* the PROCESS record */
+  char *range;               /* the range name or glob the steps are instances of */
+  int chosen;                /* 1: picked automatically (see how) */
+  const char *how;           /* "ProfilerStep#* range", "most frequent outermost range",
+                                "--range" */
+  uint64_t tid;              /* the stepping thread (most instances) */
+  uint64_t ignored;          /* matching ranges left out: other threads, nested, overlapping */
+  int has_device;
+  uint64_t device;           /* the device whose busy and idle time the steps show */
+  uint64_t first_ns;         /* first event of the file (begins are shown relative to it) */
+  ct_step *steps;
+  size_t nsteps;
+  char **kernel_names;       /* mangled */
+  size_t nkernel_names;
+  ct_model_stats st;
+  int rc;                    /* 0 clean, 1 partial, -1 unreadable, 2 no steps (st.message) */
+} ct_steps_file;
+
+/*
+ * Finds and measures the steps of one trace file into *out (freed with
+ * ct_steps_file_free, whatever the result). Returns out->rc: 0 clean, 1 partial
+ * (damaged input: the steps read before the damage), -1 unreadable, 2 when the file
+ * holds no steps (no range matched, or none to choose); out->st.message says why.
+ */
+int ct_steps_read(const char *path, const ct_steps_options *o, ct_steps_file *out);
+
+/* Frees what ct_steps_read allocated. */
+void ct_steps_file_free(ct_steps_file *f);
+
+/* ---- statistics and outliers (steps_summary.c) ----------------------------------- */
+
+/* What made a step slower than the median step, one candidate. */
+enum ct_step_reason_kind {
+  CT_REASON_IDLE,      /* idle of one cause (which: enum ct_gap_cause) */
+  CT_REASON_KERNEL,    /* one kernel's time (which: kernel id) */
+  CT_REASON_CALLS,     /* CPU time in one category of CUDA calls (which: ct_api_category) */
+  CT_REASON_COPIES     /* GPU time of copies and sets */
+};
+
+typedef struct ct_step_reason {
+  enum ct_step_reason_kind kind;
+  unsigned which;
+  uint64_t ns, median_ns;       /* the step's and the median step's */
+  uint64_t count, median_count; /* calls, kernels or copies, when counted */
+} ct_step_reason;
+
+#define CT_STEP_REASONS 3
+
+/* A step slower than outlier_factor times the median, with its reasons ranked. */
+typedef struct ct_step_outlier {
+  size_t step;
+  unsigned nreasons;
+  ct_step_reason reason[CT_STEP_REASONS]; /* largest excess over the median first */
+} ct_step_outlier;
+
+typedef struct ct_steps_summary {
+  size_t counted;               /* steps in the statistics (after --skip) */
+  uint64_t median_ns, mean_ns, p90_ns, min_ns, max_ns;
+  uint64_t median_work_ns, median_cpu_ns;
+  double median_busy_pct;
+  int64_t setup_ns;             /* step 0's time less the median */
+  unsigned nsetup;              /* what made step 0 longer, ranked */
+  ct_step_reason setup[CT_STEP_REASONS];
+  ct_step_outlier *outliers;    /* slowest first */
+  size_t noutliers;
+} ct_steps_summary;
+
+/*
+ * Computes the statistics of f's steps (the first o->skip left out; p90 is the
+ * nearest rank) and its outliers. Returns 0, or -1 when out of memory.
+ */
+int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_steps_summary *s);
+
+/* Frees the summary's outliers. */
+void ct_steps_summary_free(ct_steps_summary *s);
+
+/* The step's GPU busy share of its interval, in percent. */
+double ct_step_busy_pct(const ct_step *s);
+
+#endif

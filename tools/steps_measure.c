@@ -1,0 +1,282 @@
+/*
+ * Measuring the steps (steps_internal.h: ct_steps_measure): one read of the trace
+ * (model_tee.h) feeds both the gaps analysis and the step accounting below.
+ *
+ * - An activity belongs to the step whose CPU range holds the begin of its launching
+ *   call on the stepping thread (the attribution of `report --by range`); it adds to
+ *   the step's counts, its kernels by name and the union of its work.
+ * - Every activity also adds to its device's busy union; busy blocks, once final, are
+ *   split over the step intervals they overlap, as are the device's idle gaps (with
+ *   their causes) from the gaps analysis. The step device is the one busiest inside
+ *   the steps' intervals.
+ * - An outermost CUDA call on the stepping thread beginning inside a step's range adds
+ *   its time to the step, by category.
+ * Unions fold their blocks once no later activity can reach them (the longest
+ * activity seen, at least 1 ms, behind the latest end), so memory stays bounded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gaps.h"
+#include "model_tee.h"
+#include "stats.h"
+#include "steps_internal.h"
+
+#define MAX_DEVICES 16
+#define MIN_REACH_NS 1000000
+
+/* One device: its busy union and, per step, busy and idle inside the step's interval. */
+typedef struct dev_acc {
+  int used;
+  ct_busy_union u;
+  uint64_t *busy;                     /* [nsteps] */
+  uint64_t (*idle)[CT_GAP_NCAUSES];   /* [nsteps] */
+} dev_acc;
+
+typedef struct mstate {
+  ct_steps_file *f;
+  ct_map *kernel_ids;                 /* mangled name -> kernel_id */
+  ct_busy_union *work;                /* per step: the union of its own work */
+  uint64_t *work_folded;              /* per step: its folded busy time */
+  dev_acc dev[MAX_DEVICES];
+  uint64_t wm, reach;                 /* latest activity end; longest activity (>= 1 ms) */
+  int oom;
+} mstate;
+
+typedef struct kernel_id {
+  uint32_t id_plus_1;
+} kernel_id;
+
+/* The step whose CPU range holds t (-1 when none). */
+static long step_at(const ct_steps_file *f, uint64_t t) {
+  size_t lo = 0, hi = f->nsteps; /* first step beginning after t */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (f->steps[mid].begin_ns <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  if (!lo || t > f->steps[lo - 1].end_ns) return -1;
+  return (long)lo - 1;
+}
+
+/* Calls add(m, dev, step, ns) for each step interval [start, end) overlaps. */
+static void split_over_steps(mstate *m, unsigned dev, unsigned cause, uint64_t start,
+                             uint64_t end, int is_idle) {
+  const ct_steps_file *f = m->f;
+  size_t lo = 0, hi = f->nsteps;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (f->steps[mid].begin_ns <= start) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo ? lo - 1 : 0; i < f->nsteps && f->steps[i].begin_ns < end; i++) {
+    uint64_t a = start > f->steps[i].begin_ns ? start : f->steps[i].begin_ns;
+    uint64_t b = end < f->steps[i].interval_end_ns ? end : f->steps[i].interval_end_ns;
+    if (b <= a) continue;
+    if (is_idle) m->dev[dev].idle[i][cause] += b - a;
+    else m->dev[dev].busy[i] += b - a;
+  }
+}
+
+/* The device's accumulators, allocated on first use; NULL when out of range or memory. */
+static dev_acc *device(mstate *m, uint64_t d) {
+  if (d >= MAX_DEVICES) return NULL;
+  dev_acc *a = &m->dev[d];
+  if (!a->used) {
+    a->busy = calloc(m->f->nsteps, sizeof *a->busy);
+    a->idle = calloc(m->f->nsteps, sizeof *a->idle);
+    if (!a->busy || !a->idle) {
+      free(a->busy);
+      free(a->idle);
+      a->busy = NULL;
+      a->idle = NULL;
+      m->oom = 1;
+      return NULL;
+    }
+    a->used = 1;
+  }
+  return a;
+}
+
+typedef struct fold_ctx {
+  mstate *m;
+  unsigned dev;
+  size_t step;
+} fold_ctx;
+
+static void fold_device_block(void *user, uint64_t start, uint64_t end) {
+  fold_ctx *c = user;
+  split_over_steps(c->m, c->dev, 0, start, end, 0);
+}
+
+static void fold_work_block(void *user, uint64_t start, uint64_t end) {
+  fold_ctx *c = user;
+  c->m->work_folded[c->step] += end - start;
+}
+
+/* The step's kernel entry for name (a new one while fewer than CT_STEP_KERNELS), or NULL. */
+static ct_step_kernel *step_kernel(mstate *m, ct_step *s, const char *name) {
+  ct_steps_file *f = m->f;
+  if (!name) name = "(unknown kernel)";
+  int created = 0;
+  kernel_id *k = ct_map_get_name(m->kernel_ids, name, &created);
+  if (!k) {
+    m->oom = 1;
+    return NULL;
+  }
+  if (created) {
+    char **nn = realloc(f->kernel_names, (f->nkernel_names + 1) * sizeof *nn);
+    char *copy = strdup(name);
+    if (nn) f->kernel_names = nn;
+    if (!nn || !copy) {
+      free(copy);
+      m->oom = 1;
+      return NULL;
+    }
+    f->kernel_names[f->nkernel_names++] = copy;
+    k->id_plus_1 = (uint32_t)f->nkernel_names;
+  }
+  for (unsigned i = 0; i < s->nkernels; i++)
+    if (s->kernel[i].id == k->id_plus_1 - 1) return &s->kernel[i];
+  if (s->nkernels == CT_STEP_KERNELS) return NULL;
+  ct_step_kernel *nk = realloc(s->kernel, (s->nkernels + 1) * sizeof *nk);
+  if (!nk) {
+    m->oom = 1;
+    return NULL;
+  }
+  s->kernel = nk;
+  nk[s->nkernels] = (ct_step_kernel){k->id_plus_1 - 1, 0, 0};
+  return &nk[s->nkernels++];
+}
+
+static void on_activity(void *user, const ct_activity *a) {
+  mstate *m = user;
+  if (a->end_ns < a->start_ns) return;
+  uint64_t dur = a->end_ns - a->start_ns;
+  if (dur > m->reach) m->reach = dur;
+  if (a->end_ns > m->wm) m->wm = a->end_ns;
+  uint64_t horizon = m->wm > m->reach ? m->wm - m->reach : 0;
+  dev_acc *d = device(m, a->device);
+  if (d) {
+    if (ct_busy_add(&d->u, a->start_ns, a->end_ns) < 0) m->oom = 1;
+    fold_ctx c = {m, (unsigned)a->device, 0};
+    ct_busy_fold(&d->u, horizon, fold_device_block, &c);
+  }
+  if (!a->has_call || a->tid != m->f->tid) return;
+  long i = step_at(m->f, a->call_begin_ns);
+  if (i < 0) return;
+  ct_step *s = &m->f->steps[i];
+  if (ct_busy_add(&m->work[i], a->start_ns, a->end_ns) < 0) m->oom = 1;
+  fold_ctx c = {m, 0, (size_t)i};
+  ct_busy_fold(&m->work[i], horizon, fold_work_block, &c);
+  if (a->type == CT_GPU_MEMCPY || a->type == CT_GPU_MEMSET) {
+    if (a->type == CT_GPU_MEMCPY) s->copies++;
+    else s->sets++;
+    s->copy_gpu_ns += dur;
+    return;
+  }
+  s->kernels++;
+  ct_step_kernel *k = step_kernel(m, s, a->name);
+  if (k) {
+    k->count++;
+    k->ns += dur;
+  } else {
+    s->other_kernels_ns += dur;
+  }
+}
+
+static void on_span(void *user, const ct_span *sp) {
+  mstate *m = user;
+  if (sp->is_tracer || sp->depth != 0 || sp->tid != m->f->tid || sp->end_ns < sp->begin_ns)
+    return;
+  long i = step_at(m->f, sp->begin_ns);
+  if (i < 0) return;
+  ct_step *s = &m->f->steps[i];
+  unsigned cat = (unsigned)sp->category < CT_STEP_NCATS ? (unsigned)sp->category : CT_CAT_OTHER;
+  s->api_calls++;
+  s->api_ns += sp->end_ns - sp->begin_ns;
+  s->cat_calls[cat]++;
+  s->cat_ns[cat] += sp->end_ns - sp->begin_ns;
+}
+
+static void on_gap(void *user, const ct_gap_info *g) {
+  mstate *m = user;
+  if (g->stream != UINT64_MAX) return; /* the device's gaps only */
+  dev_acc *d = device(m, g->device);
+  if (!d) return;
+  unsigned cause = CT_GAP_OTHER;
+  for (unsigned c = 0; c < CT_GAP_NCAUSES; c++)
+    if (!strcmp(g->cause, ct_gap_cause_name((enum ct_gap_cause)c))) cause = c;
+  split_over_steps(m, (unsigned)g->device, cause, g->start_ns, g->end_ns, 1);
+}
+
+/* Moves the busiest device's accumulators into the steps; frees the rest. */
+static void finish(mstate *m) {
+  ct_steps_file *f = m->f;
+  uint64_t best = 0;
+  int best_dev = -1;
+  for (unsigned d = 0; d < MAX_DEVICES; d++) {
+    if (!m->dev[d].used) continue;
+    fold_ctx c = {m, d, 0};
+    ct_busy_fold(&m->dev[d].u, UINT64_MAX, fold_device_block, &c);
+    uint64_t busy = 0;
+    for (size_t i = 0; i < f->nsteps; i++) busy += m->dev[d].busy[i];
+    if (best_dev < 0 || busy > best) best = busy, best_dev = (int)d;
+  }
+  for (size_t i = 0; i < f->nsteps; i++) {
+    fold_ctx c = {m, 0, i};
+    ct_busy_fold(&m->work[i], UINT64_MAX, fold_work_block, &c);
+    f->steps[i].work_ns = m->work_folded[i];
+    ct_busy_free(&m->work[i]);
+    if (best_dev < 0) continue;
+    f->steps[i].device_busy_ns = m->dev[best_dev].busy[i];
+    memcpy(f->steps[i].idle_ns, m->dev[best_dev].idle[i], sizeof f->steps[i].idle_ns);
+  }
+  f->has_device = best_dev >= 0;
+  f->device = best_dev >= 0 ? (uint64_t)best_dev : 0;
+  for (unsigned d = 0; d < MAX_DEVICES; d++) {
+    ct_busy_free(&m->dev[d].u);
+    free(m->dev[d].busy);
+    free(m->dev[d].idle);
+  }
+}
+
+int ct_steps_measure(const char *path, ct_steps_file *f) {
+  mstate m = {.f = f, .reach = MIN_REACH_NS};
+  ct_gaps_options o;
+  ct_gaps_default_options(&o);
+  o.top = 0;
+  ct_gaps *g = ct_gaps_new(&o);
+  m.kernel_ids = ct_map_new(sizeof(kernel_id));
+  m.work = calloc(f->nsteps, sizeof *m.work);
+  m.work_folded = calloc(f->nsteps, sizeof *m.work_folded);
+  const ct_model_ops *gaps_ops = NULL;
+  ct_gaps_file *gf = NULL;
+  if (g) ct_gaps_set_callback(g, on_gap, &m);
+  if (g && m.kernel_ids && m.work && m.work_folded) gf = ct_gaps_file_begin(g, path, &gaps_ops);
+  int rc = -1;
+  if (gf) {
+    static const ct_model_ops steps_ops = {.on_span = on_span, .on_activity = on_activity};
+    ct_model_tee tee = {0};
+    ct_model_tee_add(&tee, gaps_ops, gf);
+    ct_model_tee_add(&tee, &steps_ops, &m);
+    rc = ct_model_tee_read(&tee, path, NULL, &f->st);
+    rc = ct_gaps_file_end(gf, rc, &f->st); /* hands over the last gaps */
+    f->first_ns = f->st.first_ns;
+    if (f->nsteps && (!f->first_ns || f->steps[0].begin_ns < f->first_ns))
+      f->first_ns = f->steps[0].begin_ns; /* a range may open before the first call */
+    finish(&m);
+  } else {
+    snprintf(f->st.message, sizeof f->st.message, "out of memory");
+  }
+  if (m.oom && rc == 0) {
+    snprintf(f->st.message, sizeof f->st.message, "out of memory: some steps are incomplete");
+    rc = 1;
+  }
+  ct_gaps_free(g);
+  ct_map_free(m.kernel_ids);
+  free(m.work);
+  free(m.work_folded);
+  return rc;
+}

@@ -1,0 +1,216 @@
+/*
+ * Step statistics and outliers (steps.h: ct_steps_summarize). Medians are exact (the
+ * values are sorted; an even count takes the mean of the two middle ones). A step's
+ * reasons compare it with the median over the counted steps of each quantity: idle
+ * time of each cause, each kernel's time (0 in steps without it), and, only when the
+ * step made more of them than the median step (a new sync, a new copy), the CPU time
+ * of a category of CUDA calls and the GPU time of copies and sets. A sync that waits
+ * longer because the GPU had more to do is the symptom, not the cause: the kernel or
+ * idle time that grew says why.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "steps.h"
+
+#define MIN_SHARE_PCT 5
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of n values (sorted in place). */
+static uint64_t median_of(uint64_t *v, size_t n) {
+  if (!n) return 0;
+  qsort(v, n, sizeof *v, cmp_u64);
+  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
+/* What a quantity of a step is, for medians over the counted steps. */
+typedef uint64_t (*quantity_fn)(const ct_step *s, unsigned which);
+
+static uint64_t q_time(const ct_step *s, unsigned w) { (void)w; return ct_step_time(s); }
+static uint64_t q_work(const ct_step *s, unsigned w) { (void)w; return s->work_ns; }
+static uint64_t q_cpu(const ct_step *s, unsigned w) { (void)w; return s->end_ns - s->begin_ns; }
+static uint64_t q_busy(const ct_step *s, unsigned w) {
+  (void)w;
+  return (uint64_t)(ct_step_busy_pct(s) * 1000.0);
+}
+static uint64_t q_idle(const ct_step *s, unsigned c) { return s->idle_ns[c]; }
+static uint64_t q_cat_ns(const ct_step *s, unsigned c) { return s->cat_ns[c]; }
+static uint64_t q_cat_calls(const ct_step *s, unsigned c) { return s->cat_calls[c]; }
+static uint64_t q_copy_ns(const ct_step *s, unsigned w) { (void)w; return s->copy_gpu_ns; }
+static uint64_t q_copies(const ct_step *s, unsigned w) { (void)w; return s->copies + s->sets; }
+static const ct_step_kernel *kernel_of(const ct_step *s, unsigned id) {
+  for (unsigned i = 0; i < s->nkernels; i++)
+    if (s->kernel[i].id == id) return &s->kernel[i];
+  return NULL;
+}
+static uint64_t q_kernel_ns(const ct_step *s, unsigned id) {
+  const ct_step_kernel *k = kernel_of(s, id);
+  return k ? k->ns : 0;
+}
+static uint64_t q_kernel_count(const ct_step *s, unsigned id) {
+  const ct_step_kernel *k = kernel_of(s, id);
+  return k ? k->count : 0;
+}
+
+typedef struct ctx {
+  const ct_steps_file *f;
+  size_t first;      /* the first counted step */
+  uint64_t *scratch; /* nsteps values */
+  /* medians over the counted steps, computed once */
+  uint64_t idle[CT_GAP_NCAUSES], cat_ns[CT_STEP_NCATS], cat_calls[CT_STEP_NCATS];
+  uint64_t copy_ns, copies;
+  uint64_t (*kernel)[2];  /* per kernel id: ns, count; computed on first use */
+  unsigned char *kernel_known;
+} ctx;
+
+/* The median of q(., which) over the counted steps. */
+static uint64_t median_q(const ctx *c, quantity_fn q, unsigned which) {
+  size_t n = 0;
+  for (size_t i = c->first; i < c->f->nsteps; i++) c->scratch[n++] = q(&c->f->steps[i], which);
+  return median_of(c->scratch, n);
+}
+
+/* Computes the medians every explanation compares with. */
+static void prepare(ctx *c) {
+  for (unsigned k = 0; k < CT_GAP_NCAUSES; k++) c->idle[k] = median_q(c, q_idle, k);
+  for (unsigned k = 0; k < CT_STEP_NCATS; k++) {
+    c->cat_ns[k] = median_q(c, q_cat_ns, k);
+    c->cat_calls[k] = median_q(c, q_cat_calls, k);
+  }
+  c->copy_ns = median_q(c, q_copy_ns, 0);
+  c->copies = median_q(c, q_copies, 0);
+}
+
+/* The median time and count of kernel id (0, 0 when the tables are missing). */
+static void kernel_median(ctx *c, unsigned id, uint64_t *ns, uint64_t *count) {
+  *ns = *count = 0;
+  if (!c->kernel || id >= c->f->nkernel_names) return;
+  if (!c->kernel_known[id]) {
+    c->kernel[id][0] = median_q(c, q_kernel_ns, id);
+    c->kernel[id][1] = median_q(c, q_kernel_count, id);
+    c->kernel_known[id] = 1;
+  }
+  *ns = c->kernel[id][0];
+  *count = c->kernel[id][1];
+}
+
+/* Keeps r among the CT_STEP_REASONS largest excesses (ranked, largest first) when its
+ * excess is at least min_excess. */
+static void offer(ct_step_reason *out, unsigned *n, const ct_step_reason *r, uint64_t min_excess) {
+  uint64_t excess = r->ns - r->median_ns;
+  if (excess < min_excess) return;
+  unsigned pos = *n;
+  while (pos > 0 && out[pos - 1].ns - out[pos - 1].median_ns < excess) pos--;
+  if (pos >= CT_STEP_REASONS) return;
+  unsigned last = *n < CT_STEP_REASONS ? *n : CT_STEP_REASONS - 1;
+  memmove(&out[pos + 1], &out[pos], (last - pos) * sizeof *out);
+  out[pos] = *r;
+  if (*n < CT_STEP_REASONS) (*n)++;
+}
+
+/* Ranks what made step s longer than the median step (median_ns): candidates whose
+ * excess is under MIN_SHARE_PCT % of the step's own excess are noise, left out. */
+static unsigned explain(ctx *c, const ct_step *s, uint64_t median_ns, ct_step_reason *out) {
+  unsigned n = 0;
+  uint64_t t = ct_step_time(s);
+  uint64_t min_excess = t > median_ns ? (t - median_ns) * MIN_SHARE_PCT / 100 : 0;
+  if (!min_excess) min_excess = 1;
+  for (unsigned cause = 0; cause < CT_GAP_NCAUSES; cause++) {
+    ct_step_reason r = {CT_REASON_IDLE, cause, s->idle_ns[cause], c->idle[cause], 0, 0};
+    if (r.ns > r.median_ns) offer(out, &n, &r, min_excess);
+  }
+  for (unsigned k = 0; k < s->nkernels; k++) {
+    ct_step_reason r = {CT_REASON_KERNEL, s->kernel[k].id, s->kernel[k].ns, 0,
+                        s->kernel[k].count, 0};
+    kernel_median(c, r.which, &r.median_ns, &r.median_count);
+    if (r.ns > r.median_ns) offer(out, &n, &r, min_excess);
+  }
+  for (unsigned cat = 0; cat < CT_STEP_NCATS; cat++) {
+    ct_step_reason r = {CT_REASON_CALLS, cat, s->cat_ns[cat], c->cat_ns[cat],
+                        s->cat_calls[cat], c->cat_calls[cat]};
+    if (r.count > r.median_count && r.ns > r.median_ns) offer(out, &n, &r, min_excess);
+  }
+  ct_step_reason r = {CT_REASON_COPIES, 0, s->copy_gpu_ns, c->copy_ns,
+                      s->copies + s->sets, c->copies};
+  if (r.count > r.median_count && r.ns > r.median_ns) offer(out, &n, &r, min_excess);
+  return n;
+}
+
+static int slower_first(const void *a, const void *b, void *steps) {
+  const ct_step *st = steps;
+  uint64_t x = ct_step_time(&st[((const ct_step_outlier *)a)->step]);
+  uint64_t y = ct_step_time(&st[((const ct_step_outlier *)b)->step]);
+  return x > y ? -1 : x < y;
+}
+
+int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_steps_summary *s) {
+  memset(s, 0, sizeof *s);
+  ctx c = {.f = f, .first = o->skip < f->nsteps ? (size_t)o->skip : f->nsteps,
+           .scratch = malloc((f->nsteps ? f->nsteps : 1) * sizeof(uint64_t))};
+  if (!c.scratch) return -1;
+  s->counted = f->nsteps - c.first;
+  uint64_t total = 0;
+  for (size_t i = c.first; i < f->nsteps; i++) {
+    uint64_t t = ct_step_time(&f->steps[i]);
+    total += t;
+    if (i == c.first || t < s->min_ns) s->min_ns = t;
+    if (t > s->max_ns) s->max_ns = t;
+  }
+  if (s->counted) {
+    s->mean_ns = total / s->counted;
+    s->median_ns = median_q(&c, q_time, 0); /* leaves scratch sorted */
+    size_t rank = (s->counted * 9 + 9) / 10;   /* ceil(0.9 n) */
+    s->p90_ns = c.scratch[rank - 1];
+    s->median_work_ns = median_q(&c, q_work, 0);
+    s->median_cpu_ns = median_q(&c, q_cpu, 0);
+    s->median_busy_pct = (double)median_q(&c, q_busy, 0) / 1000.0;
+  }
+  c.kernel = calloc(f->nkernel_names ? f->nkernel_names : 1, sizeof *c.kernel);
+  c.kernel_known = calloc(f->nkernel_names ? f->nkernel_names : 1, 1);
+  if (!c.kernel || !c.kernel_known) {
+    free(c.kernel);
+    free(c.kernel_known);
+    free(c.scratch);
+    return -1;
+  }
+  prepare(&c);
+  if (f->nsteps && s->counted) {
+    s->setup_ns = (int64_t)ct_step_time(&f->steps[0]) - (int64_t)s->median_ns;
+    if (s->setup_ns > 0) s->nsetup = explain(&c, &f->steps[0], s->median_ns, s->setup);
+  }
+  for (size_t i = c.first; i < f->nsteps; i++)
+    if ((double)ct_step_time(&f->steps[i]) > o->outlier_factor * (double)s->median_ns)
+      s->noutliers++;
+  if (s->noutliers) {
+    s->outliers = calloc(s->noutliers, sizeof *s->outliers);
+    if (!s->outliers) {
+      free(c.scratch);
+      free(c.kernel);
+      free(c.kernel_known);
+      s->noutliers = 0;
+      return -1;
+    }
+    size_t n = 0;
+    for (size_t i = c.first; i < f->nsteps; i++) {
+      if (!((double)ct_step_time(&f->steps[i]) > o->outlier_factor * (double)s->median_ns))
+        continue;
+      s->outliers[n].step = i;
+      s->outliers[n].nreasons = explain(&c, &f->steps[i], s->median_ns, s->outliers[n].reason);
+      n++;
+    }
+    qsort_r(s->outliers, s->noutliers, sizeof *s->outliers, slower_first, f->steps);
+  }
+  free(c.scratch);
+  free(c.kernel);
+  free(c.kernel_known);
+  return 0;
+}
+
+void ct_steps_summary_free(ct_steps_summary *s) {
+  free(s->outliers);
+  memset(s, 0, sizeof *s);
+}
