@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""cutrace steps, end to end on the simulated GPU (programs/steps.cu).
+
+The program runs NVTX "init" once, then 9 iterations of NVTX "step" (each with two
+nested "fwd" ranges, 4 launches of s_work of 10 ms, one cudaDeviceSynchronize).
+Planted: step 0 allocates and copies 16 MiB synchronously (setup), step 3 sleeps 60 ms
+on the CPU before its launches (host_wait), step 6's second s_work lasts 30 ms (3x).
+Asserted exactly: the chosen range ("step", most frequent outermost: not "fwd", which
+is more frequent but nested, nor "init"), 9 steps, per-step kernel/copy/sync counts and
+top kernel, the outliers {0, 3, 6} and the first-ranked cause of each (new memcpy
+calls and copies; host_wait idle; the s_work kernel), the setup's causes, --skip,
+--outlier, globs, nested matches left out, CSV rows, text lines, and one-line errors
+with status 2 for bad options and a range that matches nothing.
+
+usage: test_steps.py SIM_DIR CUTRACE LIBTRACE STEPS_PROGRAM
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from cttest import check, finish, require_built  # noqa: E402
+
+sim_dir, cutrace, libtrace, program = sys.argv[1:5]
+require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
+tmp = tempfile.mkdtemp(prefix="cutrace-steps-")
+KERNEL_US = 10000  # long enough that a sync waking late on a loaded machine is no outlier
+S_WORK = "_Z6s_workPf"
+
+env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
+           SIMCUDA_KERNEL_US=f"s_work={KERNEL_US},default=20")
+for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_CAPTURE", "CUTRACE_DELAY", "CUTRACE_DURATION"):
+    env.pop(k, None)
+data = os.path.join(tmp, "data")
+p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program, str(KERNEL_US)],
+                   env=env, capture_output=True, text=True, timeout=120)
+if not check(p.returncode == 0 and "steps: ok" in p.stdout,
+             f"record: status {p.returncode}, {p.stdout!r}, {p.stderr[-400:]!r}"):
+    sys.exit(finish())
+
+
+def steps(*args):
+    r = subprocess.run([cutrace, "steps", *args, data], capture_output=True, text=True,
+                       timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+def steps_json(*args):
+    rc, out, err = steps("--format", "json", *args)
+    check(rc == 0 and err == "", f"steps {args}: status {rc}, stderr {err!r}")
+    doc = json.loads(out)
+    check(len(doc["processes"]) == 1, f"steps {args}: one process")
+    return doc["processes"][0]
+
+
+def reason_keys(reasons):
+    return [(r["kind"], r["what"]) for r in reasons]
+
+
+# ---- automatic choice, planted answers --------------------------------------------------
+proc = steps_json()
+summ, st = proc["summary"], proc["steps"]
+check(proc["range"] == "step" and proc["chosen"] is True
+      and proc["how"] == "most frequent outermost range",
+      f"chosen range: {proc['range']!r} {proc['chosen']} {proc['how']!r}")
+check(proc["status"] == "ok" and proc["device"] == 0 and proc["ignored_ranges"] == 0,
+      f"status/device/ignored: {proc['status']} {proc['device']} {proc['ignored_ranges']}")
+check(summ["steps"] == 9 and summ["counted"] == 9 and summ["skip"] == 0 and len(st) == 9,
+      f"9 steps: {summ['steps']} {summ['counted']} {len(st)}")
+STEP_KEYS = {"step", "warmup", "outlier", "begin_ns", "time_ns", "cpu_ns", "gpu_work_ns",
+             "gpu_start_ns", "gpu_span_ns", "busy_pct", "device_busy_ns", "idle_ns",
+             "idle_by_cause", "kernels", "copies", "sets", "copy_gpu_ns", "cuda_calls",
+             "cuda_ns", "syncs", "sync_ns", "top_kernel"}
+SUMMARY_KEYS = {"steps", "skip", "counted", "median_ns", "mean_ns", "p90_ns", "min_ns", "max_ns",
+                "median_gpu_work_ns", "median_cpu_ns", "median_busy_pct", "setup_ns",
+                "setup_reasons", "outlier_factor", "outliers"}
+check(set(summ) == SUMMARY_KEYS, f"summary keys: {sorted(set(summ) ^ SUMMARY_KEYS)}")
+for s in st:
+    i = s["step"]
+    check(set(s) == STEP_KEYS, f"step {i} keys: {sorted(set(s) ^ STEP_KEYS)}")
+    check(s["kernels"] == 4 and s["syncs"] == 1 and s["sets"] == 0,
+          f"step {i}: kernels {s['kernels']} syncs {s['syncs']} sets {s['sets']}")
+    check(s["copies"] == (1 if i == 0 else 0), f"step {i}: copies {s['copies']}")
+    # 4 launches, 1 sync (+ cudaMalloc and cudaMemcpy in step 0): the outermost calls
+    check(s["cuda_calls"] == (7 if i == 0 else 5), f"step {i}: cuda_calls {s['cuda_calls']}")
+    tk = s["top_kernel"]
+    check(tk and tk["name"] == S_WORK and tk["demangled"] == "s_work(float*)" and tk["count"] == 4,
+          f"step {i}: top kernel {tk}")
+    check(set(s["idle_by_cause"]) == {"host_wait", "launch_overhead", "sync", "other_stream",
+                                      "tracer", "other"}, f"step {i}: idle causes")
+    check(s["idle_ns"] == sum(s["idle_by_cause"].values()), f"step {i}: idle sum")
+    check(s["gpu_work_ns"] <= s["gpu_span_ns"] and s["device_busy_ns"] + s["idle_ns"] <= s["time_ns"],
+          f"step {i}: work {s['gpu_work_ns']} span {s['gpu_span_ns']} busy {s['device_busy_ns']} "
+          f"idle {s['idle_ns']} time {s['time_ns']}")
+    if i + 1 < len(st):
+        check(s["time_ns"] == st[i + 1]["begin_ns"] - s["begin_ns"],
+              f"step {i}: time is the interval to the next step's begin")
+check(all(st[6]["top_kernel"]["ns"] > s["top_kernel"]["ns"] for s in st if s["step"] != 6),
+      "step 6 has the most kernel time (one kernel 3x)")
+host_wait3 = st[3]["idle_by_cause"]["host_wait"]
+check(host_wait3 == max(st[3]["idle_by_cause"].values()) and host_wait3 > 0,
+      f"step 3 idle is host_wait: {st[3]['idle_by_cause']}")
+
+outl = summ["outliers"]
+check(sorted(o["step"] for o in outl) == [0, 3, 6], f"outliers: {[o['step'] for o in outl]}")
+check([o["time_ns"] for o in outl] == sorted((o["time_ns"] for o in outl), reverse=True),
+      "outliers slowest first")
+check([s["step"] for s in st if s["outlier"]] == [0, 3, 6], "per-step outlier flags")
+by_step = {o["step"]: o for o in outl}
+if 0 in by_step:
+    check(set(reason_keys(by_step[0]["reasons"])[:2]) == {("calls", "memcpy"), ("copies", "copies")},
+          f"step 0 reasons: {reason_keys(by_step[0]['reasons'])}")
+if 3 in by_step:
+    check(reason_keys(by_step[3]["reasons"]) == [("idle", "host_wait")],
+          f"step 3 reasons: {reason_keys(by_step[3]['reasons'])}")
+if 6 in by_step:
+    r6 = by_step[6]["reasons"]
+    check(reason_keys(r6) == [("kernel", S_WORK)] and r6[0]["demangled"] == "s_work(float*)"
+          and r6[0]["count"] == 4 and r6[0]["median_count"] == 4
+          and r6[0]["excess_ns"] == r6[0]["ns"] - r6[0]["median_ns"],
+          f"step 6 reasons: {r6}")
+check(summ["setup_ns"] == st[0]["time_ns"] - summ["median_ns"] and summ["setup_ns"] > 0,
+      f"setup_ns {summ['setup_ns']}")
+check(set(reason_keys(summ["setup_reasons"])[:2]) == {("calls", "memcpy"), ("copies", "copies")},
+      f"setup reasons: {reason_keys(summ['setup_reasons'])}")
+times = sorted(s["time_ns"] for s in st)
+check(summ["median_ns"] == times[4] and summ["p90_ns"] == times[8] and summ["min_ns"] == times[0]
+      and summ["max_ns"] == times[8] and summ["mean_ns"] == sum(times) // 9,
+      f"statistics: {summ}")
+
+# ---- --skip and --outlier ---------------------------------------------------------------
+sk = steps_json("--skip", "1")
+check(sk["summary"]["counted"] == 8 and sk["steps"][0]["warmup"] is True
+      and sorted(o["step"] for o in sk["summary"]["outliers"]) == [3, 6]
+      and sk["summary"]["setup_ns"] > 0,
+      f"--skip 1: counted {sk['summary']['counted']}, outliers "
+      f"{[o['step'] for o in sk['summary']['outliers']]}")
+o2 = steps_json("--outlier", "2")
+check([o["step"] for o in o2["summary"]["outliers"]] == [3],
+      f"--outlier 2: {[o['step'] for o in o2['summary']['outliers']]}")
+
+# ---- --range: exact, glob, nested --------------------------------------------------------
+g = steps_json("--range", "st*")
+check(g["range"] == "st*" and g["chosen"] is False and g["how"] == "--range"
+      and g["summary"]["steps"] == 9, f"--range st*: {g['range']} {g['summary']['steps']}")
+f = steps_json("--range", "fwd")
+check(f["summary"]["steps"] == 18 and all(s["kernels"] == 2 for s in f["steps"]),
+      f"--range fwd: {f['summary']['steps']} steps")
+a = steps_json("--range", "*")
+check(a["summary"]["steps"] == 10 and a["ignored_ranges"] == 18,
+      f"--range '*': init + 9 steps, 18 nested fwd left out: {a['summary']['steps']} "
+      f"{a['ignored_ranges']}")
+
+# ---- text and CSV -----------------------------------------------------------------------
+rc, out, err = steps()
+check(rc == 0 and 'steps: 9 instances of NVTX range "step" (most frequent outermost range)' in out
+      and "outliers (> 1.25x the median): 3" in out and "\nsetup: step 0 took " in out
+      and "  step 3: " in out and "host_wait idle +" in out and "kernel s_work(float*) +" in out,
+      f"text: status {rc}\n{out}")
+rc, out, err = steps("--format", "csv")
+rows = list(csv.DictReader(io.StringIO(out)))
+check(rc == 0 and len(rows) == 9 and [r["outlier"] for r in rows] == list("100100100")
+      and rows[0]["copies"] == "1" and rows[3]["top_kernel"] == S_WORK
+      and int(rows[3]["idle_host_wait_ns"]) == host_wait3,
+      f"csv: status {rc}, {len(rows)} rows")
+
+# ---- errors -----------------------------------------------------------------------------
+for args, want in [(["--range", "nosuch"], "no NVTX range matches 'nosuch'"),
+                   (["--skip", "x"], "--skip takes a count"),
+                   (["--outlier", "0.5"], "--outlier takes a factor"),
+                   (["--format", "xml"], "--format takes text, csv or json"),
+                   (["--bogus"], "unknown option '--bogus'")]:
+    rc, out, err = steps(*args)
+    check(rc == 2 and err.count("\n") == 1 and want in err and out == "",
+          f"{args}: status {rc}, stderr {err!r}, stdout {out[:80]!r}")
+r = subprocess.run([cutrace, "steps", "--range"], capture_output=True, text=True)
+check(r.returncode == 2 and "missing value for '--range'" in r.stderr
+      and r.stderr.count("\n") == 1, f"--range without value: {r.returncode} {r.stderr!r}")
+
+sys.exit(finish())

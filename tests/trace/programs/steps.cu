@@ -20,7 +20,7 @@
 #define STEPS 9
 #define SLEEPY 3
 #define LONG 6
-#define SLEEP_MS 20
+#define SLEEP_MS 60
 #define SETUP_BYTES (16u << 20)
 
 __global__ void s_work(float *x) { x[threadIdx.x] += 1.0f; }
