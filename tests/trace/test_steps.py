@@ -5,7 +5,8 @@ The program runs NVTX "init" once, then 9 iterations of NVTX "step" (each with t
 nested "fwd" ranges, 4 launches of s_work of 10 ms, one cudaDeviceSynchronize).
 Planted: step 0 allocates and copies 16 MiB synchronously (setup), step 3 sleeps 60 ms
 on the CPU before its launches (host_wait), step 6's second s_work lasts 30 ms (3x).
-Asserted exactly: the chosen range ("step", most frequent outermost: not "fwd", which
+Asserted exactly: the steps' busy and idle time by cause add up to the device's in
+`cutrace gaps`; the chosen range ("step", most frequent outermost: not "fwd", which
 is more frequent but nested, nor "init"), 9 steps, per-step kernel/copy/sync counts and
 top kernel, the outliers {0, 3, 6} and the first-ranked cause of each (new memcpy
 calls and copies; host_wait idle; the s_work kernel), the setup's causes, --skip,
@@ -104,6 +105,17 @@ check(all(st[6]["top_kernel"]["ns"] > s["top_kernel"]["ns"] for s in st if s["st
 host_wait3 = st[3]["idle_by_cause"]["host_wait"]
 check(host_wait3 == max(st[3]["idle_by_cause"].values()) and host_wait3 > 0,
       f"step 3 idle is host_wait: {st[3]['idle_by_cause']}")
+
+# All GPU work lies inside the steps' intervals (init launches nothing; the last step's
+# interval ends with its GPU work): the steps' busy and idle time by cause add up exactly
+# to what `cutrace gaps` measures for the device.
+r = subprocess.run([cutrace, "gaps", "--format", "json", data], capture_output=True, text=True)
+dev = json.loads(r.stdout)["devices"][0]
+check(sum(s["device_busy_ns"] for s in st) == dev["busy_ns"],
+      f"busy: steps {sum(s['device_busy_ns'] for s in st)} vs gaps {dev['busy_ns']}")
+for cause in ("host_wait", "launch_overhead", "sync", "other_stream", "tracer", "other"):
+    got = sum(s["idle_by_cause"][cause] for s in st)
+    check(got == dev["idle"][cause + "_ns"], f"idle {cause}: steps {got} vs gaps {dev['idle']}")
 
 outl = summ["outliers"]
 check(sorted(o["step"] for o in outl) == [0, 3, 6], f"outliers: {[o['step'] for o in outl]}")
