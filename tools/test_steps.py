@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""cutrace steps on planted traces (tracewrite.py), every number known.
+
+Trace "profiler" (times in us from T0; thread 7, device 0, stream 0): six steps named
+ProfilerStep#0..#5 (one range each, as torch.profiler names them) beginning at 0, 1000,
+2000, 4000, 5000, 6600, each range 900 long; between them, two depth-0 ranges "data"
+per step (12 instances: more frequent than any ProfilerStep#N name, yet the
+ProfilerStep#* glob wins). Each step launches k1 (call at +10..+15, GPU +20, 200 long)
+and k2 (call at +16..+18, GPU after k1, 100 long). Planted:
+  step 2  k1 lasts 600 (so 1000 of GPU work; the next step begins 2000 after it):
+          outlier, reasons: host_wait idle +700 (1300 vs the median 600), kernel k1 +400
+  step 4  a cudaStreamSynchronize from +330 to +1500 (no GPU work to wait for):
+          outlier, reasons: sync idle +1280, new sync calls +1170 (1 vs 0)
+  step 0  cudaMalloc (+1..+5) and a 100 us HtoD copy (call +5..+9, GPU +100..+200,
+          k1 after it): setup
+Also: no NVTX range at all, and only 2 instances of one: no steps, one line, status 2;
+a generated mixed trace (cutrace-gentrace --mixed: one NVTX "step" per iteration): every
+iteration a step; truncated: the steps before the damage, status 1.
+
+usage: test_steps.py CUTRACE GENTRACE"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import tooltest  # noqa: F401 (puts tests/lib on the path)
+from tooltest import check, finish
+from tracewrite import TraceWriter
+
+cutrace, gentrace = sys.argv[1:3]
+PID, US, T0 = 7, 1000, 10**9
+BEGINS = [0, 1000, 2000, 4000, 5000, 6600]
+tmp = tempfile.mkdtemp(prefix="cutrace-steps-planted-")
+
+
+def profiler_trace(path):
+    w = TraceWriter()
+    w.add("process", pid=PID, start_ns=T0)
+    w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132)
+    w.add("thread", tid=PID, name=w.string("main"), start_ns=T0)
+    launch, k1, k2 = w.string("cudaLaunchKernel"), w.string("_Z2k1v"), w.string("_Z2k2v")
+    data = w.string("data")
+    corr = 0
+
+    def t(us):
+        return T0 + us * US
+
+    def call(name, b, e, **kw):
+        w.add("api", tid=PID, name=w.string(name), begin_ns=t(b), end_ns=t(e), **kw)
+
+    for i, b in enumerate(BEGINS):
+        gpu = b + 20
+        if i == 0:
+            call("cudaMalloc", b + 1, b + 5)
+            corr += 1
+            call("cudaMemcpy", b + 5, b + 9, corr=corr, flags=4)
+            w.add("memop", corr=corr, bytes=1 << 20, kind=1, src_mem=1, dst_mem=3)
+            w.add("gpu", corr=corr, device=0, stream=0, start_ns=t(b + 100), end_ns=t(b + 200),
+                  type=2)
+            gpu = b + 200
+        for name, dur, cb, ce in ((k1, 600 if i == 2 else 200, 10, 15), (k2, 100, 16, 18)):
+            corr += 1
+            w.add("api", tid=PID, name=launch, begin_ns=t(b + cb), end_ns=t(b + ce), corr=corr,
+                  flags=4)
+            w.add("launch", corr=corr, kernel=name, grid_x=1, grid_y=1, grid_z=1, block_x=1,
+                  block_y=1, block_z=1)
+            w.add("gpu", corr=corr, device=0, stream=0, start_ns=t(gpu), end_ns=t(gpu + dur),
+                  type=1, name=name)
+            gpu += dur
+        if i == 4:
+            call("cudaStreamSynchronize", b + 330, b + 1500)
+        w.add("range", tid=PID, name=w.string(f"ProfilerStep#{i}"), begin_ns=t(b),
+              end_ns=t(b + (1500 if i == 4 else 900)), depth=0)
+        for k in (0, 1):
+            s = b + (1510 if i == 4 else 910) + 20 * k
+            w.add("range", tid=PID, name=data, begin_ns=t(s), end_ns=t(s + 10), depth=0)
+    w.add("end", records=0, end_ns=t(8000))
+    w.save(path)
+
+
+def few_ranges_trace(path, ranges):
+    w = TraceWriter()
+    w.add("process", pid=PID, start_ns=T0)
+    name = w.string("only")
+    for i in range(ranges):
+        w.add("range", tid=PID, name=name, begin_ns=T0 + i * 100 * US,
+              end_ns=T0 + (i * 100 + 50) * US, depth=0)
+    w.add("api", tid=PID, name=w.string("cudaLaunchKernel"), begin_ns=T0 + 10, end_ns=T0 + 20,
+          corr=1, flags=4)
+    w.add("gpu", corr=1, device=0, stream=0, start_ns=T0 + 30, end_ns=T0 + 90, type=1,
+          name=w.string("_Z1kv"))
+    w.add("end", records=0, end_ns=T0 + 10**6)
+    w.save(path)
+
+
+def run(*args):
+    r = subprocess.run([cutrace, "steps", *args], capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+prof = os.path.join(tmp, "profiler.ctr")
+profiler_trace(prof)
+rc, out, err = run("--format", "json", prof)
+check(rc == 0 and err == "", f"profiler: status {rc}, stderr {err!r}")
+p = json.loads(out)["processes"][0] if rc == 0 else {}
+s = p.get("summary", {})
+st = p.get("steps", [])
+check(p.get("range") == "ProfilerStep#*" and p.get("how") == "ProfilerStep#* range"
+      and p.get("chosen") is True and p.get("tid") == PID,
+      f"chosen: {p.get('range')!r} {p.get('how')!r}")
+check([x["time_ns"] for x in st] == [1000 * US, 1000 * US, 2000 * US, 1000 * US, 1600 * US,
+                                     900 * US],
+      f"step times {[x['time_ns'] for x in st]}")
+check([x["begin_ns"] for x in st] == [b * US for b in BEGINS], f"begins {[x['begin_ns'] for x in st]}")
+check([x["cpu_ns"] for x in st] == [900 * US] * 4 + [1500 * US, 900 * US], "cpu_ns")
+check([x["gpu_work_ns"] for x in st] == [400 * US, 300 * US, 700 * US, 300 * US, 300 * US,
+                                         300 * US], f"gpu work {[x['gpu_work_ns'] for x in st]}")
+check(st and st[0]["gpu_start_ns"] == 100 * US and st[0]["gpu_span_ns"] == 400 * US
+      and st[2]["gpu_span_ns"] == 700 * US, "gpu start/span")
+check([x["kernels"] for x in st] == [2] * 6 and [x["copies"] for x in st] == [1] + [0] * 5,
+      "kernels/copies")
+check([x["cuda_calls"] for x in st] == [4, 2, 2, 2, 3, 2] and
+      [x["syncs"] for x in st] == [0, 0, 0, 0, 1, 0], "cuda calls / syncs")
+check(st and st[0]["cuda_ns"] == 15 * US and st[4]["sync_ns"] == 1170 * US, "cuda_ns / sync_ns")
+check(all(x["top_kernel"]["name"] == "_Z2k1v" for x in st), "top kernel k1")
+check([x["device_busy_ns"] for x in st] == [400 * US, 300 * US, 700 * US, 300 * US, 300 * US,
+                                            300 * US], f"busy {[x['device_busy_ns'] for x in st]}")
+# idle: from the end of a step's work to the next step's first GPU start (+20), split
+# at the next step's begin; step 0's device idle begins with the copy (nothing before)
+idle = [x["idle_ns"] for x in st]
+check(idle == [500 * US, 700 * US, 1300 * US, 700 * US, 1300 * US, 20 * US], f"idle {idle}")
+# causes: no call on the thread during the gaps (host_wait), but in step 4 it waited in
+# cudaStreamSynchronize from 5330 to 6500 through the gap 5320..6620 (sync)
+hw = [x["idle_by_cause"]["host_wait"] for x in st]
+sy = [x["idle_by_cause"]["sync"] for x in st]
+check(hw == [500 * US, 700 * US, 1300 * US, 700 * US, 20 * US, 0] and
+      sy == [0, 0, 0, 0, 1280 * US, 20 * US], f"host_wait {hw}, sync {sy}")
+check(s.get("median_ns") == 1000 * US and s.get("p90_ns") == 2000 * US and s.get("min_ns") == 900 * US
+      and s.get("max_ns") == 2000 * US and s.get("mean_ns") == 7500 * US // 6
+      and s.get("setup_ns") == 0, f"summary {s}")
+outl = {o["step"]: o for o in s.get("outliers", [])}
+check(sorted(outl) == [2, 4], f"outliers {sorted(outl)}")
+if 2 in outl:
+    r = [(x["kind"], x["what"], x["excess_ns"]) for x in outl[2]["reasons"]]
+    # host_wait medians: [500 700 1300 700 20 0] -> 600
+    check(r == [("idle", "host_wait", 700 * US), ("kernel", "_Z2k1v", 400 * US)], f"step 2 {r}")
+if 4 in outl:
+    r = [(x["kind"], x["what"], x["excess_ns"]) for x in outl[4]["reasons"]]
+    check(r == [("idle", "sync", 1280 * US), ("calls", "sync", 1170 * US)], f"step 4 {r}")
+
+# text: the same, one line per outlier
+rc, out, err = run(prof)
+check(rc == 0 and 'steps: 6 instances of NVTX range "ProfilerStep#*" (ProfilerStep#* range)' in out
+      and "  step 2: 2.000 ms (2.00x): host_wait idle +700.000 us" in out
+      and "  step 4: 1.600 ms (1.60x): sync idle +1.280 ms (1.280 ms vs 0 ns); new sync calls "
+          "+1.170 ms CPU (1 vs 0 calls)" in out
+      and "setup: step 0 took no longer than the median" in out, f"text:\n{out}")
+
+# --range data: the 12 "data" ranges; --skip beyond the steps: nothing counted
+rc, out, err = run("--format", "json", "--range", "data", prof)
+check(rc == 0 and json.loads(out)["processes"][0]["summary"]["steps"] == 12, "--range data")
+rc, out, err = run("--format", "json", "--skip", "99", prof)
+check(rc == 0 and json.loads(out)["processes"][0]["summary"]["counted"] == 0, "--skip 99")
+
+# no steps
+for n, tag in ((0, "none"), (2, "two")):
+    path = os.path.join(tmp, f"{tag}.ctr")
+    few_ranges_trace(path, n)
+    rc, out, err = run(path)
+    check(rc == 2 and out == "" and err.count("\n") == 1 and "no steps" in err
+          and "nvtxRangePush" in err and "--range" in err, f"{tag}: {rc} {err!r}")
+# two named: not chosen, but --range takes them
+rc, out, err = run("--format", "json", "--range", "only", os.path.join(tmp, "two.ctr"))
+check(rc == 0 and json.loads(out)["processes"][0]["summary"]["steps"] == 2, "--range only")
+
+# generated: 20000 iterations, one step each; truncated: the steps before the damage
+mixed = os.path.join(tmp, "mixed.ctr")
+subprocess.run([gentrace, "--mixed", mixed, "20000", "300", "16384"], check=True)
+rc, out, err = run("--format", "json", mixed)
+check(rc == 0 and json.loads(out)["processes"][0]["summary"]["steps"] == 20000,
+      f"mixed: {rc} {err!r}")
+data = open(mixed, "rb").read()
+cut = os.path.join(tmp, "cut.ctr")
+open(cut, "wb").write(data[:len(data) // 2])
+rc, out, err = run("--format", "json", cut)
+steps_cut = json.loads(out)["processes"][0]["summary"]["steps"] if out else -1
+check(rc == 1 and "partial result" in err and err.count("\n") == 1 and 1000 < steps_cut < 20000,
+      f"truncated: status {rc}, {steps_cut} steps, {err!r}")
+
+sys.exit(finish())
