@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Post-processor benchmark: time and peak memory of `cutrace report`, `cutrace gaps`
-(when built), `cutrace dump --chrome` (to /dev/null) and `cutrace diff` (against a
+(when built), `cutrace dump --chrome` (to /dev/null), `cutrace diff` (against a
 second trace of 93.5% the iterations, with and without `--per-range step`; records
-are those of both) on generated traces of about 1M, 10M and 100M records (cutrace-gentrace --mixed: two application threads, three
+are those of both) and `cutrace steps` (one step per iteration, a step every 23 records:
+far more steps than a real job has; --summary, and the JSON of every step) on generated
+traces of about 1M, 10M and 100M records (cutrace-gentrace --mixed: two application threads, three
 streams, kernels, copies, GEMMs, syncs, NVTX ranges, tracer flushes). Prints a
 markdown table. CPU time (user + sys) and peak RSS of each run come from
 /usr/bin/time, so the numbers are per command, on one core (every command is
 single-threaded).
 
 usage: bench/tools_bench.py [--build DIR] [--sizes 1e6,1e7,1e8] [--dir TMPDIR]
-                            [--chrome-max N] [--keep] [--no-diff]
+                            [--chrome-max N] [--only CMD,...] [--keep] [--no-diff]
 """
 import argparse
 import os
@@ -49,6 +51,8 @@ def main():
     ap.add_argument("--dir", default=None, help="where to write the traces (default: BUILD/bench-tools)")
     ap.add_argument("--chrome-max", type=float, default=1e8,
                     help="skip dump --chrome above this many records")
+    ap.add_argument("--only", default=None,
+                    help="run only these commands (comma-separated: report,gaps,steps,dump,diff)")
     ap.add_argument("--keep", action="store_true", help="keep the generated traces")
     ap.add_argument("--no-diff", dest="diff", action="store_false",
                     help="leave out the cutrace diff rows")
@@ -74,13 +78,18 @@ def main():
         cmds = [("report", [cutrace, "report", path])]
         if has_gaps:
             cmds.append(("gaps", [cutrace, "gaps", path]))
+        cmds.append(("steps --summary", [cutrace, "steps", "--summary", path]))
+        cmds.append(("steps --format json", [cutrace, "steps", "--format", "json", path]))
         if records <= a.chrome_max:
             cmds.append(("dump --chrome", [cutrace, "dump", "--chrome", "-o", "/dev/null", path]))
+        if a.only:
+            wanted = a.only.split(",")
+            cmds = [c for c in cmds if c[0].split()[0] in wanted]
         for name, argv in cmds:
             wall, cpu, rss, rc = measure(argv)
             rows.append((name, records, mib, wall, cpu, records / cpu / 1e6 if cpu else 0, rss))
             print(f"  {name} on {records} records: {cpu:.2f} s CPU, {rss:.1f} MiB", file=sys.stderr)
-        if a.diff:
+        if a.diff and (not a.only or "diff" in a.only.split(",")):
             other = os.path.join(work, f"mixed-{iters}-after.ctr")
             if not os.path.exists(other):
                 subprocess.run([gentrace, "--mixed", other, str(int(iters * 0.935)), "4242"],

@@ -24,6 +24,7 @@ static const char usage_text[] =
     "  --skip N            leave the first N (warmup) steps out of the statistics (default 0)\n"
     "  --outlier FACTOR    a step slower than FACTOR x the median is an outlier (default 1.25)\n"
     "  --format text|csv|json   output format (default text; csv: one row per step)\n"
+    "  --summary           the statistics, setup and outliers without a row per step\n"
     "Each process (trace file) is analysed on its own; definitions: docs/steps.md.\n";
 
 /* The value of option argv[*i] ("--opt=v" or "--opt v"); NULL when it has none. */
@@ -86,6 +87,8 @@ int cmd_steps(int argc, char **argv) {
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(usage_text, stdout);
       rc = 0;
+    } else if (!strcmp(a, "--summary")) {
+      c.summary = 1;
     } else if (matched && !(v = option_value(argc, argv, &i, matched))) {
       rc = bad("missing value for", a);
     } else if (!matched && a[0] == '-' && a[1]) {
@@ -104,6 +107,11 @@ int cmd_steps(int argc, char **argv) {
     } else if (ct_parse_out_format(v, &c.fmt) < 0) {
       rc = bad("--format takes text, csv or json, not", v);
     }
+  }
+  if (rc < 0 && c.summary && c.fmt == CT_OUT_CSV) {
+    fprintf(stderr, "cutrace steps: --summary has no CSV form (CSV is one row per step); use "
+                    "--format text or json\n");
+    rc = 2;
   }
   if (rc >= 0) {
     free(paths);

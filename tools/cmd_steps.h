@@ -9,6 +9,7 @@
 typedef struct steps_cli {
   ct_steps_options o;
   enum ct_out_format fmt;
+  int summary;            /* --summary: no per-step rows */
   ct_steps_file *files;   /* one per input file, in order */
   unsigned nfiles;
   int status;             /* exit status so far */

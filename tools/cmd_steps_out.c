@@ -87,16 +87,9 @@ static void print_reasons(const ct_steps_file *f, const ct_step_reason *r, unsig
   printf("\n");
 }
 
-static int print_text_file(const ct_steps_file *f, const ct_steps_summary *sum,
+/* The table of steps, one row each. Returns 0, or -1 when out of memory. */
+static int print_text_rows(const ct_steps_file *f, const ct_steps_summary *sum,
                            const ct_steps_options *o) {
-  printf("== %s: pid %llu ==\n", f->path, (unsigned long long)f->proc.pid);
-  printf("steps: %zu instances of NVTX range \"%s\" (%s) on thread %llu", f->nsteps, f->range,
-         f->chosen ? f->how : "--range", (unsigned long long)f->tid);
-  if (f->has_device) printf("; busy and idle of device %llu", (unsigned long long)f->device);
-  printf("\n");
-  if (f->ignored)
-    printf("  %llu matching ranges left out (other threads, nested or overlapping)\n",
-           (unsigned long long)f->ignored);
   static const char *const headers[] = {"step", "begin", "time", "cpu", "gpu work", "gpu span",
                                         "busy%", "idle", "most idle", "kernels", "copies",
                                         "cuda calls", "syncs", "top kernel"};
@@ -127,8 +120,23 @@ static int print_text_file(const ct_steps_file *f, const ct_steps_summary *sum,
   ct_table_print(tb, stdout, CT_OUT_TEXT);
   ct_table_free(tb);
   printf("(w: warmup, left out of the statistics; *: outlier)\n");
+  printf("\n");
+  return 0;
+}
+
+static int print_text_file(const ct_steps_file *f, const ct_steps_summary *sum,
+                           const ct_steps_options *o, int rows) {
+  printf("== %s: pid %llu ==\n", f->path, (unsigned long long)f->proc.pid);
+  printf("steps: %zu instances of NVTX range \"%s\" (%s) on thread %llu", f->nsteps, f->range,
+         f->chosen ? f->how : "--range", (unsigned long long)f->tid);
+  if (f->has_device) printf("; busy and idle of device %llu", (unsigned long long)f->device);
+  printf("\n");
+  if (f->ignored)
+    printf("  %llu matching ranges left out (other threads, nested or overlapping)\n",
+           (unsigned long long)f->ignored);
+  if (rows && print_text_rows(f, sum, o) < 0) return -1;
   char b[5][24];
-  printf("\nsummary: %zu steps, %zu counted (--skip %llu): median %s, mean %s, p90 %s, "
+  printf("summary: %zu steps, %zu counted (--skip %llu): median %s, mean %s, p90 %s, "
          "min %s, max %s\n",
          f->nsteps, sum->counted, (unsigned long long)o->skip,
          ct_fmt_duration(sum->median_ns, b[0], 24), ct_fmt_duration(sum->mean_ns, b[1], 24),
@@ -290,7 +298,7 @@ static void json_step(ct_json *j, const ct_steps_file *f, const ct_steps_summary
 }
 
 static void json_file(ct_json *j, const ct_steps_file *f, const ct_steps_summary *sum,
-                      const ct_steps_options *o) {
+                      const ct_steps_options *o, int rows) {
   ct_json_begin_object(j);
   ct_json_kv_string(j, "path", f->path);
   ct_json_kv_uint(j, "pid", f->proc.pid);
@@ -335,10 +343,12 @@ static void json_file(ct_json *j, const ct_steps_file *f, const ct_steps_summary
   }
   ct_json_end_array(j);
   ct_json_end_object(j);
-  ct_json_key(j, "steps");
-  ct_json_begin_array(j);
-  for (size_t i = 0; i < f->nsteps; i++) json_step(j, f, sum, o, i);
-  ct_json_end_array(j);
+  if (rows) {
+    ct_json_key(j, "steps");
+    ct_json_begin_array(j);
+    for (size_t i = 0; i < f->nsteps; i++) json_step(j, f, sum, o, i);
+    ct_json_end_array(j);
+  }
   ct_json_end_object(j);
 }
 
@@ -358,7 +368,7 @@ int ct_steps_print(const steps_cli *c) {
     ct_json_key(&j, "processes");
     ct_json_begin_array(&j);
     for (unsigned i = 0; i < c->nfiles; i++)
-      if (c->files[i].rc >= 0 && c->files[i].rc != 2) json_file(&j, &c->files[i], &sums[i], &c->o);
+      if (c->files[i].rc >= 0 && c->files[i].rc != 2) json_file(&j, &c->files[i], &sums[i], &c->o, !c->summary);
     ct_json_end_array(&j);
     ct_json_end_object(&j);
     ct_json_finish(&j);
@@ -368,7 +378,7 @@ int ct_steps_print(const steps_cli *c) {
       if (c->files[i].rc < 0 || c->files[i].rc == 2) continue;
       if (!first) printf("\n");
       first = 0;
-      rc = print_text_file(&c->files[i], &sums[i], &c->o);
+      rc = print_text_file(&c->files[i], &sums[i], &c->o, !c->summary);
     }
   }
   for (unsigned i = 0; i < c->nfiles; i++) ct_steps_summary_free(&sums[i]);

@@ -1,6 +1,6 @@
 /*
- * Step statistics and outliers (steps.h: ct_steps_summarize). Medians are exact (the
- * values are sorted; an even count takes the mean of the two middle ones). A step's
+ * Step statistics and outliers (steps.h: ct_steps_summarize). Medians are exact (found
+ * by selection; an even count takes the mean of the two middle ones). A step's
  * reasons compare it with the median over the counted steps of each quantity: idle
  * time of each cause, each kernel's time (0 in steps without it), and, only when the
  * step made more of them than the median step (a new sync, a new copy), the CPU time
@@ -15,16 +15,49 @@
 
 #define MIN_SHARE_PCT 5
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+/* Moves the k-th smallest of v[0 .. n) to v[k], smaller ones before it, larger after
+ * (quickselect, median-of-three pivots): linear time on average, no allocation. */
+static void select_kth(uint64_t *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    uint64_t a = v[lo], b = v[mid], c = v[hi];
+    uint64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+    size_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < pivot) i++;
+      while (v[j] > pivot) j--;
+      if (i <= j) {
+        uint64_t t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+        i++;
+        if (j == 0) break;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return;
+  }
 }
 
-/* The median of n values (sorted in place). */
+/* The median of n values (reordered); an even count takes the mean of the two middle
+ * ones. */
 static uint64_t median_of(uint64_t *v, size_t n) {
   if (!n) return 0;
-  qsort(v, n, sizeof *v, cmp_u64);
-  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+  select_kth(v, n, n / 2);
+  if (n % 2) return v[n / 2];
+  uint64_t upper = v[n / 2], lower = v[0];
+  for (size_t i = 1; i < n / 2; i++)
+    if (v[i] > lower) lower = v[i];
+  return lower + (upper - lower) / 2;
+}
+
+/* The value of nearest rank r (1-based) of n values (reordered). */
+static uint64_t rank_of(uint64_t *v, size_t n, size_t r) {
+  select_kth(v, n, r - 1);
+  return v[r - 1];
 }
 
 /* What a quantity of a step is, for medians over the counted steps. */
@@ -162,9 +195,8 @@ int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_ste
   }
   if (s->counted) {
     s->mean_ns = total / s->counted;
-    s->median_ns = median_q(&c, q_time, 0); /* leaves scratch sorted */
-    size_t rank = (s->counted * 9 + 9) / 10;   /* ceil(0.9 n) */
-    s->p90_ns = c.scratch[rank - 1];
+    s->median_ns = median_q(&c, q_time, 0); /* leaves the times in scratch */
+    s->p90_ns = rank_of(c.scratch, s->counted, (s->counted * 9 + 9) / 10); /* ceil(0.9 n) */
     s->median_work_ns = median_q(&c, q_work, 0);
     s->median_cpu_ns = median_q(&c, q_cpu, 0);
     s->median_busy_pct = (double)median_q(&c, q_busy, 0) / 1000.0;
