@@ -163,6 +163,16 @@ check(rc == 0 and json.loads(out)["processes"][0]["summary"]["steps"] == 12, "--
 rc, out, err = run("--format", "json", "--skip", "99", prof)
 check(rc == 0 and json.loads(out)["processes"][0]["summary"]["counted"] == 0, "--skip 99")
 
+# --summary: the same summary, no rows; not in CSV
+rc, out, err = run("--format", "json", "--summary", prof)
+ps = json.loads(out)["processes"][0] if rc == 0 else {}
+check(rc == 0 and "steps" not in ps and ps.get("summary") == s, "--summary json")
+rc, out, err = run("--summary", prof)
+check(rc == 0 and "  step " not in out.split("summary:")[0] and "  step 2: 2.000 ms" in out,
+      f"--summary text:\n{out}")
+rc, out, err = run("--summary", "--format", "csv", prof)
+check(rc == 2 and out == "" and err.count("\n") == 1 and "no CSV form" in err, f"--summary csv {err!r}")
+
 # no steps
 for n, tag in ((0, "none"), (2, "two")):
     path = os.path.join(tmp, f"{tag}.ctr")
