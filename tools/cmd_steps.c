@@ -25,6 +25,8 @@ static const char usage_text[] =
     "  --outlier FACTOR    a step slower than FACTOR x the median is an outlier (default 1.25)\n"
     "  --format text|csv|json   output format (default text; csv: one row per step)\n"
     "  --summary           the statistics, setup and outliers without a row per step\n"
+    "  --from T, --to T    only the steps that overlap that window (T: seconds after the\n"
+    "                      trace's start, 2.5, 300ms, 40us, or @NS, an absolute host time)\n"
     "Each process (trace file) is analysed on its own; definitions: docs/steps.md.\n";
 
 /* The value of option argv[*i] ("--opt=v" or "--opt v"); NULL when it has none. */

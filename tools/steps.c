@@ -4,7 +4,8 @@
  * the model and the gaps analysis is in steps_measure.c.
  *
  * 1. When no --range was given: one read of the RANGE records only, counting the
- *    outermost (depth 0) range names; a ProfilerStep#* range anywhere wins.
+ *    outermost (depth 0) range names; a ProfilerStep#* range anywhere wins. Only ranges
+ *    overlapping the time filter (--from/--to) count.
  * 2. ct_range_each (report_ranges.c, the attribution of `report --by range`): every
  *    instance of the range with the GPU work of the calls made inside it. The thread
  *    with the most instances is the stepping thread; an instance inside or overlapping
@@ -65,8 +66,18 @@ static int choose_range(const char *path, ct_steps_file *f) {
   char *profiler_step = NULL;
   int oom = !names;
   ct_record rec;
+  int window_known = 0;
+  uint64_t from = 0, to = UINT64_MAX;
   while (!oom && ct_reader_next(rd, &rec)) {
-    if (rec.kind != CT_KIND_RANGE) continue;
+    if (!window_known && (rec.kind == CT_KIND_PROCESS || rec.kind == CT_KIND_API)) {
+      /* --from/--to count from the PROCESS record's start, else the first call (as
+       * ct_range_each resolves them) */
+      uint64_t start = rec.kind == CT_KIND_PROCESS ? rec.u.process.start_ns : rec.u.api.begin_ns;
+      window_known = start != 0;
+      ct_model_default_window(start, &from, &to);
+    }
+    if (rec.kind != CT_KIND_RANGE || rec.u.range.end_ns < from || rec.u.range.begin_ns > to)
+      continue;
     size_t len = 0;
     const char *name = ct_reader_string(rd, rec.u.range.name, &len);
     if (!name) continue;

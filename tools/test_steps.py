@@ -173,6 +173,12 @@ check(rc == 0 and "  step " not in out.split("summary:")[0] and "  step 2: 2.000
 rc, out, err = run("--summary", "--format", "csv", prof)
 check(rc == 2 and out == "" and err.count("\n") == 1 and "no CSV form" in err, f"--summary csv {err!r}")
 
+# --from/--to: the steps whose range overlaps [1.5 ms, 4.5 ms] after the PROCESS start: 1, 2, 3
+rc, out, err = run("--format", "json", "--from", "1.5ms", "--to", "4.5ms", prof)
+pw = json.loads(out)["processes"][0] if rc == 0 else {}
+check(rc == 0 and pw.get("summary", {}).get("steps") == 3
+      and [x["cpu_ns"] for x in pw["steps"]] == [900 * US] * 3, f"--from/--to: {rc} {err!r}")
+
 # no steps
 for n, tag in ((0, "none"), (2, "two")):
     path = os.path.join(tmp, f"{tag}.ctr")
