@@ -3,13 +3,13 @@
 
 The program runs NVTX "init" once, then 9 iterations of NVTX "step" (each with two
 nested "fwd" ranges, 4 launches of s_work of 10 ms, one cudaDeviceSynchronize).
-Planted: step 0 allocates and copies 16 MiB synchronously (setup), step 3 sleeps 60 ms
+Planted: step 0 allocates and copies 64 MiB synchronously (setup), step 3 sleeps 100 ms
 on the CPU before its launches (host_wait), step 6's second s_work lasts 30 ms (3x).
 Asserted exactly: the steps' busy and idle time by cause add up to the device's in
 `cutrace gaps`; the chosen range ("step", most frequent outermost: not "fwd", which
 is more frequent but nested, nor "init"), 9 steps, per-step kernel/copy/sync counts and
-top kernel, the outliers {0, 3, 6} and the first-ranked cause of each (new memcpy
-calls and copies; host_wait idle; the s_work kernel), the setup's causes, --skip,
+top kernel, the outliers {0, 3, 6} and the first-ranked cause of each (new alloc
+or memcpy calls or the copy; host_wait idle; the s_work kernel), the setup's causes, --skip,
 --outlier, globs, nested matches left out, CSV rows, text lines, and one-line errors
 with status 2 for bad options and a range that matches nothing.
 
@@ -123,21 +123,39 @@ check([o["time_ns"] for o in outl] == sorted((o["time_ns"] for o in outl), rever
       "outliers slowest first")
 check([s["step"] for s in st if s["outlier"]] == [0, 3, 6], "per-step outlier flags")
 by_step = {o["step"]: o for o in outl}
+# step 0's planted setup is a cudaMalloc and a synchronous copy of 64 MiB: its first
+# reason is the new alloc calls, the new memcpy calls or the copy's GPU time (which
+# depends on the machine: meson's MALLOC_PERTURB_ makes the simulator's allocation fill
+# its memory), the copy is named, and nothing else is but idle time (host_wait around
+# the copy; sync when a synchronize wakes late on a loaded machine)
+SETUP = {("calls", "alloc"), ("calls", "memcpy"), ("copies", "copies")}
+
+
+NOISE = {("idle", "sync")}  # a synchronize that woke late on a loaded machine
+
+
+def setup_ok(keys):
+    return (keys and keys[0] in SETUP and set(keys) <= SETUP | NOISE | {("idle", "host_wait")}
+            and (("calls", "memcpy") in keys or ("copies", "copies") in keys))
+
+
 if 0 in by_step:
-    check(set(reason_keys(by_step[0]["reasons"])[:2]) == {("calls", "memcpy"), ("copies", "copies")},
+    check(setup_ok(reason_keys(by_step[0]["reasons"])),
           f"step 0 reasons: {reason_keys(by_step[0]['reasons'])}")
 if 3 in by_step:
-    check(reason_keys(by_step[3]["reasons"]) == [("idle", "host_wait")],
+    k3 = reason_keys(by_step[3]["reasons"])
+    check(k3[:1] == [("idle", "host_wait")] and set(k3[1:]) <= NOISE,
           f"step 3 reasons: {reason_keys(by_step[3]['reasons'])}")
 if 6 in by_step:
     r6 = by_step[6]["reasons"]
-    check(reason_keys(r6) == [("kernel", S_WORK)] and r6[0]["demangled"] == "s_work(float*)"
+    check(reason_keys(r6)[:1] == [("kernel", S_WORK)] and set(reason_keys(r6)[1:]) <= NOISE
+          and r6[0]["demangled"] == "s_work(float*)"
           and r6[0]["count"] == 4 and r6[0]["median_count"] == 4
           and r6[0]["excess_ns"] == r6[0]["ns"] - r6[0]["median_ns"],
           f"step 6 reasons: {r6}")
 check(summ["setup_ns"] == st[0]["time_ns"] - summ["median_ns"] and summ["setup_ns"] > 0,
       f"setup_ns {summ['setup_ns']}")
-check(set(reason_keys(summ["setup_reasons"])[:2]) == {("calls", "memcpy"), ("copies", "copies")},
+check(setup_ok(reason_keys(summ["setup_reasons"])) and summ["setup_reasons"] == by_step.get(0, {}).get("reasons"),
       f"setup reasons: {reason_keys(summ['setup_reasons'])}")
 times = sorted(s["time_ns"] for s in st)
 check(summ["median_ns"] == times[4] and summ["p90_ns"] == times[8] and summ["min_ns"] == times[0]
@@ -151,9 +169,9 @@ check(sk["summary"]["counted"] == 8 and sk["steps"][0]["warmup"] is True
       and sk["summary"]["setup_ns"] > 0,
       f"--skip 1: counted {sk['summary']['counted']}, outliers "
       f"{[o['step'] for o in sk['summary']['outliers']]}")
-o2 = steps_json("--outlier", "2")
-check([o["step"] for o in o2["summary"]["outliers"]] == [3],
-      f"--outlier 2: {[o['step'] for o in o2['summary']['outliers']]}")
+o2 = steps_json("--outlier", "2")  # step 3: 140 ms, 3.5x; step 6: 1.5x (step 0: it depends)
+o2_steps = [o["step"] for o in o2["summary"]["outliers"]]
+check(3 in o2_steps and 6 not in o2_steps, f"--outlier 2: {o2_steps}")
 
 # ---- --range: exact, glob, nested --------------------------------------------------------
 g = steps_json("--range", "st*")

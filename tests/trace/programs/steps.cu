@@ -3,7 +3,7 @@
  * "init" once (context, buffers), then STEPS (9) iterations, each inside NVTX range
  * "step" holding two nested ranges "fwd" (depth 1) and 4 launches of s_work (each as
  * long as SIMCUDA_KERNEL_US says) and one cudaDeviceSynchronize. Planted:
- *   step 0        setup: cudaMalloc of 16 MiB and a synchronous pageable HtoD copy of it
+ *   step 0        setup: cudaMalloc of 64 MiB and a synchronous pageable HtoD copy of it
  *   step SLEEPY   the CPU sleeps SLEEP_MS before its launches (GPU idle: host_wait)
  *   step LONG     its second s_work lasts 3x as long (simcuda_hint_next_launch_ns)
  * usage: steps KERNEL_US   (the s_work duration the environment set, for the hint)
@@ -20,8 +20,8 @@
 #define STEPS 9
 #define SLEEPY 3
 #define LONG 6
-#define SLEEP_MS 60
-#define SETUP_BYTES (16u << 20)
+#define SLEEP_MS 100
+#define SETUP_BYTES (64u << 20)
 
 __global__ void s_work(float *x) { x[threadIdx.x] += 1.0f; }
 
