@@ -209,7 +209,12 @@ rc, out, err, took, ms = run_forkexec(2000, "unix:" + path, {"CUTRACE_BUFFER_KB"
 lst.close()
 check_not_delayed("small buffers", rc, out, ms)
 check(err == "" and len(lst.streams) == 3, f"small buffers: {err!r}, streams {lst.streams}")
+# each process launches its 2000 kernels while unconnected unless the machine is so
+# loaded that it starts after 1.5 s: the drops are asserted over the three together
+total = 0
 for name in lst.streams:
     clean, dropped = info_of(os.path.join(got_dir, name))
-    check(clean and dropped > 0, f"small buffers: {name} clean {clean}, dropped {dropped}")
+    total += dropped
+    check(clean, f"small buffers: {name} clean {clean}, dropped {dropped}")
+check(total > 0, f"small buffers: no records dropped in {lst.streams}")
 h.finish()
