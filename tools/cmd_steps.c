@@ -25,6 +25,8 @@ static const char usage_text[] =
     "  --outlier FACTOR    a step slower than FACTOR x the median is an outlier (default 1.25)\n"
     "  --format text|csv|json   output format (default text; csv: one row per step)\n"
     "  --summary           the statistics, setup and outliers without a row per step\n"
+    "  --all-threads       a step's GPU work is what any thread launched during its interval\n"
+    "                      (default: what the stepping thread launched inside the range)\n"
     "  --from T, --to T    only the steps that overlap that window (T: seconds after the\n"
     "                      trace's start, 2.5, 300ms, 40us, or @NS, an absolute host time)\n"
     "Each process (trace file) is analysed on its own; definitions: docs/steps.md.\n";
@@ -91,6 +93,8 @@ int cmd_steps(int argc, char **argv) {
       rc = 0;
     } else if (!strcmp(a, "--summary")) {
       c.summary = 1;
+    } else if (!strcmp(a, "--all-threads")) {
+      c.o.all_threads = 1;
     } else if (matched && !(v = option_value(argc, argv, &i, matched))) {
       rc = bad("missing value for", a);
     } else if (!matched && a[0] == '-' && a[1]) {

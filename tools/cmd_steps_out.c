@@ -131,6 +131,7 @@ static int print_text_file(const ct_steps_file *f, const ct_steps_summary *sum,
          f->chosen ? f->how : "--range", (unsigned long long)f->tid);
   if (f->has_device) printf("; busy and idle of device %llu", (unsigned long long)f->device);
   printf("\n");
+  if (f->all_threads) printf("  GPU work: what any thread launched during each step's interval\n");
   if (f->ignored)
     printf("  %llu matching ranges left out (other threads, nested or overlapping)\n",
            (unsigned long long)f->ignored);
@@ -307,6 +308,7 @@ static void json_file(ct_json *j, const ct_steps_file *f, const ct_steps_summary
   ct_json_kv_bool(j, "chosen", f->chosen);
   ct_json_kv_string(j, "how", f->how);
   ct_json_kv_uint(j, "tid", f->tid);
+  ct_json_kv_string(j, "work_of", f->all_threads ? "all threads" : "stepping thread");
   ct_json_key(j, "device");
   if (f->has_device) ct_json_uint(j, f->device);
   else ct_json_null(j);

@@ -225,6 +225,7 @@ static int collect_steps(const char *path, ct_steps_file *f) {
 int ct_steps_read(const char *path, const ct_steps_options *o, ct_steps_file *f) {
   memset(f, 0, sizeof *f);
   f->path = strdup(path);
+  f->all_threads = o->all_threads;
   if (o->range) {
     f->range = strdup(o->range);
     f->how = "--range";

@@ -24,6 +24,10 @@ typedef struct ct_steps_options {
   const char *range;       /* NVTX range name or glob (fnmatch); NULL: chosen per file */
   uint64_t skip;           /* warmup steps left out of the statistics: 0 */
   double outlier_factor;   /* a step slower than this times the median is an outlier: 1.25 */
+  int all_threads;         /* GPU work launched by any thread during a step's interval is
+                              the step's (PyTorch's autograd thread launches the backward
+                              pass): 0, only what the stepping thread launched inside the
+                              range, as report --by range attributes it */
 } ct_steps_options;
 
 /* Fills *o with the defaults above. */
@@ -70,6 +74,7 @@ typedef struct ct_steps_file {
   struct ct_process proc;    /* the PROCESS record */
   char *range;               /* the range name or glob the steps are instances of */
   int chosen;                /* 1: picked automatically (see how) */
+  int all_threads;           /* the steps' GPU work is every thread's (options) */
   const char *how;           /* "ProfilerStep#* range", "most frequent outermost range",
                                 "--range" */
   uint64_t tid;              /* the stepping thread (most instances) */

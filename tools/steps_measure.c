@@ -3,8 +3,9 @@
  * (model_tee.h) feeds both the gaps analysis and the step accounting below.
  *
  * - An activity belongs to the step whose CPU range holds the begin of its launching
- *   call on the stepping thread (the attribution of `report --by range`); it adds to
- *   the step's counts, its kernels by name and the union of its work.
+ *   call on the stepping thread (the attribution of `report --by range`), or, with
+ *   all_threads, to the step whose interval holds the begin of its call on any thread;
+ *   it adds to the step's counts, its kernels by name and the union of its work.
  * - Every activity also adds to its device's busy union; busy blocks, once final, are
  *   split over the step intervals they overlap, as are the device's idle gaps (with
  *   their causes) from the gaps analysis. The step device is the one busiest inside
@@ -57,6 +58,18 @@ static long step_at(const ct_steps_file *f, uint64_t t) {
     else hi = mid;
   }
   if (!lo || t > f->steps[lo - 1].end_ns) return -1;
+  return (long)lo - 1;
+}
+
+/* The step whose interval [begin, interval end) holds t (-1 when none). */
+static long interval_at(const ct_steps_file *f, uint64_t t) {
+  size_t lo = 0, hi = f->nsteps; /* first step beginning after t */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (f->steps[mid].begin_ns <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  if (!lo || t >= f->steps[lo - 1].interval_end_ns) return -1;
   return (long)lo - 1;
 }
 
@@ -163,10 +176,15 @@ static void on_activity(void *user, const ct_activity *a) {
     fold_ctx c = {m, (unsigned)a->device, 0};
     ct_busy_fold(&d->u, horizon, fold_device_block, &c);
   }
-  if (!a->has_call || a->tid != m->f->tid) return;
-  long i = step_at(m->f, a->call_begin_ns);
+  if (!a->has_call) return;
+  long i = m->f->all_threads ? interval_at(m->f, a->call_begin_ns)
+                             : a->tid == m->f->tid ? step_at(m->f, a->call_begin_ns) : -1;
   if (i < 0) return;
   ct_step *s = &m->f->steps[i];
+  if (m->f->all_threads) { /* the span of every thread's work (else ct_range_each's) */
+    if (!s->gpu_last_ns || a->start_ns < s->gpu_first_ns) s->gpu_first_ns = a->start_ns;
+    if (a->end_ns > s->gpu_last_ns) s->gpu_last_ns = a->end_ns;
+  }
   if (ct_busy_add(&m->work[i], a->start_ns, a->end_ns) < 0) m->oom = 1;
   fold_ctx c = {m, 0, (size_t)i};
   ct_busy_fold(&m->work[i], horizon, fold_work_block, &c);
@@ -251,6 +269,8 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
   m.kernel_ids = ct_map_new(sizeof(kernel_id));
   m.work = calloc(f->nsteps, sizeof *m.work);
   m.work_folded = calloc(f->nsteps, sizeof *m.work_folded);
+  for (size_t i = 0; f->all_threads && i < f->nsteps; i++)
+    f->steps[i].gpu_first_ns = f->steps[i].gpu_last_ns = 0;
   const ct_model_ops *gaps_ops = NULL;
   ct_gaps_file *gf = NULL;
   if (g) ct_gaps_set_callback(g, on_gap, &m);

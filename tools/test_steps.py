@@ -13,6 +13,8 @@ and k2 (call at +16..+18, GPU after k1, 100 long). Planted:
           outlier, reasons: sync idle +1280, new sync calls +1170 (1 vs 0)
   step 0  cudaMalloc (+1..+5) and a 100 us HtoD copy (call +5..+9, GPU +100..+200,
           k1 after it): setup
+  step 1  thread 8 launches k3 (call +50, GPU +100..+200 on stream 1, under k1): the
+          step's only with --all-threads
 Also: no NVTX range at all, and only 2 instances of one: no steps, one line, status 2;
 a generated mixed trace (cutrace-gentrace --mixed: one NVTX "step" per iteration): every
 iteration a step; truncated: the steps before the damage, status 1.
@@ -40,6 +42,7 @@ def profiler_trace(path):
     w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132)
     w.add("thread", tid=PID, name=w.string("main"), start_ns=T0)
     launch, k1, k2 = w.string("cudaLaunchKernel"), w.string("_Z2k1v"), w.string("_Z2k2v")
+    k3 = w.string("_Z2k3v")
     data = w.string("data")
     corr = 0
 
@@ -70,6 +73,14 @@ def profiler_trace(path):
             gpu += dur
         if i == 4:
             call("cudaStreamSynchronize", b + 330, b + 1500)
+        if i == 1:  # another thread (an autograd-like worker) launches k3 during step 1
+            corr += 1
+            w.add("api", tid=PID + 1, name=launch, begin_ns=t(b + 50), end_ns=t(b + 55), corr=corr,
+                  flags=4)
+            w.add("launch", corr=corr, kernel=k3, grid_x=1, grid_y=1, grid_z=1, block_x=1,
+                  block_y=1, block_z=1)
+            w.add("gpu", corr=corr, device=0, stream=1, start_ns=t(b + 100), end_ns=t(b + 200),
+                  type=1, name=k3)
         w.add("range", tid=PID, name=w.string(f"ProfilerStep#{i}"), begin_ns=t(b),
               end_ns=t(b + (1500 if i == 4 else 900)), depth=0)
         for k in (0, 1):
@@ -178,6 +189,18 @@ rc, out, err = run("--format", "json", "--from", "1.5ms", "--to", "4.5ms", prof)
 pw = json.loads(out)["processes"][0] if rc == 0 else {}
 check(rc == 0 and pw.get("summary", {}).get("steps") == 3
       and [x["cpu_ns"] for x in pw["steps"]] == [900 * US] * 3, f"--from/--to: {rc} {err!r}")
+
+# --all-threads: thread 8's k3 joins step 1 (inside busy time: nothing else changes)
+rc, out, err = run("--format", "json", "--all-threads", prof)
+pa = json.loads(out)["processes"][0] if rc == 0 else {}
+sa = pa.get("steps", [])
+check(rc == 0 and pa.get("work_of") == "all threads" and p.get("work_of") == "stepping thread"
+      and [x["kernels"] for x in sa] == [2, 3, 2, 2, 2, 2]
+      and [x["gpu_work_ns"] for x in sa] == [x["gpu_work_ns"] for x in st]
+      and [x["gpu_span_ns"] for x in sa] == [x["gpu_span_ns"] for x in st]
+      and [x["idle_by_cause"] for x in sa] == [x["idle_by_cause"] for x in st]
+      and [x["cuda_calls"] for x in sa] == [x["cuda_calls"] for x in st],
+      f"--all-threads: {rc} {err!r} {[x['kernels'] for x in sa]}")
 
 # no steps
 for n, tag in ((0, "none"), (2, "two")):
