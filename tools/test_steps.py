@@ -209,6 +209,16 @@ for n, tag in ((0, "none"), (2, "two")):
     rc, out, err = run(path)
     check(rc == 2 and out == "" and err.count("\n") == 1 and "no steps" in err
           and "nvtxRangePush" in err and "--range" in err, f"{tag}: {rc} {err!r}")
+# a directory: each file on its own; the one without steps is named on stderr, status 2
+both = os.path.join(tmp, "both")
+os.makedirs(both)
+os.link(prof, os.path.join(both, "a.ctr"))
+os.link(os.path.join(tmp, "none.ctr"), os.path.join(both, "b.ctr"))
+rc, out, err = run("--format", "json", both)
+procs = json.loads(out)["processes"] if out else []
+check(rc == 2 and len(procs) == 1 and procs[0]["path"].endswith("a.ctr") and err.count("\n") == 1
+      and "b.ctr: no steps" in err, f"directory: {rc} {len(procs)} {err!r}")
+
 # two named: not chosen, but --range takes them
 rc, out, err = run("--format", "json", "--range", "only", os.path.join(tmp, "two.ctr"))
 check(rc == 0 and json.loads(out)["processes"][0]["summary"]["steps"] == 2, "--range only")
