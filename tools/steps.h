@@ -38,8 +38,8 @@ void ct_steps_default_options(ct_steps_options *o);
 
 /* A kernel's time inside one step: id indexes ct_steps_file.kernel_names. */
 typedef struct ct_step_kernel {
-  uint32_t id;
-  uint64_t count, ns;
+  uint32_t id, count;
+  uint64_t ns;
 } ct_step_kernel;
 
 /* One step: an instance of the range on the stepping thread. All times host clock. */

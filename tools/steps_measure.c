@@ -153,12 +153,16 @@ static ct_step_kernel *step_kernel(mstate *m, ct_step *s, const char *name) {
   for (unsigned i = 0; i < s->nkernels; i++)
     if (s->kernel[i].id == k->id_plus_1 - 1) return &s->kernel[i];
   if (s->nkernels == CT_STEP_KERNELS) return NULL;
-  ct_step_kernel *nk = realloc(s->kernel, (s->nkernels + 1) * sizeof *nk);
-  if (!nk) {
-    m->oom = 1;
-    return NULL;
+  ct_step_kernel *nk = s->kernel;
+  unsigned n = s->nkernels;
+  if (n == 0 || (n >= 4 && !(n & (n - 1)))) { /* capacity 4, 8, 16: few reallocs */
+    nk = realloc(s->kernel, (n ? 2 * n : 4) * sizeof *nk);
+    if (!nk) {
+      m->oom = 1;
+      return NULL;
+    }
+    s->kernel = nk;
   }
-  s->kernel = nk;
   nk[s->nkernels] = (ct_step_kernel){k->id_plus_1 - 1, 0, 0};
   return &nk[s->nkernels++];
 }

@@ -29,7 +29,7 @@ int ct_busy_add(ct_busy_union *u, uint64_t start, uint64_t end) {
       k -= u->head;
       u->head = 0;
     } else {
-      size_t ncap = u->cap ? u->cap * 2 : 16;
+      size_t ncap = u->cap ? u->cap * 2 : 2; /* one union per step: most hold a block or two */
       ct_busy_block *nb = realloc(u->b, ncap * sizeof *nb);
       if (!nb) return -1;
       u->b = nb;
