@@ -22,6 +22,7 @@ iteration a step; truncated: the steps before the damage, status 1.
 usage: test_steps.py CUTRACE GENTRACE"""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -237,4 +238,7 @@ steps_cut = json.loads(out)["processes"][0]["summary"]["steps"] if out else -1
 check(rc == 1 and "partial result" in err and err.count("\n") == 1 and 1000 < steps_cut < 20000,
       f"truncated: status {rc}, {steps_cut} steps, {err!r}")
 
-sys.exit(finish())
+status = finish()
+if status == 0:
+    shutil.rmtree(tmp, ignore_errors=True)  # kept when a check failed, to look at
+sys.exit(status)

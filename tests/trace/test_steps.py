@@ -19,6 +19,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -211,4 +212,7 @@ r = subprocess.run([cutrace, "steps", "--range"], capture_output=True, text=True
 check(r.returncode == 2 and "missing value for '--range'" in r.stderr
       and r.stderr.count("\n") == 1, f"--range without value: {r.returncode} {r.stderr!r}")
 
-sys.exit(finish())
+status = finish()
+if status == 0:
+    shutil.rmtree(tmp, ignore_errors=True)  # kept when a check failed, to look at
+sys.exit(status)
