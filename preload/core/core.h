@@ -136,8 +136,9 @@ struct ctp_sink {
 #define CTP_SINK_CONNECT_TIMEOUT_NS 5000000000ull /* connect and first send (writer thread) */
 #define CTP_SINK_EXIT_TIMEOUT_NS 5000000000ull    /* sends once the final flush began */
 
-/* At start-up: makes a directory absolute, or parses and resolves a collector's
- * address. Returns 0, or -1 after one line on stderr (not tracing). */
+/* At start-up: makes a directory absolute, or parses a collector's address (resolved
+ * later, on the writer thread). Returns 0, or -1 after one line on stderr (not
+ * tracing). */
 int ctp_sink_prepare(void) CTP_HIDDEN;
 
 /* Creates the file <prefix><host>.<pid>[.<n>].ctr (prefix "rank-N." or "") and writes
@@ -146,9 +147,10 @@ int ctp_sink_prepare(void) CTP_HIDDEN;
 int ctp_sink_open(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid)
     CTP_HIDDEN;
 
-/* On the writer thread: connects a stream opened by ctp_sink_open to the collector
- * (every resolved address in turn, CTP_SINK_CONNECT_TIMEOUT_NS in all), sends the
- * preamble and the file header. Returns 0, or -1 after one line on stderr. */
+/* On the writer thread: resolves the collector's address (unless this process or its
+ * parent did), connects a stream opened by ctp_sink_open to it (every resolved
+ * address in turn, CTP_SINK_CONNECT_TIMEOUT_NS in all), sends the preamble and the
+ * file header. Returns 0, or -1 after one line on stderr. */
 int ctp_sink_connect(struct ctp_sink *s) CTP_HIDDEN;
 
 /* Held across fork() (start.c) so that a child's sink names the writer's socket even

@@ -29,8 +29,9 @@
 
 
 static int stream_mode;            /* CUTRACE_OUTPUT names a collector */
-static ct_sockaddr peers[4];       /* its addresses, resolved once at start-up */
-static int npeers;
+static ct_netaddr target;          /* its address, parsed at start-up */
+static ct_sockaddr peers[4];       /* resolved by the first writer that connects */
+static int npeers;                 /* 0 until then (a fork child inherits them) */
 static uint64_t exit_deadline_ns;  /* 0, or when sends give up (final flush) */
 static char failure_text[440];     /* "send the trace to ADDR" */
 /* Held while a connecting socket is created or closed, and across fork(): a fork
@@ -55,17 +56,14 @@ int ctp_sink_prepare(void) {
     make_absolute(ctp_cfg.output, sizeof ctp_cfg.output);
     return 0;
   }
-  ct_netaddr a;
   char err[400];
-  int rc = ct_netaddr_parse(ctp_cfg.output, &a, err, sizeof err);
-  if (rc == 0) {
-    if (a.is_unix) make_absolute(a.path, sizeof a.path); /* kept relative when too long */
-    npeers = ct_netaddr_resolve(&a, 0, peers, 4, err, sizeof err);
-  }
-  if (rc < 0 || npeers <= 0) {
+  if (ct_netaddr_parse(ctp_cfg.output, &target, err, sizeof err) < 0) {
     ctp_warn("cannot use CUTRACE_OUTPUT: %s; not tracing", err);
     return -1;
   }
+  /* relative to the working directory now; kept relative when too long */
+  if (target.is_unix) make_absolute(target.path, sizeof target.path);
+  npeers = 0; /* resolved on the writer thread: a name may need a slow DNS lookup */
   snprintf(failure_text, sizeof failure_text, "send the trace to %.400s", ctp_cfg.output);
   return 0;
 }
@@ -211,7 +209,30 @@ static int connect_one(struct ctp_sink *s, const ct_sockaddr *addr, uint64_t lim
   return 0;
 }
 
+/* Resolves the collector's address unless this process (or the one it was forked
+ * from) already did; published under socket_lock so a fork child sees all or none.
+ * Returns 0, or -1 after one line on stderr. */
+static int resolve_peers(void) {
+  pthread_mutex_lock(&socket_lock);
+  int known = npeers;
+  pthread_mutex_unlock(&socket_lock);
+  if (known > 0) return 0;
+  ct_sockaddr found[4];
+  char err[400];
+  int n = ct_netaddr_resolve(&target, 0, found, 4, err, sizeof err);
+  if (n <= 0) {
+    ctp_warn("cannot use CUTRACE_OUTPUT: %s; not tracing", err);
+    return -1;
+  }
+  pthread_mutex_lock(&socket_lock);
+  memcpy(peers, found, (size_t)n * sizeof *found);
+  npeers = n;
+  pthread_mutex_unlock(&socket_lock);
+  return 0;
+}
+
 int ctp_sink_connect(struct ctp_sink *s) {
+  if (resolve_peers() < 0) return -1;
   uint64_t limit = ctp_now_ns() + CTP_SINK_CONNECT_TIMEOUT_NS;
   int rc = -1;
   for (int i = 0; i < npeers && rc < 0; i++) rc = connect_one(s, &peers[i], limit);

@@ -12,7 +12,11 @@ behaviour check with a large margin, not a benchmark), each process says once th
 is not tracing, and the program's output and status are unchanged. Against a
 listener that starts accepting only after 1.5 s, every stream gets through complete
 (clean end, the kernels of a directory run, nothing dropped), and with small buffers
-the records that did not fit meanwhile are dropped and counted in the trace.
+the records that did not fit meanwhile are dropped and counted in the trace. A
+process that records nothing and exits at once still delivers its stream. The name of
+a tcp collector is resolved on the writer thread too: with a getaddrinfo that takes
+2 s (programs/slowdns.c) nothing is delayed and every stream arrives; a name that
+does not resolve is one line.
 
 Arguments: SIM_DIR CUTRACE LIBTRACE PROGRAM_DIR (harness.py; PROGRAM_DIR holds forkexec).
 """
@@ -93,12 +97,12 @@ class Listener:
         os.unlink(self.path)
 
 
-def run_forkexec(launches, output, extra=None, wrapper=()):
+def run_forkexec(launches, output, extra=None, wrapper=(), preload=""):
     """Runs forkexec (through the wrapper command, e.g. env, traced too) with
     libtrace.so preloaded; returns (returncode, stdout, stderr, seconds the whole run
     took, {measure: ms})."""
     env = h.env(extra=extra)
-    env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT=output)
+    env.update(LD_PRELOAD=preload + h.libtrace, CUTRACE_OUTPUT=output)
     started = time.time_ns()
     p = subprocess.run([*wrapper, prog, str(launches)], env=env, capture_output=True,
                        text=True, timeout=120)
@@ -199,6 +203,38 @@ check(sorted(lst.streams) == want and errs == [b""] * 5,
       f"true: streams {sorted(lst.streams)}, expected {want}, stderr {errs}")
 for name in lst.streams:
     check(info_of(os.path.join(got_dir, name)) == (True, 0), f"true: {name} ends clean")
+
+# A host name is resolved on the writer thread too: a name that resolves (localhost),
+# even slowly, streams every process to a real collector without delaying any; one
+# that does not is one line, and the program runs untraced with its own output.
+out_dir = os.path.join(h.tmp, "named")
+col = subprocess.Popen([h.cutrace, "collect", "-o", out_dir, "--listen", "tcp:127.0.0.1:0",
+                        "--once"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+m = re.match(r"collect: listening on tcp:127\.0\.0\.1:(\d+),", col.stdout.readline())
+port = m.group(1) if m else "0"
+check(m is not None, "named: the collector's first line names its port")
+# localhost resolved by a resolver that takes 2 s (programs/slowdns.c preloaded first):
+# the program does not wait for it either
+slowdns = os.path.join(h.wdir, "libslowdns.so")
+rc, out, err, took, ms = run_forkexec(20, f"tcp:localhost:{port}",
+                                      {"SLOWDNS_MS": "2000"}, preload=slowdns + ":")
+try:
+    col.communicate(timeout=30)
+except subprocess.TimeoutExpired:
+    col.kill()
+    col.communicate()
+check_not_delayed("slow localhost", rc, out, ms)
+names = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []
+check(err == "" and len(names) == 3 and all(info_of(os.path.join(out_dir, n))[0] for n in names),
+      f"slow localhost: three clean streams: {names}, stderr {err!r}")
+env = h.env()
+env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT="tcp:no.such.host.invalid:7878")
+q = subprocess.run([h.workload("forkexec"), "--exec-stage", "0", "5"], env=env,
+                   capture_output=True, text=True, timeout=60)
+lines = q.stderr.splitlines()
+check(q.returncode == 0 and "5 launches; copy check: ok" in q.stdout and len(lines) == 1
+      and lines[0].startswith("cutrace: cannot use CUTRACE_OUTPUT: tcp:no.such.host.invalid:7878: ")
+      and lines[0].endswith("; not tracing"), f"unresolvable: one line: {q.stderr!r}")
 
 # Accepted after 1.5 s with 4 KiB buffers: what did not fit meanwhile is dropped and
 # counted, the traces still end clean.
