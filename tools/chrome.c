@@ -9,9 +9,12 @@
  * correlation; process_name / thread_name metadata; top-level deviceProperties,
  * distributedInfo, displayTimeUnit, baseTimeNanoseconds.
  *
- * Several input files: the first keeps the plain ids; file k > 0 shifts its stream
- * track ids by k * 100000 and its flow ids by k << 40 so that processes sharing a
- * device index do not mix.
+ * Several input files (options.files > 1): each file's GPUs are process rows of their
+ * own, pid GPU_ROW_PID_BASE + file * 1000 + device, named after the file's rank or
+ * pid and sorted right under its CPU process; flow ids of file k are shifted by
+ * k << 40. A caller that does not say how many files come gets the older layout:
+ * GPU rows shared by device index, file k > 0 shifting its stream track ids by
+ * k * 100000.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -104,31 +107,54 @@ void chr_ensure_cpu_thread(ct_chrome *c, uint64_t tid) {
 }
 
 uint64_t chr_stream_tid(const ct_chrome *c, uint64_t stream) {
-  return stream + c->file_index * STREAM_TID_SHIFT;
+  return chr_multi(c) ? stream : stream + c->file_index * STREAM_TID_SHIFT;
+}
+
+/* The " (pid P)" that tells apart the tracks of several files sharing a GPU row
+ * ("" when the rows are not shared). */
+static const char *shared_row_owner(const ct_chrome *c, char *buf, size_t len) {
+  buf[0] = 0;
+  if (c->file_index && !chr_multi(c)) snprintf(buf, len, " (pid %llu)", (unsigned long long)c->pid);
+  return buf;
+}
+
+/* The sort index of the current file's CPU process row (its pid for one file; several
+ * files: the rows go in file order, each file's GPUs right under its process). */
+static uint64_t cpu_row_sort_index(const ct_chrome *c) {
+  return chr_multi(c) ? (c->file_index + 1) * GPU_ROW_FILE_STRIDE : c->pid;
+}
+
+void chr_rename_gpu_row(ct_chrome *c, uint64_t device) {
+  uint64_t row = chr_gpu_pid(c, device);
+  track_key dk = {row, UINT64_MAX};
+  const track_state *ts = ct_map_get(c->tracks, &dk, sizeof dk, NULL);
+  if (!ts || !ts->named) return; /* named when first used */
+  char name[160];
+  chr_gpu_row_name(c, device, name, sizeof name);
+  meta(c, "process_name", row, 0, name);
 }
 
 void chr_ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
-  uint64_t tid = chr_stream_tid(c, stream);
-  track_key k = {device, tid};
+  uint64_t tid = chr_stream_tid(c, stream), row = chr_gpu_pid(c, device);
+  track_key k = {row, tid};
   const track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
   if (ts && ts->named) return;
   /* the device's process track, once */
-  track_key dk = {device, UINT64_MAX};
-  int created = 0;
-  ct_map_get(c->tracks, &dk, sizeof dk, &created);
-  if (created) {
-    char name[64];
-    snprintf(name, sizeof name, "GPU %llu", (unsigned long long)device);
-    meta(c, "process_name", device, 0, name);
-    sort_index(c, "process_sort_index", device, 0, 5000000 + device);
+  track_key dk = {row, UINT64_MAX};
+  track_state *ds = ct_map_get(c->tracks, &dk, sizeof dk, NULL);
+  if (ds && !ds->named) {
+    ds->named = 1;
+    char name[160];
+    chr_gpu_row_name(c, device, name, sizeof name);
+    meta(c, "process_name", row, 0, name);
+    uint64_t order = chr_multi(c) ? cpu_row_sort_index(c) + 1 + device % (GPU_ROW_FILE_STRIDE - 1)
+                                  : 5000000 + device;
+    sort_index(c, "process_sort_index", row, 0, order);
   }
-  char name[96];
-  if (c->file_index)
-    snprintf(name, sizeof name, "stream %llu (pid %llu)", (unsigned long long)stream,
-             (unsigned long long)c->pid);
-  else
-    snprintf(name, sizeof name, "stream %llu", (unsigned long long)stream);
-  ensure_track(c, device, tid, name, 0);
+  char name[96], owner[48];
+  snprintf(name, sizeof name, "stream %llu%s", (unsigned long long)stream,
+           shared_row_owner(c, owner, sizeof owner));
+  ensure_track(c, row, tid, name, 0);
 }
 
 /* The synthetic track of the tracer's work labelled what on thread tid. */
@@ -154,6 +180,7 @@ uint64_t chr_tracer_track(ct_chrome *c, uint64_t tid, const char *what) {
 static void on_process(void *user, const ct_proc *p) {
   ct_chrome *c = user;
   c->pid = p->rec.pid;
+  c->proc_job = p->job;
   char name[300];
   chr_note_job(c, &p->job);
   if (p->job.known & CT_JOB_RANK)
@@ -163,7 +190,7 @@ static void on_process(void *user, const ct_proc *p) {
     snprintf(name, sizeof name, "%s (pid %llu)", p->cmdline[0] ? p->cmdline : p->path,
              (unsigned long long)p->rec.pid);
   meta(c, "process_name", c->pid, 0, name);
-  sort_index(c, "process_sort_index", c->pid, 0, c->pid);
+  sort_index(c, "process_sort_index", c->pid, 0, cpu_row_sort_index(c));
   if (!c->have_base && p->rec.realtime_ns && p->rec.start_ns) {
     c->base_ns = p->rec.realtime_ns - p->rec.start_ns;
     c->have_base = 1;
@@ -234,7 +261,7 @@ static void on_activity(void *user, const ct_activity *a) {
   ct_chrome *c = user;
   if (a->proc && a->proc->ndevices != c->proc_devices) chr_note_devices(c, a->proc);
   chr_ensure_gpu_track(c, a->device, a->stream);
-  uint64_t tid = chr_stream_tid(c, a->stream);
+  uint64_t tid = chr_stream_tid(c, a->stream), row = chr_gpu_pid(c, a->device);
   const char *cat = a->type == CT_GPU_MEMCPY ? "gpu_memcpy" : a->type == CT_GPU_MEMSET ? "gpu_memset" : "kernel";
   char name[160];
   const char *shown = a->name;
@@ -254,7 +281,7 @@ static void on_activity(void *user, const ct_activity *a) {
    * is timer error, and a partial overlap would break the track's nesting in the
    * viewers: start the slice at the previous end (args keep the measured start). */
   uint64_t start = a->start_ns;
-  track_key k = {a->device, tid};
+  track_key k = {row, tid};
   track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
   if (ts && ts->last_end && start > ts->last_start && start < ts->last_end &&
       a->end_ns >= ts->last_end)
@@ -263,7 +290,7 @@ static void on_activity(void *user, const ct_activity *a) {
     ts->last_start = start;
     ts->last_end = a->end_ns;
   }
-  chr_slice_open(c, cat, shown, a->device, tid, start, a->end_ns);
+  chr_slice_open(c, cat, shown, row, tid, start, a->end_ns);
   if (start != a->start_ns) put_kv(c, "\"measured start shift (ns)\":", start - a->start_ns), put_lit(c, ",");
   put_kv(c, "\"correlation\":", a->corr);
   put_kv(c, ",\"device\":", a->device);
@@ -311,7 +338,7 @@ static void on_activity(void *user, const ct_activity *a) {
   fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\"}", c->f);
   chr_next_event(c);
   put_kv(c, "{\"ph\":\"f\",\"id\":", id);
-  put_kv(c, ",\"pid\":", a->device);
+  put_kv(c, ",\"pid\":", row);
   put_kv(c, ",\"tid\":", tid);
   put_lit(c, ",\"ts\":");
   chr_put_us(c, start); /* the slice's start, so that the flow binds to it */
@@ -322,16 +349,17 @@ static void on_activity(void *user, const ct_activity *a) {
 static void on_gap(void *user, const ct_gap_info *g) {
   ct_chrome *c = user;
   /* one idle track per process and device, and per process and stream */
-  uint64_t tid = g->stream == UINT64_MAX ? GAP_DEVICE_TID + c->file_index
+  uint64_t tid = g->stream == UINT64_MAX ? GAP_DEVICE_TID + (chr_multi(c) ? 0 : c->file_index)
                                          : GAP_STREAM_TID + chr_stream_tid(c, g->stream);
-  char label[128], dur[32], owner[48] = "";
-  if (c->file_index) snprintf(owner, sizeof owner, " (pid %llu)", (unsigned long long)c->pid);
+  uint64_t row = chr_gpu_pid(c, g->device);
+  char label[128], dur[32], owner[48];
+  shared_row_owner(c, owner, sizeof owner);
   if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle%s", owner);
   else snprintf(label, sizeof label, "stream %llu idle%s", (unsigned long long)g->stream, owner);
-  ensure_track(c, g->device, tid, label, 0);
+  ensure_track(c, row, tid, label, 0);
   snprintf(label, sizeof label, "GPU idle: %s %s", g->cause,
            ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));
-  chr_slice_open(c, "gap", label, g->device, tid, g->start_ns, g->end_ns);
+  chr_slice_open(c, "gap", label, row, tid, g->start_ns, g->end_ns);
   fputs("\"cause\":", c->f);
   chr_put_string(c, g->cause);
   fprintf(c->f, ",\"stream\":%lld,\"ended_by\":",

@@ -186,7 +186,7 @@ void chr_on_range_gpu(void *user, const ct_range_span *r) {
     put_lit(c, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"");
     if (r->name) ct_json_write_escaped(c->f, r->name, r->name_len);
     else put_lit(c, "(unnamed range)");
-    put_kv(c, "\",\"pid\":", rs->device);
+    put_kv(c, "\",\"pid\":", chr_gpu_pid(c, rs->device));
     put_kv(c, ",\"tid\":", chr_stream_tid(c, rs->stream));
     put_lit(c, ",\"ts\":");
     chr_put_us(c, rs->start_ns);

@@ -20,6 +20,8 @@
 #define GAP_DEVICE_TID 1500000000ull   /* the "GPU idle" track of a device */
 #define GAP_STREAM_TID 1600000000ull   /* + stream: the idle track of a stream */
 #define PAUSE_TID 1700000000ull        /* the process's "not recorded" track (pauses) */
+#define GPU_ROW_PID_BASE 1000000000ull /* several files: GPU rows are base + file * 1000 + device */
+#define GPU_ROW_FILE_STRIDE 1000ull
 
 typedef struct track_key {
   uint64_t pid, tid;
@@ -37,6 +39,7 @@ struct ct_chrome {
   int nevents;
   unsigned file_index;
   uint64_t pid;              /* the current file's process id */
+  struct ct_job proc_job;    /* the current file's rank (known = 0: none) */
   ct_map *tracks;            /* track_key -> int (named) */
   ct_map *tracer_tracks;     /* (tid, label) -> uint64_t synthetic tid */
   uint64_t next_tracer_tid;
@@ -54,6 +57,9 @@ struct ct_chrome {
   struct ct_device devices[64];
   char device_names[64][96];
   char device_pci[64][32], device_uuid[64][48];
+  uint64_t device_row[64];   /* several files: the GPU's process row (its pid) */
+  uint64_t device_owner[64]; /* several files: the pid of the process that used it */
+  struct ct_job device_job[64];
   unsigned ndevices;
   unsigned proc_devices;     /* DEVICE records of the current file taken so far */
   /* ranks of the files (format 1.4 JOB records), for distributedInfo (chrome_job.c) */
@@ -68,6 +74,17 @@ struct ct_chrome {
 /* Takes the current file's DEVICE records not yet taken (they arrive with the first
  * work on each device, after on_process), one entry per device index. */
 void chr_note_devices(ct_chrome *c, const ct_proc *p);
+
+/* 1 when the document holds several files: each file's GPUs are rows of their own. */
+static inline int chr_multi(const ct_chrome *c) { return c->opt.files > 1; }
+
+/* The process row (pid) of a device of the current file: the device index for a
+ * single-file document (Kineto's), else GPU_ROW_PID_BASE + file * 1000 + device. */
+uint64_t chr_gpu_pid(const ct_chrome *c, uint64_t device);
+
+/* The process row's name of a device of the current file ("GPU 0"; several files:
+ * "rank 1 GPU 0 (NAME)" or "pid 1234 GPU 0 (NAME)", NAME once its DEVICE record came). */
+void chr_gpu_row_name(const ct_chrome *c, uint64_t device, char *buf, size_t len);
 
 /* Writes the "deviceProperties" member (Kineto's fields, plus pciBusId and uuid when
  * known: format 1.4). */
@@ -117,6 +134,10 @@ uint64_t chr_stream_tid(const ct_chrome *c, uint64_t stream);
 
 /* Names a stream's track (and its device's process) the first time it is used. */
 void chr_ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream);
+
+/* Names (again) the process row of a device of the current file when it was named
+ * already (its DEVICE record arrived after its first stream). */
+void chr_rename_gpu_row(ct_chrome *c, uint64_t device);
 
 /* The synthetic track of the tracer's work labelled what on thread tid. */
 uint64_t chr_tracer_track(ct_chrome *c, uint64_t tid, const char *what);

@@ -1,5 +1,6 @@
 /*
- * Which processes and GPUs a Chrome/Kineto document covers: deviceProperties, and
+ * Which processes and GPUs a Chrome/Kineto document covers: the GPUs' process rows,
+ * deviceProperties, and
  * distributedInfo from format 1.4 JOB records (HTA reads a trace's rank from it, one
  * file per rank: cutrace dump --chrome --split).
  */
@@ -44,16 +45,48 @@ void chr_put_distributed_info(ct_chrome *c) {
   fputc('}', f);
 }
 
+uint64_t chr_gpu_pid(const ct_chrome *c, uint64_t device) {
+  if (!chr_multi(c)) return device;
+  return GPU_ROW_PID_BASE + c->file_index * GPU_ROW_FILE_STRIDE + device % GPU_ROW_FILE_STRIDE;
+}
+
+/* The deviceProperties entry of a device of the current file, or -1. */
+static int device_entry(const ct_chrome *c, uint64_t device) {
+  uint64_t row = chr_gpu_pid(c, device);
+  for (unsigned j = 0; j < c->ndevices; j++)
+    if (c->devices[j].device == device && (!chr_multi(c) || c->device_row[j] == row)) return (int)j;
+  return -1;
+}
+
+void chr_gpu_row_name(const ct_chrome *c, uint64_t device, char *buf, size_t len) {
+  if (!chr_multi(c)) {
+    snprintf(buf, len, "GPU %llu", (unsigned long long)device);
+    return;
+  }
+  char who[48];
+  if (c->proc_job.known & CT_JOB_RANK)
+    snprintf(who, sizeof who, "rank %llu", (unsigned long long)c->proc_job.rank);
+  else
+    snprintf(who, sizeof who, "pid %llu", (unsigned long long)c->pid);
+  int k = device_entry(c, device);
+  if (k >= 0 && c->device_names[k][0])
+    snprintf(buf, len, "%s GPU %llu (%s)", who, (unsigned long long)device, c->device_names[k]);
+  else
+    snprintf(buf, len, "%s GPU %llu", who, (unsigned long long)device);
+}
+
 void chr_note_devices(ct_chrome *c, const ct_proc *p) {
   for (unsigned i = c->proc_devices; i < p->ndevices && i < 16; i++) {
-    int seen = 0;
-    for (unsigned j = 0; j < c->ndevices; j++) seen |= c->devices[j].device == p->devices[i].device;
-    if (seen || c->ndevices >= 64) continue;
+    if (device_entry(c, p->devices[i].device) >= 0 || c->ndevices >= 64) continue;
     unsigned k = c->ndevices++;
     c->devices[k] = p->devices[i];
+    c->device_row[k] = chr_gpu_pid(c, p->devices[i].device);
+    c->device_owner[k] = c->pid;
+    c->device_job[k] = c->proc_job;
     snprintf(c->device_names[k], sizeof c->device_names[0], "%s", p->device_names[i]);
     snprintf(c->device_pci[k], sizeof c->device_pci[0], "%s", p->device_pci[i] ? p->device_pci[i] : "");
     snprintf(c->device_uuid[k], sizeof c->device_uuid[0], "%s", p->device_uuid[i] ? p->device_uuid[i] : "");
+    if (chr_multi(c)) chr_rename_gpu_row(c, p->devices[i].device);
   }
   c->proc_devices = p->ndevices;
 }
@@ -75,6 +108,12 @@ void chr_put_device_properties(ct_chrome *c) {
     if (c->device_uuid[i][0]) {
       fputs(",\"uuid\":", f);
       chr_put_string(c, c->device_uuid[i]);
+    }
+    if (chr_multi(c)) { /* several files: which process row and which process */
+      fprintf(f, ",\"pid\":%llu,\"process\":%llu", (unsigned long long)c->device_row[i],
+              (unsigned long long)c->device_owner[i]);
+      if (c->device_job[i].known & CT_JOB_RANK)
+        fprintf(f, ",\"rank\":%llu", (unsigned long long)c->device_job[i].rank);
     }
     fputc('}', f);
   }

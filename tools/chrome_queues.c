@@ -33,11 +33,11 @@ static void put_counter(void *user, uint64_t t, uint64_t depth) {
   sq->last_depth = depth;
   ct_chrome *c = x->c;
   chr_next_event(c);
-  put_kv(c, "{\"ph\":\"C\",\"pid\":", x->device);
+  put_kv(c, "{\"ph\":\"C\",\"pid\":", chr_gpu_pid(c, x->device));
   put_lit(c, ",\"ts\":");
   chr_put_us(c, t);
   put_kv(c, ",\"name\":\"stream ", x->stream);
-  if (c->file_index) put_kv(c, " (pid ", c->pid), put_lit(c, ")");
+  if (c->file_index && !chr_multi(c)) put_kv(c, " (pid ", c->pid), put_lit(c, ")");
   put_kv(c, " queue\",\"cat\":\"queue\",\"args\":{\"depth\":", depth);
   put_lit(c, "}}");
 }

@@ -136,9 +136,19 @@ static void split_name(const char *dir, const split_input *x, char *buf, size_t 
   snprintf(buf, len, "%s/%.*s.json", dir, (int)n, base);
 }
 
+/* 1 when input j goes into the document of input i (itself, or the same rank). */
+static int same_document(const split_run *s, size_t i, size_t j) {
+  const split_input *x = &s->in[j];
+  if (x->done || !x->readable) return 0;
+  return j == i || (has_rank(&s->in[i]) && has_rank(x) && x->id.job.rank == s->in[i].id.job.rank);
+}
+
 /* Writes one document holding input i and every later input of the same rank. */
-static int split_write(const char *dir, const ct_chrome_options *opt, split_run *s, size_t i,
+static int split_write(const char *dir, const ct_chrome_options *options, split_run *s, size_t i,
                        chrome_run *run) {
+  ct_chrome_options opt = *options;
+  opt.files = 0;
+  for (size_t j = i; j < s->n; j++) opt.files += same_document(s, i, j);
   char name[4096];
   split_name(dir, &s->in[i], name, sizeof name);
   FILE *out = fopen(name, "w");
@@ -146,7 +156,7 @@ static int split_write(const char *dir, const ct_chrome_options *opt, split_run 
     fprintf(stderr, "cutrace dump: %s: cannot write: %s\n", name, strerror(errno));
     return -1;
   }
-  run->c = ct_chrome_begin(out, opt);
+  run->c = ct_chrome_begin(out, &opt);
   if (!run->c) {
     fclose(out);
     fprintf(stderr, "cutrace dump: out of memory\n");
@@ -155,8 +165,7 @@ static int split_write(const char *dir, const ct_chrome_options *opt, split_run 
   unsigned files = 0;
   for (size_t j = i; j < s->n; j++) {
     split_input *x = &s->in[j];
-    int same = j == i || (has_rank(&s->in[i]) && has_rank(x) && x->id.job.rank == s->in[i].id.job.rank);
-    if (x->done || !x->readable || !same) continue;
+    if (!same_document(s, i, j)) continue;
     x->done = 1;
     files++;
     (void)chrome_file(x->path, run);
@@ -214,6 +223,13 @@ static int dump_split(const char *dir, const ct_chrome_options *opt, int argc, c
   return run.status;
 }
 
+/* Counts an input file (ct_expand_inputs's callback). */
+static int count_file(const char *path, void *arg) {
+  (void)path;
+  ++*(unsigned *)arg;
+  return 0;
+}
+
 static int bad_usage(const char *what, const char *arg) {
   fprintf(stderr, "cutrace dump: %s '%s' (try: cutrace dump --help)\n", what, arg);
   return 2;
@@ -269,13 +285,18 @@ int cmd_dump(int argc, char **argv) {
     fprintf(stderr, "cutrace dump: %s: cannot write: %m\n", out_path);
     return 2;
   }
+  char err[300];
+  if (ct_expand_inputs(argc - i, argv + i, count_file, &opt.files, err, sizeof err) < 0) {
+    fprintf(stderr, "cutrace dump: %s\n", err);
+    if (out != stdout) fclose(out);
+    return 2;
+  }
   chrome_run run = {.c = ct_chrome_begin(out, &opt)};
   if (!run.c) {
     fprintf(stderr, "cutrace dump: out of memory\n");
     return 2;
   }
   cli_progress_start("dump");
-  char err[300];
   int n = ct_expand_inputs(argc - i, argv + i, chrome_file, &run, err, sizeof err);
   cli_progress_done();
   int wrc = ct_chrome_end(run.c);

@@ -23,14 +23,15 @@ def run(*args):
     return tooltest.run(cutrace, *args)
 
 
-def check_document(doc, label, n_iters, pid, stream_tids):
+def check_document(doc, label, n_iters, pid, stream_tids, gpu=0, gpu_name="GPU 0", file_index=0):
+    """gpu: the pid of the GPU's process row; file_index: the file's place (flow ids)."""
     ev = doc["traceEvents"]
     check("deviceProperties" in doc and doc["deviceProperties"][0]["name"] == "cutrace simulated GPU",
           f"{label}: deviceProperties")
     check(doc["distributedInfo"]["rank"] == 0, f"{label}: distributedInfo")
     xs = [e for e in ev if e["ph"] == "X"]
     by_cat = collections.Counter(e["cat"] for e in xs if e["pid"] == pid or (
-        e["pid"] == 0 and e["tid"] in stream_tids.values() and e["cat"] != "gap"))
+        e["pid"] == gpu and e["tid"] in stream_tids.values() and e["cat"] != "gap"))
     n, even, odd, by4 = n_iters, (n_iters + 1) // 2, n_iters // 2, (n_iters + 3) // 4
     exp = {"kernel": n + n + even + n + odd, "gpu_memcpy": n + n + even, "gpu_memset": by4,
            "cuda_driver": even, "user_annotation": 2 * n, "tracer": (n + 7) // 8}
@@ -46,29 +47,31 @@ def check_document(doc, label, n_iters, pid, stream_tids):
     check(names.get((pid, pid)) == f"main ({pid})" and names.get((pid, pid + 1)) == f"worker ({pid + 1})",
           f"{label}: thread tracks {names}")
     for s, tid in stream_tids.items():
-        check(names.get((0, tid), "").startswith(f"stream {s}"), f"{label}: stream {s} track")
+        check(names.get((gpu, tid), "").startswith(f"stream {s}"), f"{label}: stream {s} track")
     check(any(v.startswith("cutrace: flush") for v in names.values()), f"{label}: tracer track")
     procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
-    check(procs.get(0) == "GPU 0" and f"(pid {pid})" in procs.get(pid, ""), f"{label}: process names")
+    check(procs.get(gpu) == gpu_name and f"(pid {pid})" in procs.get(pid, ""),
+          f"{label}: process names {procs}")
 
     # Units: microseconds with 3 decimals; the scenario's first vadd is 2 us long.
-    vadd = [e for e in xs if e["name"].startswith("vadd(") and e["pid"] == 0 and e["tid"] == stream_tids[7]]
+    vadd = [e for e in xs if e["name"].startswith("vadd(") and e["pid"] == gpu and e["tid"] == stream_tids[7]]
     check(vadd and vadd[0]["dur"] == 2.0 and vadd[0]["args"]["grid"] == [256, 1, 1], f"{label}: vadd slice")
     h2d = [e for e in xs if e["cat"] == "gpu_memcpy" and e["name"] == "Memcpy HtoD (Pinned -> Device)"
-           and e["tid"] == stream_tids[7]]
+           and e["pid"] == gpu and e["tid"] == stream_tids[7]]
     check(len(h2d) == n and h2d[0]["args"]["bytes"] == 1 << 20, f"{label}: HtoD copies")
 
     # Flows: per GPU event of this process one s on the call and one f (bp e) on the event.
-    gpu = [e for e in xs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and e["tid"] in stream_tids.values()]
+    gpu_events = [e for e in xs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and
+                  e["pid"] == gpu and e["tid"] in stream_tids.values()]
     flows = collections.defaultdict(list)
     for e in ev:
         if e["ph"] in ("s", "f"):
             flows[e["id"]].append(e)
     calls = {(e["pid"], e["tid"], e["ts"]) for e in xs if e["cat"] in ("cuda_runtime", "cuda_driver")}
     ok = True
-    for g in gpu:
+    for g in gpu_events:
         corr = g["args"].get("correlation")
-        pair = [f for f in flows.get(g["args"]["correlation"] | (flow_shift(g["tid"]) << 40), [])]
+        pair = [f for f in flows.get(g["args"]["correlation"] | (file_index << 40), [])]
         s = [f for f in pair if f["ph"] == "s"]
         f = [f for f in pair if f["ph"] == "f"]
         if not corr or len(s) != 1 or len(f) != 1 or f[0].get("bp") != "e" or \
@@ -77,11 +80,7 @@ def check_document(doc, label, n_iters, pid, stream_tids):
             ok = False
             print("  bad flow for", g, pair)
             break
-    check(ok and gpu, f"{label}: every GPU event has its correlation and flow pair")
-
-
-def flow_shift(tid):
-    return tid // 100000 if tid < 1000000000 else 0
+    check(ok and gpu_events, f"{label}: every GPU event has its correlation and flow pair")
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -107,19 +106,34 @@ with tempfile.TemporaryDirectory() as d:
         check(all(e["name"].startswith("GPU idle: ") and e["args"]["cause"] in e["name"] for e in gaps),
               "gap slices are labelled with their cause")
 
-    # Two processes in one document: both complete, stream tracks kept apart.
+    # Two processes in one document: both complete, each file's GPU a process row of its
+    # own (pid 10^9 + file * 1000 + device) sorted right under its CPU process.
     rc, out, err = run("dump", "--chrome", data)
     check(rc == 0, f"two files: {rc} {err!r}")
     doc2 = json.loads(out)
-    check_document(doc2, "first of two", 40, 100, {0: 0, 7: 7, 8: 8})
-    check_document(doc2, "second of two", 25, 200, {0: 100000, 7: 100007, 8: 100008})
+    sim = "cutrace simulated GPU"
+    check_document(doc2, "first of two", 40, 100, {0: 0, 7: 7, 8: 8}, 1000000000,
+                   f"pid 100 GPU 0 ({sim})", 0)
+    check_document(doc2, "second of two", 25, 200, {0: 0, 7: 7, 8: 8}, 1000001000,
+                   f"pid 200 GPU 0 ({sim})", 1)
+    check(not trace_event_format_problem(doc2), f"two files: {trace_event_format_problem(doc2)}")
     tooltest.check_nesting(doc2, "two files")
+    order = {e["pid"]: e["args"]["sort_index"] for e in doc2["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "process_sort_index"}
+    check(order == {100: 1000, 1000000000: 1001, 200: 2000, 1000001000: 2001},
+          f"two files: process rows in order {order}")
+    check(not [e for e in doc2["traceEvents"] if e.get("pid") == 0],
+          "two files: nothing left on the shared row pid 0")
+    props = [(x["id"], x.get("pid"), x.get("process"), "rank" in x) for x in doc2["deviceProperties"]]
+    check(props == [(0, 1000000000, 100, False), (0, 1000001000, 200, False)],
+          f"two files: deviceProperties per process {props}")
     gap_tracks = {(e["pid"], e["tid"]) for e in doc2["traceEvents"] if e.get("cat") == "gap"}
     tnames = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc2["traceEvents"]
               if e["ph"] == "M" and e["name"] == "thread_name"}
     if gap_tracks:
-        check(any(tnames[t] == "GPU idle (pid 200)" for t in gap_tracks) and
-              any(tnames[t] == "GPU idle" for t in gap_tracks), "idle tracks kept apart per process")
+        check({t for t in gap_tracks if tnames[t] == "GPU idle"} ==
+              {(1000000000, 1500000000), (1000001000, 1500000000)},
+              "idle tracks on each process's GPU row")
 
     # GEMMs timed by their child kernels, NVTX ranges projected onto the GPU streams.
     import inner_scenario
