@@ -1,7 +1,8 @@
 /*
  * cutrace gaps, shared by its files: the command's state (cmd_gaps.c: options and
  * inputs) and the writers of its output (cmd_gaps_text.c: text and --summary;
- * cmd_gaps_json.c: JSON, schema in docs/gaps.md).
+ * cmd_gaps_json.c: JSON, schema in docs/gaps.md; cmd_gaps_ranks.c: the per-rank
+ * comparison in both).
  */
 #ifndef CUTRACE_CMD_GAPS_H
 #define CUTRACE_CMD_GAPS_H
@@ -43,6 +44,14 @@ void ct_gaps_print_text(const gaps_cli *c);
 
 /* Prints at most 6 lines: busy share and idle by cause, the largest gap, findings. */
 void ct_gaps_print_summary(const gaps_cli *c);
+
+/* Prints the per-rank table, the most idle rank and the one the others waited for
+ * (nothing when fewer than two ranks: cmd_gaps_ranks.c). */
+void ct_gaps_print_ranks_text(const ct_gaps_ranks *rk);
+
+/* Writes the members "ranks" (one object per rank), "most_idle_rank" and
+ * "waited_for_rank" (null when none). */
+void ct_gaps_json_ranks(ct_json *j, const ct_gaps_ranks *rk);
 
 /* Prints the JSON document (schema in docs/gaps.md); o: the thresholds used. */
 void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o);

@@ -219,6 +219,11 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
   if (straggler >= 0 && (procs[devs[straggler].proc].job.known & CT_JOB_RANK))
     ct_json_uint(&j, procs[devs[straggler].proc].job.rank);
   else ct_json_null(&j);
+  ct_gaps_ranks rk;
+  if (ct_gaps_rank_compare(c->g, &rk) < 0)
+    fprintf(stderr, "cutrace gaps: out of memory: no per-rank comparison\n");
+  ct_gaps_json_ranks(&j, &rk);
+  ct_gaps_ranks_free(&rk);
   const ct_gaps_stream *strs = ct_gaps_streams(c->g, &n);
   ct_json_key(&j, "streams");
   ct_json_begin_array(&j);

@@ -323,6 +323,14 @@ void ct_gaps_print_text(const gaps_cli *c) {
              ct_fmt_duration(procs[i].paused_ns, b, sizeof b));
   }
   putchar('\n');
+  ct_gaps_ranks rk;
+  if (ct_gaps_rank_compare(c->g, &rk) < 0)
+    fprintf(stderr, "cutrace gaps: out of memory: no per-rank comparison\n");
+  else if (rk.n) {
+    ct_gaps_print_ranks_text(&rk);
+    putchar('\n');
+  }
+  ct_gaps_ranks_free(&rk);
   print_usage_table(c, 0);
   putchar('\n');
   print_usage_table(c, 1);

@@ -366,7 +366,7 @@ int ct_gaps_comm_straggler(const ct_gaps *g) {
   }
   if (n < 2) return -1;
   uint64_t min = g->devs[lo].comm.comm_ns, max = g->devs[hi].comm.comm_ns;
-  return max >= min + 100000 && max * 4 >= min * 5 ? lo : -1;
+  return ct_gaps_comm_apart(min, max) ? lo : -1;
 }
 
 void ct_gaps_free(ct_gaps *g) {

@@ -260,6 +260,40 @@ uint64_t ct_gaps_late(const ct_gaps *g);
  */
 int ct_gaps_comm_straggler(const ct_gaps *g);
 
+/* The straggler rule on communication times: the most (max) is at least 1.25 times and
+ * 100 us more than the least (min). */
+static inline int ct_gaps_comm_apart(uint64_t min, uint64_t max) {
+  return max >= min + 100000 && max * 4 >= min * 5;
+}
+
+/* One rank of a distributed job: its GPUs' time summed over its files and devices. */
+typedef struct ct_gaps_rank {
+  uint64_t rank;
+  unsigned files, devices;
+  uint64_t observed_ns;         /* the devices' recorded spans (ct_gaps_observed_ns) */
+  uint64_t busy_ns, idle_ns;
+  uint64_t idle_by_cause[CT_GAP_NCAUSES];
+  uint64_t comm_ns, exposed_ns; /* communication kernels, and their time alone (ct_gaps_comm) */
+} ct_gaps_rank;
+
+/* The ranks of the inputs side by side (files without a rank, a launcher's, left out). */
+typedef struct ct_gaps_ranks {
+  ct_gaps_rank *ranks;          /* by rank number; NULL when fewer than 2 ranks */
+  unsigned n;
+  int most_idle;                /* index of the rank with the lowest busy share (the lower
+                                   rank on ties), -1 when none */
+  int waited_for;               /* index of the rank with the least communication time, by
+                                   the straggler rule (ct_gaps_comm_apart) over ranks; -1 */
+  int most_comm;                /* with waited_for: the rank with the most */
+} ct_gaps_ranks;
+
+/* Compares the ranks of g's inputs into *out (n = 0 when fewer than two ranks are
+ * present). Returns 0, or -1 when out of memory. Free with ct_gaps_ranks_free. */
+int ct_gaps_rank_compare(const ct_gaps *g, ct_gaps_ranks *out);
+
+/* Frees what ct_gaps_rank_compare allocated. */
+void ct_gaps_ranks_free(ct_gaps_ranks *r);
+
 /* Frees the analysis and its results. */
 void ct_gaps_free(ct_gaps *g);
 
