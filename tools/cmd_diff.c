@@ -111,6 +111,8 @@ static int add_file(const char *path, void *arg) {
   int fs = cli_file_status("diff", path, rc, &st);
   in->status = fs == 0 ? "clean" : fs == 1 ? "partial" : "unreadable";
   if (rc) snprintf(in->message, sizeof in->message, "%s", st.message);
+  char err[300];
+  in->has_id = rc >= 0 && ct_identity_read(path, &in->id, err, sizeof err) == 0;
   if (fs == 1 && c->status < 1) c->status = 1;
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "diff.h"
+#include "identity.h"
 #include "output.h"
 
 /* One input file of a side and how its reading went. */
@@ -17,6 +18,8 @@ typedef struct diff_input {
   char *path;
   const char *status;     /* "clean", "partial", "unreadable" */
   char message[300];
+  int has_id;             /* id was read (the file's head is readable) */
+  ct_identity id;         /* its process and rank */
 } diff_input;
 
 /* The command's state. Side 0 is BEFORE, side 1 AFTER. */
@@ -55,6 +58,11 @@ double ct_diff_ratio(double before, double after);
 
 /* The headline's values of both sides, normalised (v[0] before, v[1] after). */
 void ct_diff_headline(const diff_cli *c, double v[2][CT_DM_COUNT]);
+
+/* How a side is shown after its file count: ": rank 2 (pid P on HOST)" for one file
+ * with a rank, ", ranks 0,1,2,3" (at most 8, then ",...") for several, "" when no
+ * file has a rank. Returns buf. */
+const char *ct_diff_side_ranks(const diff_cli *c, int side, char *buf, size_t len);
 
 /* Writes the JSON document: headline values v and the nt compared tables dts. */
 void ct_diff_print_json(const diff_cli *c, const double v[2][CT_DM_COUNT],

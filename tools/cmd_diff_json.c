@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cmd_diff.h"
+#include "identity.h"
 
 /* A JSON number: integer ns and bytes, 2 decimals for percentages, counts exact or 3. */
 static void json_value(ct_json *j, const char *key, double v, int unit) {
@@ -70,6 +71,12 @@ static void json_side(const diff_cli *c, ct_json *j, int k) {
     ct_json_kv_string(j, "path", c->inputs[k][i].path);
     ct_json_kv_string(j, "status", c->inputs[k][i].status);
     if (c->inputs[k][i].message[0]) ct_json_kv_string(j, "message", c->inputs[k][i].message);
+    const diff_input *in = &c->inputs[k][i];
+    ct_json_key(j, "pid");
+    if (in->has_id && in->id.has_process) ct_json_uint(j, in->id.proc.pid);
+    else ct_json_null(j);
+    ct_json_kv_string(j, "host", in->has_id ? in->id.host : "");
+    ct_json_job(j, in->has_id ? &in->id.job : NULL);
     ct_json_end_object(j);
   }
   ct_json_end_array(j);

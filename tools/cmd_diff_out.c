@@ -55,12 +55,46 @@ void ct_diff_headline(const diff_cli *c, double v[2][CT_DM_COUNT]) {
   }
 }
 
+/* The rank of input i of side k, or -1 when unknown. */
+static long long input_rank(const diff_cli *c, int k, size_t i) {
+  const diff_input *in = &c->inputs[k][i];
+  return in->has_id && (in->id.job.known & CT_JOB_RANK) ? (long long)in->id.job.rank : -1;
+}
+
+const char *ct_diff_side_ranks(const diff_cli *c, int k, char *buf, size_t len) {
+  buf[0] = 0;
+  if (c->ninputs[k] == 1 && input_rank(c, k, 0) >= 0) {
+    const diff_input *in = &c->inputs[k][0];
+    char label[400];
+    snprintf(buf, len, ": %s", ct_proc_label(&in->id.job, in->id.proc.pid, in->id.host, label,
+                                             sizeof label));
+    return buf;
+  }
+  size_t at = 0;
+  unsigned shown = 0;
+  for (size_t i = 0; i < c->ninputs[k] && at < len; i++) {
+    long long r = input_rank(c, k, i);
+    int seen = r < 0;
+    for (size_t m = 0; m < i && !seen; m++) seen = input_rank(c, k, m) == r;
+    if (seen) continue;
+    int w = shown == 8 ? snprintf(buf + at, len - at, ",...")
+                       : snprintf(buf + at, len - at, "%s%lld", shown ? "," : ", ranks ", r);
+    if (w < 0) break;
+    at += (size_t)w;
+    if (++shown > 8) break;
+  }
+  if (at >= len) buf[len - 1] = 0;
+  return buf;
+}
+
 static void print_headline(const diff_cli *c, const double v[2][CT_DM_COUNT]) {
   int text = c->fmt == CT_OUT_TEXT;
   if (text) {
-    printf("cutrace diff: BEFORE %s (%zu file%s) -> AFTER %s (%zu file%s)\n", c->paths[0],
-           c->ninputs[0], c->ninputs[0] == 1 ? "" : "s", c->paths[1], c->ninputs[1],
-           c->ninputs[1] == 1 ? "" : "s");
+    char r0[512], r1[512];
+    printf("cutrace diff: BEFORE %s (%zu file%s%s) -> AFTER %s (%zu file%s%s)\n", c->paths[0],
+           c->ninputs[0], c->ninputs[0] == 1 ? "" : "s", ct_diff_side_ranks(c, 0, r0, sizeof r0),
+           c->paths[1], c->ninputs[1], c->ninputs[1] == 1 ? "" : "s",
+           ct_diff_side_ranks(c, 1, r1, sizeof r1));
     if (c->per_range)
       printf("per instance of NVTX range '%s': %llu before, %llu after\n", c->per_range,
              (unsigned long long)c->instances[0], (unsigned long long)c->instances[1]);

@@ -90,6 +90,7 @@ typedef struct table_ctx {
   ct_table *tb;
   enum ct_out_format fmt;
   uint64_t pid;
+  const struct ct_job *job; /* the file's rank (per process), or NULL */
 } table_ctx;
 
 static void table_row(void *ctx, const ct_report *r, enum ct_report_table t, const void *key,
@@ -99,17 +100,22 @@ static void table_row(void *ctx, const ct_report *r, enum ct_report_table t, con
   if (c->fmt == CT_OUT_CSV) {
     ct_table_cell(c->tb, "%s", ct_report_table_ids[t]);
     if (c->pid) ct_table_cell(c->tb, "%llu", (unsigned long long)c->pid);
+    if (c->pid && c->job && (c->job->known & CT_JOB_RANK))
+      ct_table_cell(c->tb, "%llu", (unsigned long long)c->job->rank);
+    else if (c->pid)
+      ct_table_cell(c->tb, "%s", "");
     ct_report_csv_row(c->tb, r, t, key, klen, v);
   } else {
     ct_report_text_row(c->tb, r, t, key, klen, v);
   }
 }
 
-/* Prints the tables of one report as text or CSV; pid > 0 adds a pid column to CSV. */
-static void print_tables(run_state *s, const ct_report *r, uint64_t pid) {
+/* Prints the tables of one report as text or CSV; pid > 0 adds pid and rank columns to
+ * CSV (job: the file's rank, or NULL). */
+static void print_tables(run_state *s, const ct_report *r, uint64_t pid, const struct ct_job *job) {
   if (s->opt.by_callsite) {
     if (s->printed_tables++) putchar('\n');
-    ct_callsites_print(s->callsites, stdout, s->opt.fmt, s->opt.sort, s->opt.limit, pid);
+    ct_callsites_print(s->callsites, stdout, s->opt.fmt, s->opt.sort, s->opt.limit, pid, job);
     return;
   }
   static const char *const titles[CT_NTABLES] = {
@@ -122,7 +128,7 @@ static void print_tables(run_state *s, const ct_report *r, uint64_t pid) {
   for (int t = 0; t < CT_NTABLES; t++) {
     if (!s->opt.tables[t] || (t == CT_TABLE_GRAPHS && !ct_graphs_launched(r))) continue;
     table_ctx c = {ct_report_new_table((enum ct_report_table)t, s->opt.fmt, titles[t], pid > 0),
-                   s->opt.fmt, pid};
+                   s->opt.fmt, pid, job};
     if (!c.tb) continue;
     each_row(s, r, (enum ct_report_table)t, table_row, &c);
     if (s->printed_tables++) putchar('\n');
@@ -246,7 +252,7 @@ static int report_file(const char *path, void *arg) {
           text_heading(s, f, r, 1);
           s->printed_tables = 0;
         }
-        print_tables(s, r, f->proc.pid ? f->proc.pid : 1);
+        print_tables(s, r, f->proc.pid ? f->proc.pid : 1, &f->id.job);
         if (s->opt.fmt == CT_OUT_TEXT) putchar('\n');
       }
     }
@@ -371,7 +377,7 @@ int cmd_report(int argc, char **argv) {
     ct_json_finish(&s.json);
   } else if (!s.opt.per_process && n >= 0) {
     if (s.opt.fmt == CT_OUT_TEXT && s.nfiles) text_heading(&s, &s.files[0], &s.merged, 0);
-    print_tables(&s, &s.merged, 0);
+    print_tables(&s, &s.merged, 0, NULL);
   }
   if (!s.opt.per_process) ct_report_free(&s.merged);
   ct_callsites_free(s.callsites);

@@ -311,7 +311,7 @@ size_t *ct_report_sorted(const ct_report *r, enum ct_report_table t, const char 
 extern const char *const ct_report_table_ids[CT_NTABLES];
 
 /* A table for the rows of table t in fmt (text or CSV); CSV columns start with "table"
- * and, when pid_col, "pid". NULL when out of memory. */
+ * and, when pid_col, "pid" and "rank" (--per-process). NULL when out of memory. */
 ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, const char *title,
                               int pid_col);
 

@@ -107,24 +107,25 @@ static void row_label(const ct_callsites *c, const site_row *row, char *buf, siz
 }
 
 void ct_callsites_print(const ct_callsites *c, FILE *f, enum ct_out_format fmt, const char *sort,
-                        uint64_t limit, uint64_t pid) {
+                        uint64_t limit, uint64_t pid, const struct ct_job *job) {
   if (fmt == CT_OUT_TEXT && !c->calls_with_stack) {
     fprintf(f, "%s\n", c->calls ? ct_callsites_no_stacks_hint : "(no calls in the input)");
     return;
   }
   static const char *const text_h[] = {"GPU time", "Calls", "CPU time", "Kernels", "GPU ops",
                                        "Top kernel", "Call site"};
-  static const char *const csv_h[] = {"table", "pid", "function", "file", "line", "module", "calls",
-                                      "cpu_ns", "gpu_ns", "kernels", "activities", "top_kernel"};
-  const char *hdr[12];
+  static const char *const csv_h[] = {"table", "pid", "rank", "function", "file", "line", "module",
+                                      "calls", "cpu_ns", "gpu_ns", "kernels", "activities",
+                                      "top_kernel"};
+  const char *hdr[13];
   int n = 0;
   if (fmt == CT_OUT_TEXT) {
     memcpy(hdr, text_h, sizeof text_h);
     n = 7;
     if (c->by_stack) hdr[6] = "Stack (call site < callers)";
   } else {
-    for (int i = 0; i < 12; i++)
-      if (i != 1 || pid) hdr[n++] = csv_h[i];
+    for (int i = 0; i < 13; i++)
+      if ((i != 1 && i != 2) || pid) hdr[n++] = csv_h[i];
   }
   ct_table *t = ct_table_new(fmt == CT_OUT_TEXT ? (c->by_stack ? "Call stacks (GPU work launched from each)"
                                                               : "Call sites (GPU work launched from each)")
@@ -156,6 +157,8 @@ void ct_callsites_print(const ct_callsites *c, FILE *f, enum ct_out_format fmt, 
     const frame_copy *site = row->nframes ? &row->frames[row->site] : NULL;
     ct_table_cell(t, "%s", c->by_stack ? "stacks" : "callsites");
     if (pid) ct_table_cell(t, "%llu", (unsigned long long)pid);
+    if (pid && job && (job->known & CT_JOB_RANK)) ct_table_cell(t, "%llu", (unsigned long long)job->rank);
+    else if (pid) ct_table_cell(t, "%s", "");
     ct_table_cell(t, "%s", site ? site->function : "");
     ct_table_cell(t, "%s", site ? site->file : "");
     ct_table_cell(t, "%u", site ? site->line : 0);

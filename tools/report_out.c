@@ -61,7 +61,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
   int n = 0;
   if (fmt == CT_OUT_CSV) {
     hdr[n++] = "table";
-    if (pid_col) hdr[n++] = "pid";
+    if (pid_col) hdr[n++] = "pid", hdr[n++] = "rank";
   }
   for (int i = 0; i < 21 && h[i]; i++) hdr[n++] = h[i];
   return ct_table_new(fmt == CT_OUT_TEXT ? title : NULL, n, hdr,
