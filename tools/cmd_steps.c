@@ -59,6 +59,12 @@ static int add_input(const char *path, void *arg) {
   ct_steps_file *nf = realloc(c->files, (c->nfiles + 1) * sizeof *nf);
   if (!nf) return -1;
   c->files = nf;
+  ct_identity *ni = realloc(c->ids, (c->nfiles + 1) * sizeof *ni);
+  if (!ni) return -1;
+  c->ids = ni;
+  char err[300];
+  if (ct_identity_read(path, &c->ids[c->nfiles], err, sizeof err) < 0)
+    memset(&c->ids[c->nfiles], 0, sizeof c->ids[c->nfiles]); /* ct_steps_read says why */
   ct_steps_file *f = &c->files[c->nfiles++];
   int rc = ct_steps_read(path, &c->o, f);
   const char *msg = f->st.message[0] ? f->st.message : "unreadable";
@@ -134,6 +140,7 @@ int cmd_steps(int argc, char **argv) {
   }
   for (unsigned i = 0; i < c.nfiles; i++) ct_steps_file_free(&c.files[i]);
   free(c.files);
+  free(c.ids);
   free(paths);
   return c.status;
 }

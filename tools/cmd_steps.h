@@ -3,6 +3,7 @@
 #ifndef CUTRACE_CMD_STEPS_H
 #define CUTRACE_CMD_STEPS_H
 
+#include "identity.h"
 #include "output.h"
 #include "steps.h"
 
@@ -11,6 +12,7 @@ typedef struct steps_cli {
   enum ct_out_format fmt;
   int summary;            /* --summary: no per-step rows */
   ct_steps_file *files;   /* one per input file, in order */
+  ct_identity *ids;       /* each file's process and rank (has_process 0: unknown) */
   unsigned nfiles;
   int status;             /* exit status so far */
 } steps_cli;

@@ -124,9 +124,12 @@ static int print_text_rows(const ct_steps_file *f, const ct_steps_summary *sum,
   return 0;
 }
 
-static int print_text_file(const ct_steps_file *f, const ct_steps_summary *sum,
-                           const ct_steps_options *o, int rows) {
-  printf("== %s: pid %llu ==\n", f->path, (unsigned long long)f->proc.pid);
+static int print_text_file(const ct_steps_file *f, const ct_identity *id,
+                           const ct_steps_summary *sum, const ct_steps_options *o, int rows) {
+  char who[400];
+  if (id->job.known & CT_JOB_RANK) ct_proc_label(&id->job, f->proc.pid, id->host, who, sizeof who);
+  else snprintf(who, sizeof who, "pid %llu", (unsigned long long)f->proc.pid);
+  printf("== %s: %s ==\n", f->path, who);
   printf("steps: %zu instances of NVTX range \"%s\" (%s) on thread %llu", f->nsteps, f->range,
          f->chosen ? f->how : "--range", (unsigned long long)f->tid);
   if (f->has_device) printf("; busy and idle of device %llu", (unsigned long long)f->device);
@@ -171,7 +174,7 @@ static int print_text_file(const ct_steps_file *f, const ct_steps_summary *sum,
 
 static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
   static const char *const fixed[] = {
-      "pid", "step", "warmup", "outlier", "begin_ns", "time_ns", "cpu_ns", "gpu_work_ns",
+      "pid", "rank", "step", "warmup", "outlier", "begin_ns", "time_ns", "cpu_ns", "gpu_work_ns",
       "gpu_span_ns", "busy_pct", "device_busy_ns", "idle_ns"};
   enum { NFIXED = sizeof fixed / sizeof fixed[0] };
   static const char *const tail[] = {"kernels", "copies", "sets", "copy_gpu_ns", "cuda_calls",
@@ -195,6 +198,10 @@ static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
       const ct_step_kernel *k = top_kernel(s);
       ct_table_row(tb);
       ct_table_cell(tb, "%llu", (unsigned long long)f->proc.pid);
+      if (c->ids[fi].job.known & CT_JOB_RANK)
+        ct_table_cell(tb, "%llu", (unsigned long long)c->ids[fi].job.rank);
+      else
+        ct_table_cell(tb, "%s", "");
       ct_table_cell(tb, "%zu", i);
       ct_table_cell(tb, "%d", i < c->o.skip);
       ct_table_cell(tb, "%d", is_outlier(&sums[fi], i));
@@ -298,11 +305,13 @@ static void json_step(ct_json *j, const ct_steps_file *f, const ct_steps_summary
   ct_json_end_object(j);
 }
 
-static void json_file(ct_json *j, const ct_steps_file *f, const ct_steps_summary *sum,
-                      const ct_steps_options *o, int rows) {
+static void json_file(ct_json *j, const ct_steps_file *f, const ct_identity *id,
+                      const ct_steps_summary *sum, const ct_steps_options *o, int rows) {
   ct_json_begin_object(j);
   ct_json_kv_string(j, "path", f->path);
   ct_json_kv_uint(j, "pid", f->proc.pid);
+  ct_json_kv_string(j, "host", id->host);
+  ct_json_job(j, &id->job);
   ct_json_kv_string(j, "status", f->rc == 0 ? "ok" : "partial");
   ct_json_kv_string(j, "range", f->range);
   ct_json_kv_bool(j, "chosen", f->chosen);
@@ -370,7 +379,8 @@ int ct_steps_print(const steps_cli *c) {
     ct_json_key(&j, "processes");
     ct_json_begin_array(&j);
     for (unsigned i = 0; i < c->nfiles; i++)
-      if (c->files[i].rc >= 0 && c->files[i].rc != 2) json_file(&j, &c->files[i], &sums[i], &c->o, !c->summary);
+      if (c->files[i].rc >= 0 && c->files[i].rc != 2) json_file(&j, &c->files[i], &c->ids[i], &sums[i], &c->o,
+                                                              !c->summary);
     ct_json_end_array(&j);
     ct_json_end_object(&j);
     ct_json_finish(&j);
@@ -380,7 +390,7 @@ int ct_steps_print(const steps_cli *c) {
       if (c->files[i].rc < 0 || c->files[i].rc == 2) continue;
       if (!first) printf("\n");
       first = 0;
-      rc = print_text_file(&c->files[i], &sums[i], &c->o, !c->summary);
+      rc = print_text_file(&c->files[i], &c->ids[i], &sums[i], &c->o, !c->summary);
     }
   }
   for (unsigned i = 0; i < c->nfiles; i++) ct_steps_summary_free(&sums[i]);
