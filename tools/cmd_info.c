@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "codec.h"
 #include "commands.h"
+#include "identity.h"
 #include "output.h"
 #include "pauses.h"
 #include "progress.h"
@@ -120,7 +121,16 @@ static int info_file(const char *path, void *arg) {
   const ct_read_status *st = ct_reader_status(r);
   cli_progress_done();
   cli_progress_start("info");
-  printf("%s:\n  %-14s %u.%u\n", path, "format", st->major, st->minor);
+  if (have_proc && (job.known & CT_JOB_RANK)) { /* "PATH: rank 2 (pid 4242 on node7)" */
+    char host[256] = "", label[400];
+    size_t len = 0;
+    const char *h = proc.host ? ct_reader_string(r, proc.host, &len) : NULL;
+    if (h) snprintf(host, sizeof host, "%.*s", (int)(len < sizeof host ? len : sizeof host - 1), h);
+    printf("%s: %s\n", path, ct_proc_label(&job, proc.pid, host, label, sizeof label));
+  } else {
+    printf("%s:\n", path);
+  }
+  printf("  %-14s %u.%u\n", "format", st->major, st->minor);
   if (have_proc) {
     printf("  %-14s %llu (parent %llu)\n", "pid", (unsigned long long)proc.pid,
            (unsigned long long)proc.ppid);
