@@ -121,7 +121,8 @@ with tempfile.TemporaryDirectory() as d:
     idle = sum(s[k]["before"] for k in s if k.startswith("idle_"))
     check(idle == s["gpu_idle_ns"]["before"], f"idle causes add up: {idle}")
     check(doc["schema"] == "cutrace-diff/1" and doc["status"] == "clean" and
-          doc["before"]["inputs"] == [{"path": before, "status": "clean"}] and
+          [{k: i[k] for k in ("path", "status", "rank")} for i in doc["before"]["inputs"]] ==
+          [{"path": before, "status": "clean", "rank": None}] and
           doc["options"] == {"by": "kernel", "per_range": None, "threshold_pct": 5.0, "limit": 0},
           "document head")
 

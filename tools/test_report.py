@@ -176,9 +176,10 @@ with tempfile.TemporaryDirectory() as d:
         check(rc == 0 and got == want and "kernels" not in doc, f"--by range ({label}): {got} != {want}")
     rc, out, err = run("report", "--by", "range", "--per-process", "--format", "csv", data)
     rows = list(csv.reader(io.StringIO(out)))
-    check(rc == 0 and rows[0][:3] == ["table", "pid", "name"] and
-          sorted((r[1], r[2], r[3]) for r in rows[1:] if r and r[0] == "ranges") ==
-          [("100", "forward", "40"), ("100", "step", "40"), ("200", "forward", "25"), ("200", "step", "25")],
+    check(rc == 0 and rows[0][:4] == ["table", "pid", "rank", "name"] and  # no rank: empty
+          sorted((r[1], r[2], r[3], r[4]) for r in rows[1:] if r and r[0] == "ranges") ==
+          [("100", "", "forward", "40"), ("100", "", "step", "40"), ("200", "", "forward", "25"),
+           ("200", "", "step", "25")],
           f"--by range per process, csv: {rows}")
     rc, out, err = run("report", "--by", "range", a)
     check(rc == 0 and "NVTX ranges" in out and "step" in out and "forward" in out, "--by range text")
