@@ -136,6 +136,9 @@ if check(rc == 0 and g is not None, f"gaps json: {rc}"):
     s = g["comm_straggler"]
     check(g["comm_straggler_rank"] == 2 and s is not None and g["devices"][s]["rank"] == 2,
           f"gaps json: straggler rank {g['comm_straggler_rank']}, device {s}")
+    check([(x["rank"], x["files"], x["devices"]) for x in g["ranks"]] ==
+          [(r, 1, 1) for r in range(4)] and g["waited_for_rank"] == 2,
+          f"gaps json: ranks compared {g['ranks']}, waited for {g['waited_for_rank']}")
 rc, out, _ = run(cutrace, "gaps", data)
 check(f"likely straggler: device 0 of rank 2 (pid {pids.get(2)} on {HOST}) spent" in out,
       f"gaps text: straggler:\n{out[-1500:]}")
@@ -166,6 +169,14 @@ check(any(n.startswith("rank 2: ") and n.endswith(f"(pid {pids.get(2)})") for n 
 rc, doc, _ = chrome(data)
 check(rc == 0 and doc and doc["distributedInfo"] == {"ranks": [0, 1, 2, 3], "world_size": 4},
       f"chrome all ranks: distributedInfo {doc and doc.get('distributedInfo')}")
+# each rank's GPU 0 a process row of its own, named by rank, with that GPU's bus id
+rows = {e["pid"]: e["args"]["name"] for e in (doc or {}).get("traceEvents", [])
+        if e.get("ph") == "M" and e.get("name") == "process_name" and e["pid"] >= 10**9}
+got = sorted(n.split(" (")[0] for n in rows.values())
+props = sorted((d.get("rank"), d.get("pciBusId")) for d in (doc or {}).get("deviceProperties", []))
+check(got == [f"rank {r} GPU 0" for r in range(4)] and
+      props == [(r, "0000:%02x:00.0" % (0x18 + r % 2)) for r in range(4)],
+      f"chrome all ranks: GPU rows {rows}, devices {props}")
 
 split = os.path.join(tmp, "split")
 rc, out, err = run(cutrace, "dump", "--chrome", "--split", split, data)
