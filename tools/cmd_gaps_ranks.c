@@ -11,7 +11,8 @@
 static int main_cause(const ct_gaps_rank *r) {
   int best = CT_GAP_NCAUSES;
   for (int k = 0; k < CT_GAP_NCAUSES; k++)
-    if (r->idle_by_cause[k] && (best == CT_GAP_NCAUSES || r->idle_by_cause[k] > r->idle_by_cause[best]))
+    if (r->idle_by_cause[k] &&
+        (best == CT_GAP_NCAUSES || r->idle_by_cause[k] > r->idle_by_cause[best]))
       best = k;
   return best;
 }
@@ -22,7 +23,8 @@ void ct_gaps_print_ranks_text(const ct_gaps_ranks *rk) {
                                         "launch_ovh", "sync", "other_strm", "tracer", "other",
                                         "comm", "exposed comm"};
   char title[96];
-  snprintf(title, sizeof title, "Per rank (%u ranks; GPU time summed over each rank's devices)", rk->n);
+  snprintf(title, sizeof title, "Per rank (%u ranks; GPU time summed over each rank's devices)",
+           rk->n);
   ct_table *t = ct_table_new(title, 13, headers, "rrrrrrrrrrrrr");
   if (!t) return;
   for (unsigned i = 0; i < rk->n; i++) {

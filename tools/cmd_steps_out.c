@@ -379,8 +379,8 @@ int ct_steps_print(const steps_cli *c) {
     ct_json_key(&j, "processes");
     ct_json_begin_array(&j);
     for (unsigned i = 0; i < c->nfiles; i++)
-      if (c->files[i].rc >= 0 && c->files[i].rc != 2) json_file(&j, &c->files[i], &c->ids[i], &sums[i], &c->o,
-                                                              !c->summary);
+      if (c->files[i].rc >= 0 && c->files[i].rc != 2)
+        json_file(&j, &c->files[i], &c->ids[i], &sums[i], &c->o, !c->summary);
     ct_json_end_array(&j);
     ct_json_end_object(&j);
     ct_json_finish(&j);

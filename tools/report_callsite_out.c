@@ -157,8 +157,10 @@ void ct_callsites_print(const ct_callsites *c, FILE *f, enum ct_out_format fmt, 
     const frame_copy *site = row->nframes ? &row->frames[row->site] : NULL;
     ct_table_cell(t, "%s", c->by_stack ? "stacks" : "callsites");
     if (pid) ct_table_cell(t, "%llu", (unsigned long long)pid);
-    if (pid && job && (job->known & CT_JOB_RANK)) ct_table_cell(t, "%llu", (unsigned long long)job->rank);
-    else if (pid) ct_table_cell(t, "%s", "");
+    if (pid && job && (job->known & CT_JOB_RANK))
+      ct_table_cell(t, "%llu", (unsigned long long)job->rank);
+    else if (pid)
+      ct_table_cell(t, "%s", "");
     ct_table_cell(t, "%s", site ? site->function : "");
     ct_table_cell(t, "%s", site ? site->file : "");
     ct_table_cell(t, "%u", site ? site->line : 0);
