@@ -52,9 +52,11 @@ def launch(tag, style, nranks, slow):
     rc, out, err = run(cutrace, "record", "-q", "-o", data, "--", sys.executable,
                        os.path.join(HERE, "rank_launcher.py"), style, str(nranks), str(slow),
                        program, ITERS)
-    check(rc == 0 and out.count("comm: ok") == nranks, f"{tag}: job ran: {rc} {err[-400:]}")
-    pids = {int(r): int(p) for r, p in re.findall(r"^rank (\d+) pid (\d+) status 0$", out, re.M)}
-    m = re.search(r"^launcher pid (\d+)$", out, re.M)
+    check(rc == 0 and out.count("comm: ok") == nranks, f"{tag}: job ran: {rc} {out[-300:]} {err[-400:]}")
+    # not anchored to line starts: a rank's own output may share the pipe mid-line
+    pids = {int(r): int(p) for r, p in re.findall(r"rank (\d+) pid (\d+) status 0\b", out)}
+    check(len(pids) == nranks, f"{tag}: the launcher named every rank's pid: {out[-500:]!r}")
+    m = re.search(r"launcher pid (\d+)\b", out)
     return data, pids, int(m.group(1)) if m else 0, err
 
 
