@@ -126,11 +126,12 @@ void ctp_strings_reinit_lock(void) CTP_HIDDEN;
 
 /* Where the trace goes: a file (stream 0) or a stream to a collector (stream 1). */
 struct ctp_sink {
-  int fd;
+  int fd;    /* -1 until the writer thread opened it (ctp_sink_open) */
   int stream;
   dev_t dev; /* identity of the descriptor, checked before each write */
   ino_t ino;
   char stream_name[256]; /* a stream's file name for the collector (<host>.<pid>.ctr) */
+  char file_base[320];   /* a file's name without .ctr: <prefix><host>.<pid> */
 };
 
 #define CTP_SINK_CONNECT_TIMEOUT_NS 5000000000ull /* connect and first send (writer thread) */
@@ -141,20 +142,21 @@ struct ctp_sink {
  * tracing). */
 int ctp_sink_prepare(void) CTP_HIDDEN;
 
-/* Creates the file <prefix><host>.<pid>[.<n>].ctr (prefix "rank-N." or "") and writes
- * the file header; for a stream, only names it (no I/O: the writer thread connects
- * with ctp_sink_connect). Returns 0, or -1 after one line on stderr (not tracing). */
-int ctp_sink_open(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid)
+/* Names the trace of pid (prefix "rank-N." or ""): the file <prefix><host>.<pid>[.<n>].ctr,
+ * or the stream's name. No I/O: the writer thread opens it with ctp_sink_open. */
+void ctp_sink_name(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid)
     CTP_HIDDEN;
 
-/* On the writer thread: resolves the collector's address (unless this process or its
- * parent did), connects a stream opened by ctp_sink_open to it (every resolved
- * address in turn, CTP_SINK_CONNECT_TIMEOUT_NS in all), sends the preamble and the
- * file header. Returns 0, or -1 after one line on stderr. */
-int ctp_sink_connect(struct ctp_sink *s) CTP_HIDDEN;
+/* On the writer thread: opens a sink named by ctp_sink_name. A file: creates the
+ * directory (with parents, mode 0700) and the file (O_EXCL, the first free name) and
+ * writes the file header. A stream: resolves the collector's address (unless this
+ * process or its parent did), connects (every resolved address in turn,
+ * CTP_SINK_CONNECT_TIMEOUT_NS in all), sends the preamble and the file header.
+ * Returns 0, or -1 after one line on stderr ("...; not tracing"). */
+int ctp_sink_open(struct ctp_sink *s) CTP_HIDDEN;
 
-/* Held across fork() (start.c) so that a child's sink names the writer's socket even
- * while it is being connected. */
+/* Held across fork() (start.c) so that a child's sink names the writer's descriptor
+ * even while it is being opened. */
 void ctp_sink_lock(void) CTP_HIDDEN;
 void ctp_sink_unlock(void) CTP_HIDDEN;
 void ctp_sink_reinit_lock(void) CTP_HIDDEN;
@@ -181,23 +183,26 @@ void ctp_sink_exit_deadline(void) CTP_HIDDEN;
 #define CTP_WRITER_MAX_FIRST 8
 
 /*
- * Opens the writer on sink s (a file with its header written, or a stream not yet
- * connected: the thread connects first), with the records to write first (the
+ * Starts the writer on sink s (named, not yet open: the thread opens it first,
+ * ctp_sink_open), with the records to write first (the
  * PROCESS record, then JOB and its warnings: at most CTP_WRITER_MAX_FIRST),
  * and starts its thread. Returns 0, or -1 (nothing started).
  */
 int ctp_writer_start(const struct ctp_sink *s, const ct_record *first, unsigned nfirst)
     CTP_HIDDEN;
 
-/* Waits for a writer that ctp_writer_finish left connecting (nothing recorded) to end:
- * before a new sink is opened after a failed exec. At most its connect deadline, then
- * the exit deadline of its sends. */
+/* Waits for a writer that ctp_writer_finish left opening its sink to end: before a new
+ * sink is named after a failed exec. A stream: at most its connect deadline, then the
+ * exit deadline of its sends; a file: as long as its open takes. */
 void ctp_writer_join_left(void) CTP_HIDDEN;
 
 /* Wakes the writer (async-signal-safe). */
 void ctp_writer_kick(void) CTP_HIDDEN;
 
-/* Final flush: the writer thread drains everything, writes END, closes, and ends. */
+/* Final flush: the writer thread drains everything, writes END, closes, and ends. A
+ * sink still being opened is waited for: at most 100 ms when no thread recorded
+ * anything, else a stream until its connect deadline, a file at most
+ * CTP_SINK_EXIT_TIMEOUT_NS (then one line, and the thread is left to itself). */
 void ctp_writer_finish(void) CTP_HIDDEN;
 
 /*
@@ -215,7 +220,7 @@ void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) CTP_HIDDEN;
 /* 1 while the writer thread runs. */
 int ctp_writer_running(void) CTP_HIDDEN;
 
-/* 1 when the writer's stream could not be connected and it turned tracing off (read
+/* 1 when the writer's sink could not be opened and it turned tracing off (read
  * after turning tracing on: sequentially consistent with the writer's own store). */
 int ctp_writer_gave_up(void) CTP_HIDDEN;
 

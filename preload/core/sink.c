@@ -4,9 +4,11 @@
  * same (header, schema, frames); a stream first sends one preamble line naming the
  * file the collector is to write (docs/format.md, "Stream framing").
  *
- * A file is created on the calling thread (start-up, a fork child's first record);
- * a collector is connected to by the writer thread (ctp_sink_connect), never by the
- * program's: the program's records wait in the threads' buffers meanwhile.
+ * The program's thread only names the trace (ctp_sink_name: no I/O); the writer thread
+ * opens it (ctp_sink_open: creates the directory and the file and writes the header, or
+ * resolves and connects to the collector and sends the preamble and the header), never
+ * the program's: on a stalled network filesystem, a full disk or an unanswering
+ * collector, the program's records wait in the threads' buffers meanwhile.
  *
  * The writer thread is the only one that writes after the header. A stream is sent
  * with MSG_NOSIGNAL (no SIGPIPE, whatever the thread's mask) and MSG_DONTWAIT plus
@@ -34,9 +36,10 @@ static ct_sockaddr peers[4];       /* resolved by the first writer that connects
 static int npeers;                 /* 0 until then (a fork child inherits them) */
 static uint64_t exit_deadline_ns;  /* 0, or when sends give up (final flush) */
 static char failure_text[440];     /* "send the trace to ADDR" */
-/* Held while a connecting socket is created or closed, and across fork(): a fork
- * child always sees the writer's socket in its sink, and closes its copy. */
-static pthread_mutex_t socket_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held while the writer's descriptor is created (a socket) or published (a file: the
+ * open itself may be slow and fork() must not wait for it) or closed, and across fork():
+ * a fork child sees the writer's descriptor in its sink, and closes its copy. */
+static pthread_mutex_t descriptor_lock = PTHREAD_MUTEX_INITIALIZER;
 
 _Static_assert(sizeof ((struct ctp_sink *)0)->stream_name == CT_STREAM_NAME_MAX + 1,
                "ctp_sink.stream_name holds a stream name");
@@ -96,16 +99,16 @@ static int make_output_dir(const char *path) {
   return 0;
 }
 
-/* Creates <prefix><host>.<pid>.ctr (or <prefix><host>.<pid>.<n>.ctr when taken).
- * Returns the fd or -1. */
-static int create_trace_file(const char *prefix, const char *host, pid_t pid) {
+/* Creates <base>.ctr in the output directory (or <base>.<n>.ctr when taken), base being
+ * <prefix><host>.<pid>. Returns the fd or -1 after one line on stderr. */
+static int create_trace_file(const char *base) {
   char name[sizeof ctp_cfg.output + 512];
   int fd = -1;
   for (int n = 0; n < 1000 && fd < 0; n++) {
     if (n == 0)
-      snprintf(name, sizeof name, "%s/%s%s.%d.ctr", ctp_cfg.output, prefix, host, (int)pid);
+      snprintf(name, sizeof name, "%s/%s.ctr", ctp_cfg.output, base);
     else
-      snprintf(name, sizeof name, "%s/%s%s.%d.%d.ctr", ctp_cfg.output, prefix, host, (int)pid, n);
+      snprintf(name, sizeof name, "%s/%s.%d.ctr", ctp_cfg.output, base, n);
     fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EEXIST) {
       ctp_warn("cannot create %s (%s); not tracing", name, strerror(errno));
@@ -113,8 +116,8 @@ static int create_trace_file(const char *prefix, const char *host, pid_t pid) {
     }
   }
   if (fd < 0)
-    ctp_warn("cannot create a trace file for pid %d in %s (all names taken); not tracing",
-             (int)pid, ctp_cfg.output);
+    ctp_warn("cannot create a trace file %s in %s (all names taken); not tracing", base,
+             ctp_cfg.output);
   return fd;
 }
 
@@ -147,9 +150,9 @@ static int stream_send(int fd, const uint8_t *p, size_t n, uint64_t limit_ns) {
   return 0;
 }
 
-/* Creates a socket for addr and makes it s's descriptor, under socket_lock (fork). */
+/* Creates a socket for addr and makes it s's descriptor, under descriptor_lock (fork). */
 static int socket_for(struct ctp_sink *s, const ct_sockaddr *addr) {
-  pthread_mutex_lock(&socket_lock);
+  pthread_mutex_lock(&descriptor_lock);
   int fd = socket(addr->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   struct stat st;
   if (fd >= 0 && fstat(fd, &st) < 0) {
@@ -161,16 +164,16 @@ static int socket_for(struct ctp_sink *s, const ct_sockaddr *addr) {
     s->dev = st.st_dev;
     s->ino = st.st_ino;
   }
-  pthread_mutex_unlock(&socket_lock);
+  pthread_mutex_unlock(&descriptor_lock);
   return fd;
 }
 
-/* Closes s's socket under socket_lock, keeping errno. */
+/* Closes s's socket under descriptor_lock, keeping errno. */
 static void socket_drop(struct ctp_sink *s) {
   int e = errno;
-  pthread_mutex_lock(&socket_lock);
+  pthread_mutex_lock(&descriptor_lock);
   ctp_sink_close(s);
-  pthread_mutex_unlock(&socket_lock);
+  pthread_mutex_unlock(&descriptor_lock);
   errno = e;
 }
 
@@ -210,12 +213,12 @@ static int connect_one(struct ctp_sink *s, const ct_sockaddr *addr, uint64_t lim
 }
 
 /* Resolves the collector's address unless this process (or the one it was forked
- * from) already did; published under socket_lock so a fork child sees all or none.
+ * from) already did; published under descriptor_lock so a fork child sees all or none.
  * Returns 0, or -1 after one line on stderr. */
 static int resolve_peers(void) {
-  pthread_mutex_lock(&socket_lock);
+  pthread_mutex_lock(&descriptor_lock);
   int known = npeers;
-  pthread_mutex_unlock(&socket_lock);
+  pthread_mutex_unlock(&descriptor_lock);
   if (known > 0) return 0;
   ct_sockaddr found[4];
   char err[400];
@@ -224,14 +227,16 @@ static int resolve_peers(void) {
     ctp_warn("cannot use CUTRACE_OUTPUT: %s; not tracing", err);
     return -1;
   }
-  pthread_mutex_lock(&socket_lock);
+  pthread_mutex_lock(&descriptor_lock);
   memcpy(peers, found, (size_t)n * sizeof *found);
   npeers = n;
-  pthread_mutex_unlock(&socket_lock);
+  pthread_mutex_unlock(&descriptor_lock);
   return 0;
 }
 
-int ctp_sink_connect(struct ctp_sink *s) {
+/* Resolves, connects, sends the preamble and the header (writer thread). Returns 0, or
+ * -1 after one line on stderr. */
+static int connect_stream(struct ctp_sink *s) {
   if (resolve_peers() < 0) return -1;
   uint64_t limit = ctp_now_ns() + CTP_SINK_CONNECT_TIMEOUT_NS;
   int rc = -1;
@@ -260,17 +265,22 @@ static void name_stream(struct ctp_sink *s, const char *prefix, const char *host
     snprintf(s->stream_name, sizeof s->stream_name, "%shost.%d.ctr", prefix, (int)pid);
 }
 
-int ctp_sink_open(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid) {
+void ctp_sink_name(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid) {
   s->fd = -1;
   s->stream = stream_mode;
   __atomic_store_n(&exit_deadline_ns, 0, __ATOMIC_RELEASE);
-  if (stream_mode) { /* the writer thread connects: ctp_sink_connect */
+  if (stream_mode)
     name_stream(s, prefix, host, pid);
-    return 0;
-  }
+  else
+    snprintf(s->file_base, sizeof s->file_base, "%s%s.%d", prefix, host, (int)pid);
+}
+
+/* The directory, the file and its header (writer thread). Returns 0 (s->fd published
+ * under descriptor_lock), or -1 after one line on stderr. */
+static int open_file(struct ctp_sink *s) {
   uint8_t hdr[1024];
   size_t n = ct_write_file_header(hdr, sizeof hdr);
-  int fd = make_output_dir(ctp_cfg.output) < 0 ? -1 : create_trace_file(prefix, host, pid);
+  int fd = make_output_dir(ctp_cfg.output) < 0 ? -1 : create_trace_file(s->file_base);
   if (fd >= 0 && ct_write_all(fd, hdr, n) < 0) {
     ctp_warn("cannot write a trace file in %s (%s); not tracing", ctp_cfg.output,
              strerror(errno));
@@ -283,11 +293,15 @@ int ctp_sink_open(struct ctp_sink *s, const char *prefix, const char *host, pid_
     fd = -1;
   }
   if (fd < 0) return -1;
+  pthread_mutex_lock(&descriptor_lock);
   s->fd = fd;
   s->dev = st.st_dev;
   s->ino = st.st_ino;
+  pthread_mutex_unlock(&descriptor_lock);
   return 0;
 }
+
+int ctp_sink_open(struct ctp_sink *s) { return s->stream ? connect_stream(s) : open_file(s); }
 
 int ctp_sink_write(struct ctp_sink *s, const void *buf, size_t n) {
   if (s->stream) return stream_send(s->fd, buf, n, 0);
@@ -318,8 +332,8 @@ void ctp_sink_exit_deadline(void) {
   __atomic_store_n(&exit_deadline_ns, ctp_now_ns() + CTP_SINK_EXIT_TIMEOUT_NS, __ATOMIC_RELEASE);
 }
 
-void ctp_sink_lock(void) { pthread_mutex_lock(&socket_lock); }
+void ctp_sink_lock(void) { pthread_mutex_lock(&descriptor_lock); }
 
-void ctp_sink_unlock(void) { pthread_mutex_unlock(&socket_lock); }
+void ctp_sink_unlock(void) { pthread_mutex_unlock(&descriptor_lock); }
 
-void ctp_sink_reinit_lock(void) { pthread_mutex_init(&socket_lock, NULL); }
+void ctp_sink_reinit_lock(void) { pthread_mutex_init(&descriptor_lock, NULL); }

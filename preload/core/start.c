@@ -1,11 +1,12 @@
 /*
- * Start-up (ctp_start), opening the sink (sink.c: the output file or the collector's
+ * Start-up (ctp_start), naming the sink (sink.c: the output file or the collector's
  * stream), the PROCESS record, the final flush at exit, and fork: the child drops the
  * parent's pending records.
  *
- * The process's file and writer thread are created at start-up. A fork child's
- * are created with its first record (ctp_emit), so a child that only execs (or
- * records nothing) leaves no file.
+ * The process's writer thread is started at start-up, and opens the file (or stream)
+ * itself: the program's thread does no I/O for it. A fork child's is started with its
+ * first record (ctp_emit), so a child that only execs (or records nothing) leaves no
+ * file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,12 +111,12 @@ static void set_file_pending(uint64_t ppid) {
   __atomic_store_n(&ctp_file_pending, 1, __ATOMIC_RELEASE);
 }
 
-/* Opens pid's trace file and starts the writer with its first records: PROCESS, then
+/* Names pid's trace and starts the writer (which opens it) with its first records: PROCESS, then
  * JOB and the warnings about the job's variables (TRACER records) when there are any. */
 static int open_and_start(pid_t pid) {
   struct ctp_sink sink;
-  ctp_writer_join_left(); /* before ctp_sink_open resets the exit deadline it may need */
-  if (ctp_sink_open(&sink, file_prefix, host_name, pid) < 0) return -1;
+  ctp_writer_join_left(); /* before ctp_sink_name resets the exit deadline it may need */
+  ctp_sink_name(&sink, file_prefix, host_name, pid); /* the writer thread opens it */
   ct_record first[2 + CTP_JOB_MAX_WARNINGS];
   unsigned n = 0;
   memset(first, 0, sizeof first);
@@ -136,7 +137,6 @@ static int open_and_start(pid_t pid) {
   }
   if (ctp_writer_start(&sink, first, n) < 0) {
     ctp_warn("cannot start the writer thread; not tracing");
-    ctp_sink_close(&sink);
     return -1;
   }
   owner_pid = pid;
@@ -196,7 +196,7 @@ static void start_once(void) {
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (ctp_cfg.signals) ctp_signals_install();
   __atomic_store_n(&ctp_enabled, 1, __ATOMIC_SEQ_CST);
-  if (ctp_writer_gave_up()) /* the collector refused before tracing was even on */
+  if (ctp_writer_gave_up()) /* the sink failed to open before tracing was even on */
     __atomic_store_n(&ctp_enabled, 0, __ATOMIC_SEQ_CST);
 }
 

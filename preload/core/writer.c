@@ -6,9 +6,10 @@
  * or is CUTRACE_FLUSH_MS old, and the frame goes to the sink (sink.c: the file, or the
  * stream to a collector).
  *
- * A stream is connected by this thread before its first round, so the program never
- * waits for a collector: its records stay in the threads' buffers meanwhile (a full
- * buffer drops and counts, as ever). A connect that fails turns tracing off.
+ * The sink is opened by this thread before its first round (the file created and its
+ * header written, or the stream connected), so the program never waits for a disk or a
+ * collector: its records stay in the threads' buffers meanwhile (a full buffer drops
+ * and counts, as ever). An open that fails turns tracing off.
  *
  * Why strings come first: a record that uses string S was emitted after S was
  * queued; if the snapshot saw that record, the queue append is visible when the
@@ -46,8 +47,8 @@ struct writer {
   int in_thread;            /* the pass runs on the writer thread (emit TRACER records) */
   int chunk_has_program;    /* the chunk holds records other than the writer's own */
   int sem_ready;
-  int sink_ready;           /* the sink takes writes: a file, or a connected stream */
-  int gave_up;              /* the stream's connect failed: tracing off */
+  int sink_ready;           /* the sink is open (file created, stream connected) */
+  int gave_up;              /* the sink's open failed: tracing off */
   sem_t wake;
   int stop;
   unsigned urgent_req, urgent_done;
@@ -58,9 +59,13 @@ struct writer {
 
 static struct writer W = {.sink = {.fd = -1}};
 
-/* How long exit or exec waits for a connect still under way when no thread recorded
- * anything (ctp_writer_finish): a healthy collector answers well within it. */
-#define CTP_WRITER_IDLE_CONNECT_WAIT_MS 100
+/* How long exit or exec waits for an open still under way when no thread recorded
+ * anything (ctp_writer_finish): a local disk or a healthy collector answers well
+ * within it. */
+#define CTP_WRITER_IDLE_OPEN_WAIT_MS 100
+/* How long exit or exec waits for a file's open still under way (an open has no
+ * deadline of its own, unlike a connect). */
+#define CTP_WRITER_FILE_OPEN_WAIT_MS (CTP_SINK_EXIT_TIMEOUT_NS / 1000000)
 
 /* Compresses and writes the current chunk as one frame, then empties it. */
 static void frame_flush(struct writer *w) {
@@ -230,11 +235,11 @@ static void finish_file(struct writer *w) {
 }
 
 /*
- * A stream's connect failed: tracing is off from now on (the hooks only forward, a
+ * The sink could not be opened: tracing is off from now on (the hooks only forward, a
  * fork child or the final flush finds nothing to do), and the records buffered so far
- * are never written; the line ctp_sink_connect printed says so.
+ * are never written; the line ctp_sink_open printed says so.
  */
-static void give_up_unconnected(struct writer *w) {
+static void give_up_unopened(struct writer *w) {
   /* Sequentially consistent with ctp_writer_gave_up: start-up turning tracing on
    * after this thread turned it off sees gave_up and turns it off again. */
   __atomic_store_n(&w->gave_up, 1, __ATOMIC_SEQ_CST);
@@ -245,16 +250,16 @@ static void give_up_unconnected(struct writer *w) {
  * The writer thread. It also writes the last frames when asked to stop, so that
  * every write() of the trace happens with all signals blocked: a SIGXFSZ (file
  * size limit) or, later, SIGPIPE caused by the trace never reaches the program.
- * A stream is connected first (ctp_sink_connect: up to 5 s, also when asked to stop
- * meanwhile: exit waits for it, then sends what was buffered).
+ * The sink is opened first (ctp_sink_open: a stream's connect up to 5 s; also when
+ * asked to stop meanwhile: exit waits for it, then writes what was buffered).
  */
 static void *writer_main(void *arg) {
   struct writer *w = arg;
   prctl(PR_SET_NAME, "cutrace-writer", 0, 0, 0);
   w->thread_tid = (pid_t)syscall(SYS_gettid);
   if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) {
-    if (ctp_sink_connect(&w->sink) < 0) {
-      give_up_unconnected(w);
+    if (ctp_sink_open(&w->sink) < 0) {
+      give_up_unopened(w);
       return NULL;
     }
     __atomic_store_n(&w->sink_ready, 1, __ATOMIC_RELEASE);
@@ -313,7 +318,7 @@ int ctp_writer_start(const struct ctp_sink *s, const ct_record *first, unsigned 
   memcpy(w->first, first, nfirst * sizeof *first);
   w->nfirst = nfirst;
   w->gave_up = 0;
-  __atomic_store_n(&w->sink_ready, !s->stream, __ATOMIC_RELEASE);
+  __atomic_store_n(&w->sink_ready, 0, __ATOMIC_RELEASE);
   w->process_pending = 1;
   w->stop = 0;
   w->written_records = w->lost_records = w->dropped = 0;
@@ -351,8 +356,8 @@ void ctp_writer_stats(uint64_t *records, uint64_t *cpu_ns) {
   *cpu_ns = __atomic_load_n(&W.busy_cpu_ns, __ATOMIC_RELAXED);
 }
 
-/* Waits up to ms for the writer's connect to succeed or fail. Returns 1 when it did. */
-static int wait_connected(unsigned ms) {
+/* Waits up to ms for the writer's open to succeed or fail. Returns 1 when it did. */
+static int wait_opened(unsigned ms) {
   for (unsigned i = 0; i <= ms; i++) {
     if (__atomic_load_n(&W.sink_ready, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&W.gave_up, __ATOMIC_SEQ_CST))
@@ -369,13 +374,20 @@ void ctp_writer_finish(void) {
     ctp_sink_exit_deadline();
     __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
     sem_post(&w->wake);
-    /* Still connecting and no thread has recorded anything (a wrapper that only
-     * execs or exits: env, a shell): its trace is worth a short wait, not the connect
-     * deadline. Past it the thread finishes on its own if the process outlives the
-     * connect; a new writer joins it first. */
-    if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE) && !ctp_buffers_head() &&
-        !wait_connected(CTP_WRITER_IDLE_CONNECT_WAIT_MS))
-      return;
+    /* Still opening and no thread has recorded anything (a wrapper that only execs
+     * or exits: env, a shell): its trace is worth a short wait, not the connect
+     * deadline. A file's open has no deadline (a stalled network filesystem): at most
+     * the exit timeout. Past either the thread finishes on its own if the process
+     * outlives the open; a new writer joins it first. */
+    if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) {
+      if (!ctp_buffers_head() && !wait_opened(CTP_WRITER_IDLE_OPEN_WAIT_MS)) return;
+      if (!w->sink.stream && !wait_opened(CTP_WRITER_FILE_OPEN_WAIT_MS)) {
+        ctp_warn("cannot write the trace (its file in %s was not open %u s after exit "
+                 "began; giving up); records are being lost",
+                 ctp_cfg.output, (unsigned)(CTP_WRITER_FILE_OPEN_WAIT_MS / 1000));
+        return;
+      }
+    }
     pthread_join(w->thread, NULL);
     w->running = 0;
   }
@@ -384,7 +396,7 @@ void ctp_writer_finish(void) {
 int ctp_writer_urgent_flush(unsigned timeout_ms) {
   struct writer *w = &W;
   if (!w->running || (pid_t)syscall(SYS_gettid) == w->thread_tid ||
-      !__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) /* still connecting: nowhere to write */
+      !__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) /* still opening: nowhere to write */
     return 0;
   unsigned req = __atomic_add_fetch(&w->urgent_req, 1, __ATOMIC_ACQ_REL);
   sem_post(&w->wake);
