@@ -2,11 +2,10 @@
 "Streaming to a collector"), on the simulated GPU.
 
 programs/forkexec measures, on its own thread, how long a traced process start costs
-it: the parent's start-up (main entered vs when the test started it, through env
-once: a traced wrapper that execs), a fork child's
-first CUDA call after fork, and an exec'd image's start-up (main entered vs the
-execv). Each is a process that connects to the collector. Against a unix socket
-whose listener never accepts (backlog 0, already full: every connect gets EAGAIN
+it (forkexec_run.py): the parent's start-up (through env once: a traced wrapper that
+execs), a fork child's first CUDA call after fork, and an exec'd image's start-up.
+Each is a process that connects to the collector. Against a unix socket whose
+listener never accepts (backlog 0, already full: every connect gets EAGAIN
 until the tracer's 5 s deadline), each must stay far below that deadline (< 1 s: a
 behaviour check with a large margin, not a benchmark), each process says once that it
 is not tracing, and the program's output and status are unchanged. Against a
@@ -29,11 +28,12 @@ import threading
 import time
 
 import harness
+from forkexec_run import ForkExec
 
 h = harness.Harness(sys.argv)
 check = h.check
-prog = h.workload("forkexec")
-LIMIT_MS = 1000.0  # vs the tracer's 5 s connect deadline
+fe = ForkExec(h)  # each measure below 1 s, vs the tracer's 5 s connect deadline
+run_forkexec, check_not_delayed, kernels, info_of = fe.run, fe.check_not_delayed, fe.kernels, fe.info_of
 
 
 class Listener:
@@ -95,49 +95,6 @@ class Listener:
             self.thread.join(60)
         self.sock.close()
         os.unlink(self.path)
-
-
-def run_forkexec(launches, output, extra=None, wrapper=(), preload=""):
-    """Runs forkexec (through the wrapper command, e.g. env, traced too) with
-    libtrace.so preloaded; returns (returncode, stdout, stderr, seconds the whole run
-    took, {measure: ms})."""
-    env = h.env(extra=extra)
-    env.update(LD_PRELOAD=preload + h.libtrace, CUTRACE_OUTPUT=output)
-    started = time.time_ns()
-    p = subprocess.run([*wrapper, prog, str(launches)], env=env, capture_output=True,
-                       text=True, timeout=120)
-    took = (time.time_ns() - started) / 1e9
-    ms = {}
-    m = re.search(r"parent pid \d+: main entered at (\d+)", p.stdout)
-    if m:
-        ms["parent start"] = (int(m.group(1)) - started) / 1e6
-    m = re.search(r"child pid \d+: first CUDA call returned ([\d.]+) ms after fork", p.stdout)
-    if m:
-        ms["fork child's first call"] = float(m.group(1))
-    m = re.search(r"exec'd pid \d+: main entered ([\d.]+) ms after exec", p.stdout)
-    if m:
-        ms["exec'd start"] = float(m.group(1))
-    return p.returncode, p.stdout, p.stderr, took, ms
-
-
-def check_not_delayed(tag, rc, out, ms):
-    check(rc == 0 and out.count("copy check: ok") == 3, f"{tag}: rc {rc}, output {out!r}")
-    check(len(ms) == 3, f"{tag}: three measurements in {out!r}")
-    for what, v in ms.items():
-        check(v < LIMIT_MS, f"{tag}: {what} took {v:.1f} ms (limit {LIMIT_MS:.0f} ms)")
-
-
-def kernels(path):
-    rc, doc, err = h.cutrace_json("report", "--format", "json", path)
-    check(rc == 0 and doc is not None, f"report {path}: rc {rc}, {err.strip()}")
-    return {k["name"]: k["calls"] for k in (doc or {}).get("kernels", [])}
-
-
-def info_of(path):
-    rc, out, _ = h.run("info", path)
-    clean = rc == 0 and re.search(r"^\s*end\s+clean\s*$", out, re.M) is not None
-    m = re.search(r"^\s*dropped\s+(\d+)", out, re.M)
-    return clean, int(m.group(1)) if m else 0
 
 
 plain_dir = os.path.join(h.tmp, "plain")
