@@ -206,8 +206,9 @@ void ctp_writer_kick(void) CTP_HIDDEN;
 void ctp_writer_finish(void) CTP_HIDDEN;
 
 /*
- * From a signal handler: asks the writer to write everything recorded so far and
- * waits up to timeout_ms. Async-signal-safe. Returns 1 when it was written.
+ * From a signal handler: asks the writer to write everything recorded so far (once its
+ * sink is open: waited for too) and waits up to timeout_ms in all. Async-signal-safe.
+ * Returns 1 when it was written.
  */
 int ctp_writer_urgent_flush(unsigned timeout_ms) CTP_HIDDEN;
 

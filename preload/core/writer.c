@@ -395,12 +395,16 @@ void ctp_writer_finish(void) {
 
 int ctp_writer_urgent_flush(unsigned timeout_ms) {
   struct writer *w = &W;
-  if (!w->running || (pid_t)syscall(SYS_gettid) == w->thread_tid ||
-      !__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) /* still opening: nowhere to write */
-    return 0;
+  if (!w->running || (pid_t)syscall(SYS_gettid) == w->thread_tid) return 0;
+  unsigned i = 0; /* a sink still opening (a local file: microseconds) is waited for */
+  for (; !__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE); i++) {
+    if (i >= timeout_ms || __atomic_load_n(&w->gave_up, __ATOMIC_SEQ_CST)) return 0;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
   unsigned req = __atomic_add_fetch(&w->urgent_req, 1, __ATOMIC_ACQ_REL);
   sem_post(&w->wake);
-  for (unsigned i = 0; i < timeout_ms; i++) {
+  for (; i < timeout_ms; i++) {
     if ((int)(__atomic_load_n(&w->urgent_done, __ATOMIC_ACQUIRE) - req) >= 0) return 1;
     struct timespec ms = {0, 1000000};
     nanosleep(&ms, NULL);

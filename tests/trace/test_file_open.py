@@ -13,7 +13,8 @@ dropped), the program's output and status unchanged, nothing on stderr. The run
 itself takes the 3 s (exit waits for the open), which shows the delay was in effect.
 With small buffers the records that did not fit meanwhile are dropped and counted, the
 traces still clean. An output that cannot be used (a regular file) is still one line
-per process and an untraced, undelayed program. A process whose file is still not
+per process and an untraced, undelayed program. A process that aborts while its file
+is being opened still leaves its trace (the signal handler waits for the open). A process whose file is still not
 open 5 s after its exit began gives up with one line (an open has no deadline of its
 own) and exits.
 
@@ -99,6 +100,26 @@ fe.check_not_delayed("not a directory", rc, out, ms)
 want = f"cutrace: cannot use {not_dir} (not a directory); not tracing"
 check(err.splitlines() == [want] * 3, f"not a directory: one line per process: {err!r}")
 check(os.path.getsize(not_dir) == 0, "not a directory: the file was written")
+
+# A crash right after start-up, while the file is still being opened (0.3 s mkdir,
+# 0.3 s open): the fatal-signal handler waits for the open within its 1 s, then
+# flushes: the trace holds every launch, without a clean end; the status is the
+# program's own.
+crash_dir = os.path.join(h.tmp, "crash")
+env = h.env(extra=slow(crash_dir, 300))
+env.update(LD_PRELOAD=slowopen + h.libtrace, CUTRACE_OUTPUT=crash_dir)
+q = subprocess.run([fe.prog, "--abort", "7"], env=env, capture_output=True, text=True, timeout=60)
+check(q.returncode == -6 and "aborting pid" in q.stdout and q.stderr == "",
+      f"crash: status {q.returncode}, {q.stdout!r}, {q.stderr!r}")
+names = sorted(os.listdir(crash_dir)) if os.path.isdir(crash_dir) else []
+check(len(names) == 1, f"crash: files {names}")
+if names:
+    clean, dropped = fe.info_of(os.path.join(crash_dir, names[0]))
+    # LAUNCH records (the kernels' GPU times may still be unpolled at the abort)
+    _, text, _ = h.run("info", os.path.join(crash_dir, names[0]))
+    m = re.search(r"^\s*launch\s+(\d+)$", text, re.M)
+    check(not clean and dropped == 0 and m is not None and m.group(1) == "7",
+          f"crash: clean {clean}, dropped {dropped}, info:\n{text}")
 
 # An open that takes longer than exit's 5 s wait (8 s for the mkdir alone): exit gives
 # up after 5 s with one line, the program's output and status its own.

@@ -15,6 +15,8 @@
  *   then each of the three processes launches fe_work LAUNCHES times, fills a buffer
  *   with its own byte, copies it back, and prints "forkexec: WHO pid N: LAUNCHES
  *   launches; copy check: ok". The parent waits for both children.
+ * usage: forkexec --abort LAUNCHES
+ *   the same work in one process ("aborting pid N: ..."), then abort().
  * Exit status 0 when every CUDA call succeeded and every copy check passed.
  */
 #include <errno.h>
@@ -97,6 +99,10 @@ int main(int argc, char **argv) {
            (entered_rt - atoll(argv[2])) / 1e6);
     fflush(stdout);
     return gpu_work("exec'd", NULL, atoi(argv[3]), 0xe0);
+  }
+  if (argc == 3 && strcmp(argv[1], "--abort") == 0) { /* a crash right after start-up */
+    gpu_work("aborting", NULL, atoi(argv[2]), 0xab);
+    abort();
   }
   if (argc != 2 || atoi(argv[1]) < 1) {
     fprintf(stderr, "usage: forkexec LAUNCHES\n");
