@@ -132,6 +132,7 @@ struct ctp_sink {
   ino_t ino;
   char stream_name[256]; /* a stream's file name for the collector (<host>.<pid>.ctr) */
   char file_base[320];   /* a file's name without .ctr: <prefix><host>.<pid> */
+  pid_t pid;             /* whose trace it is */
 };
 
 #define CTP_SINK_CONNECT_TIMEOUT_NS 5000000000ull /* connect and first send (writer thread) */

@@ -101,7 +101,7 @@ static int make_output_dir(const char *path) {
 
 /* Creates <base>.ctr in the output directory (or <base>.<n>.ctr when taken), base being
  * <prefix><host>.<pid>. Returns the fd or -1 after one line on stderr. */
-static int create_trace_file(const char *base) {
+static int create_trace_file(const char *base, pid_t pid) {
   char name[sizeof ctp_cfg.output + 512];
   int fd = -1;
   for (int n = 0; n < 1000 && fd < 0; n++) {
@@ -116,8 +116,8 @@ static int create_trace_file(const char *base) {
     }
   }
   if (fd < 0)
-    ctp_warn("cannot create a trace file %s in %s (all names taken); not tracing", base,
-             ctp_cfg.output);
+    ctp_warn("cannot create a trace file for pid %d in %s (all names taken); not tracing",
+             (int)pid, ctp_cfg.output);
   return fd;
 }
 
@@ -268,6 +268,7 @@ static void name_stream(struct ctp_sink *s, const char *prefix, const char *host
 void ctp_sink_name(struct ctp_sink *s, const char *prefix, const char *host, pid_t pid) {
   s->fd = -1;
   s->stream = stream_mode;
+  s->pid = pid;
   __atomic_store_n(&exit_deadline_ns, 0, __ATOMIC_RELEASE);
   if (stream_mode)
     name_stream(s, prefix, host, pid);
@@ -280,7 +281,7 @@ void ctp_sink_name(struct ctp_sink *s, const char *prefix, const char *host, pid
 static int open_file(struct ctp_sink *s) {
   uint8_t hdr[1024];
   size_t n = ct_write_file_header(hdr, sizeof hdr);
-  int fd = make_output_dir(ctp_cfg.output) < 0 ? -1 : create_trace_file(s->file_base);
+  int fd = make_output_dir(ctp_cfg.output) < 0 ? -1 : create_trace_file(s->file_base, s->pid);
   if (fd >= 0 && ct_write_all(fd, hdr, n) < 0) {
     ctp_warn("cannot write a trace file in %s (%s); not tracing", ctp_cfg.output,
              strerror(errno));
