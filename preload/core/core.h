@@ -6,7 +6,8 @@
  *   start.c    ctp_start, output file, PROCESS record, exit and fork handling
  *   buffer.c   per-thread rings, ctp_emit, ctp_tid, ctp_next_corr
  *   intern.c   the string table and the queue of STRING records to write
- *   writer.c   the writer thread: drain, encode, compress, write frames
+ *   writer.c   the writer thread: opens the sink, runs rounds, exit / signal / fork
+ *   writer_pass.c  its rounds: drain, encode, compress, write frames (writer.h)
  *   sink.c     where the frames go: a trace file, or a stream to a collector
  *   signals.c  fatal-signal handlers: urgent flush, then the program's handler
  *   exec.c     the exec family: END and close before the new image replaces this one

@@ -2,7 +2,7 @@
  * String interning: a hash set of strings -> ids with lock-free lookups (readers
  * probe an open-addressing table of published entries) and insertion under a
  * lock. A new string is also appended to the STRING queue, which the writer
- * drains before it reads any thread buffer (see writer.c), so a STRING record
+ * drains before it reads any thread buffer (see writer_pass.c), so a STRING record
  * always precedes the records that use it.
  */
 #include <errno.h>
