@@ -54,9 +54,9 @@ def launch(tag, style, nranks, slow):
                        program, ITERS)
     check(rc == 0 and out.count("comm: ok") == nranks, f"{tag}: job ran: {rc} {out[-300:]} {err[-400:]}")
     # not anchored to line starts: a rank's own output may share the pipe mid-line
-    pids = {int(r): int(p) for r, p in re.findall(r"rank (\d+) pid (\d+) status 0\b", out)}
+    pids = {int(r): int(p) for r, p in re.findall(r"rank (\d+) pid (\d+) status 0(?!\d)", out)}
     check(len(pids) == nranks, f"{tag}: the launcher named every rank's pid: {out[-500:]!r}")
-    m = re.search(r"launcher pid (\d+)\b", out)
+    m = re.search(r"launcher pid (\d+)", out)
     return data, pids, int(m.group(1)) if m else 0, err
 
 
