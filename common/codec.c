@@ -88,6 +88,24 @@ static inline size_t get_varint(const uint8_t *in, size_t n, uint64_t *v) {
   return 0;
 }
 
+/* get_varint for a caller that knows 10 bytes are readable at in (one-byte values,
+ * the most common, take a single test). */
+static inline size_t get_varint_unbounded(const uint8_t *in, uint64_t *v) {
+  if (in[0] < 0x80) {
+    *v = in[0];
+    return 1;
+  }
+  uint64_t r = in[0] & 0x7f;
+  for (size_t i = 1; i < 10; i++) {
+    r |= (uint64_t)(in[i] & 0x7f) << (7 * i);
+    if (!(in[i] & 0x80)) {
+      *v = r;
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
 static inline uint64_t zigzag(uint64_t delta) {
   return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
 }
@@ -132,7 +150,7 @@ size_t ct_decode_record(const ct_schema *sc, ct_delta_state *st, const uint8_t *
   rec->kind = (uint8_t)kind;
   rec->str = NULL;
   rec->str_len = 0;
-  memset(rec->u.v, 0, sizeof rec->u.v);
+  memset(rec->u.v + nf, 0, (CT_MAX_FIELDS - nf) * sizeof rec->u.v[0]); /* v[0 .. nf) set below */
   if (kind == CT_KIND_STRING) {
     uint64_t zid, len;
     size_t a = get_varint(in + pos, n - pos, &zid);
@@ -151,12 +169,27 @@ size_t ct_decode_record(const ct_schema *sc, ct_delta_state *st, const uint8_t *
     rec->str_len = (uint32_t)len;
     return pos + len;
   }
+  const uint8_t *enc = sc->enc[kind];
+  if (n - pos >= (size_t)nf * 10) { /* room for the longest varints: no bounds checks */
+    for (unsigned i = 0; i < nf; i++) {
+      uint64_t z;
+      size_t a = get_varint_unbounded(in + pos, &z);
+      if (!a) return 0;
+      pos += a;
+      uint64_t base = (enc[i] == CT_ENC_P && i > 0) ? rec->u.v[i - 1] : prev[i];
+      uint64_t v = base + unzigzag(z);
+      prev[i] = v;
+      rec->u.v[i] = v;
+    }
+    rec->nfields = (uint8_t)nf;
+    return pos;
+  }
   for (unsigned i = 0; i < nf; i++) {
     uint64_t z;
     size_t a = get_varint(in + pos, n - pos, &z);
     if (!a) return 0;
     pos += a;
-    uint64_t base = (sc->enc[kind][i] == CT_ENC_P && i > 0) ? rec->u.v[i - 1] : prev[i];
+    uint64_t base = (enc[i] == CT_ENC_P && i > 0) ? rec->u.v[i - 1] : prev[i];
     uint64_t v = base + unzigzag(z);
     prev[i] = v;
     rec->u.v[i] = v;
