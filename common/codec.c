@@ -198,6 +198,48 @@ size_t ct_decode_record(const ct_schema *sc, ct_delta_state *st, const uint8_t *
   return pos;
 }
 
+/* The 8 bytes read into w in file order as a little-endian number. */
+static inline uint64_t le64(uint64_t w) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  return __builtin_bswap64(w);
+#else
+  return w;
+#endif
+}
+
+size_t ct_skip_record(const ct_schema *sc, const uint8_t *in, size_t n) {
+  if (n < 1) return 0;
+  unsigned kind = in[0];
+  if (kind == 0 || kind >= CT_MAX_KINDS || kind == CT_KIND_STRING || sc->nfields[kind] == 0)
+    return 0;
+  size_t pos = 1;
+  unsigned nf = sc->nfields[kind];
+  if (n - pos >= (size_t)nf * 10 + 8) { /* room to read each varint's first 8 bytes as a word */
+    for (unsigned i = 0; i < nf; i++) {
+      uint64_t w;
+      memcpy(&w, in + pos, 8);
+      uint64_t ends = ~le64(w) & 0x8080808080808080ull; /* the bytes without a continuation bit */
+      if (ends) {
+        pos += (size_t)__builtin_ctzll(ends) / 8 + 1;
+      } else if (!(in[pos + 8] & 0x80)) {
+        pos += 9;
+      } else if (!(in[pos + 9] & 0x80)) {
+        pos += 10;
+      } else {
+        return 0;
+      }
+    }
+    return pos;
+  }
+  for (unsigned i = 0; i < nf; i++) { /* each varint: at most 10 bytes */
+    size_t first = pos;
+    while (pos < n && pos - first < 10 && (in[pos] & 0x80)) pos++;
+    if (pos >= n || pos - first >= 10) return 0;
+    pos++;
+  }
+  return pos;
+}
+
 /* ---- file header and schema block ---- */
 
 size_t ct_write_file_header(uint8_t *out, size_t cap) {

@@ -62,6 +62,14 @@ size_t ct_encode_string(ct_delta_state *st, uint64_t id, const char *s, size_t l
 size_t ct_decode_record(const ct_schema *sc, ct_delta_state *st, const uint8_t *in,
                         size_t n, ct_record *rec);
 
+/*
+ * Steps over one record in in[0..n) without decoding its values (the delta state of
+ * its kind is not updated: a reader that skips a kind cannot decode it later).
+ * Returns the bytes it takes, or 0 where ct_decode_record would fail. STRING records
+ * are never skipped this way (returns 0).
+ */
+size_t ct_skip_record(const ct_schema *sc, const uint8_t *in, size_t n);
+
 /* Writes the file header and native schema into out (at least 512 bytes). Returns its size. */
 size_t ct_write_file_header(uint8_t *out, size_t cap);
 

@@ -42,6 +42,7 @@ struct ct_reader {
                            (damaged input): kept, since their pointers stay valid until close */
   size_t nretired, retired_cap;
   int in_damage; /* currently skipping a damaged run */
+  uint64_t skip;  /* kinds stepped over undecoded (ct_reader_skip_kinds) */
 };
 
 static void note_problem(ct_reader *r, uint64_t offset, const char *fmt, const char *what) {
@@ -259,8 +260,16 @@ int ct_reader_next(ct_reader *r, ct_record *rec) {
     if (r->chunk_pos >= r->chunk_len) {
       if (!next_frame(r)) return 0;
     }
-    size_t used = ct_decode_record(&r->schema, &r->delta, r->chunk + r->chunk_pos,
-                                   r->chunk_len - r->chunk_pos, rec);
+    const uint8_t *at = r->chunk + r->chunk_pos;
+    size_t left = r->chunk_len - r->chunk_pos;
+    int skip = at[0] < 64 && at[0] != CT_KIND_STRING && (r->skip >> at[0] & 1);
+    size_t used = skip ? ct_skip_record(&r->schema, at, left)
+                       : ct_decode_record(&r->schema, &r->delta, at, left, rec);
+    if (used && skip) {
+      r->chunk_pos += used;
+      r->st.records++;
+      continue;
+    }
     if (!used) {
       note_problem(r, r->chunk_offset, "%s in the frame at offset %llu", "corrupt record");
       r->st.bad_frames++;
@@ -285,6 +294,8 @@ int ct_reader_next(ct_reader *r, ct_record *rec) {
     return 1;
   }
 }
+
+void ct_reader_skip_kinds(ct_reader *r, uint64_t kinds) { r->skip |= kinds; }
 
 const char *ct_reader_string(const ct_reader *r, uint64_t id, size_t *len) {
   if (id >= r->nstrings || !r->strings[id]) return NULL;

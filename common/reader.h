@@ -18,7 +18,7 @@ typedef struct ct_reader ct_reader;
 typedef struct ct_read_status {
   int damaged;            /* 1 if any bytes could not be read (truncation, corruption) */
   int clean_end;          /* 1 if an END record was seen and nothing was damaged */
-  uint64_t records;       /* records returned so far */
+  uint64_t records;       /* records read so far (returned or skipped) */
   uint64_t frames;        /* whole frames decoded */
   uint64_t bad_frames;    /* frames or byte runs skipped */
   uint64_t skipped_bytes; /* bytes skipped */
@@ -40,6 +40,15 @@ ct_reader *ct_reader_open(const char *path, char *err, size_t errlen);
  * the string table).
  */
 int ct_reader_next(ct_reader *r, ct_record *rec);
+
+/*
+ * From now on, steps over the records of the kinds whose bit (1 << kind) is set in
+ * kinds without decoding or returning them (they still count in the status's
+ * records): for a read that needs few kinds (a pass over the NVTX ranges). A kind
+ * skipped once cannot be read again with this reader; STRING records are always read.
+ * Damage is found as when decoding.
+ */
+void ct_reader_skip_kinds(ct_reader *r, uint64_t kinds);
 
 /*
  * The string with id, or NULL when it is not (yet) defined. *len gets its length

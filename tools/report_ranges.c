@@ -216,6 +216,8 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
   ct_corr_init(&s.calls, sizeof(call_entry));
   s.rd = ct_reader_open(path, st->message, sizeof st->message);
   if (!s.rd) return -1;
+  ct_reader_skip_kinds(s.rd, ~(1ull << CT_KIND_PROCESS | 1ull << CT_KIND_API |
+                               1ull << CT_KIND_RANGE | 1ull << CT_KIND_GPU)); /* not decoded */
   s.threads = ct_map_new(sizeof(thread_q));
   s.streams = ct_map_new(sizeof(stream_pos));
   ct_record rec;

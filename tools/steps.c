@@ -3,7 +3,8 @@
  * on which thread, and each step's CPU interval and GPU span. The measuring pass over
  * the model and the gaps analysis is in steps_measure.c.
  *
- * 1. When no --range was given: one read of the RANGE records only, counting the
+ * 1. When no --range was given: one read of the RANGE records only (the reader steps
+ *    over the others without decoding them: ct_reader_skip_kinds), counting the
  *    outermost (depth 0) range names; a ProfilerStep#* range anywhere wins. Only ranges
  *    overlapping the time filter (--from/--to) count.
  * 2. ct_range_each (report_ranges.c, the attribution of `report --by range`): every
@@ -68,6 +69,8 @@ static int choose_range(const char *path, ct_steps_file *f) {
   ct_record rec;
   int window_known = 0;
   uint64_t from = 0, to = UINT64_MAX;
+  const uint64_t window_kinds = 1ull << CT_KIND_PROCESS | 1ull << CT_KIND_API;
+  ct_reader_skip_kinds(rd, ~(window_kinds | 1ull << CT_KIND_RANGE)); /* not even decoded */
   while (!oom && ct_reader_next(rd, &rec)) {
     if (!window_known && (rec.kind == CT_KIND_PROCESS || rec.kind == CT_KIND_API)) {
       /* --from/--to count from the PROCESS record's start, else the first call (as
@@ -75,6 +78,7 @@ static int choose_range(const char *path, ct_steps_file *f) {
       uint64_t start = rec.kind == CT_KIND_PROCESS ? rec.u.process.start_ns : rec.u.api.begin_ns;
       window_known = start != 0;
       ct_model_default_window(start, &from, &to);
+      if (window_known) ct_reader_skip_kinds(rd, window_kinds);
     }
     if (rec.kind != CT_KIND_RANGE || rec.u.range.end_ns < from || rec.u.range.begin_ns > to)
       continue;
