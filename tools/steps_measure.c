@@ -42,6 +42,7 @@ typedef struct mstate {
   uint64_t *work_folded;              /* per step: its folded busy time */
   dev_acc dev[MAX_DEVICES];
   uint64_t wm, reach;                 /* latest activity end; longest activity (>= 1 ms) */
+  size_t activity_hint, span_hint;    /* steps_begun's last answers */
   int oom;
 } mstate;
 
@@ -49,26 +50,32 @@ typedef struct kernel_id {
   uint32_t id_plus_1;
 } kernel_id;
 
-/* The step whose CPU range holds t (-1 when none). */
-static long step_at(const ct_steps_file *f, uint64_t t) {
-  size_t lo = 0, hi = f->nsteps; /* first step beginning after t */
+/* The number of steps beginning at or before t. *hint is the answer of a previous call:
+ * times come nearly in order, so it or its successor is usually the answer again. */
+static size_t steps_begun(const ct_steps_file *f, uint64_t t, size_t *hint) {
+  size_t n = f->nsteps, h = *hint;
+  for (size_t k = h; k <= h + 1 && k <= n; k++)
+    if ((k == 0 || f->steps[k - 1].begin_ns <= t) && (k == n || f->steps[k].begin_ns > t))
+      return *hint = k;
+  size_t lo = 0, hi = n; /* first step beginning after t */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (f->steps[mid].begin_ns <= t) lo = mid + 1;
     else hi = mid;
   }
+  return *hint = lo;
+}
+
+/* The step whose CPU range holds t (-1 when none). */
+static long step_at(const ct_steps_file *f, uint64_t t, size_t *hint) {
+  size_t lo = steps_begun(f, t, hint);
   if (!lo || t > f->steps[lo - 1].end_ns) return -1;
   return (long)lo - 1;
 }
 
 /* The step whose interval [begin, interval end) holds t (-1 when none). */
-static long interval_at(const ct_steps_file *f, uint64_t t) {
-  size_t lo = 0, hi = f->nsteps; /* first step beginning after t */
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (f->steps[mid].begin_ns <= t) lo = mid + 1;
-    else hi = mid;
-  }
+static long interval_at(const ct_steps_file *f, uint64_t t, size_t *hint) {
+  size_t lo = steps_begun(f, t, hint);
   if (!lo || t >= f->steps[lo - 1].interval_end_ns) return -1;
   return (long)lo - 1;
 }
@@ -181,8 +188,9 @@ static void on_activity(void *user, const ct_activity *a) {
     ct_busy_fold(&d->u, horizon, fold_device_block, &c);
   }
   if (!a->has_call) return;
-  long i = m->f->all_threads ? interval_at(m->f, a->call_begin_ns)
-                             : a->tid == m->f->tid ? step_at(m->f, a->call_begin_ns) : -1;
+  long i = m->f->all_threads ? interval_at(m->f, a->call_begin_ns, &m->activity_hint)
+           : a->tid == m->f->tid ? step_at(m->f, a->call_begin_ns, &m->activity_hint)
+                                 : -1;
   if (i < 0) return;
   ct_step *s = &m->f->steps[i];
   if (m->f->all_threads) { /* the span of every thread's work (else ct_range_each's) */
@@ -212,7 +220,7 @@ static void on_span(void *user, const ct_span *sp) {
   mstate *m = user;
   if (sp->is_tracer || sp->depth != 0 || sp->tid != m->f->tid || sp->end_ns < sp->begin_ns)
     return;
-  long i = step_at(m->f, sp->begin_ns);
+  long i = step_at(m->f, sp->begin_ns, &m->span_hint);
   if (i < 0) return;
   ct_step *s = &m->f->steps[i];
   unsigned cat = (unsigned)sp->category < CT_STEP_NCATS ? (unsigned)sp->category : CT_CAT_OTHER;
