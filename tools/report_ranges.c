@@ -24,6 +24,7 @@
 
 #define QUEUE_MAX 65536
 #define MAX_LEVELS 8  /* ranges credited per call: the innermost 8 */
+#define INLINE_LEVELS 2 /* of those, kept in the call's entry (the rest allocated apart) */
 
 /* A range instance waiting for the GPU work of the calls it claimed. */
 typedef struct range_inst {
@@ -32,13 +33,39 @@ typedef struct range_inst {
   struct range_inst *prev, *next; /* the waiting list */
 } range_inst;
 
-/* A GPU-timed call, by corr. */
+/* A GPU-timed call, by corr: 72 bytes a slot (every queued call has one once its GPU
+ * record was read, so a thread without ranges keeps QUEUE_MAX of them). */
 typedef struct call_entry {
-  int act_done, final;        /* GPU record seen; no more ranges can claim the call */
-  uint64_t type, device, stream, start, end;
-  unsigned ninst;
-  range_inst *inst[MAX_LEVELS];
+  uint64_t device, stream, start, end;
+  uint8_t act_done, final;    /* GPU record seen; no more ranges can claim the call */
+  uint8_t is_copy;            /* a copy or set (else a kernel, GEMM or graph) */
+  uint8_t ninst;              /* ranges that claimed it */
+  range_inst *inst[INLINE_LEVELS];
+  range_inst **more;          /* the claims past INLINE_LEVELS, NULL when none */
 } call_entry;
+
+/* The i-th range that claimed e. */
+static range_inst *claim_at(const call_entry *e, unsigned i) {
+  return i < INLINE_LEVELS ? e->inst[i] : e->more[i - INLINE_LEVELS];
+}
+
+/* Records that ri claimed e (ignored past MAX_LEVELS). Returns 0, -1 out of memory. */
+static int add_claim(call_entry *e, range_inst *ri) {
+  if (e->ninst == MAX_LEVELS) return 0;
+  if (e->ninst < INLINE_LEVELS) {
+    e->inst[e->ninst++] = ri;
+    return 0;
+  }
+  if (!e->more && !(e->more = malloc((MAX_LEVELS - INLINE_LEVELS) * sizeof *e->more))) return -1;
+  e->more[e->ninst++ - INLINE_LEVELS] = ri;
+  return 0;
+}
+
+/* Removes e from the table. */
+static void remove_call(ct_corr_table *calls, call_entry *e) {
+  free(e->more);
+  ct_corr_remove(calls, e);
+}
 
 /* A queued call of a thread. */
 typedef struct queued {
@@ -87,7 +114,7 @@ static void credit(range_inst *ri, const call_entry *e) {
   ct_range_span *r = &ri->r;
   r->gpu_ns += e->end > e->start ? e->end - e->start : 0;
   r->activities++;
-  r->kernels += e->type != CT_GPU_MEMCPY && e->type != CT_GPU_MEMSET;
+  r->kernels += !e->is_copy;
   unsigned i = 0;
   while (i < r->nstreams && (r->streams[i].device != e->device || r->streams[i].stream != e->stream))
     i++;
@@ -104,7 +131,7 @@ static void credit(range_inst *ri, const call_entry *e) {
 static void finalize(ranges_state *s, uint64_t corr) {
   call_entry *e = ct_corr_find(&s->calls, corr, 0);
   if (!e) return;
-  if (e->act_done) ct_corr_remove(&s->calls, e);
+  if (e->act_done) remove_call(&s->calls, e);
   else e->final = 1;
 }
 
@@ -157,7 +184,10 @@ static void on_range(ranges_state *s, const struct ct_range *rg) {
     call_entry *e = ct_corr_find(&s->calls, qc->corr, 1);
     if (!e) s->oom = 1;
     if (!e || e->ninst == MAX_LEVELS) continue;
-    e->inst[e->ninst++] = ri;
+    if (add_claim(e, ri) < 0) {
+      s->oom = 1;
+      continue;
+    }
     if (e->act_done) credit(ri, e);
     else ri->pending++;
   }
@@ -184,7 +214,7 @@ static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
   }
   if (e->act_done) return;
   e->act_done = 1;
-  e->type = g->type;
+  e->is_copy = g->type == CT_GPU_MEMCPY || g->type == CT_GPU_MEMSET;
   e->device = g->device;
   e->stream = g->stream;
   e->start = g->start_ns;
@@ -200,10 +230,11 @@ static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
   range_inst *done[MAX_LEVELS];
   unsigned ndone = 0;
   for (unsigned i = 0; i < e->ninst; i++) {
-    credit(e->inst[i], e);
-    if (--e->inst[i]->pending == 0) done[ndone++] = e->inst[i];
+    range_inst *ri = claim_at(e, i);
+    credit(ri, e);
+    if (--ri->pending == 0) done[ndone++] = ri;
   }
-  if (e->final) ct_corr_remove(&s->calls, e);
+  if (e->final) remove_call(&s->calls, e);
   for (unsigned i = 0; i < ndone; i++) hand_over(s, done[i]);
 }
 
@@ -253,6 +284,10 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
     free(((thread_q *)ct_map_entry(s.threads, i, NULL, NULL))->a);
   ct_map_free(s.threads);
   ct_map_free(s.streams);
+  for (size_t i = 0; i < s.calls.cap; i++) {
+    call_entry *e = ct_corr_slot(&s.calls, i, NULL);
+    if (e) free(e->more);
+  }
   ct_corr_free(&s.calls);
   ct_reader_close(s.rd);
   return rc;
