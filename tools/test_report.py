@@ -290,6 +290,38 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("report", "--by", "range", "--format", "json", inner)
     rng = {r["name"]: (r["calls"], r["kernels"], r["gpu_ns"]) for r in json.loads(out)["ranges"]}
     check(rc == 0 and rng == want["ranges"], f"inner: --by range {rng}")
+    # Ranges nested 5 deep (more than a call's entry keeps inline): L0 > L1 > L2 > L3 > L4;
+    # per instance a kernel launched in L4 (100 us) and a copy launched in L2 outside L3
+    # (30 us); odd instances write their GPU records after the ranges close (pending),
+    # even ones before. Every level is credited: L0-L2 both, L3 and L4 the kernel.
+    from tracewrite import TraceWriter
+    w = TraceWriter()
+    w.add("process", pid=9, start_ns=10**9)
+    lk, cp = w.string("cudaLaunchKernel"), w.string("cudaMemcpyAsync")
+    kname, levels = w.string("_Z4deepv"), [w.string(f"L{i}") for i in range(5)]
+    for i in range(4):
+        t, ca, cb = 10**9 + i * 10**7, 2 * i + 1, 2 * i + 2
+        gpu = [("gpu", dict(corr=ca, stream=1, start_ns=t + 10**6, end_ns=t + 10**6 + 100000,
+                            type=1, name=kname)),
+               ("gpu", dict(corr=cb, stream=1, start_ns=t + 2 * 10**6, end_ns=t + 2 * 10**6 + 30000,
+                            type=2, name=0))]
+        w.add("api", tid=9, name=cp, begin_ns=t + 2000, end_ns=t + 3000, corr=cb, stream=1, flags=4)
+        w.add("api", tid=9, name=lk, begin_ns=t + 5000, end_ns=t + 6000, corr=ca, stream=1, flags=4)
+        if i % 2 == 0:
+            for kind, f in gpu:
+                w.add(kind, **f)
+        for lv in range(4, -1, -1):  # written as they close: the innermost first
+            w.add("range", tid=9, name=levels[lv], begin_ns=t + (4000 if lv >= 3 else 1000 - lv),
+                  end_ns=t + (7000 if lv >= 3 else 8000 + lv), depth=lv)
+        if i % 2:
+            for kind, f in gpu:
+                w.add(kind, **f)
+    deep = os.path.join(d, "deep.ctr")
+    w.save(deep)
+    rc, out, err = run("report", "--by", "range", "--format", "json", deep)
+    rng = {r["name"]: (r["calls"], r["kernels"], r["gpu_ns"]) for r in json.loads(out)["ranges"]}
+    want_deep = {f"L{i}": (4, 4, 4 * 130000) if i < 3 else (4, 4, 4 * 100000) for i in range(5)}
+    check(rc == 0 and rng == want_deep, f"ranges nested 5 deep: {rng} != {want_deep}")
     # Lost records: children whose GEMM call is missing, a GEMM whose child's GPU record
     # is missing. Kernels still count once; the GEMM keeps what arrived; nothing hangs.
     from tracewrite import TraceWriter
