@@ -112,9 +112,9 @@ static int print_text_rows(const ct_steps_file *f, const ct_steps_summary *sum,
     ct_table_cell(tb, "%s", cause < CT_GAP_NCAUSES ? ct_gap_cause_name(cause) : "-");
     ct_table_cell(tb, "%llu", (unsigned long long)s->kernels);
     ct_table_cell(tb, "%llu", (unsigned long long)(s->copies + s->sets));
-    ct_table_cell(tb, "%llu / %s", (unsigned long long)s->api_calls,
-                  ct_fmt_duration(s->api_ns, b[0], 24));
-    ct_table_cell(tb, "%llu", (unsigned long long)s->cat_calls[CT_CAT_SYNC]);
+    uint64_t api_ns, api_calls = ct_step_api_calls(s, &api_ns);
+    ct_table_cell(tb, "%llu / %s", (unsigned long long)api_calls, ct_fmt_duration(api_ns, b[0], 24));
+    ct_table_cell(tb, "%llu", (unsigned long long)ct_step_calls_of(s, CT_CAT_SYNC, NULL));
     ct_table_cell(tb, "%s", k ? kernel_name(f, k->id, name, sizeof name) : "-");
   }
   ct_table_print(tb, stdout, CT_OUT_TEXT);
@@ -219,10 +219,12 @@ static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
       ct_table_cell(tb, "%llu", (unsigned long long)s->copies);
       ct_table_cell(tb, "%llu", (unsigned long long)s->sets);
       ct_table_cell(tb, "%llu", (unsigned long long)s->copy_gpu_ns);
-      ct_table_cell(tb, "%llu", (unsigned long long)s->api_calls);
-      ct_table_cell(tb, "%llu", (unsigned long long)s->api_ns);
-      ct_table_cell(tb, "%llu", (unsigned long long)s->cat_calls[CT_CAT_SYNC]);
-      ct_table_cell(tb, "%llu", (unsigned long long)s->cat_ns[CT_CAT_SYNC]);
+      uint64_t api_ns, sync_ns, api_calls = ct_step_api_calls(s, &api_ns);
+      uint64_t syncs = ct_step_calls_of(s, CT_CAT_SYNC, &sync_ns);
+      ct_table_cell(tb, "%llu", (unsigned long long)api_calls);
+      ct_table_cell(tb, "%llu", (unsigned long long)api_ns);
+      ct_table_cell(tb, "%llu", (unsigned long long)syncs);
+      ct_table_cell(tb, "%llu", (unsigned long long)sync_ns);
       ct_table_cell(tb, "%s", k && k->id < f->nkernel_names ? f->kernel_names[k->id] : "");
       ct_table_cell(tb, "%llu", (unsigned long long)(k ? k->ns : 0));
     }
@@ -285,10 +287,12 @@ static void json_step(ct_json *j, const ct_steps_file *f, const ct_steps_summary
   ct_json_kv_uint(j, "copies", s->copies);
   ct_json_kv_uint(j, "sets", s->sets);
   ct_json_kv_uint(j, "copy_gpu_ns", s->copy_gpu_ns);
-  ct_json_kv_uint(j, "cuda_calls", s->api_calls);
-  ct_json_kv_uint(j, "cuda_ns", s->api_ns);
-  ct_json_kv_uint(j, "syncs", s->cat_calls[CT_CAT_SYNC]);
-  ct_json_kv_uint(j, "sync_ns", s->cat_ns[CT_CAT_SYNC]);
+  uint64_t api_ns, sync_ns, api_calls = ct_step_api_calls(s, &api_ns);
+  uint64_t syncs = ct_step_calls_of(s, CT_CAT_SYNC, &sync_ns);
+  ct_json_kv_uint(j, "cuda_calls", api_calls);
+  ct_json_kv_uint(j, "cuda_ns", api_ns);
+  ct_json_kv_uint(j, "syncs", syncs);
+  ct_json_kv_uint(j, "sync_ns", sync_ns);
   const ct_step_kernel *k = top_kernel(s);
   ct_json_key(j, "top_kernel");
   if (k && k->id < f->nkernel_names) {

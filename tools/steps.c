@@ -37,6 +37,23 @@ uint64_t ct_step_idle(const ct_step *s) {
   return t;
 }
 
+uint64_t ct_step_calls_of(const ct_step *s, unsigned cat, uint64_t *ns) {
+  for (unsigned i = 0; i < s->ncalls; i++)
+    if (s->calls[i].category == cat) {
+      if (ns) *ns = s->calls[i].ns;
+      return s->calls[i].count;
+    }
+  if (ns) *ns = 0;
+  return 0;
+}
+
+uint64_t ct_step_api_calls(const ct_step *s, uint64_t *ns) {
+  uint64_t n = 0, t = 0;
+  for (unsigned i = 0; i < s->ncalls; i++) n += s->calls[i].count, t += s->calls[i].ns;
+  *ns = t;
+  return n;
+}
+
 double ct_step_busy_pct(const ct_step *s) {
   uint64_t t = ct_step_time(s);
   return t ? 100.0 * (double)s->device_busy_ns / (double)t : 0.0;
@@ -248,7 +265,10 @@ int ct_steps_read(const char *path, const ct_steps_options *o, ct_steps_file *f)
 }
 
 void ct_steps_file_free(ct_steps_file *f) {
-  for (size_t i = 0; f->steps && i < f->nsteps; i++) free(f->steps[i].kernel);
+  for (size_t i = 0; f->steps && i < f->nsteps; i++) {
+    free(f->steps[i].kernel);
+    free(f->steps[i].calls);
+  }
   free(f->steps);
   for (size_t i = 0; i < f->nkernel_names; i++) free(f->kernel_names[i]);
   free(f->kernel_names);

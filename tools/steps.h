@@ -42,6 +42,12 @@ typedef struct ct_step_kernel {
   uint64_t ns;
 } ct_step_kernel;
 
+/* A step's outermost CUDA calls of one category. */
+typedef struct ct_step_calls {
+  uint32_t category;      /* enum ct_api_category */
+  uint64_t count, ns;
+} ct_step_calls;
+
 /* One step: an instance of the range on the stepping thread. All times host clock. */
 typedef struct ct_step {
   uint64_t begin_ns, end_ns;          /* the CPU range */
@@ -53,8 +59,8 @@ typedef struct ct_step {
   uint64_t idle_ns[CT_GAP_NCAUSES];   /* the step device's idle gaps inside the interval */
   uint64_t kernels, copies, sets;     /* its GPU work by kind (GEMMs, graphs count as kernels) */
   uint64_t copy_gpu_ns;               /* GPU time of its copies and sets */
-  uint64_t api_calls, api_ns;         /* outermost CUDA calls on the thread inside the range */
-  uint64_t cat_calls[CT_STEP_NCATS], cat_ns[CT_STEP_NCATS]; /* the same by category */
+  unsigned ncalls;                    /* the outermost CUDA calls on the thread inside the */
+  ct_step_calls *calls;               /* range, by category (those with calls, a few) */
   unsigned nkernels;                  /* kernels by name, the first CT_STEP_KERNELS distinct */
   ct_step_kernel *kernel;
   uint64_t other_kernels_ns;          /* kernels past the first CT_STEP_KERNELS names */
@@ -67,6 +73,12 @@ static inline uint64_t ct_step_time(const ct_step *s) {
 
 /* Its idle time, all causes. */
 uint64_t ct_step_idle(const ct_step *s);
+
+/* Its outermost CUDA calls of category cat: the count, their time in *ns (when not NULL). */
+uint64_t ct_step_calls_of(const ct_step *s, unsigned cat, uint64_t *ns);
+
+/* All its outermost CUDA calls: the count, their time in *ns. */
+uint64_t ct_step_api_calls(const ct_step *s, uint64_t *ns);
 
 /* The steps of one trace file. */
 typedef struct ct_steps_file {

@@ -38,8 +38,10 @@ typedef struct dev_acc {
 typedef struct mstate {
   ct_steps_file *f;
   ct_map *kernel_ids;                 /* mangled name -> kernel_id */
-  ct_busy_union *work;                /* per step: the union of its own work */
-  uint64_t *work_folded;              /* per step: its folded busy time */
+  ct_busy_union *work;                /* per step: the union of its own work (its folded
+                                         blocks add to the step's work_ns) */
+  size_t swept;                       /* the steps before it are behind the horizon, their
+                                         unions folded and freed */
   dev_acc dev[MAX_DEVICES];
   uint64_t wm, reach;                 /* latest activity end; longest activity (>= 1 ms) */
   size_t activity_hint, span_hint;    /* steps_begun's last answers */
@@ -132,7 +134,7 @@ static void fold_device_block(void *user, uint64_t start, uint64_t end) {
 
 static void fold_work_block(void *user, uint64_t start, uint64_t end) {
   fold_ctx *c = user;
-  c->m->work_folded[c->step] += end - start;
+  c->m->f->steps[c->step].work_ns += end - start;
 }
 
 /* The step's kernel entry for name (a new one while fewer than CT_STEP_KERNELS), or NULL. */
@@ -174,6 +176,20 @@ static ct_step_kernel *step_kernel(mstate *m, ct_step *s, const char *name) {
   return &nk[s->nkernels++];
 }
 
+/* Folds and frees the work unions of the steps whose interval ended before horizon and
+ * whose blocks all did (a later activity of such a step, rare, starts its union anew). */
+static void sweep_work(mstate *m, uint64_t horizon) {
+  ct_steps_file *f = m->f;
+  while (m->swept < f->nsteps && f->steps[m->swept].interval_end_ns < horizon) {
+    ct_busy_union *u = &m->work[m->swept];
+    fold_ctx c = {m, 0, m->swept};
+    ct_busy_fold(u, horizon, fold_work_block, &c);
+    if (u->n) return;
+    ct_busy_free(u);
+    m->swept++;
+  }
+}
+
 static void on_activity(void *user, const ct_activity *a) {
   mstate *m = user;
   if (a->end_ns < a->start_ns) return;
@@ -181,6 +197,7 @@ static void on_activity(void *user, const ct_activity *a) {
   if (dur > m->reach) m->reach = dur;
   if (a->end_ns > m->wm) m->wm = a->end_ns;
   uint64_t horizon = m->wm > m->reach ? m->wm - m->reach : 0;
+  sweep_work(m, horizon);
   dev_acc *d = device(m, a->device);
   if (d) {
     if (ct_busy_add(&d->u, a->start_ns, a->end_ns) < 0) m->oom = 1;
@@ -224,10 +241,22 @@ static void on_span(void *user, const ct_span *sp) {
   if (i < 0) return;
   ct_step *s = &m->f->steps[i];
   unsigned cat = (unsigned)sp->category < CT_STEP_NCATS ? (unsigned)sp->category : CT_CAT_OTHER;
-  s->api_calls++;
-  s->api_ns += sp->end_ns - sp->begin_ns;
-  s->cat_calls[cat]++;
-  s->cat_ns[cat] += sp->end_ns - sp->begin_ns;
+  unsigned k = 0;
+  while (k < s->ncalls && s->calls[k].category != cat) k++;
+  if (k == s->ncalls) {
+    unsigned n = s->ncalls;
+    if (n == 0 || (n >= 2 && !(n & (n - 1)))) { /* capacity 2, 4, 8, 16: a step calls few */
+      ct_step_calls *nc = realloc(s->calls, (n ? 2 * n : 2) * sizeof *nc);
+      if (!nc) {
+        m->oom = 1;
+        return;
+      }
+      s->calls = nc;
+    }
+    s->calls[s->ncalls++] = (ct_step_calls){cat, 0, 0};
+  }
+  s->calls[k].count++;
+  s->calls[k].ns += sp->end_ns - sp->begin_ns;
 }
 
 static void on_gap(void *user, const ct_gap_info *g) {
@@ -257,7 +286,6 @@ static void finish(mstate *m) {
   for (size_t i = 0; i < f->nsteps; i++) {
     fold_ctx c = {m, 0, i};
     ct_busy_fold(&m->work[i], UINT64_MAX, fold_work_block, &c);
-    f->steps[i].work_ns = m->work_folded[i];
     ct_busy_free(&m->work[i]);
     if (best_dev < 0) continue;
     f->steps[i].device_busy_ns = m->dev[best_dev].busy[i];
@@ -280,13 +308,12 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
   ct_gaps *g = ct_gaps_new(&o);
   m.kernel_ids = ct_map_new(sizeof(kernel_id));
   m.work = calloc(f->nsteps, sizeof *m.work);
-  m.work_folded = calloc(f->nsteps, sizeof *m.work_folded);
   for (size_t i = 0; f->all_threads && i < f->nsteps; i++)
     f->steps[i].gpu_first_ns = f->steps[i].gpu_last_ns = 0;
   const ct_model_ops *gaps_ops = NULL;
   ct_gaps_file *gf = NULL;
   if (g) ct_gaps_set_callback(g, on_gap, &m);
-  if (g && m.kernel_ids && m.work && m.work_folded) gf = ct_gaps_file_begin(g, path, &gaps_ops);
+  if (g && m.kernel_ids && m.work) gf = ct_gaps_file_begin(g, path, &gaps_ops);
   int rc = -1;
   if (gf) {
     static const ct_model_ops steps_ops = {.on_span = on_span, .on_activity = on_activity};
@@ -309,6 +336,5 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
   ct_gaps_free(g);
   ct_map_free(m.kernel_ids);
   free(m.work);
-  free(m.work_folded);
   return rc;
 }

@@ -71,8 +71,12 @@ static uint64_t q_busy(const ct_step *s, unsigned w) {
   return (uint64_t)(ct_step_busy_pct(s) * 1000.0);
 }
 static uint64_t q_idle(const ct_step *s, unsigned c) { return s->idle_ns[c]; }
-static uint64_t q_cat_ns(const ct_step *s, unsigned c) { return s->cat_ns[c]; }
-static uint64_t q_cat_calls(const ct_step *s, unsigned c) { return s->cat_calls[c]; }
+static uint64_t q_cat_ns(const ct_step *s, unsigned c) {
+  uint64_t ns;
+  ct_step_calls_of(s, c, &ns);
+  return ns;
+}
+static uint64_t q_cat_calls(const ct_step *s, unsigned c) { return ct_step_calls_of(s, c, NULL); }
 static uint64_t q_copy_ns(const ct_step *s, unsigned w) { (void)w; return s->copy_gpu_ns; }
 static uint64_t q_copies(const ct_step *s, unsigned w) { (void)w; return s->copies + s->sets; }
 static const ct_step_kernel *kernel_of(const ct_step *s, unsigned id) {
@@ -163,8 +167,8 @@ static unsigned explain(ctx *c, const ct_step *s, uint64_t median_ns, ct_step_re
     if (r.ns > r.median_ns) offer(out, &n, &r, min_excess);
   }
   for (unsigned cat = 0; cat < CT_STEP_NCATS; cat++) {
-    ct_step_reason r = {CT_REASON_CALLS, cat, s->cat_ns[cat], c->cat_ns[cat],
-                        s->cat_calls[cat], c->cat_calls[cat]};
+    ct_step_reason r = {CT_REASON_CALLS, cat, 0, c->cat_ns[cat], 0, c->cat_calls[cat]};
+    r.count = ct_step_calls_of(s, cat, &r.ns);
     if (r.count > r.median_count && r.ns > r.median_ns) offer(out, &n, &r, min_excess);
   }
   ct_step_reason r = {CT_REASON_COPIES, 0, s->copy_gpu_ns, c->copy_ns,
