@@ -27,12 +27,15 @@
 #define MAX_DEVICES 16
 #define MIN_REACH_NS 1000000
 
-/* One device: its busy union and, per step, busy and idle inside the step's interval. */
+/* One device: its busy union and, per step, busy and idle inside the step's interval:
+ * the first device seen keeps them in the steps themselves (device_busy_ns, idle_ns),
+ * any other in arrays of its own, copied into the steps if it is the busiest. */
 typedef struct dev_acc {
   int used;
+  int in_steps;                       /* the first device: the steps hold its times */
   ct_busy_union u;
-  uint64_t *busy;                     /* [nsteps] */
-  uint64_t (*idle)[CT_GAP_NCAUSES];   /* [nsteps] */
+  uint64_t *busy;                     /* [nsteps], unless in_steps */
+  uint64_t (*idle)[CT_GAP_NCAUSES];   /* [nsteps], unless in_steps */
 } dev_acc;
 
 typedef struct mstate {
@@ -45,6 +48,7 @@ typedef struct mstate {
   dev_acc dev[MAX_DEVICES];
   uint64_t wm, reach;                 /* latest activity end; longest activity (>= 1 ms) */
   size_t activity_hint, span_hint;    /* steps_begun's last answers */
+  int devices_seen;                   /* one device has its times in the steps */
   int oom;
 } mstate;
 
@@ -96,8 +100,10 @@ static void split_over_steps(mstate *m, unsigned dev, unsigned cause, uint64_t s
     uint64_t a = start > f->steps[i].begin_ns ? start : f->steps[i].begin_ns;
     uint64_t b = end < f->steps[i].interval_end_ns ? end : f->steps[i].interval_end_ns;
     if (b <= a) continue;
-    if (is_idle) m->dev[dev].idle[i][cause] += b - a;
-    else m->dev[dev].busy[i] += b - a;
+    ct_step *s = &m->f->steps[i];
+    const dev_acc *d = &m->dev[dev];
+    if (is_idle) (d->in_steps ? s->idle_ns : d->idle[i])[cause] += b - a;
+    else *(d->in_steps ? &s->device_busy_ns : &d->busy[i]) += b - a;
   }
 }
 
@@ -105,7 +111,10 @@ static void split_over_steps(mstate *m, unsigned dev, unsigned cause, uint64_t s
 static dev_acc *device(mstate *m, uint64_t d) {
   if (d >= MAX_DEVICES) return NULL;
   dev_acc *a = &m->dev[d];
-  if (!a->used) {
+  if (!a->used && !m->devices_seen) {
+    a->used = a->in_steps = 1;
+    m->devices_seen = 1;
+  } else if (!a->used) {
     a->busy = calloc(m->f->nsteps, sizeof *a->busy);
     a->idle = calloc(m->f->nsteps, sizeof *a->idle);
     if (!a->busy || !a->idle) {
@@ -280,14 +289,15 @@ static void finish(mstate *m) {
     fold_ctx c = {m, d, 0};
     ct_busy_fold(&m->dev[d].u, UINT64_MAX, fold_device_block, &c);
     uint64_t busy = 0;
-    for (size_t i = 0; i < f->nsteps; i++) busy += m->dev[d].busy[i];
+    for (size_t i = 0; i < f->nsteps; i++)
+      busy += m->dev[d].in_steps ? f->steps[i].device_busy_ns : m->dev[d].busy[i];
     if (best_dev < 0 || busy > best) best = busy, best_dev = (int)d;
   }
   for (size_t i = 0; i < f->nsteps; i++) {
     fold_ctx c = {m, 0, i};
     ct_busy_fold(&m->work[i], UINT64_MAX, fold_work_block, &c);
     ct_busy_free(&m->work[i]);
-    if (best_dev < 0) continue;
+    if (best_dev < 0 || m->dev[best_dev].in_steps) continue;
     f->steps[i].device_busy_ns = m->dev[best_dev].busy[i];
     memcpy(f->steps[i].idle_ns, m->dev[best_dev].idle[i], sizeof f->steps[i].idle_ns);
   }

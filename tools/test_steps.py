@@ -16,6 +16,7 @@ and k2 (call at +16..+18, GPU after k1, 100 long). Planted:
   step 1  thread 8 launches k3 (call +50, GPU +100..+200 on stream 1, under k1): the
           step's only with --all-threads
 Also: no NVTX range at all, and only 2 instances of one: no steps, one line, status 2;
+two devices, the busier one seen second: it is the step device, its busy time the steps';
 a generated mixed trace (cutrace-gentrace --mixed: one NVTX "step" per iteration): every
 iteration a step; truncated: the steps before the damage, status 1.
 
@@ -223,6 +224,30 @@ check(rc == 2 and len(procs) == 1 and procs[0]["path"].endswith("a.ctr") and err
 # two named: not chosen, but --range takes them
 rc, out, err = run("--format", "json", "--range", "only", os.path.join(tmp, "two.ctr"))
 check(rc == 0 and json.loads(out)["processes"][0]["summary"]["steps"] == 2, "--range only")
+
+# two devices: device 0 runs one 10 us kernel in step 0 (the first device seen), device 1
+# one of 500 us in each of the 3 steps of 1000 us: the step device is 1, its busy time
+# per step 500 us; device 0's kernel appears in no step's busy time
+w = TraceWriter()
+w.add("process", pid=PID, start_ns=T0)
+launch, kd0, kd1, it = w.string("cudaLaunchKernel"), w.string("_Z2d0v"), w.string("_Z2d1v"), w.string("it")
+w.add("api", tid=PID, name=launch, begin_ns=T0 + 1 * US, end_ns=T0 + 2 * US, corr=1, flags=4)
+w.add("gpu", corr=1, device=0, stream=0, start_ns=T0 + 5 * US, end_ns=T0 + 15 * US, type=1, name=kd0)
+for i in range(3):
+    b = i * 1000
+    w.add("api", tid=PID, name=launch, begin_ns=T0 + (b + 20) * US, end_ns=T0 + (b + 25) * US,
+          corr=2 + i, flags=4)
+    w.add("gpu", corr=2 + i, device=1, stream=0, start_ns=T0 + (b + 100) * US,
+          end_ns=T0 + (b + 600) * US, type=1, name=kd1)
+    w.add("range", tid=PID, name=it, begin_ns=T0 + b * US, end_ns=T0 + (b + 900) * US, depth=0)
+w.add("end", records=0, end_ns=T0 + 4000 * US)
+twodev = os.path.join(tmp, "twodev.ctr")
+w.save(twodev)
+rc, out, err = run("--format", "json", twodev)
+p2 = json.loads(out)["processes"][0] if out else {}
+check(rc == 0 and p2.get("device") == 1
+      and [x["device_busy_ns"] for x in p2.get("steps", [])] == [500 * US] * 3,
+      f"two devices: {rc} {err!r} {p2.get('device')} {[x['device_busy_ns'] for x in p2.get('steps', [])]}")
 
 # generated: 20000 iterations, one step each; truncated: the steps before the damage
 mixed = os.path.join(tmp, "mixed.ctr")
