@@ -114,9 +114,13 @@ static uint64_t median_q(const ctx *c, quantity_fn q, unsigned which) {
 /* Computes the medians every explanation compares with. */
 static void prepare(ctx *c) {
   for (unsigned k = 0; k < CT_GAP_NCAUSES; k++) c->idle[k] = median_q(c, q_idle, k);
+  unsigned called = 0; /* the categories some counted step called: the others' medians are 0 */
+  for (size_t i = c->first; i < c->f->nsteps; i++)
+    for (unsigned k = 0; k < c->f->steps[i].ncalls; k++)
+      called |= 1u << c->f->steps[i].calls[k].category;
   for (unsigned k = 0; k < CT_STEP_NCATS; k++) {
-    c->cat_ns[k] = median_q(c, q_cat_ns, k);
-    c->cat_calls[k] = median_q(c, q_cat_calls, k);
+    c->cat_ns[k] = called >> k & 1 ? median_q(c, q_cat_ns, k) : 0;
+    c->cat_calls[k] = called >> k & 1 ? median_q(c, q_cat_calls, k) : 0;
   }
   c->copy_ns = median_q(c, q_copy_ns, 0);
   c->copies = median_q(c, q_copies, 0);
