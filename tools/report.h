@@ -159,6 +159,9 @@ void ct_corr_init(ct_corr_table *t, size_t value_size);
  * when corr is 0, or when out of memory. */
 void *ct_corr_find(ct_corr_table *t, uint64_t corr, int create);
 
+/* Starts fetching the slot where corr's entry would be into the cache (a hint). */
+void ct_corr_prefetch(const ct_corr_table *t, uint64_t corr);
+
 /* Removes the entry whose value ct_corr_find returned. */
 void ct_corr_remove(ct_corr_table *t, void *value);
 

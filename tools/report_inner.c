@@ -77,6 +77,10 @@ void *ct_corr_find(ct_corr_table *t, uint64_t corr, int create) {
   return s + 8;
 }
 
+void ct_corr_prefetch(const ct_corr_table *t, uint64_t corr) {
+  if (t->cap) __builtin_prefetch(slot_at(t, home_of(corr, t->cap)));
+}
+
 void ct_corr_remove(ct_corr_table *t, void *value) {
   size_t sb = slot_bytes(t), mask = t->cap - 1;
   size_t i = (size_t)((unsigned char *)value - 8 - t->a) / sb;

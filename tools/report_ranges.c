@@ -24,6 +24,7 @@
 
 #define QUEUE_MAX 65536
 #define MAX_LEVELS 8  /* ranges credited per call: the innermost 8 */
+#define AHEAD 16      /* records read ahead of their handling (see ct_range_each) */
 #define INLINE_LEVELS 2 /* of those, kept in the call's entry (the rest allocated apart) */
 
 /* A range instance waiting for the GPU work of the calls it claimed. */
@@ -164,7 +165,8 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
   *q_at(q, q->n++) = (queued){a->begin_ns, a->corr};
 }
 
-static void on_range(ranges_state *s, const struct ct_range *rg) {
+/* rg's name is name (len bytes), looked up when the record was read. */
+static void on_range(ranges_state *s, const struct ct_range *rg, const char *name, size_t len) {
   range_inst *ri = calloc(1, sizeof *ri);
   if (!ri) {
     s->oom = 1;
@@ -176,7 +178,8 @@ static void on_range(ranges_state *s, const struct ct_range *rg) {
   ri->r.depth = rg->depth;
   ri->r.domain = rg->domain;
   ri->r.flags = rg->flags;
-  ri->r.name = ct_reader_string(s->rd, rg->name, &ri->r.name_len);
+  ri->r.name = name;
+  ri->r.name_len = len;
   thread_q *q = ct_map_get(s->threads, &rg->tid, sizeof rg->tid, NULL);
   for (size_t i = 0; q && i < q->n; i++) {
     const queued *qc = q_at(q, i);
@@ -251,8 +254,31 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
                                1ull << CT_KIND_RANGE | 1ull << CT_KIND_GPU)); /* not decoded */
   s.threads = ct_map_new(sizeof(thread_q));
   s.streams = ct_map_new(sizeof(stream_pos));
-  ct_record rec;
-  while (s.threads && s.streams && ct_reader_next(s.rd, &rec)) {
+  /* Records are read AHEAD ahead of their handling, so that a GPU record's call entry
+   * is fetched into the cache (the table scatters consecutive corrs) before it is looked
+   * up; a range's name is looked up when its record is read, as without the read-ahead. */
+  struct ahead {
+    ct_record rec;
+    const char *name;
+    size_t name_len;
+  } ring[AHEAD];
+  size_t head = 0, queued = 0;
+  int more = s.threads && s.streams;
+  for (;;) {
+    while (more && queued < AHEAD) {
+      struct ahead *a = &ring[(head + queued) % AHEAD];
+      if (!(more = ct_reader_next(s.rd, &a->rec))) break;
+      if (a->rec.kind == CT_KIND_RANGE)
+        a->name = ct_reader_string(s.rd, a->rec.u.range.name, &a->name_len);
+      else if (a->rec.kind == CT_KIND_GPU)
+        ct_corr_prefetch(&s.calls, a->rec.u.gpu.corr);
+      queued++;
+    }
+    if (!queued) break;
+    struct ahead *a = &ring[head];
+    head = (head + 1) % AHEAD;
+    queued--;
+    const ct_record rec = a->rec;
     if (!s.window_known && (rec.kind == CT_KIND_PROCESS || rec.kind == CT_KIND_API)) {
       /* the window (--from/--to) counts from the PROCESS record's start, else the first call */
       uint64_t start = rec.kind == CT_KIND_PROCESS ? rec.u.process.start_ns : rec.u.api.begin_ns;
@@ -260,7 +286,7 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
       ct_model_default_window(start, &s.from, &s.to);
     }
     if (rec.kind == CT_KIND_API) on_api(&s, &rec.u.api);
-    else if (rec.kind == CT_KIND_RANGE) on_range(&s, &rec.u.range);
+    else if (rec.kind == CT_KIND_RANGE) on_range(&s, &rec.u.range, a->name, a->name_len);
     else if (rec.kind == CT_KIND_GPU) on_gpu(&s, &rec.u.gpu);
     else if (rec.kind == CT_KIND_PROCESS && proc_out) *proc_out = rec.u.process;
   }
