@@ -26,6 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   if (r) {
     ct_record rec;
+    /* half the inputs also skip some kinds undecoded (the input's last byte picks which) */
+    if (size && (data[size - 1] & 1)) ct_reader_skip_kinds(r, (uint64_t)data[size - 1] << 1);
     while (ct_reader_next(r, &rec)) {
       if (rec.kind == CT_KIND_API) (void)ct_reader_string(r, rec.u.api.name, NULL);
     }
