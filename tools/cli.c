@@ -11,6 +11,13 @@
 #include "progress.h"
 #include "reader.h"
 
+const char *cli_option_value(int argc, char **argv, int *i, const char *name) {
+  size_t n = strlen(name);
+  if (strncmp(argv[*i], name, n) || (argv[*i][n] && argv[*i][n] != '=')) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  return *i + 1 < argc ? argv[++*i] : "";
+}
+
 int cli_is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
 
 int cli_run_on_traces(int argc, char **argv, const char *usage,

@@ -23,6 +23,10 @@ int cli_run_on_traces(int argc, char **argv, const char *usage,
  */
 int cli_take_time_filter(const char *cmd, int *argc, char **argv);
 
+/* The value of option NAME at argv[*i] ("--name=V" or "--name V"), advancing *i past a
+ * separate value; NULL when argv[*i] is not NAME, "" when its value is missing. */
+const char *cli_option_value(int argc, char **argv, int *i, const char *name);
+
 /* 1 when arg is "--help" or "-h". */
 int cli_is_help(const char *arg);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "cmd_gaps.h"
 #include "gaps.h"
@@ -77,15 +78,6 @@ static void progress(const char *path, uint64_t records) {
 }
 
 
-/* The value of option argv[*i] ("--opt=v" or "--opt v"); NULL when it has none. */
-static const char *option_value(int argc, char **argv, int *i, const char *opt) {
-  size_t n = strlen(opt);
-  if (strncmp(argv[*i], opt, n)) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (argv[*i][n] == 0 && *i + 1 < argc) return argv[++*i];
-  return NULL;
-}
-
 static int bad(const char *what, const char *value) {
   fprintf(stderr, "cutrace gaps: %s '%s' (try: cutrace gaps --help)\n", what, value);
   return 2;
@@ -115,7 +107,7 @@ int cmd_gaps(int argc, char **argv) {
       rc = 0;
     } else if (!strcmp(a, "--summary")) {
       c.summary = 1;
-    } else if (matched && !(v = option_value(argc, argv, &i, matched))) {
+    } else if (matched && !*(v = cli_option_value(argc, argv, &i, matched))) {
       rc = bad("missing value for", a);
     } else if (!matched && a[0] == '-' && a[1]) {
       rc = bad("unknown option", a);

@@ -303,15 +303,6 @@ static int set_capture(const char *which) {
   return setenv("CUTRACE_CAPTURE", which, 1);
 }
 
-/* The value of option NAME at argv[*i] ("--name=V" or "--name V"), advancing *i past
- * a separate value; NULL when argv[*i] is not NAME, "" when its value is missing. */
-static const char *option_value(int argc, char **argv, int *i, const char *name) {
-  size_t n = strlen(name);
-  if (strncmp(argv[*i], name, n) || (argv[*i][n] && argv[*i][n] != '=')) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  return *i + 1 < argc ? argv[++*i] : "";
-}
-
 /* Checks a --collector address. Returns 0, or -1 with a message printed. */
 static int check_collector(const char *addr) {
   ct_netaddr a;
@@ -337,21 +328,21 @@ int cmd_record(int argc, char **argv) {
       quiet = 1;
     } else if (!strncmp(argv[i], "--stacks", 8) && (argv[i][8] == 0 || argv[i][8] == '=')) {
       if (parse_stacks(argv[i], &so) < 0) return 2;
-    } else if ((v = option_value(argc, argv, &i, "--stack-depth"))) {
+    } else if ((v = cli_option_value(argc, argv, &i, "--stack-depth"))) {
       if (parse_stack_depth(v, &so) < 0) return 2;
-    } else if ((v = option_value(argc, argv, &i, "--python"))) {
+    } else if ((v = cli_option_value(argc, argv, &i, "--python"))) {
       if (strcmp(v, "auto") && strcmp(v, "off")) {
         fprintf(stderr, "cutrace record: --python takes auto or off, not '%s'\n", v);
         return 2;
       }
       if (setenv("CUTRACE_PYTHON", v, 1) != 0) return 2;
-    } else if ((v = option_value(argc, argv, &i, "--capture"))) {
+    } else if ((v = cli_option_value(argc, argv, &i, "--capture"))) {
       if (set_capture(v) < 0) return 2;
-    } else if ((v = option_value(argc, argv, &i, "--delay"))) {
+    } else if ((v = cli_option_value(argc, argv, &i, "--delay"))) {
       if (set_seconds("--delay", v, "CUTRACE_DELAY") < 0) return 2;
-    } else if ((v = option_value(argc, argv, &i, "--duration"))) {
+    } else if ((v = cli_option_value(argc, argv, &i, "--duration"))) {
       if (set_seconds("--duration", v, "CUTRACE_DURATION") < 0) return 2;
-    } else if ((v = option_value(argc, argv, &i, "--collector"))) {
+    } else if ((v = cli_option_value(argc, argv, &i, "--collector"))) {
       if (check_collector(v) < 0) return 2;
       collector = v;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc && argv[i + 1][0]) {

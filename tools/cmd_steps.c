@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmd_steps.h"
 #include "commands.h"
 #include "reader.h"
@@ -30,15 +31,6 @@ static const char usage_text[] =
     "  --from T, --to T    only the steps that overlap that window (T: seconds after the\n"
     "                      trace's start, 2.5, 300ms, 40us, or @NS, an absolute host time)\n"
     "Each process (trace file) is analysed on its own; definitions: docs/steps.md.\n";
-
-/* The value of option argv[*i] ("--opt=v" or "--opt v"); NULL when it has none. */
-static const char *option_value(int argc, char **argv, int *i, const char *opt) {
-  size_t n = strlen(opt);
-  if (strncmp(argv[*i], opt, n)) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (argv[*i][n] == 0 && *i + 1 < argc) return argv[++*i];
-  return NULL;
-}
 
 static int bad(const char *what, const char *value) {
   fprintf(stderr, "cutrace steps: %s '%s' (try: cutrace steps --help)\n", what, value);
@@ -101,7 +93,7 @@ int cmd_steps(int argc, char **argv) {
       c.summary = 1;
     } else if (!strcmp(a, "--all-threads")) {
       c.o.all_threads = 1;
-    } else if (matched && !(v = option_value(argc, argv, &i, matched))) {
+    } else if (matched && !*(v = cli_option_value(argc, argv, &i, matched))) {
       rc = bad("missing value for", a);
     } else if (!matched && a[0] == '-' && a[1]) {
       rc = bad("unknown option", a);
