@@ -28,18 +28,11 @@ US, MS, START = 1000, 1000 * 1000, 10**9
 cutrace = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="cutrace-outliers-")
 w = TraceWriter()
-strings = {}
 
 
-def st(v):
-    if v not in strings:
-        strings[v] = w.string(v)
-    return strings[v]
-
-
-w.add("process", pid=9, ppid=1, start_ns=START, realtime_ns=1700000000 * 10**9, host=st("h"),
-      cmdline=st("./app"))
-w.add("thread", tid=9, name=st("main"), start_ns=START)
+w.add("process", pid=9, ppid=1, start_ns=START, realtime_ns=1700000000 * 10**9, host=w.string("h"),
+      cmdline=w.string("./app"))
+w.add("thread", tid=9, name=w.string("main"), start_ns=START)
 corr = 0
 plan = {"_Z5setupv": [500] + [10] * 9, "_Z4stepv": [20] * 6 + [70] + [20] * 3,
         "_Z4tailv": [10, 1000], "_Z4rarev": [100, 100, 100, 900, 100]}
@@ -47,11 +40,11 @@ t = START + MS
 for name, durs in plan.items():
     for d in durs:
         corr += 1
-        w.add("api", tid=9, name=st("cudaLaunchKernel"), begin_ns=t - 5 * US, end_ns=t - 4 * US,
+        w.add("api", tid=9, name=w.string("cudaLaunchKernel"), begin_ns=t - 5 * US, end_ns=t - 4 * US,
               corr=corr, stream=1, flags=4)
-        w.add("launch", corr=corr, kernel=st(name), grid_x=1, grid_y=1, grid_z=1, block_x=1,
+        w.add("launch", corr=corr, kernel=w.string(name), grid_x=1, grid_y=1, grid_z=1, block_x=1,
               block_y=1, block_z=1)
-        w.add("gpu", corr=corr, stream=1, start_ns=t, end_ns=t + d * US, type=1, name=st(name))
+        w.add("gpu", corr=corr, stream=1, start_ns=t, end_ns=t + d * US, type=1, name=w.string(name))
         t += MS
 w.add("end")
 path = os.path.join(tmp, "o.ctr")

@@ -31,26 +31,20 @@ tmp = tempfile.mkdtemp(prefix="cutrace-window-")
 
 def plant(path, iters=10):
     w = TraceWriter()
-    s = {}
-
-    def st(v):
-        if v not in s:
-            s[v] = w.string(v)
-        return s[v]
     w.add("process", pid=5, ppid=1, start_ns=START, realtime_ns=1700000000 * 10**9,
-          host=st("host"), cmdline=st("./loop"))
-    w.add("device", device=0, name=st("GPU"), cc_major=9, sm_count=132, mem_bytes=80 << 30)
-    w.add("thread", tid=5, name=st("main"), start_ns=START)
+          host=w.string("host"), cmdline=w.string("./loop"))
+    w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132, mem_bytes=80 << 30)
+    w.add("thread", tid=5, name=w.string("main"), start_ns=START)
     w.add("stream", stream=1, handle=0x101, device=0, flags=1)
     for i in range(iters):
         b = START + i * 10 * MS
         c = i + 1
-        w.add("api", tid=5, name=st("cudaLaunchKernel"), begin_ns=b - 5 * US, end_ns=b - 4 * US,
+        w.add("api", tid=5, name=w.string("cudaLaunchKernel"), begin_ns=b - 5 * US, end_ns=b - 4 * US,
               corr=c, device=0, stream=1, flags=TIMED)
-        w.add("launch", corr=c, kernel=st("_Z1kv"), grid_x=1, grid_y=1, grid_z=1, block_x=32,
+        w.add("launch", corr=c, kernel=w.string("_Z1kv"), grid_x=1, grid_y=1, grid_z=1, block_x=32,
               block_y=1, block_z=1)
-        w.add("range", tid=5, name=st("step"), begin_ns=b - 6 * US, end_ns=b - 3 * US, depth=0)
-        w.add("gpu", corr=c, device=0, stream=1, start_ns=b, end_ns=b + MS, type=1, name=st("_Z1kv"))
+        w.add("range", tid=5, name=w.string("step"), begin_ns=b - 6 * US, end_ns=b - 3 * US, depth=0)
+        w.add("gpu", corr=c, device=0, stream=1, start_ns=b, end_ns=b + MS, type=1, name=w.string("_Z1kv"))
     w.add("end")
     w.save(path)
 
