@@ -28,8 +28,6 @@ US, MS, START = 1000, 1000 * 1000, 10**9
 cutrace = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="cutrace-outliers-")
 w = TraceWriter()
-
-
 w.add("process", pid=9, ppid=1, start_ns=START, realtime_ns=1700000000 * 10**9, host=w.string("h"),
       cmdline=w.string("./app"))
 w.add("thread", tid=9, name=w.string("main"), start_ns=START)
