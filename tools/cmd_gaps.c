@@ -28,6 +28,8 @@ static const char usage_text[] =
     "  --launch-bound-min N    kernels in a row shorter than their launch call (default 20)\n"
     "  --repeat-min N          copies or syncs before a finding names them (default 4)\n"
     "  --sync-work US          a sync waiting on less GPU work is flagged (default 50)\n"
+    "  --graph-min N           repetitions of a kernel sequence before it is named a CUDA-graph\n"
+    "                          candidate (default 10)\n"
     "  --from T, --to T        only what overlaps that window (T: seconds after the trace's\n"
     "                          start, 2.5, 300ms, 40us; or @NS, a host time as listed below);\n"
     "                          the time outside is unrecorded, not idle\n"
@@ -96,7 +98,8 @@ int cmd_gaps(int argc, char **argv) {
     const char *a = argv[i], *v;
     uint64_t x;
     static const char *const valued[] = {"--format", "--min-gap", "--launch-threshold", "--top",
-                                         "--launch-bound-min", "--repeat-min", "--sync-work"};
+                                         "--launch-bound-min", "--repeat-min", "--sync-work",
+                                         "--graph-min"};
     const char *matched = NULL;
     for (unsigned k = 0; k < sizeof valued / sizeof valued[0]; k++) {
       size_t n = strlen(valued[k]);
@@ -132,6 +135,9 @@ int cmd_gaps(int argc, char **argv) {
     } else if (!strncmp(a, "--repeat-min", 12)) {
       if (ct_parse_u64(v, &x) < 0 || !x) rc = bad("--repeat-min takes a count >= 1, not", v);
       else o.repeat_min = x;
+    } else if (!strncmp(a, "--graph-min", 11)) {
+      if (ct_parse_u64(v, &x) < 0 || !x) rc = bad("--graph-min takes a count >= 1, not", v);
+      else o.graph_min = x;
     }
   }
   if (rc >= 0) {

@@ -139,7 +139,8 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
 }
 
 static const char *const finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
-                                            "sync_little_work", "exposed_comm"};
+                                            "sync_little_work", "exposed_comm",
+                                            "graph_candidate"};
 
 /* The JSON document (cmd_gaps.h). */
 void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
@@ -157,6 +158,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
   ct_json_kv_uint(&j, "launch_bound_min", o->launch_bound_min);
   ct_json_kv_uint(&j, "repeat_min", o->repeat_min);
   ct_json_kv_uint(&j, "sync_work_ns", o->sync_work_ns);
+  ct_json_kv_uint(&j, "graph_min", o->graph_min);
   ct_json_end_object(&j);
   ct_json_key(&j, "inputs");
   ct_json_begin_array(&j);
@@ -264,6 +266,13 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     }
     if (f->kind == CT_FIND_PAGEABLE_COPY || f->kind == CT_FIND_SYNC_COPY)
       ct_json_kv_uint(&j, "bytes", f->bytes);
+    if (f->kind == CT_FIND_GRAPH_CANDIDATE) {
+      ct_json_kv_uint(&j, "tid", f->tid);
+      ct_json_kv_uint(&j, "stream", f->stream);
+      ct_json_kv_uint(&j, "length", f->length);
+      ct_json_kv_uint(&j, "idle_ns", f->idle_ns);
+      ct_json_kv_uint(&j, "span_ns", f->span_ns);
+    }
     ct_json_kv_uint(&j, "gpu_ns", f->gpu_ns);
     ct_json_kv_uint(&j, "cpu_ns", f->cpu_ns);
     ct_json_kv_uint(&j, "first_ns", f->first_ns);

@@ -27,6 +27,7 @@ void ct_gaps_default_options(ct_gaps_options *o) {
   o->launch_bound_min = 20;
   o->repeat_min = 4;
   o->sync_work_ns = 50000;
+  o->graph_min = 10;
 }
 
 /* ---- model callbacks ------------------------------------------------------------------ */
@@ -114,6 +115,7 @@ static void on_activity(void *user, const ct_activity *a) {
                ct_gaps_keep(f, a->name, &cls), a->has_call, a->corr, a->call_depth, a->call_parent,
                a->call_stack};
   ct_gaps_tracker_add(f, &d->t, a->start_ns, a->end_ns, &op);
+  ct_gaps_graphs_on_kernel(f, a, op.name);
   if (a->type != CT_GPU_MEMCPY && a->type != CT_GPU_MEMSET) on_kernel(f, d, a, &op, cls);
   tracker *st = ct_gaps_get_stream(f, d, a->stream);
   if (st) ct_gaps_tracker_add(f, st, a->start_ns, a->end_ns, &op);
@@ -231,6 +233,7 @@ static void finish_file(fstate *f) {
                                                    f->streams[i]->stream, f->streams[i]->u};
   }
   for (unsigned i = 0; i < f->ndevs; i++) ct_gaps_device_findings(f, f->devs[i]);
+  ct_gaps_graph_findings(f);
   for (unsigned i = 0; i < f->ndevs; i++) {
     free(f->devs[i]->t.q);
     for (int k = 0; k < OV_N; k++) free(f->devs[i]->ov[k].q);

@@ -57,6 +57,7 @@ typedef struct ct_gaps_options {
   uint64_t launch_bound_min;    /* kernels in a row shorter than their launch call: 20 */
   uint64_t repeat_min;          /* copies or syncs before a finding names them: 4 */
   uint64_t sync_work_ns;        /* a sync waiting on less GPU work than this is "little": 50 us */
+  uint64_t graph_min;           /* repetitions of a kernel sequence before a graph candidate: 10 */
 } ct_gaps_options;
 
 /* Fills *o with the defaults above. */
@@ -186,7 +187,8 @@ enum ct_finding_kind {
   CT_FIND_PAGEABLE_COPY,   /* copies from or to pageable memory, repeated */
   CT_FIND_SYNC_COPY,       /* synchronous copies, repeated */
   CT_FIND_LITTLE_SYNC,     /* syncs that waited on little GPU work */
-  CT_FIND_EXPOSED_COMM     /* communication kernels not overlapped by compute */
+  CT_FIND_EXPOSED_COMM,    /* communication kernels not overlapped by compute */
+  CT_FIND_GRAPH_CANDIDATE  /* a repeated kernel sequence waiting on its launches */
 };
 
 /* A finding: a pattern, measured, and the fix it suggests. */
@@ -200,9 +202,14 @@ typedef struct ct_gaps_finding {
   uint64_t bytes;          /* copies */
   uint64_t gpu_ns;         /* GPU time of those operations */
   uint64_t cpu_ns;         /* time in their calls */
-  uint64_t first_ns, last_ns;     /* launch-bound: the longest run; else first and last */
+  uint64_t first_ns, last_ns;     /* launch-bound: the longest run; else first and last
+                                     (graph candidate: first instance's start, last's end) */
   uint64_t longest_count;         /* launch-bound: kernels in the longest run */
   const char *fix;
+  /* graph candidate: what = the kernels ("a > b > c"), count = repetitions, gpu_ns =
+   * GPU time of their kernels; the launching thread and stream, the sequence's length,
+   * the idle time inside its instances a graph would remove, and their summed span */
+  uint64_t tid, stream, length, idle_ns, span_ns;
 } ct_gaps_finding;
 
 /* An analysis over one or more trace files. */

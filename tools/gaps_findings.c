@@ -110,7 +110,8 @@ void ct_gaps_findings_on_sync(fstate *f, const ct_span *s, const char *name) {
   d->psync[k].name = name;
 }
 
-static void add_finding(struct ct_gaps *g, const ct_gaps_finding *fd) {
+/* Appends a finding to the analysis (dropped when out of memory). */
+void ct_gaps_add_finding(struct ct_gaps *g, const ct_gaps_finding *fd) {
   ct_gaps_finding *nf = realloc(g->finds, (g->nfinds + 1) * sizeof *nf);
   if (!nf) return;
   g->finds = nf;
@@ -127,8 +128,9 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            d->lb_stretches, 0, d->lb_gpu, d->lb_cpu, d->lb_first, d->lb_last,
                            d->lb_longest,
                            "launch-bound: CUDA graphs or torch.compile(mode='reduce-overhead') "
-                           "would help (or fuse the kernels)"};
-    add_finding(g, &fd);
+                           "would help (or fuse the kernels)",
+                           0, 0, 0, 0, 0};
+    ct_gaps_add_finding(g, &fd);
   }
   for (int sync = 0; sync < 2; sync++) {
     const copystat *c = sync ? &d->synccopy : &d->pageable;
@@ -146,8 +148,9 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            sync ? "use cudaMemcpyAsync with pinned memory and synchronise once "
                                   "where the data is needed"
                                 : "use pinned memory (cudaHostAlloc/cudaHostRegister) and "
-                                  "cudaMemcpyAsync"};
-    add_finding(g, &fd);
+                                  "cudaMemcpyAsync",
+                           0, 0, 0, 0, 0};
+    ct_gaps_add_finding(g, &fd);
   }
   const tracker *comm = &d->ov[OV_COMM];
   uint64_t exposed = 0, overlap = 0;
@@ -163,13 +166,15 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            comm->u.last_ns, 0,
                            "overlap communication with compute: gradient buckets that start "
                            "during backward (DDP bucket_cap_mb), FSDP forward/backward prefetch, "
-                           "collectives on their own stream"};
-    add_finding(g, &fd);
+                           "collectives on their own stream",
+                           0, 0, 0, 0, 0};
+    ct_gaps_add_finding(g, &fd);
   }
   if (d->ls_count && (d->ls_count >= g->o.repeat_min || d->ls_cpu >= LITTLE_SYNC_TOTAL_NS)) {
     fd = (ct_gaps_finding){CT_FIND_LITTLE_SYNC, f->proc, d->device, d->ls_name, d->ls_count, 0, 0,
                            d->ls_gpu, d->ls_cpu, d->ls_first, d->ls_last, 0,
-                           "remove the sync or move it to where its result is needed"};
-    add_finding(g, &fd);
+                           "remove the sync or move it to where its result is needed",
+                           0, 0, 0, 0, 0};
+    ct_gaps_add_finding(g, &fd);
   }
 }

@@ -6,6 +6,7 @@
  *   gaps_cause.c    the cause of each gap (precedence in docs/gaps.md)
  *   gaps_threads.c  what each CPU thread did during the largest gaps, the top-N heaps
  *   gaps_findings.c launch-bound runs, copy patterns, little syncs, and their findings
+ *   gaps_graphs.c   repeated kernel sequences: CUDA-graph candidates
  *
  * Busy intervals. Per device and per stream a "tracker" holds, sorted, the disjoint
  * busy intervals (unions of activities) that a later activity could still touch.
@@ -167,6 +168,7 @@ typedef struct fstate {
   uint64_t kept_call_max;    /* the latest begin of a kept gap's ending call (a range that
                                 begins after it cannot enclose any of them) */
   ct_pause_list pauses;      /* the tracer's pauses: gaps touching them are unrecorded */
+  struct graph_state *graphs; /* repeated kernel sequences (gaps_graphs.c), made on first kernel */
   int oom;
 } fstate;
 
@@ -307,5 +309,15 @@ void ct_gaps_findings_on_sync(fstate *f, const ct_span *s, const char *name);
 void ct_gaps_judge_syncs(fstate *f, devstate *d, uint64_t horizon);
 /* Adds d's findings to the analysis (at the end of its file). */
 void ct_gaps_device_findings(fstate *f, devstate *d);
+/* Appends a finding to the analysis (dropped when out of memory). */
+void ct_gaps_add_finding(struct ct_gaps *g, const ct_gaps_finding *fd);
+
+/* ---- gaps_graphs.c ------------------------------------------------------------------ */
+
+/* A kernel activity (name: interned): counted into the repeated sequences of its
+ * launching thread and stream. */
+void ct_gaps_graphs_on_kernel(fstate *f, const ct_activity *a, const char *name);
+/* At the end of a file: adds its graph candidates to the analysis and frees their state. */
+void ct_gaps_graph_findings(fstate *f);
 
 #endif

@@ -1,0 +1,230 @@
+/*
+ * GPU idle-time analysis: CUDA-graph candidates (docs/gaps.md, "graph_candidate").
+ *
+ * Per launching thread and stream, the last GRAPH_MAX_LEN kernels are kept in a small
+ * history. After each kernel, every sequence of the last k kernels (k = 2..16) is
+ * hashed (the interned name pointers, the thread, the stream and k) and counted in a
+ * fixed table of GRAPH_SLOTS entries, GRAPH_WAYS to a bucket; when a bucket is full the
+ * entry with the fewest repetitions gives way. An occurrence counts only when it starts
+ * after the previous counted one ended (no overlapping instances: ABAB is one AB...AB
+ * pair, not three). Memory is fixed: it does not grow with the trace.
+ *
+ * The idle time inside an instance is the sum of the gaps between its consecutive
+ * kernels in which the GPU waited for the launch: the next kernel's launch call ended
+ * after the previous kernel had ended (launch overhead or host wait on that stream),
+ * the time a captured graph would not spend.
+ */
+#include "gaps_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GRAPH_MAX_LEN 16     /* longest sequence considered */
+#define GRAPH_SLOTS 4096     /* sequences counted per file */
+#define GRAPH_WAYS 4         /* entries per bucket */
+#define GRAPH_HISTORIES 256  /* launching (thread, stream) pairs followed at once */
+#define GRAPH_NOISE_SHARE 20 /* idle below 1/20 (5%) of the instances' span: no finding */
+
+/* One kernel of a history; cum_* are running sums over the history's kernels. */
+typedef struct graph_kernel {
+  const char *name;
+  uint64_t start, end;
+  uint64_t cum_idle; /* idle waited on launches, up to and including this kernel's gap */
+  uint64_t cum_gpu;  /* GPU time, including this kernel */
+} graph_kernel;
+
+/* The recent kernels one thread launched on one stream. */
+typedef struct graph_history {
+  uint64_t tid, stream, device, used;
+  graph_kernel k[GRAPH_MAX_LEN]; /* ring: k[(n - 1) % GRAPH_MAX_LEN] is the newest */
+  uint64_t n;                    /* kernels seen */
+} graph_history;
+
+/* A counted sequence. */
+typedef struct graph_seq {
+  uint64_t key, tid, stream, device;
+  uint64_t count, gpu_ns, idle_ns, span_ns, first_ns, last_end;
+  unsigned len;
+  const char *names[GRAPH_MAX_LEN];
+} graph_seq;
+
+struct graph_state {
+  graph_history *hist;
+  unsigned nhist;
+  uint64_t clock;
+  graph_seq slots[GRAPH_SLOTS];
+};
+
+static inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+/* The history of (tid, stream): found, made, or the least recently used one reused. */
+static graph_history *get_history(struct graph_state *gs, uint64_t tid, uint64_t stream,
+                                  uint64_t device) {
+  graph_history *lru = NULL;
+  for (unsigned i = 0; i < gs->nhist; i++) {
+    graph_history *h = &gs->hist[i];
+    if (h->tid == tid && h->stream == stream) {
+      h->used = ++gs->clock;
+      return h;
+    }
+    if (!lru || h->used < lru->used) lru = h;
+  }
+  graph_history *h = gs->nhist < GRAPH_HISTORIES ? &gs->hist[gs->nhist++] : lru;
+  memset(h, 0, sizeof *h);
+  h->tid = tid;
+  h->stream = stream;
+  h->device = device;
+  h->used = ++gs->clock;
+  return h;
+}
+
+/* Entry i of the history counted from the newest (0 = newest). */
+static inline const graph_kernel *hist_back(const graph_history *h, unsigned i) {
+  return &h->k[(h->n - 1 - i) % GRAPH_MAX_LEN];
+}
+
+/* Counts one occurrence of the sequence of the newest len kernels of h. */
+static void count_seq(struct graph_state *gs, const graph_history *h, unsigned len, uint64_t key) {
+  graph_seq *bucket = &gs->slots[(key % (GRAPH_SLOTS / GRAPH_WAYS)) * GRAPH_WAYS], *e = NULL;
+  for (unsigned w = 0; w < GRAPH_WAYS && !e; w++)
+    if (bucket[w].count && bucket[w].key == key && bucket[w].len == len &&
+        bucket[w].tid == h->tid && bucket[w].stream == h->stream)
+      e = &bucket[w];
+  const graph_kernel *first = hist_back(h, len - 1), *last = hist_back(h, 0);
+  if (!e) {
+    e = &bucket[0];
+    for (unsigned w = 1; w < GRAPH_WAYS; w++)
+      if (bucket[w].count < e->count) e = &bucket[w];
+    memset(e, 0, sizeof *e);
+    e->key = key;
+    e->len = len;
+    e->tid = h->tid;
+    e->stream = h->stream;
+    e->device = h->device;
+    e->first_ns = first->start;
+    for (unsigned i = 0; i < len; i++) e->names[i] = hist_back(h, len - 1 - i)->name;
+  } else if (first->start < e->last_end) {
+    return; /* overlaps the previous counted instance */
+  }
+  e->count++;
+  e->last_end = last->end;
+  e->gpu_ns += last->cum_gpu - first->cum_gpu + (first->end - first->start);
+  e->idle_ns += last->cum_idle - first->cum_idle;
+  e->span_ns += last->end > first->start ? last->end - first->start : 0;
+}
+
+/* A kernel launched by a thread (delivery order: end order, so one stream's in order). */
+void ct_gaps_graphs_on_kernel(fstate *f, const ct_activity *a, const char *name) {
+  if (!a->has_call || (a->type != CT_GPU_KERNEL && a->type != CT_GPU_GEMM)) return;
+  struct graph_state *gs = f->graphs;
+  if (!gs) {
+    gs = f->graphs = calloc(1, sizeof *gs);
+    if (gs) gs->hist = calloc(GRAPH_HISTORIES, sizeof *gs->hist);
+    if (!gs || !gs->hist) {
+      free(gs);
+      f->graphs = NULL;
+      f->oom = 1;
+      return;
+    }
+  }
+  graph_history *h = get_history(gs, a->tid, a->stream, a->device);
+  graph_kernel *k = &h->k[h->n % GRAPH_MAX_LEN];
+  uint64_t idle = 0, gpu = 0;
+  if (h->n) {
+    const graph_kernel *prev = hist_back(h, 0);
+    /* the GPU waited on this launch: the stream was idle and the call not yet done */
+    if (a->start_ns > prev->end && a->call_end_ns > prev->end) idle = a->start_ns - prev->end;
+    idle += prev->cum_idle;
+    gpu = prev->cum_gpu;
+  }
+  *k = (graph_kernel){name, a->start_ns, a->end_ns, idle, gpu + (a->end_ns - a->start_ns)};
+  h->n++;
+  uint64_t hash = mix64(h->tid * 0x9e3779b97f4a7c15ull ^ h->stream);
+  unsigned depth = h->n < GRAPH_MAX_LEN ? (unsigned)h->n : GRAPH_MAX_LEN;
+  for (unsigned len = 1; len <= depth; len++) {
+    hash = mix64(hash ^ (uint64_t)(uintptr_t)hist_back(h, len - 1)->name);
+    if (len >= 2) count_seq(gs, h, len, hash ^ len);
+  }
+}
+
+/* Whether a covers more launches than b (repetitions x length; ties: more repetitions). */
+static int covers_more(const graph_seq *a, const graph_seq *b) {
+  uint64_t ca = a->count * a->len, cb = b->count * b->len;
+  return ca != cb ? ca > cb : a->count > b->count;
+}
+
+static int by_idle_desc(const void *x, const void *y) {
+  const graph_seq *a = *(const graph_seq *const *)x, *b = *(const graph_seq *const *)y;
+  if (a->idle_ns != b->idle_ns) return a->idle_ns < b->idle_ns ? 1 : -1;
+  return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* "name" of a demangled kernel: its qualified name without the parameters (and a
+ * leading "void "), cut to at most 48 characters. */
+static void abbreviate(const char *mangled, char *out, size_t len) {
+  char buf[1024];
+  const char *d = ct_demangle(mangled ? mangled : "?", buf, sizeof buf);
+  if (!strncmp(d, "void ", 5)) d += 5;
+  size_t n = strcspn(d, "(");
+  if (n > 48) {
+    memcpy(out, d, 45);
+    memcpy(out + 45, "...", 4);
+    return;
+  }
+  if (n >= len) n = len - 1;
+  memcpy(out, d, n);
+  out[n] = 0;
+}
+
+/* Adds the file's graph candidates to the analysis (at the end of its file): per
+ * launching thread the sequence repeated at least graph_min times that covers the most
+ * launches, when the idle inside its instances is at least 5% of their span; ranked by
+ * that idle time. Frees the state. */
+void ct_gaps_graph_findings(fstate *f) {
+  struct graph_state *gs = f->graphs;
+  if (!gs) return;
+  struct ct_gaps *g = f->g;
+  const graph_seq *best[GRAPH_SLOTS];
+  unsigned nbest = 0;
+  for (unsigned i = 0; i < GRAPH_SLOTS; i++) {
+    const graph_seq *e = &gs->slots[i];
+    if (!e->count || e->count < g->o.graph_min) continue;
+    unsigned b = 0;
+    while (b < nbest && best[b]->tid != e->tid) b++;
+    if (b == nbest) best[nbest++] = e;
+    else if (covers_more(e, best[b])) best[b] = e;
+  }
+  unsigned keep = 0;
+  for (unsigned i = 0; i < nbest; i++)
+    if (best[i]->idle_ns && best[i]->idle_ns * GRAPH_NOISE_SHARE >= best[i]->span_ns)
+      best[keep++] = best[i];
+  qsort(best, keep, sizeof *best, by_idle_desc);
+  for (unsigned i = 0; i < keep; i++) {
+    const graph_seq *e = best[i];
+    char what[GRAPH_MAX_LEN * 52 + 1] = "", name[52];
+    for (unsigned k = 0; k < e->len; k++) {
+      abbreviate(e->names[k], name, sizeof name);
+      if (k) strcat(what, " > ");
+      strcat(what, name);
+    }
+    ct_gaps_finding fd = {.kind = CT_FIND_GRAPH_CANDIDATE, .proc = f->proc, .device = e->device,
+                          .what = ct_gaps_intern(g, what), .count = e->count,
+                          .gpu_ns = e->gpu_ns, .first_ns = e->first_ns,
+                          .last_ns = e->last_end, .tid = e->tid, .stream = e->stream,
+                          .length = e->len, .idle_ns = e->idle_ns, .span_ns = e->span_ns,
+                          .fix = "capture the sequence into a CUDA graph (cudaStreamBeginCapture, "
+                                 "torch.cuda.graphs / torch.cuda.CUDAGraph) or use "
+                                 "torch.compile(mode=\"reduce-overhead\"); or fuse the kernels"};
+    ct_gaps_add_finding(g, &fd);
+  }
+  free(gs->hist);
+  free(gs);
+  f->graphs = NULL;
+}
