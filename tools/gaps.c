@@ -115,7 +115,7 @@ static void on_activity(void *user, const ct_activity *a) {
                ct_gaps_keep(f, a->name, &cls), a->has_call, a->corr, a->call_depth, a->call_parent,
                a->call_stack};
   ct_gaps_tracker_add(f, &d->t, a->start_ns, a->end_ns, &op);
-  ct_gaps_graphs_on_kernel(f, a, op.name);
+  ct_gaps_graphs_on_activity(f, a, op.name);
   if (a->type != CT_GPU_MEMCPY && a->type != CT_GPU_MEMSET) on_kernel(f, d, a, &op, cls);
   tracker *st = ct_gaps_get_stream(f, d, a->stream);
   if (st) ct_gaps_tracker_add(f, st, a->start_ns, a->end_ns, &op);

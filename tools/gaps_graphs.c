@@ -24,10 +24,12 @@
 #define GRAPH_WAYS 4         /* entries per bucket */
 #define GRAPH_HISTORIES 256  /* launching (thread, stream) pairs followed at once */
 #define GRAPH_NOISE_SHARE 20 /* idle below 1/20 (5%) of the instances' span: no finding */
+#define GRAPH_NAME_CACHE 256 /* interned name -> hash of its text, direct-mapped */
 
 /* One kernel of a history; cum_* are running sums over the history's kernels. */
 typedef struct graph_kernel {
   const char *name;
+  uint64_t name_hash; /* of the text: the table's layout must not depend on addresses */
   uint64_t start, end;
   uint64_t cum_idle; /* idle waited on launches, up to and including this kernel's gap */
   uint64_t cum_gpu;  /* GPU time, including this kernel */
@@ -52,6 +54,7 @@ struct graph_state {
   graph_history *hist;
   unsigned nhist;
   uint64_t clock;
+  struct { const char *name; uint64_t hash; } names[GRAPH_NAME_CACHE];
   graph_seq slots[GRAPH_SLOTS];
 };
 
@@ -62,6 +65,18 @@ static inline uint64_t mix64(uint64_t x) {
   x *= 0xc4ceb9fe1a85ec53ull;
   x ^= x >> 33;
   return x;
+}
+
+/* The hash of an interned name's text (FNV-1a), through a small cache by address. */
+static uint64_t name_hash(struct graph_state *gs, const char *name) {
+  unsigned slot = (unsigned)(((uintptr_t)name >> 3) % GRAPH_NAME_CACHE);
+  if (gs->names[slot].name == name) return gs->names[slot].hash;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char *p = (const unsigned char *)name; p && *p; p++)
+    h = (h ^ *p) * 0x100000001b3ull;
+  gs->names[slot].name = name;
+  gs->names[slot].hash = h;
+  return h;
 }
 
 /* The history of (tid, stream): found, made, or the least recently used one reused. */
@@ -120,10 +135,17 @@ static void count_seq(struct graph_state *gs, const graph_history *h, unsigned l
   e->span_ns += last->end > first->start ? last->end - first->start : 0;
 }
 
-/* A kernel launched by a thread (delivery order: end order, so one stream's in order). */
-void ct_gaps_graphs_on_kernel(fstate *f, const ct_activity *a, const char *name) {
-  if (!a->has_call || (a->type != CT_GPU_KERNEL && a->type != CT_GPU_GEMM)) return;
+/* A GPU activity with its call (delivery order: end order, so one stream's in order):
+ * a kernel joins its thread's history on its stream, anything else breaks it. */
+void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *name) {
+  if (!a->has_call) return;
   struct graph_state *gs = f->graphs;
+  if (a->type != CT_GPU_KERNEL && a->type != CT_GPU_GEMM) {
+    /* a copy, set or graph launch between two kernels: they are not consecutive */
+    for (unsigned i = 0; gs && i < gs->nhist; i++)
+      if (gs->hist[i].tid == a->tid && gs->hist[i].stream == a->stream) gs->hist[i].n = 0;
+    return;
+  }
   if (!gs) {
     gs = f->graphs = calloc(1, sizeof *gs);
     if (gs) gs->hist = calloc(GRAPH_HISTORIES, sizeof *gs->hist);
@@ -144,20 +166,24 @@ void ct_gaps_graphs_on_kernel(fstate *f, const ct_activity *a, const char *name)
     idle += prev->cum_idle;
     gpu = prev->cum_gpu;
   }
-  *k = (graph_kernel){name, a->start_ns, a->end_ns, idle, gpu + (a->end_ns - a->start_ns)};
+  *k = (graph_kernel){name, name_hash(gs, name), a->start_ns, a->end_ns, idle, gpu + (a->end_ns - a->start_ns)};
   h->n++;
   uint64_t hash = mix64(h->tid * 0x9e3779b97f4a7c15ull ^ h->stream);
   unsigned depth = h->n < GRAPH_MAX_LEN ? (unsigned)h->n : GRAPH_MAX_LEN;
   for (unsigned len = 1; len <= depth; len++) {
-    hash = mix64(hash ^ (uint64_t)(uintptr_t)hist_back(h, len - 1)->name);
+    hash = mix64(hash ^ hist_back(h, len - 1)->name_hash);
     if (len >= 2) count_seq(gs, h, len, hash ^ len);
   }
 }
 
-/* Whether a covers more launches than b (repetitions x length; ties: more repetitions). */
+/* Whether a covers more launches than b (repetitions x length; ties: more repetitions,
+ * then the earlier first instance: of the rotations of a loop's body, the one it began
+ * with). */
 static int covers_more(const graph_seq *a, const graph_seq *b) {
   uint64_t ca = a->count * a->len, cb = b->count * b->len;
-  return ca != cb ? ca > cb : a->count > b->count;
+  if (ca != cb) return ca > cb;
+  if (a->count != b->count) return a->count > b->count;
+  return a->first_ns < b->first_ns;
 }
 
 static int by_idle_desc(const void *x, const void *y) {

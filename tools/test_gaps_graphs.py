@@ -10,7 +10,9 @@ with the same neighbours). Per instance: GPU 26 us, idle inside 3 x 8 = 24 us, s
 50 us; over 30: GPU 780 us, idle 720 us, span 1500 us.
 Thread 78, stream 2 on the same device: 200 kernels, all names different: no candidate.
 A second trace repeats the same sequence, but every launch call ends long before the
-previous kernel ended (the GPU never waited on a launch): no candidate.
+previous kernel ended (the GPU never waited on a launch): no candidate. A third puts a
+copy by thread 77 on stream 1 between layer_b and layer_c of every instance: the kernels
+are no longer consecutive, and the candidate is layer_a > layer_b (30 times, 240 us idle).
 
 usage: test_gaps_graphs.py CUTRACE
 """
@@ -58,14 +60,24 @@ class Planted:
         w.add("gpu", corr=c, device=0, stream=stream, start_ns=b, end_ns=e, type=1,
               name=w.string(name))
 
+    def copy(self, tid, stream, b, e):
+        self.corr += 1
+        c = self.corr
+        w = self.w
+        w.add("api", tid=tid, name=w.string("cudaMemcpyAsync"), begin_ns=b - 3 * US,
+              end_ns=b - 2 * US, corr=c, device=0, stream=stream, flags=TIMED)
+        w.add("memop", corr=c, bytes=1 << 10, kind=1, src_mem=2, dst_mem=1, **{"async": 1})
+        w.add("gpu", corr=c, device=0, stream=stream, start_ns=b, end_ns=e, type=2)
+
     def save(self, path):
         self.w.add("end", records=0, drops=0, end_ns=10**10)
         self.w.save(path)
 
 
-def plant(path, waits):
-    """The repeated sequence on thread 77 (waits: the GPU waits on each launch) and,
-    interleaved in time, 200 distinct kernels on thread 78."""
+def plant(path, waits, copy=False):
+    """The repeated sequence on thread 77 (waits: the GPU waits on each launch; copy: a
+    copy between its second and third kernels) and, interleaved in time, 200 distinct
+    kernels on thread 78."""
     p = Planted()
     t = 10**9
     events = []
@@ -73,6 +85,8 @@ def plant(path, waits):
         for k, (name, dur) in enumerate(SEQ):
             call_end = t - US if waits else t - 100 * US
             events.append((t + dur * US, 77, name, 1, t, call_end))
+            if copy and k == 1:
+                events.append((t + dur * US + 4 * US, 77, None, 1, t + dur * US + 2 * US, 0))
             t += dur * US + (8 * US if k < len(SEQ) - 1 else 0)
         for n in range(1 + i % 3):
             t += 30 * US
@@ -83,8 +97,11 @@ def plant(path, waits):
     for i in range(200):
         events.append((u + 3 * US, 78, f"_Z9distinct{i}Pf", 2, u, u - US))
         u += 12 * US
-    for e, tid, name, stream, b, call_end in sorted(events):
-        p.kernel(tid, name, stream, b, e, call_end)
+    for e, tid, name, stream, b, call_end in sorted(events, key=lambda ev: ev[0]):
+        if name:
+            p.kernel(tid, name, stream, b, e, call_end)
+        else:
+            p.copy(tid, stream, b, e)
     p.save(path)
 
 
@@ -135,4 +152,10 @@ check(p.returncode == 2 and "--graph-min takes a count >= 1" in p.stderr,
 path = os.path.join(tmp, "queued.ctr")
 plant(path, waits=False)
 check(not candidates(gaps(path)), f"launches queued ahead: no candidate: {candidates(gaps(path))}")
+
+path = os.path.join(tmp, "copies.ctr")
+plant(path, waits=True, copy=True)
+got = [(f["what"], f["count"], f["length"], f["idle_ns"]) for f in candidates(gaps(path))]
+check(got == [("layer_a > layer_b", 30, 2, 240 * US)],
+      f"a copy between layer_b and layer_c breaks the sequence: {got}")
 sys.exit(finish())
