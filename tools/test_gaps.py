@@ -130,7 +130,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(kinds.get("pageable_copy", {}).get("what") == "HtoD", "pageable copies' direction")
     check(kinds.get("sync_copy", {}).get("bytes") == 12 << 20, "12 MiB of synchronous copies")
     check(kinds.get("sync_little_work", {}).get("count") == ans["little_syncs"], "little syncs")
-    rc, d5, err = gaps_json("--repeat-min", "13", "--launch-bound-min", "51", trace)
+    rc, d5, err = gaps_json("--repeat-min", "13", "--launch-bound-min", "51", "--graph-min", "26",
+                          trace)
     check(not d5["findings"] or [f["kind"] for f in d5["findings"]] == ["sync_little_work"],
           f"finding thresholds: {[f['kind'] for f in d5['findings']]}")
 
