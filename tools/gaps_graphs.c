@@ -2,12 +2,13 @@
  * GPU idle-time analysis: CUDA-graph candidates (docs/gaps.md, "graph_candidate").
  *
  * Per launching thread and stream, the last GRAPH_MAX_LEN kernels are kept in a small
- * history. After each kernel, every sequence of the last k kernels (k = 2..16) is
- * hashed (the interned name pointers, the thread, the stream and k) and counted in a
- * fixed table of GRAPH_SLOTS entries, GRAPH_WAYS to a bucket; when a bucket is full the
- * entry with the fewest repetitions gives way. An occurrence counts only when it starts
- * after the previous counted one ended (no overlapping instances: ABAB is one AB...AB
- * pair, not three). Memory is fixed: it does not grow with the trace.
+ * history (a copy, set or graph launch of that thread on that stream empties it). After
+ * each kernel, every sequence of the last k kernels (k = 2..16) is hashed (the names'
+ * text, the thread, the stream and k) and counted in a fixed table of GRAPH_SLOTS
+ * entries, GRAPH_WAYS to a bucket; when a bucket is full the entry with the fewest
+ * repetitions, the oldest of those, gives way. An occurrence counts only when it starts
+ * after the previous counted one ended (instances do not overlap: in AAAA the sequence
+ * AA counts twice, not three times). Memory is fixed: it does not grow with the trace.
  *
  * The idle time inside an instance is the sum of the gaps between its consecutive
  * kernels in which the GPU waited for the launch: the next kernel's launch call ended
@@ -20,7 +21,7 @@
 #include <string.h>
 
 #define GRAPH_MAX_LEN 16     /* longest sequence considered */
-#define GRAPH_SLOTS 4096     /* sequences counted per file */
+#define GRAPH_SLOTS 16384    /* sequences counted per file (3.4 MiB) */
 #define GRAPH_WAYS 4         /* entries per bucket */
 #define GRAPH_HISTORIES 256  /* launching (thread, stream) pairs followed at once */
 #define GRAPH_NOISE_SHARE 20 /* idle below 1/20 (5%) of the instances' span: no finding */
@@ -115,8 +116,10 @@ static void count_seq(struct graph_state *gs, const graph_history *h, unsigned l
   const graph_kernel *first = hist_back(h, len - 1), *last = hist_back(h, 0);
   if (!e) {
     e = &bucket[0];
-    for (unsigned w = 1; w < GRAPH_WAYS; w++)
-      if (bucket[w].count < e->count) e = &bucket[w];
+    for (unsigned w = 1; w < GRAPH_WAYS; w++) /* the least repeated, then the oldest */
+      if (bucket[w].count < e->count ||
+          (bucket[w].count == e->count && bucket[w].last_end < e->last_end))
+        e = &bucket[w];
     memset(e, 0, sizeof *e);
     e->key = key;
     e->len = len;

@@ -13,6 +13,8 @@ A second trace repeats the same sequence, but every launch call ends long before
 previous kernel ended (the GPU never waited on a launch): no candidate. A third puts a
 copy by thread 77 on stream 1 between layer_b and layer_c of every instance: the kernels
 are no longer consecutive, and the candidate is layer_a > layer_b (30 times, 240 us idle).
+A fourth separates the 30 instances by 600 kernels of distinct names each (9,000 new
+sequences per period against a table of 16,384): the body still counts 30 times.
 
 usage: test_gaps_graphs.py CUTRACE
 """
@@ -158,4 +160,20 @@ plant(path, waits=True, copy=True)
 got = [(f["what"], f["count"], f["length"], f["idle_ns"]) for f in candidates(gaps(path))]
 check(got == [("layer_a > layer_b", 30, 2, 240 * US)],
       f"a copy between layer_b and layer_c breaks the sequence: {got}")
+p = Planted()
+t = 10**9
+for i in range(30):
+    for k, (name, dur) in enumerate(SEQ):
+        p.kernel(77, name, 1, t, t + dur * US, t - US)
+        t += dur * US + (8 * US if k < len(SEQ) - 1 else 0)
+    for n in range(600):
+        t += 10 * US
+        p.kernel(77, f"_Z7churn{i}_{n}Pf", 1, t, t + 2 * US, t - US)
+        t += 2 * US
+    t += 10 * US
+path = os.path.join(tmp, "churn.ctr")
+p.save(path)
+got = [(f["what"], f["count"], f["idle_ns"]) for f in candidates(gaps(path))]
+check(got == [("layer_a > layer_b > layer_c > layer_d", 30, 720 * US)],
+      f"600 distinct kernels between instances: {got}")
 sys.exit(finish())
