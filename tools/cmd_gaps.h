@@ -53,6 +53,9 @@ void ct_gaps_print_ranks_text(const ct_gaps_ranks *rk);
  * "waited_for_rank" (null when none). */
 void ct_gaps_json_ranks(ct_json *j, const ct_gaps_ranks *rk);
 
+/* Writes key: {"<cause><suffix>": v[cause], ...} for every idle cause (cmd_gaps_json.c). */
+void ct_gaps_json_causes(ct_json *j, const char *key, const uint64_t *v, const char *suffix);
+
 /* Prints the JSON document (schema in docs/gaps.md); o: the thresholds used. */
 void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o);
 

@@ -7,7 +7,7 @@
 #include "cmd_gaps.h"
 #include "identity.h"
 
-static void json_causes(ct_json *j, const char *key, const uint64_t *v, const char *suffix) {
+void ct_gaps_json_causes(ct_json *j, const char *key, const uint64_t *v, const char *suffix) {
   ct_json_key(j, key);
   ct_json_begin_object(j);
   for (int k = 0; k < CT_GAP_NCAUSES; k++) {
@@ -27,8 +27,8 @@ static void json_usage(ct_json *j, const ct_gaps_usage *u) {
   ct_json_kv_uint(j, "unrecorded_ns", u->unrecorded_ns);
   ct_json_kv_uint(j, "activities", u->activities);
   ct_json_kv_uint(j, "gaps", u->gaps);
-  json_causes(j, "idle", u->idle_by_cause, "_ns");
-  json_causes(j, "gap_counts", u->gaps_by_cause, "");
+  ct_gaps_json_causes(j, "idle", u->idle_by_cause, "_ns");
+  ct_gaps_json_causes(j, "gap_counts", u->gaps_by_cause, "");
 }
 
 /* The call that ended a gap: entry point, thread, innermost range, stack (null when the

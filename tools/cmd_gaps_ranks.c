@@ -77,14 +77,7 @@ void ct_gaps_json_ranks(ct_json *j, const ct_gaps_ranks *rk) {
     ct_json_kv_uint(j, "observed_ns", r->observed_ns);
     ct_json_kv_uint(j, "busy_ns", r->busy_ns);
     ct_json_kv_uint(j, "idle_ns", r->idle_ns);
-    ct_json_key(j, "idle");
-    ct_json_begin_object(j);
-    for (int k = 0; k < CT_GAP_NCAUSES; k++) {
-      char name[40];
-      snprintf(name, sizeof name, "%s_ns", ct_gap_cause_name(k));
-      ct_json_kv_uint(j, name, r->idle_by_cause[k]);
-    }
-    ct_json_end_object(j);
+    ct_gaps_json_causes(j, "idle", r->idle_by_cause, "_ns");
     ct_json_kv_uint(j, "comm_ns", r->comm_ns);
     ct_json_kv_uint(j, "exposed_comm_ns", r->exposed_ns);
     ct_json_end_object(j);
