@@ -13,7 +13,7 @@
 /* The queue of one (device, stream) of the current file, and where its counter goes. */
 typedef struct stream_queue {
   ct_queue q;
-  uint64_t last_ts, last_depth; /* the last counter value written (to skip repeats) */
+  uint64_t last_depth; /* the last counter value written (to skip repeats) */
   int written;
 } stream_queue;
 
@@ -29,7 +29,6 @@ static void put_counter(void *user, uint64_t t, uint64_t depth) {
   stream_queue *sq = x->sq;
   if (sq->written && sq->last_depth == depth) return;
   sq->written = 1;
-  sq->last_ts = t;
   sq->last_depth = depth;
   ct_chrome *c = x->c;
   chr_next_event(c);
