@@ -2,7 +2,9 @@
  * GPU idle-time analysis: CUDA-graph candidates (docs/gaps.md, "graph_candidate").
  *
  * Per launching thread and stream, the last GRAPH_MAX_LEN kernels are kept in a small
- * history (a copy, set or graph launch of that thread on that stream empties it). After
+ * history (a copy, set or graph launch of that thread on that stream empties it, and so
+ * does any operation another thread, or a call outside the trace, put on that stream in
+ * between: the thread's kernels are then no longer consecutive on it). After
  * each kernel, every sequence of the last k kernels (k = 2..16) is hashed (the names'
  * text, the thread, the stream and k) and counted in a fixed table of GRAPH_SLOTS
  * entries, GRAPH_WAYS to a bucket; when a bucket is full the entry with the fewest
@@ -26,6 +28,8 @@
 #define GRAPH_HISTORIES 256  /* launching (thread, stream) pairs followed at once */
 #define GRAPH_NOISE_SHARE 20 /* idle below 1/20 (5%) of the instances' span: no finding */
 #define GRAPH_NAME_CACHE 256 /* interned name -> hash of its text, direct-mapped */
+#define GRAPH_STREAM_OWNERS 64 /* stream -> thread of its last operation, direct-mapped */
+#define GRAPH_NO_THREAD UINT64_MAX /* an operation whose call is not in the trace */
 
 /* One kernel of a history; cum_* are running sums over the history's kernels. */
 typedef struct graph_kernel {
@@ -56,6 +60,7 @@ struct graph_state {
   unsigned nhist;
   uint64_t clock;
   struct { const char *name; uint64_t hash; } names[GRAPH_NAME_CACHE];
+  struct { uint64_t stream, tid; int set; } owners[GRAPH_STREAM_OWNERS];
   graph_seq slots[GRAPH_SLOTS];
 };
 
@@ -138,11 +143,27 @@ static void count_seq(struct graph_state *gs, const graph_history *h, unsigned l
   e->span_ns += last->end > first->start ? last->end - first->start : 0;
 }
 
-/* A GPU activity with its call (delivery order: end order, so one stream's in order):
- * a kernel joins its thread's history on its stream, anything else breaks it. */
+/* Empties the histories on stream that thread tid does not own: an operation of tid
+ * came between their kernels. The stream's last thread is remembered, so the scan runs
+ * only when the thread putting work on the stream changes. */
+static void break_other_threads(struct graph_state *gs, uint64_t stream, uint64_t tid) {
+  unsigned slot = (unsigned)(mix64(stream) % GRAPH_STREAM_OWNERS);
+  if (gs->owners[slot].set && gs->owners[slot].stream == stream && gs->owners[slot].tid == tid)
+    return;
+  for (unsigned i = 0; i < gs->nhist; i++)
+    if (gs->hist[i].stream == stream && gs->hist[i].tid != tid) gs->hist[i].n = 0;
+  gs->owners[slot].stream = stream;
+  gs->owners[slot].tid = tid;
+  gs->owners[slot].set = 1;
+}
+
+/* A GPU activity (delivery order: end order, so one stream's in order): a kernel with
+ * its call joins its thread's history on its stream; anything else breaks it, and any
+ * activity breaks the other threads' histories on that stream. */
 void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *name) {
-  if (!a->has_call) return;
   struct graph_state *gs = f->graphs;
+  if (gs) break_other_threads(gs, a->stream, a->has_call ? a->tid : GRAPH_NO_THREAD);
+  if (!a->has_call) return;
   if (a->type != CT_GPU_KERNEL && a->type != CT_GPU_GEMM) {
     /* a copy, set or graph launch between two kernels: they are not consecutive */
     for (unsigned i = 0; gs && i < gs->nhist; i++)
@@ -158,6 +179,7 @@ void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *nam
       f->oom = 1;
       return;
     }
+    break_other_threads(gs, a->stream, a->tid);
   }
   graph_history *h = get_history(gs, a->tid, a->stream, a->device);
   graph_kernel *k = &h->k[h->n % GRAPH_MAX_LEN];

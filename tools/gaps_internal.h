@@ -315,7 +315,8 @@ void ct_gaps_add_finding(struct ct_gaps *g, const ct_gaps_finding *fd);
 /* ---- gaps_graphs.c ------------------------------------------------------------------ */
 
 /* A GPU activity (name: interned): a kernel is counted into the repeated sequences of
- * its launching thread and stream; a copy, set or graph launch breaks them. */
+ * its launching thread and stream; a copy, set or graph launch breaks them, and so does
+ * another thread's operation on the stream. */
 void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *name);
 /* At the end of a file: adds its graph candidates to the analysis and frees their state. */
 void ct_gaps_graph_findings(fstate *f);

@@ -76,10 +76,10 @@ class Planted:
         self.w.save(path)
 
 
-def plant(path, waits, copy=False):
+def plant(path, waits, copy=False, other_thread=False):
     """The repeated sequence on thread 77 (waits: the GPU waits on each launch; copy: a
-    copy between its second and third kernels) and, interleaved in time, 200 distinct
-    kernels on thread 78."""
+    copy between its second and third kernels; other_thread: thread 78 puts a kernel on
+    the same stream there) and, interleaved in time, 200 distinct kernels on thread 78."""
     p = Planted()
     t = 10**9
     events = []
@@ -89,6 +89,9 @@ def plant(path, waits, copy=False):
             events.append((t + dur * US, 77, name, 1, t, call_end))
             if copy and k == 1:
                 events.append((t + dur * US + 4 * US, 77, None, 1, t + dur * US + 2 * US, 0))
+            if other_thread and k == 1:
+                events.append((t + dur * US + 4 * US, 78, "_Z5otherPf", 1, t + dur * US + 2 * US,
+                               t + dur * US + US))
             t += dur * US + (8 * US if k < len(SEQ) - 1 else 0)
         for n in range(1 + i % 3):
             t += 30 * US
@@ -160,6 +163,11 @@ plant(path, waits=True, copy=True)
 got = [(f["what"], f["count"], f["length"], f["idle_ns"]) for f in candidates(gaps(path))]
 check(got == [("layer_a > layer_b", 30, 2, 240 * US)],
       f"a copy between layer_b and layer_c breaks the sequence: {got}")
+path = os.path.join(tmp, "other_thread.ctr")
+plant(path, waits=True, other_thread=True)
+got = [(f["what"], f["tid"], f["count"], f["length"], f["idle_ns"]) for f in candidates(gaps(path))]
+check(got == [("layer_a > layer_b", 77, 30, 2, 240 * US)],
+      f"thread 78's kernel on stream 1 between layer_b and layer_c breaks the sequence: {got}")
 p = Planted()
 t = 10**9
 for i in range(30):
