@@ -36,6 +36,14 @@
  *             of it (and a failing one of a NULL graph), 3 cuGraphLaunch,
  *             cuGraphExecUpdate from the same graph, cuGraphInstantiateWithParams
  *             of the child graph alone and 1 launch of it
+ *   alloc     linked with -lcuda: one launch of "alloc_kernel", then cuMemAlloc (4 KiB,
+ *             freed by cuMemFree while the kernel runs), cuMemAllocPitch (100 B x 4
+ *             rows, elements of 4 B), cuMemAllocManaged (1 KiB), cuMemAllocHost
+ *             (2 KiB), cuMemHostAlloc (3 KiB), cuMemHostRegister / Unregister of a
+ *             4 KiB static buffer, cuMemAllocAsync / cuMemFreeAsync (512 B) on a
+ *             created stream, their _ptsz forms through cuGetProcAddress_v2 (flag
+ *             2, stream 0), the frees, and a cuMemFree of a pointer never allocated
+ *             (CUDA_ERROR_INVALID_VALUE, printed)
  *   bench N   N cuLaunchKernel calls (linked) in a loop, after 1,000 warm-up
  *             launches: prints the mean host time per launch (for the report, not
  *             checked by the tests)
@@ -140,6 +148,42 @@ static int run_linked(void) {
     return FAIL("copies");
   printf("linked: 10 launches, back[0]=%d back[2000]=%d\n", back[0], back[2000]);
   return 0;
+}
+
+typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
+typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
+
+static int run_alloc(void) {
+  CUfunction f;
+  if (setup(&f, "alloc_kernel"))
+    return 1;
+  static unsigned char pinned_here[4096] __attribute__((aligned(4096)));
+  CUdeviceptr d, pitched, managed, a1, a2;
+  size_t pitch = 0;
+  void *host = NULL, *host2 = NULL;
+  CUstream s;
+  if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, NULL, NULL) || cuMemAlloc(&d, 4096) ||
+      cuMemFree(d))
+    return FAIL("alloc: cuMemAlloc / cuMemFree");
+  if (cuMemAllocPitch(&pitched, &pitch, 100, 4, 4) || cuMemAllocManaged(&managed, 1024, CU_MEM_ATTACH_GLOBAL) ||
+      cuMemAllocHost(&host, 2048) || cuMemHostAlloc(&host2, 3072, CU_MEMHOSTALLOC_PORTABLE) ||
+      cuMemHostRegister(pinned_here, sizeof pinned_here, 0) || cuMemHostUnregister(pinned_here))
+    return FAIL("alloc: pitched, managed, host allocations");
+  if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuMemAllocAsync(&a1, 512, s) ||
+      cuMemFreeAsync(a1, s))
+    return FAIL("alloc: stream-ordered");
+  get_proc5_fn gp5 = (get_proc5_fn)sym("cuGetProcAddress_v2");
+  void *pa = NULL, *pf = NULL;
+  CUdriverProcAddressQueryResult st;
+  if (!gp5 || gp5("cuMemAllocAsync", &pa, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ||
+      gp5("cuMemFreeAsync", &pf, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ||
+      ((alloc_async_fn)pa)(&a2, 512, 0) || ((free_async_fn)pf)(a2, 0))
+    return FAIL("alloc: per-thread stream-ordered");
+  if (cuMemFree(pitched) || cuMemFree(managed) || cuMemFreeHost(host) || cuMemFreeHost(host2))
+    return FAIL("alloc: frees");
+  CUresult bad = cuMemFree((CUdeviceptr)(uintptr_t)pinned_here);
+  printf("alloc: pitch %zu, bad free %d\n", pitch, (int)bad);
+  return ctx_sync();
 }
 
 static int host_calls;
@@ -409,6 +453,7 @@ int main(int argc, char **argv) {
          : !strcmp(m, "linked")   ? run_linked()
          : !strcmp(m, "shapes")   ? run_shapes()
          : !strcmp(m, "graph")    ? run_graph()
+         : !strcmp(m, "alloc")    ? run_alloc()
 #endif
          : !strcmp(m, "procaddr") ? run_procaddr()
          : !strcmp(m, "xla")      ? run_xla("libcudart.so.13")

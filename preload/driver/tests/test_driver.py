@@ -52,10 +52,10 @@ def run(sim, preload, reader, argv, traced, extra=None):
         return p.returncode, p.stdout, p.stderr, trace
 
 
-def compare(ctx, argv, before=(), after=()):
+def compare(ctx, argv, before=(), after=(), extra=None):
     sim, lib, reader = ctx
-    rc0, out0, err0, _ = run(sim, list(before) + list(after), reader, argv, False)
-    rc1, out1, err1, t = run(sim, list(before) + [lib] + list(after), reader, argv, True)
+    rc0, out0, err0, _ = run(sim, list(before) + list(after), reader, argv, False, extra)
+    rc1, out1, err1, t = run(sim, list(before) + [lib] + list(after), reader, argv, True, extra)
     label = " ".join(os.path.basename(a) for a in argv)
     check(rc0 == 0, f"{label}: untraced exit {rc0}: {err0}")
     timing = re.compile(r"[0-9.]+ ms/iter")  # measured, so it differs run to run
@@ -81,6 +81,44 @@ def check_driver_launches(t, label, entry, kernel, n, timed=True):
         timed_n = sum(1 for a in got if a["flags"] & API_TIMED and a["corr"] in gpus
                       and gpus[a["corr"]]["type"] == GPU_KERNEL)
         check(timed_n == n, f"{label}: {timed_n} of {n} {kernel} launches timed on the GPU")
+
+
+ALLOC_SPANS = ["cuMemAlloc_v2", "cuMemFree_v2", "cuMemAllocPitch_v2", "cuMemAllocManaged",
+               "cuMemAllocHost_v2", "cuMemHostAlloc", "cuMemHostRegister_v2", "cuMemHostUnregister",
+               "cuMemAllocAsync", "cuMemFreeAsync", "cuMemAllocAsync_ptsz", "cuMemFreeAsync_ptsz",
+               "cuMemFreeHost"]
+
+
+def case_alloc(ctx, app):
+    """Driver allocation and release: one DRIVER span each (exported names and the
+    _ptsz answers of cuGetProcAddress), depth 0, no GPU work; the cuMemFree called
+    while a kernel runs lasts until the kernel's end (the implicit synchronisation);
+    a failing cuMemFree keeps its error."""
+    t, _, _ = compare(ctx, [app, "alloc"], extra={"SIMCUDA_KERNEL_US": "alloc_kernel=20000"})
+    if not t:
+        return
+    want = {n: 1 for n in ALLOC_SPANS}
+    want.update(cuMemFree_v2=4, cuMemFreeHost=2)
+    gpu_corrs = {g["corr"] for g in t.of("gpu")}
+    for name, n in want.items():
+        spans = t.apis(name)
+        check(len(spans) == n, f"alloc: {len(spans)} {name} spans, want {n}")
+        for a in spans:
+            check(a["flags"] & API_DRIVER and a["depth"] == 0 and a["corr"] not in gpu_corrs,
+                  f"alloc: {name} flags {a['flags']:#x} depth {a['depth']} or timed")
+            pt = name.endswith("_ptsz")
+            check(bool(a["flags"] & 0x1) == pt, f"alloc: {name} PTSZ flag {a['flags']:#x}")
+    results = sorted(a["result"] for a in t.apis("cuMemFree_v2"))
+    check(results == [0, 0, 0, 1], f"alloc: cuMemFree results {results}")
+    async_streams = {t.name(a["name"]): a["stream"] for a in t.of("api")
+                     if t.name(a["name"]) in ("cuMemAllocAsync", "cuMemFreeAsync")}
+    check(len(async_streams) == 2 and len(set(async_streams.values())) == 1
+          and 0 not in async_streams.values(), f"alloc: stream-ordered calls' stream {async_streams}")
+    kernel = [g for g in t.of("gpu") if g["type"] == GPU_KERNEL]
+    first_free = min(t.apis("cuMemFree_v2"), key=lambda a: a["begin_ns"])
+    check(len(kernel) == 1 and first_free["begin_ns"] < kernel[0]["end_ns"] <= first_free["end_ns"]
+          and first_free["end_ns"] - first_free["begin_ns"] > 10000000,
+          f"alloc: cuMemFree {first_free} did not wait for the kernel {kernel}")
 
 
 def case_triton(ctx, app):
@@ -331,6 +369,7 @@ def main():
     only = os.environ.get("DT_ONLY", "")
     cases = [("triton", lambda: case_triton(ctx, app)), ("linked", lambda: case_linked(ctx, app)),
              ("shapes", lambda: case_shapes(ctx, app)),
+             ("alloc", lambda: case_alloc(ctx, app)),
              ("xla", lambda: case_xla(ctx, app)),
              ("extension", lambda: case_extension(ctx, app)), ("graph", lambda: case_graph(ctx, app)),
              ("procaddr", lambda: case_procaddr(ctx, app)), ("dlsym", lambda: case_dlsym(ctx, app)),
