@@ -140,7 +140,7 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
 
 static const char *const finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
                                             "sync_little_work", "exposed_comm",
-                                            "graph_candidate"};
+                                            "graph_candidate", "alloc_in_loop"};
 
 /* The JSON document (cmd_gaps.h). */
 void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
@@ -266,6 +266,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     }
     if (f->kind == CT_FIND_PAGEABLE_COPY || f->kind == CT_FIND_SYNC_COPY)
       ct_json_kv_uint(&j, "bytes", f->bytes);
+    if (f->kind == CT_FIND_ALLOC) ct_json_kv_uint(&j, "idle_ns", f->idle_ns);
     if (f->kind == CT_FIND_GRAPH_CANDIDATE) {
       ct_json_kv_uint(&j, "tid", f->tid);
       ct_json_kv_uint(&j, "stream", f->stream);

@@ -66,15 +66,15 @@ static void print_usage_table(const gaps_cli *c, int streams) {
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
   static const char *const dev_headers[] = {
       "pid", "device", "span", "busy", "busy%", "idle", "host_wait", "launch_ovh", "sync",
-      "other_strm", "tracer", "other", "gaps"};
-  const char *headers[13];
+      "alloc", "other_strm", "tracer", "other", "gaps"};
+  const char *headers[14];
   memcpy(headers, dev_headers, sizeof headers);
   if (streams) headers[1] = "dev/stream";
   int ranks = any_rank(procs, np);
   if (ranks) headers[0] = "rank (pid)";
   ct_table *t = ct_table_new(streams ? "Per stream (idle while the stream had no work)"
                                      : "Per device (idle = no stream busy)",
-                             13, headers, "lrrrrrrrrrrrr");
+                             14, headers, "lrrrrrrrrrrrrr");
   if (!t) return;
   const ct_gaps_device *devs = streams ? NULL : ct_gaps_devices(c->g, &n);
   const ct_gaps_stream *strs = streams ? ct_gaps_streams(c->g, &n) : NULL;
@@ -253,6 +253,14 @@ static void print_findings(const gaps_cli *c) {
              ct_fmt_duration(f->gpu_ns, b1, sizeof b1),
              ct_fmt_duration(f->first_ns - ct_gaps_trace_start(p), b2, sizeof b2),
              ct_fmt_duration(f->last_ns - ct_gaps_trace_start(p), b3, sizeof b3), f->fix);
+      break;
+    case CT_FIND_ALLOC:
+      printf("%llu gaps (%s idle) spent mostly allocating and freeing memory (%s, %s in those "
+             "calls), from +%s to +%s: %s\n",
+             (unsigned long long)f->count, ct_fmt_duration(f->idle_ns, b1, sizeof b1), f->what,
+             ct_fmt_duration(f->cpu_ns, b2, sizeof b2),
+             ct_fmt_duration(f->first_ns - ct_gaps_trace_start(p), b3, sizeof b3),
+             ct_fmt_duration(f->last_ns - ct_gaps_trace_start(p), b4, sizeof b4), f->fix);
       break;
     case CT_FIND_GRAPH_CANDIDATE:
       printf("thread %llu stream %llu repeated %llu kernels %llu times (%s): GPU %s, idle %s "

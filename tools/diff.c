@@ -18,6 +18,7 @@ static const struct {
     [CT_DM_IDLE_CAUSE + CT_GAP_LAUNCH_OVERHEAD] = {"idle_launch_overhead_ns",
                                                    "  launch_overhead", 1},
     [CT_DM_IDLE_CAUSE + CT_GAP_SYNC] = {"idle_sync_ns", "  sync", 1},
+    [CT_DM_IDLE_CAUSE + CT_GAP_ALLOC] = {"idle_alloc_ns", "  alloc", 1},
     [CT_DM_IDLE_CAUSE + CT_GAP_OTHER_STREAM] = {"idle_other_stream_ns", "  other_stream", 1},
     [CT_DM_IDLE_CAUSE + CT_GAP_TRACER] = {"idle_tracer_ns", "  tracer", 1},
     [CT_DM_IDLE_CAUSE + CT_GAP_OTHER] = {"idle_other_ns", "  other", 1},

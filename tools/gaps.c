@@ -14,7 +14,7 @@
 #include <string.h>
 
 static const char *const cause_names[CT_GAP_NCAUSES] = {
-    "host_wait", "launch_overhead", "sync", "other_stream", "tracer", "other"};
+    "host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other"};
 
 const char *ct_gap_cause_name(enum ct_gap_cause c) {
   return (unsigned)c < CT_GAP_NCAUSES ? cause_names[c] : "other";
@@ -151,7 +151,9 @@ static void on_span(void *user, const ct_span *s) {
     if (th) {
       span_ring_entry e = {s->begin_ns, s->end_ns, s->corr, s->stack, name, (uint8_t)s->is_tracer,
                            (uint8_t)(!s->is_tracer && (cls & NAME_LAUNCH)),
-                           (uint8_t)(!s->is_tracer && ct_gaps_is_blocking(s, cls))};
+                           (uint8_t)(!s->is_tracer && ct_gaps_is_blocking(s, cls)),
+                           (uint8_t)(!s->is_tracer && (s->category == CT_CAT_ALLOC ||
+                                                       s->category == CT_CAT_FREE))};
       ct_gaps_ring_push(&th->calls, &e);
       th->last_end = max_u64(th->last_end, s->end_ns);
       if (s->is_tracer) th->tracer_spans++;

@@ -23,7 +23,8 @@ typedef struct ct_gap_info {
   uint64_t device;              /* device index */
   uint64_t stream;              /* stream id, or UINT64_MAX for a whole-device gap (no stream busy) */
   uint64_t start_ns, end_ns;    /* host clock */
-  const char *cause;            /* "host_wait", "launch_overhead", "sync", "other_stream", "tracer", "other" */
+  const char *cause;            /* "host_wait", "launch_overhead", "sync", "alloc", "other_stream",
+                                   "tracer", "other" */
   const char *ended_by;         /* entry point of the call whose GPU work ended the gap, or NULL */
 } ct_gap_info;
 
@@ -40,6 +41,7 @@ enum ct_gap_cause {
   CT_GAP_HOST_WAIT,
   CT_GAP_LAUNCH_OVERHEAD,
   CT_GAP_SYNC,
+  CT_GAP_ALLOC,
   CT_GAP_OTHER_STREAM,
   CT_GAP_TRACER,
   CT_GAP_OTHER,
@@ -188,7 +190,8 @@ enum ct_finding_kind {
   CT_FIND_SYNC_COPY,       /* synchronous copies, repeated */
   CT_FIND_LITTLE_SYNC,     /* syncs that waited on little GPU work */
   CT_FIND_EXPOSED_COMM,    /* communication kernels not overlapped by compute */
-  CT_FIND_GRAPH_CANDIDATE  /* a repeated kernel sequence waiting on its launches */
+  CT_FIND_GRAPH_CANDIDATE, /* a repeated kernel sequence waiting on its launches */
+  CT_FIND_ALLOC            /* repeated gaps spent allocating and freeing memory */
 };
 
 /* A finding: a pattern, measured, and the fix it suggests. */
@@ -206,6 +209,9 @@ typedef struct ct_gaps_finding {
                                      (graph candidate: first instance's start, last's end) */
   uint64_t longest_count;         /* launch-bound: kernels in the longest run */
   const char *fix;
+  /* alloc: what = the allocation entry point that took most of those gaps, count =
+   * the gaps, idle_ns = their idle time, cpu_ns = the time of allocation calls inside
+   * them, first_ns / last_ns = the first gap's start and the last one's end */
   /* graph candidate: what = the kernels ("a > b > c"), count = repetitions, gpu_ns =
    * GPU time of their kernels; the launching thread and stream, the sequence's length,
    * the idle time inside its instances a graph would remove, and their summed span */

@@ -22,16 +22,19 @@ static int other_stream_ended_near(const devstate *d, uint64_t stream, uint64_t 
   return 0;
 }
 
-/* How the launching thread spent a gap: in the tracer's own work, in blocking calls
- * (syncs, synchronous copies), issuing work (launch calls, and the call of the op that
- * ended the gap), and the rest (outside CUDA or in other calls). */
+/* How the launching thread spent a gap: in the tracer's own work, in allocation and
+ * release calls (cudaMalloc, cudaFree, cuMemFree_v2, ...: a free that first waited for
+ * the GPU counts here, not as a sync), in blocking calls (syncs, synchronous copies),
+ * issuing work (launch calls, and the call of the op that ended the gap), and the rest
+ * (outside CUDA or in other calls). alloc_name: the allocation call with the most time. */
 typedef struct gap_use {
-  uint64_t tracer, blocking, issuing, rest;
+  uint64_t tracer, alloc, blocking, issuing, rest;
+  const char *alloc_name;
 } gap_use;
 
 static gap_use thread_use(const thstate *th, uint64_t a, uint64_t b, const opinfo *op) {
-  gap_use u = {0, 0, 0, 0};
-  uint64_t sum = 0;
+  gap_use u = {0, 0, 0, 0, 0, NULL};
+  uint64_t sum = 0, alloc_best = 0;
   for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
     const span_ring_entry *e = ring_back(&th->calls, i);
     if (e->end <= a) break;
@@ -39,12 +42,32 @@ static gap_use thread_use(const thstate *th, uint64_t a, uint64_t b, const opinf
     if (!ov) continue;
     if (e->is_tracer) u.tracer += ov;
     else if (e->is_launch || (e->begin == op->call_begin && e->end == op->call_end)) u.issuing += ov;
-    else if (e->is_blocking) u.blocking += ov;
+    else if (e->is_alloc) {
+      u.alloc += ov;
+      if (ov > alloc_best) {
+        alloc_best = ov;
+        u.alloc_name = e->name;
+      }
+    } else if (e->is_blocking) u.blocking += ov;
     else continue;
     sum += ov;
   }
   u.rest = b - a > sum ? b - a - sum : 0;
   return u;
+}
+
+/* Counts a device gap [a, b] caused by allocation calls, for the finding (ct_gaps_device_findings). */
+static void note_alloc_gap(devstate *d, uint64_t a, uint64_t b, const gap_use *u) {
+  if (!d->al_count++) d->al_first = a;
+  d->al_last = b;
+  d->al_idle += b - a;
+  d->al_cpu += u->alloc;
+  if (!u->alloc_name) return;
+  unsigned k = 0, n = sizeof d->al_names / sizeof d->al_names[0];
+  while (k < n && d->al_names[k] && d->al_names[k] != u->alloc_name) k++;
+  if (k == n) return; /* more than four kinds of allocation calls: the first four compete */
+  d->al_names[k] = u->alloc_name;
+  d->al_name_ns[k] += u->alloc;
 }
 
 /* The cause of the gap [a, b] of tracker t ended by op (precedence in docs/gaps.md). */
@@ -65,7 +88,12 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
   }
   /* the CPU was late: the cause is what the launching thread spent most of the gap on */
   gap_use u = thread_use(ct_gaps_find_thread(f, op->tid), a, b, op);
-  if (u.tracer >= u.blocking && u.tracer >= u.issuing && u.tracer >= u.rest) return CT_GAP_TRACER;
+  if (u.tracer >= u.alloc && u.tracer >= u.blocking && u.tracer >= u.issuing && u.tracer >= u.rest)
+    return CT_GAP_TRACER;
+  if (u.alloc >= u.blocking && u.alloc >= u.issuing && u.alloc >= u.rest) {
+    if (t->stream == UINT64_MAX && !t->silent) note_alloc_gap(t->dev, a, b, &u);
+    return CT_GAP_ALLOC;
+  }
   if (u.blocking >= u.issuing && u.blocking >= u.rest) return CT_GAP_SYNC;
   if (u.issuing >= u.rest) return CT_GAP_LAUNCH_OVERHEAD;
   return CT_GAP_HOST_WAIT;

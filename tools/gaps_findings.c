@@ -1,6 +1,7 @@
 /*
  * GPU idle-time analysis: findings (launch-bound runs, copies from pageable memory,
- * synchronous copies, syncs that waited on little GPU work) and their fixes.
+ * synchronous copies, syncs that waited on little GPU work, gaps spent allocating) and
+ * their fixes.
  */
 #include "gaps_internal.h"
 
@@ -168,6 +169,20 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            "during backward (DDP bucket_cap_mb), FSDP forward/backward prefetch, "
                            "collectives on their own stream",
                            0, 0, 0, 0, 0};
+    ct_gaps_add_finding(g, &fd);
+  }
+  if (d->al_count >= g->o.repeat_min) {
+    unsigned best = 0;
+    for (unsigned k = 1; k < sizeof d->al_names / sizeof d->al_names[0]; k++)
+      if (d->al_names[k] && d->al_name_ns[k] > d->al_name_ns[best]) best = k;
+    fd = (ct_gaps_finding){CT_FIND_ALLOC, f->proc, d->device,
+                           d->al_names[best] ? d->al_names[best] : "allocation calls",
+                           d->al_count, 0, 0, 0, d->al_cpu, d->al_first, d->al_last, 0,
+                           "allocate once and reuse the buffers, or use a caching allocator "
+                           "or a memory pool (cudaMallocAsync/cudaFreeAsync with a release "
+                           "threshold); cudaFree waits for the GPU. PyTorch: do not call "
+                           "torch.cuda.empty_cache() inside the loop",
+                           0, 0, 0, d->al_idle, 0};
     ct_gaps_add_finding(g, &fd);
   }
   if (d->ls_count && (d->ls_count >= g->o.repeat_min || d->ls_cpu >= LITTLE_SYNC_TOTAL_NS)) {

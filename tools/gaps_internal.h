@@ -82,6 +82,7 @@ typedef struct span_ring_entry {
   uint64_t corr, stack;   /* the call's correlation id and STACK node */
   const char *name;
   uint8_t is_tracer, is_launch, is_blocking;
+  uint8_t is_alloc;       /* hooks.def category ALLOC or FREE (cudaMalloc, cuMemFree_v2, ...) */
 } span_ring_entry;
 
 /* A ring of recent spans in end order; cap is a power of two. */
@@ -143,6 +144,11 @@ typedef struct devstate {
   const char *ls_name;
   struct { uint64_t begin, end; const char *name; } psync[PENDING_SYNCS];
   unsigned psync_n, psync_head;
+  /* device gaps caused by allocation calls: count, idle, time in the calls, first start,
+   * last end, and the entry point with the most time in them (names: interned) */
+  uint64_t al_count, al_idle, al_cpu, al_first, al_last;
+  const char *al_names[4];
+  uint64_t al_name_ns[4];
 } devstate;
 
 /* Per-file state. */

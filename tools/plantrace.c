@@ -7,7 +7,7 @@
  * Default: one process, device 0, a sequence of segments, each planting gaps of one
  * cause (host sleeps between launches, syncs, pageable synchronous copies in a loop,
  * a launch-bound stretch, a wait on another stream, tracer flushes, a queued op that
- * starts late) and one stretch of back-to-back kernels with no gap at all. Every
+ * starts late, cudaMalloc/cudaFree around every launch) and one stretch of back-to-back kernels with no gap at all. Every
  * GPU operation says which cause the gap before it (if any) was planted with; the
  * expected device gaps are found by sorting and merging the planned intervals (an
  * implementation independent of gaps.c) and must each end at an op with a planted
@@ -29,9 +29,10 @@
 #define TID_HELPER 1002
 #define TID_TRACER 1003
 
-enum cause { C_NONE = -1, C_HOST_WAIT, C_LAUNCH, C_SYNC, C_OTHER_STREAM, C_TRACER, C_OTHER };
-static const char *const cause_names[] = {"host_wait", "launch_overhead", "sync", "other_stream",
-                                          "tracer", "other"};
+enum cause { C_NONE = -1, C_HOST_WAIT, C_LAUNCH, C_SYNC, C_ALLOC, C_OTHER_STREAM, C_TRACER, C_OTHER,
+             C_COUNT };
+static const char *const cause_names[C_COUNT] = {"host_wait", "launch_overhead", "sync", "alloc",
+                                                 "other_stream", "tracer", "other"};
 
 /* A record with the time the preload would have written it. */
 typedef struct item {
@@ -143,7 +144,7 @@ static void copy(uint64_t tid, const char *api, uint64_t cb, uint64_t cd, uint64
 /* ---- the scenario ---------------------------------------------------------------- */
 
 static uint64_t no_gap_from, no_gap_to, other_stream_gap[4];
-static uint64_t n_little_syncs;
+static uint64_t n_little_syncs, n_alloc_gaps, alloc_gap_ns;
 
 /* Builds the default scenario; returns the end time. */
 static uint64_t scenario(void) {
@@ -248,6 +249,31 @@ static uint64_t scenario(void) {
     n_little_syncs++;
     t = cb + 26 * US;
   }
+  /* 10. Allocation in the loop: 5 x (cudaMalloc of 300 us, a 100 us kernel launched at
+   *     once, cudaFree called right after the launch, waiting for the kernel and returning
+   *     250 us after its end; the next cudaMalloc at once). Each gap after the first (the
+   *     free's last 250 us, the next malloc, the launch) is alloc: a free that drained the
+   *     pipeline is the allocation's cost, not a sync. The fourth gap also holds a 50 us
+   *     cudaStreamSynchronize before the malloc: still alloc (the larger amount; the
+   *     sync comes later in the precedence). */
+  uint64_t kernel_end = 0;
+  for (int i = 0; i < 5; i++) {
+    uint64_t cb = t + (i ? 0 : 1000 * US);
+    if (i == 3) {
+      call(TID_MAIN, "cudaStreamSynchronize", cb, 50 * US);
+      cb += 50 * US;
+    }
+    call(TID_MAIN, "cudaMalloc", cb, 300 * US);
+    uint64_t l = cb + 300 * US;
+    launch(TID_MAIN, 0, l, 3 * US, l + 4 * US, 100 * US, "_Z7scratchPf", i ? C_ALLOC : C_HOST_WAIT);
+    call(TID_MAIN, "cudaFree", l + 3 * US, 101 * US + 250 * US);
+    if (i) {
+      n_alloc_gaps++;
+      alloc_gap_ns += l + 4 * US - kernel_end;
+    }
+    kernel_end = l + 104 * US;
+    t = kernel_end + 250 * US;
+  }
   /* The tracer's poller, on its own thread, all along: must explain nothing. */
   for (uint64_t p = T0 + 1000 * US; p < t; p += 1000 * US) tracer_span(TID_TRACER, "poll", p, 5 * US);
   return t;
@@ -299,7 +325,7 @@ static void print_answers(uint64_t end) {
   }
   nops = n0;
   uint64_t busy = 0, cur_s = ops[0].start, cur_e = ops[0].end, ngaps = 0;
-  uint64_t by[6] = {0};
+  uint64_t by[C_COUNT] = {0};
   printf("{\n  \"pid\": %u,\n  \"gaps\": [", pid);
   for (size_t i = 1; i <= nops; i++) {
     if (i < nops && ops[i].start <= cur_e) {
@@ -326,7 +352,7 @@ static void print_answers(uint64_t end) {
          "  \"last_ns\": %llu,\n  \"idle\": {",
          (unsigned long long)ngaps, (unsigned long long)busy, (unsigned long long)ops[0].start,
          (unsigned long long)cur_e);
-  for (int k = 0; k < 6; k++)
+  for (int k = 0; k < C_COUNT; k++)
     printf("%s\"%s_ns\": %llu", k ? ", " : "", cause_names[k], (unsigned long long)by[k]);
   printf("},\n  \"no_gap\": [%llu, %llu],\n  \"stream_gaps\": [", (unsigned long long)no_gap_from,
          (unsigned long long)no_gap_to);
@@ -339,8 +365,10 @@ static void print_answers(uint64_t end) {
     printf("%s{\"start_ns\": %llu, \"end_ns\": %llu, \"cause\": \"%s\"}", i > 1 ? ", " : "",
            (unsigned long long)dev1[i - 1].end, (unsigned long long)dev1[i].start,
            cause_names[dev1[i].cause_before]);
-  printf("],\n  \"little_syncs\": %llu,\n  \"end_ns\": %llu\n}\n", (unsigned long long)n_little_syncs,
-         (unsigned long long)end);
+  printf("],\n  \"little_syncs\": %llu,\n  \"alloc_gaps\": %llu,\n  \"alloc_gap_ns\": %llu,\n"
+         "  \"end_ns\": %llu\n}\n",
+         (unsigned long long)n_little_syncs, (unsigned long long)n_alloc_gaps,
+         (unsigned long long)alloc_gap_ns, (unsigned long long)end);
   free(dev1);
 }
 

@@ -40,7 +40,7 @@ def gaps_json(*args):
         return rc, None, err
 
 
-CAUSES = ["host_wait", "launch_overhead", "sync", "other_stream", "tracer", "other"]
+CAUSES = ["host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other"]
 
 
 def check_schema(doc):
@@ -130,6 +130,14 @@ with tempfile.TemporaryDirectory() as tmp:
     check(kinds.get("pageable_copy", {}).get("what") == "HtoD", "pageable copies' direction")
     check(kinds.get("sync_copy", {}).get("bytes") == 12 << 20, "12 MiB of synchronous copies")
     check(kinds.get("sync_little_work", {}).get("count") == ans["little_syncs"], "little syncs")
+    # the free's last 250 us, the next malloc's 300 us and the 1 us of the next free
+    # between the launch call and its kernel's start, in each of the 4 gaps
+    al = kinds.get("alloc_in_loop", {})
+    check(al.get("count") == ans["alloc_gaps"] == 4 and al.get("idle_ns") == ans["alloc_gap_ns"]
+          and al.get("what") == "cudaMalloc" and al.get("cpu_ns") == 4 * 551000
+          and "empty_cache" in al.get("fix", ""), f"alloc finding: {al}")
+    check(dev["idle"]["alloc_ns"] == ans["alloc_gap_ns"] == 4 * 554000 + 50000,
+          f"alloc idle {dev['idle']['alloc_ns']} vs {ans['alloc_gap_ns']}")
     rc, d5, err = gaps_json("--repeat-min", "13", "--launch-bound-min", "51", "--graph-min", "26",
                           trace)
     check(not d5["findings"] or [f["kind"] for f in d5["findings"]] == ["sync_little_work"],

@@ -139,6 +139,7 @@ static void load_knobs(void)
   visible_devices_knob();
   kernel_knob();
   number_knob("SIMCUDA_LAUNCH_US", &sim_knobs.launch_us, 0);
+  number_knob("SIMCUDA_ALLOC_US", &sim_knobs.alloc_us, 0);
   number_knob("SIMCUDA_PINNED_GBPS", &sim_knobs.pinned_gbps, 0);
   number_knob("SIMCUDA_PAGEABLE_GBPS", &sim_knobs.pageable_gbps, 0);
   number_knob("SIMCUDA_D2D_GBPS", &sim_knobs.d2d_gbps, 0);

@@ -103,6 +103,8 @@ static CUresult allocate_common(void **out, size_t size, enum sim_mem_type type,
   if (size == 0)
     return CUDA_ERROR_INVALID_VALUE;
   int counts = type != SIM_MEM_PINNED;
+  if (!stream_ordered)
+    sim_spin_us(sim_knobs.alloc_us); /* the driver's own time (SIMCUDA_ALLOC_US) */
   sim_lock();
   if (!stream_ordered && sim_capture_forbids_unsafe_call()) {
     sim_unlock();
@@ -136,8 +138,9 @@ static CUresult allocate(void **out, size_t size, enum sim_mem_type type, unsign
   return allocate_common(out, size, type, flags, 0);
 }
 
-/* Frees a driver allocation of one of the given types; waits for the device
- * first, as the real cuMemFree does. */
+/* Frees a driver allocation of one of the given types; waits for the device (all
+ * of the context's work) first, as the real cuMemFree does, then spends
+ * SIMCUDA_ALLOC_US. */
 static CUresult release(void *p, enum sim_mem_type want1, enum sim_mem_type want2)
 {
   struct sim_ctx *c;
@@ -162,6 +165,7 @@ static CUresult release(void *p, enum sim_mem_type want1, enum sim_mem_type want
   uint64_t until = sim_ctx_tail_ns(c);
   sim_unlock();
   sim_wait_until(until);
+  sim_spin_us(sim_knobs.alloc_us);
   free(p);
   return CUDA_SUCCESS;
 }

@@ -32,6 +32,7 @@ struct sim_knobs {
   struct sim_kernel_rule *kernel_rules;
   size_t kernel_rule_count;
   double launch_us;           /* host time a launch call costs */
+  double alloc_us;            /* host time an allocation or free call costs (not async) */
   double pinned_gbps;         /* H2D/D2H from page-locked memory */
   double pageable_gbps;       /* H2D/D2H from pageable memory */
   double d2d_gbps;            /* device to device, also memset */

@@ -29,6 +29,23 @@ SIM_EXPORT cudaError_t cudaMalloc(void **ptr, size_t size)
   return cudaSuccess;
 }
 
+/** Allocates pitched device memory: `height` rows of at least `width` bytes
+ * (cuMemAllocPitch with 16-byte elements). */
+SIM_EXPORT cudaError_t cudaMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
+{
+  if (!ptr || !pitch)
+    return rt_fail(cudaErrorInvalidValue);
+  RT_ENTER();
+  RT_NEED(simdrv.MemAllocPitch);
+  CUdeviceptr d = 0;
+  CUresult r = simdrv.MemAllocPitch(&d, pitch, width, height, 16);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    return rt_fail(cudaErrorMemoryAllocation);
+  if (r == CUDA_SUCCESS)
+    *ptr = (void *)(uintptr_t)d;
+  return rt_check(r);
+}
+
 /** Frees device memory (NULL is accepted). */
 SIM_EXPORT cudaError_t cudaFree(void *ptr)
 {

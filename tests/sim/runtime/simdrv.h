@@ -37,6 +37,7 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(ProfilerStop, "cuProfilerStop", PFN_cuProfilerStop_v4000, 0) \
   X(MemAlloc, "cuMemAlloc", PFN_cuMemAlloc_v3020, 0) \
   X(MemFree, "cuMemFree", PFN_cuMemFree_v3020, 0) \
+  X(MemAllocPitch, "cuMemAllocPitch", PFN_cuMemAllocPitch_v3020, 0) \
   X(MemAllocHost, "cuMemAllocHost", PFN_cuMemAllocHost_v3020, 0) \
   X(MemHostAlloc, "cuMemHostAlloc", PFN_cuMemHostAlloc_v2020, 0) \
   X(MemFreeHost, "cuMemFreeHost", PFN_cuMemFreeHost_v2000, 0) \

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""cudaMalloc/cudaFree in a loop, end to end on the simulated GPU (programs/alloc_loop.cu).
+
+The program runs 6 steps of cudaMalloc, one launch of a_work (2 ms) and cudaFree (which
+waits for a_work: the implicit synchronisation), then each other allocation entry point
+once. The simulator makes every allocation and free call cost 500 us of host time
+(SIMCUDA_ALLOC_US), so the GPU sits idle between two a_work kernels while the CPU frees
+and allocates. Built twice: with the simulated libcudart.so (shared: runtime spans, the
+driver calls they make only forward) and with the simulated runtime linked in
+statically (as nvcc's default static cudart: only the driver-level hooks see anything).
+Asserted exactly, for both: every allocation call as one span of the right entry point
+(runtime names, or the driver's cuMemAlloc_v2 ... with the DRIVER flag), depth 0, no
+GPU work; each loop cudaFree / cuMemFree_v2 lasting until its kernel's end; `cutrace
+gaps`: the 5 gaps between the kernels, each from one kernel's end to the next one's
+start, each `alloc`, the device's idle time all `alloc`, the alloc_in_loop finding
+(5 gaps, their idle time); the text table's alloc column, the finding's line, and the
+Chrome trace's gap slices with cause "alloc".
+
+usage: test_alloc.py SIM_DIR CUTRACE LIBTRACE ALLOC_LOOP ALLOC_LOOP_STATIC
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cttest import check, finish, require_built  # noqa: E402
+from rawdump import raw_records  # noqa: E402
+
+sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
+require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
+tmp = tempfile.mkdtemp(prefix="cutrace-alloc-")
+ITERS = 6
+API_DRIVER, API_PTSZ = 0x10, 0x1
+KERNEL_US, ALLOC_US = 2000, 500
+
+# entry point -> spans, for each build
+RUNTIME = {"cudaMalloc": ITERS, "cudaFree": ITERS + 3, "cudaMallocHost": 1, "cudaFreeHost": 2,
+           "cudaHostAlloc": 1, "cudaMallocManaged": 1, "cudaMallocPitch": 1,
+           "cudaHostRegister": 1, "cudaHostUnregister": 1, "cudaMallocAsync": 1,
+           "cudaFreeAsync": 1, "cudaMallocAsync_ptsz": 1, "cudaFreeAsync_ptsz": 1}
+# the static runtime's cudaFree(0) only initialises: no cuMemFree_v2
+DRIVER = {"cuMemAlloc_v2": ITERS, "cuMemFree_v2": ITERS + 2, "cuMemAllocHost_v2": 1,
+          "cuMemFreeHost": 2, "cuMemHostAlloc": 1, "cuMemAllocManaged": 1,
+          "cuMemAllocPitch_v2": 1, "cuMemHostRegister_v2": 1, "cuMemHostUnregister": 1,
+          "cuMemAllocAsync": 1, "cuMemFreeAsync": 1, "cuMemAllocAsync_ptsz": 1,
+          "cuMemFreeAsync_ptsz": 1}
+
+
+def record(label, program):
+    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
+               SIMCUDA_KERNEL_US=f"a_work={KERNEL_US},default=5", SIMCUDA_ALLOC_US=str(ALLOC_US))
+    for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_CAPTURE", "CUTRACE_DELAY",
+              "CUTRACE_DURATION"):
+        env.pop(k, None)
+    data = os.path.join(tmp, label)
+    p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program], env=env,
+                       capture_output=True, text=True, timeout=120)
+    ok = check(p.returncode == 0 and "alloc_loop: ok" in p.stdout,
+               f"{label}: record status {p.returncode}, {p.stdout!r}, {p.stderr[-400:]!r}")
+    files = sorted(os.listdir(data)) if os.path.isdir(data) else []
+    ok = ok and check(len(files) == 1, f"{label}: one trace file, found {files}")
+    return os.path.join(data, files[0]) if ok else None
+
+
+def check_spans(label, recs, names, driver):
+    apis = [r for r in recs if r["kind"] == "api"]
+    gpu_corrs = {r["corr"] for r in recs if r["kind"] == "gpu"}
+    counts = {}
+    for a in apis:
+        counts.setdefault(names.get(a["name"], "?"), []).append(a)
+    want, other = (DRIVER, RUNTIME) if driver else (RUNTIME, DRIVER)
+    for name, n in want.items():
+        spans = counts.get(name, [])
+        check(len(spans) == n, f"{label}: {len(spans)} {name} spans, want {n}")
+        for a in spans:
+            check(a["depth"] == 0 and a["result"] == 0 and a["corr"] not in gpu_corrs
+                  and bool(a["flags"] & API_DRIVER) == driver
+                  and bool(a["flags"] & API_PTSZ) == name.endswith("_ptsz"),
+                  f"{label}: {name} depth {a['depth']} result {a['result']} flags {a['flags']:#x}")
+    doubled = {n: len(counts[n]) for n in other if n in counts}
+    check(not doubled, f"{label}: spans of the other layer {doubled}")
+    return counts
+
+
+def kernels_of(recs, names):
+    return sorted((r for r in recs if r["kind"] == "gpu" and "a_work" in names.get(r["name"], "")),
+                  key=lambda r: r["start_ns"])
+
+
+def check_frees_wait(label, kernels, frees):
+    """Each loop free began while its kernel ran and returned after the kernel's end."""
+    frees = sorted(frees, key=lambda a: a["begin_ns"])
+    for k in kernels:
+        f = next((a for a in frees if a["begin_ns"] > k["start_ns"] - 1000000), None)
+        check(f is not None and f["begin_ns"] < k["end_ns"] <= f["end_ns"]
+              and f["end_ns"] - k["end_ns"] >= ALLOC_US * 1000,
+              f"{label}: the free after kernel {k} did not wait for it: {f}")
+
+
+def check_gaps(label, path, kernels, free_name, malloc_name, launch_api):
+    p = subprocess.run([cutrace, "gaps", "--format", "json", "--top", "100", path],
+                       capture_output=True, text=True, timeout=60)
+    if not check(p.returncode == 0, f"{label}: gaps status {p.returncode}: {p.stderr}"):
+        return
+    doc = json.loads(p.stdout)
+    dev = doc["devices"][0]
+    want = [(a["end_ns"], b["start_ns"]) for a, b in zip(kernels, kernels[1:])]
+    check(len(kernels) == ITERS, f"{label}: {len(kernels)} a_work kernels")
+    got = sorted((g["start_ns"], g["start_ns"] + g["dur_ns"], g["cause"]) for g in doc["gaps"])
+    check(got == [(a, b, "alloc") for a, b in want], f"{label}: gaps {got}, want alloc {want}")
+    check(all(g["ended_by"]["api"] == launch_api for g in doc["gaps"]),
+          f"{label}: gaps ended by {[g['ended_by']['api'] for g in doc['gaps']]}")
+    idle = sum(b - a for a, b in want)
+    check(dev["idle_ns"] == idle == dev["idle"]["alloc_ns"] and dev["gaps"] == ITERS - 1,
+          f"{label}: device idle {dev['idle']}, {dev['gaps']} gaps, want alloc {idle}")
+    finds = [f for f in doc["findings"] if f["kind"] == "alloc_in_loop"]
+    if check(len(finds) == 1, f"{label}: findings {doc['findings']}"):
+        f = finds[0]
+        check(f["count"] == ITERS - 1 and f["idle_ns"] == idle and f["what"] in (free_name, malloc_name)
+              and f["first_ns"] == want[0][0] and f["last_ns"] == want[-1][1]
+              and "caching allocator" in f["fix"], f"{label}: alloc finding {f}")
+    p = subprocess.run([cutrace, "gaps", path], capture_output=True, text=True, timeout=60)
+    rows = [line.split() for line in p.stdout.splitlines()]
+    header = next((r for r in rows if r[:2] == ["pid", "device"]), [])
+    check(header[6:10] == ["host_wait", "launch_ovh", "sync", "alloc"], f"{label}: header {header}")
+    check(f"{ITERS - 1} gaps (" in p.stdout and "spent mostly allocating and freeing memory"
+          in p.stdout, f"{label}: text finding missing:\n{p.stdout[-1500:]}")
+    out = os.path.join(tmp, label + ".json")
+    p = subprocess.run([cutrace, "dump", "--chrome", "-o", out, path], capture_output=True,
+                       text=True, timeout=60)
+    if check(p.returncode == 0, f"{label}: dump --chrome: {p.stderr}"):
+        with open(out) as fh:
+            events = json.load(fh)
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        slices = [e for e in events if e.get("cat") == "gap" and e.get("ph") == "X"]
+        device = [e for e in slices if e["args"].get("stream") == -1]
+        check(len(device) == ITERS - 1 and all(e["args"]["cause"] == "alloc" and
+                                               e["name"].startswith("GPU idle: alloc ")
+                                               for e in device),
+              f"{label}: chrome device gap slices {device}")
+
+
+for label, program, driver in (("shared", shared_prog, False), ("static", static_prog, True)):
+    path = record(label, program)
+    if not path:
+        continue
+    recs, names = raw_records(cutrace, path)
+    counts = check_spans(label, recs, names, driver)
+    kernels = kernels_of(recs, names)
+    free_name, malloc_name = ("cuMemFree_v2", "cuMemAlloc_v2") if driver else ("cudaFree", "cudaMalloc")
+    check_frees_wait(label, kernels, counts.get(free_name, []))
+    check_gaps(label, path, kernels, free_name, malloc_name,
+               "cuLaunchKernel" if driver else "__cudaLaunchKernel")
+
+if not os.environ.get("CUTRACE_KEEP"):
+    shutil.rmtree(tmp, ignore_errors=True)
+sys.exit(finish())
