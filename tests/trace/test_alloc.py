@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cudaMalloc/cudaFree in a loop, end to end on the simulated GPU (programs/alloc_loop.cu).
 
-The program runs 6 steps of cudaMalloc, one launch of a_work (2 ms) and cudaFree (which
+The program runs 6 steps of cudaMalloc, one launch of a_work (20 ms) and cudaFree (which
 waits for a_work: the implicit synchronisation), then each other allocation entry point
 once. The simulator makes every allocation and free call cost 500 us of host time
 (SIMCUDA_ALLOC_US), so the GPU sits idle between two a_work kernels while the CPU frees
@@ -35,7 +35,7 @@ require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_p
 tmp = tempfile.mkdtemp(prefix="cutrace-alloc-")
 ITERS = 6
 API_DRIVER, API_PTSZ = 0x10, 0x1
-KERNEL_US, ALLOC_US = 2000, 500
+KERNEL_US, ALLOC_US = 20000, 500  # kernels long enough that each free begins inside its kernel
 
 # entry point -> spans, for each build
 RUNTIME = {"cudaMalloc": ITERS, "cudaFree": ITERS + 3, "cudaMallocHost": 1, "cudaFreeHost": 2,
