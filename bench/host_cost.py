@@ -10,6 +10,9 @@ Runs, interleaved in one session so that machine load hits every variant alike:
   of 256 with untimed syncs between them;
 - preload/driver/tests/dt_app bench N: cuLaunchKernel called directly (the
   driver-level path that Triton, -lcuda programs and cuBLAS's own launches take);
+- preload/driver/tests/dt_app bench_alloc N: cuMemAlloc (256 B) and cuMemFree called
+  directly, the mean of the two (the driver-level allocation wrappers: what a
+  static-cudart program's cudaMalloc/cudaFree reach);
 each untraced and under LD_PRELOAD=libtrace.so in four settings:
 - default: stacks of launches (CUTRACE_STACKS=launches) and GPU timing with events;
 - no stacks: CUTRACE_STACKS=off;
@@ -39,7 +42,8 @@ VARIANTS = [
     ("all stacks", {"CUTRACE_STACKS": "all"}),
     ("record only", {"CUTRACE_STACKS": "off", "CUTRACE_GPU_TIMING": "0"}),
 ]
-LINE = re.compile(r"(?:api_loop: (\w+): \d+ calls|bench: \d+ launches), ([0-9.]+) ns per (?:call|launch)")
+LINE = re.compile(r"(?:api_loop: (\w+): \d+ calls|bench: \d+ launches|bench_alloc: \d+ calls), "
+                  r"([0-9.]+) ns per (?:call|launch)")
 
 
 def cases(build, n, real=False):
@@ -51,6 +55,8 @@ def cases(build, n, real=False):
            ("cublasSgemm 16x16", [loop, str(max(n // 10, 256)), "3"])]
     if os.path.exists(dt_app) and not real:  # dt_app loads a module only the simulator has
         out.append(("cuLaunchKernel (driver, -lcuda)", [dt_app, "bench", str(n)]))
+        out.append(("cuMemAlloc_v2 / cuMemFree_v2 256 B (driver, -lcuda)",
+                    [dt_app, "bench_alloc", str(n)]))
     return out
 
 

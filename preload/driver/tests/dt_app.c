@@ -47,6 +47,8 @@
  *   bench N   N cuLaunchKernel calls (linked) in a loop, after 1,000 warm-up
  *             launches: prints the mean host time per launch (for the report, not
  *             checked by the tests)
+ *   bench_alloc N  N pairs of cuMemAlloc (256 B) and cuMemFree (linked), after 1,000
+ *             warm-up pairs: prints the mean host time per call (bench/host_cost.py)
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -421,6 +423,25 @@ static int run_bench(long n) {
   return 0;
 }
 
+static int run_bench_alloc(long n) {
+  CUfunction f;
+  if (n < 1 || setup(&f, "bench_kernel"))
+    return FAIL("bench_alloc: bad count or setup");
+  CUdeviceptr d;
+  for (int i = 0; i < 1000; i++)
+    if (cuMemAlloc(&d, 256) || cuMemFree(d))
+      return FAIL("bench_alloc: warm-up");
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (long i = 0; i < n; i++)
+    if (cuMemAlloc(&d, 256) || cuMemFree(d))
+      return FAIL("bench_alloc: pair %ld", i);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (2.0 * (double)n);
+  printf("bench_alloc: %ld calls, %.1f ns per call\n", 2 * n, ns);
+  return 0;
+}
+
 #endif
 
 int main(int argc, char **argv) {
@@ -428,6 +449,10 @@ int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "bench")) {
     libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     return libcuda ? run_bench(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
+  }
+  if (argc == 3 && !strcmp(argv[1], "bench_alloc")) {
+    libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return libcuda ? run_bench_alloc(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
   }
 #endif
   if (argc == 3 && !strcmp(argv[1], "extension")) {
