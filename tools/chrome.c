@@ -1,13 +1,12 @@
 /*
- * Chrome Trace Event JSON export (see chrome.h and docs/dump.md).
+ * The Chrome / Perfetto export's walk over the model (see chrome.h, docs/dump.md):
+ * tracks, GPU work, gaps, pauses and the document, written through c->enc (JSON:
+ * chrome_json.c, Perfetto protobuf: chrome_perfetto.c).
  *
- * Conventions, after Kineto's output (libkineto/src/output_json.cpp, facts only):
- * complete events ph "X" with ts/dur in microseconds and 3 decimals; GPU events on
+ * Layout, after Kineto's (libkineto/src/output_json.cpp, facts only): GPU events on
  * pid = device, tid = stream; cat kernel / gpu_memcpy / gpu_memset for GPU work,
- * cuda_runtime / cuda_driver for calls, user_annotation for NVTX ranges; flows
- * ph "s" (on the call) and ph "f" with bp "e" (on the GPU work), cat "ac2g", id =
- * correlation; process_name / thread_name metadata; top-level deviceProperties,
- * distributedInfo, displayTimeUnit, baseTimeNanoseconds.
+ * cuda_runtime / cuda_driver for calls, user_annotation for NVTX ranges; a flow
+ * (cat ac2g, id = correlation) from each call to its GPU work.
  *
  * Several input files (options.files > 1): each file's GPUs are process rows of their
  * own, pid GPU_ROW_PID_BASE + file * 1000 + device, named after the file's rank or
@@ -25,85 +24,23 @@
 #include "gaps.h"
 #endif
 
-/* ---- writing helpers --------------------------------------------------------------- */
-
-/* Writes v in decimal. */
-void chr_put_u64(ct_chrome *c, uint64_t v) {
-  char b[24];
-  int i = sizeof b;
-  do {
-    b[--i] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  fwrite_unlocked(b + i, 1, sizeof b - (size_t)i, c->f);
-}
-
-
-void chr_next_event(ct_chrome *c) {
-  fputs(c->nevents++ ? ",\n" : "\n", c->f);
-}
-
-void chr_put_string(ct_chrome *c, const char *s) {
-  putc('"', c->f);
-  if (s) ct_json_write_escaped(c->f, s, strlen(s));
-  putc('"', c->f);
-}
-
-/* A time in ns as microseconds with 3 decimals (exact). */
-void chr_put_us(ct_chrome *c, uint64_t ns) {
-  chr_put_u64(c, ns / 1000);
-  char frac[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10)};
-  fwrite_unlocked(frac, 1, 4, c->f);
-}
-
-static void meta(ct_chrome *c, const char *what, uint64_t pid, uint64_t tid, const char *name) {
-  chr_next_event(c);
-  fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,\"tid\":%llu,\"args\":{\"name\":", what,
-          (unsigned long long)pid, (unsigned long long)tid);
-  chr_put_string(c, name);
-  fputs("}}", c->f);
-}
-
-static void sort_index(ct_chrome *c, const char *what, uint64_t pid, uint64_t tid, uint64_t idx) {
-  chr_next_event(c);
-  fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,\"tid\":%llu,\"args\":{\"sort_index\":%llu}}",
-          what, (unsigned long long)pid, (unsigned long long)tid, (unsigned long long)idx);
-}
-
-/* Opens an X event: everything up to and including "args":{ */
-void chr_slice_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid, uint64_t tid,
-                    uint64_t begin, uint64_t end) {
-  chr_next_event(c);
-  put_lit(c, "{\"ph\":\"X\",\"cat\":\"");
-  put_lit(c, cat);
-  put_lit(c, "\",\"name\":");
-  chr_put_string(c, name);
-  put_kv(c, ",\"pid\":", pid);
-  put_kv(c, ",\"tid\":", tid);
-  put_lit(c, ",\"ts\":");
-  chr_put_us(c, begin);
-  fputs(",\"dur\":", c->f);
-  chr_put_us(c, end > begin ? end - begin : 0);
-  fputs(",\"args\":{", c->f);
-}
-
 /* ---- tracks -------------------------------------------------------------------------- */
 
 /* Names a track the first time it is used (or again when a better name arrives). */
-static void ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, const char *name, int force) {
+static void ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind,
+                         const char *name, int force) {
   track_key k = {pid, tid};
   int created = 0;
   track_state *ts = ct_map_get(c->tracks, &k, sizeof k, &created);
   if (ts && ts->named && !force) return;
   if (ts) ts->named = 1;
-  meta(c, "thread_name", pid, tid, name);
-  sort_index(c, "thread_sort_index", pid, tid, tid);
+  c->enc->track(c, pid, tid, kind, name);
 }
 
 void chr_ensure_cpu_thread(ct_chrome *c, uint64_t tid) {
   char name[64];
   snprintf(name, sizeof name, "thread %llu", (unsigned long long)tid);
-  ensure_track(c, c->pid, tid, name, 0);
+  ensure_track(c, c->pid, tid, CHR_TRACK_THREAD, name, 0);
 }
 
 uint64_t chr_stream_tid(const ct_chrome *c, uint64_t stream) {
@@ -131,7 +68,7 @@ void chr_rename_gpu_row(ct_chrome *c, uint64_t device) {
   if (!ts || !ts->named) return; /* named when first used */
   char name[160];
   chr_gpu_row_name(c, device, name, sizeof name);
-  meta(c, "process_name", row, 0, name);
+  c->enc->process(c, row, name, 1, UINT64_MAX);
 }
 
 void chr_ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
@@ -146,15 +83,14 @@ void chr_ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
     ds->named = 1;
     char name[160];
     chr_gpu_row_name(c, device, name, sizeof name);
-    meta(c, "process_name", row, 0, name);
     uint64_t order = chr_multi(c) ? cpu_row_sort_index(c) + 1 + device % (GPU_ROW_FILE_STRIDE - 1)
                                   : 5000000 + device;
-    sort_index(c, "process_sort_index", row, 0, order);
+    c->enc->process(c, row, name, 1, order);
   }
   char name[96], owner[48];
   snprintf(name, sizeof name, "stream %llu%s", (unsigned long long)stream,
            shared_row_owner(c, owner, sizeof owner));
-  ensure_track(c, row, tid, name, 0);
+  ensure_track(c, row, tid, CHR_TRACK_GPU, name, 0);
 }
 
 /* The synthetic track of the tracer's work labelled what on thread tid. */
@@ -170,7 +106,7 @@ uint64_t chr_tracer_track(ct_chrome *c, uint64_t tid, const char *what) {
     *t = TRACER_TID_BASE + c->next_tracer_tid++;
     char name[128];
     snprintf(name, sizeof name, "cutrace: %.64s (thread %llu)", what, (unsigned long long)tid);
-    ensure_track(c, c->pid, *t, name, 0);
+    ensure_track(c, c->pid, *t, CHR_TRACK_PROCESS, name, 0);
   }
   return *t;
 }
@@ -189,8 +125,7 @@ static void on_process(void *user, const ct_proc *p) {
   else
     snprintf(name, sizeof name, "%s (pid %llu)", p->cmdline[0] ? p->cmdline : p->path,
              (unsigned long long)p->rec.pid);
-  meta(c, "process_name", c->pid, 0, name);
-  sort_index(c, "process_sort_index", c->pid, 0, cpu_row_sort_index(c));
+  c->enc->process(c, c->pid, name, 0, cpu_row_sort_index(c));
   if (!c->have_base && p->rec.realtime_ns && p->rec.start_ns) {
     c->base_ns = p->rec.realtime_ns - p->rec.start_ns;
     c->have_base = 1;
@@ -205,7 +140,7 @@ static void on_thread(void *user, const ct_proc *p, const struct ct_thread *t, c
   char buf[128];
   snprintf(buf, sizeof buf, "%s (%llu)", name && name[0] ? name : "thread",
            (unsigned long long)t->tid);
-  ensure_track(c, c->pid, t->tid, buf, 1);
+  ensure_track(c, c->pid, t->tid, CHR_TRACK_THREAD, buf, 1);
 }
 
 static void on_stream(void *user, const ct_proc *p, const struct ct_stream *s) {
@@ -235,26 +170,34 @@ static void on_graph_kernel(void *user, const ct_proc *p, const struct ct_graph_
 
 /* The args of a graph launch: its exec and what it runs (from its instantiation). */
 static void put_graph_args(ct_chrome *c, uint64_t exec) {
-  put_kv(c, ",\"graph exec\":", exec);
+  const chr_encoder *e = c->enc;
+  e->arg_u64(c, "graph exec", exec);
   const ct_graph_inv *inv =
       c->graphs && exec ? ct_map_get(c->graphs, &exec, sizeof exec, NULL) : NULL;
   if (!inv || !inv->known) {
-    put_lit(c, ",\"graph inventory\":\"not seen instantiated\"");
+    e->arg_str(c, "graph inventory", "not seen instantiated");
     return;
   }
-  put_kv(c, ",\"graph nodes\":", inv->g.nodes);
-  put_kv(c, ",\"graph kernels\":", inv->g.kernels);
-  put_kv(c, ",\"graph memcpys\":", inv->g.memcpys);
-  put_kv(c, ",\"graph memsets\":", inv->g.memsets);
-  put_kv(c, ",\"graph other nodes\":", inv->g.others);
-  if (inv->g.partial) put_kv(c, ",\"graph inventory partial\":", inv->g.partial);
-  put_lit(c, ",\"graph kernel names\":{");
-  for (unsigned i = 0; i < inv->ntop; i++) {
-    if (i) put_lit(c, ",");
-    chr_put_string(c, ct_demangle(inv->top[i].name, c->demangled, sizeof c->demangled));
-    put_kv(c, ":", inv->top[i].count);
-  }
-  put_lit(c, "}");
+  e->arg_u64(c, "graph nodes", inv->g.nodes);
+  e->arg_u64(c, "graph kernels", inv->g.kernels);
+  e->arg_u64(c, "graph memcpys", inv->g.memcpys);
+  e->arg_u64(c, "graph memsets", inv->g.memsets);
+  e->arg_u64(c, "graph other nodes", inv->g.others);
+  if (inv->g.partial) e->arg_u64(c, "graph inventory partial", inv->g.partial);
+  e->arg_list(c, "graph kernel names", 1);
+  for (unsigned i = 0; i < inv->ntop; i++)
+    e->item_u64(c, ct_demangle(inv->top[i].name, c->demangled, sizeof c->demangled),
+                inv->top[i].count);
+  e->list_close(c, 1);
+}
+
+/* A kernel's grid or block as a list of three. */
+static void put_dim3(ct_chrome *c, const char *key, uint64_t x, uint64_t y, uint64_t z) {
+  c->enc->arg_list(c, key, 0);
+  c->enc->item_u64(c, NULL, x);
+  c->enc->item_u64(c, NULL, y);
+  c->enc->item_u64(c, NULL, z);
+  c->enc->list_close(c, 0);
 }
 
 static void on_activity(void *user, const ct_activity *a) {
@@ -290,59 +233,40 @@ static void on_activity(void *user, const ct_activity *a) {
     ts->last_start = start;
     ts->last_end = a->end_ns;
   }
+  const chr_encoder *e = c->enc;
   chr_slice_open(c, cat, shown, row, tid, start, a->end_ns);
-  if (start != a->start_ns) put_kv(c, "\"measured start shift (ns)\":", start - a->start_ns), put_lit(c, ",");
-  put_kv(c, "\"correlation\":", a->corr);
-  put_kv(c, ",\"device\":", a->device);
-  put_kv(c, ",\"stream\":", a->stream);
-  if (a->api) {
-    fputs(",\"api\":", c->f);
-    chr_put_string(c, a->api);
-  }
+  if (start != a->start_ns) e->arg_u64(c, "measured start shift (ns)", start - a->start_ns);
+  e->arg_u64(c, "correlation", a->corr);
+  e->arg_u64(c, "device", a->device);
+  e->arg_u64(c, "stream", a->stream);
+  if (a->api) e->arg_str(c, "api", a->api);
   if (a->call_depth && a->call_parent) {
-    put_kv(c, ",\"parent correlation\":", a->call_parent);
-    if (launched_by) {
-      fputs(",\"launched by\":", c->f);
-      chr_put_string(c, launched_by);
-    }
+    e->arg_u64(c, "parent correlation", a->call_parent);
+    if (launched_by) e->arg_str(c, "launched by", launched_by);
   }
   if (a->detail == CT_DETAIL_LAUNCH) {
     const struct ct_launch *l = &a->d.launch;
-    put_kv(c, ",\"grid\":[", l->grid_x);
-    put_kv(c, ",", l->grid_y);
-    put_kv(c, ",", l->grid_z);
-    put_kv(c, "],\"block\":[", l->block_x);
-    put_kv(c, ",", l->block_y);
-    put_kv(c, ",", l->block_z);
-    put_kv(c, "],\"shared memory\":", l->shmem);
+    put_dim3(c, "grid", l->grid_x, l->grid_y, l->grid_z);
+    put_dim3(c, "block", l->block_x, l->block_y, l->block_z);
+    e->arg_u64(c, "shared memory", l->shmem);
   } else if (a->detail == CT_DETAIL_MEMOP) {
-    fprintf(c->f, ",\"bytes\":%llu,\"memory bandwidth (GB/s)\":%.3f,\"async\":%llu",
-            (unsigned long long)a->d.memop.bytes, dur ? (double)a->d.memop.bytes / dur : 0.0,
-            (unsigned long long)a->d.memop.async);
+    e->arg_u64(c, "bytes", a->d.memop.bytes);
+    e->arg_f3(c, "memory bandwidth (GB/s)", dur ? (double)a->d.memop.bytes / dur : 0.0);
+    e->arg_u64(c, "async", a->d.memop.async);
   } else if (a->detail == CT_DETAIL_GEMM) {
     chr_put_gemm_args(c, &a->d.gemm);
   } else if (a->detail == CT_DETAIL_GRAPH) {
     put_graph_args(c, a->d.graph.exec);
   }
-  fputs("}}", c->f);
-  chr_queue_activity(c, a);
-  if (!a->has_call || !a->corr) return;
+  int flow = a->has_call && a->corr;
   uint64_t id = a->corr | ((uint64_t)c->file_index << 40);
+  if (flow) e->flow_in(c, id);
+  e->slice_close(c);
+  chr_queue_activity(c, a);
+  if (!flow) return;
   chr_ensure_cpu_thread(c, a->tid);
-  chr_next_event(c);
-  put_kv(c, "{\"ph\":\"s\",\"id\":", id);
-  put_kv(c, ",\"pid\":", c->pid);
-  put_kv(c, ",\"tid\":", a->tid);
-  put_lit(c, ",\"ts\":");
-  chr_put_us(c, a->call_begin_ns);
-  fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\"}", c->f);
-  chr_next_event(c);
-  put_kv(c, "{\"ph\":\"f\",\"id\":", id);
-  put_kv(c, ",\"pid\":", row);
-  put_kv(c, ",\"tid\":", tid);
-  put_lit(c, ",\"ts\":");
-  chr_put_us(c, start); /* the slice's start, so that the flow binds to it */
-  fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}", c->f);
+  /* the f end at the slice's start, so that the flow binds to it */
+  e->flow(c, id, c->pid, a->tid, a->call_begin_ns, row, tid, start);
 }
 
 #ifdef CT_HAVE_GAPS_H
@@ -356,29 +280,25 @@ static void on_gap(void *user, const ct_gap_info *g) {
   shared_row_owner(c, owner, sizeof owner);
   if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle%s", owner);
   else snprintf(label, sizeof label, "stream %llu idle%s", (unsigned long long)g->stream, owner);
-  ensure_track(c, row, tid, label, 0);
+  ensure_track(c, row, tid, CHR_TRACK_GPU, label, 0);
   snprintf(label, sizeof label, "GPU idle: %s %s", g->cause,
            ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));
   chr_slice_open(c, "gap", label, row, tid, g->start_ns, g->end_ns);
-  fputs("\"cause\":", c->f);
-  chr_put_string(c, g->cause);
-  fprintf(c->f, ",\"stream\":%lld,\"ended_by\":",
-          g->stream == UINT64_MAX ? -1ll : (long long)g->stream);
-  if (g->ended_by) chr_put_string(c, g->ended_by);
-  else fputs("null", c->f);
-  fputs("}}", c->f);
+  c->enc->arg_str(c, "cause", g->cause ? g->cause : "");
+  c->enc->arg_i64(c, "stream", g->stream == UINT64_MAX ? -1ll : (long long)g->stream);
+  c->enc->arg_str(c, "ended_by", g->ended_by);
+  c->enc->slice_close(c);
 }
 #endif
 
 /* A pause of the tracer [begin, end): one slice on the process's "not recorded" track. */
 static void put_pause(ct_chrome *c, uint64_t begin, uint64_t end, const char *why) {
-  ensure_track(c, c->pid, PAUSE_TID, "cutrace: not recorded (paused)", 0);
+  ensure_track(c, c->pid, PAUSE_TID, CHR_TRACK_PROCESS, "cutrace: not recorded (paused)", 0);
   char label[96];
   snprintf(label, sizeof label, "not recorded (%s)", why && *why ? why : "paused");
   chr_slice_open(c, "cutrace", label, c->pid, PAUSE_TID, begin, end);
-  fputs("\"why\":", c->f);
-  chr_put_string(c, why);
-  fputs("}}", c->f);
+  c->enc->arg_str(c, "why", why ? why : "");
+  c->enc->slice_close(c);
 }
 
 /* A PAUSE record: written when complete; one still open at the end of the file ends
@@ -401,8 +321,8 @@ ct_chrome *ct_chrome_begin(FILE *out, const ct_chrome_options *opts) {
   ct_chrome *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->f = out;
-  setvbuf(out, NULL, _IOFBF, 1 << 20);
   if (opts) c->opt = *opts;
+  c->enc = c->opt.perfetto ? &chr_perfetto_encoder : &chr_json_encoder;
   c->tracks = ct_map_new(sizeof(track_state));
   c->tracer_tracks = ct_map_new(sizeof(uint64_t));
   if (!c->tracks || !c->tracer_tracks) {
@@ -411,7 +331,12 @@ ct_chrome *ct_chrome_begin(FILE *out, const ct_chrome_options *opts) {
     free(c);
     return NULL;
   }
-  fputs("{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"traceEvents\":[", out);
+  if (c->enc->begin(c) < 0) {
+    ct_map_free(c->tracks);
+    ct_map_free(c->tracer_tracks);
+    free(c);
+    return NULL;
+  }
   return c;
 }
 
@@ -472,14 +397,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
 }
 
 int ct_chrome_end(ct_chrome *c) {
-  FILE *f = c->f;
-  fputs("\n],\n", f);
-  chr_put_device_properties(c);
-  fputs(",\n", f);
-  chr_put_distributed_info(c);
-  fprintf(f, ",\n\"baseTimeNanoseconds\":%llu,\n\"traceName\":\"cutrace\"}\n",
-          (unsigned long long)c->base_ns);
-  int rc = fflush(f) == 0 && !ferror(f) ? 0 : -1;
+  int rc = c->enc->end(c);
   ct_map_free(c->tracks);
   ct_map_free(c->tracer_tracks);
   free(c);

@@ -13,14 +13,18 @@
 
 /* The args of a GEMM: shape and types (Kineto-like names). */
 void chr_put_gemm_args(ct_chrome *c, const struct ct_gemm *g) {
-  fprintf(c->f, ",\"m\":%llu,\"n\":%llu,\"k\":%llu,\"batch\":%llu,\"transa\":%llu,\"transb\":%llu,"
-                "\"atype\":\"%s\",\"btype\":\"%s\",\"ctype\":\"%s\",\"compute_type\":%llu,"
-                "\"epilogue\":%llu",
-          (unsigned long long)g->m, (unsigned long long)g->n, (unsigned long long)g->k,
-          (unsigned long long)(g->batch ? g->batch : 1), (unsigned long long)g->transa,
-          (unsigned long long)g->transb, ct_data_type_name(g->atype), ct_data_type_name(g->btype),
-          ct_data_type_name(g->ctype), (unsigned long long)g->compute_type,
-          (unsigned long long)g->epilogue);
+  const chr_encoder *e = c->enc;
+  e->arg_u64(c, "m", g->m);
+  e->arg_u64(c, "n", g->n);
+  e->arg_u64(c, "k", g->k);
+  e->arg_u64(c, "batch", g->batch ? g->batch : 1);
+  e->arg_u64(c, "transa", g->transa);
+  e->arg_u64(c, "transb", g->transb);
+  e->arg_str(c, "atype", ct_data_type_name(g->atype));
+  e->arg_str(c, "btype", ct_data_type_name(g->btype));
+  e->arg_str(c, "ctype", ct_data_type_name(g->ctype));
+  e->arg_u64(c, "compute_type", g->compute_type);
+  e->arg_u64(c, "epilogue", g->epilogue);
 }
 
 /* A Python frame as "file.py:LINE qualname" (the file without its directory). */
@@ -100,46 +104,47 @@ void chr_on_pycode(void *user, const ct_proc *p, const struct ct_pycode *code, c
   if (c->stacks) ct_stacks_add_pycode(c->stacks, code, file, qualname);
 }
 
+/* 1 when a call's GPU work gets a flow from it (Perfetto wants the flow id on the
+ * call's slice, which may be written before its work is known): calls with a launch,
+ * copy, set, GEMM or graph detail, except library calls timed by their child kernels
+ * (the flows start at the child launches). */
+static int call_has_flow(const ct_span *s) {
+  return s->corr && s->detail != CT_DETAIL_NONE && !(s->flags & CT_API_INNER_TIMED);
+}
+
 /* An intercepted call's slice; inner (may be NULL) is its child kernels' summary. */
 static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner) {
+  const chr_encoder *e = c->enc;
   chr_ensure_cpu_thread(c, s->tid);
   int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
   chr_slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid,
                  s->begin_ns, s->end_ns);
-  put_kv(c, "\"correlation\":", s->corr);
-  put_kv(c, ",\"device\":", s->device);
-  put_kv(c, ",\"stream\":", s->stream);
-  put_kv(c, ",\"result\":", s->result);
-  put_kv(c, ",\"depth\":", s->depth);
-  if (s->depth && s->parent) put_kv(c, ",\"parent\":", s->parent);
+  e->arg_u64(c, "correlation", s->corr);
+  e->arg_u64(c, "device", s->device);
+  e->arg_u64(c, "stream", s->stream);
+  e->arg_u64(c, "result", s->result);
+  e->arg_u64(c, "depth", s->depth);
+  if (s->depth && s->parent) e->arg_u64(c, "parent", s->parent);
   if (s->stack) {
-    put_kv(c, ",\"stack\":", s->stack);
+    e->arg_u64(c, "stack", s->stack);
     const char *site = call_site(c, s->stack);
     if (site) {
-      fputs(",\"call site\":", c->f);
-      chr_put_string(c, site);
-      if (site[strlen(site) + 1]) {
-        fputs(",\"python stack\":", c->f);
-        chr_put_string(c, site + strlen(site) + 1);
-      }
+      e->arg_str(c, "call site", site);
+      if (site[strlen(site) + 1]) e->arg_str(c, "python stack", site + strlen(site) + 1);
     }
   }
-  if (s->kernel) {
-    fputs(",\"kernel\":", c->f);
-    chr_put_string(c, ct_demangle(s->kernel, c->demangled, sizeof c->demangled));
-  }
+  if (s->kernel) e->arg_str(c, "kernel", ct_demangle(s->kernel, c->demangled, sizeof c->demangled));
   if (s->detail == CT_DETAIL_GEMM) chr_put_gemm_args(c, &s->d.gemm);
   if (inner) {
-    put_kv(c, ",\"kernels\":", inner->kernels);
-    put_kv(c, ",\"kernels gpu_ns\":", inner->gpu_ns);
-    fputs(",\"kernel names\":[", c->f);
-    for (unsigned i = 0; i < inner->nnames; i++) {
-      if (i) putc(',', c->f);
-      chr_put_string(c, ct_demangle(inner->names[i], c->demangled, sizeof c->demangled));
-    }
-    putc(']', c->f);
+    e->arg_u64(c, "kernels", inner->kernels);
+    e->arg_u64(c, "kernels gpu_ns", inner->gpu_ns);
+    e->arg_list(c, "kernel names", 0);
+    for (unsigned i = 0; i < inner->nnames; i++)
+      e->item_str(c, NULL, ct_demangle(inner->names[i], c->demangled, sizeof c->demangled));
+    e->list_close(c, 0);
   }
-  fputs("}}", c->f);
+  if (call_has_flow(s)) e->flow_out(c, s->corr | ((uint64_t)c->file_index << 40));
+  e->slice_close(c);
 }
 
 /* A library call joined with its child kernels (ct_inner_join): its slice, now. */
@@ -154,8 +159,9 @@ void chr_on_span(void *user, const ct_span *s) {
     char label[128];
     snprintf(label, sizeof label, "cutrace: %s", s->name);
     chr_slice_open(c, "tracer", label, c->pid, tid, s->begin_ns, s->end_ns);
-    fprintf(c->f, "\"thread\":%llu,\"amount\":%llu}}", (unsigned long long)s->tid,
-            (unsigned long long)s->amount);
+    c->enc->arg_u64(c, "thread", s->tid);
+    c->enc->arg_u64(c, "amount", s->amount);
+    c->enc->slice_close(c);
     return;
   }
   if (c->inner && ct_inner_span(c->inner, s)) return; /* written with its kernels */
@@ -169,9 +175,9 @@ void chr_on_range(void *user, const ct_proc *p, const struct ct_range *r, const 
   chr_ensure_cpu_thread(c, r->tid);
   chr_slice_open(c, "user_annotation", name ? name : "(unnamed range)", c->pid, r->tid,
                  r->begin_ns, r->end_ns);
-  put_kv(c, "\"depth\":", r->depth);
-  put_kv(c, ",\"domain\":", r->domain);
-  put_lit(c, "}}");
+  c->enc->arg_u64(c, "depth", r->depth);
+  c->enc->arg_u64(c, "domain", r->domain);
+  c->enc->slice_close(c);
 }
 
 
@@ -182,24 +188,20 @@ void chr_on_range_gpu(void *user, const ct_range_span *r) {
   for (unsigned i = 0; i < r->nstreams; i++) {
     const struct ct_range_stream *rs = &r->streams[i];
     chr_ensure_gpu_track(c, rs->device, rs->stream);
-    chr_next_event(c);
-    put_lit(c, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"");
-    if (r->name) ct_json_write_escaped(c->f, r->name, r->name_len);
-    else put_lit(c, "(unnamed range)");
-    put_kv(c, "\",\"pid\":", chr_gpu_pid(c, rs->device));
-    put_kv(c, ",\"tid\":", chr_stream_tid(c, rs->stream));
-    put_lit(c, ",\"ts\":");
-    chr_put_us(c, rs->start_ns);
-    put_lit(c, ",\"dur\":");
-    chr_put_us(c, rs->end_ns > rs->start_ns ? rs->end_ns - rs->start_ns : 0);
-    put_kv(c, ",\"args\":{\"thread\":", r->tid);
-    put_kv(c, ",\"depth\":", r->depth);
-    put_kv(c, ",\"kernels\":", r->kernels);
-    put_kv(c, ",\"activities\":", r->activities);
-    put_kv(c, ",\"gpu_ns\":", r->gpu_ns);
-    put_lit(c, ",\"range begin\":");
-    chr_put_us(c, r->begin_ns);
-    put_lit(c, "}}");
+    const chr_encoder *e = c->enc;
+    if (r->name)
+      e->slice_open(c, "gpu_user_annotation", r->name, r->name_len, chr_gpu_pid(c, rs->device),
+                    chr_stream_tid(c, rs->stream), rs->start_ns, rs->end_ns);
+    else
+      chr_slice_open(c, "gpu_user_annotation", "(unnamed range)", chr_gpu_pid(c, rs->device),
+                     chr_stream_tid(c, rs->stream), rs->start_ns, rs->end_ns);
+    e->arg_u64(c, "thread", r->tid);
+    e->arg_u64(c, "depth", r->depth);
+    e->arg_u64(c, "kernels", r->kernels);
+    e->arg_u64(c, "activities", r->activities);
+    e->arg_u64(c, "gpu_ns", r->gpu_ns);
+    e->arg_time(c, "range begin", r->begin_ns);
+    e->slice_close(c);
   }
 }
 

@@ -1,8 +1,11 @@
 /*
- * What the parts of the Chrome export share (chrome.c: writing helpers, tracks, GPU
- * work and the document; chrome_calls.c: the CPU side, calls with their GEMM args,
- * call sites and child kernels, NVTX ranges on the CPU and projected onto the GPU).
- * Not an interface for other commands: chrome.h is.
+ * What the parts of the Chrome/Perfetto export share. One walk over the model
+ * (chrome.c: tracks, GPU work and the document; chrome_calls.c: the CPU side, calls
+ * with their GEMM args, call sites and child kernels, NVTX ranges on the CPU and
+ * projected onto the GPU; chrome_queues.c: queue-depth counters; chrome_job.c: GPU rows
+ * and ranks) says what to write through an encoder (chr_encoder below): Chrome Trace
+ * Event JSON (chrome_json.c) or Perfetto's protobuf trace (chrome_perfetto.c), so that
+ * the two outputs cannot drift. Not an interface for other commands: chrome.h is.
  */
 #ifndef CUTRACE_CHROME_INTERNAL_H
 #define CUTRACE_CHROME_INTERNAL_H
@@ -23,6 +26,9 @@
 #define GPU_ROW_PID_BASE 1000000000ull /* several files: GPU rows are base + file * 1000 + device */
 #define GPU_ROW_FILE_STRIDE 1000ull
 
+typedef struct chr_encoder chr_encoder;
+typedef struct chr_perfetto chr_perfetto;
+
 typedef struct track_key {
   uint64_t pid, tid;
 } track_key;
@@ -36,7 +42,10 @@ typedef struct track_state {
 struct ct_chrome {
   FILE *f;
   ct_chrome_options opt;
+  const chr_encoder *enc;    /* JSON or Perfetto protobuf */
+  chr_perfetto *pf;          /* the Perfetto encoder's state (chrome_perfetto.c) */
   int nevents;
+  unsigned nargs, nitems;    /* JSON: args of the open slice, items of the open list */
   unsigned file_index;
   uint64_t pid;              /* the current file's process id */
   struct ct_job proc_job;    /* the current file's rank (known = 0: none) */
@@ -97,32 +106,67 @@ void chr_note_job(ct_chrome *c, const struct ct_job *job);
  * rank has the same one; the ranks seen when they differ; rank 0 of 1 when none. */
 void chr_put_distributed_info(ct_chrome *c);
 
-/* ---- writing helpers (chrome.c) ---- */
+/* ---- encoders: what the walk writes, in each output's own terms ---- */
+
+/* What a track is, for the formats that tell them apart (Perfetto's TrackDescriptor:
+ * a thread, a custom track under a CPU process, a custom track under a GPU row). */
+enum chr_track_kind { CHR_TRACK_THREAD, CHR_TRACK_PROCESS, CHR_TRACK_GPU };
+
+/*
+ * One output format. Every event is a slice (slice_open, its args, slice_close), a
+ * counter value, or a flow. Flows: JSON writes them as s/f events after the GPU
+ * slice (flow), Perfetto as flow ids on the two slices (flow_out on the call,
+ * flow_in on the GPU work); the walk says all three, each encoder writes the one its
+ * format has. Args: a key and a value; lists ([1,2,3]) and dicts ({"name": 4}) are
+ * opened with arg_list, filled with item_* (key NULL in a list) and closed.
+ */
+struct chr_encoder {
+  int (*begin)(ct_chrome *c); /* the document's opening; 0, or -1 when out of memory */
+  int (*end)(ct_chrome *c);    /* its closing; 0, or -1 when writing failed */
+  /* Names a process row: a CPU process, or (gpu = 1) a GPU's row; sort: its sort
+   * index, UINT64_MAX for none (a rename). */
+  void (*process)(ct_chrome *c, uint64_t pid, const char *name, int gpu, uint64_t sort);
+  /* Names track tid of row pid (sorted by tid). */
+  void (*track)(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind,
+                const char *name);
+  /* Opens a slice [begin, end] named name (name_len bytes) on track (pid, tid). */
+  void (*slice_open)(ct_chrome *c, const char *cat, const char *name, size_t name_len,
+                     uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end);
+  void (*arg_u64)(ct_chrome *c, const char *key, uint64_t v);
+  void (*arg_i64)(ct_chrome *c, const char *key, int64_t v);
+  void (*arg_f3)(ct_chrome *c, const char *key, double v);      /* 3 decimals in JSON */
+  void (*arg_time)(ct_chrome *c, const char *key, uint64_t ns); /* JSON: us, Perfetto: ns */
+  void (*arg_str)(ct_chrome *c, const char *key, const char *s); /* s NULL: null / absent */
+  void (*arg_list)(ct_chrome *c, const char *key, int dict);
+  void (*item_u64)(ct_chrome *c, const char *key, uint64_t v);
+  void (*item_str)(ct_chrome *c, const char *key, const char *s);
+  void (*list_close)(ct_chrome *c, int dict);
+  void (*flow_out)(ct_chrome *c, uint64_t id); /* the open slice starts flow id */
+  void (*flow_in)(ct_chrome *c, uint64_t id);  /* the open slice ends flow id */
+  void (*slice_close)(ct_chrome *c);
+  /* The flow id from (cpu_pid, cpu_tid) at cpu_ts to the slice at (pid, tid, ts). */
+  void (*flow)(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_tid, uint64_t cpu_ts,
+               uint64_t pid, uint64_t tid, uint64_t ts);
+  /* A counter named name on row pid takes value v at ts. */
+  void (*counter)(ct_chrome *c, uint64_t pid, const char *name, uint64_t ts, uint64_t v);
+};
+
+extern const chr_encoder chr_json_encoder;     /* chrome_json.c */
+extern const chr_encoder chr_perfetto_encoder; /* chrome_perfetto.c */
+
+/* Opens a slice on the encoder (name NUL-terminated). */
+static inline void chr_slice_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid,
+                                  uint64_t tid, uint64_t begin, uint64_t end) {
+  c->enc->slice_open(c, cat, name, __builtin_strlen(name), pid, tid, begin, end);
+}
+
+/* ---- JSON writing helpers (chrome_json.c) ---- */
 
 /* Writes v in decimal. */
 void chr_put_u64(ct_chrome *c, uint64_t v);
 
-/* Writes literal text (the hot path avoids printf: it dominated the export's time). */
-static inline void put_lit(ct_chrome *c, const char *s) { fputs_unlocked(s, c->f); }
-
-/* Writes lit (e.g. ",\"device\":") followed by v. */
-static inline void put_kv(ct_chrome *c, const char *lit, uint64_t v) {
-  put_lit(c, lit);
-  chr_put_u64(c, v);
-}
-
-/* Starts the next event (the separator before it). */
-void chr_next_event(ct_chrome *c);
-
 /* Writes s as a JSON string ("" for NULL). */
 void chr_put_string(ct_chrome *c, const char *s);
-
-/* Writes a time in ns as microseconds with 3 decimals (exact). */
-void chr_put_us(ct_chrome *c, uint64_t ns);
-
-/* Opens an X event: everything up to and including "args":{ */
-void chr_slice_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid, uint64_t tid,
-                    uint64_t begin, uint64_t end);
 
 /* ---- tracks (chrome.c) ---- */
 

@@ -31,14 +31,13 @@ static void put_counter(void *user, uint64_t t, uint64_t depth) {
   sq->written = 1;
   sq->last_depth = depth;
   ct_chrome *c = x->c;
-  chr_next_event(c);
-  put_kv(c, "{\"ph\":\"C\",\"pid\":", chr_gpu_pid(c, x->device));
-  put_lit(c, ",\"ts\":");
-  chr_put_us(c, t);
-  put_kv(c, ",\"name\":\"stream ", x->stream);
-  if (c->file_index && !chr_multi(c)) put_kv(c, " (pid ", c->pid), put_lit(c, ")");
-  put_kv(c, " queue\",\"cat\":\"queue\",\"args\":{\"depth\":", depth);
-  put_lit(c, "}}");
+  char name[96];
+  if (c->file_index && !chr_multi(c))
+    snprintf(name, sizeof name, "stream %llu (pid %llu) queue", (unsigned long long)x->stream,
+             (unsigned long long)c->pid);
+  else
+    snprintf(name, sizeof name, "stream %llu queue", (unsigned long long)x->stream);
+  c->enc->counter(c, chr_gpu_pid(c, x->device), name, t, depth);
 }
 
 void chr_queue_activity(ct_chrome *c, const ct_activity *a) {

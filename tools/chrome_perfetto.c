@@ -1,0 +1,396 @@
+/*
+ * The Perfetto protobuf encoder of the export (cutrace dump --perfetto; chrome_internal.h,
+ * docs/dump.md): a `Trace` (protos/perfetto/trace/trace.proto: repeated TracePacket
+ * packet = 1), written packet by packet, on one trusted_packet_sequence_id.
+ *
+ * Field numbers are Perfetto's (google/perfetto, protos/perfetto/trace/, commit
+ * ec5d16b14b74): trace_packet.proto, track_event/track_event.proto,
+ * track_event/track_descriptor.proto, process_descriptor.proto, thread_descriptor.proto,
+ * counter_descriptor.proto, track_event/debug_annotation.proto,
+ * interned_data/interned_data.proto; their use as in docs/reference/
+ * synthetic-track-event.md.
+ *
+ * - Tracks: a CPU process is a TrackDescriptor with a ProcessDescriptor, its threads
+ *   TrackDescriptors with a ThreadDescriptor, its synthetic tracks (tracer, pauses)
+ *   named custom tracks under it; a GPU row is a named top-level custom track and its
+ *   streams (and idle tracks, queue counters) named custom tracks under it, sorted by
+ *   sibling_order_rank (the JSON's sort indices). uuids are a hash of (pid, tid).
+ * - A slice is two packets: TYPE_SLICE_BEGIN at its start (category, name, args as
+ *   debug annotations, flow ids) and TYPE_SLICE_END at its end.
+ * - Event names, categories, annotation names and string values are interned
+ *   (InternedData in the packet that first uses them; SEQ_NEEDS_INCREMENTAL_STATE).
+ *   The table is bounded: past INTERN_MAX entries it is dropped and the sequence's
+ *   state cleared (SEQ_INCREMENTAL_STATE_CLEARED), so memory does not grow with the
+ *   trace.
+ * - Flows: flow_ids (fixed64) on the call's slice, terminating_flow_ids on its GPU
+ *   work's slice; ids as the JSON's (correlation | file << 40).
+ * - Timestamps: ns of the host's CLOCK_MONOTONIC, absolute, on the trace's default clock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chrome_internal.h"
+#include "protobuf.h"
+
+/* TracePacket fields. */
+enum { PKT_TIMESTAMP = 8, PKT_TRACK_EVENT = 11, PKT_INTERNED_DATA = 12, PKT_SEQUENCE_ID = 10,
+       PKT_SEQUENCE_FLAGS = 13, PKT_TRACK_DESCRIPTOR = 60 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
+/* TrackEvent fields and types. */
+enum { TE_CATEGORY_IIDS = 3, TE_DEBUG_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10,
+       TE_TRACK_UUID = 11, TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48 };
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4 };
+/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor fields. */
+enum { TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT_UUID = 5,
+       TD_COUNTER = 8, TD_CHILD_ORDERING = 11, TD_SIBLING_ORDER_RANK = 12 };
+enum { CHILD_ORDERING_EXPLICIT = 3 };
+enum { PD_PID = 1, PD_PROCESS_NAME = 6, THD_PID = 1, THD_TID = 2, THD_THREAD_NAME = 5 };
+/* DebugAnnotation fields. */
+enum { DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_DICT_ENTRIES = 11,
+       DA_ARRAY_VALUES = 12, DA_STRING_IID = 17 };
+/* What is interned, and the InternedData field of each (entries: iid = 1, name = 2). */
+enum intern_kind { IN_CATEGORY, IN_EVENT_NAME, IN_ANNOTATION_NAME, IN_STRING, IN_KINDS };
+static const unsigned interned_field[IN_KINDS] = {1, 2, 3, 29};
+
+#define SEQUENCE_ID 1
+#define INTERN_MAX 65536          /* interned strings kept before the state is cleared */
+#define INTERN_MAX_BYTES (16 << 20)
+
+struct chr_perfetto {
+  pb_buf event;    /* the TrackEvent being written */
+  pb_buf interned; /* InternedData entries new in its packet */
+  pb_buf list;     /* the DebugAnnotation of an open list or dict */
+  pb_buf item, packet;
+  pb_buf entry;    /* an InternedData entry */
+  ct_map *iids; /* kind byte + string -> uint64_t iid */
+  uint64_t next_iid[IN_KINDS];
+  size_t intern_bytes;
+  int need_clear; /* the next packet clears the sequence's incremental state */
+  uint64_t begin_ns, end_ns, track;
+  ct_map *counters; /* (pid, name) -> uint64_t uuid of its counter track */
+  int failed;
+};
+
+/* A track's uuid: a hash (splitmix64's finaliser) of (pid, tid), never 0. */
+static uint64_t uuid_of(uint64_t pid, uint64_t tid) {
+  uint64_t z = pid * 0x9e3779b97f4a7c15ull ^ (tid + 0x632be59bd9b4e019ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return z ? z : 1;
+}
+
+/* Process rows: a CPU process's and a GPU row's uuid. */
+static uint64_t cpu_row_uuid(uint64_t pid) { return uuid_of(pid, UINT64_MAX); }
+static uint64_t gpu_row_uuid(uint64_t pid) { return uuid_of(pid, UINT64_MAX - 1); }
+
+/* Writes pf->packet as one `packet` (field 1) of the Trace. */
+static void write_packet(ct_chrome *c) {
+  chr_perfetto *pf = c->pf;
+  if (pf->packet.failed) pf->failed = 1;
+  uint8_t head[11];
+  head[0] = 1 << 3 | PB_LEN;
+  unsigned n = 1 + pb_varint_encode(head + 1, pf->packet.n);
+  fwrite_unlocked(head, 1, n, c->f);
+  fwrite_unlocked(pf->packet.p, 1, pf->packet.n, c->f);
+  pb_clear(&pf->packet);
+}
+
+/* Starts a packet on the sequence (clearing its state when due); needs: it uses interned data. */
+static void packet_start(chr_perfetto *pf, int needs) {
+  pb_uint(&pf->packet, PKT_SEQUENCE_ID, SEQUENCE_ID);
+  unsigned flags = (needs ? SEQ_NEEDS_INCREMENTAL_STATE : 0) |
+                   (pf->need_clear ? SEQ_INCREMENTAL_STATE_CLEARED : 0);
+  if (flags) pb_uint(&pf->packet, PKT_SEQUENCE_FLAGS, flags);
+  pf->need_clear = 0;
+}
+
+/* Drops the interning table when full (between packets): the next packet clears the
+ * sequence's incremental state and interns again. */
+static void intern_limit(chr_perfetto *pf) {
+  if (ct_map_count(pf->iids) < INTERN_MAX && pf->intern_bytes < INTERN_MAX_BYTES) return;
+  ct_map *fresh = ct_map_new(sizeof(uint64_t));
+  if (!fresh) return; /* keep the full one */
+  ct_map_free(pf->iids);
+  pf->iids = fresh;
+  memset(pf->next_iid, 0, sizeof pf->next_iid);
+  pf->intern_bytes = 0;
+  pf->need_clear = 1;
+}
+
+/* The iid of s (n bytes) among the strings of kind; new ones go into this packet's
+ * InternedData. 0 when out of memory. */
+static uint64_t intern(chr_perfetto *pf, enum intern_kind kind, const char *s, size_t n) {
+  char stack_key[256];
+  char *key = n + 1 <= sizeof stack_key ? stack_key : malloc(n + 1);
+  if (!key) return 0;
+  key[0] = (char)kind;
+  memcpy(key + 1, s, n);
+  int created = 0;
+  uint64_t *iid = ct_map_get(pf->iids, key, n + 1, &created);
+  if (key != stack_key) free(key);
+  if (!iid) {
+    pf->failed = 1;
+    return 0;
+  }
+  if (created) {
+    *iid = ++pf->next_iid[kind];
+    pf->intern_bytes += n + 16;
+    pb_clear(&pf->entry);
+    pb_uint(&pf->entry, 1, *iid);
+    pb_bytes(&pf->entry, 2, s, n);
+    pb_message(&pf->interned, interned_field[kind], &pf->entry);
+  }
+  return *iid;
+}
+
+static uint64_t intern_str(chr_perfetto *pf, enum intern_kind kind, const char *s) {
+  return intern(pf, kind, s, strlen(s));
+}
+
+/* ---- the encoder ---------------------------------------------------------------------- */
+
+static int pf_begin(ct_chrome *c) {
+  setvbuf(c->f, NULL, _IOFBF, 1 << 20);
+  chr_perfetto *pf = calloc(1, sizeof *pf);
+  if (!pf) return -1;
+  pf->iids = ct_map_new(sizeof(uint64_t));
+  pf->counters = ct_map_new(sizeof(uint64_t));
+  if (!pf->iids || !pf->counters) {
+    ct_map_free(pf->iids);
+    ct_map_free(pf->counters);
+    free(pf);
+    return -1;
+  }
+  pf->need_clear = 1;
+  c->pf = pf;
+  return 0;
+}
+
+static int pf_end(ct_chrome *c) {
+  chr_perfetto *pf = c->pf;
+  int failed = pf->failed;
+  pb_buf *bufs[] = {&pf->event, &pf->interned, &pf->list, &pf->item, &pf->packet, &pf->entry};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+    failed |= bufs[i]->failed;
+    pb_free(bufs[i]);
+  }
+  ct_map_free(pf->iids);
+  ct_map_free(pf->counters);
+  free(pf);
+  c->pf = NULL;
+  return fflush(c->f) == 0 && !ferror(c->f) && !failed ? 0 : -1;
+}
+
+/* Writes a TrackDescriptor packet (in pf->item). */
+static void write_descriptor(ct_chrome *c) {
+  chr_perfetto *pf = c->pf;
+  packet_start(pf, 0);
+  pb_message(&pf->packet, PKT_TRACK_DESCRIPTOR, &pf->item);
+  write_packet(c);
+}
+
+/* A sort index as a sibling_order_rank (int32). */
+static uint64_t rank_of(uint64_t sort) { return sort > 0x7fffffff ? 0x7fffffff : sort; }
+
+static void pf_process(ct_chrome *c, uint64_t pid, const char *name, int gpu, uint64_t sort) {
+  chr_perfetto *pf = c->pf;
+  pb_buf *d = &pf->item;
+  pb_clear(d);
+  if (gpu) {
+    pb_uint(d, TD_UUID, gpu_row_uuid(pid));
+    pb_string(d, TD_NAME, name);
+    pb_uint(d, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+  } else {
+    pb_uint(d, TD_UUID, cpu_row_uuid(pid));
+    pb_buf proc = {0};
+    pb_uint(&proc, PD_PID, pid);
+    pb_string(&proc, PD_PROCESS_NAME, name);
+    pb_message(d, TD_PROCESS, &proc);
+    if (proc.failed) pf->failed = 1;
+    pb_free(&proc);
+  }
+  if (sort != UINT64_MAX) pb_uint(d, TD_SIBLING_ORDER_RANK, rank_of(sort));
+  write_descriptor(c);
+}
+
+static void pf_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind,
+                     const char *name) {
+  chr_perfetto *pf = c->pf;
+  pb_buf *d = &pf->item;
+  pb_clear(d);
+  pb_uint(d, TD_UUID, uuid_of(pid, tid));
+  pb_uint(d, TD_PARENT_UUID, kind == CHR_TRACK_GPU ? gpu_row_uuid(pid) : cpu_row_uuid(pid));
+  if (kind == CHR_TRACK_THREAD) {
+    pb_buf th = {0};
+    pb_uint(&th, THD_PID, pid);
+    pb_uint(&th, THD_TID, tid);
+    pb_string(&th, THD_THREAD_NAME, name);
+    pb_message(d, TD_THREAD, &th);
+    if (th.failed) pf->failed = 1;
+    pb_free(&th);
+  } else {
+    pb_string(d, TD_NAME, name);
+  }
+  pb_uint(d, TD_SIBLING_ORDER_RANK, rank_of(tid));
+  write_descriptor(c);
+}
+
+static void pf_slice_open(ct_chrome *c, const char *cat, const char *name, size_t name_len,
+                          uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end) {
+  chr_perfetto *pf = c->pf;
+  intern_limit(pf);
+  pb_clear(&pf->event);
+  pb_clear(&pf->interned);
+  pf->begin_ns = begin;
+  pf->end_ns = end > begin ? end : begin;
+  pf->track = uuid_of(pid, tid);
+  pb_uint(&pf->event, TE_TYPE, TYPE_SLICE_BEGIN);
+  pb_uint(&pf->event, TE_TRACK_UUID, pf->track);
+  pb_uint(&pf->event, TE_CATEGORY_IIDS, intern_str(pf, IN_CATEGORY, cat));
+  pb_uint(&pf->event, TE_NAME_IID, intern(pf, IN_EVENT_NAME, name, name_len));
+}
+
+/* Starts a DebugAnnotation named key in pf->item. */
+static pb_buf *annotation(chr_perfetto *pf, const char *key) {
+  pb_clear(&pf->item);
+  pb_uint(&pf->item, DA_NAME_IID, intern_str(pf, IN_ANNOTATION_NAME, key));
+  return &pf->item;
+}
+
+/* Appends the annotation in pf->item to the event. */
+static void add_annotation(chr_perfetto *pf) {
+  pb_message(&pf->event, TE_DEBUG_ANNOTATIONS, &pf->item);
+}
+
+static void pf_arg_u64(ct_chrome *c, const char *key, uint64_t v) {
+  pb_uint(annotation(c->pf, key), DA_UINT, v);
+  add_annotation(c->pf);
+}
+
+static void pf_arg_i64(ct_chrome *c, const char *key, int64_t v) {
+  pb_uint(annotation(c->pf, key), DA_INT, (uint64_t)v);
+  add_annotation(c->pf);
+}
+
+static void pf_arg_f3(ct_chrome *c, const char *key, double v) {
+  pb_double(annotation(c->pf, key), DA_DOUBLE, v);
+  add_annotation(c->pf);
+}
+
+static void pf_arg_str(ct_chrome *c, const char *key, const char *s) {
+  if (!s) return; /* JSON's null: no annotation */
+  chr_perfetto *pf = c->pf;
+  pb_uint(annotation(pf, key), DA_STRING_IID, intern_str(pf, IN_STRING, s));
+  add_annotation(pf);
+}
+
+static void pf_arg_list(ct_chrome *c, const char *key, int dict) {
+  (void)dict;
+  chr_perfetto *pf = c->pf;
+  pb_clear(&pf->list);
+  pb_uint(&pf->list, DA_NAME_IID, intern_str(pf, IN_ANNOTATION_NAME, key));
+}
+
+/* Appends the item in pf->item to the open list (array_values) or dict (dict_entries). */
+static void add_item(chr_perfetto *pf, int dict) {
+  pb_message(&pf->list, dict ? DA_DICT_ENTRIES : DA_ARRAY_VALUES, &pf->item);
+}
+
+static void pf_item_u64(ct_chrome *c, const char *key, uint64_t v) {
+  chr_perfetto *pf = c->pf;
+  uint64_t name = key ? intern_str(pf, IN_ANNOTATION_NAME, key) : 0;
+  pb_clear(&pf->item);
+  if (key) pb_uint(&pf->item, DA_NAME_IID, name);
+  pb_uint(&pf->item, DA_UINT, v);
+  add_item(pf, key != NULL);
+}
+
+static void pf_item_str(ct_chrome *c, const char *key, const char *s) {
+  chr_perfetto *pf = c->pf;
+  uint64_t name = key ? intern_str(pf, IN_ANNOTATION_NAME, key) : 0;
+  uint64_t iid = intern_str(pf, IN_STRING, s ? s : "");
+  pb_clear(&pf->item);
+  if (key) pb_uint(&pf->item, DA_NAME_IID, name);
+  pb_uint(&pf->item, DA_STRING_IID, iid);
+  add_item(pf, key != NULL);
+}
+
+static void pf_list_close(ct_chrome *c, int dict) {
+  (void)dict;
+  pb_message(&c->pf->event, TE_DEBUG_ANNOTATIONS, &c->pf->list);
+}
+
+static void pf_flow_out(ct_chrome *c, uint64_t id) { pb_fixed64(&c->pf->event, TE_FLOW_IDS, id); }
+
+static void pf_flow_in(ct_chrome *c, uint64_t id) {
+  pb_fixed64(&c->pf->event, TE_TERMINATING_FLOW_IDS, id);
+}
+
+/* Writes the slice: its begin packet (with the strings it interned) and its end packet. */
+static void pf_slice_close(ct_chrome *c) {
+  chr_perfetto *pf = c->pf;
+  if (pf->event.failed || pf->interned.failed || pf->list.failed || pf->item.failed ||
+      pf->entry.failed)
+    pf->failed = 1;
+  pb_uint(&pf->packet, PKT_TIMESTAMP, pf->begin_ns);
+  packet_start(pf, 1);
+  if (pf->interned.n) pb_message(&pf->packet, PKT_INTERNED_DATA, &pf->interned);
+  pb_message(&pf->packet, PKT_TRACK_EVENT, &pf->event);
+  write_packet(c);
+  pb_clear(&pf->event);
+  pb_uint(&pf->event, TE_TYPE, TYPE_SLICE_END);
+  pb_uint(&pf->event, TE_TRACK_UUID, pf->track);
+  pb_uint(&pf->packet, PKT_TIMESTAMP, pf->end_ns);
+  packet_start(pf, 0);
+  pb_message(&pf->packet, PKT_TRACK_EVENT, &pf->event);
+  write_packet(c);
+}
+
+/* JSON's separate flow events: Perfetto has them as the slices' flow ids. */
+static void pf_flow(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_tid,
+                    uint64_t cpu_ts, uint64_t pid, uint64_t tid, uint64_t ts) {
+  (void)c, (void)id, (void)cpu_pid, (void)cpu_tid, (void)cpu_ts, (void)pid, (void)tid, (void)ts;
+}
+
+/* A counter value; its track (a CounterDescriptor under the GPU row) described first. */
+static void pf_counter(ct_chrome *c, uint64_t pid, const char *name, uint64_t ts, uint64_t v) {
+  chr_perfetto *pf = c->pf;
+  size_t n = strlen(name);
+  char key[8 + 128];
+  if (n > 128) n = 128;
+  memcpy(key, &pid, 8);
+  memcpy(key + 8, name, n);
+  int created = 0;
+  uint64_t *uuid = ct_map_get(pf->counters, key, 8 + n, &created);
+  if (!uuid) {
+    pf->failed = 1;
+    return;
+  }
+  if (created) {
+    *uuid = uuid_of(pid, (1ull << 62) + ct_map_count(pf->counters));
+    pb_buf *d = &pf->item;
+    pb_clear(d);
+    pb_uint(d, TD_UUID, *uuid);
+    pb_uint(d, TD_PARENT_UUID, gpu_row_uuid(pid));
+    pb_string(d, TD_NAME, name);
+    pb_bytes(d, TD_COUNTER, "", 0);
+    write_descriptor(c);
+  }
+  pb_clear(&pf->event);
+  pb_uint(&pf->event, TE_TYPE, TYPE_COUNTER);
+  pb_uint(&pf->event, TE_TRACK_UUID, *uuid);
+  pb_uint(&pf->event, TE_COUNTER_VALUE, v);
+  pb_uint(&pf->packet, PKT_TIMESTAMP, ts);
+  packet_start(pf, 0);
+  pb_message(&pf->packet, PKT_TRACK_EVENT, &pf->event);
+  write_packet(c);
+}
+
+const chr_encoder chr_perfetto_encoder = {
+    .begin = pf_begin, .end = pf_end, .process = pf_process, .track = pf_track,
+    .slice_open = pf_slice_open, .arg_u64 = pf_arg_u64, .arg_i64 = pf_arg_i64,
+    .arg_f3 = pf_arg_f3, .arg_time = pf_arg_u64, .arg_str = pf_arg_str,
+    .arg_list = pf_arg_list, .item_u64 = pf_item_u64, .item_str = pf_item_str,
+    .list_close = pf_list_close, .flow_out = pf_flow_out, .flow_in = pf_flow_in,
+    .slice_close = pf_slice_close, .flow = pf_flow, .counter = pf_counter};
