@@ -189,12 +189,9 @@ void chr_on_range_gpu(void *user, const ct_range_span *r) {
     const struct ct_range_stream *rs = &r->streams[i];
     chr_ensure_gpu_track(c, rs->device, rs->stream);
     const chr_encoder *e = c->enc;
-    if (r->name)
-      e->slice_open(c, "gpu_user_annotation", r->name, r->name_len, chr_gpu_pid(c, rs->device),
-                    chr_stream_tid(c, rs->stream), rs->start_ns, rs->end_ns);
-    else
-      chr_slice_open(c, "gpu_user_annotation", "(unnamed range)", chr_gpu_pid(c, rs->device),
-                     chr_stream_tid(c, rs->stream), rs->start_ns, rs->end_ns);
+    const char *name = r->name ? r->name : "(unnamed range)";
+    e->gpu_range_open(c, name, r->name ? r->name_len : strlen(name), chr_gpu_pid(c, rs->device),
+                      chr_stream_tid(c, rs->stream), r->depth, rs->start_ns, rs->end_ns);
     e->arg_u64(c, "thread", r->tid);
     e->arg_u64(c, "depth", r->depth);
     e->arg_u64(c, "kernels", r->kernels);

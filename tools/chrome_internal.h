@@ -132,6 +132,10 @@ struct chr_encoder {
   /* Opens a slice [begin, end] named name (name_len bytes) on track (pid, tid). */
   void (*slice_open)(ct_chrome *c, const char *cat, const char *name, size_t name_len,
                      uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end);
+  /* Opens a gpu_user_annotation slice: an NVTX range of depth depth projected onto
+   * the stream track (pid, tid). */
+  void (*gpu_range_open)(ct_chrome *c, const char *name, size_t name_len, uint64_t pid,
+                         uint64_t tid, uint64_t depth, uint64_t begin, uint64_t end);
   void (*arg_u64)(ct_chrome *c, const char *key, uint64_t v);
   void (*arg_i64)(ct_chrome *c, const char *key, int64_t v);
   void (*arg_f3)(ct_chrome *c, const char *key, double v);      /* 3 decimals in JSON */

@@ -115,6 +115,12 @@ static void json_slice_open(ct_chrome *c, const char *cat, const char *name, siz
   c->nargs = 0;
 }
 
+static void json_gpu_range_open(ct_chrome *c, const char *name, size_t name_len, uint64_t pid,
+                                uint64_t tid, uint64_t depth, uint64_t begin, uint64_t end) {
+  (void)depth; /* on the stream's track (Kineto's) */
+  json_slice_open(c, "gpu_user_annotation", name, name_len, pid, tid, begin, end);
+}
+
 /* Writes an arg's key (and the comma before it). */
 static void key(ct_chrome *c, const char *k) {
   put_lit(c, c->nargs++ ? ",\"" : "\"");
@@ -209,7 +215,7 @@ static void json_counter(ct_chrome *c, uint64_t pid, const char *name, uint64_t 
 
 const chr_encoder chr_json_encoder = {
     .begin = json_begin, .end = json_end, .process = json_process, .track = json_track,
-    .slice_open = json_slice_open, .arg_u64 = json_arg_u64, .arg_i64 = json_arg_i64,
+    .slice_open = json_slice_open, .gpu_range_open = json_gpu_range_open, .arg_u64 = json_arg_u64, .arg_i64 = json_arg_i64,
     .arg_f3 = json_arg_f3, .arg_time = json_arg_time, .arg_str = json_arg_str,
     .arg_list = json_arg_list, .item_u64 = json_item_u64, .item_str = json_item_str,
     .list_close = json_list_close, .flow_out = json_flow_mark, .flow_in = json_flow_mark,

@@ -14,7 +14,10 @@
  *   TrackDescriptors with a ThreadDescriptor, its synthetic tracks (tracer, pauses)
  *   named custom tracks under it; a GPU row is a named top-level custom track and its
  *   streams (and idle tracks, queue counters) named custom tracks under it, sorted by
- *   sibling_order_rank (the JSON's sort indices). uuids are a hash of (pid, tid).
+ *   sibling_order_rank (the JSON's sort indices); a stream's gpu_user_annotation
+ *   slices have tracks of their own next to it, one per range depth
+ *   (annotation_track says why). uuids are numbered in order of
+ *   first use (a track per (pid, tid), as the JSON's).
  * - A slice is two packets: TYPE_SLICE_BEGIN at its start (category, name, args as
  *   debug annotations, flow ids) and TYPE_SLICE_END at its end.
  * - Event names, categories, annotation names and string values are interned
@@ -26,6 +29,7 @@
  *   work's slice; ids as the JSON's (correlation | file << 40).
  * - Timestamps: ns of the host's CLOCK_MONOTONIC, absolute, on the trace's default clock.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,13 +57,20 @@ enum intern_kind { IN_CATEGORY, IN_EVENT_NAME, IN_ANNOTATION_NAME, IN_STRING, IN
 static const unsigned interned_field[IN_KINDS] = {1, 2, 3, 29};
 
 #define SEQUENCE_ID 1
-#define INTERN_MAX 65536          /* interned strings kept before the state is cleared */
+#define INTERN_MAX 65536          /* interned strings kept before the state is cleared
+                                     (CUTRACE_PERFETTO_INTERN_MAX: fewer, for the tests) */
 #define INTERN_MAX_BYTES (16 << 20)
+
+/* A GPU track's name, for its NVTX ranges' tracks (annotation_track). */
+typedef struct gpu_track {
+  char name[96];
+} gpu_track;
 
 struct chr_perfetto {
   pb_buf event;    /* the TrackEvent being written */
   pb_buf interned; /* InternedData entries new in its packet */
   pb_buf list;     /* the DebugAnnotation of an open list or dict */
+  unsigned list_items;
   pb_buf item, packet;
   pb_buf entry;    /* an InternedData entry */
   ct_map *iids; /* kind byte + string -> uint64_t iid */
@@ -68,21 +79,33 @@ struct chr_perfetto {
   int need_clear; /* the next packet clears the sequence's incremental state */
   uint64_t begin_ns, end_ns, track;
   ct_map *counters; /* (pid, name) -> uint64_t uuid of its counter track */
+  ct_map *uuids;    /* (pid, tid) -> uint64_t uuid of its track */
+  ct_map *gpu_tracks; /* (pid, tid) -> gpu_track: names of the GPU tracks; (pid, lane):
+                         the annotation tracks described */
+  size_t intern_max;
+  uint64_t last_uuid;
   int failed;
 };
 
-/* A track's uuid: a hash (splitmix64's finaliser) of (pid, tid), never 0. */
-static uint64_t uuid_of(uint64_t pid, uint64_t tid) {
-  uint64_t z = pid * 0x9e3779b97f4a7c15ull ^ (tid + 0x632be59bd9b4e019ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return z ? z : 1;
+/* The uuid of track (pid, tid): small numbers in order of first use (they are written
+ * with every event: a varint of 1 or 2 bytes). 0 when out of memory. */
+static uint64_t uuid_of(chr_perfetto *pf, uint64_t pid, uint64_t tid) {
+  uint64_t key[2] = {pid, tid};
+  int created = 0;
+  uint64_t *uuid = ct_map_get(pf->uuids, key, sizeof key, &created);
+  if (!uuid) {
+    pf->failed = 1;
+    return 0;
+  }
+  if (created) *uuid = ++pf->last_uuid;
+  return *uuid;
 }
 
 /* Process rows: a CPU process's and a GPU row's uuid. */
-static uint64_t cpu_row_uuid(uint64_t pid) { return uuid_of(pid, UINT64_MAX); }
-static uint64_t gpu_row_uuid(uint64_t pid) { return uuid_of(pid, UINT64_MAX - 1); }
+static uint64_t cpu_row_uuid(chr_perfetto *pf, uint64_t pid) { return uuid_of(pf, pid, UINT64_MAX); }
+static uint64_t gpu_row_uuid(chr_perfetto *pf, uint64_t pid) {
+  return uuid_of(pf, pid, UINT64_MAX - 1);
+}
 
 /* Writes pf->packet as one `packet` (field 1) of the Trace. */
 static void write_packet(ct_chrome *c) {
@@ -108,7 +131,7 @@ static void packet_start(chr_perfetto *pf, int needs) {
 /* Drops the interning table when full (between packets): the next packet clears the
  * sequence's incremental state and interns again. */
 static void intern_limit(chr_perfetto *pf) {
-  if (ct_map_count(pf->iids) < INTERN_MAX && pf->intern_bytes < INTERN_MAX_BYTES) return;
+  if (ct_map_count(pf->iids) < pf->intern_max && pf->intern_bytes < INTERN_MAX_BYTES) return;
   ct_map *fresh = ct_map_new(sizeof(uint64_t));
   if (!fresh) return; /* keep the full one */
   ct_map_free(pf->iids);
@@ -156,13 +179,19 @@ static int pf_begin(ct_chrome *c) {
   if (!pf) return -1;
   pf->iids = ct_map_new(sizeof(uint64_t));
   pf->counters = ct_map_new(sizeof(uint64_t));
-  if (!pf->iids || !pf->counters) {
+  pf->uuids = ct_map_new(sizeof(uint64_t));
+  pf->gpu_tracks = ct_map_new(sizeof(gpu_track));
+  if (!pf->iids || !pf->counters || !pf->uuids || !pf->gpu_tracks) {
     ct_map_free(pf->iids);
     ct_map_free(pf->counters);
+    ct_map_free(pf->uuids);
+    ct_map_free(pf->gpu_tracks);
     free(pf);
     return -1;
   }
   pf->need_clear = 1;
+  const char *max = getenv("CUTRACE_PERFETTO_INTERN_MAX");
+  pf->intern_max = max && atoi(max) > 0 ? (size_t)atoi(max) : INTERN_MAX;
   c->pf = pf;
   return 0;
 }
@@ -177,6 +206,8 @@ static int pf_end(ct_chrome *c) {
   }
   ct_map_free(pf->iids);
   ct_map_free(pf->counters);
+  ct_map_free(pf->uuids);
+  ct_map_free(pf->gpu_tracks);
   free(pf);
   c->pf = NULL;
   return fflush(c->f) == 0 && !ferror(c->f) && !failed ? 0 : -1;
@@ -198,11 +229,11 @@ static void pf_process(ct_chrome *c, uint64_t pid, const char *name, int gpu, ui
   pb_buf *d = &pf->item;
   pb_clear(d);
   if (gpu) {
-    pb_uint(d, TD_UUID, gpu_row_uuid(pid));
+    pb_uint(d, TD_UUID, gpu_row_uuid(pf, pid));
     pb_string(d, TD_NAME, name);
     pb_uint(d, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
   } else {
-    pb_uint(d, TD_UUID, cpu_row_uuid(pid));
+    pb_uint(d, TD_UUID, cpu_row_uuid(pf, pid));
     pb_buf proc = {0};
     pb_uint(&proc, PD_PID, pid);
     pb_string(&proc, PD_PROCESS_NAME, name);
@@ -219,8 +250,8 @@ static void pf_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_ki
   chr_perfetto *pf = c->pf;
   pb_buf *d = &pf->item;
   pb_clear(d);
-  pb_uint(d, TD_UUID, uuid_of(pid, tid));
-  pb_uint(d, TD_PARENT_UUID, kind == CHR_TRACK_GPU ? gpu_row_uuid(pid) : cpu_row_uuid(pid));
+  pb_uint(d, TD_UUID, uuid_of(pf, pid, tid));
+  pb_uint(d, TD_PARENT_UUID, kind == CHR_TRACK_GPU ? gpu_row_uuid(pf, pid) : cpu_row_uuid(pf, pid));
   if (kind == CHR_TRACK_THREAD) {
     pb_buf th = {0};
     pb_uint(&th, THD_PID, pid);
@@ -232,23 +263,67 @@ static void pf_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_ki
   } else {
     pb_string(d, TD_NAME, name);
   }
+  if (kind == CHR_TRACK_GPU) {
+    gpu_track *g = ct_map_get(pf->gpu_tracks, (uint64_t[2]){pid, tid}, 16, NULL);
+    if (g) snprintf(g->name, sizeof g->name, "%s", name);
+  }
   pb_uint(d, TD_SIBLING_ORDER_RANK, rank_of(tid));
   write_descriptor(c);
 }
 
-static void pf_slice_open(ct_chrome *c, const char *cat, const char *name, size_t name_len,
-                          uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end) {
+/*
+ * The track of the gpu_user_annotation slices of depth depth on a stream: a track of
+ * their own under the GPU row, "stream 7 ranges" (depth 0), "stream 7 ranges (depth 1)"
+ * (JSON draws them all on the stream's track). An annotation starts in the same ns
+ * as its first kernel, and so does an enclosing range's, and it is written after
+ * both; trace_processor orders slices that begin together by file order, so on one
+ * track the kernel would become the annotation's parent, the inner range the outer's.
+ */
+static uint64_t annotation_track(ct_chrome *c, uint64_t pid, uint64_t tid, uint64_t depth) {
   chr_perfetto *pf = c->pf;
+  if (depth > 255) depth = 255;
+  uint64_t lane = tid | (depth + 1) << 48, uuid = uuid_of(pf, pid, lane);
+  int created = 0;
+  ct_map_get(pf->gpu_tracks, (uint64_t[2]){pid, lane}, 16, &created);
+  if (!created) return uuid;
+  const gpu_track *g = ct_map_get(pf->gpu_tracks, (uint64_t[2]){pid, tid}, 16, NULL);
+  char name[sizeof g->name + 32];
+  if (depth) snprintf(name, sizeof name, "%s ranges (depth %u)", g ? g->name : "", (unsigned)depth);
+  else snprintf(name, sizeof name, "%s ranges", g ? g->name : "");
+  pb_buf *d = &pf->item;
+  pb_clear(d);
+  pb_uint(d, TD_UUID, uuid);
+  pb_uint(d, TD_PARENT_UUID, gpu_row_uuid(pf, pid));
+  pb_string(d, TD_NAME, name);
+  pb_uint(d, TD_SIBLING_ORDER_RANK, rank_of(tid));
+  write_descriptor(c);
+  return uuid;
+}
+
+/* Starts the TrackEvent of a slice on track uuid. */
+static void slice_begin(chr_perfetto *pf, const char *cat, const char *name, size_t name_len,
+                        uint64_t track, uint64_t begin, uint64_t end) {
   intern_limit(pf);
   pb_clear(&pf->event);
   pb_clear(&pf->interned);
   pf->begin_ns = begin;
   pf->end_ns = end > begin ? end : begin;
-  pf->track = uuid_of(pid, tid);
+  pf->track = track;
   pb_uint(&pf->event, TE_TYPE, TYPE_SLICE_BEGIN);
-  pb_uint(&pf->event, TE_TRACK_UUID, pf->track);
+  pb_uint(&pf->event, TE_TRACK_UUID, track);
   pb_uint(&pf->event, TE_CATEGORY_IIDS, intern_str(pf, IN_CATEGORY, cat));
   pb_uint(&pf->event, TE_NAME_IID, intern(pf, IN_EVENT_NAME, name, name_len));
+}
+
+static void pf_slice_open(ct_chrome *c, const char *cat, const char *name, size_t name_len,
+                          uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end) {
+  slice_begin(c->pf, cat, name, name_len, uuid_of(c->pf, pid, tid), begin, end);
+}
+
+static void pf_gpu_range_open(ct_chrome *c, const char *name, size_t name_len, uint64_t pid,
+                              uint64_t tid, uint64_t depth, uint64_t begin, uint64_t end) {
+  uint64_t track = annotation_track(c, pid, tid, depth);
+  slice_begin(c->pf, "gpu_user_annotation", name, name_len, track, begin, end);
 }
 
 /* Starts a DebugAnnotation named key in pf->item. */
@@ -290,10 +365,12 @@ static void pf_arg_list(ct_chrome *c, const char *key, int dict) {
   chr_perfetto *pf = c->pf;
   pb_clear(&pf->list);
   pb_uint(&pf->list, DA_NAME_IID, intern_str(pf, IN_ANNOTATION_NAME, key));
+  pf->list_items = 0;
 }
 
 /* Appends the item in pf->item to the open list (array_values) or dict (dict_entries). */
 static void add_item(chr_perfetto *pf, int dict) {
+  pf->list_items++;
   pb_message(&pf->list, dict ? DA_DICT_ENTRIES : DA_ARRAY_VALUES, &pf->item);
 }
 
@@ -316,9 +393,10 @@ static void pf_item_str(ct_chrome *c, const char *key, const char *s) {
   add_item(pf, key != NULL);
 }
 
+/* Appends the list or dict; an empty one has no value in Perfetto: left out. */
 static void pf_list_close(ct_chrome *c, int dict) {
   (void)dict;
-  pb_message(&c->pf->event, TE_DEBUG_ANNOTATIONS, &c->pf->list);
+  if (c->pf->list_items) pb_message(&c->pf->event, TE_DEBUG_ANNOTATIONS, &c->pf->list);
 }
 
 static void pf_flow_out(ct_chrome *c, uint64_t id) { pb_fixed64(&c->pf->event, TE_FLOW_IDS, id); }
@@ -368,11 +446,11 @@ static void pf_counter(ct_chrome *c, uint64_t pid, const char *name, uint64_t ts
     return;
   }
   if (created) {
-    *uuid = uuid_of(pid, (1ull << 62) + ct_map_count(pf->counters));
+    *uuid = ++pf->last_uuid;
     pb_buf *d = &pf->item;
     pb_clear(d);
     pb_uint(d, TD_UUID, *uuid);
-    pb_uint(d, TD_PARENT_UUID, gpu_row_uuid(pid));
+    pb_uint(d, TD_PARENT_UUID, gpu_row_uuid(pf, pid));
     pb_string(d, TD_NAME, name);
     pb_bytes(d, TD_COUNTER, "", 0);
     write_descriptor(c);
@@ -389,7 +467,7 @@ static void pf_counter(ct_chrome *c, uint64_t pid, const char *name, uint64_t ts
 
 const chr_encoder chr_perfetto_encoder = {
     .begin = pf_begin, .end = pf_end, .process = pf_process, .track = pf_track,
-    .slice_open = pf_slice_open, .arg_u64 = pf_arg_u64, .arg_i64 = pf_arg_i64,
+    .slice_open = pf_slice_open, .gpu_range_open = pf_gpu_range_open, .arg_u64 = pf_arg_u64, .arg_i64 = pf_arg_i64,
     .arg_f3 = pf_arg_f3, .arg_time = pf_arg_u64, .arg_str = pf_arg_str,
     .arg_list = pf_arg_list, .item_u64 = pf_item_u64, .item_str = pf_item_str,
     .list_close = pf_list_close, .flow_out = pf_flow_out, .flow_in = pf_flow_in,

@@ -16,9 +16,11 @@ static int take_time_filter(int *argc, char **argv) {
     if (strcmp(argv[0], time_filtered[i])) continue;
     if (cli_take_time_filter(argv[0], argc, argv)) return 2;
     int chrome = 0; /* raw `dump` prints records as stored: no window */
-    for (int j = 1; j < *argc && strcmp(argv[j], "--"); j++) chrome |= !strcmp(argv[j], "--chrome");
+    for (int j = 1; j < *argc && strcmp(argv[j], "--"); j++)
+      chrome |= !strcmp(argv[j], "--chrome") || !strcmp(argv[j], "--perfetto");
     if (*argc != n && !strcmp(argv[0], "dump") && !chrome) {
-      fprintf(stderr, "cutrace dump: --from/--to need --chrome (the raw dump prints every record)\n");
+      fprintf(stderr, "cutrace dump: --from/--to need --chrome or --perfetto (the raw dump prints "
+                      "every record)\n");
       return 2;
     }
   }
@@ -44,7 +46,7 @@ static const struct {
     {"gaps", cmd_gaps, "GPU idle time: measured, explained, ranked"},
     {"steps", cmd_steps, "the job step by step (NVTX range instances): time, GPU busy, idle, outliers"},
     {"diff", cmd_diff, "what changed on the GPU from one trace to another, ranked"},
-    {"dump", cmd_dump, "every record one line each, or --chrome: Chrome/Perfetto trace JSON"},
+    {"dump", cmd_dump, "every record one line each, or --chrome / --perfetto: Chrome JSON or Perfetto trace"},
     {"info", cmd_info, "what a trace holds: processes, versions, records, drops, damage"},
 };
 
