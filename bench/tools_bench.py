@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Post-processor benchmark: time and peak memory of `cutrace report`, `cutrace gaps`
-(when built), `cutrace dump --chrome` (to /dev/null), `cutrace diff` (against a
+(when built), `cutrace dump --chrome` and `--perfetto` (to /dev/null; their output's
+size from a second run, counted through a pipe), `cutrace diff` (against a
 second trace of 93.5% the iterations, with and without `--per-range step`; records
 are those of both) and `cutrace steps` (one step per iteration, a step every 23 records:
 far more steps than a real job has; --summary, and the JSON of every step) on generated
@@ -44,6 +45,18 @@ def measure(argv):
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, p.returncode
 
 
+def output_bytes(argv):
+    """The number of bytes argv writes to its standard output (read through a pipe)."""
+    n = 0
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as p:
+        while True:
+            chunk = p.stdout.read(1 << 20)
+            if not chunk:
+                break
+            n += len(chunk)
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build", help="the meson build directory")
@@ -66,7 +79,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     has_gaps = subprocess.run([cutrace, "gaps", "--help"], capture_output=True).returncode == 0
 
-    rows = []
+    rows, sizes = [], []
     for size in (float(s) for s in a.sizes.split(",")):
         iters = max(1, int(size / RECORDS_PER_ITERATION))
         path = os.path.join(work, f"mixed-{iters}.ctr")
@@ -82,6 +95,7 @@ def main():
         cmds.append(("steps --format json", [cutrace, "steps", "--format", "json", path]))
         if records <= a.chrome_max:
             cmds.append(("dump --chrome", [cutrace, "dump", "--chrome", "-o", "/dev/null", path]))
+            cmds.append(("dump --perfetto", [cutrace, "dump", "--perfetto", "-o", "/dev/null", path]))
         if a.only:
             wanted = a.only.split(",")
             cmds = [c for c in cmds if c[0].split()[0] in wanted]
@@ -89,6 +103,9 @@ def main():
             wall, cpu, rss, rc = measure(argv)
             rows.append((name, records, mib, wall, cpu, records / cpu / 1e6 if cpu else 0, rss))
             print(f"  {name} on {records} records: {cpu:.2f} s CPU, {rss:.1f} MiB", file=sys.stderr)
+            if name.startswith("dump"):
+                out = output_bytes([x if x != "/dev/null" else "-" for x in argv])
+                sizes.append((name, records, out))
         if a.diff and (not a.only or "diff" in a.only.split(",")):
             other = os.path.join(work, f"mixed-{iters}-after.ctr")
             if not os.path.exists(other):
@@ -112,6 +129,12 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, records, mib, wall, cpu, rate, rss in rows:
         print(f"| {name} | {records:,} | {mib:.1f} | {wall:.2f} | {cpu:.2f} | {rate:.1f} | {rss:.1f} |")
+    if sizes:
+        print()
+        print("| export | records | output MiB | bytes per record |")
+        print("|---|---:|---:|---:|")
+        for name, records, out in sizes:
+            print(f"| {name} | {records:,} | {out / 2**20:.1f} | {out / records:.1f} |")
 
 
 if __name__ == "__main__":

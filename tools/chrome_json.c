@@ -123,9 +123,12 @@ static void json_gpu_range_open(ct_chrome *c, const char *name, size_t name_len,
 
 /* Writes an arg's key (and the comma before it). */
 static void key(ct_chrome *c, const char *k) {
-  put_lit(c, c->nargs++ ? ",\"" : "\"");
-  put_lit(c, k);
-  put_lit(c, "\":");
+  FILE *f = c->f;
+  if (c->nargs++) putc_unlocked(',', f);
+  putc_unlocked('"', f);
+  fputs_unlocked(k, f);
+  putc_unlocked('"', f);
+  putc_unlocked(':', f);
 }
 
 static void json_arg_u64(ct_chrome *c, const char *k, uint64_t v) {
@@ -162,7 +165,7 @@ static void json_arg_list(ct_chrome *c, const char *k, int dict) {
 
 /* Starts a list or dict item (its comma, and its key in a dict). */
 static void item(ct_chrome *c, const char *k) {
-  if (c->nitems++) putc(',', c->f);
+  if (c->nitems++) putc_unlocked(',', c->f);
   if (!k) return;
   chr_put_string(c, k);
   putc(':', c->f);

@@ -16,8 +16,8 @@
  *   streams (and idle tracks, queue counters) named custom tracks under it, sorted by
  *   sibling_order_rank (the JSON's sort indices); a stream's gpu_user_annotation
  *   slices have tracks of their own next to it, one per range depth
- *   (annotation_track says why). uuids are numbered in order of
- *   first use (a track per (pid, tid), as the JSON's).
+ *   (pf_annotation_track in chrome_perfetto_tracks.c says why). uuids are numbered
+ *   in order of first use (a track per (pid, tid), as the JSON's).
  * - A slice is two packets: TYPE_SLICE_BEGIN at its start (category, name, args as
  *   debug annotations, flow ids) and TYPE_SLICE_END at its end.
  * - Event names, categories, annotation names and string values are interned
@@ -33,82 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chrome_internal.h"
-#include "protobuf.h"
+#include "chrome_perfetto.h"
 
-/* TracePacket fields. */
-enum { PKT_TIMESTAMP = 8, PKT_TRACK_EVENT = 11, PKT_INTERNED_DATA = 12, PKT_SEQUENCE_ID = 10,
-       PKT_SEQUENCE_FLAGS = 13, PKT_TRACK_DESCRIPTOR = 60 };
-enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
-/* TrackEvent fields and types. */
-enum { TE_CATEGORY_IIDS = 3, TE_DEBUG_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10,
-       TE_TRACK_UUID = 11, TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48 };
-enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4 };
-/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor fields. */
-enum { TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT_UUID = 5,
-       TD_COUNTER = 8, TD_CHILD_ORDERING = 11, TD_SIBLING_ORDER_RANK = 12 };
-enum { CHILD_ORDERING_EXPLICIT = 3 };
-enum { PD_PID = 1, PD_PROCESS_NAME = 6, THD_PID = 1, THD_TID = 2, THD_THREAD_NAME = 5 };
-/* DebugAnnotation fields. */
-enum { DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_DICT_ENTRIES = 11,
-       DA_ARRAY_VALUES = 12, DA_STRING_IID = 17 };
-/* What is interned, and the InternedData field of each (entries: iid = 1, name = 2). */
-enum intern_kind { IN_CATEGORY, IN_EVENT_NAME, IN_ANNOTATION_NAME, IN_STRING, IN_KINDS };
+/* The InternedData field of each kind of interned string (interned_data.proto). */
 static const unsigned interned_field[IN_KINDS] = {1, 2, 3, 29};
 
-#define SEQUENCE_ID 1
-#define INTERN_MAX 65536          /* interned strings kept before the state is cleared
-                                     (CUTRACE_PERFETTO_INTERN_MAX: fewer, for the tests) */
-#define INTERN_MAX_BYTES (16 << 20)
-
-/* A GPU track's name, for its NVTX ranges' tracks (annotation_track). */
-typedef struct gpu_track {
-  char name[96];
-} gpu_track;
-
-struct chr_perfetto {
-  pb_buf event;    /* the TrackEvent being written */
-  pb_buf interned; /* InternedData entries new in its packet */
-  pb_buf list;     /* the DebugAnnotation of an open list or dict */
-  unsigned list_items;
-  pb_buf item, packet;
-  pb_buf entry;    /* an InternedData entry */
-  ct_map *iids; /* kind byte + string -> uint64_t iid */
-  uint64_t next_iid[IN_KINDS];
-  size_t intern_bytes;
-  int need_clear; /* the next packet clears the sequence's incremental state */
-  uint64_t begin_ns, end_ns, track;
-  ct_map *counters; /* (pid, name) -> uint64_t uuid of its counter track */
-  ct_map *uuids;    /* (pid, tid) -> uint64_t uuid of its track */
-  ct_map *gpu_tracks; /* (pid, tid) -> gpu_track: names of the GPU tracks; (pid, lane):
-                         the annotation tracks described */
-  size_t intern_max;
-  uint64_t last_uuid;
-  int failed;
-};
-
-/* The uuid of track (pid, tid): small numbers in order of first use (they are written
- * with every event: a varint of 1 or 2 bytes). 0 when out of memory. */
-static uint64_t uuid_of(chr_perfetto *pf, uint64_t pid, uint64_t tid) {
-  uint64_t key[2] = {pid, tid};
-  int created = 0;
-  uint64_t *uuid = ct_map_get(pf->uuids, key, sizeof key, &created);
-  if (!uuid) {
-    pf->failed = 1;
-    return 0;
-  }
-  if (created) *uuid = ++pf->last_uuid;
-  return *uuid;
-}
-
-/* Process rows: a CPU process's and a GPU row's uuid. */
-static uint64_t cpu_row_uuid(chr_perfetto *pf, uint64_t pid) { return uuid_of(pf, pid, UINT64_MAX); }
-static uint64_t gpu_row_uuid(chr_perfetto *pf, uint64_t pid) {
-  return uuid_of(pf, pid, UINT64_MAX - 1);
-}
-
 /* Writes pf->packet as one `packet` (field 1) of the Trace. */
-static void write_packet(ct_chrome *c) {
+void pf_write_packet(ct_chrome *c) {
   chr_perfetto *pf = c->pf;
   if (pf->packet.failed) pf->failed = 1;
   uint8_t head[11];
@@ -120,7 +51,7 @@ static void write_packet(ct_chrome *c) {
 }
 
 /* Starts a packet on the sequence (clearing its state when due); needs: it uses interned data. */
-static void packet_start(chr_perfetto *pf, int needs) {
+void pf_packet_start(chr_perfetto *pf, int needs) {
   pb_uint(&pf->packet, PKT_SEQUENCE_ID, SEQUENCE_ID);
   unsigned flags = (needs ? SEQ_NEEDS_INCREMENTAL_STATE : 0) |
                    (pf->need_clear ? SEQ_INCREMENTAL_STATE_CLEARED : 0);
@@ -171,6 +102,14 @@ static uint64_t intern_str(chr_perfetto *pf, enum intern_kind kind, const char *
   return intern(pf, kind, s, strlen(s));
 }
 
+/* Writes a TrackDescriptor packet (in pf->item). */
+void pf_write_descriptor(ct_chrome *c) {
+  chr_perfetto *pf = c->pf;
+  pf_packet_start(pf, 0);
+  pb_message(&pf->packet, PKT_TRACK_DESCRIPTOR, &pf->item);
+  pf_write_packet(c);
+}
+
 /* ---- the encoder ---------------------------------------------------------------------- */
 
 static int pf_begin(ct_chrome *c) {
@@ -193,6 +132,7 @@ static int pf_begin(ct_chrome *c) {
   const char *max = getenv("CUTRACE_PERFETTO_INTERN_MAX");
   pf->intern_max = max && atoi(max) > 0 ? (size_t)atoi(max) : INTERN_MAX;
   c->pf = pf;
+  pf_describe_root(c);
   return 0;
 }
 
@@ -213,93 +153,6 @@ static int pf_end(ct_chrome *c) {
   return fflush(c->f) == 0 && !ferror(c->f) && !failed ? 0 : -1;
 }
 
-/* Writes a TrackDescriptor packet (in pf->item). */
-static void write_descriptor(ct_chrome *c) {
-  chr_perfetto *pf = c->pf;
-  packet_start(pf, 0);
-  pb_message(&pf->packet, PKT_TRACK_DESCRIPTOR, &pf->item);
-  write_packet(c);
-}
-
-/* A sort index as a sibling_order_rank (int32). */
-static uint64_t rank_of(uint64_t sort) { return sort > 0x7fffffff ? 0x7fffffff : sort; }
-
-static void pf_process(ct_chrome *c, uint64_t pid, const char *name, int gpu, uint64_t sort) {
-  chr_perfetto *pf = c->pf;
-  pb_buf *d = &pf->item;
-  pb_clear(d);
-  if (gpu) {
-    pb_uint(d, TD_UUID, gpu_row_uuid(pf, pid));
-    pb_string(d, TD_NAME, name);
-    pb_uint(d, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
-  } else {
-    pb_uint(d, TD_UUID, cpu_row_uuid(pf, pid));
-    pb_buf proc = {0};
-    pb_uint(&proc, PD_PID, pid);
-    pb_string(&proc, PD_PROCESS_NAME, name);
-    pb_message(d, TD_PROCESS, &proc);
-    if (proc.failed) pf->failed = 1;
-    pb_free(&proc);
-  }
-  if (sort != UINT64_MAX) pb_uint(d, TD_SIBLING_ORDER_RANK, rank_of(sort));
-  write_descriptor(c);
-}
-
-static void pf_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind,
-                     const char *name) {
-  chr_perfetto *pf = c->pf;
-  pb_buf *d = &pf->item;
-  pb_clear(d);
-  pb_uint(d, TD_UUID, uuid_of(pf, pid, tid));
-  pb_uint(d, TD_PARENT_UUID, kind == CHR_TRACK_GPU ? gpu_row_uuid(pf, pid) : cpu_row_uuid(pf, pid));
-  if (kind == CHR_TRACK_THREAD) {
-    pb_buf th = {0};
-    pb_uint(&th, THD_PID, pid);
-    pb_uint(&th, THD_TID, tid);
-    pb_string(&th, THD_THREAD_NAME, name);
-    pb_message(d, TD_THREAD, &th);
-    if (th.failed) pf->failed = 1;
-    pb_free(&th);
-  } else {
-    pb_string(d, TD_NAME, name);
-  }
-  if (kind == CHR_TRACK_GPU) {
-    gpu_track *g = ct_map_get(pf->gpu_tracks, (uint64_t[2]){pid, tid}, 16, NULL);
-    if (g) snprintf(g->name, sizeof g->name, "%s", name);
-  }
-  pb_uint(d, TD_SIBLING_ORDER_RANK, rank_of(tid));
-  write_descriptor(c);
-}
-
-/*
- * The track of the gpu_user_annotation slices of depth depth on a stream: a track of
- * their own under the GPU row, "stream 7 ranges" (depth 0), "stream 7 ranges (depth 1)"
- * (JSON draws them all on the stream's track). An annotation starts in the same ns
- * as its first kernel, and so does an enclosing range's, and it is written after
- * both; trace_processor orders slices that begin together by file order, so on one
- * track the kernel would become the annotation's parent, the inner range the outer's.
- */
-static uint64_t annotation_track(ct_chrome *c, uint64_t pid, uint64_t tid, uint64_t depth) {
-  chr_perfetto *pf = c->pf;
-  if (depth > 255) depth = 255;
-  uint64_t lane = tid | (depth + 1) << 48, uuid = uuid_of(pf, pid, lane);
-  int created = 0;
-  ct_map_get(pf->gpu_tracks, (uint64_t[2]){pid, lane}, 16, &created);
-  if (!created) return uuid;
-  const gpu_track *g = ct_map_get(pf->gpu_tracks, (uint64_t[2]){pid, tid}, 16, NULL);
-  char name[sizeof g->name + 32];
-  if (depth) snprintf(name, sizeof name, "%s ranges (depth %u)", g ? g->name : "", (unsigned)depth);
-  else snprintf(name, sizeof name, "%s ranges", g ? g->name : "");
-  pb_buf *d = &pf->item;
-  pb_clear(d);
-  pb_uint(d, TD_UUID, uuid);
-  pb_uint(d, TD_PARENT_UUID, gpu_row_uuid(pf, pid));
-  pb_string(d, TD_NAME, name);
-  pb_uint(d, TD_SIBLING_ORDER_RANK, rank_of(tid));
-  write_descriptor(c);
-  return uuid;
-}
-
 /* Starts the TrackEvent of a slice on track uuid. */
 static void slice_begin(chr_perfetto *pf, const char *cat, const char *name, size_t name_len,
                         uint64_t track, uint64_t begin, uint64_t end) {
@@ -317,12 +170,12 @@ static void slice_begin(chr_perfetto *pf, const char *cat, const char *name, siz
 
 static void pf_slice_open(ct_chrome *c, const char *cat, const char *name, size_t name_len,
                           uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end) {
-  slice_begin(c->pf, cat, name, name_len, uuid_of(c->pf, pid, tid), begin, end);
+  slice_begin(c->pf, cat, name, name_len, pf_uuid(c->pf, pid, tid), begin, end);
 }
 
 static void pf_gpu_range_open(ct_chrome *c, const char *name, size_t name_len, uint64_t pid,
                               uint64_t tid, uint64_t depth, uint64_t begin, uint64_t end) {
-  uint64_t track = annotation_track(c, pid, tid, depth);
+  uint64_t track = pf_annotation_track(c, pid, tid, depth);
   slice_begin(c->pf, "gpu_user_annotation", name, name_len, track, begin, end);
 }
 
@@ -412,17 +265,17 @@ static void pf_slice_close(ct_chrome *c) {
       pf->entry.failed)
     pf->failed = 1;
   pb_uint(&pf->packet, PKT_TIMESTAMP, pf->begin_ns);
-  packet_start(pf, 1);
+  pf_packet_start(pf, 1);
   if (pf->interned.n) pb_message(&pf->packet, PKT_INTERNED_DATA, &pf->interned);
   pb_message(&pf->packet, PKT_TRACK_EVENT, &pf->event);
-  write_packet(c);
+  pf_write_packet(c);
   pb_clear(&pf->event);
   pb_uint(&pf->event, TE_TYPE, TYPE_SLICE_END);
   pb_uint(&pf->event, TE_TRACK_UUID, pf->track);
   pb_uint(&pf->packet, PKT_TIMESTAMP, pf->end_ns);
-  packet_start(pf, 0);
+  pf_packet_start(pf, 0);
   pb_message(&pf->packet, PKT_TRACK_EVENT, &pf->event);
-  write_packet(c);
+  pf_write_packet(c);
 }
 
 /* JSON's separate flow events: Perfetto has them as the slices' flow ids. */
@@ -431,38 +284,19 @@ static void pf_flow(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_ti
   (void)c, (void)id, (void)cpu_pid, (void)cpu_tid, (void)cpu_ts, (void)pid, (void)tid, (void)ts;
 }
 
-/* A counter value; its track (a CounterDescriptor under the GPU row) described first. */
+/* A counter value, on its track (chrome_perfetto_tracks.c). */
 static void pf_counter(ct_chrome *c, uint64_t pid, const char *name, uint64_t ts, uint64_t v) {
   chr_perfetto *pf = c->pf;
-  size_t n = strlen(name);
-  char key[8 + 128];
-  if (n > 128) n = 128;
-  memcpy(key, &pid, 8);
-  memcpy(key + 8, name, n);
-  int created = 0;
-  uint64_t *uuid = ct_map_get(pf->counters, key, 8 + n, &created);
-  if (!uuid) {
-    pf->failed = 1;
-    return;
-  }
-  if (created) {
-    *uuid = ++pf->last_uuid;
-    pb_buf *d = &pf->item;
-    pb_clear(d);
-    pb_uint(d, TD_UUID, *uuid);
-    pb_uint(d, TD_PARENT_UUID, gpu_row_uuid(pf, pid));
-    pb_string(d, TD_NAME, name);
-    pb_bytes(d, TD_COUNTER, "", 0);
-    write_descriptor(c);
-  }
+  uint64_t uuid = pf_counter_track(c, pid, name);
+  if (!uuid) return;
   pb_clear(&pf->event);
   pb_uint(&pf->event, TE_TYPE, TYPE_COUNTER);
-  pb_uint(&pf->event, TE_TRACK_UUID, *uuid);
+  pb_uint(&pf->event, TE_TRACK_UUID, uuid);
   pb_uint(&pf->event, TE_COUNTER_VALUE, v);
   pb_uint(&pf->packet, PKT_TIMESTAMP, ts);
-  packet_start(pf, 0);
+  pf_packet_start(pf, 0);
   pb_message(&pf->packet, PKT_TRACK_EVENT, &pf->event);
-  write_packet(c);
+  pf_write_packet(c);
 }
 
 const chr_encoder chr_perfetto_encoder = {

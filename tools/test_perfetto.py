@@ -154,7 +154,8 @@ def main():
               cats["user_annotation"] == 2 * n and cats["gpu_user_annotation"] == 2 * n and
               cats["tracer"] == (n + 7) // 8 and cats["cuda_driver"] == even,
               f"one file: slices per category {dict(cats)}")
-        rows = {t.tracks[u]["name"] for u in t.tracks if t.tracks[u]["parent"] is None}
+        rows = {t.tracks[u]["name"] for u in t.tracks if t.tracks[u]["parent"] is None and u != 0}
+        check(0 in t.tracks and t.tracks[0]["name"] == "", "one file: the root track's ordering")
         check(rows == {"GPU 0"} | {n for n in rows if n.endswith("(pid 100)")} and len(rows) == 2,
               f"one file: a process and a GPU row {rows}")
         check(t.clears == 1, f"one file: the interning state cleared once ({t.clears})")
@@ -169,7 +170,7 @@ def main():
     t = both("two files", [data])
     if t:
         rows = sorted(t.tracks[u]["name"] for u in t.tracks if t.tracks[u]["parent"] is None
-                      and t.tracks[u]["kind"] == "custom")
+                      and t.tracks[u]["kind"] == "custom" and u != 0)
         check(rows == ["pid 100 GPU 0 (cutrace simulated GPU)", "pid 200 GPU 0 (cutrace simulated GPU)"],
               f"two files: a GPU row per file {rows}")
     # a tiny interning table: cleared again and again, the same events
