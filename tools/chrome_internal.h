@@ -117,8 +117,9 @@ enum chr_track_kind { CHR_TRACK_THREAD, CHR_TRACK_PROCESS, CHR_TRACK_GPU };
  * counter value, or a flow. Flows: JSON writes them as s/f events after the GPU
  * slice (flow), Perfetto as flow ids on the two slices (flow_out on the call,
  * flow_in on the GPU work); the walk says all three, each encoder writes the one its
- * format has. Args: a key and a value; lists ([1,2,3]) and dicts ({"name": 4}) are
- * opened with arg_list, filled with item_* (key NULL in a list) and closed.
+ * format has. Args: a key (a string literal: encoders may know it by its address) and
+ * a value; lists ([1,2,3]) and dicts ({"name": 4}) are opened with arg_list, filled
+ * with item_* (key NULL in a list; a dict's keys need not be literals) and closed.
  */
 struct chr_encoder {
   int (*begin)(ct_chrome *c); /* the document's opening; 0, or -1 when out of memory */

@@ -29,6 +29,7 @@
  *   work's slice; ids as the JSON's (correlation | file << 40).
  * - Timestamps: ns of the host's CLOCK_MONOTONIC, absolute, on the trace's default clock.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,7 @@ static void intern_limit(chr_perfetto *pf) {
   memset(pf->next_iid, 0, sizeof pf->next_iid);
   pf->intern_bytes = 0;
   pf->need_clear = 1;
+  pf->generation++;
 }
 
 /* The iid of s (n bytes) among the strings of kind; new ones go into this packet's
@@ -100,6 +102,16 @@ static uint64_t intern(chr_perfetto *pf, enum intern_kind kind, const char *s, s
 
 static uint64_t intern_str(chr_perfetto *pf, enum intern_kind kind, const char *s) {
   return intern(pf, kind, s, strlen(s));
+}
+
+/* intern_str for a string literal (the walk's arg names and categories): looked up by
+ * its address first, which a literal keeps for the whole run. */
+static uint64_t intern_literal(chr_perfetto *pf, enum intern_kind kind, const char *s) {
+  literal_iid *e = &pf->literals[((uintptr_t)s >> 3 ^ kind) % LITERAL_CACHE];
+  if (e->s == s && e->kind == kind && e->generation == pf->generation) return e->iid;
+  uint64_t iid = intern_str(pf, kind, s);
+  if (iid) *e = (literal_iid){s, iid, pf->generation, kind};
+  return iid;
 }
 
 /* Writes a TrackDescriptor packet (in pf->item). */
@@ -164,7 +176,7 @@ static void slice_begin(chr_perfetto *pf, const char *cat, const char *name, siz
   pf->track = track;
   pb_uint(&pf->event, TE_TYPE, TYPE_SLICE_BEGIN);
   pb_uint(&pf->event, TE_TRACK_UUID, track);
-  pb_uint(&pf->event, TE_CATEGORY_IIDS, intern_str(pf, IN_CATEGORY, cat));
+  pb_uint(&pf->event, TE_CATEGORY_IIDS, intern_literal(pf, IN_CATEGORY, cat));
   pb_uint(&pf->event, TE_NAME_IID, intern(pf, IN_EVENT_NAME, name, name_len));
 }
 
@@ -182,7 +194,7 @@ static void pf_gpu_range_open(ct_chrome *c, const char *name, size_t name_len, u
 /* Starts a DebugAnnotation named key in pf->item. */
 static pb_buf *annotation(chr_perfetto *pf, const char *key) {
   pb_clear(&pf->item);
-  pb_uint(&pf->item, DA_NAME_IID, intern_str(pf, IN_ANNOTATION_NAME, key));
+  pb_uint(&pf->item, DA_NAME_IID, intern_literal(pf, IN_ANNOTATION_NAME, key));
   return &pf->item;
 }
 
@@ -217,7 +229,7 @@ static void pf_arg_list(ct_chrome *c, const char *key, int dict) {
   (void)dict;
   chr_perfetto *pf = c->pf;
   pb_clear(&pf->list);
-  pb_uint(&pf->list, DA_NAME_IID, intern_str(pf, IN_ANNOTATION_NAME, key));
+  pb_uint(&pf->list, DA_NAME_IID, intern_literal(pf, IN_ANNOTATION_NAME, key));
   pf->list_items = 0;
 }
 

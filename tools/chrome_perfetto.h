@@ -40,6 +40,20 @@ typedef struct gpu_track {
   char name[96];
 } gpu_track;
 
+/* A cache of the iids of string literals (annotation names, categories) by address. */
+#define LITERAL_CACHE 64
+typedef struct literal_iid {
+  const char *s;
+  uint64_t iid, generation;
+  unsigned kind;
+} literal_iid;
+
+/* A cache of track uuids by (pid, tid). */
+#define UUID_CACHE 64
+typedef struct cached_uuid {
+  uint64_t pid, tid, uuid;
+} cached_uuid;
+
 struct chr_perfetto {
   pb_buf event;    /* the TrackEvent being written */
   pb_buf interned; /* InternedData entries new in its packet */
@@ -57,6 +71,9 @@ struct chr_perfetto {
   ct_map *gpu_tracks; /* (pid, tid) -> gpu_track: names of the GPU tracks; (pid, lane):
                          the annotation tracks described */
   size_t intern_max;
+  uint64_t generation; /* of the interning table: +1 at each reset */
+  literal_iid literals[LITERAL_CACHE];
+  cached_uuid uuid_cache[UUID_CACHE];
   uint64_t last_uuid;
   int failed;
 };

@@ -14,6 +14,8 @@
 /* The uuid of track (pid, tid): small numbers in order of first use (they are written
  * with every event: a varint of 1 or 2 bytes). 0 when out of memory. */
 uint64_t pf_uuid(chr_perfetto *pf, uint64_t pid, uint64_t tid) {
+  cached_uuid *e = &pf->uuid_cache[(pid * 31 + tid) % UUID_CACHE];
+  if (e->uuid && e->pid == pid && e->tid == tid) return e->uuid;
   uint64_t key[2] = {pid, tid};
   int created = 0;
   uint64_t *uuid = ct_map_get(pf->uuids, key, sizeof key, &created);
@@ -22,6 +24,7 @@ uint64_t pf_uuid(chr_perfetto *pf, uint64_t pid, uint64_t tid) {
     return 0;
   }
   if (created) *uuid = ++pf->last_uuid;
+  *e = (cached_uuid){pid, tid, *uuid};
   return *uuid;
 }
 

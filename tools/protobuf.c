@@ -21,19 +21,9 @@ static int reserve(pb_buf *b, size_t n) {
 }
 
 void pb_raw(pb_buf *b, const void *data, size_t n) {
-  if (!n || reserve(b, n) < 0) return;
+  if (!n || (b->n + n > b->cap && reserve(b, n) < 0)) return;
   memcpy(b->p + b->n, data, n);
   b->n += n;
-}
-
-unsigned pb_varint_encode(uint8_t *out, uint64_t v) {
-  unsigned i = 0;
-  while (v >= 0x80) {
-    out[i++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  out[i++] = (uint8_t)v;
-  return i;
 }
 
 unsigned pb_varint_size(uint64_t v) {
@@ -45,7 +35,7 @@ unsigned pb_varint_size(uint64_t v) {
   return n;
 }
 
-void pb_varint(pb_buf *b, uint64_t v) {
+void pb_varint_grow(pb_buf *b, uint64_t v) {
   if (reserve(b, 10) < 0) return;
   b->n += pb_varint_encode(b->p + b->n, v);
 }

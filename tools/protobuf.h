@@ -24,8 +24,25 @@ typedef struct pb_buf {
 /* Appends n raw bytes. */
 void pb_raw(pb_buf *b, const void *data, size_t n);
 
+/* Encodes v as a varint into out (at least 10 bytes); returns its length. */
+static inline unsigned pb_varint_encode(uint8_t *out, uint64_t v) {
+  unsigned i = 0;
+  while (v >= 0x80) {
+    out[i++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  out[i++] = (uint8_t)v;
+  return i;
+}
+
+/* pb_varint when b has less than 10 bytes free (grows it). */
+void pb_varint_grow(pb_buf *b, uint64_t v);
+
 /* Appends v as a base-128 varint. */
-void pb_varint(pb_buf *b, uint64_t v);
+static inline void pb_varint(pb_buf *b, uint64_t v) {
+  if (b->n + 10 <= b->cap) b->n += pb_varint_encode(b->p + b->n, v);
+  else pb_varint_grow(b, v);
+}
 
 /* Appends a varint field (uint64, int64 as two's complement, bool, enum). */
 static inline void pb_uint(pb_buf *b, unsigned field, uint64_t v) {
@@ -52,9 +69,6 @@ static inline void pb_message(pb_buf *b, unsigned field, const pb_buf *sub) {
 
 /* The number of bytes pb_varint writes for v. */
 unsigned pb_varint_size(uint64_t v);
-
-/* Encodes v as a varint into out (at least 10 bytes); returns its length. */
-unsigned pb_varint_encode(uint8_t *out, uint64_t v);
 
 /* Empties b (keeps its memory). */
 static inline void pb_clear(pb_buf *b) { b->n = 0; }
