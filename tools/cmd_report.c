@@ -24,10 +24,12 @@ static const char usage[] =
     "  --sort KEY      total time (default), calls, avg time, or name\n"
     "  --limit N       at most N rows per table (0 = all, the default)\n"
     "  --per-process   one set of tables per trace file instead of merged tables\n"
-    "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms,graphs,streams\n"
-    "                  (graphs: CUDA graph execs, shown when the trace has graph launches;\n"
-    "                  streams: per stream its launch delay, queue depth at each call,\n"
-    "                  calls that found the queue empty, kernels shorter than their launch)\n"
+    "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms,graphs,streams,\n"
+    "                  allocs (graphs: CUDA graph execs, shown when the trace has graph\n"
+    "                  launches; streams: per stream its launch delay, queue depth at each\n"
+    "                  call, calls that found the queue empty, kernels shorter than their\n"
+    "                  launch; allocs: per device and kind of memory the allocation and\n"
+    "                  release calls, bytes, peak live bytes, shown when the trace has them)\n"
     "  --by range      NVTX ranges instead: per range name its instances, CPU time, and\n"
     "                  the kernels and GPU time launched inside it on its thread\n"
     "  --by callsite   per call site (function, file:line of the first frame outside CUDA's\n"
@@ -124,9 +126,13 @@ static void print_tables(run_state *s, const ct_report *r, uint64_t pid, const s
       "CUDA graphs (GPU time of whole launches; what each exec runs, from its instantiation)",
       "Streams (delay: GPU start - end of its call; queue: ops queued when the call began; "
       "short: kernels shorter than their launch call)",
+      "Memory allocations (CPU time of the allocation and release calls; live bytes from "
+      "the API's view)",
       "NVTX ranges (CPU time; GPU work launched inside, nested ranges included)"};
   for (int t = 0; t < CT_NTABLES; t++) {
-    if (!s->opt.tables[t] || (t == CT_TABLE_GRAPHS && !ct_graphs_launched(r))) continue;
+    if (!s->opt.tables[t] || (t == CT_TABLE_GRAPHS && !ct_graphs_launched(r)) ||
+        (t == CT_TABLE_ALLOCS && !ct_map_count(r->maps[t])))
+      continue;
     table_ctx c = {ct_report_new_table((enum ct_report_table)t, s->opt.fmt, titles[t], pid > 0),
                    s->opt.fmt, pid, job};
     if (!c.tb) continue;
@@ -158,7 +164,9 @@ static void json_tables(run_state *s, const ct_report *r) {
   ct_json_kv_uint(j, "calls", r->spans);
   ct_json_kv_uint(j, "pauses", r->pauses);
   for (int t = 0; t < CT_NTABLES; t++) {
-    if (!s->opt.tables[t] || (t == CT_TABLE_GRAPHS && !ct_graphs_launched(r))) continue;
+    if (!s->opt.tables[t] || (t == CT_TABLE_GRAPHS && !ct_graphs_launched(r)) ||
+        (t == CT_TABLE_ALLOCS && !ct_map_count(r->maps[t])))
+      continue;
     ct_json_key(j, ct_report_table_ids[t]);
     ct_json_begin_array(j);
     each_row(s, r, (enum ct_report_table)t, json_row, j);
@@ -318,7 +326,8 @@ int cmd_report(int argc, char **argv) {
     if (!strcmp(a, "--limit") && ct_parse_u64(val, &s.opt.limit) < 0)
       return bad_usage("--limit needs a number, not '%s'", val);
     if (!strcmp(a, "--tables") && parse_tables(val, s.opt.tables) < 0)
-      return bad_usage("--tables takes kernels,apis,memcpy,gemms,graphs,streams, not '%s'", val);
+      return bad_usage("--tables takes kernels,apis,memcpy,gemms,graphs,streams,allocs, not '%s'",
+                       val);
     if (!strcmp(a, "--by") && strcmp(val, "kernel") && strcmp(val, "range") &&
         strcmp(val, "callsite") && strcmp(val, "stack"))
       return bad_usage("--by takes kernel, range, callsite or stack, not '%s'", val);

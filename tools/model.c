@@ -345,6 +345,7 @@ static void fill_detail(const centry *e, enum ct_detail *kind, void *d) {
              : e->detail == CT_DETAIL_MEMOP ? sizeof(struct ct_memop)
              : e->detail == CT_DETAIL_GEMM  ? sizeof(struct ct_gemm)
              : e->detail == CT_DETAIL_GRAPH ? sizeof(struct ct_graph_launch)
+             : e->detail == CT_DETAIL_ALLOC ? sizeof(struct ct_alloc)
                                             : 0;
   memcpy(d, v, n);
 }
@@ -666,6 +667,7 @@ static void handle(model *m, ct_record *rec) {
   case CT_KIND_MEMOP: on_detail(m, rec, CT_DETAIL_MEMOP); break;
   case CT_KIND_GEMM: on_detail(m, rec, CT_DETAIL_GEMM); break;
   case CT_KIND_GRAPH_LAUNCH: on_detail(m, rec, CT_DETAIL_GRAPH); break;
+  case CT_KIND_ALLOC: on_detail(m, rec, CT_DETAIL_ALLOC); break;
   case CT_KIND_GRAPH:
     if (m->ops->on_graph) m->ops->on_graph(m->user, &m->proc, &rec->u.graph);
     break;

@@ -38,7 +38,8 @@ typedef struct ct_proc {
 
 /* Which detail a span or activity carries. */
 enum ct_detail { CT_DETAIL_NONE, CT_DETAIL_LAUNCH, CT_DETAIL_MEMOP, CT_DETAIL_GEMM,
-                 CT_DETAIL_GRAPH /* a graph launch: d.graph.exec (format 1.2) */ };
+                 CT_DETAIL_GRAPH, /* a graph launch: d.graph.exec (format 1.2) */
+                 CT_DETAIL_ALLOC  /* an allocation or release: d.alloc (format 1.5) */ };
 
 /* The detail record of a call, as its `detail` says. */
 typedef union ct_detail_data {
@@ -46,6 +47,7 @@ typedef union ct_detail_data {
   struct ct_memop memop;
   struct ct_gemm gemm;
   struct ct_graph_launch graph;
+  struct ct_alloc alloc;
 } ct_detail_data;
 
 /* A CPU span: an intercepted call (API record) or the tracer's own work. */

@@ -8,7 +8,7 @@
 static const size_t row_sizes[CT_NTABLES] = {sizeof(ct_kernel_row), sizeof(ct_api_row),
                                              sizeof(ct_memop_row), sizeof(ct_gemm_row),
                                              sizeof(ct_graph_row), sizeof(ct_stream_row),
-                                             sizeof(ct_range_row)};
+                                             sizeof(ct_alloc_row), sizeof(ct_range_row)};
 
 int ct_report_init(ct_report *r) {
   memset(r, 0, sizeof *r);
@@ -32,6 +32,7 @@ void ct_report_free(ct_report *r) {
     ct_map_free(r->maps[t]);
     r->maps[t] = NULL;
   }
+  ct_allocs_file_done(r);
 }
 
 /* State of one file's reading. */
@@ -76,6 +77,7 @@ static void on_span(void *user, const ct_span *s) {
   if (s->result) row->errors++;
   if (s->flags & CT_API_DRIVER) row->driver++;
   if (ct_graphs_span(f->r, s) < 0) f->oom = 1;
+  if (ct_allocs_span(f->r, s) < 0) f->oom = 1;
 }
 
 static void on_graph(void *user, const ct_proc *proc, const struct ct_graph *g) {
@@ -220,6 +222,7 @@ int ct_report_file_end(ct_report_file *rf, int rc, ct_model_stats *st) {
   if (ct_inner_finish(f->inner) < 0) f->oom = 1;
   ct_inner_free(f->inner);
   ct_streams_file_done(f->r);
+  ct_allocs_file_done(f->r);
   /* the names the pointer caches point to were freed with the file's reader */
   for (int t = 0; t < CT_NTABLES; t++) ct_map_forget_pointers(f->r->maps[t]);
   if (f->oom && rc == 0) {
@@ -279,6 +282,12 @@ static const char *row_label(const ct_report *r, enum ct_report_table t, size_t 
     const ct_stream_key *k = key;
     snprintf(buf, len, "%020llu %020llu %020llu", (unsigned long long)k->pid,
              (unsigned long long)k->device, (unsigned long long)k->stream);
+    return buf;
+  }
+  if (t == CT_TABLE_ALLOCS) {
+    const ct_alloc_key *k = key;
+    snprintf(buf, len, "%020llu %020llu %020llu", (unsigned long long)k->pid,
+             (unsigned long long)k->device, (unsigned long long)k->kind);
     return buf;
   }
   if (t == CT_TABLE_GRAPHS) {

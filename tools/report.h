@@ -111,6 +111,33 @@ int ct_graphs_kernel(struct ct_report *r, uint64_t pid, const struct ct_graph_ke
 /* 1 when the report holds graph launches (the graphs table is printed). */
 int ct_graphs_launched(const struct ct_report *r);
 
+/* ---- memory allocations (report_alloc.c, format 1.5 ALLOC records) -------------------- */
+
+/* The key of a memory allocations row. */
+typedef struct ct_alloc_key {
+  uint64_t pid, device, kind; /* kind: CT_ALLOC_* */
+} ct_alloc_key;
+
+/* A row of the memory allocations table: the allocation and release calls of one kind
+ * of memory on one device of one process, and the live bytes they left. */
+typedef struct ct_alloc_row {
+  ct_dur_stats d;           /* CPU time of every call of the row (allocations and releases) */
+  uint64_t allocs, bytes, alloc_ns;       /* allocations: calls, bytes asked for, time */
+  uint64_t frees, freed_bytes, free_ns;   /* releases: calls, the bytes they released, time */
+  uint64_t unmatched_frees; /* releases of pointers whose allocation is not in the trace */
+  uint64_t live, peak;      /* bytes allocated and not yet released: now, and at most */
+} ct_alloc_row;
+
+/* Feeds a span (successful calls with an ALLOC record count). Returns 0, or -1 when out
+ * of memory. */
+int ct_allocs_span(struct ct_report *r, const ct_span *s);
+
+/* Forgets the live allocations of the file just read (its rows stay). */
+void ct_allocs_file_done(struct ct_report *r);
+
+/* "device", "pinned", "managed", "async", "registered" (CT_ALLOC_*), or "?". */
+const char *ct_alloc_kind_name(uint64_t kind);
+
 /* ---- streams: launch delay and queue depth (report_streams.c) ------------------------ */
 
 /* The key of a streams row. */
@@ -245,7 +272,8 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
 
 /* Which table a map is. */
 enum ct_report_table { CT_TABLE_KERNELS, CT_TABLE_APIS, CT_TABLE_MEMCPY, CT_TABLE_GEMMS,
-                       CT_TABLE_GRAPHS, CT_TABLE_STREAMS, CT_TABLE_RANGES, CT_NTABLES };
+                       CT_TABLE_GRAPHS, CT_TABLE_STREAMS, CT_TABLE_ALLOCS, CT_TABLE_RANGES,
+                       CT_NTABLES };
 
 typedef struct ct_report {
   ct_map *maps[CT_NTABLES];
@@ -258,6 +286,8 @@ typedef struct ct_report {
   int filtered;            /* --from/--to left time out (the model's "filter" pauses) */
   ct_stream_key last_stream; /* the streams row found last (rows never move) */
   struct ct_stream_row *last_stream_row;
+  ct_corr_table live_allocs; /* while a file is read: its live allocations by pointer
+                                (report_alloc.c; value_size 0 until the first) */
 } ct_report;
 
 /* Starts an empty report. Returns 0, or -1 when out of memory. */
@@ -332,6 +362,11 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
 void ct_graphs_csv_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
 void ct_graphs_text_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
 void ct_graphs_json_row(ct_json *j, const ct_report *r, const void *key, const void *value);
+
+/* The memory allocations table's rows (report_alloc.c), as ct_report_*_row. */
+void ct_allocs_csv_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
+void ct_allocs_text_row(ct_table *tb, const ct_report *r, const void *key, const void *value);
+void ct_allocs_json_row(ct_json *j, const ct_report *r, const void *key, const void *value);
 
 /* The streams table's rows (report_streams.c), as ct_report_*_row for that table. */
 void ct_streams_csv_row(ct_table *tb, const ct_report *r, const void *key, const void *value);

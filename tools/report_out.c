@@ -38,6 +38,8 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
        "Exec", "Top kernels"},
       {"GPU %", "GPU total", "Ops", "Busy %", "Delay med", "Delay p90", "Delay max", "Queue med",
        "Queue max", "Empty %", "Short", "Device/stream"},
+      {"CPU total", "Allocs", "Bytes", "Alloc time", "Frees", "Free time", "Peak live",
+       "Live at end", "Pid/device", "Kind"},
       {"CPU total", "Calls", "CPU avg", "Kernels", "GPU ops", "GPU time", "Range"}};
   static const char *const csv_h[CT_NTABLES][22] = {
       {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
@@ -52,10 +54,12 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"pid", "device", "stream", "ops", "gpu_ns", "busy_pct", "with_call", "delay_median_ns",
        "delay_p90_ns", "delay_max_ns", "started_in_call", "depth_median", "depth_max",
        "empty_queue", "kernels", "short_kernels"},
+      {"pid", "device", "kind", "allocs", "bytes", "alloc_ns", "frees", "freed_bytes", "free_ns",
+       "unmatched_frees", "peak_live_bytes", "live_bytes_at_end", "total_ns"},
       {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
   static const char *const text_align[CT_NTABLES] = {"rrrrrrrl", "rrrrrrl", "rrrrrrll",
                                                      "rrrrrrrrrlll", "rrrrrrrrrrl",
-                                                     "rrrrrrrrrrrl", "rrrrrrl"};
+                                                     "rrrrrrrrrrrl", "rrrrrrrrll", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
   const char *hdr[24]; /* table, pid, and at most 21 columns */
   int n = 0;
@@ -81,6 +85,9 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     break;
   case CT_TABLE_STREAMS:
     ct_streams_csv_row(tb, r, key, v);
+    break;
+  case CT_TABLE_ALLOCS:
+    ct_allocs_csv_row(tb, r, key, v);
     break;
   case CT_TABLE_KERNELS: {
     const ct_kernel_row *k = v;
@@ -162,6 +169,10 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
   }
   if (t == CT_TABLE_STREAMS) {
     ct_streams_text_row(tb, r, key, v);
+    return;
+  }
+  if (t == CT_TABLE_ALLOCS) {
+    ct_allocs_text_row(tb, r, key, v);
     return;
   }
   if (t == CT_TABLE_KERNELS || t == CT_TABLE_MEMCPY)
@@ -248,6 +259,9 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     break;
   case CT_TABLE_STREAMS:
     ct_streams_json_row(j, r, key, v);
+    break;
+  case CT_TABLE_ALLOCS:
+    ct_allocs_json_row(j, r, key, v);
     break;
   case CT_TABLE_KERNELS:
     ct_json_kv_string(j, "name", ct_demangle(key, b, sizeof b));
@@ -373,4 +387,4 @@ void ct_report_print_outliers(FILE *f, const ct_report *r) {
 }
 
 const char *const ct_report_table_ids[CT_NTABLES] = {"kernels", "apis", "memcpy", "gemms",
-                                                     "graphs", "streams", "ranges"};
+                                                     "graphs", "streams", "allocs", "ranges"};

@@ -29,10 +29,11 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 4 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 5 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
-                             1.4: JOB, device.pci_bus_id, device.uuid */
+                             1.4: JOB, device.pci_bus_id, device.uuid;
+                             1.5: ALLOC */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -69,7 +70,8 @@
   X(GRAPH_LAUNCH, 21, graph_launch) /* the exec a graph launch ran (1.2) */ \
   X(PAUSE, 24, pause)        /* a time the tracer did not record (1.3) */   \
   X(PYCODE, 22, pycode)      /* a Python code object of Python frames (1.3) */ \
-  X(JOB, 25, job)            /* the process's rank in a distributed job (1.4) */
+  X(JOB, 25, job)            /* the process's rank in a distributed job (1.4) */ \
+  X(ALLOC, 26, alloc)        /* an allocation or release call's detail (1.5) */
 
 /* Fields of each kind: F(name, encoding). Append only. */
 #define CT_FIELDS_string(F) F(id, D) F(len, D)
@@ -174,6 +176,22 @@
 #define CT_FIELDS_job(F)                                                        \
   F(known, D) F(rank, D) F(world_size, D) F(local_rank, D) F(local_world_size, D) \
   F(node_rank, D) F(source, D) F(job_id, D) F(visible_devices, D)
+/* The detail record of a successful allocation or release call (1.5; same corr as its
+ * API record, written right after it): `ptr` the address it returned (an allocation)
+ * or was given (a release; never 0: a call on NULL has no ALLOC record), `bytes` the
+ * size asked for (a pitched allocation: pitch x height; 0 for a release: the
+ * allocation with the same ptr says), `kind` CT_ALLOC_*, `release` 1 for a free or an
+ * unregistration, 0 for an allocation or a registration. */
+#define CT_FIELDS_alloc(F) F(corr, D) F(ptr, D) F(bytes, D) F(kind, D) F(release, D)
+
+/* CT_ALLOC_* kinds of an ALLOC record. A release names its entry point's family
+ * (cudaFree / cuMemFree_v2: device, also for managed memory); the allocation it
+ * releases has the exact kind. */
+#define CT_ALLOC_DEVICE 1     /* cudaMalloc, cudaMallocPitch, cuMemAlloc_v2, cuMemAllocPitch_v2 */
+#define CT_ALLOC_PINNED 2     /* cudaMallocHost, cudaHostAlloc, cuMemAllocHost_v2, cuMemHostAlloc */
+#define CT_ALLOC_MANAGED 3    /* cudaMallocManaged, cuMemAllocManaged */
+#define CT_ALLOC_ASYNC 4      /* stream-ordered: cudaMallocAsync, cuMemAllocAsync (+_ptsz) */
+#define CT_ALLOC_REGISTERED 5 /* page-locked in place: cudaHostRegister, cuMemHostRegister_v2 */
 
 /* CT_JOB_* bits of JOB.known. */
 #define CT_JOB_RANK 0x1

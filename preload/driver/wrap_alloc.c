@@ -5,7 +5,8 @@
  * cuMemHostRegister_v2 / cuMemHostUnregister. A program with a static cudart, or
  * one that reaches the driver through cuGetProcAddress or dlsym, shows its
  * allocations here (cudaMalloc of a shared libcudart stays one runtime span: its
- * driver call only forwards, callers.c). cuMemFree and cuMemFreeHost wait for the
+ * driver call only forwards, callers.c). A successful call is followed by its ALLOC
+ * detail record (pointer, bytes, kind). cuMemFree and cuMemFreeHost wait for the
  * device to finish its work before they return: `cutrace gaps` counts the idle
  * time they cause as `alloc` (docs/gaps.md).
  */
@@ -22,60 +23,93 @@ typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
 typedef CUresult (*register_fn)(void *, size_t, unsigned);
 
-/* A span without GPU work on `stream` (CTPH_NO_STREAM when the call has none). */
-#define ALLOC_BODY(id, ptsz, realp, ra, type, stream, CALL) \
-  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, 0, CALL, (void)0, (void)0)
+void ctph_emit_alloc(uint64_t corr, const void *ptr, uint64_t bytes, int kind, int release) {
+  if (!ptr)
+    return;
+  ct_record r = {.kind = CT_KIND_ALLOC};
+  r.u.alloc = (struct ct_alloc){.corr = corr, .ptr = (uint64_t)(uintptr_t)ptr, .bytes = bytes,
+                                .kind = (uint64_t)kind, .release = (uint64_t)(release != 0)};
+  ctp_emit(&r);
+}
+
+/* A span without GPU work on `stream` (CTPH_NO_STREAM when the call has none); when
+ * the call succeeded, its ALLOC record (PTR: an expression read after the call). */
+#define ALLOC_BODY(id, ptsz, realp, ra, type, stream, CALL, PTR, BYTES, KIND, RELEASE) \
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, 0, CALL, (void)0,                 \
+                 if (r == CUDA_SUCCESS) ctph_emit_alloc(c.corr, (PTR), (BYTES), (KIND), (RELEASE)))
+
+#define DEVP(p) ((const void *)(uintptr_t)(p))
 
 CTPD_INLINE CUresult alloc_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                 CUdeviceptr *p, size_t n) {
-  ALLOC_BODY(id, ptsz, realp, ra, alloc_fn, CTPH_NO_STREAM, real(p, n));
+  ALLOC_BODY(id, ptsz, realp, ra, alloc_fn, CTPH_NO_STREAM, real(p, n), p ? DEVP(*p) : NULL, n,
+             CT_ALLOC_DEVICE, 0);
 }
 
 CTPD_INLINE CUresult alloc_pitch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                       CUdeviceptr *p, size_t *pitch, size_t width, size_t height,
                                       unsigned elem) {
   ALLOC_BODY(id, ptsz, realp, ra, alloc_pitch_fn, CTPH_NO_STREAM,
-             real(p, pitch, width, height, elem));
+             real(p, pitch, width, height, elem), p ? DEVP(*p) : NULL,
+             pitch ? (uint64_t)*pitch * height : 0, CT_ALLOC_DEVICE, 0);
 }
 
 CTPD_INLINE CUresult alloc_flags_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                       CUdeviceptr *p, size_t n, unsigned flags) {
-  ALLOC_BODY(id, ptsz, realp, ra, alloc_flags_fn, CTPH_NO_STREAM, real(p, n, flags));
+  ALLOC_BODY(id, ptsz, realp, ra, alloc_flags_fn, CTPH_NO_STREAM, real(p, n, flags),
+             p ? DEVP(*p) : NULL, n, CT_ALLOC_MANAGED, 0);
 }
 
 CTPD_INLINE CUresult alloc_host_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      void **p, size_t n) {
-  ALLOC_BODY(id, ptsz, realp, ra, alloc_host_fn, CTPH_NO_STREAM, real(p, n));
+  ALLOC_BODY(id, ptsz, realp, ra, alloc_host_fn, CTPH_NO_STREAM, real(p, n), p ? *p : NULL, n,
+             CT_ALLOC_PINNED, 0);
 }
 
 CTPD_INLINE CUresult host_alloc_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      void **p, size_t n, unsigned flags) {
-  ALLOC_BODY(id, ptsz, realp, ra, host_alloc_fn, CTPH_NO_STREAM, real(p, n, flags));
+  ALLOC_BODY(id, ptsz, realp, ra, host_alloc_fn, CTPH_NO_STREAM, real(p, n, flags),
+             p ? *p : NULL, n, CT_ALLOC_PINNED, 0);
 }
 
 CTPD_INLINE CUresult free_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr p) {
-  ALLOC_BODY(id, ptsz, realp, ra, free_fn, CTPH_NO_STREAM, real(p));
+  ALLOC_BODY(id, ptsz, realp, ra, free_fn, CTPH_NO_STREAM, real(p), DEVP(p), 0, CT_ALLOC_DEVICE,
+             1);
+}
+
+/* A release of host memory: kind CT_ALLOC_PINNED (cuMemFreeHost) or
+ * CT_ALLOC_REGISTERED (cuMemHostUnregister). */
+CTPD_INLINE CUresult host_release(enum ctph_id id, int ptsz, void *realp, const void *ra, void *p,
+                                  int kind) {
+  ALLOC_BODY(id, ptsz, realp, ra, free_host_fn, CTPH_NO_STREAM, real(p), p, 0, kind, 1);
 }
 
 CTPD_INLINE CUresult free_host_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                     void *p) {
-  ALLOC_BODY(id, ptsz, realp, ra, free_host_fn, CTPH_NO_STREAM, real(p));
+  return host_release(id, ptsz, realp, ra, p, CT_ALLOC_PINNED);
+}
+
+CTPD_INLINE CUresult unregister_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                     void *p) {
+  return host_release(id, ptsz, realp, ra, p, CT_ALLOC_REGISTERED);
 }
 
 CTPD_INLINE CUresult alloc_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                       CUdeviceptr *p, size_t n, CUstream s) {
-  ALLOC_BODY(id, ptsz, realp, ra, alloc_async_fn, s, real(p, n, s));
+  ALLOC_BODY(id, ptsz, realp, ra, alloc_async_fn, s, real(p, n, s), p ? DEVP(*p) : NULL, n,
+             CT_ALLOC_ASYNC, 0);
 }
 
 CTPD_INLINE CUresult free_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr p, CUstream s) {
-  ALLOC_BODY(id, ptsz, realp, ra, free_async_fn, s, real(p, s));
+  ALLOC_BODY(id, ptsz, realp, ra, free_async_fn, s, real(p, s), DEVP(p), 0, CT_ALLOC_ASYNC, 1);
 }
 
 CTPD_INLINE CUresult register_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                    void *p, size_t n, unsigned flags) {
-  ALLOC_BODY(id, ptsz, realp, ra, register_fn, CTPH_NO_STREAM, real(p, n, flags));
+  ALLOC_BODY(id, ptsz, realp, ra, register_fn, CTPH_NO_STREAM, real(p, n, flags), p, n,
+             CT_ALLOC_REGISTERED, 0);
 }
 
 CTPD_DEFINE(cuMemAlloc_v2, 0, alloc_body, (CUdeviceptr * p, size_t n), (p, n))
@@ -97,4 +131,4 @@ CTPD_DEFINE(cuMemFreeAsync, 0, free_async_body, (CUdeviceptr p, CUstream s), (p,
 CTPD_DEFINE(cuMemFreeAsync_ptsz, 1, free_async_body, (CUdeviceptr p, CUstream s), (p, s))
 CTPD_DEFINE(cuMemHostRegister_v2, 0, register_body, (void *p, size_t n, unsigned flags),
             (p, n, flags))
-CTPD_DEFINE(cuMemHostUnregister, 0, free_host_body, (void *p), (p))
+CTPD_DEFINE(cuMemHostUnregister, 0, unregister_body, (void *p), (p))

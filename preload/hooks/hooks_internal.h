@@ -214,6 +214,13 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
 /* The GRAPH_LAUNCH detail record of a graph launch. */
 void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) CTPH_HIDDEN;
 
+/* ------------------------------------------------- wrap_alloc.c (preload/driver/) */
+
+/* The ALLOC detail record of the successful allocation or release call corr (format
+ * 1.5): ptr, bytes asked for (0 for a release), CT_ALLOC_* kind. Nothing for ptr 0. */
+void ctph_emit_alloc(uint64_t corr, const void *ptr, uint64_t bytes, int kind,
+                     int release) CTPH_HIDDEN;
+
 /* --------------------------------------------------------------- names.c */
 
 /* The string id of the kernel behind a host stub or cudaKernel_t (0 if unknown). */

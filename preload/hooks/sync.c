@@ -1,7 +1,8 @@
 /*
  * Synchronisation, allocation and capture calls, recorded as CPU spans (they
- * explain gaps); capture begin/end also keep track of which streams are capturing
- * so that nothing is timed inside a capture. Device reset and module teardown first
+ * explain gaps; a successful allocation or release also gets its ALLOC record);
+ * capture begin/end also keep track of which streams are capturing so that nothing
+ * is timed inside a capture. Device reset and module teardown first
  * collect the outstanding GPU timings, while the context still exists.
  */
 #include "hooks_internal.h"
@@ -32,6 +33,18 @@ CTP_EXPORT __typeof__(cudaLaunchHostFunc) cudaLaunchHostFunc_ptsz;
   AFTER;                                                                               \
   errno = saved_;                                                                      \
   CTPH_FINISH(c, r, (void)0);                                                          \
+  return r
+
+/* SPAN_BODY of an allocation or release: when the call succeeded, its ALLOC detail
+ * record (format 1.5; PTR is read after the call, wrap_alloc.c writes the record). */
+#define ALLOC_SPAN(sym, ptsz, stream, call_args, PTR, BYTES, KIND, RELEASE)              \
+  __typeof__(&sym) real = CTPH_REAL(sym);                                              \
+  if (!real)                                                                           \
+    return cudaErrorSharedObjectSymbolNotFound;                                        \
+  ctph_call c;                                                                         \
+  ctph_call_begin(&c, CTPH_ID_##sym, ptsz, 0, (CUstream)(stream), 0);                  \
+  cudaError_t r = real call_args;                                                      \
+  CTPH_FINISH(c, r, if (r == cudaSuccess) ctph_emit_alloc(c.corr, (PTR), (BYTES), (KIND), (RELEASE))); \
   return r
 
 /** cudaDeviceSynchronize, traced. */
@@ -70,67 +83,75 @@ CTP_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t
 
 /** cudaMalloc, traced. */
 CTP_EXPORT cudaError_t cudaMalloc(void **dev_ptr, size_t size) {
-  SPAN_BODY(cudaMalloc, 0, CTPH_NO_STREAM, (dev_ptr, size), (void)0);
+  ALLOC_SPAN(cudaMalloc, 0, CTPH_NO_STREAM, (dev_ptr, size), dev_ptr ? *dev_ptr : NULL, size,
+             CT_ALLOC_DEVICE, 0);
 }
 
 /** cudaMallocHost, traced. */
 CTP_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size) {
-  SPAN_BODY(cudaMallocHost, 0, CTPH_NO_STREAM, (ptr, size), (void)0);
+  ALLOC_SPAN(cudaMallocHost, 0, CTPH_NO_STREAM, (ptr, size), ptr ? *ptr : NULL, size,
+             CT_ALLOC_PINNED, 0);
 }
 
 /** cudaHostAlloc, traced. */
 CTP_EXPORT cudaError_t cudaHostAlloc(void **host_ptr, size_t size, unsigned int flags) {
-  SPAN_BODY(cudaHostAlloc, 0, CTPH_NO_STREAM, (host_ptr, size, flags), (void)0);
+  ALLOC_SPAN(cudaHostAlloc, 0, CTPH_NO_STREAM, (host_ptr, size, flags),
+             host_ptr ? *host_ptr : NULL, size, CT_ALLOC_PINNED, 0);
 }
 
 /** cudaMallocManaged, traced. */
 CTP_EXPORT cudaError_t cudaMallocManaged(void **dev_ptr, size_t size, unsigned int flags) {
-  SPAN_BODY(cudaMallocManaged, 0, CTPH_NO_STREAM, (dev_ptr, size, flags), (void)0);
+  ALLOC_SPAN(cudaMallocManaged, 0, CTPH_NO_STREAM, (dev_ptr, size, flags),
+             dev_ptr ? *dev_ptr : NULL, size, CT_ALLOC_MANAGED, 0);
 }
 
 /** cudaFree, traced. */
 CTP_EXPORT cudaError_t cudaFree(void *dev_ptr) {
-  SPAN_BODY(cudaFree, 0, CTPH_NO_STREAM, (dev_ptr), (void)0);
+  ALLOC_SPAN(cudaFree, 0, CTPH_NO_STREAM, (dev_ptr), dev_ptr, 0, CT_ALLOC_DEVICE, 1);
 }
 
 /** cudaFreeHost, traced. */
 CTP_EXPORT cudaError_t cudaFreeHost(void *ptr) {
-  SPAN_BODY(cudaFreeHost, 0, CTPH_NO_STREAM, (ptr), (void)0);
+  ALLOC_SPAN(cudaFreeHost, 0, CTPH_NO_STREAM, (ptr), ptr, 0, CT_ALLOC_PINNED, 1);
 }
 
 /** cudaMallocPitch, traced. */
 CTP_EXPORT cudaError_t cudaMallocPitch(void **dev_ptr, size_t *pitch, size_t width, size_t height) {
-  SPAN_BODY(cudaMallocPitch, 0, CTPH_NO_STREAM, (dev_ptr, pitch, width, height), (void)0);
+  ALLOC_SPAN(cudaMallocPitch, 0, CTPH_NO_STREAM, (dev_ptr, pitch, width, height),
+             dev_ptr ? *dev_ptr : NULL, pitch ? (uint64_t)*pitch * height : 0, CT_ALLOC_DEVICE, 0);
 }
 
 /** cudaMallocAsync (stream-ordered allocation), traced. */
 CTP_EXPORT cudaError_t cudaMallocAsync(void **dev_ptr, size_t size, cudaStream_t stream) {
-  SPAN_BODY(cudaMallocAsync, 0, stream, (dev_ptr, size, stream), (void)0);
+  ALLOC_SPAN(cudaMallocAsync, 0, stream, (dev_ptr, size, stream), dev_ptr ? *dev_ptr : NULL,
+             size, CT_ALLOC_ASYNC, 0);
 }
 
 /** cudaMallocAsync_ptsz, traced. */
 CTP_EXPORT cudaError_t cudaMallocAsync_ptsz(void **dev_ptr, size_t size, cudaStream_t stream) {
-  SPAN_BODY(cudaMallocAsync_ptsz, 1, stream, (dev_ptr, size, stream), (void)0);
+  ALLOC_SPAN(cudaMallocAsync_ptsz, 1, stream, (dev_ptr, size, stream),
+             dev_ptr ? *dev_ptr : NULL, size, CT_ALLOC_ASYNC, 0);
 }
 
 /** cudaFreeAsync, traced. */
 CTP_EXPORT cudaError_t cudaFreeAsync(void *dev_ptr, cudaStream_t stream) {
-  SPAN_BODY(cudaFreeAsync, 0, stream, (dev_ptr, stream), (void)0);
+  ALLOC_SPAN(cudaFreeAsync, 0, stream, (dev_ptr, stream), dev_ptr, 0, CT_ALLOC_ASYNC, 1);
 }
 
 /** cudaFreeAsync_ptsz, traced. */
 CTP_EXPORT cudaError_t cudaFreeAsync_ptsz(void *dev_ptr, cudaStream_t stream) {
-  SPAN_BODY(cudaFreeAsync_ptsz, 1, stream, (dev_ptr, stream), (void)0);
+  ALLOC_SPAN(cudaFreeAsync_ptsz, 1, stream, (dev_ptr, stream), dev_ptr, 0, CT_ALLOC_ASYNC, 1);
 }
 
 /** cudaHostRegister (page-locking existing host memory: slow, worth seeing), traced. */
 CTP_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
-  SPAN_BODY(cudaHostRegister, 0, CTPH_NO_STREAM, (ptr, size, flags), (void)0);
+  ALLOC_SPAN(cudaHostRegister, 0, CTPH_NO_STREAM, (ptr, size, flags), ptr, size,
+             CT_ALLOC_REGISTERED, 0);
 }
 
 /** cudaHostUnregister, traced. */
 CTP_EXPORT cudaError_t cudaHostUnregister(void *ptr) {
-  SPAN_BODY(cudaHostUnregister, 0, CTPH_NO_STREAM, (ptr), (void)0);
+  ALLOC_SPAN(cudaHostUnregister, 0, CTPH_NO_STREAM, (ptr), ptr, 0, CT_ALLOC_REGISTERED, 1);
 }
 
 /** cudaEventRecord, traced (the app's own event: a span, no GPU work of its own). */

@@ -14,7 +14,9 @@ GPU work; each loop cudaFree / cuMemFree_v2 lasting until its kernel's end; `cut
 gaps`: the 5 gaps between the kernels, each from one kernel's end to the next one's
 start, each `alloc`, the device's idle time all `alloc`, the alloc_in_loop finding
 (5 gaps, their idle time); the text table's alloc column, the finding's line, and the
-Chrome trace's gap slices with cause "alloc".
+Chrome trace's gap slices with cause "alloc"; `cutrace report`'s memory allocations
+table (format 1.5 ALLOC records): per kind the calls, bytes, releases matched, peak and
+final live bytes, and the time of the allocation calls equal to their spans'.
 
 usage: test_alloc.py SIM_DIR CUTRACE LIBTRACE ALLOC_LOOP ALLOC_LOOP_STATIC
 """
@@ -144,6 +146,28 @@ def check_gaps(label, path, kernels, free_name, malloc_name, launch_api):
               f"{label}: chrome device gap slices {device}")
 
 
+def check_report(label, path, counts, driver):
+    p = subprocess.run([cutrace, "report", "--format", "json", "--tables", "allocs", path],
+                       capture_output=True, text=True, timeout=60)
+    if not check(p.returncode == 0, f"{label}: report status {p.returncode}: {p.stderr}"):
+        return
+    rows = {r["kind"]: r for r in json.loads(p.stdout).get("allocs", [])}
+    malloc = ("cuMemAlloc_v2", "cuMemAllocPitch_v2") if driver else ("cudaMalloc", "cudaMallocPitch")
+    alloc_ns = sum(a["end_ns"] - a["begin_ns"] for n in malloc for a in counts.get(n, []))
+    # kind: allocs, bytes (the pitched 100 x 8 has a 512-byte pitch), peak live bytes
+    want = {"device": (ITERS + 1, ITERS * (1 << 20) + 512 * 8, 1 << 20),
+            "pinned": (2, 8192, 4096), "managed": (1, 4096, 4096), "async": (2, 8192, 4096),
+            "registered": (1, 8192, 8192)}
+    got = {k: (r["allocs"], r["bytes"], r["peak_live_bytes"]) for k, r in rows.items()}
+    check(got == want, f"{label}: report allocs {got}, want {want}")
+    for k, r in rows.items():
+        check(r["frees"] == r["allocs"] and r["freed_bytes"] == r["bytes"] and
+              r["unmatched_frees"] == 0 and r["live_bytes_at_end"] == 0,
+              f"{label}: {k} releases {r}")
+    check(rows.get("device", {}).get("alloc_ns") == alloc_ns,
+          f"{label}: device alloc_ns {rows.get('device')} vs spans {alloc_ns}")
+
+
 for label, program, driver in (("shared", shared_prog, False), ("static", static_prog, True)):
     path = record(label, program)
     if not path:
@@ -155,6 +179,7 @@ for label, program, driver in (("shared", shared_prog, False), ("static", static
     check_frees_wait(label, kernels, counts.get(free_name, []))
     check_gaps(label, path, kernels, free_name, malloc_name,
                "cuLaunchKernel" if driver else "__cudaLaunchKernel")
+    check_report(label, path, counts, driver)
 
 if not os.environ.get("CUTRACE_KEEP"):
     shutil.rmtree(tmp, ignore_errors=True)

@@ -114,6 +114,28 @@ def case_alloc(ctx, app):
                      if t.name(a["name"]) in ("cuMemAllocAsync", "cuMemFreeAsync")}
     check(len(async_streams) == 2 and len(set(async_streams.values())) == 1
           and 0 not in async_streams.values(), f"alloc: stream-ordered calls' stream {async_streams}")
+    # ALLOC records (format 1.5): one per successful call, none for the failing free
+    allocs = {r["corr"]: r for r in t.of("alloc")}
+    # entry point: (bytes, CT_ALLOC_* kind, release) of its calls
+    want = {"cuMemAlloc_v2": (4096, 1, 0), "cuMemAllocPitch_v2": (512 * 4, 1, 0),
+            "cuMemAllocManaged": (1024, 3, 0), "cuMemAllocHost_v2": (2048, 2, 0),
+            "cuMemHostAlloc": (3072, 2, 0), "cuMemHostRegister_v2": (4096, 5, 0),
+            "cuMemAllocAsync": (512, 4, 0), "cuMemAllocAsync_ptsz": (512, 4, 0),
+            "cuMemFree_v2": (0, 1, 1), "cuMemFreeHost": (0, 2, 1), "cuMemHostUnregister": (0, 5, 1),
+            "cuMemFreeAsync": (0, 4, 1), "cuMemFreeAsync_ptsz": (0, 4, 1)}
+    ptrs = {}
+    for name, (nbytes, kind, release) in want.items():
+        for a in t.apis(name):
+            r = allocs.get(a["corr"])
+            if a["result"]:
+                check(r is None, f"alloc: failing {name} has an ALLOC record {r}")
+                continue
+            if check(r is not None, f"alloc: {name} corr {a['corr']} without its ALLOC record"):
+                check((r["bytes"], r["kind"], r["release"]) == (nbytes, kind, release) and r["ptr"],
+                      f"alloc: {name} ALLOC {r}")
+                ptrs.setdefault(r["ptr"], []).append(r["release"])
+    check(len(allocs) == 16 and all(sorted(v) == [0, 1] for v in ptrs.values()),
+          f"alloc: {len(allocs)} ALLOC records; each pointer allocated and released once: {ptrs}")
     kernel = [g for g in t.of("gpu") if g["type"] == GPU_KERNEL]
     first_free = min(t.apis("cuMemFree_v2"), key=lambda a: a["begin_ns"])
     check(len(kernel) == 1 and first_free["begin_ns"] < kernel[0]["end_ns"] <= first_free["end_ns"]
