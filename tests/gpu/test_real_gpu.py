@@ -14,7 +14,12 @@ real CUDA stack (no simulator on LD_LIBRARY_PATH), untraced and under
 - every cuBLAS / cuBLASLt call is there with at least one kernel of its own
   (inner_timed: each kernel timed one by one), and no GEMM is timed twice;
 - every timed call has exactly one GPU record, and every GPU record a
-  duration between 0 and 10 s.
+  duration between 0 and 10 s;
+- the program's own device allocations are in the report's allocs table (format 1.5
+  ALLOC records), at least as many as it makes and releases, no release unmatched:
+  for the `_static` builds this checks that nvcc's static runtime allocates through
+  the driver entry points the driver-level hooks wrap (cuMemAlloc_v2, cuMemFree_v2),
+  which only a real GPU can show.
 Not timings: those are for scripts/gpu-check and docs/performance.md.
 """
 import json
@@ -42,6 +47,8 @@ CASES = {
     # a graph launch is one activity (its kernels are not timed one by one)
     "capture": (["2"], {"cudaGraphLaunch": 2}, {}),
 }
+# workload: (cudaMalloc calls it makes, their bytes at least) with CASES' arguments
+ALLOCS = {"matmul_add": (5, 4 * 64 * 64 * 4 + 64 * 4)}
 
 
 def real_gpu():
@@ -102,6 +109,14 @@ def check_case(cutrace, program, args, kernels, gemms, tmp):
     if gemms:
         lib = sum(k["calls"] for k in doc["kernels"] if k.get("launched_by"))
         check(lib >= sum(gemms.values()), f"{label}: {lib} kernels launched by library calls")
+    want = ALLOCS.get(os.path.basename(program).replace("_static", ""))
+    if want:
+        dev = [r for r in doc.get("allocs", []) if r["kind"] == "device"]
+        allocs, nbytes = sum(r["allocs"] for r in dev), sum(r["bytes"] for r in dev)
+        frees = sum(r["frees"] for r in dev)  # cuBLAS may keep its workspace to the end
+        check(allocs >= want[0] and nbytes >= want[1] and frees >= want[0] and
+              all(r["unmatched_frees"] == 0 for r in dev),
+              f"{label}: device allocations {dev}, want at least {want}, released, all matched")
     rc, recs = dump_records(cutrace, trace)
     if not check(rc == 0, f"{label}: dump failed"):
         return
