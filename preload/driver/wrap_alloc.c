@@ -2,7 +2,8 @@
  * Driver allocation and release, as CPU spans (CT_API_DRIVER): cuMemAlloc_v2,
  * cuMemAllocPitch_v2, cuMemAllocManaged, cuMemAllocHost_v2, cuMemHostAlloc,
  * cuMemFree_v2, cuMemFreeHost, cuMemAllocAsync / cuMemFreeAsync (+_ptsz),
- * cuMemHostRegister_v2 / cuMemHostUnregister. A program with a static cudart, or
+ * cuMemAllocFromPoolAsync (+_ptsz: what cudaMallocFromPoolAsync and PyTorch's
+ * cudaMallocAsync backend reach), cuMemHostRegister_v2 / cuMemHostUnregister. A program with a static cudart, or
  * one that reaches the driver through cuGetProcAddress or dlsym, shows its
  * allocations here (cudaMalloc of a shared libcudart stays one runtime span: its
  * driver call only forwards, callers.c). A successful call is followed by its ALLOC
@@ -21,6 +22,7 @@ typedef CUresult (*free_fn)(CUdeviceptr);
 typedef CUresult (*free_host_fn)(void *);
 typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
+typedef CUresult (*alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
 typedef CUresult (*register_fn)(void *, size_t, unsigned);
 
 void ctph_emit_alloc(uint64_t corr, const void *ptr, uint64_t bytes, int kind, int release) {
@@ -101,6 +103,12 @@ CTPD_INLINE CUresult alloc_async_body(enum ctph_id id, int ptsz, void *realp, co
              CT_ALLOC_ASYNC, 0);
 }
 
+CTPD_INLINE CUresult alloc_pool_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                     CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s) {
+  ALLOC_BODY(id, ptsz, realp, ra, alloc_pool_fn, s, real(p, n, pool, s), p ? DEVP(*p) : NULL, n,
+             CT_ALLOC_ASYNC, 0);
+}
+
 CTPD_INLINE CUresult free_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr p, CUstream s) {
   ALLOC_BODY(id, ptsz, realp, ra, free_async_fn, s, real(p, s), DEVP(p), 0, CT_ALLOC_ASYNC, 1);
@@ -129,6 +137,10 @@ CTPD_DEFINE(cuMemAllocAsync_ptsz, 1, alloc_async_body, (CUdeviceptr * p, size_t 
             (p, n, s))
 CTPD_DEFINE(cuMemFreeAsync, 0, free_async_body, (CUdeviceptr p, CUstream s), (p, s))
 CTPD_DEFINE(cuMemFreeAsync_ptsz, 1, free_async_body, (CUdeviceptr p, CUstream s), (p, s))
+CTPD_DEFINE(cuMemAllocFromPoolAsync, 0, alloc_pool_body,
+            (CUdeviceptr * p, size_t n, CUmemoryPool pool, CUstream s), (p, n, pool, s))
+CTPD_DEFINE(cuMemAllocFromPoolAsync_ptsz, 1, alloc_pool_body,
+            (CUdeviceptr * p, size_t n, CUmemoryPool pool, CUstream s), (p, n, pool, s))
 CTPD_DEFINE(cuMemHostRegister_v2, 0, register_body, (void *p, size_t n, unsigned flags),
             (p, n, flags))
 CTPD_DEFINE(cuMemHostUnregister, 0, unregister_body, (void *p), (p))

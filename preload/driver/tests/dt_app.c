@@ -42,8 +42,10 @@
  *             (2 KiB), cuMemHostAlloc (3 KiB), cuMemHostRegister / Unregister of a
  *             4 KiB static buffer, cuMemAllocAsync / cuMemFreeAsync (512 B) on a
  *             created stream, their _ptsz forms through cuGetProcAddress_v2 (flag
- *             2, stream 0), the frees, and a cuMemFree of a pointer never allocated
- *             (CUDA_ERROR_INVALID_VALUE, printed)
+ *             2, stream 0), cuMemAllocFromPoolAsync (768 B, the device's default
+ *             pool) on the created stream and its _ptsz form on stream 0, each freed
+ *             by cuMemFreeAsync of the same form, the frees, and a cuMemFree of a
+ *             pointer never allocated (CUDA_ERROR_INVALID_VALUE, printed)
  *   bench N   N cuLaunchKernel calls (linked) in a loop, after 1,000 warm-up
  *             launches: prints the mean host time per launch (for the report, not
  *             checked by the tests)
@@ -154,6 +156,7 @@ static int run_linked(void) {
 
 typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
+typedef CUresult (*alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
 
 static int run_alloc(void) {
   CUfunction f;
@@ -181,6 +184,14 @@ static int run_alloc(void) {
       gp5("cuMemFreeAsync", &pf, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ||
       ((alloc_async_fn)pa)(&a2, 512, 0) || ((free_async_fn)pf)(a2, 0))
     return FAIL("alloc: per-thread stream-ordered");
+  CUmemoryPool pool;
+  CUdeviceptr p1, p2;
+  void *ppa = NULL;
+  if (cuDeviceGetDefaultMemPool(&pool, 0) || cuMemAllocFromPoolAsync(&p1, 768, pool, s) ||
+      cuMemFreeAsync(p1, s) ||
+      gp5("cuMemAllocFromPoolAsync", &ppa, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ||
+      ((alloc_pool_fn)ppa)(&p2, 768, pool, 0) || ((free_async_fn)pf)(p2, 0))
+    return FAIL("alloc: pool allocations");
   if (cuMemFree(pitched) || cuMemFree(managed) || cuMemFreeHost(host) || cuMemFreeHost(host2))
     return FAIL("alloc: frees");
   CUresult bad = cuMemFree((CUdeviceptr)(uintptr_t)pinned_here);

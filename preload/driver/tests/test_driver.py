@@ -86,7 +86,7 @@ def check_driver_launches(t, label, entry, kernel, n, timed=True):
 ALLOC_SPANS = ["cuMemAlloc_v2", "cuMemFree_v2", "cuMemAllocPitch_v2", "cuMemAllocManaged",
                "cuMemAllocHost_v2", "cuMemHostAlloc", "cuMemHostRegister_v2", "cuMemHostUnregister",
                "cuMemAllocAsync", "cuMemFreeAsync", "cuMemAllocAsync_ptsz", "cuMemFreeAsync_ptsz",
-               "cuMemFreeHost"]
+               "cuMemFreeHost", "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz"]
 
 
 def case_alloc(ctx, app):
@@ -98,7 +98,7 @@ def case_alloc(ctx, app):
     if not t:
         return
     want = {n: 1 for n in ALLOC_SPANS}
-    want.update(cuMemFree_v2=4, cuMemFreeHost=2)
+    want.update(cuMemFree_v2=4, cuMemFreeHost=2, cuMemFreeAsync=2, cuMemFreeAsync_ptsz=2)
     gpu_corrs = {g["corr"] for g in t.of("gpu")}
     for name, n in want.items():
         spans = t.apis(name)
@@ -110,10 +110,12 @@ def case_alloc(ctx, app):
             check(bool(a["flags"] & 0x1) == pt, f"alloc: {name} PTSZ flag {a['flags']:#x}")
     results = sorted(a["result"] for a in t.apis("cuMemFree_v2"))
     check(results == [0, 0, 0, 1], f"alloc: cuMemFree results {results}")
-    async_streams = {t.name(a["name"]): a["stream"] for a in t.of("api")
-                     if t.name(a["name"]) in ("cuMemAllocAsync", "cuMemFreeAsync")}
-    check(len(async_streams) == 2 and len(set(async_streams.values())) == 1
-          and 0 not in async_streams.values(), f"alloc: stream-ordered calls' stream {async_streams}")
+    async_streams = {(t.name(a["name"]), a["stream"]) for a in t.of("api")
+                     if t.name(a["name"]) in ("cuMemAllocAsync", "cuMemFreeAsync",
+                                              "cuMemAllocFromPoolAsync")}
+    check(len(async_streams) == 3 and len({s for _, s in async_streams}) == 1
+          and 0 not in {s for _, s in async_streams},
+          f"alloc: stream-ordered calls' stream {async_streams}")
     # ALLOC records (format 1.5): one per successful call, none for the failing free
     allocs = {r["corr"]: r for r in t.of("alloc")}
     # entry point: (bytes, CT_ALLOC_* kind, release) of its calls
@@ -121,6 +123,7 @@ def case_alloc(ctx, app):
             "cuMemAllocManaged": (1024, 3, 0), "cuMemAllocHost_v2": (2048, 2, 0),
             "cuMemHostAlloc": (3072, 2, 0), "cuMemHostRegister_v2": (4096, 5, 0),
             "cuMemAllocAsync": (512, 4, 0), "cuMemAllocAsync_ptsz": (512, 4, 0),
+            "cuMemAllocFromPoolAsync": (768, 4, 0), "cuMemAllocFromPoolAsync_ptsz": (768, 4, 0),
             "cuMemFree_v2": (0, 1, 1), "cuMemFreeHost": (0, 2, 1), "cuMemHostUnregister": (0, 5, 1),
             "cuMemFreeAsync": (0, 4, 1), "cuMemFreeAsync_ptsz": (0, 4, 1)}
     ptrs = {}
@@ -134,7 +137,7 @@ def case_alloc(ctx, app):
                 check((r["bytes"], r["kind"], r["release"]) == (nbytes, kind, release) and r["ptr"],
                       f"alloc: {name} ALLOC {r}")
                 ptrs.setdefault(r["ptr"], []).append(r["release"])
-    check(len(allocs) == 16 and all(sorted(v) == [0, 1] for v in ptrs.values()),
+    check(len(allocs) == 20 and all(sorted(v) == [0, 1] for v in ptrs.values()),
           f"alloc: {len(allocs)} ALLOC records; each pointer allocated and released once: {ptrs}")
     kernel = [g for g in t.of("gpu") if g["type"] == GPU_KERNEL]
     first_free = min(t.apis("cuMemFree_v2"), key=lambda a: a["begin_ns"])

@@ -347,6 +347,46 @@ SIM_API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstre
   return alloc_async(dptr, bytesize, hStream, 1);
 }
 
+/* The default memory pool of each device, as handles only: the simulator has no
+ * pools, an allocation from one is an ordinary stream-ordered allocation. */
+static char default_pools[SIM_MAX_DEVICES];
+
+/** The device's default memory pool (a handle cuMemAllocFromPoolAsync accepts). */
+SIM_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+  if (!sim_initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!pool)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (dev < 0 || dev >= sim_knobs.devices)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *pool = (CUmemoryPool)(void *)&default_pools[dev];
+  return CUDA_SUCCESS;
+}
+
+static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                CUstream hStream, int per_thread)
+{
+  const char *p = (const char *)(void *)pool;
+  if (!p || p < default_pools || p >= default_pools + SIM_MAX_DEVICES)
+    return CUDA_ERROR_INVALID_VALUE;
+  return alloc_async(dptr, bytesize, hStream, per_thread);
+}
+
+/** Stream-ordered allocation from a pool (a default pool: allocated at once). */
+SIM_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                         CUstream hStream)
+{
+  return alloc_from_pool(dptr, bytesize, pool, hStream, 0);
+}
+
+/** cuMemAllocFromPoolAsync through the per-thread default stream entry point. */
+SIM_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+                                              CUmemoryPool pool, CUstream hStream)
+{
+  return alloc_from_pool(dptr, bytesize, pool, hStream, 1);
+}
+
 static CUresult free_async(CUdeviceptr dptr, CUstream hStream, int per_thread)
 {
   sim_lock();

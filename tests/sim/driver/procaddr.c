@@ -21,6 +21,7 @@ CUresult cuStreamAddCallback_ptsz();
 CUresult cuLaunchKernelEx_ptsz();
 CUresult cuLaunchKernel_ptsz();
 CUresult cuMemAllocAsync_ptsz();
+CUresult cuMemAllocFromPoolAsync_ptsz();
 CUresult cuMemFreeAsync_ptsz();
 CUresult cuMemcpy2DAsync_v2_ptsz();
 CUresult cuMemcpy2DUnaligned_v2_ptds();
@@ -96,6 +97,7 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuDeviceGet", 2000, 0, cuDeviceGet) \
   X("cuDeviceGetAttribute", 2000, 0, cuDeviceGetAttribute) \
   X("cuDeviceGetCount", 2000, 0, cuDeviceGetCount) \
+  X("cuDeviceGetDefaultMemPool", 11020, 0, cuDeviceGetDefaultMemPool) \
   X("cuDeviceGetName", 2000, 0, cuDeviceGetName) \
   X("cuDeviceGetPCIBusId", 4010, 0, cuDeviceGetPCIBusId) \
   X("cuDeviceGetUuid", 9020, 0, cuDeviceGetUuid) \
@@ -183,6 +185,8 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuMemAlloc", 3020, 0, cuMemAlloc_v2) \
   X("cuMemAllocAsync", 11020, 0, cuMemAllocAsync) \
   X("cuMemAllocAsync", 11020, 2, cuMemAllocAsync_ptsz) \
+  X("cuMemAllocFromPoolAsync", 11020, 0, cuMemAllocFromPoolAsync) \
+  X("cuMemAllocFromPoolAsync", 11020, 2, cuMemAllocFromPoolAsync_ptsz) \
   X("cuMemAllocHost", 3020, 0, cuMemAllocHost_v2) \
   X("cuMemAllocManaged", 6000, 0, cuMemAllocManaged) \
   X("cuMemAllocPitch", 3020, 0, cuMemAllocPitch_v2) \

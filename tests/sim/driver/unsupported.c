@@ -55,7 +55,6 @@
   X(cuDevResourceGenerateDesc) \
   X(cuDevSmResourceSplitByCount) \
   X(cuDeviceGetByPCIBusId) \
-  X(cuDeviceGetDefaultMemPool) \
   X(cuDeviceGetDevResource) \
   X(cuDeviceGetExecAffinitySupport) \
   X(cuDeviceGetGraphMemAttribute) \
@@ -207,8 +206,6 @@
   X(cuMemAdvise) \
   X(cuMemAdvise_v2) \
   X(cuMemAlloc) \
-  X(cuMemAllocFromPoolAsync) \
-  X(cuMemAllocFromPoolAsync_ptsz) \
   X(cuMemAllocHost) \
   X(cuMemAllocPitch) \
   X(cuMemBatchDecompressAsync) \
