@@ -443,14 +443,19 @@ void ct_gaps_print_summary(const gaps_cli *c) {
   unsigned nf;
   const ct_gaps_finding *fs = ct_gaps_findings(c->g, &nf);
   if (nf) {
-    static const char *const labels[] = {"launch-bound kernels", "pageable copies",
-                                         "synchronous copies", "syncs on little GPU work",
-                                         "exposed communication", "CUDA-graph candidates"};
+    static const char *const labels[CT_FIND_ALLOC + 1] = {
+        [CT_FIND_LAUNCH_BOUND] = "launch-bound kernels", [CT_FIND_PAGEABLE_COPY] = "pageable copies",
+        [CT_FIND_SYNC_COPY] = "synchronous copies", [CT_FIND_LITTLE_SYNC] = "syncs on little GPU work",
+        [CT_FIND_EXPOSED_COMM] = "exposed communication",
+        [CT_FIND_GRAPH_CANDIDATE] = "CUDA-graph candidates",
+        [CT_FIND_ALLOC] = "memory allocated and freed in the loop"};
     printf("findings:");
     for (unsigned i = 0; i < nf; i++) {
       int dup = 0;
       for (unsigned k = 0; k < i; k++) dup |= fs[k].kind == fs[i].kind;
-      if (!dup) printf("%s %s", i ? "," : "", labels[fs[i].kind]);
+      if (!dup)
+        printf("%s %s", i ? "," : "",
+               (unsigned)fs[i].kind <= CT_FIND_ALLOC && labels[fs[i].kind] ? labels[fs[i].kind] : "?");
     }
     printf(" (see cutrace gaps for the fixes)\n");
   }

@@ -169,7 +169,8 @@ with tempfile.TemporaryDirectory() as tmp:
     lines = out.splitlines()
     busy = 100.0 * ans["busy_ns"] / (ans["last_ns"] - ans["first_ns"])
     check(rc == 0 and 2 <= len(lines) <= 6, f"summary lines {len(lines)}")
-    check(f"busy {busy:.1f}%" in out and "largest gap: 1.406 ms" in out and "before()" in out,
+    check(f"busy {busy:.1f}%" in out and "largest gap: 1.406 ms" in out and "before()" in out
+          and "memory allocated and freed in the loop" in out and "(null)" not in out,
           f"summary content: {out!r}")
 
     # Options: --min-gap filters the list, not the totals; --launch-threshold 1 turns the

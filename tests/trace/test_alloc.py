@@ -131,6 +131,11 @@ def check_gaps(label, path, kernels, free_name, malloc_name, launch_api):
     check(header[6:10] == ["host_wait", "launch_ovh", "sync", "alloc"], f"{label}: header {header}")
     check(f"{ITERS - 1} gaps (" in p.stdout and "spent mostly allocating and freeing memory"
           in p.stdout, f"{label}: text finding missing:\n{p.stdout[-1500:]}")
+    p = subprocess.run([cutrace, "gaps", "--summary", path], capture_output=True, text=True,
+                       timeout=60)
+    check("idle" in p.stdout and ": alloc " in p.stdout and
+          "findings: memory allocated and freed in the loop" in p.stdout,
+          f"{label}: gaps --summary {p.stdout!r}")
     out = os.path.join(tmp, label + ".json")
     p = subprocess.run([cutrace, "dump", "--chrome", "-o", out, path], capture_output=True,
                        text=True, timeout=60)
