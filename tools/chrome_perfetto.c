@@ -313,8 +313,8 @@ static void pf_counter(ct_chrome *c, uint64_t pid, const char *name, uint64_t ts
 
 const chr_encoder chr_perfetto_encoder = {
     .begin = pf_begin, .end = pf_end, .process = pf_process, .track = pf_track,
-    .slice_open = pf_slice_open, .gpu_range_open = pf_gpu_range_open, .arg_u64 = pf_arg_u64, .arg_i64 = pf_arg_i64,
-    .arg_f3 = pf_arg_f3, .arg_time = pf_arg_u64, .arg_str = pf_arg_str,
+    .slice_open = pf_slice_open, .gpu_range_open = pf_gpu_range_open, .arg_u64 = pf_arg_u64,
+    .arg_i64 = pf_arg_i64, .arg_f3 = pf_arg_f3, .arg_time = pf_arg_u64, .arg_str = pf_arg_str,
     .arg_list = pf_arg_list, .item_u64 = pf_item_u64, .item_str = pf_item_str,
     .list_close = pf_list_close, .flow_out = pf_flow_out, .flow_in = pf_flow_in,
     .slice_close = pf_slice_close, .flow = pf_flow, .counter = pf_counter};

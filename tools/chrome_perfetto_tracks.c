@@ -64,7 +64,12 @@ void pf_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind
   pb_buf *d = &pf->item;
   pb_clear(d);
   pb_uint(d, TD_UUID, pf_uuid(pf, pid, tid));
-  pb_uint(d, TD_PARENT_UUID, kind == CHR_TRACK_GPU ? pf_gpu_row_uuid(pf, pid) : pf_cpu_row_uuid(pf, pid));
+  /* a thread track goes under its process by its ThreadDescriptor's pid, without
+   * parent_uuid (docs/reference/synthetic-track-event.md, "Associating Tracks with
+   * Threads"); named tracks under their row */
+  if (kind != CHR_TRACK_THREAD)
+    pb_uint(d, TD_PARENT_UUID,
+            kind == CHR_TRACK_GPU ? pf_gpu_row_uuid(pf, pid) : pf_cpu_row_uuid(pf, pid));
   if (kind == CHR_TRACK_THREAD) {
     pb_buf th = {0};
     pb_uint(&th, THD_PID, pid);

@@ -195,6 +195,8 @@ class Trace:
             t.update(kind="thread", pid=one(th, 1), tid=one(th, 2), name=one(th, 5, b"").decode())
         else:
             t["kind"] = "counter" if t["counter"] else "custom"
+        if t["kind"] == "thread" and t["parent"] is not None:
+            self._problem(f"thread track {uuid} with a parent_uuid")
         if t["parent"] is not None and t["parent"] not in self.tracks:
             self._problem(f"track {uuid}: parent {t['parent']} not described before it")
         old = self.tracks.get(uuid)
@@ -233,8 +235,14 @@ class Trace:
                 self.flows.setdefault(fid, {}).setdefault("in", []).append(s)
 
     def place(self, uuid):
-        """(row name, track name) of a track: its parent's name and its own."""
+        """(row name, track name) of a track: its parent's name (a thread's: its
+        process's, found by pid) and its own."""
         t = self.tracks.get(uuid, {})
+        if t.get("kind") == "thread":
+            if not hasattr(self, "_process_names"):
+                self._process_names = {p["pid"]: p["name"] for p in self.tracks.values()
+                                       if p["kind"] == "process"}
+            return self._process_names.get(t["pid"]), t["name"]
         parent = self.tracks.get(t.get("parent"), {})
         return parent.get("name"), t.get("name")
 

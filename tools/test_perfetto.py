@@ -154,7 +154,8 @@ def main():
               cats["user_annotation"] == 2 * n and cats["gpu_user_annotation"] == 2 * n and
               cats["tracer"] == (n + 7) // 8 and cats["cuda_driver"] == even,
               f"one file: slices per category {dict(cats)}")
-        rows = {t.tracks[u]["name"] for u in t.tracks if t.tracks[u]["parent"] is None and u != 0}
+        rows = {t.tracks[u]["name"] for u in t.tracks
+                if t.tracks[u]["parent"] is None and t.tracks[u]["kind"] != "thread" and u != 0}
         check(0 in t.tracks and t.tracks[0]["name"] == "", "one file: the root track's ordering")
         check(rows == {"GPU 0"} | {n for n in rows if n.endswith("(pid 100)")} and len(rows) == 2,
               f"one file: a process and a GPU row {rows}")
