@@ -106,10 +106,19 @@ void chr_on_pycode(void *user, const ct_proc *p, const struct ct_pycode *code, c
 
 /* 1 when a call's GPU work gets a flow from it (Perfetto wants the flow id on the
  * call's slice, which may be written before its work is known): calls with a launch,
- * copy, set, GEMM or graph detail, except library calls timed by their child kernels
- * (the flows start at the child launches). */
+ * copy, set, GEMM or graph detail, or of those categories (hooks.def; files before
+ * format 1.2 have no graph detail), except library calls timed by their child
+ * kernels (the flows start at the child launches). */
 static int call_has_flow(const ct_span *s) {
-  return s->corr && s->detail != CT_DETAIL_NONE && !(s->flags & CT_API_INNER_TIMED);
+  if (!s->corr || (s->flags & CT_API_INNER_TIMED)) return 0;
+  switch (s->category) {
+  case CT_CAT_LAUNCH: case CT_CAT_MEMCPY: case CT_CAT_MEMSET: case CT_CAT_GEMM:
+    return 1;
+  case CT_CAT_GRAPH: /* launches, not instantiations */
+    return s->detail != CT_DETAIL_NONE || (s->name && strstr(s->name, "GraphLaunch"));
+  default:
+    return s->detail != CT_DETAIL_NONE;
+  }
 }
 
 /* An intercepted call's slice; inner (may be NULL) is its child kernels' summary. */

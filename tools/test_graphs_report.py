@@ -5,7 +5,8 @@ wins), an exec launched without inventory (instantiated before tracing began), a
 with more distinct kernels than the table keeps; launches, GPU time and inventories
 exact in json, csv and text; Chrome args per graph activity. Then the same launches in
 files of format 1.1 and 1.0 (no GRAPH kinds; 1.0 also without api.stack / parent)
-read by this reader: one graphs row of exec 0 with no inventory.
+read by this reader: one graphs row of exec 0 with no inventory. dump --perfetto of
+each holds the same events as dump --chrome (test_perfetto.compare).
 
 usage: test_graphs_report.py CUTRACE"""
 import csv
@@ -143,4 +144,13 @@ with tempfile.TemporaryDirectory(prefix="ct-graphs-") as d:
               f"format 1.{minor}: dump {rc} {err!r}")
         rc, out, err = run("info", old)
         check(f"1.{minor}" in out, f"format 1.{minor}: info says {out!r}")
+    # dump --perfetto: the same events as --chrome (graph args as a dict, old formats)
+    import perfetto_read
+    from test_perfetto import compare
+    for trace in (path, os.path.join(d, "old1.ctr"), os.path.join(d, "old0.ctr")):
+        pf = os.path.join(d, "out.pftrace")
+        rc, out, err = run("dump", "--chrome", "--no-gaps", trace)
+        rc2, _, err2 = run("dump", "--perfetto", "--no-gaps", "-o", pf, trace)
+        diffs = compare(json.loads(out), perfetto_read.read(pf)) if rc == rc2 == 0 else [err, err2]
+        check(not diffs, f"{os.path.basename(trace)}: --perfetto as --chrome: {diffs[:3]}")
 sys.exit(finish())
