@@ -3,6 +3,7 @@
  * conventions so that Perfetto UI, chrome://tracing and HTA read it: CPU events on
  * pid = process id / tid = thread id, GPU events on pid = device index / tid = stream
  * id, ac2g flow pairs from each call to its GPU work, metadata naming every track.
+ * With options.perfetto the same events as Perfetto's protobuf trace (dump --perfetto).
  * Events are written as the model delivers them: memory does not grow with the trace.
  */
 #ifndef CUTRACE_CHROME_H

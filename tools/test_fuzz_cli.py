@@ -2,8 +2,9 @@
 """Every reading command survives damaged traces: a planted trace holding every record
 kind (raw zstd blocks, so that mutations reach the records themselves) is mutated N
 times with a fixed seed (bytes flipped, runs zeroed or duplicated, cut short, varints
-stretched), and `info`, `report` (tables and --by range), `gaps`, `steps`, `dump` and
-`dump --chrome --queues`, each with and without --from/--to, must end with exit status
+stretched), and `info`, `report` (tables and --by range), `gaps`, `steps`, `dump`,
+`dump --chrome --queues` and `dump --perfetto --queues`, each with and without --from/--to
+(`--perfetto`: with), must end with exit status
 0, 1 or 2, never a signal, and (in a sanitizer build) without a sanitizer report.
 
 usage: test_fuzz_cli.py CUTRACE [ITERATIONS [SEED]]
@@ -134,6 +135,7 @@ def mutate(data, rng):
 
 COMMANDS = [["info"], ["report", "--format", "json"], ["report", "--by", "range"],
             ["gaps", "--format", "json"], ["dump"], ["dump", "--chrome", "-o", os.devnull, "--queues"],
+            ["dump", "--perfetto", "-o", os.devnull, "--queues", "--from", "0.5ms"],
             ["gaps", "--from", "1ms", "--to", "2ms"], ["report", "--from", "1.5ms"],
             ["steps", "--range", "*", "--format", "json"], ["steps", "--range", "*", "--to", "2ms"]]
 base = planted()
