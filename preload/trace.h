@@ -25,6 +25,26 @@
 #define CTP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CTP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* CTP_TSAN: 1 in a ThreadSanitizer build (scripts/tsan). CTP_NO_TSAN leaves a
+ * function uninstrumented there: code that can run while TSan's runtime is still
+ * initialising itself, which looks up the functions it intercepts with
+ * dlsym(RTLD_NEXT), i.e. with our dlsym (preload/driver/dlsym_hook.c). */
+#if defined(__SANITIZE_THREAD__)
+#define CTP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CTP_TSAN 1
+#endif
+#endif
+#ifndef CTP_TSAN
+#define CTP_TSAN 0
+#define CTP_NO_TSAN
+#elif defined(__clang__)
+#define CTP_NO_TSAN __attribute__((disable_sanitizer_instrumentation))
+#else
+#define CTP_NO_TSAN __attribute__((no_sanitize_thread))
+#endif
+
 /* The host clock every record uses: CLOCK_MONOTONIC in nanoseconds. */
 static inline uint64_t ctp_now_ns(void) {
   struct timespec ts;
@@ -36,6 +56,12 @@ static inline uint64_t ctp_now_ns(void) {
  * (CUTRACE_DISABLE=1, no usable output) or after the final flush. Hooks test it
  * before doing any tracing work and otherwise only forward the call. */
 extern int ctp_enabled CTP_HIDDEN;
+
+/* ctp_enabled, from any thread: the writer thread (its sink failed to open) and the
+ * final flush turn it off while the program's threads test it, so it is read
+ * atomically (found by ThreadSanitizer, scripts/tsan); on x86-64 and arm64 an acquire
+ * load of an int is the same plain load instruction. */
+static inline int ctp_is_enabled(void) { return __atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE); }
 
 /* 1 while the tracer does not record the program (a pause: CUTRACE_DELAY,
  * CUTRACE_CAPTURE=profiler, CUTRACE_DURATION; preload/core/window.c). */

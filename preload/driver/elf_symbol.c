@@ -18,7 +18,7 @@ struct lookup {
   void *found;
 };
 
-static uint32_t gnu_hash(const char *s) {
+CTP_NO_TSAN static uint32_t gnu_hash(const char *s) {
   uint32_t h = 5381;
   for (; *s; s++)
     h = h * 33 + (unsigned char)*s;
@@ -26,11 +26,19 @@ static uint32_t gnu_hash(const char *s) {
 }
 
 /* A d_ptr value as an address (glibc relocates most of them in place already). */
-static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v) {
+/* strcmp(a, b) == 0, by hand: in a ThreadSanitizer build strcmp is one of TSan's
+ * interceptors, not usable while it initialises (see ctpd_elf_default_symbol). */
+CTP_NO_TSAN static int same_name(const char *a, const char *b) {
+  for (; *a && *a == *b; a++, b++) {
+  }
+  return *a == *b;
+}
+
+CTP_NO_TSAN static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v) {
   return v < info->dlpi_addr ? info->dlpi_addr + v : v;
 }
 
-static void lookup_in(const struct dl_phdr_info *info, const ElfW(Dyn) *dyn, struct lookup *l) {
+CTP_NO_TSAN static void lookup_in(const struct dl_phdr_info *info, const ElfW(Dyn) *dyn, struct lookup *l) {
   const ElfW(Sym) *symtab = NULL;
   const char *strtab = NULL;
   const uint32_t *gnu = NULL;
@@ -59,7 +67,7 @@ static void lookup_in(const struct dl_phdr_info *info, const ElfW(Dyn) *dyn, str
     uint32_t ch = chain[i - symoffset];
     const ElfW(Sym) *s = &symtab[i];
     if ((ch | 1) == (h | 1) && s->st_shndx != SHN_UNDEF && s->st_value &&
-        strcmp(strtab + s->st_name, l->name) == 0 && (!versym || !(versym[i] & 0x8000))) {
+        same_name(strtab + s->st_name, l->name) && (!versym || !(versym[i] & 0x8000))) {
       l->found = (void *)(info->dlpi_addr + s->st_value);
       return;
     }
@@ -68,6 +76,35 @@ static void lookup_in(const struct dl_phdr_info *info, const ElfW(Dyn) *dyn, str
   }
 }
 
+#if CTP_TSAN
+/*
+ * A ThreadSanitizer build (scripts/tsan): TSan's runtime, while it initialises, looks
+ * up every function it intercepts with dlsym(RTLD_NEXT), which is ours, which needs
+ * libc's dlsym found here. dl_iterate_phdr is one of TSan's interceptors, not usable
+ * yet, so the loaded objects are walked through the dynamic linker's r_debug list
+ * instead (no lock: at that point nothing else runs; later calls find the pointers
+ * already set). Every function on this path is CTP_NO_TSAN.
+ */
+/* 1 when name ends with "/" object (or is object): strstr is an interceptor too. */
+CTP_NO_TSAN static int path_names(const char *path, const char *object) {
+  const char *base = path;
+  for (const char *p = path; *p; p++)
+    if (*p == '/')
+      base = p + 1;
+  return same_name(base, object);
+}
+
+CTP_NO_TSAN void *ctpd_elf_default_symbol(const char *object, const char *name) {
+  struct lookup l = {object, name, NULL};
+  for (const struct link_map *m = _r_debug.r_map; m && !l.found; m = m->l_next) {
+    if (!m->l_name || !path_names(m->l_name, object) || !m->l_ld)
+      continue;
+    struct dl_phdr_info info = {.dlpi_addr = m->l_addr, .dlpi_name = m->l_name};
+    lookup_in(&info, m->l_ld, &l);
+  }
+  return l.found;
+}
+#else
 static int visit(struct dl_phdr_info *info, size_t size, void *arg) {
   (void)size;
   struct lookup *l = arg;
@@ -84,3 +121,4 @@ void *ctpd_elf_default_symbol(const char *object, const char *name) {
   dl_iterate_phdr(visit, &l);
   return l.found;
 }
+#endif

@@ -130,6 +130,29 @@ static void free_thread_state(void *p) {
   if (p) munmap(p, sizeof(struct thread_stacks));
 }
 
+#if CTP_TSAN
+/*
+ * A ThreadSanitizer build (scripts/tsan) only: unw_backtrace's per-thread cache is
+ * freed by a pthread key destructor that, like TSan's own, waits for the last round
+ * of destructors, and then runs after TSan has torn the thread down: every exiting
+ * thread that recorded a stack would crash. The cursor walk keeps no per-thread
+ * cache; it returns the same frames (the first ones, in libtrace.so, are skipped).
+ */
+__attribute__((noinline)) static int cursor_backtrace(void **frames, int max) {
+  unw_context_t uc;
+  unw_cursor_t cur;
+  if (getcontext_fn(&uc) != 0 || init_local_fn(&cur, &uc) != 0) return 0;
+  int n = 0;
+  while (n < max) {
+    unw_word_t ip = 0;
+    if (get_reg_fn(&cur, UNW_REG_IP, &ip) != 0 || !ip) break;
+    frames[n++] = (void *)(uintptr_t)ip;
+    if (step_fn(&cur) <= 0) break;
+  }
+  return n;
+}
+#endif
+
 static void fork_prepare(void) { ctps_tree_fork_prepare(); }
 static void fork_parent(void) { ctps_tree_fork_parent(); }
 static void fork_child(void) { ctps_tree_fork_child(); }
@@ -151,6 +174,9 @@ static void init(void) {
       get_reg_fn = (__typeof__(get_reg_fn))dlsym(lib, "_ULx86_64_get_reg");
       if (!getcontext_fn || !init_local_fn || !step_fn || !get_reg_fn)
         getcontext_fn = NULL;
+#if CTP_TSAN
+      backtrace_fn = getcontext_fn ? cursor_backtrace : NULL;
+#endif
     }
     if (!backtrace_fn) {
       ctp_warn("call stacks off: cannot load libunwind.so.8 (%s)", lib ? "no unw_backtrace" : dlerror());
