@@ -30,8 +30,11 @@ static int owned[NSIG];                       /* the kernel has the tracer's han
 static int in_flush;
 static sigaction_fn real_sigaction_fn;
 
-/* The next sigaction after this library's (resolved once, outside signal handlers). */
-static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+/* The next sigaction after this library's (resolved once, outside signal handlers).
+ * CTP_NO_TSAN, like the exported entry points below: ThreadSanitizer's runtime takes
+ * our sigaction and signal as its "real" ones (dlsym(RTLD_NEXT) from libtsan) and
+ * calls them while it initialises, before instrumented code may run. */
+CTP_NO_TSAN static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
   sigaction_fn fn = __atomic_load_n(&real_sigaction_fn, __ATOMIC_ACQUIRE);
   if (!fn) {
     fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
@@ -76,7 +79,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *ucontext) {
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    owned[sig] = 0;
+    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELAXED);
     real_sigaction(sig, &dfl, NULL); /* resolved at install: async-signal-safe here */
     raise(sig); /* pending until this handler returns, then the default action */
   } else {
@@ -93,19 +96,19 @@ void ctp_signals_install(void) {
     if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;
     program_action[sig] = old;
     kernel_action_for(&old, &act);
-    if (real_sigaction(sig, &act, NULL) == 0) owned[sig] = 1;
+    if (real_sigaction(sig, &act, NULL) == 0) __atomic_store_n(&owned[sig], 1, __ATOMIC_RELAXED);
   }
 }
 
-CTP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
-  if (sig <= 0 || sig >= NSIG || !owned[sig]) return real_sigaction(sig, act, old);
+/* sigaction for a signal the tracer's handler holds: the program's disposition. */
+static int program_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
   struct sigaction previous = program_action[sig];
   if (act) {
     int ignore = !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_IGN;
     if (ignore) {
       int rc = real_sigaction(sig, act, NULL);
       if (rc < 0) return rc;
-      owned[sig] = 0;
+      __atomic_store_n(&owned[sig], 0, __ATOMIC_RELAXED);
     } else {
       struct sigaction k;
       kernel_action_for(act, &k);
@@ -116,6 +119,16 @@ CTP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
   }
   if (old) *old = previous;
   return 0;
+}
+
+/* 1 when the tracer's handler holds sig (never before start-up). */
+CTP_NO_TSAN static int owns(int sig) {
+  return sig > 0 && sig < NSIG && __atomic_load_n(&owned[sig], __ATOMIC_RELAXED);
+}
+
+CTP_NO_TSAN CTP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+  if (!owns(sig)) return real_sigaction(sig, act, old);
+  return program_sigaction(sig, act, old);
 }
 
 /* signal() with glibc's BSD semantics (SA_RESTART, the signal blocked in its handler). */
@@ -130,14 +143,20 @@ static __sighandler_t bsd_signal_impl(int sig, __sighandler_t handler) {
   return old.sa_handler;
 }
 
-CTP_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) {
-  if (sig <= 0 || sig >= NSIG || !owned[sig]) {
+CTP_NO_TSAN CTP_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) {
+  if (!owns(sig)) {
     static __sighandler_t (*real_signal)(int, __sighandler_t);
-    if (!real_signal) real_signal = (__sighandler_t(*)(int, __sighandler_t))dlsym(RTLD_NEXT, "signal");
-    if (!real_signal) return SIG_ERR;
-    return real_signal(sig, handler);
+    __sighandler_t (*fn)(int, __sighandler_t) = __atomic_load_n(&real_signal, __ATOMIC_ACQUIRE);
+    if (!fn) {
+      fn = (__sighandler_t(*)(int, __sighandler_t))dlsym(RTLD_NEXT, "signal");
+      if (!fn) return SIG_ERR;
+      __atomic_store_n(&real_signal, fn, __ATOMIC_RELEASE);
+    }
+    return fn(sig, handler);
   }
   return bsd_signal_impl(sig, handler);
 }
 
-CTP_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t handler) { return signal(sig, handler); }
+CTP_NO_TSAN CTP_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t handler) {
+  return signal(sig, handler);
+}
