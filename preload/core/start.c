@@ -201,7 +201,7 @@ static void start_once(void) {
 }
 
 int ctp_start(void) {
-  if (CTP_LIKELY(__atomic_load_n(&start_state, __ATOMIC_ACQUIRE) == 2)) return ctp_enabled;
+  if (CTP_LIKELY(__atomic_load_n(&start_state, __ATOMIC_ACQUIRE) == 2)) return ctp_is_enabled();
   int saved = errno;
   int expected = 0;
   if (__atomic_compare_exchange_n(&start_state, &expected, 1, 0, __ATOMIC_ACQ_REL,
@@ -214,7 +214,7 @@ int ctp_start(void) {
     while (__atomic_load_n(&start_state, __ATOMIC_ACQUIRE) != 2) sched_yield();
   }
   errno = saved;
-  return ctp_enabled;
+  return ctp_is_enabled();
 }
 
 /*

@@ -29,6 +29,13 @@ static struct writer W = {.sink = {.fd = -1}};
  * deadline of its own, unlike a connect). */
 #define CTP_WRITER_FILE_OPEN_WAIT_MS (CTP_SINK_EXIT_TIMEOUT_NS / 1000000)
 
+/* 1 for the one caller that gets to join or detach the writer thread: whichever of
+ * the thread giving up (it detaches itself, so that nobody needs to join it) and
+ * the joiners (finish, join_left) comes first. */
+static int claim_thread(struct writer *w) {
+  return !__atomic_exchange_n(&w->claimed, 1, __ATOMIC_ACQ_REL);
+}
+
 /*
  * The sink could not be opened: tracing is off from now on (the hooks only forward, a
  * fork child or the final flush finds nothing to do), and the records buffered so far
@@ -39,6 +46,9 @@ static void give_up_unopened(struct writer *w) {
    * after this thread turned it off sees gave_up and turns it off again. */
   __atomic_store_n(&w->gave_up, 1, __ATOMIC_SEQ_CST);
   __atomic_store_n(&ctp_enabled, 0, __ATOMIC_SEQ_CST);
+  /* Nothing will join this thread now (tracing is off): without this its stack
+   * stayed mapped for the life of the process (a thread leak TSan reported). */
+  if (claim_thread(w)) pthread_detach(pthread_self());
 }
 
 /*
@@ -86,7 +96,7 @@ static void *writer_main(void *arg) {
 void ctp_writer_join_left(void) {
   struct writer *w = &W;
   if (w->running && __atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
-    pthread_join(w->thread, NULL);
+    if (claim_thread(w)) pthread_join(w->thread, NULL);
     w->running = 0;
   }
 }
@@ -113,6 +123,7 @@ int ctp_writer_start(const struct ctp_sink *s, const ct_record *first, unsigned 
   memcpy(w->first, first, nfirst * sizeof *first);
   w->nfirst = nfirst;
   w->gave_up = 0;
+  w->claimed = 0;
   __atomic_store_n(&w->sink_ready, 0, __ATOMIC_RELEASE);
   w->process_pending = 1;
   w->stop = 0;
@@ -183,7 +194,7 @@ void ctp_writer_finish(void) {
         return;
       }
     }
-    pthread_join(w->thread, NULL);
+    if (claim_thread(w)) pthread_join(w->thread, NULL);
     w->running = 0;
   }
 }

@@ -33,6 +33,7 @@ struct writer {
   int sem_ready;
   int sink_ready;           /* the sink is open (file created, stream connected) */
   int gave_up;              /* the sink's open failed: tracing off */
+  int claimed;              /* the thread was joined or detached itself (claim_thread) */
   sem_t wake;
   int stop;
   unsigned urgent_req, urgent_done;

@@ -66,7 +66,7 @@ static void close_open_ranges(struct nvtx_thread_state *st, uint64_t now_ns) {
 static void thread_exit(void *arg) {
   struct nvtx_thread_state *st = arg;
   int saved_errno = errno;
-  if (ctp_enabled)
+  if (ctp_is_enabled())
     close_open_ranges(st, ctp_now_ns());
   atomic_store_explicit(&st->top, 0, memory_order_release);
   st->overflow = 0;
@@ -170,7 +170,7 @@ int nvtx_range_pop(uint64_t domain) {
   if (CTP_UNLIKELY(i + 1 != top))
     memmove(&st->open[i], &st->open[i + 1], (top - 1 - i) * sizeof st->open[0]);
   atomic_store_explicit(&st->top, top - 1, memory_order_release);
-  if (CTP_LIKELY(ctp_enabled))
+  if (CTP_LIKELY(ctp_is_enabled()))
     nvtx_emit_range(st->tid, domain, closed.name, closed.begin_ns, now_ns, closed.level, 0);
   if (nvtx_is_capture_range(closed.name)) ctp_window_range(0); /* after its record */
   return (int)closed.level;

@@ -33,7 +33,7 @@ static _Atomic uint64_t se_next_id = 1;
 uint64_t nvtx_range_start(uint64_t domain, uint64_t name) {
   uint64_t now_ns = ctp_now_ns();
   uint64_t id = atomic_fetch_add_explicit(&se_next_id, 1, memory_order_relaxed);
-  if (!ctp_enabled) return id;
+  if (!ctp_is_enabled()) return id;
   for (unsigned k = 0; k < NVTX_SE_PROBES; k++) {
     struct nvtx_se_slot *s = &se_slots[(id + k) & (NVTX_SE_SLOTS - 1)];
     uint64_t free_key = 0;
@@ -63,7 +63,7 @@ void nvtx_range_end(uint64_t id) {
     if (!atomic_compare_exchange_strong_explicit(&s->key, &expected, 0, memory_order_acq_rel,
                                                  memory_order_relaxed))
       return; /* another thread ended it first */
-    if (ctp_enabled)
+    if (ctp_is_enabled())
       nvtx_emit_range(tid, domain, name, begin_ns, now_ns, 0, CT_RANGE_STARTEND);
     if (nvtx_is_capture_range(name)) ctp_window_range(0);
     return;
