@@ -186,10 +186,19 @@ struct thread_arg {
   int failures;
 };
 
+/* No stream is destroyed before every thread has created its own: the simulator, like
+ * CUDA, may hand a destroyed stream's handle to the next cudaStreamCreate, and a
+ * reused handle keeps its stream id (docs/preload.md), which would leave the test one
+ * STREAM record short when a thread ends before another starts (seen under
+ * ThreadSanitizer's slower scheduling, scripts/tsan). */
+static pthread_barrier_t streams_made;
+
 static void *thread_main(void *argp) {
   struct thread_arg *a = (struct thread_arg *)argp;
   cudaStream_t s;
-  if (cudaStreamCreate(&s) != cudaSuccess) {
+  int made = cudaStreamCreate(&s) == cudaSuccess;
+  pthread_barrier_wait(&streams_made);
+  if (!made) {
     a->failures++;
     return NULL;
   }
@@ -206,6 +215,7 @@ static int scenario_threads(int t, int n) {
   CHECK(cudaFree(0));
   pthread_t th[64];
   struct thread_arg args[64];
+  pthread_barrier_init(&streams_made, NULL, (unsigned)t);
   for (int i = 0; i < t; i++) {
     args[i].n = n;
     args[i].failures = 0;
@@ -216,6 +226,7 @@ static int scenario_threads(int t, int n) {
     pthread_join(th[i], NULL);
     failures += args[i].failures;
   }
+  pthread_barrier_destroy(&streams_made);
   printf("threads: %d x %d launches, %d failures\n", t, n, failures);
   return failures != 0;
 }

@@ -341,10 +341,14 @@ def case_threads(run, app):
     rc, out, t = run.compare([app, "threads", str(threads), str(n)], {"SIMCUDA_KERNEL_US": "default=1"})
     if check(rc == 0 and t, "threads: run failed"):
         thread_accounting(t, threads, n, "threads 8 x 10000")
-    # A small buffer forces drops: they must be counted exactly.
+    # A small buffer forces drops: they must be counted exactly. Without stacks: a
+    # dropped TRACER "stacks" record (a thread's capture cost, one per flush period)
+    # counts in DROP but is no record this accounting expects (seen under
+    # ThreadSanitizer's slower runs, scripts/tsan, which end more periods).
     n = 3000
     rc, out, t = run.run([app, "threads", str(threads), str(n)],
-                         {"SIMCUDA_KERNEL_US": "default=1", "CUTRACE_BUFFER_KB": "16"})
+                         {"SIMCUDA_KERNEL_US": "default=1", "CUTRACE_BUFFER_KB": "16",
+                          "CUTRACE_STACKS": "off"})
     if check(rc == 0 and t, "threads (16 KiB buffers): run failed"):
         check(len(t.of("drop")) > 0, "threads (16 KiB buffers): expected drops")
         thread_accounting(t, threads, n, "threads 8 x 3000, 16 KiB buffers")
