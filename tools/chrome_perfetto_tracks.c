@@ -11,6 +11,15 @@
 
 #include "chrome_perfetto.h"
 
+/* A named (custom) track's name, and no merging with same-named siblings: the UI
+ * merges tracks by name by default, and trace_processor takes a later descriptor's
+ * name (a GPU row named again once its DEVICE record came) only for tracks that do
+ * not merge (TrackEventTracker::ReserveDescriptorTrack, ec5d16b14b74). */
+static void named(pb_buf *d, const char *name) {
+  pb_string(d, TD_NAME, name);
+  pb_uint(d, TD_SIBLING_MERGE_BEHAVIOR, SIBLING_MERGE_BEHAVIOR_NONE);
+}
+
 /* The uuid of track (pid, tid): small numbers in order of first use (they are written
  * with every event: a varint of 1 or 2 bytes). 0 when out of memory. */
 uint64_t pf_uuid(chr_perfetto *pf, uint64_t pid, uint64_t tid) {
@@ -43,7 +52,7 @@ void pf_process(ct_chrome *c, uint64_t pid, const char *name, int gpu, uint64_t 
   pb_clear(d);
   if (gpu) {
     pb_uint(d, TD_UUID, pf_gpu_row_uuid(pf, pid));
-    pb_string(d, TD_NAME, name);
+    named(d, name);
     pb_uint(d, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
   } else {
     pb_uint(d, TD_UUID, pf_cpu_row_uuid(pf, pid));
@@ -79,7 +88,7 @@ void pf_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind
     if (th.failed) pf->failed = 1;
     pb_free(&th);
   } else {
-    pb_string(d, TD_NAME, name);
+    named(d, name);
   }
   if (kind == CHR_TRACK_GPU) {
     gpu_track *g = ct_map_get(pf->gpu_tracks, (uint64_t[2]){pid, tid}, 16, NULL);
@@ -112,7 +121,7 @@ uint64_t pf_annotation_track(ct_chrome *c, uint64_t pid, uint64_t tid, uint64_t 
   pb_clear(d);
   pb_uint(d, TD_UUID, uuid);
   pb_uint(d, TD_PARENT_UUID, pf_gpu_row_uuid(pf, pid));
-  pb_string(d, TD_NAME, name);
+  named(d, name);
   pb_uint(d, TD_SIBLING_ORDER_RANK, rank_of(tid));
   pf_write_descriptor(c);
   return uuid;
@@ -139,7 +148,7 @@ uint64_t pf_counter_track(ct_chrome *c, uint64_t pid, const char *name) {
     pb_clear(d);
     pb_uint(d, TD_UUID, *uuid);
     pb_uint(d, TD_PARENT_UUID, pf_gpu_row_uuid(pf, pid));
-    pb_string(d, TD_NAME, name);
+    named(d, name);
     pb_bytes(d, TD_COUNTER, "", 0);
     pf_write_descriptor(c);
   }
