@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "chrome.h"
 #include "cli.h"
@@ -290,6 +291,11 @@ int cmd_dump(int argc, char **argv) {
     return status;
   }
   FILE *out = stdout;
+  if (opt.perfetto && (!out_path || !strcmp(out_path, "-")) && isatty(STDOUT_FILENO)) {
+    fprintf(stderr, "cutrace dump: --perfetto writes binary protobuf: give -o FILE or redirect "
+                    "standard output\n");
+    return 2;
+  }
   if (out_path && strcmp(out_path, "-") && !(out = fopen(out_path, "w"))) {
     fprintf(stderr, "cutrace dump: %s: cannot write: %m\n", out_path);
     return 2;

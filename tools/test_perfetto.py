@@ -223,6 +223,24 @@ def main():
         f.write(raw[: len(raw) * 2 // 3])
     both("truncated", [cut], status=1)
 
+    # binary output to a terminal: refused, one line, nothing written
+    import pty
+    master, slave = pty.openpty()
+    try:  # a cutrace that wrote would block once the terminal's buffer is full
+        p = subprocess.run([cutrace, "dump", "--perfetto", a], stdout=slave, stderr=subprocess.PIPE,
+                           text=True, timeout=20)
+        status, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        status, err = None, "wrote to the terminal until it blocked"
+    os.close(slave)
+    os.set_blocking(master, False)
+    try:
+        leaked = os.read(master, 100)
+    except OSError:
+        leaked = b""
+    os.close(master)
+    check(status == 2 and err.count("\n") == 1 and "-o FILE" in err and not leaked,
+          f"--perfetto to a terminal: {status} {err!r} {leaked[:20]!r}")
     rc, _, err = tooltest.run(cutrace, "dump", "--perfetto", "-o", "/nonexistent/x.pftrace", a)
     check(rc == 2 and err.count("\n") == 1 and "cannot write" in err, f"unwritable output: {rc} {err!r}")
     finish()
