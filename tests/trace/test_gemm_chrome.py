@@ -14,7 +14,9 @@ checked against the trace's own records:
   call site (function file:line: mlp.cu for cublasSgemm_v2, workload_lt.h for
   cublasLtMatmul);
 - NVTX ranges (nvtx_kernels) are projected onto the GPU streams (gpu_user_annotation)
-  from the first start to the last end of exactly the work launched inside them.
+  from the first start to the last end of exactly the work launched inside them;
+- `dump --perfetto` of each trace holds the same events as its `dump --chrome`
+  (tools/test_perfetto.py's comparison, through tools/perfetto_read.py).
 
 usage: test_gemm_chrome.py SIM_DIR CUTRACE LIBTRACE WORKLOAD_DIR NVTX_KERNELS
 """
@@ -30,11 +32,21 @@ from rawdump import raw_records
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from chrome_check import trace_event_format_problem  # noqa: E402
+import perfetto_read  # noqa: E402
+from test_perfetto import compare  # noqa: E402
 
 INNER_TIMED, TIMED = 0x20, 0x4
 
 h = Harness(sys.argv)
 nvtx_program = h.extra[0] if h.extra else ""
+
+
+def same_as_perfetto(label, path, chrome):
+    """Checks that dump --perfetto of path holds the events of its --chrome document."""
+    pf = os.path.join(h.tmp, f"{label}.pftrace")
+    rc, out, err = h.run("dump", "--perfetto", "--no-gaps", "-o", pf, path)
+    diffs = compare(chrome, perfetto_read.read(pf)) if rc == 0 else [f"status {rc}: {err!r}"]
+    h.check(not diffs, f"{label}: --perfetto holds the --chrome events: {diffs[:3]}")
 
 
 def trace_file(data):
@@ -117,6 +129,7 @@ def check_workload(name, args, stacks=False):
     chrome = json.loads(out)
     problem = trace_event_format_problem(chrome)
     h.check(not problem, f"{name}: Trace Event Format: {problem}")
+    same_as_perfetto(name, path, chrome)
     xs = [e for e in chrome["traceEvents"] if e["ph"] == "X"]
     gpu_slices = [e for e in xs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")]
     h.check(sorted(e["args"]["correlation"] for e in gpu_slices) == sorted(gpus),
@@ -159,6 +172,7 @@ def check_nvtx():
     rc, out, err = h.run("dump", "--chrome", "--no-gaps", path)
     doc = json.loads(out)
     h.check(not trace_event_format_problem(doc), "nvtx_kernels: Trace Event Format")
+    same_as_perfetto("nvtx_kernels", path, doc)
     xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
     gpu = [e for e in xs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")]
     ann = [e for e in xs if e["cat"] == "gpu_user_annotation"]
