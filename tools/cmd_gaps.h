@@ -34,6 +34,13 @@ uint64_t ct_gaps_trace_start(const ct_gaps_proc *p);
 /* Wall-clock time of host time t ("" when unknown), written into buf. */
 const char *ct_gaps_wall_clock(const ct_gaps_proc *p, uint64_t t, char *buf, size_t len);
 
+/* A process in a sentence: "rank 3 (pid 4242 on node7)" when its rank is known, else
+ * "pid 4242"; written into buf. */
+const char *ct_gaps_who(const ct_gaps_proc *p, char *buf, size_t len);
+
+/* The operation that ended a gap, demangled into buf ("(unknown operation)" if none). */
+const char *ct_gaps_op_label(const ct_gap_detail *d, char *buf, size_t len);
+
 /* part as a percentage of whole (0 when whole is 0). */
 static inline double ct_gaps_pct(uint64_t part, uint64_t whole) {
   return whole ? 100.0 * part / whole : 0.0;

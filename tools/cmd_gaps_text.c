@@ -1,6 +1,7 @@
 /*
  * cutrace gaps, text output: per-device and per-stream usage tables, the largest gaps
- * with what each thread did, the stream waits, findings; and the --summary lines.
+ * with what each thread did, the stream waits, findings (the --summary lines:
+ * cmd_gaps_summary.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -31,11 +32,9 @@ const char *ct_gaps_wall_clock(const ct_gaps_proc *p, uint64_t t, char *buf, siz
   return buf;
 }
 
-static const char *cause_label(enum ct_gap_cause c) { return ct_gap_cause_name(c); }
 
-/* A process in a sentence: "rank 3 (pid 4242 on node7)" when its rank is known,
- * else "pid 4242". */
-static const char *who(const ct_gaps_proc *p, char *buf, size_t len) {
+/* A process in a sentence (cmd_gaps.h). */
+const char *ct_gaps_who(const ct_gaps_proc *p, char *buf, size_t len) {
   if (p->job.known & CT_JOB_RANK) return ct_proc_label(&p->job, p->pid, p->host, buf, len);
   snprintf(buf, len, "pid %llu", (unsigned long long)p->pid);
   return buf;
@@ -101,7 +100,8 @@ static void print_usage_table(const gaps_cli *c, int streams) {
   ct_table_free(t);
 }
 
-static const char *op_label(const ct_gap_detail *d, char *buf, size_t len) {
+/* The operation that ended a gap, demangled (cmd_gaps.h). */
+const char *ct_gaps_op_label(const ct_gap_detail *d, char *buf, size_t len) {
   if (!d->op_name) return "(unknown operation)";
   return ct_demangle(d->op_name, buf, len);
 }
@@ -158,21 +158,21 @@ static void print_top_gaps(const gaps_cli *c) {
     ct_gaps_wall_clock(p, d->start_ns, wall, sizeof wall);
     printf("%2u. %s idle on device %llu of %s, at +%s%s%s%s: %s\n", i + 1,
            ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1), (unsigned long long)d->device,
-           who(p, w, sizeof w), ct_fmt_duration(d->start_ns - ct_gaps_trace_start(p), b2, sizeof b2),
+           ct_gaps_who(p, w, sizeof w), ct_fmt_duration(d->start_ns - ct_gaps_trace_start(p), b2, sizeof b2),
            *wall ? " (" : "", wall, *wall ? ")" : "",
-           cause_label(d->cause));
+           ct_gap_cause_name(d->cause));
     printf("    host time %llu..%llu ns\n", (unsigned long long)d->start_ns,
            (unsigned long long)d->end_ns);
     if (d->has_call) {
       int64_t lead = (int64_t)d->call_begin_ns - (int64_t)d->start_ns;
       printf("    ended by %s on stream %llu: %s by thread %llu, call began %s%s %s the gap started\n",
-             op_label(d, name, sizeof name), (unsigned long long)d->op_stream,
+             ct_gaps_op_label(d, name, sizeof name), (unsigned long long)d->op_stream,
              d->api ? d->api : "?", (unsigned long long)d->tid, lead < 0 ? "" : "",
              ct_fmt_duration((uint64_t)(lead < 0 ? -lead : lead), b3, sizeof b3),
              lead < 0 ? "before" : "after");
     } else {
       printf("    ended by %s on stream %llu (its call is not in the trace)\n",
-             op_label(d, name, sizeof name), (unsigned long long)d->op_stream);
+             ct_gaps_op_label(d, name, sizeof name), (unsigned long long)d->op_stream);
     }
     print_ending_call(&d->ending);
     uint64_t dur = d->end_ns - d->start_ns;
@@ -209,7 +209,7 @@ static void print_top_gaps(const gaps_cli *c) {
            ct_fmt_duration(ts[i].end_ns - ts[i].start_ns, b1, sizeof b1),
            (unsigned long long)ts[i].device, (unsigned long long)ts[i].stream,
            ct_fmt_duration(ts[i].start_ns - ct_gaps_trace_start(&procs[ts[i].proc]), b2, sizeof b2),
-           who(&procs[ts[i].proc], w, sizeof w));
+           ct_gaps_who(&procs[ts[i].proc], w, sizeof w));
   }
 }
 
@@ -223,7 +223,7 @@ static void print_findings(const gaps_cli *c) {
     const ct_gaps_finding *f = &fs[i];
     const ct_gaps_proc *p = &procs[f->proc];
     char b1[24], b2[24], b3[24], b4[24], w[400];
-    printf("  - %s device %llu: ", who(p, w, sizeof w), (unsigned long long)f->device);
+    printf("  - %s device %llu: ", ct_gaps_who(p, w, sizeof w), (unsigned long long)f->device);
     switch (f->kind) {
     case CT_FIND_LAUNCH_BOUND:
       printf("%llu kernels in %llu stretches ran no longer than their launch calls (GPU %s, calls %s); "
@@ -311,7 +311,7 @@ static void print_comm_table(const gaps_cli *c) {
     uint64_t max = 0;
     for (unsigned i = 0; i < n; i++) max = devs[i].comm.comm_ns > max ? devs[i].comm.comm_ns : max;
     char b1[24], b2[24], w[400] = "pid 0";
-    if (devs[s].proc < np) who(&procs[devs[s].proc], w, sizeof w);
+    if (devs[s].proc < np) ct_gaps_who(&procs[devs[s].proc], w, sizeof w);
     printf("likely straggler: device %llu of %s spent the least time in communication "
            "kernels (%s, up to %s elsewhere): the others waited for it inside collectives; "
            "compare its compute and host time\n",
@@ -357,106 +357,4 @@ void ct_gaps_print_text(const gaps_cli *c) {
   if (ct_gaps_late(c->g))
     printf("\nnote: %llu GPU activities arrived after the time they cover had been analysed; "
            "idle time near them may be overstated\n", (unsigned long long)ct_gaps_late(c->g));
-}
-
-/* ---- summary ---------------------------------------------------------------------------- */
-
-/* At most 6 lines (cmd_gaps.h). */
-void ct_gaps_print_summary(const gaps_cli *c) {
-  unsigned n, np, ntop, lines = 0;
-  const ct_gaps_device *devs = ct_gaps_devices(c->g, &n);
-  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
-  const ct_gap_detail *top = ct_gaps_top(c->g, &ntop);
-  if (!n) {
-    const char *why = NULL;
-    for (unsigned i = 0; i < np && !why; i++) why = procs[i].pause_why;
-    if (why && !strcmp(why, "filter"))
-      printf("cutrace gaps: no GPU activity in the --from/--to window\n");
-    else if (why)
-      printf("cutrace gaps: no GPU activity recorded: the tracer was paused (%s)%s\n", why,
-             !strcmp(why, "profiler") ? "; did the program call cudaProfilerStart?"
-             : !strcmp(why, "nvtx") ? "; did the program open the NVTX range?" : "");
-    else
-      printf("cutrace gaps: no GPU activity in the trace\n");
-    return;
-  }
-  for (unsigned i = 0; i < n && lines < 4; i++, lines++) {
-    const ct_gaps_usage *u = &devs[i].u;
-    char b1[24], b2[24], b3[24];
-    if (lines == 3 && n > 4) {
-      printf("cutrace gaps: %u more devices (see cutrace gaps)\n", n - 3);
-      break;
-    }
-    printf("GPU %llu: busy %.1f%% of %s", (unsigned long long)devs[i].device,
-           ct_gaps_pct(u->busy_ns, ct_gaps_observed_ns(u)),
-           ct_fmt_duration(ct_gaps_observed_ns(u), b1, sizeof b1));
-    if (u->unrecorded_ns)
-      printf(" recorded (%s not recorded: the tracer paused)",
-             ct_fmt_duration(u->unrecorded_ns, b3, sizeof b3));
-    printf("; idle %s", ct_fmt_duration(u->idle_ns, b2, sizeof b2));
-    char w[400];
-    if (np > 1) printf(" (%s)", who(&procs[devs[i].proc], w, sizeof w));
-    /* causes, largest first */
-    int order[CT_GAP_NCAUSES], k, m;
-    for (k = 0; k < CT_GAP_NCAUSES; k++) order[k] = k;
-    for (k = 1; k < CT_GAP_NCAUSES; k++)
-      for (m = k; m > 0 && u->idle_by_cause[order[m]] > u->idle_by_cause[order[m - 1]]; m--) {
-        int tmp = order[m];
-        order[m] = order[m - 1];
-        order[m - 1] = tmp;
-      }
-    const char *sep = ": ";
-    for (k = 0; k < CT_GAP_NCAUSES; k++) {
-      if (!u->idle_by_cause[order[k]]) continue;
-      printf("%s%s %s", sep, ct_gap_cause_name(order[k]),
-             ct_fmt_duration(u->idle_by_cause[order[k]], b3, sizeof b3));
-      sep = ", ";
-    }
-    if (devs[i].comm.comm_ns)
-      printf("; comm %s, %.1f%% overlapped with compute",
-             ct_fmt_duration(devs[i].comm.comm_ns, b3, sizeof b3),
-             ct_gaps_pct(devs[i].comm.overlap_ns, devs[i].comm.comm_ns));
-    putchar('\n');
-  }
-  if (ntop) {
-    const ct_gap_detail *d = &top[0];
-    char b1[24], b2[24], name[256];
-    printf("largest gap: %s on GPU %llu at +%s (%s", ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1),
-           (unsigned long long)d->device,
-           ct_fmt_duration(d->start_ns - ct_gaps_trace_start(&procs[d->proc]), b2, sizeof b2),
-           cause_label(d->cause));
-    if (d->op_name) printf("; ended by %s", op_label(d, name, sizeof name));
-    if (d->api) printf(" from %s", d->api);
-    const ct_gap_call *ec = &d->ending;
-    if (ec->site < ec->nframes) {
-      const ct_gap_frame *fr = &ec->frames[ec->site];
-      const char *base = strrchr(fr->file, '/');
-      if (ct_frame_is_python(fr->note))
-        printf(" at %s:%u %s", base ? base + 1 : fr->file, fr->line, fr->function);
-      else
-        printf(" at %s", fr->function);
-      if (!ct_frame_is_python(fr->note) && *fr->file && fr->line)
-        printf(" (%s:%u)", base ? base + 1 : fr->file, fr->line);
-    }
-    printf(")\n");
-  }
-  unsigned nf;
-  const ct_gaps_finding *fs = ct_gaps_findings(c->g, &nf);
-  if (nf) {
-    static const char *const labels[CT_FIND_ALLOC + 1] = {
-        [CT_FIND_LAUNCH_BOUND] = "launch-bound kernels", [CT_FIND_PAGEABLE_COPY] = "pageable copies",
-        [CT_FIND_SYNC_COPY] = "synchronous copies", [CT_FIND_LITTLE_SYNC] = "syncs on little GPU work",
-        [CT_FIND_EXPOSED_COMM] = "exposed communication",
-        [CT_FIND_GRAPH_CANDIDATE] = "CUDA-graph candidates",
-        [CT_FIND_ALLOC] = "memory allocated and freed in the loop"};
-    printf("findings:");
-    for (unsigned i = 0; i < nf; i++) {
-      int dup = 0;
-      for (unsigned k = 0; k < i; k++) dup |= fs[k].kind == fs[i].kind;
-      if (!dup)
-        printf("%s %s", i ? "," : "",
-               (unsigned)fs[i].kind <= CT_FIND_ALLOC && labels[fs[i].kind] ? labels[fs[i].kind] : "?");
-    }
-    printf(" (see cutrace gaps for the fixes)\n");
-  }
 }

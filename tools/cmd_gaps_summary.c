@@ -1,0 +1,109 @@
+/*
+ * cutrace gaps --summary: at most 6 lines (busy share and idle by cause per device, the
+ * largest gap, the kinds of findings).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd_gaps.h"
+#include "stacks.h"
+
+/* At most 6 lines (cmd_gaps.h). */
+void ct_gaps_print_summary(const gaps_cli *c) {
+  unsigned n, np, ntop, lines = 0;
+  const ct_gaps_device *devs = ct_gaps_devices(c->g, &n);
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  const ct_gap_detail *top = ct_gaps_top(c->g, &ntop);
+  if (!n) {
+    const char *why = NULL;
+    for (unsigned i = 0; i < np && !why; i++) why = procs[i].pause_why;
+    if (why && !strcmp(why, "filter"))
+      printf("cutrace gaps: no GPU activity in the --from/--to window\n");
+    else if (why)
+      printf("cutrace gaps: no GPU activity recorded: the tracer was paused (%s)%s\n", why,
+             !strcmp(why, "profiler") ? "; did the program call cudaProfilerStart?"
+             : !strcmp(why, "nvtx") ? "; did the program open the NVTX range?" : "");
+    else
+      printf("cutrace gaps: no GPU activity in the trace\n");
+    return;
+  }
+  for (unsigned i = 0; i < n && lines < 4; i++, lines++) {
+    const ct_gaps_usage *u = &devs[i].u;
+    char b1[24], b2[24], b3[24];
+    if (lines == 3 && n > 4) {
+      printf("cutrace gaps: %u more devices (see cutrace gaps)\n", n - 3);
+      break;
+    }
+    printf("GPU %llu: busy %.1f%% of %s", (unsigned long long)devs[i].device,
+           ct_gaps_pct(u->busy_ns, ct_gaps_observed_ns(u)),
+           ct_fmt_duration(ct_gaps_observed_ns(u), b1, sizeof b1));
+    if (u->unrecorded_ns)
+      printf(" recorded (%s not recorded: the tracer paused)",
+             ct_fmt_duration(u->unrecorded_ns, b3, sizeof b3));
+    printf("; idle %s", ct_fmt_duration(u->idle_ns, b2, sizeof b2));
+    char w[400];
+    if (np > 1) printf(" (%s)", ct_gaps_who(&procs[devs[i].proc], w, sizeof w));
+    /* causes, largest first */
+    int order[CT_GAP_NCAUSES], k, m;
+    for (k = 0; k < CT_GAP_NCAUSES; k++) order[k] = k;
+    for (k = 1; k < CT_GAP_NCAUSES; k++)
+      for (m = k; m > 0 && u->idle_by_cause[order[m]] > u->idle_by_cause[order[m - 1]]; m--) {
+        int tmp = order[m];
+        order[m] = order[m - 1];
+        order[m - 1] = tmp;
+      }
+    const char *sep = ": ";
+    for (k = 0; k < CT_GAP_NCAUSES; k++) {
+      if (!u->idle_by_cause[order[k]]) continue;
+      printf("%s%s %s", sep, ct_gap_cause_name(order[k]),
+             ct_fmt_duration(u->idle_by_cause[order[k]], b3, sizeof b3));
+      sep = ", ";
+    }
+    if (devs[i].comm.comm_ns)
+      printf("; comm %s, %.1f%% overlapped with compute",
+             ct_fmt_duration(devs[i].comm.comm_ns, b3, sizeof b3),
+             ct_gaps_pct(devs[i].comm.overlap_ns, devs[i].comm.comm_ns));
+    putchar('\n');
+  }
+  if (ntop) {
+    const ct_gap_detail *d = &top[0];
+    char b1[24], b2[24], name[256];
+    printf("largest gap: %s on GPU %llu at +%s (%s", ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1),
+           (unsigned long long)d->device,
+           ct_fmt_duration(d->start_ns - ct_gaps_trace_start(&procs[d->proc]), b2, sizeof b2),
+           ct_gap_cause_name(d->cause));
+    if (d->op_name) printf("; ended by %s", ct_gaps_op_label(d, name, sizeof name));
+    if (d->api) printf(" from %s", d->api);
+    const ct_gap_call *ec = &d->ending;
+    if (ec->site < ec->nframes) {
+      const ct_gap_frame *fr = &ec->frames[ec->site];
+      const char *base = strrchr(fr->file, '/');
+      if (ct_frame_is_python(fr->note))
+        printf(" at %s:%u %s", base ? base + 1 : fr->file, fr->line, fr->function);
+      else
+        printf(" at %s", fr->function);
+      if (!ct_frame_is_python(fr->note) && *fr->file && fr->line)
+        printf(" (%s:%u)", base ? base + 1 : fr->file, fr->line);
+    }
+    printf(")\n");
+  }
+  unsigned nf;
+  const ct_gaps_finding *fs = ct_gaps_findings(c->g, &nf);
+  if (nf) {
+    static const char *const labels[CT_FIND_ALLOC + 1] = {
+        [CT_FIND_LAUNCH_BOUND] = "launch-bound kernels", [CT_FIND_PAGEABLE_COPY] = "pageable copies",
+        [CT_FIND_SYNC_COPY] = "synchronous copies", [CT_FIND_LITTLE_SYNC] = "syncs on little GPU work",
+        [CT_FIND_EXPOSED_COMM] = "exposed communication",
+        [CT_FIND_GRAPH_CANDIDATE] = "CUDA-graph candidates",
+        [CT_FIND_ALLOC] = "memory allocated and freed in the loop"};
+    printf("findings:");
+    for (unsigned i = 0; i < nf; i++) {
+      int dup = 0;
+      for (unsigned k = 0; k < i; k++) dup |= fs[k].kind == fs[i].kind;
+      if (!dup)
+        printf("%s %s", i ? "," : "",
+               (unsigned)fs[i].kind <= CT_FIND_ALLOC && labels[fs[i].kind] ? labels[fs[i].kind] : "?");
+    }
+    printf(" (see cutrace gaps for the fixes)\n");
+  }
+}
