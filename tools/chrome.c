@@ -71,22 +71,25 @@ void chr_rename_gpu_row(ct_chrome *c, uint64_t device) {
   c->enc->process(c, row, name, 1, UINT64_MAX);
 }
 
+void chr_ensure_gpu_row(ct_chrome *c, uint64_t device) {
+  uint64_t row = chr_gpu_pid(c, device);
+  track_key dk = {row, UINT64_MAX};
+  track_state *ds = ct_map_get(c->tracks, &dk, sizeof dk, NULL);
+  if (!ds || ds->named) return;
+  ds->named = 1;
+  char name[160];
+  chr_gpu_row_name(c, device, name, sizeof name);
+  uint64_t order = chr_multi(c) ? cpu_row_sort_index(c) + 1 + device % (GPU_ROW_FILE_STRIDE - 1)
+                                : 5000000 + device;
+  c->enc->process(c, row, name, 1, order);
+}
+
 void chr_ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
   uint64_t tid = chr_stream_tid(c, stream), row = chr_gpu_pid(c, device);
   track_key k = {row, tid};
   const track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
   if (ts && ts->named) return;
-  /* the device's process track, once */
-  track_key dk = {row, UINT64_MAX};
-  track_state *ds = ct_map_get(c->tracks, &dk, sizeof dk, NULL);
-  if (ds && !ds->named) {
-    ds->named = 1;
-    char name[160];
-    chr_gpu_row_name(c, device, name, sizeof name);
-    uint64_t order = chr_multi(c) ? cpu_row_sort_index(c) + 1 + device % (GPU_ROW_FILE_STRIDE - 1)
-                                  : 5000000 + device;
-    c->enc->process(c, row, name, 1, order);
-  }
+  chr_ensure_gpu_row(c, device);
   char name[96], owner[48];
   snprintf(name, sizeof name, "stream %llu%s", (unsigned long long)stream,
            shared_row_owner(c, owner, sizeof owner));
@@ -376,6 +379,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   ct_inner_free(c->inner);
   c->inner = NULL;
   chr_queues_finish(c);
+  chr_memory_finish(c);
   chr_drop_stacks(c);
   ct_map_free(c->graphs);
   c->graphs = NULL;

@@ -21,6 +21,7 @@ typedef struct ct_chrome_options {
   int gaps;            /* 1: add GPU idle gaps (when gaps analysis is built in) */
   uint64_t gap_min_ns; /* shortest gap shown */
   int queues;          /* 1: a queue-depth counter track per stream */
+  int no_memory;       /* 1: no live-bytes counter tracks of allocations (docs/dump.md) */
   int perfetto;        /* 1: Perfetto's protobuf trace instead of JSON (docs/dump.md) */
   unsigned files;      /* how many trace files the document will hold: above 1, each
                           file's GPUs get process rows of their own (docs/dump.md) */

@@ -121,8 +121,10 @@ static int call_has_flow(const ct_span *s) {
   }
 }
 
-/* An intercepted call's slice; inner (may be NULL) is its child kernels' summary. */
-static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner) {
+/* An intercepted call's slice; inner (may be NULL) is its child kernels' summary,
+ * alloc (may be NULL) what an allocation or release call did. */
+static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
+                       const ct_alloc_change *alloc) {
   const chr_encoder *e = c->enc;
   chr_ensure_cpu_thread(c, s->tid);
   int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
@@ -144,6 +146,7 @@ static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inne
   }
   if (s->kernel) e->arg_str(c, "kernel", ct_demangle(s->kernel, c->demangled, sizeof c->demangled));
   if (s->detail == CT_DETAIL_GEMM) chr_put_gemm_args(c, &s->d.gemm);
+  if (s->detail == CT_DETAIL_ALLOC) chr_put_alloc_args(c, s, alloc);
   if (inner) {
     e->arg_u64(c, "kernels", inner->kernels);
     e->arg_u64(c, "kernels gpu_ns", inner->gpu_ns);
@@ -158,7 +161,7 @@ static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inne
 
 /* A library call joined with its child kernels (ct_inner_join): its slice, now. */
 void chr_on_inner_done(void *user, const ct_inner_call *call) {
-  if (call->span) write_call(user, call->span, call);
+  if (call->span) write_call(user, call->span, call, NULL);
 }
 
 void chr_on_span(void *user, const ct_span *s) {
@@ -173,8 +176,11 @@ void chr_on_span(void *user, const ct_span *s) {
     c->enc->slice_close(c);
     return;
   }
+  ct_alloc_change alloc;
+  int allocates = chr_memory_match(c, s, &alloc);
+  if (allocates) chr_memory_counters(c, &alloc, s->end_ns);
   if (c->inner && ct_inner_span(c->inner, s)) return; /* written with its kernels */
-  write_call(c, s, NULL);
+  write_call(c, s, NULL, allocates ? &alloc : NULL);
 }
 
 void chr_on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {

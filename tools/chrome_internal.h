@@ -58,6 +58,8 @@ struct ct_chrome {
   ct_map *call_sites;        /* stack id -> its call site's label (char *), per file */
   ct_map *graphs;            /* graph exec id -> ct_graph_inv, per file (format 1.2) */
   ct_map *queues;            /* (device, stream) -> its queue, per file (--queues) */
+  struct ct_corr_table live_allocs; /* the current file's live allocations by pointer */
+  ct_map *memory;            /* ct_alloc_key -> uint64_t live bytes, per file */
   int have_base;
   uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
   uint64_t open_pause;       /* begin of a pause seen open and not yet closed (0: none) */
@@ -112,6 +114,16 @@ void chr_put_distributed_info(ct_chrome *c);
  * a thread, a custom track under a CPU process, a custom track under a GPU row). */
 enum chr_track_kind { CHR_TRACK_THREAD, CHR_TRACK_PROCESS, CHR_TRACK_GPU };
 
+/* What a counter track holds: JSON's category and the name of its value's arg, and
+ * whether its values are bytes (Perfetto's CounterDescriptor unit). */
+typedef struct chr_counter_kind {
+  const char *cat, *key;
+  int bytes;
+} chr_counter_kind;
+
+extern const chr_counter_kind chr_queue_counter;  /* --queues: "queue", "depth" */
+extern const chr_counter_kind chr_memory_counter; /* live bytes: "memory", "bytes" */
+
 /*
  * One output format. Every event is a slice (slice_open, its args, slice_close), a
  * counter value, or a flow. Flows: JSON writes them as s/f events after the GPU
@@ -152,8 +164,9 @@ struct chr_encoder {
   /* The flow id from (cpu_pid, cpu_tid) at cpu_ts to the slice at (pid, tid, ts). */
   void (*flow)(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_tid, uint64_t cpu_ts,
                uint64_t pid, uint64_t tid, uint64_t ts);
-  /* A counter named name on row pid takes value v at ts. */
-  void (*counter)(ct_chrome *c, uint64_t pid, const char *name, uint64_t ts, uint64_t v);
+  /* A counter of kind k named name on row pid takes value v at ts. */
+  void (*counter)(ct_chrome *c, const chr_counter_kind *k, uint64_t pid, const char *name,
+                  uint64_t ts, uint64_t v);
 };
 
 extern const chr_encoder chr_json_encoder;     /* chrome_json.c */
@@ -215,6 +228,25 @@ void chr_on_range_gpu(void *user, const ct_range_span *r);
 
 /* Frees the current file's stack table and call-site labels. */
 void chr_drop_stacks(ct_chrome *c);
+
+/* Names a device's process row of the current file the first time it is used. */
+void chr_ensure_gpu_row(ct_chrome *c, uint64_t device);
+
+/* ---- allocations (chrome_memory.c) ---- */
+
+/* Matches an allocation or release call with the file's live allocations (report's
+ * matching, ct_alloc_match). Returns 1 with *ch filled, 0 for other calls. */
+int chr_memory_match(ct_chrome *c, const ct_span *s, ct_alloc_change *ch);
+
+/* The args of an allocation or release call's slice (ch NULL: its record's only). */
+void chr_put_alloc_args(ct_chrome *c, const ct_span *s, const ct_alloc_change *ch);
+
+/* Applies a change to the live bytes and writes their counters' new values at ts
+ * (unless --no-memory). */
+void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts);
+
+/* Forgets the file's live allocations and counters (at its end). */
+void chr_memory_finish(ct_chrome *c);
 
 /* ---- queue-depth counters (chrome_queues.c) ---- */
 

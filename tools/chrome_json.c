@@ -205,14 +205,19 @@ static void json_flow(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_
   put_lit(c, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 }
 
-static void json_counter(ct_chrome *c, uint64_t pid, const char *name, uint64_t ts, uint64_t v) {
+static void json_counter(ct_chrome *c, const chr_counter_kind *k, uint64_t pid, const char *name,
+                         uint64_t ts, uint64_t v) {
   next_event(c);
   put_kv(c, "{\"ph\":\"C\",\"pid\":", pid);
   put_lit(c, ",\"ts\":");
   put_us(c, ts);
   put_lit(c, ",\"name\":");
   chr_put_string(c, name);
-  put_kv(c, ",\"cat\":\"queue\",\"args\":{\"depth\":", v);
+  put_lit(c, ",\"cat\":");
+  chr_put_string(c, k->cat);
+  put_lit(c, ",\"args\":{");
+  chr_put_string(c, k->key);
+  put_kv(c, ":", v);
   put_lit(c, "}}");
 }
 

@@ -297,9 +297,10 @@ static void pf_flow(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_ti
 }
 
 /* A counter value, on its track (chrome_perfetto_tracks.c). */
-static void pf_counter(ct_chrome *c, uint64_t pid, const char *name, uint64_t ts, uint64_t v) {
+static void pf_counter(ct_chrome *c, const chr_counter_kind *k, uint64_t pid, const char *name,
+                       uint64_t ts, uint64_t v) {
   chr_perfetto *pf = c->pf;
-  uint64_t uuid = pf_counter_track(c, pid, name);
+  uint64_t uuid = pf_counter_track(c, pid, name, k->bytes);
   if (!uuid) return;
   pb_clear(&pf->event);
   pb_uint(&pf->event, TE_TYPE, TYPE_COUNTER);

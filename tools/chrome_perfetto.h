@@ -24,6 +24,8 @@ enum { TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT_UUID =
        TD_SIBLING_MERGE_BEHAVIOR = 15, SIBLING_MERGE_BEHAVIOR_NONE = 2 };
 enum { CHILD_ORDERING_EXPLICIT = 3, TD_PROCESS_ORDERING = 19, TD_THREAD_ORDERING = 20,
        ORDERING_EXPLICIT = 1 };
+/* CounterDescriptor (track_event/counter_descriptor.proto): unit = 3, UNIT_SIZE_BYTES = 3. */
+enum { CD_UNIT = 3, CD_UNIT_SIZE_BYTES = 3 };
 enum { PD_PID = 1, PD_PROCESS_NAME = 6, THD_PID = 1, THD_TID = 2, THD_THREAD_NAME = 5 };
 /* DebugAnnotation fields. */
 enum { DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_DICT_ENTRIES = 11,
@@ -107,8 +109,9 @@ void pf_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind
  * (pid, tid), described on first use. */
 uint64_t pf_annotation_track(ct_chrome *c, uint64_t pid, uint64_t tid, uint64_t depth);
 
-/* The counter track named name on GPU row pid, described on first use; 0 when out of memory. */
-uint64_t pf_counter_track(ct_chrome *c, uint64_t pid, const char *name);
+/* The counter track named name on GPU row pid, described on first use (bytes: its
+ * values are bytes, UNIT_SIZE_BYTES); 0 when out of memory. */
+uint64_t pf_counter_track(ct_chrome *c, uint64_t pid, const char *name, int bytes);
 
 /* Describes the root track (process and thread ordering). */
 void pf_describe_root(ct_chrome *c);

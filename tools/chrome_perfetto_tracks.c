@@ -129,7 +129,7 @@ uint64_t pf_annotation_track(ct_chrome *c, uint64_t pid, uint64_t tid, uint64_t 
 
 /* The uuid of the counter track named name on GPU row pid, described on first use
  * (a CounterDescriptor under the row). 0 when out of memory. */
-uint64_t pf_counter_track(ct_chrome *c, uint64_t pid, const char *name) {
+uint64_t pf_counter_track(ct_chrome *c, uint64_t pid, const char *name, int bytes) {
   chr_perfetto *pf = c->pf;
   size_t n = strlen(name);
   char key[8 + 128];
@@ -149,7 +149,15 @@ uint64_t pf_counter_track(ct_chrome *c, uint64_t pid, const char *name) {
     pb_uint(d, TD_UUID, *uuid);
     pb_uint(d, TD_PARENT_UUID, pf_gpu_row_uuid(pf, pid));
     named(d, name);
-    pb_bytes(d, TD_COUNTER, "", 0);
+    if (bytes) {
+      pb_buf counter = {0};
+      pb_uint(&counter, CD_UNIT, CD_UNIT_SIZE_BYTES);
+      pb_message(d, TD_COUNTER, &counter);
+      if (counter.failed) pf->failed = 1;
+      pb_free(&counter);
+    } else {
+      pb_bytes(d, TD_COUNTER, "", 0);
+    }
     pf_write_descriptor(c);
   }
   return *uuid;

@@ -10,6 +10,8 @@
 
 #include "chrome_internal.h"
 
+const chr_counter_kind chr_queue_counter = {"queue", "depth", 0};
+
 /* The queue of one (device, stream) of the current file, and where its counter goes. */
 typedef struct stream_queue {
   ct_queue q;
@@ -37,7 +39,7 @@ static void put_counter(void *user, uint64_t t, uint64_t depth) {
              (unsigned long long)c->pid);
   else
     snprintf(name, sizeof name, "stream %llu queue", (unsigned long long)x->stream);
-  c->enc->counter(c, chr_gpu_pid(c, x->device), name, t, depth);
+  c->enc->counter(c, &chr_queue_counter, chr_gpu_pid(c, x->device), name, t, depth);
 }
 
 void chr_queue_activity(ct_chrome *c, const ct_activity *a) {

@@ -21,7 +21,7 @@
 static const char usage[] =
     "usage: cutrace dump [DIR|FILE...]\n"
     "       cutrace dump --chrome|--perfetto [-o FILE | --split DIR] [--no-gaps] [--gap-min NS]\n"
-    "                      [--queues] [DIR|FILE...]\n"
+    "                      [--queues] [--no-memory] [DIR|FILE...]\n"
     "  Without --chrome: every record one per line, strings resolved.\n"
     "  --chrome        Chrome Trace Event JSON (Perfetto UI, chrome://tracing, HTA)\n"
     "  --perfetto      the same as Perfetto's protobuf trace (ui.perfetto.dev, trace_processor):\n"
@@ -33,6 +33,8 @@ static const char usage[] =
     "  --no-gaps       leave out the GPU idle gap tracks\n"
     "  --gap-min NS    shortest gap shown as a slice (default 1000 ns)\n"
     "  --queues        a counter track per stream: operations queued and not finished\n"
+    "  --no-memory     leave out the live-bytes counter tracks of allocations (device memory,\n"
+    "                  pinned memory, ...; format 1.5 traces)\n"
     "  --from T, --to T  (--chrome, --perfetto) only what overlaps that window (T: seconds after the\n"
     "                  trace's start, 2.5, 300ms, 40us; or @NS, a host time)\n";
 
@@ -263,6 +265,8 @@ int cmd_dump(int argc, char **argv) {
       opt.gaps = 0;
     } else if (!strcmp(a, "--queues")) {
       opt.queues = 1;
+    } else if (!strcmp(a, "--no-memory")) {
+      opt.no_memory = 1;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--gap-min") || !strcmp(a, "--split")) {
       if (i + 1 >= argc) return bad_usage("missing value after", a);
       if (!strcmp(a, "-o")) out_path = argv[++i];
@@ -279,6 +283,8 @@ int cmd_dump(int argc, char **argv) {
   if (!chrome) {
     if (out_path) return bad_usage("-o needs --chrome or --perfetto; got", out_path);
     if (opt.queues) return bad_usage("--queues needs --chrome or --perfetto; got", "--queues");
+    if (opt.no_memory)
+      return bad_usage("--no-memory needs --chrome or --perfetto; got", "--no-memory");
     int status = 0;
     char err[300];
     cli_progress_start("dump");

@@ -35,54 +35,74 @@ static ct_alloc_row *alloc_row(ct_report *r, const ct_alloc_key *key) {
   return ct_map_get(r->maps[CT_TABLE_ALLOCS], key, sizeof *key, NULL);
 }
 
-int ct_allocs_span(ct_report *r, const ct_span *s) {
+int ct_alloc_match(struct ct_corr_table *live, const ct_span *s, ct_alloc_change *ch) {
   if (s->detail != CT_DETAIL_ALLOC || s->result || !s->d.alloc.ptr) return 0;
-  if (!r->live_allocs.value_size) ct_corr_init(&r->live_allocs, sizeof(live_alloc));
+  if (!live->value_size) ct_corr_init(live, sizeof(live_alloc));
   const struct ct_alloc *a = &s->d.alloc;
-  uint64_t dur = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
-  ct_alloc_key key = {s->proc->rec.pid, s->device, a->kind};
-  live_alloc *l = ct_corr_find(&r->live_allocs, a->ptr, !a->release);
+  memset(ch, 0, sizeof *ch);
+  ch->release = a->release != 0;
+  ch->key = (ct_alloc_key){s->proc->rec.pid, s->device, a->kind};
+  live_alloc *l = ct_corr_find(live, a->ptr, !a->release);
   if (!a->release) {
     if (!l) return -1;
     if (l->present) { /* the same pointer again without its release: forget the old one */
-      ct_alloc_row *old = alloc_row(r, &l->key);
-      if (!old) return -1;
-      old->live -= l->bytes < old->live ? l->bytes : old->live;
+      ch->dropped = 1;
+      ch->dropped_key = l->key;
+      ch->dropped_bytes = l->bytes;
     }
     l->bytes = a->bytes;
     l->present = 1;
-    l->key = key;
-    ct_alloc_row *row = alloc_row(r, &key);
-    if (!row) return -1;
-    ct_dur_add(&row->d, dur);
+    l->key = ch->key;
+    ch->bytes = a->bytes;
+    return 1;
+  }
+  if (!l) return 1; /* allocated before the trace began (or while it was paused) */
+  ch->matched = 1;
+  ch->key = l->key;
+  ch->bytes = l->bytes;
+  ct_corr_remove(live, l);
+  return 1;
+}
+
+void ct_alloc_match_done(struct ct_corr_table *live) {
+  if (!live->value_size) return;
+  ct_corr_free(live);
+  memset(live, 0, sizeof *live);
+}
+
+int ct_allocs_span(ct_report *r, const ct_span *s) {
+  ct_alloc_change ch;
+  int rc = ct_alloc_match(&r->live_allocs, s, &ch);
+  if (rc <= 0) return rc;
+  uint64_t dur = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+  if (ch.dropped) {
+    ct_alloc_row *old = alloc_row(r, &ch.dropped_key);
+    if (!old) return -1;
+    old->live = ct_alloc_less(old->live, ch.dropped_bytes);
+  }
+  ct_alloc_row *row = alloc_row(r, &ch.key);
+  if (!row) return -1;
+  ct_dur_add(&row->d, dur);
+  if (!ch.release) {
     row->allocs++;
-    row->bytes += a->bytes;
+    row->bytes += ch.bytes;
     row->alloc_ns += dur;
-    row->live += a->bytes;
+    row->live += ch.bytes;
     if (row->live > row->peak) row->peak = row->live;
     return 0;
   }
-  ct_alloc_row *row = alloc_row(r, l ? &l->key : &key);
-  if (!row) return -1;
-  ct_dur_add(&row->d, dur);
   row->frees++;
   row->free_ns += dur;
-  if (!l) {
+  if (!ch.matched) {
     row->unmatched_frees++;
     return 0;
   }
-  uint64_t bytes = l->bytes;
-  row->freed_bytes += bytes;
-  row->live -= bytes < row->live ? bytes : row->live;
-  ct_corr_remove(&r->live_allocs, l);
+  row->freed_bytes += ch.bytes;
+  row->live = ct_alloc_less(row->live, ch.bytes);
   return 0;
 }
 
-void ct_allocs_file_done(ct_report *r) {
-  if (!r->live_allocs.value_size) return;
-  ct_corr_free(&r->live_allocs);
-  memset(&r->live_allocs, 0, sizeof r->live_allocs);
-}
+void ct_allocs_file_done(ct_report *r) { ct_alloc_match_done(&r->live_allocs); }
 
 /* ---- output ------------------------------------------------------------------------- */
 

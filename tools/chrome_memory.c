@@ -1,0 +1,84 @@
+/*
+ * Allocations in the Chrome / Perfetto export (format 1.5 ALLOC records, docs/dump.md):
+ * the allocation's pointer, bytes and kind as args of the allocating (and releasing)
+ * call's slice, and per process, device and kind of memory a counter track of the
+ * live bytes, "device memory" on the device's GPU row, changing at the end of each
+ * allocation and release call. Releases are matched to allocations by pointer with
+ * report's code (ct_alloc_match, tools/report_alloc.c), in the same order, so that the
+ * counters' highest values are the "Peak live" column of report's memory allocations
+ * table. Memory: one entry per live allocation of the file being read.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "chrome_internal.h"
+
+const chr_counter_kind chr_memory_counter = {"memory", "bytes", 1};
+
+int chr_memory_match(ct_chrome *c, const ct_span *s, ct_alloc_change *ch) {
+  int rc = ct_alloc_match(&c->live_allocs, s, ch);
+  return rc > 0; /* out of memory: the call's slice without the match's args */
+}
+
+/* The live bytes of key, created at 0 (NULL when out of memory). */
+static uint64_t *live_of(ct_chrome *c, const ct_alloc_key *key) {
+  if (!c->memory && !(c->memory = ct_map_new(sizeof(uint64_t)))) return NULL;
+  return ct_map_get(c->memory, key, sizeof *key, NULL);
+}
+
+/* Writes key's counter value at ts: "device memory" on the device's GPU row ("device
+ * memory (pid N)" when several files share the rows). */
+static void put_counter(ct_chrome *c, const ct_alloc_key *key, uint64_t ts, uint64_t live) {
+  if (c->opt.no_memory) return;
+  chr_ensure_gpu_row(c, key->device);
+  char name[96];
+  if (c->file_index && !chr_multi(c))
+    snprintf(name, sizeof name, "%s memory (pid %llu)", ct_alloc_kind_name(key->kind),
+             (unsigned long long)c->pid);
+  else
+    snprintf(name, sizeof name, "%s memory", ct_alloc_kind_name(key->kind));
+  c->enc->counter(c, &chr_memory_counter, chr_gpu_pid(c, key->device), name, ts, live);
+}
+
+void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts) {
+  if (ch->dropped) {
+    uint64_t *old = live_of(c, &ch->dropped_key);
+    if (old) {
+      *old = ct_alloc_less(*old, ch->dropped_bytes);
+      if (memcmp(&ch->dropped_key, &ch->key, sizeof ch->key))
+        put_counter(c, &ch->dropped_key, ts, *old);
+    }
+  }
+  if (ch->release && !ch->matched) return; /* nothing known changed */
+  uint64_t *live = live_of(c, &ch->key);
+  if (!live) return;
+  if (!ch->release) *live += ch->bytes;
+  else *live = ct_alloc_less(*live, ch->bytes);
+  put_counter(c, &ch->key, ts, *live);
+}
+
+void chr_put_alloc_args(ct_chrome *c, const ct_span *s, const ct_alloc_change *ch) {
+  const chr_encoder *e = c->enc;
+  char address[24];
+  snprintf(address, sizeof address, "0x%llx", (unsigned long long)s->d.alloc.ptr);
+  e->arg_str(c, "address", address);
+  if (!ch) { /* the record alone: what the call asked for */
+    e->arg_str(c, "memory kind", ct_alloc_kind_name(s->d.alloc.kind));
+    if (!s->d.alloc.release) e->arg_u64(c, "bytes", s->d.alloc.bytes);
+    return;
+  }
+  e->arg_str(c, "memory kind", ct_alloc_kind_name(ch->key.kind));
+  if (ch->release && !ch->matched) {
+    e->arg_str(c, "allocation", "not in the trace");
+    return;
+  }
+  e->arg_u64(c, "bytes", ch->bytes);
+  const uint64_t *live = c->memory ? ct_map_get(c->memory, &ch->key, sizeof ch->key, NULL) : NULL;
+  if (live) e->arg_u64(c, "live bytes", *live);
+}
+
+void chr_memory_finish(ct_chrome *c) {
+  ct_alloc_match_done(&c->live_allocs);
+  ct_map_free(c->memory);
+  c->memory = NULL;
+}
