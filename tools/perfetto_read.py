@@ -12,7 +12,8 @@ category_iids = 3, debug_annotations = 4, type = 9, name_iid = 10, track_uuid = 
 counter_value = 30, flow_ids = 47 (fixed64), terminating_flow_ids = 48 (fixed64)
 (track_event/track_event.proto); TrackDescriptor uuid = 1, name = 2, process = 3,
 thread = 4, parent_uuid = 5, counter = 8, child_ordering = 11, sibling_order_rank = 12
-(track_descriptor.proto); ProcessDescriptor pid = 1, process_name = 6; ThreadDescriptor
+(track_descriptor.proto); CounterDescriptor unit = 3 (UNIT_SIZE_BYTES = 3)
+(track_event/counter_descriptor.proto); ProcessDescriptor pid = 1, process_name = 6; ThreadDescriptor
 pid = 1, tid = 2, thread_name = 5; DebugAnnotation name_iid = 1, uint_value = 3,
 int_value = 4, double_value = 5, dict_entries = 11, array_values = 12,
 string_value_iid = 17 (track_event/debug_annotation.proto); InternedData
@@ -186,7 +187,8 @@ class Trace:
     def _descriptor(self, d):
         uuid = one(d, 1)
         t = {"uuid": uuid, "parent": one(d, 5), "name": one(d, 2, b"").decode(),
-             "rank": one(d, 12), "counter": one(d, 8) is not None}
+             "rank": one(d, 12), "counter": one(d, 8) is not None,
+             "unit": one(fields(one(d, 8)), 3) if one(d, 8) else None}
         if one(d, 3) is not None:
             p = fields(one(d, 3))
             t.update(kind="process", pid=one(p, 1), name=one(p, 6, b"").decode())

@@ -17,70 +17,9 @@ import tempfile
 
 import tooltest
 from tooltest import check, finish
-from tracewrite import TraceWriter
+from alloc_plant import KIB, MIB, B, first_file, second_file, old_file
 
 cutrace = sys.argv[1]
-MIB, KIB = 1 << 20, 1 << 10
-DEVICE, PINNED, MANAGED = 1, 2, 3
-A, B, C, D, M, P, X = 0x10000, 0x20000, 0x30000, 0x40000, 0x50000, 0x60000, 0x99000
-
-
-class Calls:
-    """API records of one thread, each 1 us long and 10 us apart, with their ALLOC records."""
-
-    def __init__(self, w, pid, t0):
-        self.w, self.pid, self.t, self.corr = w, pid, t0, 1
-
-    def call(self, name, ptr=0, nbytes=0, kind=DEVICE, release=0, device=0, result=0, dur=1000):
-        w = self.w
-        w.add("api", tid=self.pid, name=w.string(name), begin_ns=self.t, end_ns=self.t + dur,
-              corr=self.corr, device=device, result=result,
-              flags=0x10 if name.startswith("cu") and not name.startswith("cuda") else 0)
-        if ptr and not result:
-            w.add("alloc", corr=self.corr, ptr=ptr, bytes=nbytes, kind=kind, release=release)
-        self.corr += 1
-        self.t += 10000
-
-
-def first_file(path):
-    w = TraceWriter()
-    w.add("process", pid=7, start_ns=10**9)
-    c = Calls(w, 7, 10**9 + 1000)
-    c.call("cudaMalloc", A, 1 * MIB)
-    c.call("cudaMalloc", B, 2 * MIB)                  # live 3 MiB: the device row's peak
-    c.call("cudaFree", A, release=1)
-    c.call("cudaMalloc", C, 4 * MIB, device=1)         # device 1's own row
-    c.call("cudaFree", X, release=1)                  # never allocated: unmatched
-    c.call("cudaMallocManaged", M, 512 * KIB, kind=MANAGED)
-    c.call("cudaFree", M, release=1)                  # released in the managed row
-    c.call("cudaMalloc", B, 1 * MIB)                  # B again, unreleased: 2 MiB forgotten
-    c.call("cudaMalloc", result=2)                    # failed: no ALLOC record, not counted
-    c.call("cudaMallocHost", P, 64 * KIB, kind=PINNED)  # never released
-    c.call("cuMemAlloc_v2", D, 256, dur=3000)
-    c.call("cuMemFree_v2", D, release=1, dur=5000)
-    w.add("end", records=0, end_ns=c.t)
-    w.save(path)
-
-
-def second_file(path):
-    """Another process: its release of B (the first file's pointer) is unmatched."""
-    w = TraceWriter()
-    w.add("process", pid=8, start_ns=10**9)
-    c = Calls(w, 8, 10**9 + 1000)
-    c.call("cudaMalloc", A, 8 * MIB)
-    c.call("cudaFree", B, release=1)
-    w.add("end", records=0, end_ns=c.t)
-    w.save(path)
-
-
-def old_file(path):
-    w = TraceWriter()
-    del w.schema["alloc"]
-    w.version = (1, 4)
-    w.add("process", pid=9, start_ns=10**9)
-    Calls(w, 9, 10**9).call("cudaMalloc")
-    w.save(path)
-
 
 # (pid, device, kind): allocs, bytes, alloc_ns, frees, freed_bytes, free_ns, unmatched,
 #                      peak, live at end, total_ns

@@ -43,7 +43,8 @@ def json_view(doc):
                 args["range begin"] = ns(args["range begin"])
             slices[place(e) + (ns(e["ts"]), e["name"])].append((e["cat"], ns(e["dur"]), args))
         elif e["ph"] == "C":
-            counters[(procs.get(e["pid"]), e["name"], ns(e["ts"]), e["args"]["depth"])] += 1
+            (value,) = e["args"].values()  # one series: "depth" (queues), "bytes" (memory)
+            counters[(procs.get(e["pid"]), e["name"], ns(e["ts"]), value)] += 1
         elif e["ph"] in ("s", "f"):
             flows[e["id"]][e["ph"]] = place(e) + (ns(e["ts"]),)
     return slices, counters, flows, threads
