@@ -12,7 +12,8 @@
  * counted as unmatched, in the row of its own entry point's kind. Live bytes go up at
  * each allocation's record and down at each release's, in the order the model
  * delivers them (calls end order): two threads allocating at the same instant can
- * shift the peak by one allocation. Memory: one entry per live allocation.
+ * shift the peak by one allocation. Memory: one entry per live allocation. The matching
+ * (ct_alloc_match) is shared with dump --chrome's memory counters (chrome_memory.c).
  */
 #include <string.h>
 

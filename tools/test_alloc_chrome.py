@@ -88,8 +88,8 @@ def dump(*args):
         return rc, {"traceEvents": []}, err
 
 
-def report_rows(*files):
-    rc, out, err = tooltest.run(cutrace, "report", "--format", "json", *files)
+def report_rows(*args):
+    rc, out, err = tooltest.run(cutrace, "report", "--format", "json", *args)
     return {(r["pid"], r["device"], r["kind"]): r for r in json.loads(out).get("allocs", [])} if rc == 0 else {}
 
 
@@ -107,15 +107,24 @@ with tempfile.TemporaryDirectory(prefix="ct-allocchrome-") as d:
     for key, want in WANT_ARGS.items():
         check(args.get(key) == want, f"args of {key}: {args.get(key)} want {want}")
 
-    # the counters' highest and last values are report's peak and final live bytes
-    rows = report_rows(one)
-    device = {"GPU 0": 0, "GPU 1": 1}
-    for (row, name), values in got.items():
-        r = rows.get((7, device[row], name.split()[0]), {})
-        peak, last = max(v for _, v in values), values[-1][1]
-        check((peak, last) == (r.get("peak_live_bytes"), r.get("live_bytes_at_end")),
-              f"{row} {name}: peak {peak}, last {last}; report {r}")
-    check(len(got) == len(rows), f"one counter per report row: {sorted(got)} {sorted(rows)}")
+    # the counters' highest and last values are report's peak and final live bytes, also
+    # in a window that leaves out B's first allocation and A's (their releases unmatched)
+    for window in ([], ["--from", "15us"]):
+        rc, doc, err = dump("--chrome", *window, one)
+        got, _ = counters(doc)
+        rows = report_rows(*window, one)
+        device = {"GPU 0": 0, "GPU 1": 1}
+        for (row, name), values in got.items():
+            r = rows.get((7, device[row], name.split()[0]), {})
+            peak, last = max(v for _, v in values), values[-1][1]
+            check((peak, last) == (r.get("peak_live_bytes"), r.get("live_bytes_at_end")),
+                  f"{window} {row} {name}: peak {peak}, last {last}; report {r}")
+        check(rc == 0 and len(got) == len(rows) == 4,
+              f"{window}: one counter per report row: {sorted(got)} {sorted(rows)}")
+        if window:
+            check(got[("GPU 0", "device memory")] == [(end(7), MIB), (end(10, 3000), MIB + 256),
+                                                      (end(11, 5000), MIB)],
+                  f"device memory in the window: {got[('GPU 0', 'device memory')]}")
 
     rc, doc, err = dump("--chrome", "--no-memory", one)
     got, _ = counters(doc)
