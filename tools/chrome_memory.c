@@ -31,12 +31,14 @@ static uint64_t *live_of(ct_chrome *c, const ct_alloc_key *key) {
 static void put_counter(ct_chrome *c, const ct_alloc_key *key, uint64_t ts, uint64_t live) {
   if (c->opt.no_memory) return;
   chr_ensure_gpu_row(c, key->device);
-  char name[96];
-  if (c->file_index && !chr_multi(c))
-    snprintf(name, sizeof name, "%s memory (pid %llu)", ct_alloc_kind_name(key->kind),
-             (unsigned long long)c->pid);
-  else
-    snprintf(name, sizeof name, "%s memory", ct_alloc_kind_name(key->kind));
+  static const char *const names[] = {"? memory", "device memory", "pinned memory",
+                                      "managed memory", "async memory", "registered memory"};
+  const char *name = names[key->kind < sizeof names / sizeof names[0] ? key->kind : 0];
+  char shared[96];
+  if (c->file_index && !chr_multi(c)) {
+    snprintf(shared, sizeof shared, "%s (pid %llu)", name, (unsigned long long)c->pid);
+    name = shared;
+  }
   c->enc->counter(c, &chr_memory_counter, chr_gpu_pid(c, key->device), name, ts, live);
 }
 
@@ -57,11 +59,24 @@ void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts) {
   put_counter(c, &ch->key, ts, *live);
 }
 
+/* v as "0x..." in buf (19 bytes at least); returns buf. */
+static const char *hex(uint64_t v, char *buf) {
+  char digits[16];
+  unsigned n = 0;
+  do {
+    digits[n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  buf[0] = '0', buf[1] = 'x';
+  for (unsigned i = 0; i < n; i++) buf[2 + i] = digits[n - 1 - i];
+  buf[2 + n] = 0;
+  return buf;
+}
+
 void chr_put_alloc_args(ct_chrome *c, const ct_span *s, const ct_alloc_change *ch) {
   const chr_encoder *e = c->enc;
-  char address[24];
-  snprintf(address, sizeof address, "0x%llx", (unsigned long long)s->d.alloc.ptr);
-  e->arg_str(c, "address", address);
+  char address[20];
+  e->arg_str(c, "address", hex(s->d.alloc.ptr, address));
   if (!ch) { /* the record alone: what the call asked for */
     e->arg_str(c, "memory kind", ct_alloc_kind_name(s->d.alloc.kind));
     if (!s->d.alloc.release) e->arg_u64(c, "bytes", s->d.alloc.bytes);

@@ -167,7 +167,7 @@ check(max(v for _, v in series.get((fed[0], f"stream {fed[1]} queue"), [(0, 0)])
 check(len(series.get((starved[0], f"stream {starved[1]} queue"), [])) == 2 * FEW, "starved counter: 1,0 per op")
 plain = os.path.join(tmp, "plain.json")
 run("dump", "--chrome", "-o", plain, path)
-check('"ph":"C"' not in open(plain).read(), "no counters without --queues")
+check('"cat":"queue"' not in open(plain).read(), "no queue counters without --queues")
 p = subprocess.run([cutrace, "dump", "--queues", path], capture_output=True, text=True, timeout=60)
 check(p.returncode == 2 and "--queues needs --chrome" in p.stderr and p.stderr.count("\n") == 1,
       f"--queues without --chrome: one line, exit 2: {p.returncode} {p.stderr}")
