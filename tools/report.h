@@ -13,6 +13,7 @@
 #include "model.h"
 #include "output.h"
 #include "queues.h"
+#include "report_alloc.h"
 #include "stats.h"
 
 /* A row of the kernels table (GPU time of kernels, library GEMMs and graph launches). */
@@ -111,12 +112,7 @@ int ct_graphs_kernel(struct ct_report *r, uint64_t pid, const struct ct_graph_ke
 /* 1 when the report holds graph launches (the graphs table is printed). */
 int ct_graphs_launched(const struct ct_report *r);
 
-/* ---- memory allocations (report_alloc.c, format 1.5 ALLOC records) -------------------- */
-
-/* The key of a memory allocations row. */
-typedef struct ct_alloc_key {
-  uint64_t pid, device, kind; /* kind: CT_ALLOC_* */
-} ct_alloc_key;
+/* ---- memory allocations (report_alloc.c, format 1.5 ALLOC records; matching: report_alloc.h) */
 
 /* A row of the memory allocations table: the allocation and release calls of one kind
  * of memory on one device of one process, and the live bytes they left. */
@@ -128,37 +124,6 @@ typedef struct ct_alloc_row {
   uint64_t live, peak;      /* bytes allocated and not yet released: now, and at most */
 } ct_alloc_row;
 
-struct ct_corr_table;
-
-/* What one allocation or release did to the live allocations of its file. */
-typedef struct ct_alloc_change {
-  int release;          /* 1: a release (or unregistration) */
-  int matched;          /* a release: 1 when its allocation is in the file */
-  ct_alloc_key key;     /* where it counts: the allocation's row (a matched release's too;
-                           an unmatched release: its own entry point's kind) */
-  uint64_t bytes;       /* bytes allocated, or released (an unmatched release: 0) */
-  int dropped;          /* an allocation of a pointer still live (its release unseen): */
-  ct_alloc_key dropped_key; /* the old allocation, forgotten */
-  uint64_t dropped_bytes;
-} ct_alloc_change;
-
-/*
- * Matches an ALLOC span with the live allocations of its file (live: pointer ->
- * allocation, a zeroed table started on first use; report and dump --chrome share it)
- * and says what changed in *ch: an allocation is kept by its pointer, a release takes
- * out the allocation of its pointer. Returns 1 for a successful allocation or release,
- * 0 for any other span (nothing changes), -1 when out of memory.
- */
-int ct_alloc_match(struct ct_corr_table *live, const ct_span *s, ct_alloc_change *ch);
-
-/* Frees the live allocations of a file (the table is zeroed: ready for the next file). */
-void ct_alloc_match_done(struct ct_corr_table *live);
-
-/* Live bytes less bytes, not below 0 (a row's live count after a release). */
-static inline uint64_t ct_alloc_less(uint64_t live, uint64_t bytes) {
-  return live - (bytes < live ? bytes : live);
-}
-
 /* Feeds a span (successful calls with an ALLOC record count). Returns 0, or -1 when out
  * of memory. */
 int ct_allocs_span(struct ct_report *r, const ct_span *s);
@@ -166,8 +131,6 @@ int ct_allocs_span(struct ct_report *r, const ct_span *s);
 /* Forgets the live allocations of the file just read (its rows stay). */
 void ct_allocs_file_done(struct ct_report *r);
 
-/* "device", "pinned", "managed", "async", "registered" (CT_ALLOC_*), or "?". */
-const char *ct_alloc_kind_name(uint64_t kind);
 
 /* ---- streams: launch delay and queue depth (report_streams.c) ------------------------ */
 
