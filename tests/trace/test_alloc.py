@@ -16,7 +16,9 @@ start, each `alloc`, the device's idle time all `alloc`, the alloc_in_loop findi
 (5 gaps, their idle time); the text table's alloc column, the finding's line, and the
 Chrome trace's gap slices with cause "alloc"; `cutrace report`'s memory allocations
 table (format 1.5 ALLOC records): per kind the calls, bytes, releases matched, peak and
-final live bytes, and the time of the allocation calls equal to their spans'.
+final live bytes, and the time of the allocation calls equal to their spans'; `dump
+--chrome`'s memory counters: per kind the live bytes after each call, their highest
+value the report's peak, device memory changing at the ends of the device calls.
 
 usage: test_alloc.py SIM_DIR CUTRACE LIBTRACE ALLOC_LOOP ALLOC_LOOP_STATIC
 """
@@ -171,6 +173,38 @@ def check_report(label, path, counts, driver):
               f"{label}: {k} releases {r}")
     check(rows.get("device", {}).get("alloc_ns") == alloc_ns,
           f"{label}: device alloc_ns {rows.get('device')} vs spans {alloc_ns}")
+    check_chrome_memory(label, path, rows, counts, driver)
+
+
+def check_chrome_memory(label, path, rows, counts, driver):
+    """dump --chrome's memory counters: per kind the live bytes at each call's end, their
+    highest value report's peak; device memory changes exactly at the ends of the
+    device allocation and release calls."""
+    out = os.path.join(tmp, label + "-memory.json")
+    p = subprocess.run([cutrace, "dump", "--chrome", "-o", out, path], capture_output=True,
+                       text=True, timeout=60)
+    if not check(p.returncode == 0, f"{label}: dump --chrome: {p.stderr}"):
+        return
+    with open(out) as fh:
+        events = json.load(fh)["traceEvents"]
+    series = {}
+    for e in events:
+        if e["ph"] == "C" and e["cat"] == "memory":
+            series.setdefault(e["name"].split()[0], []).append((round(e["ts"] * 1000), e["args"]["bytes"]))
+    one = lambda n: [n, 0]
+    want = {"device": one(1 << 20) * ITERS + one(512 * 8), "pinned": one(4096) * 2,
+            "managed": one(4096), "registered": one(8192), "async": one(4096) * 2}
+    got = {k: [v for _, v in sorted(vals)] for k, vals in series.items()}
+    check(got == want, f"{label}: chrome memory counters {got}, want {want}")
+    for kind, vals in got.items():
+        check(max(vals) == rows.get(kind, {}).get("peak_live_bytes"),
+              f"{label}: {kind} counter's peak {max(vals)}, report {rows.get(kind)}")
+    calls = (("cuMemAlloc_v2", "cuMemAllocPitch_v2", "cuMemFree_v2") if driver else
+             ("cudaMalloc", "cudaMallocPitch", "cudaFree"))
+    ends = {a["end_ns"] for n in calls for a in counts.get(n, [])}  # cudaFree(0) and the managed free too
+    times = [t for t, _ in series.get("device", [])]
+    check(len(times) == 2 * (ITERS + 1) and set(times) <= ends,
+          f"{label}: device memory changes at the calls' ends {times}, not {sorted(ends)}")
 
 
 for label, program, driver in (("shared", shared_prog, False), ("static", static_prog, True)):
