@@ -71,6 +71,12 @@ def planted():
           corr=100, stream=1, flags=4)
     w.add("graph_launch", corr=100, exec=1)
     w.add("gpu", corr=100, stream=1, start_ns=t + 42 * US, end_ns=t + 60 * US, type=5)
+    for k, (name, ptr, size, release) in enumerate([("cudaMalloc", 0x7000, 1 << 20, 0),
+                                                    ("cudaFree", 0x7000, 0, 1),
+                                                    ("cudaFree", 0x9000, 0, 1)]):
+        w.add("api", tid=7, name=w.string(name), begin_ns=t + (70 + 5 * k) * US,
+              end_ns=t + (72 + 5 * k) * US, corr=200 + k)
+        w.add("alloc", corr=200 + k, ptr=ptr, bytes=size, kind=1, release=release)
     w.add("pause", begin_ns=t + MS, end_ns=0, why=w.string("profiler"))
     w.add("pause", begin_ns=t + MS, end_ns=t + 2 * MS, why=w.string("profiler"))
     w.add("mark", tid=7, name=w.string("m"), ts_ns=t + 3 * MS)
