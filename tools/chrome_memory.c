@@ -31,14 +31,13 @@ static uint64_t *live_of(ct_chrome *c, const ct_alloc_key *key) {
 static void put_counter(ct_chrome *c, const ct_alloc_key *key, uint64_t ts, uint64_t live) {
   if (c->opt.no_memory) return;
   chr_ensure_gpu_row(c, key->device);
-  static const char *const names[] = {"? memory", "device memory", "pinned memory",
-                                      "managed memory", "async memory", "registered memory"};
-  const char *name = names[key->kind < sizeof names / sizeof names[0] ? key->kind : 0];
-  char shared[96];
-  if (c->file_index && !chr_multi(c)) {
-    snprintf(shared, sizeof shared, "%s (pid %llu)", name, (unsigned long long)c->pid);
-    name = shared;
-  }
+  char name[96];
+  const char *kind = ct_alloc_kind_name(key->kind); /* a short literal */
+  size_t n = strlen(kind);
+  memcpy(name, kind, n);
+  memcpy(name + n, " memory", sizeof " memory");
+  if (c->file_index && !chr_multi(c))
+    snprintf(name + n + 7, sizeof name - n - 7, " (pid %llu)", (unsigned long long)c->pid);
   c->enc->counter(c, &chr_memory_counter, chr_gpu_pid(c, key->device), name, ts, live);
 }
 
