@@ -25,10 +25,12 @@
 #define CTP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CTP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* CTP_TSAN: 1 in a ThreadSanitizer build (scripts/tsan). CTP_NO_TSAN leaves a
- * function uninstrumented there: code that can run while TSan's runtime is still
- * initialising itself, which looks up the functions it intercepts with
- * dlsym(RTLD_NEXT), i.e. with our dlsym (preload/driver/dlsym_hook.c). */
+/* CTP_TSAN: 1 in a ThreadSanitizer build (scripts/sanitize thread); CTP_ASAN: 1 in
+ * an AddressSanitizer build (scripts/sanitize address). CTP_NO_SANITIZE leaves a
+ * function uninstrumented there: code that can run while the sanitizer's runtime is
+ * still initialising itself, which looks up the functions it intercepts with
+ * dlsym(RTLD_NEXT), i.e. with our dlsym (preload/driver/dlsym_hook.c), before its
+ * shadow memory (ASan) or thread state (TSan) exists. */
 #if defined(__SANITIZE_THREAD__)
 #define CTP_TSAN 1
 #elif defined(__has_feature)
@@ -38,11 +40,25 @@
 #endif
 #ifndef CTP_TSAN
 #define CTP_TSAN 0
-#define CTP_NO_TSAN
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define CTP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CTP_ASAN 1
+#endif
+#endif
+#ifndef CTP_ASAN
+#define CTP_ASAN 0
+#endif
+#if !CTP_TSAN && !CTP_ASAN
+#define CTP_NO_SANITIZE
 #elif defined(__clang__)
-#define CTP_NO_TSAN __attribute__((disable_sanitizer_instrumentation))
+#define CTP_NO_SANITIZE __attribute__((disable_sanitizer_instrumentation))
+#elif CTP_TSAN
+#define CTP_NO_SANITIZE __attribute__((no_sanitize_thread))
 #else
-#define CTP_NO_TSAN __attribute__((no_sanitize_thread))
+#define CTP_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
 #endif
 
 /* The host clock every record uses: CLOCK_MONOTONIC in nanoseconds. */

@@ -31,10 +31,10 @@ static int in_flush;
 static sigaction_fn real_sigaction_fn;
 
 /* The next sigaction after this library's (resolved once, outside signal handlers).
- * CTP_NO_TSAN, like the exported entry points below: ThreadSanitizer's runtime takes
+ * CTP_NO_SANITIZE, like the exported entry points below: ThreadSanitizer's runtime takes
  * our sigaction and signal as its "real" ones (dlsym(RTLD_NEXT) from libtsan) and
  * calls them while it initialises, before instrumented code may run. */
-CTP_NO_TSAN static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+CTP_NO_SANITIZE static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
   sigaction_fn fn = __atomic_load_n(&real_sigaction_fn, __ATOMIC_ACQUIRE);
   if (!fn) {
     fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
@@ -122,11 +122,11 @@ static int program_sigaction(int sig, const struct sigaction *act, struct sigact
 }
 
 /* 1 when the tracer's handler holds sig (never before start-up). */
-CTP_NO_TSAN static int owns(int sig) {
+CTP_NO_SANITIZE static int owns(int sig) {
   return sig > 0 && sig < NSIG && __atomic_load_n(&owned[sig], __ATOMIC_RELAXED);
 }
 
-CTP_NO_TSAN CTP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+CTP_NO_SANITIZE CTP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
   if (!owns(sig)) return real_sigaction(sig, act, old);
   return program_sigaction(sig, act, old);
 }
@@ -143,7 +143,7 @@ static __sighandler_t bsd_signal_impl(int sig, __sighandler_t handler) {
   return old.sa_handler;
 }
 
-CTP_NO_TSAN CTP_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) {
+CTP_NO_SANITIZE CTP_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) {
   if (!owns(sig)) {
     static __sighandler_t (*real_signal)(int, __sighandler_t);
     __sighandler_t (*fn)(int, __sighandler_t) = __atomic_load_n(&real_signal, __ATOMIC_ACQUIRE);
@@ -157,6 +157,6 @@ CTP_NO_TSAN CTP_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) {
   return bsd_signal_impl(sig, handler);
 }
 
-CTP_NO_TSAN CTP_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t handler) {
+CTP_NO_SANITIZE CTP_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t handler) {
   return signal(sig, handler);
 }

@@ -170,11 +170,14 @@ void ctp_window_drain(void (*fn)(void *arg, const ct_record *rec), void *arg) {
   for (;;) {
     pthread_mutex_lock(&window_lock);
     size_t n = pending_n < 64 ? pending_n : 64;
+    if (!n) { /* pending is NULL until the first pause: no memcpy from it (UBSan) */
+      pthread_mutex_unlock(&window_lock);
+      return;
+    }
     memcpy(batch, pending, n * sizeof *batch);
     memmove(pending, pending + n, (pending_n - n) * sizeof *pending);
     pending_n -= n;
     pthread_mutex_unlock(&window_lock);
-    if (!n) return;
     for (size_t i = 0; i < n; i++) {
       ct_record r;
       r.kind = CT_KIND_PAUSE;

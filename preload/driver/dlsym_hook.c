@@ -20,7 +20,7 @@
 void *(*ctpd_real_dlsym)(void *, const char *);
 void *(*ctpd_real_dlvsym)(void *, const char *, const char *);
 
-CTP_NO_TSAN void *ctpd_resolve_real_dl(void) {
+CTP_NO_SANITIZE void *ctpd_resolve_real_dl(void) {
   void *fn = __atomic_load_n(&ctpd_real_dlsym, __ATOMIC_ACQUIRE);
   if (fn)
     return fn;
@@ -40,7 +40,7 @@ __attribute__((constructor(101))) static void resolve_at_load(void) { ctpd_resol
 
 /* For the assembly slow path of dlvsym. */
 CTPD_HIDDEN void *ctpd_resolve_real_dlvsym(void);
-CTP_NO_TSAN void *ctpd_resolve_real_dlvsym(void) {
+CTP_NO_SANITIZE void *ctpd_resolve_real_dlvsym(void) {
   ctpd_resolve_real_dl();
   return __atomic_load_n(&ctpd_real_dlvsym, __ATOMIC_ACQUIRE);
 }

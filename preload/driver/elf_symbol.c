@@ -18,7 +18,7 @@ struct lookup {
   void *found;
 };
 
-CTP_NO_TSAN static uint32_t gnu_hash(const char *s) {
+CTP_NO_SANITIZE static uint32_t gnu_hash(const char *s) {
   uint32_t h = 5381;
   for (; *s; s++)
     h = h * 33 + (unsigned char)*s;
@@ -26,19 +26,19 @@ CTP_NO_TSAN static uint32_t gnu_hash(const char *s) {
 }
 
 /* A d_ptr value as an address (glibc relocates most of them in place already). */
-/* strcmp(a, b) == 0, by hand: in a ThreadSanitizer build strcmp is one of TSan's
+/* strcmp(a, b) == 0, by hand: in a sanitizer build strcmp is one of its runtime's
  * interceptors, not usable while it initialises (see ctpd_elf_default_symbol). */
-CTP_NO_TSAN static int same_name(const char *a, const char *b) {
+CTP_NO_SANITIZE static int same_name(const char *a, const char *b) {
   for (; *a && *a == *b; a++, b++) {
   }
   return *a == *b;
 }
 
-CTP_NO_TSAN static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v) {
+CTP_NO_SANITIZE static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v) {
   return v < info->dlpi_addr ? info->dlpi_addr + v : v;
 }
 
-CTP_NO_TSAN static void lookup_in(const struct dl_phdr_info *info, const ElfW(Dyn) *dyn, struct lookup *l) {
+CTP_NO_SANITIZE static void lookup_in(const struct dl_phdr_info *info, const ElfW(Dyn) *dyn, struct lookup *l) {
   const ElfW(Sym) *symtab = NULL;
   const char *strtab = NULL;
   const uint32_t *gnu = NULL;
@@ -76,17 +76,17 @@ CTP_NO_TSAN static void lookup_in(const struct dl_phdr_info *info, const ElfW(Dy
   }
 }
 
-#if CTP_TSAN
+#if CTP_TSAN || CTP_ASAN
 /*
- * A ThreadSanitizer build (scripts/tsan): TSan's runtime, while it initialises, looks
- * up every function it intercepts with dlsym(RTLD_NEXT), which is ours, which needs
- * libc's dlsym found here. dl_iterate_phdr is one of TSan's interceptors, not usable
- * yet, so the loaded objects are walked through the dynamic linker's r_debug list
+ * A ThreadSanitizer or AddressSanitizer build (scripts/sanitize): the sanitizer's
+ * runtime, while it initialises, looks up every function it intercepts with
+ * dlsym(RTLD_NEXT), which is ours, which needs libc's dlsym found here.
+ * dl_iterate_phdr is one of their interceptors, not usable yet, so the loaded objects are walked through the dynamic linker's r_debug list
  * instead (no lock: at that point nothing else runs; later calls find the pointers
- * already set). Every function on this path is CTP_NO_TSAN.
+ * already set). Every function on this path is CTP_NO_SANITIZE.
  */
 /* 1 when name ends with "/" object (or is object): strstr is an interceptor too. */
-CTP_NO_TSAN static int path_names(const char *path, const char *object) {
+CTP_NO_SANITIZE static int path_names(const char *path, const char *object) {
   const char *base = path;
   for (const char *p = path; *p; p++)
     if (*p == '/')
@@ -94,7 +94,7 @@ CTP_NO_TSAN static int path_names(const char *path, const char *object) {
   return same_name(base, object);
 }
 
-CTP_NO_TSAN void *ctpd_elf_default_symbol(const char *object, const char *name) {
+CTP_NO_SANITIZE void *ctpd_elf_default_symbol(const char *object, const char *name) {
   struct lookup l = {object, name, NULL};
   for (const struct link_map *m = _r_debug.r_map; m && !l.found; m = m->l_next) {
     if (!m->l_name || !path_names(m->l_name, object) || !m->l_ld)
