@@ -143,6 +143,13 @@ static pthread_key_t ring_key;
 static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
 static __thread struct pending_ring *my_ring;
 
+void ctph_gputime_reinit_locks(void) {
+  for (int d = 0; d < CTPH_MAX_DEVICES; d++)
+    pthread_mutex_init(&pools[d].lock, NULL);
+  pthread_mutex_init(&rings_lock, NULL);
+}
+
+
 /* Thread exit: the ring stays listed until the poller has emptied it, then a new
  * thread may adopt it; the thread's free events go back to the pool. */
 static void ring_release(void *arg) {

@@ -315,6 +315,10 @@ void ctph_event_put(int device, CUevent ev) CTPH_HIDDEN;
 /* Forgets the pooled events of `device` (its context is being reset). */
 void ctph_event_pool_reset(int device) CTPH_HIDDEN;
 
+/* In a fork child (one thread): the event pools' and pending rings' locks, which
+ * the parent's poller thread may have held at the fork, made free again. */
+void ctph_gputime_reinit_locks(void) CTPH_HIDDEN;
+
 /* 1 when no thread has a timed operation waiting. */
 int ctph_pending_empty(void) CTPH_HIDDEN;
 
