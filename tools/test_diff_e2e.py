@@ -78,4 +78,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0 and "GEMMs (GPU time): 1 added, 1 removed" in p.stdout, "text output")
     print(p.stdout)
 
-finish()
+sys.exit(finish())

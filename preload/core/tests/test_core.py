@@ -326,11 +326,17 @@ def case_output(tmp):
 
 
 def main():
+    # CORE_SKIP_CASES=case_a,case_b: cases left out, each printed as skipped (scripts/asan
+    # leaves out case_fork_busy, whose fork children hang in ASan's own allocator).
+    skip = set(os.environ.get("CORE_SKIP_CASES", "").split(","))
     with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
         for case in (case_threads, case_drops, case_strings, case_reentry, case_fork,
                      case_fork_busy, case_abort, case_program_handler, case_sigkill,
                      case_exec, case_write_error, case_closed_fd, case_env,
                      case_output):
+            if case.__name__ in skip:
+                print(f"{case.__name__}: skipped (CORE_SKIP_CASES)")
+                continue
             before = len(failures)
             case(tmp)
             print(f"{case.__name__}: {'ok' if len(failures) == before else 'FAILED'}")
