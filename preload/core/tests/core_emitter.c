@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "trace.h"
 
 #define SEQ_BASE 1000000000ull
@@ -56,6 +57,10 @@ static void emit_api(unsigned ti, unsigned long long k) {
 
 static int errno_changed;
 
+/* run_threads: each thread, once it has emitted everything, waits here twice, so
+ * that its buffer stays registered while the main thread looks at every buffer. */
+static pthread_barrier_t *all_emitted;
+
 /* Emits nrec records; checks that the tracer leaves errno alone (first use included). */
 static void *thread_main(void *arg) {
   unsigned ti = (unsigned)(uintptr_t)arg;
@@ -64,16 +69,38 @@ static void *thread_main(void *arg) {
     emit_api(ti, k);
     if (errno != EDOM) __atomic_add_fetch(&errno_changed, 1, __ATOMIC_RELAXED);
   }
+  if (all_emitted) {
+    pthread_barrier_wait(all_emitted);
+    pthread_barrier_wait(all_emitted);
+  }
   return NULL;
+}
+
+/* Registered buffers not aligned as struct ctp_tbuf must be (its consumer half
+ * starts a cache line). */
+static int misaligned_buffers(void) {
+  int n = 0;
+  for (struct ctp_tbuf *b = ctp_buffers_head(); b; b = b->next)
+    n += (uintptr_t)b % _Alignof(struct ctp_tbuf) != 0;
+  return n;
 }
 
 static int run_threads(unsigned nthreads) {
   pthread_t th[64];
   if (nthreads > 64) nthreads = 64;
+  pthread_barrier_t barrier;
+  pthread_barrier_init(&barrier, NULL, nthreads + 1);
+  all_emitted = &barrier;
   for (unsigned i = 0; i < nthreads; i++)
     pthread_create(&th[i], NULL, thread_main, (void *)(uintptr_t)i);
+  pthread_barrier_wait(&barrier);
+  int misaligned = misaligned_buffers();
+  pthread_barrier_wait(&barrier);
   for (unsigned i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-  printf("emitted %llu\nerrno_changed %d\n", nthreads * nrec, errno_changed);
+  all_emitted = NULL;
+  pthread_barrier_destroy(&barrier);
+  printf("emitted %llu\nerrno_changed %d\nmisaligned_buffers %d\n", nthreads * nrec, errno_changed,
+         misaligned);
   return 0;
 }
 

@@ -57,6 +57,7 @@ def case_threads(tmp):
     out = os.path.join(tmp, "threads")
     p = run_emitter(out, ["threads", "8", "10000", "100"])
     check("errno_changed 0" in p.stdout, "ctp_emit/ctp_intern changed errno")
+    check("misaligned_buffers 0" in p.stdout, f"threads: buffers not 64-byte aligned: {p.stdout!r}")
     files = traces(out)
     if not check(len(files) == 1, f"threads: {len(files)} files"):
         return
