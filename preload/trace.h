@@ -25,8 +25,8 @@
 #define CTP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CTP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* CTP_TSAN: 1 in a ThreadSanitizer build (scripts/sanitize thread); CTP_ASAN: 1 in
- * an AddressSanitizer build (scripts/sanitize address). CTP_NO_SANITIZE leaves a
+/* CTP_TSAN: 1 in a ThreadSanitizer build (scripts/tsan); CTP_ASAN: 1 in
+ * an AddressSanitizer build (scripts/asan). CTP_NO_SANITIZE leaves a
  * function uninstrumented there: code that can run while the sanitizer's runtime is
  * still initialising itself, which looks up the functions it intercepts with
  * dlsym(RTLD_NEXT), i.e. with our dlsym (preload/driver/dlsym_hook.c), before its

@@ -78,11 +78,12 @@ CTP_NO_SANITIZE static void lookup_in(const struct dl_phdr_info *info, const Elf
 
 #if CTP_TSAN || CTP_ASAN
 /*
- * A ThreadSanitizer or AddressSanitizer build (scripts/sanitize): the sanitizer's
- * runtime, while it initialises, looks up every function it intercepts with
- * dlsym(RTLD_NEXT), which is ours, which needs libc's dlsym found here.
- * dl_iterate_phdr is one of their interceptors, not usable yet, so the loaded objects are walked through the dynamic linker's r_debug list
- * instead (no lock: at that point nothing else runs; later calls find the pointers
+ * A ThreadSanitizer or AddressSanitizer build (scripts/tsan, scripts/asan): the
+ * sanitizer's runtime, while it initialises, looks up every function it intercepts
+ * with dlsym(RTLD_NEXT), which is ours, which needs libc's dlsym found here.
+ * dl_iterate_phdr is one of their interceptors, not usable yet, so the loaded objects
+ * are walked through the dynamic linker's r_debug list instead (no lock: at that
+ * point nothing else runs; later calls find the pointers
  * already set). Every function on this path is CTP_NO_SANITIZE.
  */
 /* 1 when name ends with "/" object (or is object): strstr is an interceptor too. */
