@@ -192,6 +192,7 @@
 #define CT_ALLOC_MANAGED 3    /* cudaMallocManaged, cuMemAllocManaged */
 #define CT_ALLOC_ASYNC 4      /* stream-ordered: cudaMallocAsync, cuMemAllocAsync (+_ptsz) */
 #define CT_ALLOC_REGISTERED 5 /* page-locked in place: cudaHostRegister, cuMemHostRegister_v2 */
+#define CT_ALLOC_VMM 6        /* physical memory of a VMM handle: cuMemCreate / cuMemRelease (ptr: the handle) */
 
 /* CT_JOB_* bits of JOB.known. */
 #define CT_JOB_RANK 0x1

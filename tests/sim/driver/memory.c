@@ -434,3 +434,29 @@ CUdeviceptr sim_mem_alloc_internal(size_t size)
   device_bytes_used += size;
   return (CUdeviceptr)(uintptr_t)p;
 }
+
+int sim_mem_add_reserved(char *base, size_t size, int device)
+{
+  struct sim_mem_range range = {.base = base, .size = size, .type = SIM_MEM_DEVICE, .device = device};
+  return range_insert(&range);
+}
+
+void sim_mem_remove_reserved(char *base)
+{
+  struct sim_mem_range *r = range_of(base);
+  if (r && r->base == base && !r->owned)
+    range_erase(r);
+}
+
+int sim_mem_charge(size_t size)
+{
+  if (size > SIM_TOTAL_MEM - device_bytes_used)
+    return -1;
+  device_bytes_used += size;
+  return 0;
+}
+
+void sim_mem_uncharge(size_t size)
+{
+  device_bytes_used -= size < device_bytes_used ? size : device_bytes_used;
+}

@@ -182,6 +182,8 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, 0, cuOccupancyMaxPotentialBlockSizeWithFlags) \
   X("cuStreamAddCallback", 5000, 0, cuStreamAddCallback) \
   X("cuStreamAddCallback", 7000, 2, cuStreamAddCallback_ptsz) \
+  X("cuMemAddressFree", 10020, 0, cuMemAddressFree) \
+  X("cuMemAddressReserve", 10020, 0, cuMemAddressReserve) \
   X("cuMemAlloc", 3020, 0, cuMemAlloc_v2) \
   X("cuMemAllocAsync", 11020, 0, cuMemAllocAsync) \
   X("cuMemAllocAsync", 11020, 2, cuMemAllocAsync_ptsz) \
@@ -194,7 +196,9 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuMemFreeAsync", 11020, 0, cuMemFreeAsync) \
   X("cuMemFreeAsync", 11020, 2, cuMemFreeAsync_ptsz) \
   X("cuMemFreeHost", 2000, 0, cuMemFreeHost) \
+  X("cuMemCreate", 10020, 0, cuMemCreate) \
   X("cuMemGetAddressRange", 3020, 0, cuMemGetAddressRange_v2) \
+  X("cuMemGetAllocationGranularity", 10020, 0, cuMemGetAllocationGranularity) \
   X("cuMemGetInfo", 3020, 0, cuMemGetInfo_v2) \
   X("cuMemHostAlloc", 2020, 0, cuMemHostAlloc) \
   X("cuMemHostGetDevicePointer", 3020, 0, cuMemHostGetDevicePointer_v2) \
@@ -202,6 +206,10 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuMemHostRegister", 4000, 0, cuMemHostRegister) \
   X("cuMemHostRegister", 6050, 0, cuMemHostRegister_v2) \
   X("cuMemHostUnregister", 4000, 0, cuMemHostUnregister) \
+  X("cuMemMap", 10020, 0, cuMemMap) \
+  X("cuMemRelease", 10020, 0, cuMemRelease) \
+  X("cuMemSetAccess", 10020, 0, cuMemSetAccess) \
+  X("cuMemUnmap", 10020, 0, cuMemUnmap) \
   X("cuMemcpy", 4000, 0, cuMemcpy) \
   X("cuMemcpy", 7000, 2, cuMemcpy_ptds) \
   X("cuMemcpy2D", 3020, 0, cuMemcpy2D_v2) \

@@ -93,6 +93,7 @@ enum sim_kind {
   SIM_KIND_GRAPH,
   SIM_KIND_GRAPH_EXEC,
   SIM_KIND_GRAPH_NODE,
+  SIM_KIND_MEM_HANDLE, /* cuMemCreate's physical memory (vmm.c) */
 };
 
 /* Remembers that `handle` is a live object of `kind` (lock held). Returns 0, or
@@ -278,6 +279,18 @@ enum sim_mem_type sim_mem_lookup(const void *p, char **base, size_t *size, int *
 /* Allocates device memory for a module global on device 0 (lock held); 0 when
  * out of memory. */
 CUdeviceptr sim_mem_alloc_internal(size_t size);
+
+/* For vmm.c (lock held): a reserved virtual range [base, base+size) answers as
+ * device memory (not owned: cuMemFree refuses it); 0 or -1 (out of memory). */
+int sim_mem_add_reserved(char *base, size_t size, int device);
+
+/* Forgets the reserved range that starts at `base` (lock held). */
+void sim_mem_remove_reserved(char *base);
+
+/* Counts `size` bytes of device memory as taken: 0, or -1 when the device has not
+ * that much left; sim_mem_uncharge gives them back (lock held). */
+int sim_mem_charge(size_t size);
+void sim_mem_uncharge(size_t size);
 
 /* Moves the bytes of a copy / a fill (no timing). */
 void sim_copy_apply(const struct sim_copy *c);

@@ -201,8 +201,6 @@
   X(cuLogsDumpToMemory) \
   X(cuLogsRegisterCallback) \
   X(cuLogsUnregisterCallback) \
-  X(cuMemAddressFree) \
-  X(cuMemAddressReserve) \
   X(cuMemAdvise) \
   X(cuMemAdvise_v2) \
   X(cuMemAlloc) \
@@ -210,7 +208,6 @@
   X(cuMemAllocPitch) \
   X(cuMemBatchDecompressAsync) \
   X(cuMemBatchDecompressAsync_ptsz) \
-  X(cuMemCreate) \
   X(cuMemDiscardAndPrefetchBatchAsync) \
   X(cuMemDiscardAndPrefetchBatchAsync_ptsz) \
   X(cuMemDiscardBatchAsync) \
@@ -219,7 +216,6 @@
   X(cuMemFree) \
   X(cuMemGetAccess) \
   X(cuMemGetAddressRange) \
-  X(cuMemGetAllocationGranularity) \
   X(cuMemGetAllocationPropertiesFromHandle) \
   X(cuMemGetDefaultMemPool) \
   X(cuMemGetHandleForAddressRange) \
@@ -227,7 +223,6 @@
   X(cuMemGetMemPool) \
   X(cuMemHostGetDevicePointer) \
   X(cuMemImportFromShareableHandle) \
-  X(cuMemMap) \
   X(cuMemMapArrayAsync) \
   X(cuMemMapArrayAsync_ptsz) \
   X(cuMemPoolCreate) \
@@ -249,11 +244,8 @@
   X(cuMemPrefetchBatchAsync_ptsz) \
   X(cuMemRangeGetAttribute) \
   X(cuMemRangeGetAttributes) \
-  X(cuMemRelease) \
   X(cuMemRetainAllocationHandle) \
-  X(cuMemSetAccess) \
   X(cuMemSetMemPool) \
-  X(cuMemUnmap) \
   X(cuMemcpy2D) \
   X(cuMemcpy2DAsync) \
   X(cuMemcpy2DUnaligned) \
