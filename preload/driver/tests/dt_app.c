@@ -46,6 +46,7 @@
  *             pool) on the created stream and its _ptsz form on stream 0, each freed
  *             by cuMemFreeAsync of the same form, the frees, and a cuMemFree of a
  *             pointer never allocated (CUDA_ERROR_INVALID_VALUE, printed)
+ *   vmm       linked with -lcuda: the virtual memory management calls (dt_vmm.c)
  *   bench N   N cuLaunchKernel calls (linked) in a loop, after 1,000 warm-up
  *             launches: prints the mean host time per launch (for the report, not
  *             checked by the tests)
@@ -67,6 +68,8 @@ typedef CUresult (*get_proc5_fn)(const char *, void **, int, cuuint64_t,
 typedef CUresult (*get_proc4_fn)(const char *, void **, int, cuuint64_t);
 typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, unsigned, CUstream, void **, void **);
+
+int dt_run_vmm(void); /* dt_vmm.c */
 
 /* Only the program itself defines this (exported with -rdynamic). */
 __attribute__((visibility("default"))) int dt_app_own_symbol(void) { return 42; }
@@ -490,6 +493,7 @@ int main(int argc, char **argv) {
          : !strcmp(m, "shapes")   ? run_shapes()
          : !strcmp(m, "graph")    ? run_graph()
          : !strcmp(m, "alloc")    ? run_alloc()
+         : !strcmp(m, "vmm")      ? dt_run_vmm()
 #endif
          : !strcmp(m, "procaddr") ? run_procaddr()
          : !strcmp(m, "xla")      ? run_xla("libcudart.so.13")

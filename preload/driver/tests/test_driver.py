@@ -18,6 +18,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                 "tests", "lib"))
 from cttest import HkTrace, check, finish  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vmm_case import case_vmm  # noqa: E402
 
 API_TIMED, API_DRIVER = 0x4, 0x10
 GPU_KERNEL = 1
@@ -404,6 +406,7 @@ def main():
     cases = [("triton", lambda: case_triton(ctx, app)), ("linked", lambda: case_linked(ctx, app)),
              ("shapes", lambda: case_shapes(ctx, app)),
              ("alloc", lambda: case_alloc(ctx, app)),
+             ("vmm", lambda: case_vmm(ctx, app, compare, check)),
              ("xla", lambda: case_xla(ctx, app)),
              ("extension", lambda: case_extension(ctx, app)), ("graph", lambda: case_graph(ctx, app)),
              ("procaddr", lambda: case_procaddr(ctx, app)), ("dlsym", lambda: case_dlsym(ctx, app)),
