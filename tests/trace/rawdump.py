@@ -6,8 +6,8 @@ _FIELD = re.compile(r"(\w+)=(\d+)")
 
 
 def raw_records(cutrace, path):
-    """Returns (records, strings): records as dicts with 'kind' and integer fields,
-    strings as {id: text}."""
+    """Returns (records, strings): records as dicts with 'kind' (the record's kind) and
+    integer fields (a field named kind as 'field_kind'), strings as {id: text}."""
     p = subprocess.run([cutrace, "dump", path], capture_output=True, text=True, timeout=120)
     records, strings = [], {}
     for line in p.stdout.splitlines():
@@ -18,6 +18,8 @@ def raw_records(cutrace, path):
             continue
         kind, _, rest = line.partition(" ")
         rec = {k: int(v) for k, v in _FIELD.findall(rest)}
+        if "kind" in rec:  # a record's own kind field (ALLOC: CT_ALLOC_*)
+            rec["field_kind"] = rec["kind"]
         rec["kind"] = kind
         records.append(rec)
     return records, strings

@@ -1,1 +1,182 @@
-import sys; sys.exit(77)
+#!/usr/bin/env python3
+"""A buffer grown with the driver's virtual memory calls, as PyTorch's expandable
+segments grow (programs/vmm_grow.cu), end to end on the simulated GPU.
+
+The program reserves 16 segments of 2 MiB, then 4 times maps one more segment
+(cuMemCreate, cuMemMap, cuMemSetAccess), launches v_work (20 ms) over the mapped part
+and synchronises; copies a pattern over the 4 segments and back; shrinks by two
+segments (cuMemUnmap, cuMemRelease), grows by one, copies over 3 segments; tears down.
+A cuMemCreate of 4 KiB fails first with CUDA_ERROR_INVALID_VALUE. cuMemCreate and
+cuMemRelease cost 500 us of host time (SIMCUDA_ALLOC_US). Run twice: the shared-runtime
+build looking the driver up with dlsym (PyTorch's DriverAPI up to 2.5), the
+static-runtime build with cuGetProcAddress_v2 (cudaGetDriverEntryPointByVersion).
+Asserted exactly, for both: every VMM call one DRIVER span at depth 0 with no GPU work
+and its result (the failing cuMemCreate keeps its error: the program checks the value
+it got, the span records it); an ALLOC record of kind vmm (6) for each successful
+cuMemCreate (its handle, 2 MiB) and cuMemRelease (the same handle, released in call
+order) and no other ALLOC record; `cutrace report`'s memory allocations table: one row,
+vmm, 5 allocations of 10 MiB, 5 releases all matched, peak 8 MiB, 0 at the end, the
+time of the calls equal to their spans'; the text table's kind "vmm"; `dump --chrome`'s
+"vmm memory" counter going 2, 4, 6, 8, 6, 4, 6, 4, 2, 0 MiB at the ends of those calls;
+`cutrace gaps`: the gaps spent in VMM calls (between the 4 v_work kernels, and from the
+first round trip's last copy to the second's first, across the shrink and regrowth)
+are exactly the device's `alloc` gaps, the alloc_in_loop finding counts them.
+
+usage: test_vmm.py SIM_DIR CUTRACE LIBTRACE VMM_GROW VMM_GROW_STATIC
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cttest import check, finish, require_built  # noqa: E402
+from rawdump import raw_records  # noqa: E402
+
+sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
+require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
+tmp = tempfile.mkdtemp(prefix="cutrace-vmm-")
+API_DRIVER = 0x10
+KERNEL_US, ALLOC_US = 20000, 500
+MIB = 1 << 20
+CT_ALLOC_VMM = 6
+# entry point -> results of its calls in call order
+SPANS = {"cuMemAddressReserve": [0], "cuMemCreate": [1] + [0] * 5, "cuMemMap": [0] * 5,
+         "cuMemSetAccess": [0] * 5, "cuMemUnmap": [0] * 5, "cuMemRelease": [0] * 5,
+         "cuMemAddressFree": [0]}
+LIVE_MIB = [2, 4, 6, 8, 6, 4, 6, 4, 2, 0]  # after each create / release, in call order
+
+
+def record(label, argv):
+    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
+               SIMCUDA_KERNEL_US=f"v_work={KERNEL_US},default=5", SIMCUDA_ALLOC_US=str(ALLOC_US))
+    for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_CAPTURE", "CUTRACE_DELAY",
+              "CUTRACE_DURATION"):
+        env.pop(k, None)
+    data = os.path.join(tmp, label)
+    p = subprocess.run([cutrace, "record", "-q", "-o", data, "--"] + argv, env=env,
+                       capture_output=True, text=True, timeout=120)
+    ok = check(p.returncode == 0 and "vmm_grow: ok" in p.stdout,
+               f"{label}: record status {p.returncode}, {p.stdout!r}, {p.stderr[-400:]!r}")
+    files = sorted(os.listdir(data)) if os.path.isdir(data) else []
+    ok = ok and check(len(files) == 1, f"{label}: one trace file, found {files}")
+    return os.path.join(data, files[0]) if ok else None
+
+
+def check_spans(label, recs, names):
+    """The VMM spans and their ALLOC records; returns {entry point: spans in call order}."""
+    gpu_corrs = {r["corr"] for r in recs if r["kind"] == "gpu"}
+    spans = {}
+    for a in (r for r in recs if r["kind"] == "api"):
+        if names.get(a["name"]) in SPANS:
+            spans.setdefault(names[a["name"]], []).append(a)
+    for name, results in SPANS.items():
+        got = sorted(spans.get(name, []), key=lambda a: a["corr"])
+        spans[name] = got
+        check([a["result"] for a in got] == results,
+              f"{label}: {name} results {[a['result'] for a in got]}, want {results}")
+        for a in got:
+            check(a["depth"] == 0 and a["flags"] & API_DRIVER and a["corr"] not in gpu_corrs,
+                  f"{label}: {name} depth {a['depth']} flags {a['flags']:#x} or timed")
+    allocs = {r["corr"]: r for r in recs if r["kind"] == "alloc"}
+    calls = sorted((a for n in ("cuMemCreate", "cuMemRelease") for a in spans[n] if not a["result"]),
+                   key=lambda a: a["corr"])
+    check(set(allocs) == {a["corr"] for a in calls},
+          f"{label}: ALLOC records of {sorted(allocs)}, want those of the successful "
+          f"creates and releases {[a['corr'] for a in calls]}")
+    live, live_mib = {}, []
+    for a in calls:
+        r = allocs.get(a["corr"])
+        if not check(r is not None and r["field_kind"] == CT_ALLOC_VMM and r["ptr"],
+                     f"{label}: ALLOC {r}"):
+            return spans
+        if r["release"]:
+            check(r["bytes"] == 0 and r["ptr"] in live, f"{label}: release of {r} not created")
+            live.pop(r["ptr"], None)
+        else:
+            check(r["bytes"] == 2 * MIB and r["ptr"] not in live, f"{label}: create {r}")
+            live[r["ptr"]] = r["bytes"]
+        live_mib.append(sum(live.values()) // MIB)
+    check(live_mib == LIVE_MIB, f"{label}: live MiB after each call {live_mib}, want {LIVE_MIB}")
+    return spans
+
+
+def check_report(label, path, spans):
+    p = subprocess.run([cutrace, "report", "--format", "json", "--tables", "allocs", path],
+                       capture_output=True, text=True, timeout=60)
+    if not check(p.returncode == 0, f"{label}: report status {p.returncode}: {p.stderr}"):
+        return None
+    rows = json.loads(p.stdout).get("allocs", [])
+    dur = lambda name: sum(a["end_ns"] - a["begin_ns"] for a in spans[name] if not a["result"])
+    got = [(r["kind"], r["allocs"], r["bytes"], r["frees"], r["freed_bytes"], r["unmatched_frees"],
+            r["peak_live_bytes"], r["live_bytes_at_end"], r["alloc_ns"], r["free_ns"]) for r in rows]
+    want = [("vmm", 5, 10 * MIB, 5, 10 * MIB, 0, 8 * MIB, 0, dur("cuMemCreate"), dur("cuMemRelease"))]
+    check(got == want, f"{label}: report allocs {got}, want {want}")
+    p = subprocess.run([cutrace, "report", "--tables", "allocs", path], capture_output=True,
+                       text=True, timeout=60)
+    row = [line.split() for line in p.stdout.splitlines() if line.rstrip().endswith(" vmm")]
+    check(len(row) == 1 and row[0][3:5] == ["10.00", "MiB"] and row[0][-6:-4] == ["8.00", "MiB"],
+          f"{label}: text table's vmm row {row}:\n{p.stdout}")
+    return rows[0] if rows else None
+
+
+def check_chrome(label, path, spans, row):
+    out = os.path.join(tmp, label + ".json")
+    p = subprocess.run([cutrace, "dump", "--chrome", "-o", out, path], capture_output=True,
+                       text=True, timeout=60)
+    if not check(p.returncode == 0, f"{label}: dump --chrome: {p.stderr}"):
+        return
+    with open(out) as fh:
+        events = json.load(fh)["traceEvents"]
+    counters = sorted((round(e["ts"] * 1000), e["args"]["bytes"]) for e in events
+                      if e["ph"] == "C" and e.get("cat") == "memory" and e["name"] == "vmm memory")
+    others = {e["name"] for e in events if e["ph"] == "C" and e.get("cat") == "memory"}
+    check([b // MIB for _, b in counters] == LIVE_MIB and others == {"vmm memory"},
+          f"{label}: chrome memory counters {counters} ({others}), want {LIVE_MIB} MiB")
+    ends = {a["end_ns"] for n in ("cuMemCreate", "cuMemRelease") for a in spans[n]}
+    check({t for t, _ in counters} <= ends, f"{label}: counter times {counters} not the calls' ends")
+    check(row is not None and max(b for _, b in counters) == row["peak_live_bytes"],
+          f"{label}: counter peak against report's {row}")
+
+
+def check_gaps(label, path, recs, names):
+    ops = sorted((r for r in recs if r["kind"] == "gpu"), key=lambda r: r["start_ns"])
+    kernels = [i for i, r in enumerate(ops) if "v_work" in names.get(r["name"], "")]
+    if not check(len(kernels) == 4 and len(ops) == 8, f"{label}: {len(ops)} GPU ops, kernels {kernels}"):
+        return
+    # the CPU spent these in VMM calls: between the kernels, and across the shrink and
+    # regrowth (ops: 4 kernels, HtoD, DtoH, HtoD, DtoH)
+    want = [(ops[i]["end_ns"], ops[i + 1]["start_ns"]) for i in (0, 1, 2, 5)]
+    p = subprocess.run([cutrace, "gaps", "--format", "json", "--top", "100", path],
+                       capture_output=True, text=True, timeout=60)
+    if not check(p.returncode == 0, f"{label}: gaps status {p.returncode}: {p.stderr}"):
+        return
+    doc = json.loads(p.stdout)
+    got = sorted((g["start_ns"], g["start_ns"] + g["dur_ns"]) for g in doc["gaps"]
+                 if g["cause"] == "alloc")
+    check(got == want, f"{label}: alloc gaps {got}, want {want}")
+    idle = sum(b - a for a, b in want)
+    dev = doc["devices"][0]
+    check(dev["idle"]["alloc_ns"] == idle, f"{label}: device idle {dev['idle']}, want alloc {idle}")
+    finds = [f for f in doc["findings"] if f["kind"] == "alloc_in_loop"]
+    check(len(finds) == 1 and finds[0]["count"] == 4 and finds[0]["idle_ns"] == idle and
+          finds[0]["what"] in ("cuMemCreate", "cuMemRelease", "cuMemUnmap"),
+          f"{label}: alloc finding {finds}")
+
+
+for label, argv in (("shared", [shared_prog]), ("static", [static_prog, "procaddr"])):
+    path = record(label, argv)
+    if not path:
+        continue
+    recs, names = raw_records(cutrace, path)
+    spans = check_spans(label, recs, names)
+    row = check_report(label, path, spans)
+    check_chrome(label, path, spans, row)
+    check_gaps(label, path, recs, names)
+
+if not os.environ.get("CUTRACE_KEEP"):
+    shutil.rmtree(tmp, ignore_errors=True)
+sys.exit(finish())
