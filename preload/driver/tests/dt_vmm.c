@@ -28,7 +28,7 @@ int dt_run_vmm(void) {
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = 0;
-  CUmemGenericAllocationHandle odd = 0, h1 = 0, h2 = 0;
+  CUmemGenericAllocationHandle odd = 0x5eed, h1 = 0, h2 = 0; /* odd: a stale value the failing call leaves */
   CUdeviceptr base = 0;
   errno = 77;
   CUresult bad_create = cuMemCreate(&odd, 4096, &prop, 0);

@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "vmm_grow: granularity %zu\n", granularity);
     failed = 1;
   }
-  CUmemGenericAllocationHandle odd = 0;
+  CUmemGenericAllocationHandle odd = 0x5eed; /* a stale value the failing call leaves */
   check_cu(drv.create(&odd, 4096, &prop, 0), CUDA_ERROR_INVALID_VALUE, "cuMemCreate of 4 KiB");
   check_cu(drv.reserve(&base, RESERVED * SEGMENT, 0, 0, 0), CUDA_SUCCESS, "cuMemAddressReserve");
   for (int i = 0; i < GROW; i++) {
