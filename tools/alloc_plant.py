@@ -3,11 +3,12 @@ report's memory allocations table (test_alloc_report.py) and of the allocations 
 dump --chrome/--perfetto (test_alloc_chrome.py): first_file (pid 7: peaks, unmatched
 releases, a reused pointer, a failing call, driver-level calls, two devices),
 second_file (pid 8: its release of the first file's pointer stays unmatched),
+kinds_file (pid 9: VMM handles, kind vmm, and a kind no reader knows yet),
 old_file (format 1.4: no ALLOC kind)."""
 from tracewrite import TraceWriter
 
 MIB, KIB = 1 << 20, 1 << 10
-DEVICE, PINNED, MANAGED = 1, 2, 3
+DEVICE, PINNED, MANAGED, VMM, FUTURE = 1, 2, 3, 6, 9
 A, B, C, D, M, P, X = 0x10000, 0x20000, 0x30000, 0x40000, 0x50000, 0x60000, 0x99000
 
 
@@ -44,6 +45,21 @@ def first_file(path):
     c.call("cudaMallocHost", P, 64 * KIB, kind=PINNED)  # never released
     c.call("cuMemAlloc_v2", D, 256, dur=3000)
     c.call("cuMemFree_v2", D, release=1, dur=5000)
+    w.add("end", records=0, end_ns=c.t)
+    w.save(path)
+
+
+def kinds_file(path):
+    """cuMemCreate / cuMemRelease of two handles (kind vmm, the handle as ptr), and an
+    allocation of kind 9, unknown to this reader: its own row, named "?"."""
+    w = TraceWriter()
+    w.add("process", pid=9, start_ns=10**9)
+    c = Calls(w, 9, 10**9 + 1000)
+    c.call("cuMemCreate", 0x1111, 2 * MIB, kind=VMM)
+    c.call("cuMemCreate", 0x2222, 2 * MIB, kind=VMM)   # live 4 MiB: the peak
+    c.call("cuMemRelease", 0x1111, kind=VMM, release=1)
+    c.call("cuMemCreate", result=2)                    # failed: no ALLOC record
+    c.call("cuMemFutureAlloc", 0x3333, 3 * MIB, kind=FUTURE)
     w.add("end", records=0, end_ns=c.t)
     w.save(path)
 

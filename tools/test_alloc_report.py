@@ -5,7 +5,8 @@ pointer (a cudaFree of managed memory in the managed row), releases of pointers 
 allocated (unmatched), a pointer allocated again without its release, a failing call,
 driver-level calls, peak and final live bytes; exact in JSON, CSV and text; a second
 file whose release of the first file's pointer stays unmatched (pointers are per
-process); a format 1.4 file (no ALLOC kind): no table.
+process); VMM handles (kind vmm) and a kind this reader does not know (its own row,
+"?"); a format 1.4 file (no ALLOC kind): no table.
 
 usage: test_alloc_report.py CUTRACE"""
 import csv
@@ -17,7 +18,7 @@ import tempfile
 
 import tooltest
 from tooltest import check, finish
-from alloc_plant import KIB, MIB, B, first_file, second_file, old_file
+from alloc_plant import KIB, MIB, B, first_file, second_file, kinds_file, old_file
 
 cutrace = sys.argv[1]
 
@@ -65,6 +66,15 @@ with tempfile.TemporaryDirectory(prefix="ct-alloc-") as d:
     check(rc == 0 and "Memory allocations" not in out, "--tables without allocs")
     rc, out, err = tooltest.run(cutrace, "report", "--tables", "allocs,bogus", one)
     check(rc == 2 and "allocs" in err, f"--tables error names allocs: {err!r}")
+
+    kinds = os.path.join(d, "kinds.ctr")
+    kinds_file(kinds)
+    rc, out, err = tooltest.run(cutrace, "report", "--format", "json", "--tables", "allocs", kinds)
+    doc = json.loads(out) if rc == 0 else {}
+    got = {r["kind"]: tuple(r[f] for f in FIELDS) for r in doc.get("allocs", [])}
+    want = {"vmm": (2, 4 * MIB, 2000, 1, 2 * MIB, 1000, 0, 4 * MIB, 2 * MIB, 3000),
+            "?": (1, 3 * MIB, 1000, 0, 0, 0, 0, 3 * MIB, 3 * MIB, 1000)}
+    check(got == want, f"vmm and unknown kinds ({rc} {err!r}): {got}, want {want}")
 
     rc, out, err = tooltest.run(cutrace, "report", "--format", "json", old)
     doc = json.loads(out) if rc == 0 else {}
