@@ -3,8 +3,8 @@
 segments grow (programs/vmm_grow.cu), end to end on the simulated GPU.
 
 The program reserves 16 segments of 2 MiB, then 4 times maps one more segment
-(cuMemCreate, cuMemMap, cuMemSetAccess), launches v_work (20 ms) over the mapped part
-and synchronises; copies a pattern over the 4 segments and back; shrinks by two
+(cuMemCreate, cuMemMap, cuMemSetAccess) and launches v_work (1 ms) over the mapped
+part; copies a pattern over the 4 segments and back; shrinks by two
 segments (cuMemUnmap, cuMemRelease), grows by one, copies over 3 segments; tears down.
 A cuMemCreate of 4 KiB fails first with CUDA_ERROR_INVALID_VALUE. cuMemCreate and
 cuMemRelease cost 5 ms of host time (SIMCUDA_ALLOC_US). Run twice: the shared-runtime
@@ -40,7 +40,7 @@ sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
 tmp = tempfile.mkdtemp(prefix="cutrace-vmm-")
 API_DRIVER = 0x10
-KERNEL_US, ALLOC_US = 20000, 5000  # a grow gap: 5 ms in cuMemCreate, more than a late wake-up
+KERNEL_US, ALLOC_US = 1000, 5000  # each grow: the GPU idle while cuMemCreate takes 5 ms
 MIB = 1 << 20
 CT_ALLOC_VMM = 6
 # entry point -> results of its calls in call order

@@ -4,8 +4,8 @@
  * c10/cuda/CUDACachingAllocator.cpp), for test_vmm.py (simulated GPU): one
  * cuMemAddressReserve of 16 segments of 2 MiB (the granularity), then GROW (4) steps,
  * each cuMemCreate of one segment, cuMemMap of it at the end of the mapped part,
- * cuMemSetAccess read-write, one launch of v_work over the whole mapped part and
- * cudaDeviceSynchronize (the step's end). Then a copy of a pattern over all four
+ * cuMemSetAccess read-write, and one launch of v_work over the whole mapped part
+ * (short: the GPU then waits while the next step grows the buffer). Then a copy of a pattern over all four
  * segments and back (one copy across the handles' borders), a shrink as PyTorch
  * does it (cudaDeviceSynchronize, then cuMemUnmap and cuMemRelease of the last two
  * segments), one segment mapped again, the same copies over three segments, and
@@ -170,7 +170,6 @@ int main(int argc, char **argv) {
     size_t n = (i + 1) * SEGMENT / sizeof(float);
     v_work<<<(unsigned)((n + 255) / 256), 256>>>((float *)base, n);
     check(cudaGetLastError(), "launch");
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
   round_trip(0, GROW);
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before unmap");
