@@ -37,7 +37,26 @@ static void ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_trac
   c->enc->track(c, pid, tid, kind, name);
 }
 
+/* 1 when track (pid, tid) has its name already (a cheap test before making one). */
+static int track_named(ct_chrome *c, uint64_t pid, uint64_t tid) {
+  track_key k = {pid, tid};
+  const track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
+  return ts && ts->named;
+}
+
+/* Appends s (NULL: "(null)", as printf's %s) to buf holding *at bytes, cut to len - 1
+ * bytes in all (as snprintf cuts). */
+static void append(char *buf, size_t len, size_t *at, const char *s) {
+  if (!s) s = "(null)";
+  size_t n = strlen(s);
+  if (*at + n >= len) n = len - 1 - *at;
+  memcpy(buf + *at, s, n);
+  *at += n;
+  buf[*at] = 0;
+}
+
 void chr_ensure_cpu_thread(ct_chrome *c, uint64_t tid) {
+  if (track_named(c, c->pid, tid)) return;
   char name[64];
   snprintf(name, sizeof name, "thread %llu", (unsigned long long)tid);
   ensure_track(c, c->pid, tid, CHR_TRACK_THREAD, name, 0);
@@ -189,7 +208,7 @@ static void put_graph_args(ct_chrome *c, uint64_t exec) {
   if (inv->g.partial) e->arg_u64(c, "graph inventory partial", inv->g.partial);
   e->arg_list(c, "graph kernel names", 1);
   for (unsigned i = 0; i < inv->ntop; i++)
-    e->item_u64(c, ct_demangle(inv->top[i].name, c->demangled, sizeof c->demangled),
+    e->item_u64(c, chr_demangle(c, inv->top[i].name),
                 inv->top[i].count);
   e->list_close(c, 1);
 }
@@ -214,12 +233,19 @@ static void on_activity(void *user, const ct_activity *a) {
   if (a->detail == CT_DETAIL_MEMOP && a->type == CT_GPU_MEMSET) {
     snprintf(name, sizeof name, "Memset (%s)", mem_label(a->d.memop.dst_mem));
     shown = name;
-  } else if (a->detail == CT_DETAIL_MEMOP) {
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", ct_memop_kind_name(a->d.memop.kind),
-             mem_label(a->d.memop.src_mem), mem_label(a->d.memop.dst_mem));
+  } else if (a->detail == CT_DETAIL_MEMOP) { /* "Memcpy KIND (SRC -> DST)", no printf */
+    size_t at = 0;
+    name[0] = 0;
+    append(name, sizeof name, &at, "Memcpy ");
+    append(name, sizeof name, &at, ct_memop_kind_name(a->d.memop.kind));
+    append(name, sizeof name, &at, " (");
+    append(name, sizeof name, &at, mem_label(a->d.memop.src_mem));
+    append(name, sizeof name, &at, " -> ");
+    append(name, sizeof name, &at, mem_label(a->d.memop.dst_mem));
+    append(name, sizeof name, &at, ")");
     shown = name;
   } else {
-    shown = ct_demangle(a->name, c->demangled, sizeof c->demangled);
+    shown = chr_demangle(c, a->name);
   }
   uint64_t dur = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
   const char *launched_by = c->inner ? ct_inner_activity(c->inner, a) : NULL;
@@ -280,12 +306,18 @@ static void on_gap(void *user, const ct_gap_info *g) {
                                          : GAP_STREAM_TID + chr_stream_tid(c, g->stream);
   uint64_t row = chr_gpu_pid(c, g->device);
   char label[128], dur[32], owner[48];
-  shared_row_owner(c, owner, sizeof owner);
-  if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle%s", owner);
-  else snprintf(label, sizeof label, "stream %llu idle%s", (unsigned long long)g->stream, owner);
-  ensure_track(c, row, tid, CHR_TRACK_GPU, label, 0);
-  snprintf(label, sizeof label, "GPU idle: %s %s", g->cause,
-           ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));
+  if (!track_named(c, row, tid)) {
+    shared_row_owner(c, owner, sizeof owner);
+    if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle%s", owner);
+    else snprintf(label, sizeof label, "stream %llu idle%s", (unsigned long long)g->stream, owner);
+    ensure_track(c, row, tid, CHR_TRACK_GPU, label, 0);
+  }
+  size_t at = 0; /* "GPU idle: CAUSE DURATION", no printf */
+  label[0] = 0;
+  append(label, sizeof label, &at, "GPU idle: ");
+  append(label, sizeof label, &at, g->cause);
+  append(label, sizeof label, &at, " ");
+  append(label, sizeof label, &at, ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));
   chr_slice_open(c, "gap", label, row, tid, g->start_ns, g->end_ns);
   c->enc->arg_str(c, "cause", g->cause ? g->cause : "");
   c->enc->arg_i64(c, "stream", g->stream == UINT64_MAX ? -1ll : (long long)g->stream);
@@ -402,6 +434,8 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
 
 int ct_chrome_end(ct_chrome *c) {
   int rc = c->enc->end(c);
+  free(c->out);
+  chr_demangle_free(c);
   ct_map_free(c->tracks);
   ct_map_free(c->tracer_tracks);
   free(c);

@@ -78,6 +78,10 @@ struct ct_chrome {
   uint64_t ranks[64];        /* distinct ranks seen, in order of appearance */
   unsigned nranks;
   char demangled[4096];
+  char *out;                 /* JSON: the output buffer (chrome_out.h) and its fill */
+  size_t out_len;
+  ct_map *demangle_cache;    /* mangled name -> its demangled form (char *, NULL: as is) */
+  size_t demangle_bytes;     /* what the cache holds, bounded (chr_demangle) */
 };
 
 /* ---- which processes and GPUs a document covers (chrome_job.c) ---- */
@@ -178,13 +182,14 @@ static inline void chr_slice_open(ct_chrome *c, const char *cat, const char *nam
   c->enc->slice_open(c, cat, name, __builtin_strlen(name), pid, tid, begin, end);
 }
 
-/* ---- JSON writing helpers (chrome_json.c) ---- */
+/* ---- names (chrome.c) ---- */
 
-/* Writes v in decimal. */
-void chr_put_u64(ct_chrome *c, uint64_t v);
+/* A kernel's name demangled (ct_demangle), from a cache of the names seen: the same
+ * few kernels run again and again. Valid until the next call. */
+const char *chr_demangle(ct_chrome *c, const char *name);
 
-/* Writes s as a JSON string ("" for NULL). */
-void chr_put_string(ct_chrome *c, const char *s);
+/* Frees the demangling cache. */
+void chr_demangle_free(ct_chrome *c);
 
 /* ---- tracks (chrome.c) ---- */
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "chrome_internal.h"
+#include "chrome_out.h"
 
 void chr_note_job(ct_chrome *c, const struct ct_job *job) {
   if (!(job->known & CT_JOB_RANK)) return;
@@ -18,31 +19,37 @@ void chr_note_job(ct_chrome *c, const struct ct_job *job) {
 
 /* Writes ,"key":v when bit is known. */
 static void put_known(ct_chrome *c, const char *key, uint64_t bit, uint64_t v) {
-  if (c->job.known & bit) fprintf(c->f, ",\"%s\":%llu", key, (unsigned long long)v);
+  if (!(c->job.known & bit)) return;
+  chr_put_text(c, ",\"");
+  chr_put_text(c, key);
+  chr_put_text(c, "\":");
+  chr_put_u64(c, v);
 }
 
 void chr_put_distributed_info(ct_chrome *c) {
-  FILE *f = c->f;
   if (!c->nranks) { /* no rank known: a single process */
-    fputs("\"distributedInfo\":{\"rank\":0,\"world_size\":1}", f);
+    chr_put_text(c, "\"distributedInfo\":{\"rank\":0,\"world_size\":1}");
     return;
   }
   if (c->nranks == 1) {
-    fprintf(f, "\"distributedInfo\":{\"rank\":%llu", (unsigned long long)c->job.rank);
+    chr_put_text(c, "\"distributedInfo\":{\"rank\":");
+    chr_put_u64(c, c->job.rank);
     put_known(c, "world_size", CT_JOB_WORLD_SIZE, c->job.world_size);
     put_known(c, "local_rank", CT_JOB_LOCAL_RANK, c->job.local_rank);
     put_known(c, "local_world_size", CT_JOB_LOCAL_WORLD_SIZE, c->job.local_world_size);
     put_known(c, "node_rank", CT_JOB_NODE_RANK, c->job.node_rank);
-    fputc('}', f);
+    chr_put_char(c, '}');
     return;
   }
   /* several ranks in one document: no single rank to name (HTA wants --split) */
-  fputs("\"distributedInfo\":{\"ranks\":[", f);
-  for (unsigned i = 0; i < c->nranks; i++)
-    fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)c->ranks[i]);
-  fputc(']', f);
+  chr_put_text(c, "\"distributedInfo\":{\"ranks\":[");
+  for (unsigned i = 0; i < c->nranks; i++) {
+    if (i) chr_put_char(c, ',');
+    chr_put_u64(c, c->ranks[i]);
+  }
+  chr_put_char(c, ']');
   put_known(c, "world_size", CT_JOB_WORLD_SIZE, c->job.world_size);
-  fputc('}', f);
+  chr_put_char(c, '}');
 }
 
 uint64_t chr_gpu_pid(const ct_chrome *c, uint64_t device) {
@@ -92,30 +99,40 @@ void chr_note_devices(ct_chrome *c, const ct_proc *p) {
 }
 
 void chr_put_device_properties(ct_chrome *c) {
-  FILE *f = c->f;
-  fputs("\"deviceProperties\":[", f);
+  chr_put_text(c, "\"deviceProperties\":[");
   for (unsigned i = 0; i < c->ndevices; i++) {
     const struct ct_device *d = &c->devices[i];
-    fprintf(f, "%s\n{\"id\":%llu,\"name\":", i ? "," : "", (unsigned long long)d->device);
+    chr_put_text(c, i ? ",\n{\"id\":" : "\n{\"id\":");
+    chr_put_u64(c, d->device);
+    chr_put_text(c, ",\"name\":");
     chr_put_string(c, c->device_names[i]);
-    fprintf(f, ",\"totalGlobalMem\":%llu,\"computeMajor\":%llu,\"computeMinor\":%llu,\"numSms\":%llu",
-            (unsigned long long)d->mem_bytes, (unsigned long long)d->cc_major,
-            (unsigned long long)d->cc_minor, (unsigned long long)d->sm_count);
+    chr_put_text(c, ",\"totalGlobalMem\":");
+    chr_put_u64(c, d->mem_bytes);
+    chr_put_text(c, ",\"computeMajor\":");
+    chr_put_u64(c, d->cc_major);
+    chr_put_text(c, ",\"computeMinor\":");
+    chr_put_u64(c, d->cc_minor);
+    chr_put_text(c, ",\"numSms\":");
+    chr_put_u64(c, d->sm_count);
     if (c->device_pci[i][0]) {
-      fputs(",\"pciBusId\":", f);
+      chr_put_text(c, ",\"pciBusId\":");
       chr_put_string(c, c->device_pci[i]);
     }
     if (c->device_uuid[i][0]) {
-      fputs(",\"uuid\":", f);
+      chr_put_text(c, ",\"uuid\":");
       chr_put_string(c, c->device_uuid[i]);
     }
     if (chr_multi(c)) { /* several files: which process row and which process */
-      fprintf(f, ",\"pid\":%llu,\"process\":%llu", (unsigned long long)c->device_row[i],
-              (unsigned long long)c->device_owner[i]);
-      if (c->device_job[i].known & CT_JOB_RANK)
-        fprintf(f, ",\"rank\":%llu", (unsigned long long)c->device_job[i].rank);
+      chr_put_text(c, ",\"pid\":");
+      chr_put_u64(c, c->device_row[i]);
+      chr_put_text(c, ",\"process\":");
+      chr_put_u64(c, c->device_owner[i]);
+      if (c->device_job[i].known & CT_JOB_RANK) {
+        chr_put_text(c, ",\"rank\":");
+        chr_put_u64(c, c->device_job[i].rank);
+      }
     }
-    fputc('}', f);
+    chr_put_char(c, '}');
   }
-  fputc(']', f);
+  chr_put_char(c, ']');
 }

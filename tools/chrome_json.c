@@ -8,80 +8,95 @@
  * deviceProperties, distributedInfo, displayTimeUnit, baseTimeNanoseconds.
  * The hot path avoids printf: it dominated the export's time.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "chrome_internal.h"
+#include "chrome_out.h"
 #include "output.h"
 
 /* ---- writing helpers ---------------------------------------------------------------- */
 
-/* Writes literal text. */
-static inline void put_lit(ct_chrome *c, const char *s) { fputs_unlocked(s, c->f); }
-
-/* Writes v in decimal. */
-void chr_put_u64(ct_chrome *c, uint64_t v) {
-  char b[24];
-  int i = sizeof b;
-  do {
-    b[--i] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  fwrite_unlocked(b + i, 1, sizeof b - (size_t)i, c->f);
-}
-
 /* Writes lit (e.g. ",\"pid\":") followed by v. */
 static inline void put_kv(ct_chrome *c, const char *lit, uint64_t v) {
-  put_lit(c, lit);
+  chr_put_text(c, lit);
   chr_put_u64(c, v);
 }
 
-void chr_put_string(ct_chrome *c, const char *s) {
-  putc('"', c->f);
-  if (s) ct_json_write_escaped(c->f, s, strlen(s));
-  putc('"', c->f);
+/* A time in ns as microseconds with 3 decimals (exact: "%.3f" of ns / 1000.0 would
+ * round the same digits, for any ns below 2^53). */
+static inline void put_us(ct_chrome *c, uint64_t ns) {
+  uint64_t us = ns / 1000;
+  unsigned frac = (unsigned)(ns % 1000), n = chr_decimal_len(us);
+  char *p = chr_out_room(c, 24);
+  chr_fmt_digits(p + n, us);
+  p[n] = '.';
+  p[n + 1] = (char)('0' + frac / 100);
+  p[n + 2] = (char)('0' + frac / 10 % 10);
+  p[n + 3] = (char)('0' + frac % 10);
+  c->out_len += n + 4;
 }
 
-/* A time in ns as microseconds with 3 decimals (exact). */
-static void put_us(ct_chrome *c, uint64_t ns) {
-  chr_put_u64(c, ns / 1000);
-  char frac[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10)};
-  fwrite_unlocked(frac, 1, 4, c->f);
+/* Writes v as printf's "%.3f" does (ct_fmt_fixed3: without printf). */
+static void put_f3(ct_chrome *c, double v) {
+  char buf[512];
+  int w = ct_fmt_fixed3(v, buf, sizeof buf);
+  if (w > 0) chr_put_bytes(c, buf, (size_t)w < sizeof buf ? (size_t)w : sizeof buf - 1);
+}
+
+/* Writes v in decimal, with its sign. */
+static void put_i64(ct_chrome *c, int64_t v) {
+  if (v < 0) chr_put_char(c, '-');
+  chr_put_u64(c, v < 0 ? -(uint64_t)v : (uint64_t)v);
 }
 
 /* Starts the next event (the separator before it). */
-static void next_event(ct_chrome *c) { fputs(c->nevents++ ? ",\n" : "\n", c->f); }
+static inline void next_event(ct_chrome *c) {
+  if (c->nevents++) chr_put_bytes(c, ",\n", 2);
+  else chr_put_char(c, '\n');
+}
+
+/* A metadata event: {"ph":"M","name":"what","pid":P,"tid":T,"args":{ */
+static void meta_open(ct_chrome *c, const char *what, uint64_t pid, uint64_t tid) {
+  next_event(c);
+  chr_put_text(c, "{\"ph\":\"M\",\"name\":\"");
+  chr_put_text(c, what);
+  put_kv(c, "\",\"pid\":", pid);
+  put_kv(c, ",\"tid\":", tid);
+  chr_put_text(c, ",\"args\":{");
+}
 
 static void meta(ct_chrome *c, const char *what, uint64_t pid, uint64_t tid, const char *name) {
-  next_event(c);
-  fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,\"tid\":%llu,\"args\":{\"name\":", what,
-          (unsigned long long)pid, (unsigned long long)tid);
+  meta_open(c, what, pid, tid);
+  chr_put_text(c, "\"name\":");
   chr_put_string(c, name);
-  fputs("}}", c->f);
+  chr_put_text(c, "}}");
 }
 
 static void sort_index(ct_chrome *c, const char *what, uint64_t pid, uint64_t tid, uint64_t idx) {
-  next_event(c);
-  fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,\"tid\":%llu,\"args\":{\"sort_index\":%llu}}",
-          what, (unsigned long long)pid, (unsigned long long)tid, (unsigned long long)idx);
+  meta_open(c, what, pid, tid);
+  put_kv(c, "\"sort_index\":", idx);
+  chr_put_text(c, "}}");
 }
 
 /* ---- the encoder ---------------------------------------------------------------------- */
 
 static int json_begin(ct_chrome *c) {
   setvbuf(c->f, NULL, _IOFBF, 1 << 20);
-  fputs("{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"traceEvents\":[", c->f);
+  if (!(c->out = malloc(CHR_OUT_CAP))) return -1;
+  chr_put_text(c, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
   return 0;
 }
 
 static int json_end(ct_chrome *c) {
-  FILE *f = c->f;
-  fputs("\n],\n", f);
+  chr_put_text(c, "\n],\n");
   chr_put_device_properties(c);
-  fputs(",\n", f);
+  chr_put_text(c, ",\n");
   chr_put_distributed_info(c);
-  fprintf(f, ",\n\"baseTimeNanoseconds\":%llu,\n\"traceName\":\"cutrace\"}\n",
-          (unsigned long long)c->base_ns);
-  return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+  put_kv(c, ",\n\"baseTimeNanoseconds\":", c->base_ns);
+  chr_put_text(c, ",\n\"traceName\":\"cutrace\"}\n");
+  chr_out_flush(c);
+  return fflush(c->f) == 0 && !ferror(c->f) ? 0 : -1;
 }
 
 static void json_process(ct_chrome *c, uint64_t pid, const char *name, int gpu, uint64_t sort) {
@@ -101,17 +116,17 @@ static void json_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_
 static void json_slice_open(ct_chrome *c, const char *cat, const char *name, size_t name_len,
                             uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end) {
   next_event(c);
-  put_lit(c, "{\"ph\":\"X\",\"cat\":\"");
-  put_lit(c, cat);
-  put_lit(c, "\",\"name\":\"");
-  ct_json_write_escaped(c->f, name, name_len);
+  chr_put_text(c, "{\"ph\":\"X\",\"cat\":\"");
+  chr_put_text(c, cat);
+  chr_put_text(c, "\",\"name\":\"");
+  chr_put_escaped(c, name, name_len);
   put_kv(c, "\",\"pid\":", pid);
   put_kv(c, ",\"tid\":", tid);
-  put_lit(c, ",\"ts\":");
+  chr_put_text(c, ",\"ts\":");
   put_us(c, begin);
-  put_lit(c, ",\"dur\":");
+  chr_put_text(c, ",\"dur\":");
   put_us(c, end > begin ? end - begin : 0);
-  put_lit(c, ",\"args\":{");
+  chr_put_text(c, ",\"args\":{");
   c->nargs = 0;
 }
 
@@ -123,12 +138,10 @@ static void json_gpu_range_open(ct_chrome *c, const char *name, size_t name_len,
 
 /* Writes an arg's key (and the comma before it). */
 static void key(ct_chrome *c, const char *k) {
-  FILE *f = c->f;
-  if (c->nargs++) putc_unlocked(',', f);
-  putc_unlocked('"', f);
-  fputs_unlocked(k, f);
-  putc_unlocked('"', f);
-  putc_unlocked(':', f);
+  if (c->nargs++) chr_put_char(c, ',');
+  chr_put_char(c, '"');
+  chr_put_text(c, k);
+  chr_put_bytes(c, "\":", 2);
 }
 
 static void json_arg_u64(ct_chrome *c, const char *k, uint64_t v) {
@@ -138,12 +151,12 @@ static void json_arg_u64(ct_chrome *c, const char *k, uint64_t v) {
 
 static void json_arg_i64(ct_chrome *c, const char *k, int64_t v) {
   key(c, k);
-  fprintf(c->f, "%lld", (long long)v);
+  put_i64(c, v);
 }
 
 static void json_arg_f3(ct_chrome *c, const char *k, double v) {
   key(c, k);
-  fprintf(c->f, "%.3f", v);
+  put_f3(c, v);
 }
 
 static void json_arg_time(ct_chrome *c, const char *k, uint64_t ns) {
@@ -154,21 +167,21 @@ static void json_arg_time(ct_chrome *c, const char *k, uint64_t ns) {
 static void json_arg_str(ct_chrome *c, const char *k, const char *s) {
   key(c, k);
   if (s) chr_put_string(c, s);
-  else put_lit(c, "null");
+  else chr_put_text(c, "null");
 }
 
 static void json_arg_list(ct_chrome *c, const char *k, int dict) {
   key(c, k);
-  putc(dict ? '{' : '[', c->f);
+  chr_put_char(c, dict ? '{' : '[');
   c->nitems = 0;
 }
 
 /* Starts a list or dict item (its comma, and its key in a dict). */
 static void item(ct_chrome *c, const char *k) {
-  if (c->nitems++) putc_unlocked(',', c->f);
+  if (c->nitems++) chr_put_char(c, ',');
   if (!k) return;
   chr_put_string(c, k);
-  putc(':', c->f);
+  chr_put_char(c, ':');
 }
 
 static void json_item_u64(ct_chrome *c, const char *k, uint64_t v) {
@@ -181,11 +194,11 @@ static void json_item_str(ct_chrome *c, const char *k, const char *s) {
   chr_put_string(c, s);
 }
 
-static void json_list_close(ct_chrome *c, int dict) { putc(dict ? '}' : ']', c->f); }
+static void json_list_close(ct_chrome *c, int dict) { chr_put_char(c, dict ? '}' : ']'); }
 
 static void json_flow_mark(ct_chrome *c, uint64_t id) { (void)c, (void)id; }
 
-static void json_slice_close(ct_chrome *c) { put_lit(c, "}}"); }
+static void json_slice_close(ct_chrome *c) { chr_put_text(c, "}}"); }
 
 static void json_flow(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_tid,
                       uint64_t cpu_ts, uint64_t pid, uint64_t tid, uint64_t ts) {
@@ -193,32 +206,32 @@ static void json_flow(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_
   put_kv(c, "{\"ph\":\"s\",\"id\":", id);
   put_kv(c, ",\"pid\":", cpu_pid);
   put_kv(c, ",\"tid\":", cpu_tid);
-  put_lit(c, ",\"ts\":");
+  chr_put_text(c, ",\"ts\":");
   put_us(c, cpu_ts);
-  put_lit(c, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+  chr_put_text(c, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
   next_event(c);
   put_kv(c, "{\"ph\":\"f\",\"id\":", id);
   put_kv(c, ",\"pid\":", pid);
   put_kv(c, ",\"tid\":", tid);
-  put_lit(c, ",\"ts\":");
+  chr_put_text(c, ",\"ts\":");
   put_us(c, ts);
-  put_lit(c, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+  chr_put_text(c, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 }
 
 static void json_counter(ct_chrome *c, const chr_counter_kind *k, uint64_t pid, const char *name,
                          uint64_t ts, uint64_t v) {
   next_event(c);
   put_kv(c, "{\"ph\":\"C\",\"pid\":", pid);
-  put_lit(c, ",\"ts\":");
+  chr_put_text(c, ",\"ts\":");
   put_us(c, ts);
-  put_lit(c, ",\"name\":");
+  chr_put_text(c, ",\"name\":");
   chr_put_string(c, name);
-  put_lit(c, ",\"cat\":");
+  chr_put_text(c, ",\"cat\":");
   chr_put_string(c, k->cat);
-  put_lit(c, ",\"args\":{");
+  chr_put_text(c, ",\"args\":{");
   chr_put_string(c, k->key);
   put_kv(c, ":", v);
-  put_lit(c, "}}");
+  chr_put_text(c, "}}");
 }
 
 const chr_encoder chr_json_encoder = {

@@ -16,7 +16,62 @@ int ct_parse_out_format(const char *s, enum ct_out_format *out) {
   return 0;
 }
 
+/* Writes the decimal digits of v backwards, ending just before end; returns their start. */
+static char *digits_backwards(char *end, uint64_t v) {
+  do {
+    *--end = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  return end;
+}
+
+int ct_fmt_fixed3(double v, char *buf, size_t len) {
+  if (len >= 32 && v >= 0 && v < 1e12 && !signbit(v)) {
+    /* the integer nearest to v * 1000 (exactly, ties to the even one, as glibc's
+     * printf rounds): a guess, checked with fma, whose one rounding keeps the sign of
+     * v * 1000 - (k +- 0.5) (k +- 0.5 is exact below 2^52) */
+    double k = floor(v * 1000.0 + 0.5);
+    double below = fma(v, 1000.0, -(k - 0.5)), above = fma(v, 1000.0, -(k + 0.5));
+    int settled = 1;
+    if (above == 0) k += fmod(k, 2.0) != 0; /* halfway between k and k + 1 */
+    else if (below == 0) k -= fmod(k, 2.0) != 0; /* halfway between k - 1 and k */
+    else settled = below > 0 && above < 0;
+    if (settled) {
+      uint64_t m = (uint64_t)k;
+      unsigned frac = (unsigned)(m % 1000);
+      char tmp[32], *end = tmp + sizeof tmp, *p = end;
+      *--p = (char)('0' + frac % 10);
+      *--p = (char)('0' + frac / 10 % 10);
+      *--p = (char)('0' + frac / 100);
+      *--p = '.';
+      p = digits_backwards(p, m / 1000);
+      size_t n = (size_t)(end - p);
+      memcpy(buf, p, n);
+      buf[n] = 0;
+      return (int)n;
+    }
+  }
+  return snprintf(buf, len, "%.3f", v);
+}
+
+/* Appends text to the n bytes of buf (room for 32 or more: a duration's unit). */
+static const char *with_unit(char *buf, int n, const char *unit) {
+  if (n > 0) memcpy(buf + n, unit, strlen(unit) + 1);
+  return buf;
+}
+
 const char *ct_fmt_duration(uint64_t ns, char *buf, size_t len) {
+  if (len >= 32) { /* no printf: dump --chrome labels every gap with one */
+    if (ns < 1000) {
+      char *p = digits_backwards(buf + 20, ns);
+      size_t n = (size_t)(buf + 20 - p);
+      memmove(buf, p, n);
+      return with_unit(buf, (int)n, " ns");
+    }
+    if (ns < 1000000) return with_unit(buf, ct_fmt_fixed3(ns / 1e3, buf, len), " us");
+    if (ns < 1000000000) return with_unit(buf, ct_fmt_fixed3(ns / 1e6, buf, len), " ms");
+    return with_unit(buf, ct_fmt_fixed3(ns / 1e9, buf, len), " s");
+  }
   if (ns < 1000) snprintf(buf, len, "%llu ns", (unsigned long long)ns);
   else if (ns < 1000000) snprintf(buf, len, "%.3f us", ns / 1e3);
   else if (ns < 1000000000) snprintf(buf, len, "%.3f ms", ns / 1e6);
@@ -182,8 +237,7 @@ void ct_table_free(ct_table *t) {
 
 /* ---- JSON --------------------------------------------------------------------- */
 
-/* Length of a valid UTF-8 sequence starting at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
+size_t ct_utf8_len(const unsigned char *s, size_t n) {
   size_t len;
   if (s[0] < 0x80) return 1;
   else if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2) len = 2;
@@ -221,7 +275,7 @@ void ct_json_write_escaped(FILE *f, const char *str, size_t n) {
       i++;
       continue;
     }
-    size_t l = utf8_len(s + i, n - i);
+    size_t l = ct_utf8_len(s + i, n - i);
     if (l) {
       fwrite(s + i, 1, l, f);
       i += l;

@@ -23,6 +23,13 @@ int ct_parse_out_format(const char *s, enum ct_out_format *out);
  */
 const char *ct_fmt_duration(uint64_t ns, char *buf, size_t len);
 
+/*
+ * Writes v as snprintf(buf, len, "%.3f", v) does, byte for byte, without printf for
+ * 0 <= v < 1e12 when len >= 32 (exact integer arithmetic); returns what snprintf
+ * returns (the length).
+ */
+int ct_fmt_fixed3(double v, char *buf, size_t len);
+
 /* Formats a byte count: "512 B", "1.50 KiB", "32.00 MiB", "1.25 GiB". Returns buf. */
 const char *ct_fmt_bytes(uint64_t bytes, char *buf, size_t len);
 
@@ -117,5 +124,10 @@ void ct_json_finish(ct_json *j);
 
 /* Writes the n bytes at s as the inside of a JSON string (no quotes) to f. */
 void ct_json_write_escaped(FILE *f, const char *s, size_t n);
+
+/* The length of the valid UTF-8 sequence starting at s (at most n bytes, n >= 1): 1 for
+ * ASCII, 2-4, or 0 when s does not start one (how ct_json_write_escaped tells a
+ * character to keep from a stray byte to escape). */
+size_t ct_utf8_len(const unsigned char *s, size_t n);
 
 #endif

@@ -1,0 +1,108 @@
+/*
+ * The JSON document's output buffer (chrome_json.c, chrome_job.c): bytes are put in
+ * c->out and written to c->f in blocks of up to CHR_OUT_CAP, with no stdio call per
+ * piece and no printf for numbers (they dominated dump --chrome's time). Everything
+ * the JSON encoder writes goes through here, so the order of the output is that of
+ * the calls. The Perfetto encoder writes its packets to c->f itself.
+ */
+#ifndef CUTRACE_CHROME_OUT_H
+#define CUTRACE_CHROME_OUT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "chrome_internal.h"
+
+#define CHR_OUT_CAP (1u << 16) /* bytes buffered before a write */
+
+/* Writes the buffered bytes to c->f and empties the buffer (write errors show in
+ * ferror(c->f), checked at the document's end). */
+void chr_out_flush(ct_chrome *c);
+
+/* Where to put up to n more bytes (n <= CHR_OUT_CAP), flushing first when they would
+ * not fit; the caller adds what it wrote to c->out_len. */
+static inline char *chr_out_room(ct_chrome *c, size_t n) {
+  if (__builtin_expect(c->out_len + n > CHR_OUT_CAP, 0)) chr_out_flush(c);
+  return c->out + c->out_len;
+}
+
+/* Writes n bytes. */
+static inline void chr_put_bytes(ct_chrome *c, const char *s, size_t n) {
+  if (__builtin_expect(n > CHR_OUT_CAP, 0)) {
+    chr_out_flush(c);
+    fwrite_unlocked(s, 1, n, c->f);
+    return;
+  }
+  memcpy(chr_out_room(c, n), s, n);
+  c->out_len += n;
+}
+
+/* Writes text as it is (a literal's length is known when this is inlined). */
+static inline void chr_put_text(ct_chrome *c, const char *s) { chr_put_bytes(c, s, strlen(s)); }
+
+/* Writes one byte. */
+static inline void chr_put_char(ct_chrome *c, char ch) {
+  *chr_out_room(c, 1) = ch;
+  c->out_len++;
+}
+
+/* The number of decimal digits of v (1 for 0). */
+static inline unsigned chr_decimal_len(uint64_t v) {
+  static const uint64_t pow10[20] = {1ull,
+                                     10ull,
+                                     100ull,
+                                     1000ull,
+                                     10000ull,
+                                     100000ull,
+                                     1000000ull,
+                                     10000000ull,
+                                     100000000ull,
+                                     1000000000ull,
+                                     10000000000ull,
+                                     100000000000ull,
+                                     1000000000000ull,
+                                     10000000000000ull,
+                                     100000000000000ull,
+                                     1000000000000000ull,
+                                     10000000000000000ull,
+                                     100000000000000000ull,
+                                     1000000000000000000ull,
+                                     10000000000000000000ull};
+  /* floor(log10(2) * bit length): the digit count or one less */
+  unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+  unsigned n = t + (v >= pow10[t]);
+  return n ? n : 1;
+}
+
+/* Writes the n (= chr_decimal_len(v)) digits of v ending just before end. */
+static inline void chr_fmt_digits(char *end, uint64_t v) {
+  static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                 "25262728293031323334353637383940414243444546474849"
+                                 "50515253545556575859606162636465666768697071727374"
+                                 "75767778798081828384858687888990919293949596979899";
+  while (v >= 100) {
+    unsigned r = (unsigned)(v % 100);
+    v /= 100;
+    end -= 2;
+    memcpy(end, pairs + 2 * r, 2);
+  }
+  if (v >= 10) memcpy(end - 2, pairs + 2 * v, 2);
+  else end[-1] = (char)('0' + v);
+}
+
+/* Writes v in decimal. */
+static inline void chr_put_u64(ct_chrome *c, uint64_t v) {
+  unsigned n = chr_decimal_len(v);
+  char *p = chr_out_room(c, 20);
+  chr_fmt_digits(p + n, v);
+  c->out_len += n;
+}
+
+/* Writes s as a JSON string ("" for NULL), escaped as ct_json_write_escaped does. */
+void chr_put_string(ct_chrome *c, const char *s);
+
+/* Writes the n bytes of s escaped for the inside of a JSON string, byte for byte as
+ * ct_json_write_escaped (output.c) writes them. */
+void chr_put_escaped(ct_chrome *c, const char *s, size_t n);
+
+#endif
