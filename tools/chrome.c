@@ -26,12 +26,21 @@
 
 /* ---- tracks -------------------------------------------------------------------------- */
 
+/* The state of track (pid, tid), made when new; NULL when out of memory. The tracks
+ * used last are found in a small cache (their slots stay where they are). */
+static track_state *track_get(ct_chrome *c, uint64_t pid, uint64_t tid) {
+  struct chr_track_slot *e = &c->track_cache[(tid * 0x9E3779B97F4A7C15ull + pid) >> 60];
+  if (e->ts && e->pid == pid && e->tid == tid) return e->ts;
+  track_key k = {pid, tid};
+  track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
+  if (ts) *e = (struct chr_track_slot){pid, tid, ts};
+  return ts;
+}
+
 /* Names a track the first time it is used (or again when a better name arrives). */
 static void ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind,
                          const char *name, int force) {
-  track_key k = {pid, tid};
-  int created = 0;
-  track_state *ts = ct_map_get(c->tracks, &k, sizeof k, &created);
+  track_state *ts = track_get(c, pid, tid);
   if (ts && ts->named && !force) return;
   if (ts) ts->named = 1;
   c->enc->track(c, pid, tid, kind, name);
@@ -39,8 +48,7 @@ static void ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_trac
 
 /* 1 when track (pid, tid) has its name already (a cheap test before making one). */
 static int track_named(ct_chrome *c, uint64_t pid, uint64_t tid) {
-  track_key k = {pid, tid};
-  const track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
+  const track_state *ts = track_get(c, pid, tid);
   return ts && ts->named;
 }
 
@@ -82,8 +90,7 @@ static uint64_t cpu_row_sort_index(const ct_chrome *c) {
 
 void chr_rename_gpu_row(ct_chrome *c, uint64_t device) {
   uint64_t row = chr_gpu_pid(c, device);
-  track_key dk = {row, UINT64_MAX};
-  const track_state *ts = ct_map_get(c->tracks, &dk, sizeof dk, NULL);
+  const track_state *ts = track_get(c, row, UINT64_MAX);
   if (!ts || !ts->named) return; /* named when first used */
   char name[160];
   chr_gpu_row_name(c, device, name, sizeof name);
@@ -92,8 +99,7 @@ void chr_rename_gpu_row(ct_chrome *c, uint64_t device) {
 
 void chr_ensure_gpu_row(ct_chrome *c, uint64_t device) {
   uint64_t row = chr_gpu_pid(c, device);
-  track_key dk = {row, UINT64_MAX};
-  track_state *ds = ct_map_get(c->tracks, &dk, sizeof dk, NULL);
+  track_state *ds = track_get(c, row, UINT64_MAX);
   if (!ds || ds->named) return;
   ds->named = 1;
   char name[160];
@@ -105,9 +111,7 @@ void chr_ensure_gpu_row(ct_chrome *c, uint64_t device) {
 
 void chr_ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
   uint64_t tid = chr_stream_tid(c, stream), row = chr_gpu_pid(c, device);
-  track_key k = {row, tid};
-  const track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
-  if (ts && ts->named) return;
+  if (track_named(c, row, tid)) return;
   chr_ensure_gpu_row(c, device);
   char name[96], owner[48];
   snprintf(name, sizeof name, "stream %llu%s", (unsigned long long)stream,
@@ -253,8 +257,7 @@ static void on_activity(void *user, const ct_activity *a) {
    * is timer error, and a partial overlap would break the track's nesting in the
    * viewers: start the slice at the previous end (args keep the measured start). */
   uint64_t start = a->start_ns;
-  track_key k = {row, tid};
-  track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
+  track_state *ts = track_get(c, row, tid);
   if (ts && ts->last_end && start > ts->last_start && start < ts->last_end &&
       a->end_ns >= ts->last_end)
     start = ts->last_end;

@@ -82,6 +82,15 @@ struct ct_chrome {
   size_t out_len;
   ct_map *demangle_cache;    /* mangled name -> its demangled form (char *, NULL: as is) */
   size_t demangle_bytes;     /* what the cache holds, bounded (chr_demangle) */
+  struct chr_key_text {      /* JSON: arg keys (literals) by address, as "key": */
+    const char *key;
+    size_t len;
+    char text[40];
+  } key_cache[256];
+  struct chr_track_slot {    /* the tracks used last: their slots in tracks */
+    uint64_t pid, tid;
+    track_state *ts;
+  } track_cache[16];
 };
 
 /* ---- which processes and GPUs a document covers (chrome_job.c) ---- */

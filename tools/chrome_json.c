@@ -23,18 +23,9 @@ static inline void put_kv(ct_chrome *c, const char *lit, uint64_t v) {
   chr_put_u64(c, v);
 }
 
-/* A time in ns as microseconds with 3 decimals (exact: "%.3f" of ns / 1000.0 would
- * round the same digits, for any ns below 2^53). */
+/* A time in ns as microseconds with 3 decimals. */
 static inline void put_us(ct_chrome *c, uint64_t ns) {
-  uint64_t us = ns / 1000;
-  unsigned frac = (unsigned)(ns % 1000), n = chr_decimal_len(us);
-  char *p = chr_out_room(c, 24);
-  chr_fmt_digits(p + n, us);
-  p[n] = '.';
-  p[n + 1] = (char)('0' + frac / 100);
-  p[n + 2] = (char)('0' + frac / 10 % 10);
-  p[n + 3] = (char)('0' + frac % 10);
-  c->out_len += n + 4;
+  chr_out_commit(c, chr_at_us(chr_out_room(c, 24), ns));
 }
 
 /* Writes v as printf's "%.3f" does (ct_fmt_fixed3: without printf). */
@@ -115,18 +106,23 @@ static void json_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_
 /* Writes an X event up to and including "args":{ */
 static void json_slice_open(ct_chrome *c, const char *cat, const char *name, size_t name_len,
                             uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end) {
-  next_event(c);
-  chr_put_text(c, "{\"ph\":\"X\",\"cat\":\"");
+  char *p = chr_out_room(c, 24);
+  p = c->nevents++ ? CHR_AT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":\"") : CHR_AT_LIT(p, "\n{\"ph\":\"X\",\"cat\":\"");
+  chr_out_commit(c, p);
   chr_put_text(c, cat);
-  chr_put_text(c, "\",\"name\":\"");
+  chr_put_bytes(c, "\",\"name\":\"", 10);
   chr_put_escaped(c, name, name_len);
-  put_kv(c, "\",\"pid\":", pid);
-  put_kv(c, ",\"tid\":", tid);
-  chr_put_text(c, ",\"ts\":");
-  put_us(c, begin);
-  chr_put_text(c, ",\"dur\":");
-  put_us(c, end > begin ? end - begin : 0);
-  chr_put_text(c, ",\"args\":{");
+  p = chr_out_room(c, 160); /* 125 at most */
+  p = CHR_AT_LIT(p, "\",\"pid\":");
+  p = chr_at_u64(p, pid);
+  p = CHR_AT_LIT(p, ",\"tid\":");
+  p = chr_at_u64(p, tid);
+  p = CHR_AT_LIT(p, ",\"ts\":");
+  p = chr_at_us(p, begin);
+  p = CHR_AT_LIT(p, ",\"dur\":");
+  p = chr_at_us(p, end > begin ? end - begin : 0);
+  p = CHR_AT_LIT(p, ",\"args\":{");
+  chr_out_commit(c, p);
   c->nargs = 0;
 }
 
@@ -136,17 +132,43 @@ static void json_gpu_range_open(ct_chrome *c, const char *name, size_t name_len,
   json_slice_open(c, "gpu_user_annotation", name, name_len, pid, tid, begin, end);
 }
 
-/* Writes an arg's key (and the comma before it). */
-static void key(ct_chrome *c, const char *k) {
-  if (c->nargs++) chr_put_char(c, ',');
-  chr_put_char(c, '"');
-  chr_put_text(c, k);
-  chr_put_bytes(c, "\":", 2);
+/* The cache entry of key k (key_at), filled when k is new; NULL when k is too long
+ * to keep. */
+static __attribute__((noinline)) struct chr_key_text *key_fill(struct chr_key_text *e,
+                                                                const char *k) {
+  size_t n = strlen(k);
+  if (n + 3 > sizeof e->text) return NULL;
+  e->text[0] = '"';
+  memcpy(e->text + 1, k, n);
+  memcpy(e->text + 1 + n, "\":", 2);
+  e->len = n + 3;
+  e->key = k;
+  return e;
 }
 
+/* Writes an arg's key (and the comma before it); returns where to write its value,
+ * with room for extra bytes there. Keys are string literals (chr_encoder): their
+ * "key": is made once per address and copied. */
+static inline char *key_at(ct_chrome *c, const char *k, size_t extra) {
+  struct chr_key_text *e = &c->key_cache[(uintptr_t)k * 0x9E3779B97F4A7C15ull >> 56];
+  if (__builtin_expect(e->key != k, 0) && !key_fill(e, k)) { /* too long to keep */
+    if (c->nargs++) chr_put_char(c, ',');
+    chr_put_char(c, '"');
+    chr_put_text(c, k); /* as it is, as before */
+    chr_put_bytes(c, "\":", 2);
+    return chr_out_room(c, extra);
+  }
+  char *p = chr_out_room(c, 1 + sizeof e->text + extra);
+  if (c->nargs++) *p++ = ',';
+  memcpy(p, e->text, sizeof e->text); /* all of it: fewer instructions than its length */
+  return p + e->len;
+}
+
+/* Writes an arg's key (and the comma before it). */
+static void key(ct_chrome *c, const char *k) { chr_out_commit(c, key_at(c, k, 0)); }
+
 static void json_arg_u64(ct_chrome *c, const char *k, uint64_t v) {
-  key(c, k);
-  chr_put_u64(c, v);
+  chr_out_commit(c, chr_at_u64(key_at(c, k, 20), v));
 }
 
 static void json_arg_i64(ct_chrome *c, const char *k, int64_t v) {
@@ -160,8 +182,7 @@ static void json_arg_f3(ct_chrome *c, const char *k, double v) {
 }
 
 static void json_arg_time(ct_chrome *c, const char *k, uint64_t ns) {
-  key(c, k);
-  put_us(c, ns);
+  chr_out_commit(c, chr_at_us(key_at(c, k, 24), ns));
 }
 
 static void json_arg_str(ct_chrome *c, const char *k, const char *s) {
@@ -185,8 +206,14 @@ static void item(ct_chrome *c, const char *k) {
 }
 
 static void json_item_u64(ct_chrome *c, const char *k, uint64_t v) {
-  item(c, k);
-  chr_put_u64(c, v);
+  if (k) {
+    item(c, k);
+    chr_put_u64(c, v);
+    return;
+  }
+  char *p = chr_out_room(c, 21);
+  if (c->nitems++) *p++ = ',';
+  chr_out_commit(c, chr_at_u64(p, v));
 }
 
 static void json_item_str(ct_chrome *c, const char *k, const char *s) {
@@ -202,20 +229,27 @@ static void json_slice_close(ct_chrome *c) { chr_put_text(c, "}}"); }
 
 static void json_flow(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_tid,
                       uint64_t cpu_ts, uint64_t pid, uint64_t tid, uint64_t ts) {
-  next_event(c);
-  put_kv(c, "{\"ph\":\"s\",\"id\":", id);
-  put_kv(c, ",\"pid\":", cpu_pid);
-  put_kv(c, ",\"tid\":", cpu_tid);
-  chr_put_text(c, ",\"ts\":");
-  put_us(c, cpu_ts);
-  chr_put_text(c, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
-  next_event(c);
-  put_kv(c, "{\"ph\":\"f\",\"id\":", id);
-  put_kv(c, ",\"pid\":", pid);
-  put_kv(c, ",\"tid\":", tid);
-  chr_put_text(c, ",\"ts\":");
-  put_us(c, ts);
-  chr_put_text(c, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+  char *p = chr_out_room(c, 320); /* 309 at most */
+  p = c->nevents++ ? CHR_AT_LIT(p, ",\n{\"ph\":\"s\",\"id\":") : CHR_AT_LIT(p, "\n{\"ph\":\"s\",\"id\":");
+  p = chr_at_u64(p, id);
+  p = CHR_AT_LIT(p, ",\"pid\":");
+  p = chr_at_u64(p, cpu_pid);
+  p = CHR_AT_LIT(p, ",\"tid\":");
+  p = chr_at_u64(p, cpu_tid);
+  p = CHR_AT_LIT(p, ",\"ts\":");
+  p = chr_at_us(p, cpu_ts);
+  p = CHR_AT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+  c->nevents++;
+  p = CHR_AT_LIT(p, ",\n{\"ph\":\"f\",\"id\":");
+  p = chr_at_u64(p, id);
+  p = CHR_AT_LIT(p, ",\"pid\":");
+  p = chr_at_u64(p, pid);
+  p = CHR_AT_LIT(p, ",\"tid\":");
+  p = chr_at_u64(p, tid);
+  p = CHR_AT_LIT(p, ",\"ts\":");
+  p = chr_at_us(p, ts);
+  p = CHR_AT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+  chr_out_commit(c, p);
 }
 
 static void json_counter(ct_chrome *c, const chr_counter_kind *k, uint64_t pid, const char *name,

@@ -35,16 +35,54 @@ static void put_unicode_escape(ct_chrome *c, unsigned char b) {
   c->out_len += 6;
 }
 
+/* 1 when one of the 8 bytes of x is not plain (plain_byte): below 0x20, 0x80 and
+ * above, '"' or '\' (exact bit tricks: a zero byte of v shows in (v - 0x01..) & ~v). */
+static inline int word_needs_escape(uint64_t x) {
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  uint64_t control = (x - 0x20 * ones) & ~x;
+  uint64_t quote = ((x ^ ('"' * ones)) - ones) & ~(x ^ ('"' * ones));
+  uint64_t backslash = ((x ^ ('\\' * ones)) - ones) & ~(x ^ ('\\' * ones));
+  return ((control | quote | backslash) & high) != 0 || (x & high) != 0;
+}
+
+/* Copies the plain bytes at the start of s (at most n), 8 at a time while it can;
+ * returns how many. */
+static size_t put_plain_run(ct_chrome *c, const char *s, size_t n) {
+  if (n > 4096) n = 4096;
+  char *p = chr_out_room(c, n + 8);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    memcpy(&x, s + i, 8);
+    if (word_needs_escape(x)) break;
+    memcpy(p + i, &x, 8);
+  }
+  if (i < n && n >= 8 && i + 8 > n) { /* the last word, overlapping what was checked */
+    uint64_t x;
+    memcpy(&x, s + n - 8, 8);
+    if (!word_needs_escape(x)) {
+      memcpy(p + n - 8, &x, 8);
+      c->out_len += n;
+      return n;
+    }
+  }
+  while (i < n && plain_byte[(unsigned char)s[i]]) {
+    p[i] = s[i];
+    i++;
+  }
+  c->out_len += i;
+  return i;
+}
+
 void chr_put_escaped(ct_chrome *c, const char *str, size_t n) {
   const unsigned char *s = (const unsigned char *)str;
   size_t i = 0;
   while (i < n) {
-    size_t run = i;
-    while (run < n && plain_byte[s[run]]) run++;
-    chr_put_bytes(c, str + i, run - i);
-    if (run == n) return;
-    unsigned char b = s[run];
-    i = run + 1;
+    i += put_plain_run(c, str + i, n - i);
+    if (i == n) return;
+    unsigned char b = s[i];
+    if (plain_byte[b]) continue; /* the run stopped at its 4096 bytes */
+    size_t at = i++;
     switch (b) {
     case '"': chr_put_bytes(c, "\\\"", 2); continue;
     case '\\': chr_put_bytes(c, "\\\\", 2); continue;
@@ -52,10 +90,10 @@ void chr_put_escaped(ct_chrome *c, const char *str, size_t n) {
     case '\t': chr_put_bytes(c, "\\t", 2); continue;
     case '\r': chr_put_bytes(c, "\\r", 2); continue;
     }
-    size_t l = b < 0x20 ? 0 : ct_utf8_len(s + run, n - run);
+    size_t l = b < 0x20 ? 0 : ct_utf8_len(s + at, n - at);
     if (l) { /* a whole UTF-8 sequence, as it is */
-      chr_put_bytes(c, str + run, l);
-      i = run + l;
+      chr_put_bytes(c, str + at, l);
+      i = at + l;
     } else { /* a control character, or a stray byte: visible, and valid JSON */
       put_unicode_escape(c, b);
     }

@@ -187,7 +187,8 @@ static void test_escaped(void) {
     size_t n = next_random() % sizeof s;
     for (size_t j = 0; j < n; j++) {
       uint64_t r = next_random();
-      s[j] = (char)(r % 4 ? 0x20 + r / 4 % 95 : r / 4 % 256); /* mostly ASCII */
+      unsigned odds = i % 2 ? 4 : 64; /* mostly ASCII; or long plain runs (8 at a time) */
+      s[j] = (char)(r % odds ? 0x20 + r / 64 % 95 : r / 64 % 256);
     }
     check_escaped(s, n, NULL);
   }
