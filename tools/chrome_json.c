@@ -6,7 +6,8 @@
  * the call) and ph "f" with bp "e" (on the GPU work), cat "ac2g", id = correlation;
  * process_name / thread_name metadata with sort indices; counters ph "C"; top-level
  * deviceProperties, distributedInfo, displayTimeUnit, baseTimeNanoseconds.
- * The hot path avoids printf: it dominated the export's time.
+ * Everything goes through the document's output buffer (chrome_out.h): stdio per piece
+ * and printf for numbers took most of the export's time.
  */
 #include <stdlib.h>
 #include <string.h>
