@@ -199,6 +199,11 @@ int ctph_pending_empty(void) {
   return 1;
 }
 
+void ctph_pending_forget(void) {
+  for (struct pending_ring *r = rings; r; r = r->next)
+    r->head = r->tail;
+}
+
 unsigned ctph_pending_consume(int (*fn)(struct ctph_pending *p, void *arg), void *arg) {
   unsigned done = 0;
   for (struct pending_ring *r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next) {

@@ -322,6 +322,11 @@ void ctph_gputime_reinit_locks(void) CTPH_HIDDEN;
 /* 1 when no thread has a timed operation waiting. */
 int ctph_pending_empty(void) CTPH_HIDDEN;
 
+/* In a fork child (only the forking thread left): empties every queue without
+ * touching its events. The operations are the parent's, timed by the parent's
+ * poller; the child may not use the parent's CUDA context. */
+void ctph_pending_forget(void) CTPH_HIDDEN;
+
 /* Queues a timed operation for the poller. Returns 0, or -1 when the calling
  * thread's queue is full (the caller then gives the events back). */
 int ctph_pending_push(const struct ctph_pending *p) CTPH_HIDDEN;

@@ -380,13 +380,16 @@ static void final_flush(void) { ctph_gpu_drain(1); }
 /* After fork the child has no poller and may not use the parent's CUDA state. The
  * parent's poller may have held poller_lock (or waited on poller_wake, or held an
  * event pool's lock) at the fork: the child's exit drain would wait for it forever
- * (a stk_app fork child hung so under AddressSanitizer's timing, scripts/asan). */
+ * (a stk_app fork child hung so under AddressSanitizer's timing, scripts/asan). The
+ * operations queued at the fork are the parent's to time: the child's final drain
+ * would otherwise time them again, under the child's pid. */
 static void after_fork_child(void) {
   ctph_gpu_timing_on = 0;
   poller_running = 0;
   pthread_mutex_init(&poller_lock, NULL);
   pthread_cond_init(&poller_wake, NULL);
   ctph_gputime_reinit_locks();
+  ctph_pending_forget();
 }
 
 /* One line on stderr (a single write), unless CUTRACE_QUIET=1. */
