@@ -21,7 +21,15 @@
  * Joining. A hash table keyed by corr holds, per call in flight, the call's API
  * fields and its detail record (LAUNCH, MEMOP or GEMM). Spans and activities look
  * their entry up when they are released, so either file order joins as long as
- * both records arrive within the window. An entry is freed once its span was
+ * both records arrive within the window. An activity whose call has not arrived is
+ * not released (nor anything after it) until it does, for at most JOIN_WAIT_NS of
+ * trace time: a call's record can come later than the window has grown to so far
+ * (its thread descheduled between the call's end and its record, or a slow first
+ * stack capture: 21 ms under load, with the window still at its first 20 ms). Once
+ * the file has reported drops it is not waited for (a dropped call never comes), so
+ * a trace with drops keeps the window's memory. An API record releases nothing until
+ * the next event is added, so that its detail record, right after it, is read before
+ * an activity it unblocks is delivered. An entry is freed once its span was
  * delivered and either its activity was delivered too or the call was not marked
  * CT_API_TIMED (no GPU record will follow). Memory is therefore bounded by the
  * window and the calls whose GPU work is still outstanding, not by the trace.
@@ -39,6 +47,7 @@
 
 #define MAX_WINDOW_NS 2000000000ull    /* the adaptive window never grows past this */
 #define START_WINDOW_NS 20000000ull    /* nor starts below this */
+#define JOIN_WAIT_NS MAX_WINDOW_NS     /* how long an activity waits for its call */
 #define NRUNS 8
 #define PEND_FIELDS 12 /* the most fields of API (12 since 1.1), TRACER, GPU */
 
@@ -228,6 +237,7 @@ typedef struct model {
   ctable calls;
   uint64_t seq, max_end, last_key, blocked_key;
   int released_any;
+  int release_due;    /* the last event added was a call's: release before the next */
   /* per string id: cached api category/layer (0 = not computed) */
   uint8_t *api_cache;
   size_t api_cache_n;
@@ -488,7 +498,19 @@ static int pend_min(const model *m) {
   return best;
 }
 
-/* Releases every pending event with key + window < newest end (all when drain). */
+/* 1 when p is an activity that should not be released yet: its call is not in the
+ * file so far, the file has reported no drops (which may have taken the call), and
+ * less than JOIN_WAIT_NS of trace time has passed since its end. */
+static int awaits_call(const model *m, const pend *p) {
+  if (p->kind != CT_KIND_GPU || !p->v[0] || m->st->dropped || p->key + JOIN_WAIT_NS < m->max_end)
+    return 0;
+  const centry *e = ctable_find(&m->calls, p->v[0]);
+  return e && !e->has_call;
+}
+
+/* Releases every pending event with key + window < newest end, except that an
+ * activity waiting for its call (awaits_call) holds back itself and all after it
+ * (all when drain). */
 static void release(model *m, int drain) {
   for (;;) {
     int i = pend_min(m);
@@ -497,7 +519,7 @@ static void release(model *m, int drain) {
       return;
     }
     const pend *f = i == NRUNS ? &m->h.a[0] : run_front(&m->runs[i]);
-    if (!drain && !(f->key + m->window < m->max_end)) {
+    if (!drain && (!(f->key + m->window < m->max_end) || awaits_call(m, f))) {
       m->blocked_key = f->key;
       return;
     }
@@ -525,10 +547,16 @@ static inline void pend_fill(pend *p, uint8_t kind, const ct_record *rec, uint64
   memcpy(p->v, rec->u.v, sizeof p->v);
 }
 
-/* Adds a span or activity to the reorder buffer. */
-static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t key) {
+/* Adds a span or activity to the reorder buffer; then releases what is due, or with
+ * hold (an API record) only when the next event is added: the call's detail record,
+ * right after it in the file, is read by then, for an activity the call releases. */
+static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t key, int hold) {
   pend p;
   uint64_t seq = m->seq++;
+  if (m->release_due) {
+    m->release_due = 0;
+    if (m->blocked_key + m->window < m->max_end) release(m, 0);
+  }
   if (m->released_any && key < m->last_key) {
     pend_fill(&p, kind, rec, key, seq, 1);
     m->st->late++;
@@ -571,7 +599,8 @@ static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t k
     m->window = (m->max_end - key) * 4 < MAX_WINDOW_NS ? (m->max_end - key) * 4 : MAX_WINDOW_NS;
   /* blocked_key: the smallest pending key, known since the last release stopped */
   if (key < m->blocked_key) m->blocked_key = key;
-  if (m->blocked_key + m->window < m->max_end) release(m, 0);
+  if (hold) m->release_due = 1;
+  else if (m->blocked_key + m->window < m->max_end) release(m, 0);
 }
 
 static void on_call(model *m, const ct_record *rec) {
@@ -592,7 +621,7 @@ static void on_call(model *m, const ct_record *rec) {
       m->oom = 1;
     }
   }
-  add_pending(m, CT_KIND_API, rec, a->end_ns);
+  add_pending(m, CT_KIND_API, rec, a->end_ns, 1);
 }
 
 static void on_detail(model *m, const ct_record *rec, enum ct_detail kind) {
@@ -612,7 +641,7 @@ static void on_detail(model *m, const ct_record *rec, enum ct_detail kind) {
 
 static void on_gpu(model *m, const ct_record *rec) {
   if (rec->u.gpu.corr && !ctable_get(&m->calls, rec->u.gpu.corr)) m->oom = 1;
-  add_pending(m, CT_KIND_GPU, rec, rec->u.gpu.end_ns);
+  add_pending(m, CT_KIND_GPU, rec, rec->u.gpu.end_ns, 0);
 }
 
 /* Joins a NUL-separated argument list with spaces (a fresh copy). */
@@ -662,7 +691,7 @@ static void handle(model *m, ct_record *rec) {
   filter_start(m, 0); /* the pause before --from comes before any event */
   switch (rec->kind) {
   case CT_KIND_API: on_call(m, rec); break;
-  case CT_KIND_TRACER: add_pending(m, CT_KIND_TRACER, rec, rec->u.tracer.end_ns); break;
+  case CT_KIND_TRACER: add_pending(m, CT_KIND_TRACER, rec, rec->u.tracer.end_ns, 0); break;
   case CT_KIND_LAUNCH: on_detail(m, rec, CT_DETAIL_LAUNCH); break;
   case CT_KIND_MEMOP: on_detail(m, rec, CT_DETAIL_MEMOP); break;
   case CT_KIND_GEMM: on_detail(m, rec, CT_DETAIL_GEMM); break;

@@ -11,8 +11,10 @@
  *
  * Joining: an activity (GPU record) is delivered with the call that caused it
  * (API record with the same corr, and its LAUNCH / MEMOP / GEMM detail record),
- * whichever of them the file holds first. A span is delivered with its detail
- * record and, when its GPU work is known by then, the activity's times.
+ * whichever of them the file holds first: an activity whose call has not been read
+ * waits for it (and holds back what follows it) up to 2 s of trace time, unless the
+ * file reported drops. A span is delivered with its detail record and, when its GPU
+ * work is known by then, the activity's times.
  */
 #ifndef CUTRACE_MODEL_H
 #define CUTRACE_MODEL_H

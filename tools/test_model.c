@@ -102,6 +102,54 @@ static void write_trace(const char *path) {
   }
 }
 
+/* A call whose API record reaches the file `lateness_ns` of trace time after its GPU
+ * record (its thread was descheduled, or its first stack capture was slow, between
+ * the call's end and its record: the flake in tools/test_record.py's forker), with a
+ * poller TRACER span in between; drop_first: a DROP record comes first. The GPU
+ * record of corr 2 must wait for its call unless drops were reported or it waited
+ * JOIN_WAIT_NS (2 s). It is thread 1's call 0 (corr 2), as on_activity checks. */
+static void write_late_call_trace(const char *path, int drop_first, uint64_t lateness_ns) {
+  ct_file_writer *w = ct_file_writer_open(path, 8192);
+  if (!w) {
+    perror(path);
+    exit(1);
+  }
+  ct_file_writer_add_string(w, 1, "__cudaLaunchKernel", 18);
+  ct_file_writer_add_string(w, 4, "_Z1bv", 5);
+  ct_file_writer_add_string(w, 5, "flush", 5);
+  ct_record r = {0};
+  r.kind = CT_KIND_PROCESS;
+  r.u.process.pid = 78;
+  add(w, &r);
+  uint64_t b = call_begin(1, 0), corr = corr_of(1, 0);
+  if (drop_first) {
+    r.kind = CT_KIND_DROP;
+    r.u.drop = (struct ct_drop){.tid = 11, .count = 4, .first_ns = b - 100, .last_ns = b - 50};
+    add(w, &r);
+  }
+  r.kind = CT_KIND_GPU;
+  r.u.gpu = (struct ct_gpu){.corr = corr, .start_ns = b + 80000, .end_ns = b + 85000,
+                            .type = CT_GPU_KERNEL, .name = 4};
+  add(w, &r);
+  r.kind = CT_KIND_TRACER;
+  r.u.tracer = (struct ct_tracer){.tid = 99, .what = 5, .begin_ns = b + lateness_ns,
+                                  .end_ns = b + lateness_ns + 50, .amount = 7};
+  add(w, &r);
+  r.kind = CT_KIND_API;
+  r.u.api = (struct ct_api){.tid = 11, .name = 1, .begin_ns = b, .end_ns = b + 90000,
+                            .corr = corr, .flags = CT_API_TIMED};
+  add(w, &r);
+  r.kind = CT_KIND_LAUNCH;
+  r.u.launch = (struct ct_launch){.corr = corr, .kernel = 4, .grid_x = 0};
+  add(w, &r);
+  r.kind = CT_KIND_END;
+  add(w, &r);
+  if (ct_file_writer_close(w) < 0) {
+    perror(path);
+    exit(1);
+  }
+}
+
 typedef struct seen {
   int check_joins; /* a window shorter than the disorder may deliver work before its call */
   uint64_t last_end, spans, acts, tracer, late, joined_copies, joined_kernels, bytes_sum;
@@ -186,6 +234,34 @@ int main(int argc, char **argv) {
   CHECK(rc == 0 && s2.late > 0 && s2.late == st.late && s2.out_of_order == 0,
         "fixed window: %llu late, %d out of order", (unsigned long long)s2.late, s2.out_of_order);
   CHECK(s2.acts == 2 * N && s2.spans == s.spans, "fixed window: nothing lost");
+
+  /* A call recorded 25 ms after its GPU work, beyond the first 20 ms window: joined.
+   * A fixed window does not grow: the activity, released as its call arrives, still
+   * gets the call's LAUNCH record read after it. After a DROP record, or 3 s late
+   * (past the 2 s wait), the activity goes unjoined (memory stays bounded). Nothing
+   * is late: the call ends after its kernel. */
+  struct {
+    int drop_first;
+    uint64_t lateness_ns, window_ns; /* window 0: adaptive */
+    int joined;
+  } late_cases[] = {{0, 25000000, 0, 1}, {0, 25000000, 20000000, 1}, {1, 25000000, 0, 0},
+                    {0, 3000000000ull, 0, 0}};
+  for (size_t c = 0; c < sizeof late_cases / sizeof *late_cases; c++) {
+    remove(path);
+    write_late_call_trace(path, late_cases[c].drop_first, late_cases[c].lateness_ns);
+    seen s3 = {.check_joins = late_cases[c].joined};
+    ct_model_options window = {.window_ns = late_cases[c].window_ns};
+    rc = ct_model_read(path, &window, &ops, &s3, &st);
+    int joined = late_cases[c].joined;
+    CHECK(rc == 0 && s3.acts == 1 && s3.spans == 1 && s3.tracer == 1,
+          "late call %zu: rc %d, %llu activities, %llu spans", c, rc,
+          (unsigned long long)s3.acts, (unsigned long long)s3.spans);
+    CHECK(st.unmatched_activities == (uint64_t)!joined && s3.late == 0 && st.late == 0 &&
+              s3.out_of_order == 0,
+          "late call %zu: %llu unmatched, %llu late, %d out of order", c,
+          (unsigned long long)st.unmatched_activities, (unsigned long long)s3.late,
+          s3.out_of_order);
+  }
 
   /* Missing file. */
   rc = ct_model_read("/nonexistent/x.ctr", NULL, &ops, &s2, &st);
