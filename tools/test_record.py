@@ -86,11 +86,21 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and os.path.isdir(out + ".old") and
           any(f.endswith(".ctr") for f in os.listdir(out + ".old")), "old traces set aside")
 
-    # Signals sent to cutrace reach the program.
+    # Signals sent to cutrace reach the program. The program sleeps in 0.1 s steps, not
+    # in one time.sleep(30): CPython runs a Python-level handler only from its eval
+    # loop, and a signal caught after the loop's last check but before clock_nanosleep
+    # starts (here: SIGTERM arriving while the child, preempted on a loaded host, is
+    # between printing 'ready' and sleeping) sets the handler's flag without
+    # interrupting the sleep, so one long sleep ran its 30 s (gdb on such a hang:
+    # is_tripped and Handlers[SIGTERM].tripped set, the sleep's deadline 30 s after a
+    # start later than the signal was sent). A signal that never reaches Python (the
+    # tracer's handler not passing it on) still runs the loop out: status 3, or killed.
     prog = ("import signal, sys, time\n"
             "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))\n"
             "print('ready', flush=True)\n"
-            "time.sleep(30)\n")
+            "for _ in range(300):\n"
+            "    time.sleep(0.1)\n"
+            "sys.exit(3)\n")
     p = subprocess.Popen([cutrace, "record", "-q", "-o", out, "--", sys.executable, "-c", prog],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     ready = p.stdout.readline()
