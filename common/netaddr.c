@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,31 @@ int ct_netaddr_parse(const char *s, ct_netaddr *a, char *err, size_t errlen) {
   return -1;
 }
 
+/* A numeric IPv4 or IPv6 host (no scope id) with port into *out, without getaddrinfo.
+ * Returns 1, or 0 when host is not such a literal. */
+static int numeric_address(const char *host, const char *port, ct_sockaddr *out) {
+  struct sockaddr_in in;
+  struct sockaddr_in6 in6;
+  memset(out, 0, sizeof *out);
+  memset(&in, 0, sizeof in);
+  memset(&in6, 0, sizeof in6);
+  if (inet_pton(AF_INET, host, &in.sin_addr) == 1) {
+    in.sin_family = AF_INET;
+    in.sin_port = htons((uint16_t)atoi(port));
+    memcpy(&out->ss, &in, sizeof in);
+    out->len = sizeof in;
+    return 1;
+  }
+  if (inet_pton(AF_INET6, host, &in6.sin6_addr) == 1) {
+    in6.sin6_family = AF_INET6;
+    in6.sin6_port = htons((uint16_t)atoi(port));
+    memcpy(&out->ss, &in6, sizeof in6);
+    out->len = sizeof in6;
+    return 1;
+  }
+  return 0;
+}
+
 int ct_netaddr_resolve(const ct_netaddr *a, int passive, ct_sockaddr *out, int max, char *err,
                        size_t errlen) {
   if (max < 1) return 0;
@@ -85,6 +111,9 @@ int ct_netaddr_resolve(const ct_netaddr *a, int passive, ct_sockaddr *out, int m
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : AI_ADDRCONFIG);
   const char *host = a->host[0] ? a->host : passive ? "0.0.0.0" : "127.0.0.1";
+  /* An address needs no resolver: getaddrinfo takes glibc-internal locks (AI_ADDRCONFIG's
+   * interface query) that a fork during the call leaves locked in the child forever. */
+  if (numeric_address(host, a->port, &out[0])) return 1;
   int rc = getaddrinfo(host, a->port, &hints, &res);
   if (rc != 0) {
     snprintf(err, errlen, "tcp:%s:%s: %s", host, a->port, gai_strerror(rc));

@@ -40,8 +40,9 @@ int ct_netaddr_is_stream(const char *s);
 int ct_netaddr_parse(const char *s, ct_netaddr *a, char *err, size_t errlen);
 
 /*
- * Resolves a into at most max socket addresses (getaddrinfo for tcp; an omitted host
- * is 0.0.0.0 when passive, else 127.0.0.1). Returns how many, or -1 with a one-line
+ * Resolves a into at most max socket addresses (an omitted host is 0.0.0.0 when
+ * passive, else 127.0.0.1; a numeric IPv4 or IPv6 address is converted directly, one
+ * address; a name goes through getaddrinfo). Returns how many, or -1 with a one-line
  * reason in err.
  */
 int ct_netaddr_resolve(const ct_netaddr *a, int passive, ct_sockaddr *out, int max, char *err,

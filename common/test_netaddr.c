@@ -1,5 +1,5 @@
-/* Collector addresses and the stream preamble (netaddr.h): parsing, refusals, names
- * made safe. */
+/* Collector addresses and the stream preamble (netaddr.h): parsing, refusals, numeric
+ * addresses, names made safe. */
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +32,19 @@ static void parse(const char *s, int ok, const char *host, const char *port, con
                         "%s: host '%s' port '%s'", s, a.host, a.port);
 }
 
+/* Resolves s (a tcp address); checks that it gives one address of family with text
+ * (ct_sockaddr_format) want. */
+static void resolve(const char *s, int passive, const char *want) {
+  ct_netaddr a;
+  ct_sockaddr out[4];
+  char err[300] = "", text[300] = "";
+  int rc = ct_netaddr_parse(s, &a, err, sizeof err);
+  int n = rc == 0 ? ct_netaddr_resolve(&a, passive, out, 4, err, sizeof err) : -1;
+  if (n == 1) ct_sockaddr_format((const struct sockaddr *)&out[0].ss, out[0].len, text, sizeof text);
+  CHECK(n == 1 && !strcmp(text, want), "resolve %s: %d address(es), '%s' (%s), want '%s'", s, n,
+        text, err, want);
+}
+
 /* Parses a preamble line; checks the name it gives (NULL: refused). */
 static void preamble(const char *line, const char *want) {
   char name[CT_STREAM_NAME_MAX + 1], err[300] = "";
@@ -53,6 +66,12 @@ int main(void) {
   const char *bad[] = {"tcp:", "tcp:65536", "tcp:host:", "tcp:host:x1", "tcp:::1:80", "tcp:[::1]80",
                        "tcp:[]:80", "unix:", "udp:1", "/dir", "tcp:h:123456", NULL};
   for (int i = 0; bad[i]; i++) parse(bad[i], 0, NULL, NULL, NULL);
+  /* addresses are converted without a resolver (a fork child may not call one) */
+  resolve("tcp:10.0.0.2:7878", 0, "tcp:10.0.0.2:7878");
+  resolve("tcp:7878", 0, "tcp:127.0.0.1:7878");
+  resolve("tcp:0", 1, "tcp:0.0.0.0:0");
+  resolve("tcp:[::1]:65535", 0, "tcp:[::1]:65535");
+  resolve("tcp:[2001:db8::5]:80", 0, "tcp:[2001:db8::5]:80");
   char longpath[300] = "unix:";
   memset(longpath + 5, 'p', 200);
   parse(longpath, 0, NULL, NULL, NULL);
