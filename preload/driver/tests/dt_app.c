@@ -47,6 +47,8 @@
  *             by cuMemFreeAsync of the same form, the frees, and a cuMemFree of a
  *             pointer never allocated (CUDA_ERROR_INVALID_VALUE, printed)
  *   vmm       linked with -lcuda: the virtual memory management calls (dt_vmm.c)
+ *   bench_vmm N  N cycles of cuMemCreate, cuMemMap, cuMemSetAccess, cuMemUnmap,
+ *             cuMemRelease (linked, dt_vmm.c): prints the mean host time per call
  *   bench N   N cuLaunchKernel calls (linked) in a loop, after 1,000 warm-up
  *             launches: prints the mean host time per launch (for the report, not
  *             checked by the tests)
@@ -69,7 +71,8 @@ typedef CUresult (*get_proc4_fn)(const char *, void **, int, cuuint64_t);
 typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, unsigned, CUstream, void **, void **);
 
-int dt_run_vmm(void); /* dt_vmm.c */
+int dt_run_vmm(void);        /* dt_vmm.c */
+int dt_bench_vmm(long n);    /* dt_vmm.c */
 
 /* Only the program itself defines this (exported with -rdynamic). */
 __attribute__((visibility("default"))) int dt_app_own_symbol(void) { return 42; }
@@ -464,6 +467,8 @@ int main(int argc, char **argv) {
     libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     return libcuda ? run_bench(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
   }
+  if (argc == 3 && !strcmp(argv[1], "bench_vmm"))
+    return dt_bench_vmm(atol(argv[2]));
   if (argc == 3 && !strcmp(argv[1], "bench_alloc")) {
     libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     return libcuda ? run_bench_alloc(atol(argv[2])) : FAIL("dlopen libcuda.so.1");

@@ -13,6 +13,7 @@
 #include <cuda.h>
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 
 #define MIB ((size_t)1 << 20)
 
@@ -59,4 +60,41 @@ int dt_run_vmm(void) {
   printf("vmm: create of 4 KiB %d (errno %d), map over a mapping %d, partial unmap %d, bytes %d %d\n",
          (int)bad_create, create_errno, (int)bad_map, (int)bad_unmap, back[0], back[1]);
   return 0;
+}
+
+/* dt_app bench_vmm N: N growth-and-shrink cycles of one 2 MiB piece as PyTorch's
+ * expandable segments make them (cuMemCreate, cuMemMap, cuMemSetAccess, cuMemUnmap,
+ * cuMemRelease: 5 calls) in one reservation, after 100 warm-up cycles; prints the
+ * mean host time per call (for bench/callgrind_launch.py and docs/performance.md,
+ * not checked by the tests). */
+int dt_bench_vmm(long n) {
+  CUdevice dev;
+  CUcontext ctx;
+  CUdeviceptr base = 0;
+  if (n <= 0 || cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
+      cuCtxSetCurrent(ctx) || cuMemAddressReserve(&base, 2 * MIB, 0, 0, 0)) {
+    fprintf(stderr, "dt_app: bench_vmm: bad count or setup\n");
+    return 1;
+  }
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  CUmemAccessDesc rw = {};
+  rw.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  struct timespec t0 = {0, 0}, t1;
+  for (long i = -100; i < n; i++) {
+    if (i == 0)
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+    CUmemGenericAllocationHandle h;
+    if (cuMemCreate(&h, 2 * MIB, &prop, 0) || cuMemMap(base, 2 * MIB, 0, h, 0) ||
+        cuMemSetAccess(base, 2 * MIB, &rw, 1) || cuMemUnmap(base, 2 * MIB) || cuMemRelease(h)) {
+      fprintf(stderr, "dt_app: bench_vmm: cycle %ld\n", i);
+      return 1;
+    }
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (5.0 * n);
+  printf("bench_vmm: %ld calls, %.1f ns per call\n", 5 * n, ns);
+  return cuMemAddressFree(base, 2 * MIB) ? 1 : 0;
 }
