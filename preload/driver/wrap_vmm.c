@@ -8,7 +8,9 @@
  * cuMemSetAccess (which devices may use a mapped range).
  *
  * Only cuMemCreate and cuMemRelease are followed by an ALLOC record (kind
- * CT_ALLOC_VMM, `ptr` the handle, `bytes` the size asked for): a reservation takes
+ * CT_ALLOC_VMM, `ptr` the handle, `bytes` the size asked for; a cuMemCreate's API
+ * record names the device the memory is on, prop->location.id, which need not be
+ * the current one; its release counts where the allocation did): a reservation takes
  * address space only (PyTorch reserves 1 1/8 of the GPU's memory per segment), and a
  * mapping or an access change moves no memory, so counting them would count the
  * same bytes twice or count bytes that do not exist. Their spans are recorded, and
@@ -30,9 +32,10 @@ typedef CUresult (*access_fn)(CUdeviceptr, size_t, const CUmemAccessDesc *, size
 #define VMM_SPAN(id, ptsz, realp, ra, type, CALL) \
   CTPD_SPAN_BODY(id, ptsz, realp, ra, type, CTPH_NO_STREAM, 0, CALL, (void)0, (void)0)
 
-/* A span followed, when the call succeeded, by its ALLOC record for `handle`. */
-#define VMM_ALLOC_SPAN(id, ptsz, realp, ra, type, CALL, HANDLE, BYTES, RELEASE)        \
-  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, CTPH_NO_STREAM, 0, CALL, (void)0,          \
+/* A span followed, when the call succeeded, by its ALLOC record for `handle`; AFTER
+ * runs after the real call (r its result), before the API record is written. */
+#define VMM_ALLOC_SPAN(id, ptsz, realp, ra, type, CALL, AFTER, HANDLE, BYTES, RELEASE) \
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, CTPH_NO_STREAM, 0, CALL, AFTER,            \
                  if (r == CUDA_SUCCESS) ctph_emit_alloc(c.corr, (const void *)(uintptr_t)(HANDLE), \
                                                         (BYTES), CT_ALLOC_VMM, (RELEASE)))
 
@@ -50,13 +53,16 @@ CTPD_INLINE CUresult range_body(enum ctph_id id, int ptsz, void *realp, const vo
 CTPD_INLINE CUresult create_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                  CUmemGenericAllocationHandle *handle, size_t size,
                                  const CUmemAllocationProp *prop, unsigned long long flags) {
+  /* the memory's device, which need not be the current one */
   VMM_ALLOC_SPAN(id, ptsz, realp, ra, create_fn, real(handle, size, prop, flags),
+                 if (r == CUDA_SUCCESS && prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
+                     c.device = prop->location.id,
                  handle ? *handle : 0, size, 0);
 }
 
 CTPD_INLINE CUresult release_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                   CUmemGenericAllocationHandle handle) {
-  VMM_ALLOC_SPAN(id, ptsz, realp, ra, release_fn, real(handle), handle, 0, 1);
+  VMM_ALLOC_SPAN(id, ptsz, realp, ra, release_fn, real(handle), (void)0, handle, 0, 1);
 }
 
 CTPD_INLINE CUresult map_body(enum ctph_id id, int ptsz, void *realp, const void *ra,

@@ -8,7 +8,9 @@
  *   over the second mapping (fails), cuMemSetAccess read-write of the 6 MiB,
  *   cuMemsetD8 of all of it and a 2-byte cuMemcpyDtoH across the two handles, a
  *   cuMemUnmap of the first 4 MiB (cuts the second mapping: fails), cuMemUnmap of
- *   the 6 MiB, cuMemRelease of both handles, cuMemAddressFree.
+ *   the 6 MiB, cuMemRelease of both handles, cuMemAddressFree; then, with a second
+ *   device (SIMCUDA_DEVICES=2), a cuMemCreate of 2 MiB on device 1 while device 0's
+ *   context is current, and its cuMemRelease.
  */
 #include <cuda.h>
 #include <errno.h>
@@ -57,8 +59,20 @@ int dt_run_vmm(void) {
     fprintf(stderr, "dt_app: vmm: unmap, release, free\n");
     return 1;
   }
-  printf("vmm: create of 4 KiB %d (errno %d), map over a mapping %d, partial unmap %d, bytes %d %d\n",
-         (int)bad_create, create_errno, (int)bad_map, (int)bad_unmap, back[0], back[1]);
+  int devices = 0;
+  CUmemGenericAllocationHandle other = 0;
+  CUresult on_other = CUDA_ERROR_INVALID_DEVICE;
+  if (cuDeviceGetCount(&devices) == CUDA_SUCCESS && devices > 1) {
+    prop.location.id = 1;
+    on_other = cuMemCreate(&other, 2 * MIB, &prop, 0);
+    if (on_other == CUDA_SUCCESS && cuMemRelease(other)) {
+      fprintf(stderr, "dt_app: vmm: release on device 1\n");
+      return 1;
+    }
+  }
+  printf("vmm: create of 4 KiB %d (errno %d), map over a mapping %d, partial unmap %d, bytes %d %d, "
+         "create on device 1 %d\n",
+         (int)bad_create, create_errno, (int)bad_map, (int)bad_unmap, back[0], back[1], (int)on_other);
   return 0;
 }
 
