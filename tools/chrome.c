@@ -24,119 +24,6 @@
 #include "gaps.h"
 #endif
 
-/* ---- tracks -------------------------------------------------------------------------- */
-
-/* The state of track (pid, tid), made when new; NULL when out of memory. The tracks
- * used last are found in a small cache (their slots stay where they are). */
-static track_state *track_get(ct_chrome *c, uint64_t pid, uint64_t tid) {
-  struct chr_track_slot *e = &c->track_cache[(tid * 0x9E3779B97F4A7C15ull + pid) >> 60];
-  if (e->ts && e->pid == pid && e->tid == tid) return e->ts;
-  track_key k = {pid, tid};
-  track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
-  if (ts) *e = (struct chr_track_slot){pid, tid, ts};
-  return ts;
-}
-
-/* Names a track the first time it is used (or again when a better name arrives). */
-static void ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind,
-                         const char *name, int force) {
-  track_state *ts = track_get(c, pid, tid);
-  if (ts && ts->named && !force) return;
-  if (ts) ts->named = 1;
-  c->enc->track(c, pid, tid, kind, name);
-}
-
-/* 1 when track (pid, tid) has its name already (a cheap test before making one). */
-static int track_named(ct_chrome *c, uint64_t pid, uint64_t tid) {
-  const track_state *ts = track_get(c, pid, tid);
-  return ts && ts->named;
-}
-
-/* Appends s (NULL: "(null)", as printf's %s) to buf holding *at bytes, cut to len - 1
- * bytes in all (as snprintf cuts). */
-static void append(char *buf, size_t len, size_t *at, const char *s) {
-  if (!s) s = "(null)";
-  size_t n = strlen(s);
-  if (*at + n >= len) n = len - 1 - *at;
-  memcpy(buf + *at, s, n);
-  *at += n;
-  buf[*at] = 0;
-}
-
-void chr_ensure_cpu_thread(ct_chrome *c, uint64_t tid) {
-  if (track_named(c, c->pid, tid)) return;
-  char name[64];
-  snprintf(name, sizeof name, "thread %llu", (unsigned long long)tid);
-  ensure_track(c, c->pid, tid, CHR_TRACK_THREAD, name, 0);
-}
-
-uint64_t chr_stream_tid(const ct_chrome *c, uint64_t stream) {
-  return chr_multi(c) ? stream : stream + c->file_index * STREAM_TID_SHIFT;
-}
-
-/* The " (pid P)" that tells apart the tracks of several files sharing a GPU row
- * ("" when the rows are not shared). */
-static const char *shared_row_owner(const ct_chrome *c, char *buf, size_t len) {
-  buf[0] = 0;
-  if (c->file_index && !chr_multi(c)) snprintf(buf, len, " (pid %llu)", (unsigned long long)c->pid);
-  return buf;
-}
-
-/* The sort index of the current file's CPU process row (its pid for one file; several
- * files: the rows go in file order, each file's GPUs right under its process). */
-static uint64_t cpu_row_sort_index(const ct_chrome *c) {
-  return chr_multi(c) ? (c->file_index + 1) * GPU_ROW_FILE_STRIDE : c->pid;
-}
-
-void chr_rename_gpu_row(ct_chrome *c, uint64_t device) {
-  uint64_t row = chr_gpu_pid(c, device);
-  const track_state *ts = track_get(c, row, UINT64_MAX);
-  if (!ts || !ts->named) return; /* named when first used */
-  char name[160];
-  chr_gpu_row_name(c, device, name, sizeof name);
-  c->enc->process(c, row, name, 1, UINT64_MAX);
-}
-
-void chr_ensure_gpu_row(ct_chrome *c, uint64_t device) {
-  uint64_t row = chr_gpu_pid(c, device);
-  track_state *ds = track_get(c, row, UINT64_MAX);
-  if (!ds || ds->named) return;
-  ds->named = 1;
-  char name[160];
-  chr_gpu_row_name(c, device, name, sizeof name);
-  uint64_t order = chr_multi(c) ? cpu_row_sort_index(c) + 1 + device % (GPU_ROW_FILE_STRIDE - 1)
-                                : 5000000 + device;
-  c->enc->process(c, row, name, 1, order);
-}
-
-void chr_ensure_gpu_track(ct_chrome *c, uint64_t device, uint64_t stream) {
-  uint64_t tid = chr_stream_tid(c, stream), row = chr_gpu_pid(c, device);
-  if (track_named(c, row, tid)) return;
-  chr_ensure_gpu_row(c, device);
-  char name[96], owner[48];
-  snprintf(name, sizeof name, "stream %llu%s", (unsigned long long)stream,
-           shared_row_owner(c, owner, sizeof owner));
-  ensure_track(c, row, tid, CHR_TRACK_GPU, name, 0);
-}
-
-/* The synthetic track of the tracer's work labelled what on thread tid. */
-uint64_t chr_tracer_track(ct_chrome *c, uint64_t tid, const char *what) {
-  unsigned char key[8 + 64];
-  size_t n = strlen(what) < 64 ? strlen(what) : 64;
-  memcpy(key, &tid, 8);
-  memcpy(key + 8, what, n);
-  int created = 0;
-  uint64_t *t = ct_map_get(c->tracer_tracks, key, 8 + n, &created);
-  if (!t) return TRACER_TID_BASE;
-  if (created) {
-    *t = TRACER_TID_BASE + c->next_tracer_tid++;
-    char name[128];
-    snprintf(name, sizeof name, "cutrace: %.64s (thread %llu)", what, (unsigned long long)tid);
-    ensure_track(c, c->pid, *t, CHR_TRACK_PROCESS, name, 0);
-  }
-  return *t;
-}
-
 /* ---- model callbacks ------------------------------------------------------------------ */
 
 static void on_process(void *user, const ct_proc *p) {
@@ -151,7 +38,7 @@ static void on_process(void *user, const ct_proc *p) {
   else
     snprintf(name, sizeof name, "%s (pid %llu)", p->cmdline[0] ? p->cmdline : p->path,
              (unsigned long long)p->rec.pid);
-  c->enc->process(c, c->pid, name, 0, cpu_row_sort_index(c));
+  c->enc->process(c, c->pid, name, 0, chr_cpu_row_sort_index(c));
   if (!c->have_base && p->rec.realtime_ns && p->rec.start_ns) {
     c->base_ns = p->rec.realtime_ns - p->rec.start_ns;
     c->have_base = 1;
@@ -166,7 +53,7 @@ static void on_thread(void *user, const ct_proc *p, const struct ct_thread *t, c
   char buf[128];
   snprintf(buf, sizeof buf, "%s (%llu)", name && name[0] ? name : "thread",
            (unsigned long long)t->tid);
-  ensure_track(c, c->pid, t->tid, CHR_TRACK_THREAD, buf, 1);
+  chr_ensure_track(c, c->pid, t->tid, CHR_TRACK_THREAD, buf, 1);
 }
 
 static void on_stream(void *user, const ct_proc *p, const struct ct_stream *s) {
@@ -240,13 +127,13 @@ static void on_activity(void *user, const ct_activity *a) {
   } else if (a->detail == CT_DETAIL_MEMOP) { /* "Memcpy KIND (SRC -> DST)", no printf */
     size_t at = 0;
     name[0] = 0;
-    append(name, sizeof name, &at, "Memcpy ");
-    append(name, sizeof name, &at, ct_memop_kind_name(a->d.memop.kind));
-    append(name, sizeof name, &at, " (");
-    append(name, sizeof name, &at, mem_label(a->d.memop.src_mem));
-    append(name, sizeof name, &at, " -> ");
-    append(name, sizeof name, &at, mem_label(a->d.memop.dst_mem));
-    append(name, sizeof name, &at, ")");
+    chr_append(name, sizeof name, &at, "Memcpy ");
+    chr_append(name, sizeof name, &at, ct_memop_kind_name(a->d.memop.kind));
+    chr_append(name, sizeof name, &at, " (");
+    chr_append(name, sizeof name, &at, mem_label(a->d.memop.src_mem));
+    chr_append(name, sizeof name, &at, " -> ");
+    chr_append(name, sizeof name, &at, mem_label(a->d.memop.dst_mem));
+    chr_append(name, sizeof name, &at, ")");
     shown = name;
   } else {
     shown = chr_demangle(c, a->name);
@@ -257,7 +144,7 @@ static void on_activity(void *user, const ct_activity *a) {
    * is timer error, and a partial overlap would break the track's nesting in the
    * viewers: start the slice at the previous end (args keep the measured start). */
   uint64_t start = a->start_ns;
-  track_state *ts = track_get(c, row, tid);
+  track_state *ts = chr_track_get(c, row, tid);
   if (ts && ts->last_end && start > ts->last_start && start < ts->last_end &&
       a->end_ns >= ts->last_end)
     start = ts->last_end;
@@ -309,18 +196,18 @@ static void on_gap(void *user, const ct_gap_info *g) {
                                          : GAP_STREAM_TID + chr_stream_tid(c, g->stream);
   uint64_t row = chr_gpu_pid(c, g->device);
   char label[128], dur[32], owner[48];
-  if (!track_named(c, row, tid)) {
-    shared_row_owner(c, owner, sizeof owner);
+  if (!chr_track_named(c, row, tid)) {
+    chr_shared_row_owner(c, owner, sizeof owner);
     if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle%s", owner);
     else snprintf(label, sizeof label, "stream %llu idle%s", (unsigned long long)g->stream, owner);
-    ensure_track(c, row, tid, CHR_TRACK_GPU, label, 0);
+    chr_ensure_track(c, row, tid, CHR_TRACK_GPU, label, 0);
   }
   size_t at = 0; /* "GPU idle: CAUSE DURATION", no printf */
   label[0] = 0;
-  append(label, sizeof label, &at, "GPU idle: ");
-  append(label, sizeof label, &at, g->cause);
-  append(label, sizeof label, &at, " ");
-  append(label, sizeof label, &at, ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));
+  chr_append(label, sizeof label, &at, "GPU idle: ");
+  chr_append(label, sizeof label, &at, g->cause);
+  chr_append(label, sizeof label, &at, " ");
+  chr_append(label, sizeof label, &at, ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));
   chr_slice_open(c, "gap", label, row, tid, g->start_ns, g->end_ns);
   c->enc->arg_str(c, "cause", g->cause ? g->cause : "");
   c->enc->arg_i64(c, "stream", g->stream == UINT64_MAX ? -1ll : (long long)g->stream);
@@ -331,7 +218,7 @@ static void on_gap(void *user, const ct_gap_info *g) {
 
 /* A pause of the tracer [begin, end): one slice on the process's "not recorded" track. */
 static void put_pause(ct_chrome *c, uint64_t begin, uint64_t end, const char *why) {
-  ensure_track(c, c->pid, PAUSE_TID, CHR_TRACK_PROCESS, "cutrace: not recorded (paused)", 0);
+  chr_ensure_track(c, c->pid, PAUSE_TID, CHR_TRACK_PROCESS, "cutrace: not recorded (paused)", 0);
   char label[96];
   snprintf(label, sizeof label, "not recorded (%s)", why && *why ? why : "paused");
   chr_slice_open(c, "cutrace", label, c->pid, PAUSE_TID, begin, end);

@@ -200,7 +200,37 @@ const char *chr_demangle(ct_chrome *c, const char *name);
 /* Frees the demangling cache. */
 void chr_demangle_free(ct_chrome *c);
 
-/* ---- tracks (chrome.c) ---- */
+/* ---- tracks (chrome_tracks.c) ---- */
+
+/* The state of track (pid, tid), made when new; NULL when out of memory. The tracks
+ * used last are found in a small cache (their slots stay where they are). */
+static inline track_state *chr_track_get(ct_chrome *c, uint64_t pid, uint64_t tid) {
+  struct chr_track_slot *e = &c->track_cache[(tid * 0x9E3779B97F4A7C15ull + pid) >> 60];
+  if (e->ts && e->pid == pid && e->tid == tid) return e->ts;
+  track_key k = {pid, tid};
+  track_state *ts = ct_map_get(c->tracks, &k, sizeof k, NULL);
+  if (ts) *e = (struct chr_track_slot){pid, tid, ts};
+  return ts;
+}
+
+/* Names a track the first time it is used (or again, with force, when a better name
+ * arrives). */
+void chr_ensure_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_kind kind,
+                      const char *name, int force);
+
+/* 1 when track (pid, tid) has its name already (a cheap test before making one). */
+int chr_track_named(ct_chrome *c, uint64_t pid, uint64_t tid);
+
+/* Appends s (NULL: "(null)", as printf's %s) to buf holding *at bytes, cut to len - 1
+ * bytes in all (as snprintf cuts). */
+void chr_append(char *buf, size_t len, size_t *at, const char *s);
+
+/* The " (pid P)" that tells apart the tracks of several files sharing a GPU row ("" when
+ * the rows are not shared), written into buf. */
+const char *chr_shared_row_owner(const ct_chrome *c, char *buf, size_t len);
+
+/* The sort index of the current file's CPU process row. */
+uint64_t chr_cpu_row_sort_index(const ct_chrome *c);
 
 /* Names thread tid's track of the current process the first time it is used. */
 void chr_ensure_cpu_thread(ct_chrome *c, uint64_t tid);
