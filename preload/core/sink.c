@@ -20,10 +20,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -40,6 +43,21 @@ static char failure_text[440];     /* "send the trace to ADDR" */
  * open itself may be slow and fork() must not wait for it) or closed, and across fork():
  * a fork child sees the writer's descriptor in its sink, and closes its copy. */
 static pthread_mutex_t descriptor_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* One resolution per process image and the children it forks, in a page they share
+ * (mapped at start-up, before any fork): a child forked while another process's
+ * getaddrinfo was under way must not call getaddrinfo itself, since glibc's internal
+ * locks (AI_ADDRCONFIG's interface query among them) may have been copied held, for
+ * ever; it waits for that process's answer instead. */
+enum { RESOLVE_IDLE, RESOLVE_BUSY, RESOLVE_DONE, RESOLVE_FAILED };
+struct shared_resolve {
+  int state;      /* RESOLVE_*, atomic */
+  pid_t resolver; /* the process resolving (RESOLVE_BUSY) */
+  int n;
+  ct_sockaddr peers[4];
+  char err[400];
+};
+static struct shared_resolve *shared;
 
 _Static_assert(sizeof ((struct ctp_sink *)0)->stream_name == CT_STREAM_NAME_MAX + 1,
                "ctp_sink.stream_name holds a stream name");
@@ -67,6 +85,11 @@ int ctp_sink_prepare(void) {
   /* relative to the working directory now; kept relative when too long */
   if (target.is_unix) make_absolute(target.path, sizeof target.path);
   npeers = 0; /* resolved on the writer thread: a name may need a slow DNS lookup */
+  if (!target.is_unix) {
+    void *page = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                      -1, 0);
+    shared = page == MAP_FAILED ? NULL : page; /* NULL: each process resolves (as before) */
+  }
   snprintf(failure_text, sizeof failure_text, "send the trace to %.400s", ctp_cfg.output);
   return 0;
 }
@@ -212,6 +235,38 @@ static int connect_one(struct ctp_sink *s, const ct_sockaddr *addr, uint64_t lim
   return 0;
 }
 
+/* Resolves through the shared page: the first process of the tree to get here calls
+ * getaddrinfo and publishes the answer; the others (a child forked during that call,
+ * or one whose writer came second) wait for it, 2 ms per look, as long as the resolver
+ * takes and its process lives. Returns what ct_netaddr_resolve does. */
+static int shared_resolve(ct_sockaddr *found, char *err, size_t errlen) {
+  int idle = RESOLVE_IDLE;
+  if (__atomic_compare_exchange_n(&shared->state, &idle, RESOLVE_BUSY, 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
+    shared->resolver = getpid();
+    shared->n = ct_netaddr_resolve(&target, 0, shared->peers, 4, shared->err, sizeof shared->err);
+    __atomic_store_n(&shared->state, shared->n > 0 ? RESOLVE_DONE : RESOLVE_FAILED,
+                     __ATOMIC_RELEASE);
+  }
+  int state;
+  while ((state = __atomic_load_n(&shared->state, __ATOMIC_ACQUIRE)) == RESOLVE_BUSY) {
+    pid_t by = shared->resolver;
+    if (by > 0 && by != getpid() && kill(by, 0) < 0 && errno == ESRCH) {
+      snprintf(err, errlen, "%.300s: the process resolving it (pid %d) is gone", ctp_cfg.output,
+               (int)by);
+      return -1;
+    }
+    struct timespec ms2 = {0, 2000000};
+    nanosleep(&ms2, NULL);
+  }
+  if (state != RESOLVE_DONE) {
+    snprintf(err, errlen, "%s", shared->err);
+    return -1;
+  }
+  memcpy(found, shared->peers, (size_t)shared->n * sizeof *found);
+  return shared->n;
+}
+
 /* Resolves the collector's address unless this process (or the one it was forked
  * from) already did; published under descriptor_lock so a fork child sees all or none.
  * Returns 0, or -1 after one line on stderr. */
@@ -222,7 +277,8 @@ static int resolve_peers(void) {
   if (known > 0) return 0;
   ct_sockaddr found[4];
   char err[400];
-  int n = ct_netaddr_resolve(&target, 0, found, 4, err, sizeof err);
+  int n = shared ? shared_resolve(found, err, sizeof err)
+                 : ct_netaddr_resolve(&target, 0, found, 4, err, sizeof err);
   if (n <= 0) {
     ctp_warn("cannot use CUTRACE_OUTPUT: %s; not tracing", err);
     return -1;

@@ -14,9 +14,10 @@ listener that starts accepting only after 1.5 s, every stream gets through compl
 the records that did not fit meanwhile are dropped and counted in the trace. A
 process that records nothing and exits at once still delivers its stream. The name of
 a tcp collector is resolved on the writer thread too: with a getaddrinfo that takes
-2 s (programs/slowdns.c) nothing is delayed and every stream arrives; an address
-(tcp:127.0.0.1:PORT) never goes through getaddrinfo (a fork during it hung the child);
-a name that does not resolve is one line.
+2 s (programs/slowdns.c) nothing is delayed and every stream arrives, and a child
+forked during the parent's getaddrinfo does not call it again (it waits for the
+parent's answer); an address (tcp:127.0.0.1:PORT) never goes through getaddrinfo (a
+fork during it hung the child); a name that does not resolve is one line.
 
 Arguments: SIM_DIR CUTRACE LIBTRACE PROGRAM_DIR (harness.py; PROGRAM_DIR holds forkexec).
 """
@@ -174,14 +175,22 @@ check(m is not None, "named: the collector's first line names its port")
 # localhost resolved by a resolver that takes 2 s (programs/slowdns.c preloaded first):
 # the program does not wait for it either
 slowdns = os.path.join(h.wdir, "libslowdns.so")
+slow_calls = os.path.join(h.tmp, "slow.calls")
 rc, out, err, took, ms = run_forkexec(20, f"tcp:localhost:{port}",
-                                      {"SLOWDNS_MS": "2000"}, preload=slowdns + ":")
+                                      {"SLOWDNS_MS": "2000", "SLOWDNS_CALLS": slow_calls},
+                                      preload=slowdns + ":")
 try:
     col.communicate(timeout=30)
 except subprocess.TimeoutExpired:
     col.kill()
     col.communicate()
 check_not_delayed("slow localhost", rc, out, ms)
+# one getaddrinfo per process image: the parent's and the exec'd image's; child A,
+# forked during the parent's, waits for its answer (calling getaddrinfo there could
+# find glibc's locks copied held, for ever)
+slow_logged = open(slow_calls).read() if os.path.exists(slow_calls) else ""
+check(slow_logged == "getaddrinfo localhost\n" * 2,
+      f"slow localhost: getaddrinfo in the parent and the exec'd image only: {slow_logged!r}")
 names = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []
 check(err == "" and len(names) == 3 and all(info_of(os.path.join(out_dir, n))[0] for n in names),
       f"slow localhost: three clean streams: {names}, stderr {err!r}")
