@@ -64,8 +64,15 @@ with tempfile.TemporaryDirectory() as tmp:
     s = doc["summary"]
     check(s["kernel_launches"]["before"] == s["kernel_launches"]["after"] == 24 and
           s["kernel_launches"]["delta"] == 0, f"launches {s['kernel_launches']}")
-    check(s["bytes_copied"]["ratio"] > 3.9 and s["gpu_busy_ns"]["delta"] > 0 and
-          s["kernel_gpu_ns"]["after"] > s["kernel_gpu_ns"]["before"], f"headline {s}")
+    # GPU busy time includes the copies, which the simulator times by the host's memcpy
+    # when that outlasts the model (docs/simulator.md): under load a 64 KiB copy once took
+    # 8 ms, so only the kernels' time, which the simulator sets, must grow (bias_add's 12 x
+    # 30 us, less what event timing and the GEMMs' model give or take: at least 12 x 20 us);
+    # busy time must be reported consistently.
+    busy = s["gpu_busy_ns"]
+    check(s["bytes_copied"]["ratio"] > 3.9 and busy["after"] - busy["before"] == busy["delta"] and
+          s["kernel_gpu_ns"]["after"] - s["kernel_gpu_ns"]["before"] >= 12 * 20 * 1000,
+          f"headline {s}")
     p = subprocess.run([cutrace, "diff", "--by", "api", "--format", "json", before, after],
                        capture_output=True, text=True, timeout=120)
     apis = {r["name"]: (r["calls_before"], r["calls_after"]) for r in json.loads(p.stdout)["apis"]}
