@@ -5,7 +5,10 @@
  * long as SIMCUDA_KERNEL_US says) and one cudaDeviceSynchronize. Planted:
  *   step 0        setup: cudaMalloc of 64 MiB and a synchronous pageable HtoD copy of it
  *   step SLEEPY   the CPU sleeps SLEEP_MS before its launches (GPU idle: host_wait)
- *   step LONG     its second s_work lasts 3x as long (simcuda_hint_next_launch_ns)
+ *   step LONG     its second s_work lasts LONG_FACTOR (5) times as long
+ *                 (simcuda_hint_next_launch_ns)
+ * The plants are far larger than a step (the test runs 40 ms kernels, 160 ms steps) so a
+ * synchronize waking tens of ms late on a loaded machine cannot hide them.
  * usage: steps KERNEL_US   (the s_work duration the environment set, for the hint)
  * Exit status 0 when every CUDA call succeeded.
  */
@@ -20,7 +23,8 @@
 #define STEPS 9
 #define SLEEPY 3
 #define LONG 6
-#define SLEEP_MS 100
+#define SLEEP_MS 600
+#define LONG_FACTOR 5
 #define SETUP_BYTES (64u << 20)
 
 __global__ void s_work(float *x) { x[threadIdx.x] += 1.0f; }
@@ -56,7 +60,7 @@ int main(int argc, char **argv) {
     for (int half = 0; half < 2; half++) {
       nvtxRangePushA("fwd");
       for (int k = 0; k < 2; k++) {
-        if (i == LONG && half == 0 && k == 1 && hint && kernel_us) hint(3 * kernel_us * 1000);
+        if (i == LONG && half == 0 && k == 1 && hint && kernel_us) hint(LONG_FACTOR * kernel_us * 1000);
         s_work<<<1, 256>>>(x);
         check(cudaGetLastError(), "launch");
       }
