@@ -47,8 +47,9 @@ print(f"{len(reported)} gaps reported; devices: {json.dumps(doc.get('devices'))}
 # The truth: idle periods of the main (legacy default, handle 0x0) stream in the
 # simulator's own log. Host-load noise stretches the planted sleeps; the truth does not lie.
 main_ops = sorted((t for t in truth if t["stream"] in ("0x0", "0", "(nil)")), key=lambda t: t["start_ns"])
-truth_gaps = [(a["end_ns"], b["start_ns"], kernel_identifier(b["name"])) for a, b in zip(main_ops, main_ops[1:])
-              if b["start_ns"] - a["end_ns"] >= 1000000]
+all_truth_gaps = [(a["end_ns"], b["start_ns"], kernel_identifier(b["name"])) for a, b in zip(main_ops, main_ops[1:])
+                  if b["start_ns"] > a["end_ns"]]
+truth_gaps = [(b, e, k) for b, e, k in all_truth_gaps if e - b >= 1000000]
 
 
 def phase_of(t):
@@ -56,6 +57,12 @@ def phase_of(t):
         if e is not None and b <= t <= e:
             return name
     return None
+
+
+def in_truth(g):
+    """True when the simulator's main stream was idle over reported gap g (edges within 30 us)."""
+    return any(abs(g["start_ns"] - b) <= 30000 and abs(g["start_ns"] + g["dur_ns"] - e) <= 30000
+               for b, e, _ in all_truth_gaps)
 
 
 def match(tb, te):
@@ -92,16 +99,22 @@ for p in planted:
         b, e = phases[phase]
         short = [g for g in reported if g.get("stream") == 0 and b <= g["start_ns"] <= e
                  and g["dur_ns"] <= most and g["cause"] == cause]
-        h.check(len(short) >= count * 0.9,
-                f"phase {phase}: {len(short)} gaps <= {most / 1000:.0f} us with cause {cause}, planted {count}")
+        # A loaded host stretches some of the planted short gaps past `most` (a launch
+        # preempted): what the simulator shows short is what must be found short.
+        real = [1 for tb, te, _ in all_truth_gaps if b <= tb <= e and te - tb <= most]
+        h.check(len(short) >= min(count, len(real)) * 0.9,
+                f"phase {phase}: {len(short)} gaps <= {most / 1000:.0f} us with cause {cause}, planted {count}, "
+                f"the simulator shows {len(real)}")
 
 for n in nones:
     phase, most = n["phase"], float(n["max_gap_us"]) * 1000
     if phase in phases and phases[phase][1] is not None:
         b, e = phases[phase]
+        # none planted; a host preempted for ms on a loaded machine makes a real one,
+        # which the simulator's truth shows: only a gap it does not show is wrong
         bad = [g for g in reported if g.get("stream") == 0 and b + 100000 <= g["start_ns"]
-               and g["start_ns"] + g["dur_ns"] <= e and g["dur_ns"] > most]
-        h.check(not bad, f"phase {phase}: gaps where none was planted: {bad}")
+               and g["start_ns"] + g["dur_ns"] <= e and g["dur_ns"] > most and not in_truth(g)]
+        h.check(not bad, f"phase {phase}: gaps where none was planted nor seen by the simulator: {bad}")
 
 kinds = {f.get("kind") for f in doc.get("findings", [])}
 for f in findings:
