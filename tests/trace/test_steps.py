@@ -3,7 +3,8 @@
 
 The program runs NVTX "init" once, then 9 iterations of NVTX "step" (each with two
 nested "fwd" ranges, 4 launches of s_work of 40 ms, one cudaDeviceSynchronize).
-Planted: step 0 allocates and copies 64 MiB synchronously (setup), step 3 sleeps 600 ms
+Planted: step 0 allocates and copies 64 MiB synchronously (setup: a 419 ms copy at the
+simulator's SIMCUDA_PAGEABLE_GBPS=0.16, not left to the host's memcpy), step 3 sleeps 600 ms
 on the CPU before its launches (host_wait: 4.75x a 160 ms step), step 6's second s_work
 lasts 200 ms (5x: the step 2x). On a loaded machine a synchronize can wake tens of ms
 late (seen: 40 ms at load 6 on 2 cores); the plants are large enough that it neither
@@ -37,8 +38,9 @@ tmp = tempfile.mkdtemp(prefix="cutrace-steps-")
 KERNEL_US = 40000  # a 160 ms step: a sync waking tens of ms late rarely makes an outlier
 S_WORK = "_Z6s_workPf"
 
+# the setup copy's 64 MiB at 0.16 GB/s: 419 ms on the GPU, whatever the host's memcpy takes
 env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
-           SIMCUDA_KERNEL_US=f"s_work={KERNEL_US},default=20")
+           SIMCUDA_KERNEL_US=f"s_work={KERNEL_US},default=20", SIMCUDA_PAGEABLE_GBPS="0.16")
 for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_CAPTURE", "CUTRACE_DELAY", "CUTRACE_DURATION"):
     env.pop(k, None)
 data = os.path.join(tmp, "data")
