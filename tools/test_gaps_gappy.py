@@ -26,8 +26,21 @@ if not all(os.path.exists(p) for p in (os.path.join(sim_dir, "libcuda.so.1"), li
 
 def traced_run(out_dir, kernel_us):
     env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, LD_PRELOAD=libtrace, CUTRACE_OUTPUT=out_dir,
-               SIMCUDA_KERNEL_US=kernel_us, SIMCUDA_LAUNCH_US="5")
+               SIMCUDA_KERNEL_US=kernel_us, SIMCUDA_LAUNCH_US="5", SIMCUDA_TRUTH_FILE=out_dir + ".truth")
     return subprocess.run([gappy], env=env, capture_output=True, text=True, timeout=120)
+
+
+def truth_idle(path):
+    """The simulator's idle periods of the main (legacy, 0x0) stream, [(begin_ns, end_ns)],
+    from its truth log (KIND NAME STREAM DEVICE ENQUEUE_NS START_NS END_NS per operation)."""
+    ops = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 7 and parts[2] in ("0x0", "0", "(nil)"):
+                ops.append((int(parts[5]), int(parts[6])))
+    ops.sort()
+    return [(a[1], b[0]) for a, b in zip(ops, ops[1:]) if b[0] > a[1]]
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -57,6 +70,12 @@ with tempfile.TemporaryDirectory() as tmp:
     check(g.returncode == 0, f"gaps exit {g.returncode}: {g.stderr}")
     doc = json.loads(g.stdout)
     main = [x for x in doc["stream_gaps"] if x["stream"] == 0]
+    idle = truth_idle(out + ".truth")
+
+    def seen_by_simulator(x):
+        """The simulator's main stream was idle over gap x too (edges within 30 us)."""
+        return any(abs(x["start_ns"] - b) <= 30000 and abs(x["start_ns"] + x["dur_ns"] - e) <= 30000
+                   for b, e in idle)
     dev_gaps = doc["gaps"]
 
     def in_phase(x, name):
@@ -66,9 +85,14 @@ with tempfile.TemporaryDirectory() as tmp:
     for item in planted:
         ph = item.get("phase")
         if item["what"] == "expect":  # no gap over max_gap_us on main in the phase
-            worst = max([x["dur_ns"] for x in main if in_phase(x, ph) and
-                         x["start_ns"] + x["dur_ns"] <= phases[ph]["end"]], default=0)
-            check(worst <= int(item["max_gap_us"]) * 1000, f"{ph}: longest main gap {worst} ns")
+            # but a launch preempted on a loaded host makes a real one (321 us seen at
+            # load 7): only a gap the simulator's truth does not show is wrong
+            long_gaps = [x for x in main if in_phase(x, ph) and
+                         x["start_ns"] + x["dur_ns"] <= phases[ph]["end"] and
+                         x["dur_ns"] > int(item["max_gap_us"]) * 1000]
+            unseen = [x["dur_ns"] for x in long_gaps if not seen_by_simulator(x)]
+            check(not unseen, f"{ph}: main gaps over {item['max_gap_us']} us the simulator did not see: "
+                  f"{unseen} ns (all long ones: {[x['dur_ns'] for x in long_gaps]})")
         elif item["what"] == "gap" and "dur_us" in item:
             dur = int(item["dur_us"]) * 1000
             found = [x for x in main if in_phase(x, ph) and x["dur_ns"] >= 0.95 * dur]
