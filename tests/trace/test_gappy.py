@@ -50,6 +50,8 @@ main_ops = sorted((t for t in truth if t["stream"] in ("0x0", "0", "(nil)")), ke
 all_truth_gaps = [(a["end_ns"], b["start_ns"], kernel_identifier(b["name"])) for a, b in zip(main_ops, main_ops[1:])
                   if b["start_ns"] > a["end_ns"]]
 truth_gaps = [(b, e, k) for b, e, k in all_truth_gaps if e - b >= 1000000]
+# when the operation ending each main-stream gap was enqueued (the host's launch)
+enqueued = {(a["end_ns"], b["start_ns"]): b["enqueue_ns"] for a, b in zip(main_ops, main_ops[1:])}
 
 
 def phase_of(t):
@@ -90,7 +92,14 @@ for p in planted:
             h.check(found, f"phase {phase}: gap of {(e - b) / 1e3:.1f} us at {b} (truth) not reported")
             if found:
                 causes = {g["cause"] for g in found}
-                h.check(causes == {cause}, f"phase {phase}: gap of {(e - b) / 1e3:.1f} us reported as {causes}, planted {cause}")
+                # other_stream: the main stream's next work waits queued for the side
+                # stream. A host preempted for most of the gap before launching it (the
+                # simulator shows it enqueued past the gap's middle) left the GPU unfed:
+                # then the host's doing is the cause, as gaps documents.
+                unfed = cause == "other_stream" and enqueued.get((b, e), b) - b > (e - b) / 2
+                h.check(causes == {cause} or (unfed and "other_stream" not in causes),
+                        f"phase {phase}: gap of {(e - b) / 1e3:.1f} us reported as {causes}, planted {cause}"
+                        f"{' (its work enqueued late)' if unfed else ''}")
                 if p.get("device_idle") == "no":
                     h.check(all(g.get("scope") != "device" for g in found),
                             f"phase {phase}: a stream gap reported as a device gap though the other stream was busy")
