@@ -84,6 +84,25 @@ class Harness:
         return p.returncode, p.stdout, p.stderr
 
 
+def record_one_file(cutrace, libtrace, sim_dir, data, argv, ok_marker, env_extra):
+    """Runs argv on the simulated GPU under `cutrace record -q -o data` (the tracer's
+    recording knobs from the caller's environment left out, env_extra added); checks that
+    it succeeded, printed ok_marker and wrote one trace file. Returns that file's path,
+    or None when a check failed."""
+    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace, **env_extra)
+    for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_CAPTURE", "CUTRACE_DELAY",
+              "CUTRACE_DURATION"):
+        env.pop(k, None)
+    label = os.path.basename(data)
+    p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", *argv], env=env,
+                       capture_output=True, text=True, timeout=120)
+    ok = cttest.check(p.returncode == 0 and ok_marker in p.stdout,
+                      f"{label}: record status {p.returncode}, {p.stdout!r}, {p.stderr[-400:]!r}")
+    files = sorted(os.listdir(data)) if os.path.isdir(data) else []
+    ok = ok and cttest.check(len(files) == 1, f"{label}: one trace file, found {files}")
+    return os.path.join(data, files[0]) if ok else None
+
+
 def read_truth(path):
     """The simulator's truth log: one dict per executed GPU operation
     (kind, name, stream, device, enqueue_ns, start_ns, end_ns)."""

@@ -32,6 +32,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
+from harness import record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
@@ -55,19 +56,9 @@ DRIVER = {"cuMemAlloc_v2": ITERS, "cuMemFree_v2": ITERS + 2, "cuMemAllocHost_v2"
 
 
 def record(label, program):
-    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
-               SIMCUDA_KERNEL_US=f"a_work={KERNEL_US},default=5", SIMCUDA_ALLOC_US=str(ALLOC_US))
-    for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_CAPTURE", "CUTRACE_DELAY",
-              "CUTRACE_DURATION"):
-        env.pop(k, None)
-    data = os.path.join(tmp, label)
-    p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program], env=env,
-                       capture_output=True, text=True, timeout=120)
-    ok = check(p.returncode == 0 and "alloc_loop: ok" in p.stdout,
-               f"{label}: record status {p.returncode}, {p.stdout!r}, {p.stderr[-400:]!r}")
-    files = sorted(os.listdir(data)) if os.path.isdir(data) else []
-    ok = ok and check(len(files) == 1, f"{label}: one trace file, found {files}")
-    return os.path.join(data, files[0]) if ok else None
+    return record_one_file(cutrace, libtrace, sim_dir, os.path.join(tmp, label), [program],
+                           "alloc_loop: ok", {"SIMCUDA_KERNEL_US": f"a_work={KERNEL_US},default=5",
+                                              "SIMCUDA_ALLOC_US": str(ALLOC_US)})
 
 
 def check_spans(label, recs, names, driver):
