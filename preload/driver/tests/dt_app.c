@@ -55,41 +55,31 @@
  *   bench_alloc N  N pairs of cuMemAlloc (256 B) and cuMemFree (linked), after 1,000
  *             warm-up pairs: prints the mean host time per call (bench/host_cost.py)
  */
-#include <cuda.h>
+#include "dt_app.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-#define FAIL(...) (fprintf(stderr, "dt_app: " __VA_ARGS__), fputc('\n', stderr), 1)
-
-typedef CUresult (*get_proc5_fn)(const char *, void **, int, cuuint64_t,
-                                 CUdriverProcAddressQueryResult *);
-typedef CUresult (*get_proc4_fn)(const char *, void **, int, cuuint64_t);
-typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              unsigned, unsigned, CUstream, void **, void **);
-
-int dt_run_vmm(void);        /* dt_vmm.c */
-int dt_bench_vmm(long n);    /* dt_vmm.c */
 
 /* Only the program itself defines this (exported with -rdynamic). */
 __attribute__((visibility("default"))) int dt_app_own_symbol(void) { return 42; }
 
-static void *libcuda;
+void *dt_libcuda;
 
-static void *sym(const char *name) { return dlsym(libcuda, name); }
+/** A driver function by name from dt_libcuda. */
+void *dt_sym(const char *name) { return dlsym(dt_libcuda, name); }
 
-/* cuInit, device 0's primary context current, and a function of a loaded module. */
-static int setup(CUfunction *f, const char *kernel) {
-  CUresult (*init)(unsigned) = (__typeof__(init))sym("cuInit");
-  CUresult (*dev_get)(CUdevice *, int) = (__typeof__(dev_get))sym("cuDeviceGet");
-  CUresult (*retain)(CUcontext *, CUdevice) = (__typeof__(retain))sym("cuDevicePrimaryCtxRetain");
-  CUresult (*set)(CUcontext) = (__typeof__(set))sym("cuCtxSetCurrent");
-  CUresult (*load)(CUmodule *, const void *) = (__typeof__(load))sym("cuModuleLoadData");
+/** cuInit, device 0's primary context current, and a function of a loaded module. */
+int dt_setup(CUfunction *f, const char *kernel) {
+  CUresult (*init)(unsigned) = (__typeof__(init))dt_sym("cuInit");
+  CUresult (*dev_get)(CUdevice *, int) = (__typeof__(dev_get))dt_sym("cuDeviceGet");
+  CUresult (*retain)(CUcontext *, CUdevice) = (__typeof__(retain))dt_sym("cuDevicePrimaryCtxRetain");
+  CUresult (*set)(CUcontext) = (__typeof__(set))dt_sym("cuCtxSetCurrent");
+  CUresult (*load)(CUmodule *, const void *) = (__typeof__(load))dt_sym("cuModuleLoadData");
   CUresult (*get_fn)(CUfunction *, CUmodule, const char *) =
-      (__typeof__(get_fn))sym("cuModuleGetFunction");
+      (__typeof__(get_fn))dt_sym("cuModuleGetFunction");
   CUdevice dev;
   CUcontext ctx;
   CUmodule mod;
@@ -102,12 +92,14 @@ static int setup(CUfunction *f, const char *kernel) {
   return 0;
 }
 
-static int ctx_sync(void) {
-  CUresult (*s)(void) = (__typeof__(s))sym("cuCtxSynchronize");
+/** cuCtxSynchronize through dt_libcuda. */
+int dt_ctx_sync(void) {
+  CUresult (*s)(void) = (__typeof__(s))dt_sym("cuCtxSynchronize");
   return s && s() == CUDA_SUCCESS ? 0 : FAIL("cuCtxSynchronize");
 }
 
-static int launch_n(launch_fn launch, CUfunction f, int n) {
+/** n launches of f through launch. */
+int dt_launch_n(launch_fn launch, CUfunction f, int n) {
   for (int i = 0; i < n; i++)
     if (!launch || launch(f, 2, 1, 1, 32, 1, 1, 0, 0, NULL, NULL))
       return FAIL("launch %d", i);
@@ -116,10 +108,10 @@ static int launch_n(launch_fn launch, CUfunction f, int n) {
 
 static int run_triton(void) {
   CUfunction f;
-  if (setup(&f, "triton_kernel"))
+  if (dt_setup(&f, "triton_kernel"))
     return 1;
   CUresult (*launch_ex)(const CUlaunchConfig *, CUfunction, void **, void **) =
-      (__typeof__(launch_ex))sym("cuLaunchKernelEx");
+      (__typeof__(launch_ex))dt_sym("cuLaunchKernelEx");
   if (!launch_ex)
     return FAIL("no cuLaunchKernelEx");
   CUlaunchConfig cfg = {.gridDimX = 8, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64,
@@ -128,194 +120,19 @@ static int run_triton(void) {
     if (launch_ex(&cfg, f, NULL, NULL))
       return FAIL("launch %d", i);
   printf("triton: 20 launches\n");
-  return ctx_sync();
+  return dt_ctx_sync();
 }
 
 static int run_default_local(void) {
   CUfunction f;
-  if (setup(&f, "local_kernel"))
+  if (dt_setup(&f, "local_kernel"))
     return 1;
   launch_fn launch = (launch_fn)dlsym(RTLD_DEFAULT, "cuLaunchKernel");
-  if (launch && launch_n(launch, f, 3))
+  if (launch && dt_launch_n(launch, f, 3))
     return 1;
   printf("default_local: done\n");
-  return ctx_sync();
+  return dt_ctx_sync();
 }
-
-#ifndef DT_LOCAL_ONLY
-static int run_linked(void) {
-  CUfunction f;
-  if (setup(&f, "linked_kernel"))
-    return 1;
-  for (int i = 0; i < 10; i++)
-    if (cuLaunchKernel(f, 4, 1, 1, 32, 1, 1, 0, 0, NULL, NULL))
-      return FAIL("launch %d", i);
-  static unsigned char host[4096], back[4096];
-  memset(host, 7, sizeof host);
-  CUdeviceptr d;
-  if (cuMemAlloc(&d, sizeof host) || cuMemcpyHtoD(d, host, sizeof host) ||
-      cuMemsetD8(d, 3, 1024) || cuMemcpyDtoH(back, d, sizeof back) || cuStreamSynchronize(0))
-    return FAIL("copies");
-  printf("linked: 10 launches, back[0]=%d back[2000]=%d\n", back[0], back[2000]);
-  return 0;
-}
-
-typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
-typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
-typedef CUresult (*alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
-
-static int run_alloc(void) {
-  CUfunction f;
-  if (setup(&f, "alloc_kernel"))
-    return 1;
-  static unsigned char pinned_here[4096] __attribute__((aligned(4096)));
-  CUdeviceptr d, pitched, managed, a1, a2;
-  size_t pitch = 0;
-  void *host = NULL, *host2 = NULL;
-  CUstream s;
-  if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, NULL, NULL) || cuMemAlloc(&d, 4096) ||
-      cuMemFree(d))
-    return FAIL("alloc: cuMemAlloc / cuMemFree");
-  if (cuMemAllocPitch(&pitched, &pitch, 100, 4, 4) || cuMemAllocManaged(&managed, 1024, CU_MEM_ATTACH_GLOBAL) ||
-      cuMemAllocHost(&host, 2048) || cuMemHostAlloc(&host2, 3072, CU_MEMHOSTALLOC_PORTABLE) ||
-      cuMemHostRegister(pinned_here, sizeof pinned_here, 0) || cuMemHostUnregister(pinned_here))
-    return FAIL("alloc: pitched, managed, host allocations");
-  if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuMemAllocAsync(&a1, 512, s) ||
-      cuMemFreeAsync(a1, s))
-    return FAIL("alloc: stream-ordered");
-  get_proc5_fn gp5 = (get_proc5_fn)sym("cuGetProcAddress_v2");
-  void *pa = NULL, *pf = NULL;
-  CUdriverProcAddressQueryResult st;
-  if (!gp5 || gp5("cuMemAllocAsync", &pa, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ||
-      gp5("cuMemFreeAsync", &pf, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ||
-      ((alloc_async_fn)pa)(&a2, 512, 0) || ((free_async_fn)pf)(a2, 0))
-    return FAIL("alloc: per-thread stream-ordered");
-  CUmemoryPool pool;
-  CUdeviceptr p1, p2;
-  void *ppa = NULL;
-  if (cuDeviceGetDefaultMemPool(&pool, 0) || cuMemAllocFromPoolAsync(&p1, 768, pool, s) ||
-      cuMemFreeAsync(p1, s) ||
-      gp5("cuMemAllocFromPoolAsync", &ppa, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ||
-      ((alloc_pool_fn)ppa)(&p2, 768, pool, 0) || ((free_async_fn)pf)(p2, 0))
-    return FAIL("alloc: pool allocations");
-  if (cuMemFree(pitched) || cuMemFree(managed) || cuMemFreeHost(host) || cuMemFreeHost(host2))
-    return FAIL("alloc: frees");
-  CUresult bad = cuMemFree((CUdeviceptr)(uintptr_t)pinned_here);
-  printf("alloc: pitch %zu, bad free %d\n", pitch, (int)bad);
-  return ctx_sync();
-}
-
-static int host_calls;
-static void CUDA_CB count_host_call(void *arg) { (void)arg; __atomic_add_fetch(&host_calls, 1, __ATOMIC_SEQ_CST); }
-
-static int run_shapes(void) {
-  CUfunction f;
-  if (setup(&f, "after_kernel"))
-    return 1;
-  static unsigned char host[512], back[64];
-  memset(host, 9, sizeof host);
-  CUdeviceptr d, e;
-  CUstream s;
-  CUevent ev;
-  CUcontext ctx;
-  if (cuMemAlloc(&d, 4096) || cuMemAlloc(&e, 4096) || cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
-      cuEventCreate(&ev, CU_EVENT_DEFAULT) || cuCtxGetCurrent(&ctx))
-    return FAIL("shapes: set-up");
-  CUDA_MEMCPY2D c2 = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = 64,
-                      .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = d, .dstPitch = 128,
-                      .WidthInBytes = 64, .Height = 8};
-  CUDA_MEMCPY3D c3 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = d, .srcPitch = 128,
-                      .srcHeight = 4, .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = back,
-                      .dstPitch = 32, .dstHeight = 1, .WidthInBytes = 32, .Height = 1, .Depth = 2};
-  if (cuMemcpy2D(&c2))
-    return FAIL("shapes: cuMemcpy2D");
-  if (cuMemcpy3D(&c3))
-    return FAIL("shapes: cuMemcpy3D");
-  if (cuMemcpyPeer(e, ctx, d, ctx, 256))
-    return FAIL("shapes: cuMemcpyPeer");
-  if (cuMemsetD16(e, 0x0102, 64) || cuMemsetD2D32Async(e, 64, 0x05050505u, 8, 4, s) ||
-      cuMemsetD2D8(d + 1024, 32, 7, 16, 2))
-    return FAIL("shapes: sets");
-  if (cuEventRecord(ev, 0) || cuStreamWaitEvent(s, ev, 0) || cuEventSynchronize(ev))
-    return FAIL("shapes: event wait");
-  if (cuLaunchHostFunc(s, count_host_call, NULL))
-    return FAIL("shapes: cuLaunchHostFunc");
-  if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL) || cuStreamSynchronize(s) ||
-      cuCtxSynchronize_v2(ctx))
-    return FAIL("shapes: launch and syncs");
-  /* the simulator's stream sync does not wait for the function's real run */
-  for (int i = 0; i < 5000 && !__atomic_load_n(&host_calls, __ATOMIC_SEQ_CST); i++)
-    usleep(1000);
-  printf("shapes: back[0]=%d back[63]=%d host calls=%d\n", back[0], back[63],
-         __atomic_load_n(&host_calls, __ATOMIC_SEQ_CST));
-  return 0;
-}
-/* Captures on s what fill() queues into a new graph. */
-static int capture(CUstream s, CUgraph *g, int (*fill)(CUstream, void *), void *arg) {
-  if (cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) || fill(s, arg) ||
-      cuStreamEndCapture(s, g))
-    return FAIL("capture");
-  return 0;
-}
-
-struct graph_parts {
-  CUfunction outer, inner;
-  CUdeviceptr buf;
-};
-
-static int fill_inner(CUstream s, void *arg) {
-  const struct graph_parts *p = arg;
-  for (int i = 0; i < 2; i++)
-    if (cuLaunchKernel(p->inner, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL))
-      return 1;
-  return cuMemsetD8Async(p->buf, 7, 256, s) != CUDA_SUCCESS;
-}
-
-static int fill_outer(CUstream s, void *arg) {
-  const struct graph_parts *p = arg;
-  return cuLaunchKernel(p->outer, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL) != CUDA_SUCCESS;
-}
-
-static int run_graph(void) {
-  struct graph_parts p;
-  CUstream s;
-  CUgraph child, parent;
-  CUgraphNode node;
-  CUgraphExec exec, exec2, bad = NULL;
-  if (setup(&p.inner, "inner_kernel") || setup(&p.outer, "graph_kernel"))
-    return 1;
-  if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuMemAlloc(&p.buf, 256))
-    return FAIL("stream or memory");
-  if (capture(s, &child, fill_inner, &p) || capture(s, &parent, fill_outer, &p))
-    return 1;
-  if (cuGraphAddChildGraphNode(&node, parent, NULL, 0, child))
-    return FAIL("cuGraphAddChildGraphNode");
-  if (cuGraphInstantiateWithFlags(&exec, parent, 0))
-    return FAIL("cuGraphInstantiateWithFlags");
-  CUresult r = cuGraphInstantiateWithFlags(&bad, NULL, 0);
-  printf("graph: instantiate of no graph -> %d\n", (int)r);
-  for (int i = 0; i < 3; i++)
-    if (cuGraphLaunch(exec, s))
-      return FAIL("cuGraphLaunch %d", i);
-  CUgraphExecUpdateResultInfo info;
-  r = cuGraphExecUpdate(exec, parent, &info);
-  printf("graph: update -> %d (result %d)\n", (int)r, (int)info.result);
-  CUDA_GRAPH_INSTANTIATE_PARAMS params = {0};
-  if (cuGraphInstantiateWithParams(&exec2, child, &params) || cuGraphLaunch(exec2, s))
-    return FAIL("cuGraphInstantiateWithParams");
-  if (cuStreamSynchronize(s))
-    return FAIL("cuStreamSynchronize");
-  printf("graph: 4 launches, instantiate result_out %d\n", (int)params.result_out);
-  cuGraphExecDestroy(exec2);
-  cuGraphExecDestroy(exec);
-  cuGraphDestroy(parent);
-  cuGraphDestroy(child);
-  cuMemFree(p.buf);
-  return 0;
-}
-
-#endif
-
 
 static int run_xla(const char *path) {
   void *rt = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -339,48 +156,48 @@ static int run_xla(const char *path) {
 
 static int run_procaddr(void) {
   CUfunction f1, f2, f3;
-  if (setup(&f1, "v1_kernel"))
+  if (dt_setup(&f1, "v1_kernel"))
     return 1;
   CUresult (*get_fn)(CUfunction *, CUmodule, const char *) =
-      (__typeof__(get_fn))sym("cuModuleGetFunction");
-  CUresult (*load)(CUmodule *, const void *) = (__typeof__(load))sym("cuModuleLoadData");
+      (__typeof__(get_fn))dt_sym("cuModuleGetFunction");
+  CUresult (*load)(CUmodule *, const void *) = (__typeof__(load))dt_sym("cuModuleLoadData");
   CUmodule mod;
   if (load(&mod, "dt_app image 2") || get_fn(&f2, mod, "v2_kernel") ||
       get_fn(&f3, mod, "pt_kernel"))
     return FAIL("functions");
-  get_proc4_fn gp4 = (get_proc4_fn)sym("cuGetProcAddress");
-  get_proc5_fn gp5 = (get_proc5_fn)sym("cuGetProcAddress_v2");
+  get_proc4_fn gp4 = (get_proc4_fn)dt_sym("cuGetProcAddress");
+  get_proc5_fn gp5 = (get_proc5_fn)dt_sym("cuGetProcAddress_v2");
   if (!gp4 || !gp5)
     return FAIL("no cuGetProcAddress");
   void *p = NULL;
   CUdriverProcAddressQueryResult st;
   /* 4-argument form, CUDA 11.3 ABI */
-  if (gp4("cuLaunchKernel", &p, 11030, 0) || launch_n((launch_fn)p, f1, 5))
+  if (gp4("cuLaunchKernel", &p, 11030, 0) || dt_launch_n((launch_fn)p, f1, 5))
     return 1;
   /* cuGetProcAddress asked for itself: the 5-argument form at 12000 */
   get_proc5_fn self5 = NULL;
   if (gp5("cuGetProcAddress", (void **)&self5, 12000, 0, &st) || !self5)
     return FAIL("cuGetProcAddress at 12000");
   p = NULL;
-  if (self5("cuLaunchKernel", &p, 12000, 0, &st) || launch_n((launch_fn)p, f2, 5))
+  if (self5("cuLaunchKernel", &p, 12000, 0, &st) || dt_launch_n((launch_fn)p, f2, 5))
     return 1;
   p = NULL;
   if (self5("cuLaunchKernel", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ||
-      launch_n((launch_fn)p, f3, 5))
+      dt_launch_n((launch_fn)p, f3, 5))
     return 1;
   /* ... and the 4-argument form at 11030 */
   get_proc4_fn self4 = NULL;
   if (gp5("cuGetProcAddress", (void **)&self4, 11030, 0, &st) || !self4)
     return FAIL("cuGetProcAddress at 11030");
   p = NULL;
-  if (self4("cuLaunchKernel", &p, 11030, 0) || launch_n((launch_fn)p, f1, 5))
+  if (self4("cuLaunchKernel", &p, 11030, 0) || dt_launch_n((launch_fn)p, f1, 5))
     return 1;
   /* a name that does not exist stays unanswered */
   p = (void *)1;
   CUresult r = gp5("cuNoSuchFunction", &p, 12000, 0, &st);
   printf("procaddr: 20 launches; unknown name: result %d status %d null %d\n", (int)r, (int)st,
          p == NULL);
-  return ctx_sync();
+  return dt_ctx_sync();
 }
 
 static int run_dlsym(void) {
@@ -401,17 +218,17 @@ static int run_dlsym(void) {
   if (!v)
     return FAIL("dlvsym(RTLD_DEFAULT, dlsym) failed");
   CUfunction f;
-  if (setup(&f, "default_kernel"))
+  if (dt_setup(&f, "default_kernel"))
     return 1;
   launch_fn launch = (launch_fn)dlsym(RTLD_DEFAULT, "cuLaunchKernel");
-  if (launch_n(launch, f, 3))
+  if (dt_launch_n(launch, f, 3))
     return 1;
   printf("dlsym: RTLD_NEXT and RTLD_DEFAULT answers right; 3 launches\n");
-  return ctx_sync();
+  return dt_ctx_sync();
 }
 
 static int run_hidden(void) {
-  get_proc5_fn gp5 = (get_proc5_fn)sym("cuGetProcAddress_v2");
+  get_proc5_fn gp5 = (get_proc5_fn)dt_sym("cuGetProcAddress_v2");
   void *init = NULL;
   CUdriverProcAddressQueryResult st;
   if (!gp5 || gp5("cuInit", &init, 12000, 0, &st) || !init)
@@ -420,58 +237,17 @@ static int run_hidden(void) {
   return 0;
 }
 
-#ifndef DT_LOCAL_ONLY
-static int run_bench(long n) {
-  CUfunction f;
-  if (n < 1 || setup(&f, "bench_kernel"))
-    return FAIL("bench: bad count or setup");
-  for (int i = 0; i < 1000; i++)
-    cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, NULL, NULL);
-  cuCtxSynchronize();
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  for (long i = 0; i < n; i++)
-    if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, NULL, NULL))
-      return FAIL("launch %ld", i);
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  cuCtxSynchronize();
-  double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n;
-  printf("bench: %ld launches, %.1f ns per launch\n", n, ns);
-  return 0;
-}
-
-static int run_bench_alloc(long n) {
-  CUfunction f;
-  if (n < 1 || setup(&f, "bench_kernel"))
-    return FAIL("bench_alloc: bad count or setup");
-  CUdeviceptr d;
-  for (int i = 0; i < 1000; i++)
-    if (cuMemAlloc(&d, 256) || cuMemFree(d))
-      return FAIL("bench_alloc: warm-up");
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  for (long i = 0; i < n; i++)
-    if (cuMemAlloc(&d, 256) || cuMemFree(d))
-      return FAIL("bench_alloc: pair %ld", i);
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (2.0 * (double)n);
-  printf("bench_alloc: %ld calls, %.1f ns per call\n", 2 * n, ns);
-  return 0;
-}
-
-#endif
-
 int main(int argc, char **argv) {
 #ifndef DT_LOCAL_ONLY
   if (argc == 3 && !strcmp(argv[1], "bench")) {
-    libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    return libcuda ? run_bench(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
+    dt_libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return dt_libcuda ? dt_run_bench(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
   }
   if (argc == 3 && !strcmp(argv[1], "bench_vmm"))
     return dt_bench_vmm(atol(argv[2]));
   if (argc == 3 && !strcmp(argv[1], "bench_alloc")) {
-    libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    return libcuda ? run_bench_alloc(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
+    dt_libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return dt_libcuda ? dt_run_bench_alloc(atol(argv[2])) : FAIL("dlopen libcuda.so.1");
   }
 #endif
   if (argc == 3 && !strcmp(argv[1], "extension")) {
@@ -483,21 +259,21 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (argc == 3 && !strcmp(argv[1], "xla")) {
-    libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    return libcuda ? run_xla(argv[2]) : FAIL("dlopen libcuda.so.1");
+    dt_libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return dt_libcuda ? run_xla(argv[2]) : FAIL("dlopen libcuda.so.1");
   }
   if (argc != 2)
     return FAIL("usage: dt_app triton|linked|shapes|procaddr|dlsym|hidden|xla [PATH]");
-  libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!libcuda)
+  dt_libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!dt_libcuda)
     return FAIL("dlopen libcuda.so.1: %s", dlerror());
   const char *m = argv[1];
   return !strcmp(m, "triton")     ? run_triton()
 #ifndef DT_LOCAL_ONLY
-         : !strcmp(m, "linked")   ? run_linked()
-         : !strcmp(m, "shapes")   ? run_shapes()
-         : !strcmp(m, "graph")    ? run_graph()
-         : !strcmp(m, "alloc")    ? run_alloc()
+         : !strcmp(m, "linked")   ? dt_run_linked()
+         : !strcmp(m, "shapes")   ? dt_run_shapes()
+         : !strcmp(m, "graph")    ? dt_run_graph()
+         : !strcmp(m, "alloc")    ? dt_run_alloc()
          : !strcmp(m, "vmm")      ? dt_run_vmm()
 #endif
          : !strcmp(m, "procaddr") ? run_procaddr()
