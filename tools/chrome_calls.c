@@ -181,6 +181,7 @@ void chr_on_span(void *user, const ct_span *s) {
   if (allocates) chr_memory_counters(c, &alloc, s->end_ns);
   if (c->inner && ct_inner_span(c->inner, s)) return; /* written with its kernels */
   write_call(c, s, NULL, allocates ? &alloc : NULL);
+  if (allocates) chr_memory_instant(c, s, &alloc);
 }
 
 void chr_on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {

@@ -60,6 +60,7 @@ struct ct_chrome {
   ct_map *queues;            /* (device, stream) -> its queue, per file (--queues) */
   struct ct_corr_table live_allocs; /* the current file's live allocations by pointer */
   ct_map *memory;            /* ct_alloc_key -> uint64_t live bytes, per file */
+  ct_map *memory_totals;     /* Kineto device (type, id) -> uint64_t live bytes, per file */
   int have_base;
   uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
   uint64_t open_pause;       /* begin of a pause seen open and not yet closed (0: none) */
@@ -158,6 +159,11 @@ struct chr_encoder {
   /* Opens a slice [begin, end] named name (name_len bytes) on track (pid, tid). */
   void (*slice_open)(ct_chrome *c, const char *cat, const char *name, size_t name_len,
                      uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end);
+  /* Opens an instant event (thread scope) named name on thread track (pid, tid) at ts:
+   * JSON's ph "i" with s "t", Perfetto's TYPE_INSTANT; its args follow, slice_close
+   * closes it. */
+  void (*instant_open)(ct_chrome *c, const char *cat, const char *name, uint64_t pid,
+                       uint64_t tid, uint64_t ts);
   /* Opens a gpu_user_annotation slice: an NVTX range of depth depth projected onto
    * the stream track (pid, tid). */
   void (*gpu_range_open)(ct_chrome *c, const char *name, size_t name_len, uint64_t pid,
@@ -288,6 +294,11 @@ void chr_put_alloc_args(ct_chrome *c, const ct_span *s, const ct_alloc_change *c
 /* Applies a change to the live bytes and writes their counters' new values at ts
  * (unless --no-memory). */
 void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts);
+
+/* Writes Kineto's "[memory]" instant event of an allocation or release call s (after
+ * chr_memory_counters applied its change ch), unless --no-memory or nothing known
+ * changed (a release whose allocation is not in the trace). */
+void chr_memory_instant(ct_chrome *c, const ct_span *s, const ct_alloc_change *ch);
 
 /* Forgets the file's live allocations and counters (at its end). */
 void chr_memory_finish(ct_chrome *c);

@@ -127,6 +127,22 @@ static void json_slice_open(ct_chrome *c, const char *cat, const char *name, siz
   c->nargs = 0;
 }
 
+/* Writes an instant event up to and including "args":{ (Kineto's field order). */
+static void json_instant_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid,
+                              uint64_t tid, uint64_t ts) {
+  next_event(c);
+  chr_put_text(c, "{\"ph\":\"i\",\"cat\":");
+  chr_put_string(c, cat);
+  chr_put_text(c, ",\"s\":\"t\",\"name\":");
+  chr_put_string(c, name);
+  put_kv(c, ",\"pid\":", pid);
+  put_kv(c, ",\"tid\":", tid);
+  chr_put_text(c, ",\"ts\":");
+  put_us(c, ts);
+  chr_put_text(c, ",\"args\":{");
+  c->nargs = 0;
+}
+
 static void json_gpu_range_open(ct_chrome *c, const char *name, size_t name_len, uint64_t pid,
                                 uint64_t tid, uint64_t depth, uint64_t begin, uint64_t end) {
   (void)depth; /* on the stream's track (Kineto's) */
@@ -271,7 +287,7 @@ static void json_counter(ct_chrome *c, const chr_counter_kind *k, uint64_t pid, 
 
 const chr_encoder chr_json_encoder = {
     .begin = json_begin, .end = json_end, .process = json_process, .track = json_track,
-    .slice_open = json_slice_open, .gpu_range_open = json_gpu_range_open, .arg_u64 = json_arg_u64, .arg_i64 = json_arg_i64,
+    .slice_open = json_slice_open, .instant_open = json_instant_open, .gpu_range_open = json_gpu_range_open, .arg_u64 = json_arg_u64, .arg_i64 = json_arg_i64,
     .arg_f3 = json_arg_f3, .arg_time = json_arg_time, .arg_str = json_arg_str,
     .arg_list = json_arg_list, .item_u64 = json_item_u64, .item_str = json_item_str,
     .list_close = json_list_close, .flow_out = json_flow_mark, .flow_in = json_flow_mark,

@@ -41,11 +41,37 @@ static void put_counter(ct_chrome *c, const ct_alloc_key *key, uint64_t ts, uint
   c->enc->counter(c, &chr_memory_counter, chr_gpu_pid(c, key->device), name, ts, live);
 }
 
+/* Kineto's device of a kind of memory (c10::DeviceType: CUDA 1, CPU 0; a CPU device's
+ * index is -1): GPU memory (device, async, vmm, managed) is the CUDA device's,
+ * page-locked host memory (pinned, registered) the CPU's. */
+typedef struct kineto_device {
+  int64_t type, id;
+} kineto_device;
+
+static kineto_device kineto_device_of(const ct_alloc_key *key) {
+  int host = key->kind == CT_ALLOC_PINNED || key->kind == CT_ALLOC_REGISTERED;
+  return host ? (kineto_device){0, -1} : (kineto_device){1, (int64_t)key->device};
+}
+
+/* The live bytes of a Kineto device: every kind of memory that counts on it (NULL when
+ * out of memory). */
+static uint64_t *total_of(ct_chrome *c, kineto_device d) {
+  if (!c->memory_totals && !(c->memory_totals = ct_map_new(sizeof(uint64_t)))) return NULL;
+  return ct_map_get(c->memory_totals, &d, sizeof d, NULL);
+}
+
+/* Sets the live bytes of *live (key's) to v, and its Kineto device's total with them. */
+static void set_live(ct_chrome *c, const ct_alloc_key *key, uint64_t *live, uint64_t v) {
+  uint64_t *total = total_of(c, kineto_device_of(key));
+  if (total) *total = ct_alloc_less(*total, *live) + v;
+  *live = v;
+}
+
 void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts) {
   if (ch->dropped) {
     uint64_t *old = live_of(c, &ch->dropped_key);
     if (old) {
-      *old = ct_alloc_less(*old, ch->dropped_bytes);
+      set_live(c, &ch->dropped_key, old, ct_alloc_less(*old, ch->dropped_bytes));
       if (memcmp(&ch->dropped_key, &ch->key, sizeof ch->key))
         put_counter(c, &ch->dropped_key, ts, *old);
     }
@@ -53,9 +79,25 @@ void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts) {
   if (ch->release && !ch->matched) return; /* nothing known changed */
   uint64_t *live = live_of(c, &ch->key);
   if (!live) return;
-  if (!ch->release) *live += ch->bytes;
-  else *live = ct_alloc_less(*live, ch->bytes);
+  set_live(c, &ch->key, live, ch->release ? ct_alloc_less(*live, ch->bytes) : *live + ch->bytes);
   put_counter(c, &ch->key, ts, *live);
+}
+
+void chr_memory_instant(ct_chrome *c, const ct_span *s, const ct_alloc_change *ch) {
+  if (c->opt.no_memory || (ch->release && !ch->matched)) return;
+  kineto_device d = kineto_device_of(&ch->key);
+  const uint64_t *total = total_of(c, d);
+  if (!total) return;
+  const chr_encoder *e = c->enc;
+  chr_ensure_cpu_thread(c, s->tid);
+  e->instant_open(c, "cpu_instant_event", "[memory]", c->pid, s->tid, s->end_ns);
+  e->arg_i64(c, "Device Type", d.type);
+  e->arg_i64(c, "Device Id", d.id);
+  e->arg_i64(c, "Addr", (int64_t)s->d.alloc.ptr); /* Kineto writes the pointer as intptr_t */
+  e->arg_i64(c, "Bytes", ch->release ? -(int64_t)ch->bytes : (int64_t)ch->bytes);
+  e->arg_u64(c, "Total Allocated", *total);
+  e->arg_u64(c, "Total Reserved", *total);
+  e->slice_close(c);
 }
 
 /* v as "0x..." in buf (19 bytes at least); returns buf. */
@@ -94,5 +136,7 @@ void chr_put_alloc_args(ct_chrome *c, const ct_span *s, const ct_alloc_change *c
 void chr_memory_finish(ct_chrome *c) {
   ct_alloc_match_done(&c->live_allocs);
   ct_map_free(c->memory);
+  ct_map_free(c->memory_totals);
   c->memory = NULL;
+  c->memory_totals = NULL;
 }

@@ -174,6 +174,7 @@ static void slice_begin(chr_perfetto *pf, const char *cat, const char *name, siz
   pf->begin_ns = begin;
   pf->end_ns = end > begin ? end : begin;
   pf->track = track;
+  pf->instant = 0;
   pb_uint(&pf->event, TE_TYPE, TYPE_SLICE_BEGIN);
   pb_uint(&pf->event, TE_TRACK_UUID, track);
   pb_uint(&pf->event, TE_CATEGORY_IIDS, intern_literal(pf, IN_CATEGORY, cat));
@@ -183,6 +184,22 @@ static void slice_begin(chr_perfetto *pf, const char *cat, const char *name, siz
 static void pf_slice_open(ct_chrome *c, const char *cat, const char *name, size_t name_len,
                           uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end) {
   slice_begin(c->pf, cat, name, name_len, pf_uuid(c->pf, pid, tid), begin, end);
+}
+
+/* An instant: a TYPE_INSTANT event on the thread's track (written by pf_slice_close). */
+static void pf_instant_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid,
+                            uint64_t tid, uint64_t ts) {
+  chr_perfetto *pf = c->pf;
+  intern_limit(pf);
+  pb_clear(&pf->event);
+  pb_clear(&pf->interned);
+  pf->begin_ns = pf->end_ns = ts;
+  pf->track = pf_uuid(pf, pid, tid);
+  pf->instant = 1;
+  pb_uint(&pf->event, TE_TYPE, TYPE_INSTANT);
+  pb_uint(&pf->event, TE_TRACK_UUID, pf->track);
+  pb_uint(&pf->event, TE_CATEGORY_IIDS, intern_literal(pf, IN_CATEGORY, cat));
+  pb_uint(&pf->event, TE_NAME_IID, intern_str(pf, IN_EVENT_NAME, name));
 }
 
 static void pf_gpu_range_open(ct_chrome *c, const char *name, size_t name_len, uint64_t pid,
@@ -270,7 +287,8 @@ static void pf_flow_in(ct_chrome *c, uint64_t id) {
   pb_fixed64(&c->pf->event, TE_TERMINATING_FLOW_IDS, id);
 }
 
-/* Writes the slice: its begin packet (with the strings it interned) and its end packet. */
+/* Writes the slice: its begin packet (with the strings it interned) and its end packet
+ * (an instant: its one packet). */
 static void pf_slice_close(ct_chrome *c) {
   chr_perfetto *pf = c->pf;
   if (pf->event.failed || pf->interned.failed || pf->list.failed || pf->item.failed ||
@@ -281,6 +299,7 @@ static void pf_slice_close(ct_chrome *c) {
   if (pf->interned.n) pb_message(&pf->packet, PKT_INTERNED_DATA, &pf->interned);
   pb_message(&pf->packet, PKT_TRACK_EVENT, &pf->event);
   pf_write_packet(c);
+  if (pf->instant) return;
   pb_clear(&pf->event);
   pb_uint(&pf->event, TE_TYPE, TYPE_SLICE_END);
   pb_uint(&pf->event, TE_TRACK_UUID, pf->track);
@@ -314,7 +333,7 @@ static void pf_counter(ct_chrome *c, const chr_counter_kind *k, uint64_t pid, co
 
 const chr_encoder chr_perfetto_encoder = {
     .begin = pf_begin, .end = pf_end, .process = pf_process, .track = pf_track,
-    .slice_open = pf_slice_open, .gpu_range_open = pf_gpu_range_open, .arg_u64 = pf_arg_u64,
+    .slice_open = pf_slice_open, .instant_open = pf_instant_open, .gpu_range_open = pf_gpu_range_open, .arg_u64 = pf_arg_u64,
     .arg_i64 = pf_arg_i64, .arg_f3 = pf_arg_f3, .arg_time = pf_arg_u64, .arg_str = pf_arg_str,
     .arg_list = pf_arg_list, .item_u64 = pf_item_u64, .item_str = pf_item_str,
     .list_close = pf_list_close, .flow_out = pf_flow_out, .flow_in = pf_flow_in,

@@ -17,7 +17,7 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 /* TrackEvent fields and types. */
 enum { TE_CATEGORY_IIDS = 3, TE_DEBUG_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10,
        TE_TRACK_UUID = 11, TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48 };
-enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4 };
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor fields. */
 enum { TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT_UUID = 5,
        TD_COUNTER = 8, TD_CHILD_ORDERING = 11, TD_SIBLING_ORDER_RANK = 12,
@@ -69,6 +69,7 @@ struct chr_perfetto {
   size_t intern_bytes;
   int need_clear; /* the next packet clears the sequence's incremental state */
   uint64_t begin_ns, end_ns, track;
+  int instant;      /* the open event is an instant: no end packet */
   ct_map *counters; /* (pid, name) -> uint64_t uuid of its counter track */
   ct_map *uuids;    /* (pid, tid) -> uint64_t uuid of its track */
   ct_map *gpu_tracks; /* (pid, tid) -> gpu_track: names of the GPU tracks; (pid, lane):

@@ -2,14 +2,16 @@
 (stdlib only), for the tests: decodes the wire format, resolves interned strings and
 track descriptors, and turns the packets into the events a viewer shows, the way
 Perfetto's trace_processor does (events sorted by timestamp, ties in file order;
-a TYPE_SLICE_END closes the last open slice of its track).
+a TYPE_SLICE_END closes the last open slice of its track; a TYPE_INSTANT is an event
+of its own, a slice of no duration).
 
 Field numbers are Perfetto's (google/perfetto, protos/perfetto/trace/, commit
 ec5d16b14b74): Trace.packet = 1 (trace.proto); TracePacket timestamp = 8,
 trusted_packet_sequence_id = 10, track_event = 11, interned_data = 12,
 sequence_flags = 13, track_descriptor = 60 (trace_packet.proto); TrackEvent
 category_iids = 3, debug_annotations = 4, type = 9, name_iid = 10, track_uuid = 11,
-counter_value = 30, flow_ids = 47 (fixed64), terminating_flow_ids = 48 (fixed64)
+counter_value = 30, flow_ids = 47 (fixed64), terminating_flow_ids = 48 (fixed64),
+types TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4
 (track_event/track_event.proto); TrackDescriptor uuid = 1, name = 2, process = 3,
 thread = 4, parent_uuid = 5, counter = 8, child_ordering = 11, sibling_order_rank = 12
 (track_descriptor.proto); CounterDescriptor unit = 3 (UNIT_SIZE_BYTES = 3)
@@ -23,7 +25,7 @@ debug_annotation_string_values = 29, each entry iid = 1, name (or str) = 2
 import struct
 
 SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE = 1, 2
-SLICE_BEGIN, SLICE_END, COUNTER = 1, 2, 4
+SLICE_BEGIN, SLICE_END, INSTANT, COUNTER = 1, 2, 3, 4
 INTERNED_KINDS = {1: "category", 2: "name", 3: "annotation", 29: "string"}
 
 
@@ -86,7 +88,7 @@ def signed(v):
 
 
 class Trace:
-    """A decoded trace: tracks {uuid: dict}, slices, counters, flows, problems."""
+    """A decoded trace: tracks {uuid: dict}, slices, instants, counters, flows, problems."""
 
     def __init__(self, data):
         self.problems = []
@@ -168,10 +170,10 @@ class Trace:
         if uuid not in self.tracks:
             self._problem(f"packet {order}: track {uuid} used before its descriptor")
         ts, typ = one(fs, 8), one(te, 9)
-        if typ == SLICE_BEGIN:
+        if typ in (SLICE_BEGIN, INSTANT):
             cats = [self._str("category", c) for c in many(te, 3)]
             args = dict(self._annotation(fields(a)) for a in many(te, 4))
-            events.append((ts, order, SLICE_BEGIN, {
+            events.append((ts, order, typ, {
                 "track": uuid, "name": self._str("name", one(te, 10)),
                 "cat": cats[0] if len(cats) == 1 else cats, "args": args,
                 "flow_out": many(te, 47), "flow_in": many(te, 48)}))
@@ -211,9 +213,11 @@ class Trace:
         counters, and the flows' two ends."""
         events.sort(key=lambda e: (e[0], e[1]))
         open_ = {}
-        self.slices, self.counters = [], []
+        self.slices, self.instants, self.counters = [], [], []
         for ts, _, kind, p in events:
-            if kind == SLICE_BEGIN:
+            if kind == INSTANT:
+                self.instants.append(dict(p, ts=ts))
+            elif kind == SLICE_BEGIN:
                 s = dict(p, ts=ts, dur=None)
                 open_.setdefault(p["track"], []).append(s)
                 self.slices.append(s)

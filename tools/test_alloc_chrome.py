@@ -4,7 +4,10 @@ format 1.5 ALLOC records): the live-bytes counters per process, device and kind 
 memory, with their exact values at the end of each allocation and release call (a
 reused pointer drops its old allocation, unmatched releases and failed calls change
 nothing), their highest and last values equal to report's peak and final live bytes;
-the address, memory kind, bytes and live bytes args of the calls' slices; --no-memory;
+the address, memory kind, bytes and live bytes args of the calls' slices; Kineto's
+"[memory]" instant events (profile_memory=True's: Device Type and Id, Addr, Bytes
+negative for a release, Total Allocated and Total Reserved the live bytes of that
+Kineto device) at the same ends, none for an unmatched release; --no-memory;
 two files in one document (each on its own GPU rows); the Perfetto trace holds the same
 events (test_perfetto.compare) with the memory counters in bytes; a format 1.4 file has
 no memory counter.
@@ -59,6 +62,35 @@ WANT_ARGS = {
     ("cuMemFree_v2", T0 + 110000): {"address": "0x40000", "memory kind": "device",
                                     "bytes": 256, "live bytes": MIB},
 }
+
+def mem(i, device_type, device_id, addr, nbytes, total, dur=1000):
+    """The [memory] instant event of the i-th call: (ts ns, args)."""
+    return (end(i, dur), {"Device Type": device_type, "Device Id": device_id, "Addr": addr,
+                          "Bytes": nbytes, "Total Allocated": total, "Total Reserved": total})
+
+
+# Kineto's [memory] events of first_file, in order: GPU memory (device, managed) on
+# CUDA device D (type 1), pinned memory on the CPU (type 0, id -1); totals per device
+WANT_INSTANTS = [
+    mem(0, 1, 0, 0x10000, MIB, MIB), mem(1, 1, 0, 0x20000, 2 * MIB, 3 * MIB),
+    mem(2, 1, 0, 0x10000, -MIB, 2 * MIB), mem(3, 1, 1, 0x30000, 4 * MIB, 4 * MIB),
+    # call 4 releases a pointer never allocated: no event
+    mem(5, 1, 0, 0x50000, 512 * KIB, 2 * MIB + 512 * KIB), mem(6, 1, 0, 0x50000, -512 * KIB, 2 * MIB),
+    mem(7, 1, 0, 0x20000, MIB, MIB),  # B again: its old 2 MiB forgotten
+    # call 8 failed
+    mem(9, 0, -1, 0x60000, 64 * KIB, 64 * KIB),
+    mem(10, 1, 0, 0x40000, 256, MIB + 256, 3000), mem(11, 1, 0, 0x40000, -256, MIB, 5000),
+]
+
+
+def instants(doc):
+    """The JSON's instant events: [(ts ns, args)] in file order, and the set of their
+    (ph, cat, s, name, pid, tid)."""
+    ev = [e for e in doc["traceEvents"] if e["ph"] == "i"]
+    return ([(round(e["ts"] * 1000), e["args"]) for e in ev],
+            {(e["ph"], e["cat"], e["s"], e["name"], e["pid"], e["tid"]) for e in ev})
+
+
 MEMORY_ARGS = ("address", "memory kind", "bytes", "live bytes", "allocation")
 
 
@@ -103,6 +135,9 @@ with tempfile.TemporaryDirectory(prefix="ct-allocchrome-") as d:
     got, cats = counters(doc)
     check(rc == 0 and got == WANT_ONE, f"counters of one file ({rc} {err!r}):\n{got}\nwant\n{WANT_ONE}")
     check(cats == {"memory"}, f"counter category {cats}")
+    got, shape = instants(doc)
+    check(got == WANT_INSTANTS, f"[memory] events of one file:\n{got}\nwant\n{WANT_INSTANTS}")
+    check(shape == {("i", "cpu_instant_event", "t", "[memory]", 7, 7)}, f"[memory] events: {shape}")
     args = call_args(doc)
     for key, want in WANT_ARGS.items():
         check(args.get(key) == want, f"args of {key}: {args.get(key)} want {want}")
@@ -129,6 +164,7 @@ with tempfile.TemporaryDirectory(prefix="ct-allocchrome-") as d:
     rc, doc, err = dump("--chrome", "--no-memory", one)
     got, _ = counters(doc)
     check(rc == 0 and got == {} and call_args(doc) == args, f"--no-memory: counters {got}, args kept")
+    check(instants(doc)[0] == [], f"--no-memory: no [memory] events {instants(doc)[0][:2]}")
 
     rc, doc, err = dump("--chrome", one, two)
     got, _ = counters(doc)
@@ -154,5 +190,8 @@ with tempfile.TemporaryDirectory(prefix="ct-allocchrome-") as d:
                   f"memory counter tracks in bytes (UNIT_SIZE_BYTES): {units}")
             n = sum(len(v) for v in (WANT_ONE if label == "one file" else WANT_TWO).values())
             check(len(trace.counters) == n, f"{label}: {len(trace.counters)} counter values, want {n}")
+            n = len(WANT_INSTANTS) + (0 if label == "one file" else 1)  # pid 8: one allocation
+            check(len(trace.instants) == n and {i["name"] for i in trace.instants} == {"[memory]"},
+                  f"{label}: {len(trace.instants)} [memory] instants (TYPE_INSTANT), want {n}")
 
 sys.exit(finish())

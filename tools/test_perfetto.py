@@ -22,7 +22,8 @@ import perfetto_read
 
 def json_view(doc):
     """The JSON document as the events to compare: slices keyed by (process row name,
-    track name, ts ns, name), counters, flows {id: (s, f)}, thread tracks {(pid, tid): name}."""
+    track name, ts ns, name), instants keyed the same way, counters, flows {id: (s, f)},
+    thread tracks {(pid, tid): name}."""
     ev = doc["traceEvents"]
     procs, threads = {}, {}
     for e in ev:
@@ -33,6 +34,7 @@ def json_view(doc):
     ns = lambda us: round(us * 1000)
     place = lambda e: (procs.get(e["pid"]), threads.get((e["pid"], e["tid"])))
     slices = collections.defaultdict(list)
+    instants = collections.defaultdict(list)
     counters = collections.Counter()
     flows = collections.defaultdict(dict)
     for e in ev:
@@ -42,12 +44,14 @@ def json_view(doc):
             if "range begin" in args:
                 args["range begin"] = ns(args["range begin"])
             slices[place(e) + (ns(e["ts"]), e["name"])].append((e["cat"], ns(e["dur"]), args))
+        elif e["ph"] == "i":
+            instants[place(e) + (ns(e["ts"]), e["name"])].append((e["cat"], e["args"]))
         elif e["ph"] == "C":
             (value,) = e["args"].values()  # one series: "depth" (queues), "bytes" (memory)
             counters[(procs.get(e["pid"]), e["name"], ns(e["ts"]), value)] += 1
         elif e["ph"] in ("s", "f"):
             flows[e["id"]][e["ph"]] = place(e) + (ns(e["ts"]),)
-    return slices, counters, flows, threads
+    return slices, instants, counters, flows, threads
 
 
 def same_value(j, p):
@@ -64,7 +68,7 @@ def same_value(j, p):
 def compare(doc, trace):
     """The differences between a --chrome document and a --perfetto trace ([] when none)."""
     diffs = list(trace.problems)
-    slices, counters, flows, threads = json_view(doc)
+    slices, instants, counters, flows, threads = json_view(doc)
     pslices = collections.defaultdict(list)
     for s in trace.slices:
         row, track = trace.place(s["track"])
@@ -83,6 +87,14 @@ def compare(doc, trace):
     n_json, n_pf = sum(map(len, slices.values())), sum(map(len, pslices.values()))
     if n_json != n_pf:
         diffs.append(f"{n_json} JSON slices, {n_pf} Perfetto slices")
+    pinstants = collections.defaultdict(list)
+    for i in trace.instants:
+        pinstants[trace.place(i["track"]) + (i["ts"], i["name"])].append((i["cat"], i["args"]))
+    for key in set(instants) | set(pinstants):
+        a, b = sorted(instants.get(key, []), key=repr), sorted(pinstants.get(key, []), key=repr)
+        if (len(a) != len(b) or not all(x[0] == y[0] and same_value(x[1], y[1]) for x, y in zip(a, b))) \
+                and len(diffs) < 30:
+            diffs.append(f"instant {key}: json {a} perfetto {b}")
     pcounters = collections.Counter(
         trace.place(c["track"]) + (c["ts"], c["value"]) for c in trace.counters)
     if pcounters != counters:
