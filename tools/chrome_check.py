@@ -7,7 +7,9 @@ def trace_event_format_problem(doc):
     a top-level object with a traceEvents list; X events with name, cat, ph, pid, tid,
     numeric ts, dur >= 0 and an args object; flow events s/f with id, ts, pid, tid, cat,
     name (f with bp "e"); M events naming or ordering processes and threads; C events
-    (counters: --queues, memory) with name, cat, pid, numeric ts and one numeric arg."""
+    (counters: --queues, memory) with name, cat, pid, numeric ts and one numeric arg;
+    i events (Kineto's [memory]) with name, cat, pid, tid, numeric ts, thread scope
+    (s "t") and an args object of numbers."""
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         return "no traceEvents list"
     for e in doc["traceEvents"]:
@@ -23,6 +25,10 @@ def trace_event_format_problem(doc):
             ok = all(k in e for k in ("name", "cat", "pid", "ts")) and \
                 isinstance(e["ts"], (int, float)) and isinstance(e.get("args"), dict) and \
                 len(e["args"]) == 1 and all(isinstance(v, int) for v in e["args"].values())
+        elif ph == "i":
+            ok = all(k in e for k in ("name", "cat", "pid", "tid", "ts")) and \
+                isinstance(e["ts"], (int, float)) and e.get("s") == "t" and \
+                isinstance(e.get("args"), dict) and all(isinstance(v, int) for v in e["args"].values())
         elif ph == "M":
             ok = e.get("name") in ("process_name", "thread_name", "process_sort_index",
                                    "thread_sort_index") and isinstance(e.get("args"), dict)
