@@ -18,7 +18,7 @@
  * is below the last released key can no longer be placed in order: it is
  * delivered at once with late = 1 and counted.
  *
- * Joining. A hash table keyed by corr holds, per call in flight, the call's API
+ * Joining. A table keyed by corr (model_calls.h) holds, per call in flight, the call's API
  * fields and its detail record (LAUNCH, MEMOP or GEMM). Spans and activities look
  * their entry up when they are released, so either file order joins as long as
  * both records arrive within the window. An activity whose call has not arrived is
@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_calls.h"
 #include "progress.h"
 #include "reader.h"
 
@@ -134,91 +135,6 @@ static void heap_pop(heap *h) {
   if (n) h->a[i] = last;
 }
 
-/* ---- calls in flight, by corr --------------------------------------------------- */
-
-#define DETAIL_FIELDS 12 /* the most fields after corr of LAUNCH, MEMOP, GEMM */
-
-typedef struct centry {
-  uint64_t corr;                  /* 0 = empty slot */
-  uint8_t has_call, detail, span_done, act_done;
-  uint64_t tid, name, begin, end, flags;
-  uint64_t depth, stack, parent;
-  uint64_t d[DETAIL_FIELDS];
-} centry;
-
-typedef struct ctable {
-  centry *a;
-  size_t cap, n; /* cap is a power of two */
-} ctable;
-
-/* A scrambling hash: sequential ids taken modulo the capacity would form one long
- * run of occupied slots, and backward-shift deletion would scan all of it. */
-static inline size_t chash(uint64_t corr, size_t cap) {
-  return (size_t)((corr * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-}
-
-static centry *ctable_find(const ctable *t, uint64_t corr) {
-  if (!t->cap) return NULL;
-  for (size_t i = chash(corr, t->cap);; i = (i + 1) & (t->cap - 1)) {
-    if (t->a[i].corr == corr) return &t->a[i];
-    if (!t->a[i].corr) return NULL;
-  }
-}
-
-static int ctable_grow(ctable *t) {
-  size_t ncap = t->cap ? t->cap * 2 : 1024;
-  centry *na = calloc(ncap, sizeof *na);
-  if (!na) return -1;
-  for (size_t i = 0; i < t->cap; i++) {
-    if (!t->a[i].corr) continue;
-    size_t j = chash(t->a[i].corr, ncap);
-    while (na[j].corr) j = (j + 1) & (ncap - 1);
-    na[j] = t->a[i];
-  }
-  free(t->a);
-  t->a = na;
-  t->cap = ncap;
-  return 0;
-}
-
-/* The entry for corr, created empty when missing; NULL when out of memory. One probe
- * finds it or the free slot it goes into (d[] is left as it was: it is read only after
- * on_detail filled it). */
-static centry *ctable_get(ctable *t, uint64_t corr) {
-  if ((t->n + 1) * 2 > t->cap) {
-    centry *e = ctable_find(t, corr);
-    if (e) return e;
-    if (ctable_grow(t) < 0) return NULL;
-  }
-  size_t i = chash(corr, t->cap);
-  while (t->a[i].corr) {
-    if (t->a[i].corr == corr) return &t->a[i];
-    i = (i + 1) & (t->cap - 1);
-  }
-  memset(&t->a[i], 0, offsetof(centry, d));
-  t->a[i].corr = corr;
-  t->n++;
-  return &t->a[i];
-}
-
-/* Removes e (linear probing with backward-shift deletion). */
-static void ctable_remove(ctable *t, centry *e) {
-  size_t i = (size_t)(e - t->a), mask = t->cap - 1;
-  size_t j = i;
-  for (;;) {
-    j = (j + 1) & mask;
-    if (!t->a[j].corr) break;
-    size_t home = chash(t->a[j].corr, t->cap);
-    /* move a[j] into the hole at i when its home is not in (i, j] */
-    if (((j - home) & mask) >= ((j - i) & mask)) {
-      t->a[i] = t->a[j];
-      i = j;
-    }
-  }
-  t->a[i].corr = 0;
-  t->n--;
-}
-
 /* ---- the model state ----------------------------------------------------------- */
 
 typedef struct model {
@@ -234,7 +150,7 @@ typedef struct model {
   run runs[NRUNS];
   unsigned runs_used; /* bit i: runs[i] is not empty */
   heap h;
-  ctable calls;
+  ct_calls calls;
   uint64_t seq, max_end, last_key, blocked_key;
   int released_any;
   int release_due;    /* the last event added was a call's: release before the next */
@@ -346,9 +262,9 @@ static int filtered_out(model *m, uint64_t begin, uint64_t end) {
 }
 
 /* Fills a detail union from an entry. */
-static void fill_detail(const centry *e, enum ct_detail *kind, void *d) {
+static void fill_detail(const ct_call *e, enum ct_detail *kind, void *d) {
   *kind = (enum ct_detail)e->detail;
-  uint64_t v[1 + DETAIL_FIELDS];
+  uint64_t v[1 + CALL_DETAIL_FIELDS];
   v[0] = e->corr;
   memcpy(v + 1, e->d, sizeof e->d);
   size_t n = e->detail == CT_DETAIL_LAUNCH ? sizeof(struct ct_launch)
@@ -366,8 +282,8 @@ static void note_times(model *m, uint64_t b, uint64_t e) {
 }
 
 /* Frees a call entry when nothing more will be joined with it. */
-static void maybe_free(model *m, centry *e) {
-  if (e->span_done && (e->act_done || !(e->flags & CT_API_TIMED))) ctable_remove(&m->calls, e);
+static void maybe_free(model *m, ct_call *e) {
+  if (e->span_done && (e->act_done || !(e->flags & CT_API_TIMED))) ct_calls_remove(&m->calls, e);
 }
 
 static void deliver_span(model *m, const pend *p) {
@@ -399,7 +315,7 @@ static void deliver_span(model *m, const pend *p) {
     s.stack = a->stack;
     s.parent = a->parent;
     api_kind(m, a->name, &s.category, &s.layer);
-    centry *e = a->corr ? ctable_find(&m->calls, a->corr) : NULL;
+    ct_call *e = a->corr ? ct_calls_find(&m->calls, a->corr) : NULL;
     if (e && filtered_out(m, s.begin_ns, s.end_ns)) {
       e->span_done = 1;
       maybe_free(m, e);
@@ -431,7 +347,7 @@ static void deliver_activity(model *m, const pend *p) {
   a.end_ns = g->end_ns;
   a.type = g->type;
   a.name = str(m, g->name);
-  centry *e = g->corr ? ctable_find(&m->calls, g->corr) : NULL;
+  ct_call *e = g->corr ? ct_calls_find(&m->calls, g->corr) : NULL;
   if (filtered_out(m, a.start_ns, a.end_ns)) {
     if (e) {
       e->act_done = 1;
@@ -504,7 +420,7 @@ static int pend_min(const model *m) {
 static int awaits_call(const model *m, const pend *p) {
   if (p->kind != CT_KIND_GPU || !p->v[0] || m->st->dropped || p->key + JOIN_WAIT_NS < m->max_end)
     return 0;
-  const centry *e = ctable_find(&m->calls, p->v[0]);
+  const ct_call *e = ct_calls_find(&m->calls, p->v[0]);
   return e && !e->has_call;
 }
 
@@ -606,7 +522,7 @@ static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t k
 static void on_call(model *m, const ct_record *rec) {
   const struct ct_api *a = &rec->u.api;
   if (a->corr) {
-    centry *e = ctable_get(&m->calls, a->corr);
+    ct_call *e = ct_calls_get(&m->calls, a->corr);
     if (e) {
       e->has_call = 1;
       e->tid = a->tid;
@@ -627,7 +543,7 @@ static void on_call(model *m, const ct_record *rec) {
 static void on_detail(model *m, const ct_record *rec, enum ct_detail kind) {
   uint64_t corr = rec->u.v[0];
   if (!corr) return;
-  centry *e = ctable_get(&m->calls, corr);
+  ct_call *e = ct_calls_get(&m->calls, corr);
   if (!e) {
     m->oom = 1;
     return;
@@ -635,12 +551,12 @@ static void on_detail(model *m, const ct_record *rec, enum ct_detail kind) {
   e->detail = (uint8_t)kind;
   memset(e->d, 0, sizeof e->d);
   unsigned n = rec->nfields > 1 ? rec->nfields - 1u : 0;
-  if (n > DETAIL_FIELDS) n = DETAIL_FIELDS;
+  if (n > CALL_DETAIL_FIELDS) n = CALL_DETAIL_FIELDS;
   memcpy(e->d, rec->u.v + 1, n * sizeof(uint64_t));
 }
 
 static void on_gpu(model *m, const ct_record *rec) {
-  if (rec->u.gpu.corr && !ctable_get(&m->calls, rec->u.gpu.corr)) m->oom = 1;
+  if (rec->u.gpu.corr && !ct_calls_get(&m->calls, rec->u.gpu.corr)) m->oom = 1;
   add_pending(m, CT_KIND_GPU, rec, rec->u.gpu.end_ns, 0);
 }
 
@@ -800,7 +716,7 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   int rc = rs->damaged || m->oom ? 1 : 0;
   for (int i = 0; i < NRUNS; i++) free(m->runs[i].a);
   free(m->h.a);
-  free(m->calls.a);
+  ct_calls_free(&m->calls);
   free(m->api_cache);
   free(m->cmdline);
   ct_reader_close(m->r);
