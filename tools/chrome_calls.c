@@ -105,12 +105,16 @@ void chr_on_pycode(void *user, const ct_proc *p, const struct ct_pycode *code, c
 }
 
 /* 1 when a call's GPU work gets a flow from it (Perfetto wants the flow id on the
- * call's slice, which may be written before its work is known): calls with a launch,
- * copy, set, GEMM or graph detail, or of those categories (hooks.def; files before
- * format 1.2 have no graph detail), except library calls timed by their child
- * kernels (the flows start at the child launches). */
+ * call's slice, which may be written before its work is known): calls that promised a
+ * GPU record (CT_API_TIMED; not when captured into a graph: CT_API_CAPTURED) with a
+ * launch, copy, set, GEMM or graph detail, or of those categories (hooks.def; files
+ * before format 1.2 have no graph detail), except library calls timed by their child
+ * kernels (the flows start at the child launches) and allocations (format 1.5 ALLOC
+ * detail: no GPU work of their own). */
 static int call_has_flow(const ct_span *s) {
-  if (!s->corr || (s->flags & CT_API_INNER_TIMED)) return 0;
+  if (!s->corr || (s->flags & (CT_API_INNER_TIMED | CT_API_CAPTURED)) ||
+      !(s->flags & CT_API_TIMED) || s->detail == CT_DETAIL_ALLOC)
+    return 0;
   switch (s->category) {
   case CT_CAT_LAUNCH: case CT_CAT_MEMCPY: case CT_CAT_MEMSET: case CT_CAT_GEMM:
     return 1;
@@ -121,10 +125,8 @@ static int call_has_flow(const ct_span *s) {
   }
 }
 
-/* An intercepted call's slice; inner (may be NULL) is its child kernels' summary,
- * alloc (may be NULL) what an allocation or release call did. */
-static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
-                       const ct_alloc_change *alloc) {
+void chr_write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
+                    const chr_alloc_view *alloc) {
   const chr_encoder *e = c->enc;
   chr_ensure_cpu_thread(c, s->tid);
   int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
@@ -157,11 +159,12 @@ static void write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inne
   }
   if (call_has_flow(s)) e->flow_out(c, s->corr | ((uint64_t)c->file_index << 40));
   e->slice_close(c);
+  if (alloc) chr_memory_instant(c, s, alloc);
 }
 
 /* A library call joined with its child kernels (ct_inner_join): its slice, now. */
 void chr_on_inner_done(void *user, const ct_inner_call *call) {
-  if (call->span) write_call(user, call->span, call, NULL);
+  if (call->span) chr_order_call(user, call->span, call, NULL);
 }
 
 void chr_on_span(void *user, const ct_span *s) {
@@ -177,17 +180,21 @@ void chr_on_span(void *user, const ct_span *s) {
     return;
   }
   ct_alloc_change alloc;
+  chr_alloc_view view;
   int allocates = chr_memory_match(c, s, &alloc);
-  if (allocates) chr_memory_counters(c, &alloc, s->end_ns);
+  if (allocates) chr_memory_counters(c, &alloc, s->end_ns, &view);
   if (c->inner && ct_inner_span(c->inner, s)) return; /* written with its kernels */
-  write_call(c, s, NULL, allocates ? &alloc : NULL);
-  if (allocates) chr_memory_instant(c, s, &alloc);
+  chr_order_call(c, s, NULL, allocates ? &view : NULL);
 }
 
 void chr_on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {
   ct_chrome *c = user;
   (void)p;
   c->ranges++;
+  chr_order_range(c, r, name);
+}
+
+void chr_write_range(ct_chrome *c, const struct ct_range *r, const char *name) {
   chr_ensure_cpu_thread(c, r->tid);
   chr_slice_open(c, "user_annotation", name ? name : "(unnamed range)", c->pid, r->tid,
                  r->begin_ns, r->end_ns);

@@ -61,6 +61,10 @@ struct ct_chrome {
   struct ct_corr_table live_allocs; /* the current file's live allocations by pointer */
   ct_map *memory;            /* ct_alloc_key -> uint64_t live bytes, per file */
   ct_map *memory_totals;     /* Kineto device (type, id) -> uint64_t live bytes, per file */
+  struct ct_corr_table held; /* nested calls and ranges waiting for their outer one
+                                (chrome_order.c), per file */
+  ct_map *held_names;        /* their names' copies */
+  size_t held_total;
   int have_base;
   uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
   uint64_t open_pause;       /* begin of a pause seen open and not yet closed (0: none) */
@@ -282,23 +286,57 @@ void chr_drop_stacks(ct_chrome *c);
 /* Names a device's process row of the current file the first time it is used. */
 void chr_ensure_gpu_row(ct_chrome *c, uint64_t device);
 
+/* Writes an intercepted call's slice now (inner: its child kernels' summary, alloc: what
+ * an allocation or release did; either may be NULL), and its [memory] event. */
+struct chr_alloc_view;
+void chr_write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
+                    const struct chr_alloc_view *alloc);
+
+/* Writes an NVTX range's slice now. */
+void chr_write_range(ct_chrome *c, const struct ct_range *r, const char *name);
+
+/* ---- outer slices first (chrome_order.c) ---- */
+
+/* Writes a call, or holds it when nested (depth > 0) until its outermost call is
+ * written; a call written brings the nested ones held for it, outer slices first
+ * (arguments as chr_write_call's). */
+void chr_order_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
+                    const struct chr_alloc_view *alloc);
+
+/* Writes a range, or holds it when nested (depth > 0) until its thread's next range of
+ * depth 0, which brings the ones held, outer slices first. */
+void chr_order_range(ct_chrome *c, const struct ct_range *r, const char *name);
+
+/* Writes what is still held (a file's end: outer slices lost or outside the window)
+ * and frees the file's copies. */
+void chr_order_finish(ct_chrome *c);
+
 /* ---- allocations (chrome_memory.c) ---- */
 
 /* Matches an allocation or release call with the file's live allocations (report's
  * matching, ct_alloc_match). Returns 1 with *ch filled, 0 for other calls. */
 int chr_memory_match(ct_chrome *c, const ct_span *s, ct_alloc_change *ch);
 
-/* The args of an allocation or release call's slice (ch NULL: its record's only). */
-void chr_put_alloc_args(ct_chrome *c, const ct_span *s, const ct_alloc_change *ch);
+/* What an allocation or release call did, as its slice's args and its [memory] event
+ * show it: the change and the live bytes right after it (kept with the call when its
+ * slice is written later: chrome_order.c). */
+typedef struct chr_alloc_view {
+  ct_alloc_change ch;
+  uint64_t live, total; /* live bytes of its counter, and of its Kineto device */
+  int have_live, have_total;
+} chr_alloc_view;
 
-/* Applies a change to the live bytes and writes their counters' new values at ts
- * (unless --no-memory). */
-void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts);
+/* Applies a change to the live bytes, writes their counters' new values at ts (unless
+ * --no-memory) and fills *v. */
+void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts, chr_alloc_view *v);
 
-/* Writes Kineto's "[memory]" instant event of an allocation or release call s (after
- * chr_memory_counters applied its change ch), unless --no-memory or nothing known
- * changed (a release whose allocation is not in the trace). */
-void chr_memory_instant(ct_chrome *c, const ct_span *s, const ct_alloc_change *ch);
+/* The args of an allocation or release call's slice (v NULL: its record's only). */
+void chr_put_alloc_args(ct_chrome *c, const ct_span *s, const chr_alloc_view *v);
+
+/* Writes Kineto's "[memory]" instant event of an allocation or release call s, unless
+ * --no-memory or nothing known changed (a release whose allocation is not in the
+ * trace). */
+void chr_memory_instant(ct_chrome *c, const ct_span *s, const chr_alloc_view *v);
 
 /* Forgets the file's live allocations and counters (at its end). */
 void chr_memory_finish(ct_chrome *c);

@@ -67,7 +67,9 @@ static void set_live(ct_chrome *c, const ct_alloc_key *key, uint64_t *live, uint
   *live = v;
 }
 
-void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts) {
+void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts, chr_alloc_view *v) {
+  memset(v, 0, sizeof *v);
+  v->ch = *ch;
   if (ch->dropped) {
     uint64_t *old = live_of(c, &ch->dropped_key);
     if (old) {
@@ -81,13 +83,19 @@ void chr_memory_counters(ct_chrome *c, const ct_alloc_change *ch, uint64_t ts) {
   if (!live) return;
   set_live(c, &ch->key, live, ch->release ? ct_alloc_less(*live, ch->bytes) : *live + ch->bytes);
   put_counter(c, &ch->key, ts, *live);
+  v->live = *live;
+  v->have_live = 1;
+  const uint64_t *total = total_of(c, kineto_device_of(&ch->key));
+  if (total) {
+    v->total = *total;
+    v->have_total = 1;
+  }
 }
 
-void chr_memory_instant(ct_chrome *c, const ct_span *s, const ct_alloc_change *ch) {
-  if (c->opt.no_memory || (ch->release && !ch->matched)) return;
+void chr_memory_instant(ct_chrome *c, const ct_span *s, const chr_alloc_view *v) {
+  const ct_alloc_change *ch = &v->ch;
+  if (c->opt.no_memory || (ch->release && !ch->matched) || !v->have_total) return;
   kineto_device d = kineto_device_of(&ch->key);
-  const uint64_t *total = total_of(c, d);
-  if (!total) return;
   const chr_encoder *e = c->enc;
   chr_ensure_cpu_thread(c, s->tid);
   e->instant_open(c, "cpu_instant_event", "[memory]", c->pid, s->tid, s->end_ns);
@@ -95,8 +103,8 @@ void chr_memory_instant(ct_chrome *c, const ct_span *s, const ct_alloc_change *c
   e->arg_i64(c, "Device Id", d.id);
   e->arg_i64(c, "Addr", (int64_t)s->d.alloc.ptr); /* Kineto writes the pointer as intptr_t */
   e->arg_i64(c, "Bytes", ch->release ? -(int64_t)ch->bytes : (int64_t)ch->bytes);
-  e->arg_u64(c, "Total Allocated", *total);
-  e->arg_u64(c, "Total Reserved", *total);
+  e->arg_u64(c, "Total Allocated", v->total);
+  e->arg_u64(c, "Total Reserved", v->total);
   e->slice_close(c);
 }
 
@@ -114,23 +122,23 @@ static const char *hex(uint64_t v, char *buf) {
   return buf;
 }
 
-void chr_put_alloc_args(ct_chrome *c, const ct_span *s, const ct_alloc_change *ch) {
+void chr_put_alloc_args(ct_chrome *c, const ct_span *s, const chr_alloc_view *v) {
   const chr_encoder *e = c->enc;
   char address[20];
   e->arg_str(c, "address", hex(s->d.alloc.ptr, address));
-  if (!ch) { /* the record alone: what the call asked for */
+  if (!v) { /* the record alone: what the call asked for */
     e->arg_str(c, "memory kind", ct_alloc_kind_name(s->d.alloc.kind));
     if (!s->d.alloc.release) e->arg_u64(c, "bytes", s->d.alloc.bytes);
     return;
   }
+  const ct_alloc_change *ch = &v->ch;
   e->arg_str(c, "memory kind", ct_alloc_kind_name(ch->key.kind));
   if (ch->release && !ch->matched) {
     e->arg_str(c, "allocation", "not in the trace");
     return;
   }
   e->arg_u64(c, "bytes", ch->bytes);
-  const uint64_t *live = c->memory ? ct_map_get(c->memory, &ch->key, sizeof ch->key, NULL) : NULL;
-  if (live) e->arg_u64(c, "live bytes", *live);
+  if (v->have_live) e->arg_u64(c, "live bytes", v->live);
 }
 
 void chr_memory_finish(ct_chrome *c) {
