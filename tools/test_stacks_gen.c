@@ -99,7 +99,7 @@ static void api(uint64_t corr, uint64_t name, uint64_t begin, uint64_t end, uint
 
 static void launch_record(uint64_t corr, uint64_t kname) {
   ct_record r = {.kind = CT_KIND_LAUNCH};
-  r.u.launch = (struct ct_launch){corr, kname, 1, 1, 1, 128, 1, 1, 0};
+  r.u.launch = (struct ct_launch){corr, kname, 1, 1, 1, 128, 1, 1, 0, 0};
   add(&r);
 }
 

@@ -29,11 +29,12 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 5 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 6 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
-                             1.5: ALLOC */
+                             1.5: ALLOC;
+                             1.6: KERNEL_ATTR, OCCUPANCY, launch.attr, device SM limits */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -71,7 +72,9 @@
   X(PAUSE, 24, pause)        /* a time the tracer did not record (1.3) */   \
   X(PYCODE, 22, pycode)      /* a Python code object of Python frames (1.3) */ \
   X(JOB, 25, job)            /* the process's rank in a distributed job (1.4) */ \
-  X(ALLOC, 26, alloc)        /* an allocation or release call's detail (1.5) */
+  X(ALLOC, 26, alloc)        /* an allocation or release call's detail (1.5) */ \
+  X(KERNEL_ATTR, 27, kernel_attr) /* a launched function's attributes (1.6) */ \
+  X(OCCUPANCY, 28, occupancy) /* resident blocks per SM of one launch shape (1.6) */
 
 /* Fields of each kind: F(name, encoding). Append only. */
 #define CT_FIELDS_string(F) F(id, D) F(len, D)
@@ -83,7 +86,9 @@
   F(device, D) F(name, D) F(cc_major, D) F(cc_minor, D) F(sm_count, D)          \
   F(mem_bytes, D)                                                               \
   F(pci_bus_id, D) /* 1.4: string "0000:3b:00.0" (0 = unknown) */               \
-  F(uuid, D)       /* 1.4: string "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+  F(uuid, D)       /* 1.4: string "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */   \
+  F(max_threads_per_sm, D) F(warp_size, D) F(regs_per_sm, D)                    \
+  F(smem_per_sm, D) F(max_blocks_per_sm, D) /* 1.6: SM limits, 0 = unknown */
 #define CT_FIELDS_thread(F) F(tid, D) F(name, D) F(start_ns, D)
 #define CT_FIELDS_stream(F)                                                     \
   F(stream, D)     /* small id used by every other record; 0 = legacy default */ \
@@ -102,7 +107,8 @@
 #define CT_FIELDS_launch(F)                                                     \
   F(corr, D) F(kernel, D) /* string: mangled name */                            \
   F(grid_x, D) F(grid_y, D) F(grid_z, D) F(block_x, D) F(block_y, D)            \
-  F(block_z, D) F(shmem, D)
+  F(block_z, D) F(shmem, D)                                                     \
+  F(attr, D) /* 1.6: the KERNEL_ATTR id of the launched function (0 = unknown) */
 #define CT_FIELDS_memop(F)                                                      \
   F(corr, D) F(bytes, D) F(kind, D) /* CT_MEMOP_* */                            \
   F(src_mem, D) F(dst_mem, D) /* CT_MEM_* */ F(async, D) F(value, D)
@@ -183,6 +189,28 @@
  * allocation with the same ptr says), `kind` CT_ALLOC_*, `release` 1 for a free or an
  * unregistration, 0 for an allocation or a registration. */
 #define CT_FIELDS_alloc(F) F(corr, D) F(ptr, D) F(bytes, D) F(kind, D) F(release, D)
+/* The attributes of a launched function (1.6), written once per distinct function
+ * handle (CUfunction, CUkernel, host stub or cudaKernel_t), by the first thread that
+ * launches it, before that thread's LAUNCH records naming it (another thread's may
+ * come first: join at the end, as for STACK). `id` is process-wide (not necessarily
+ * consecutive); `name` the kernel's string (0 = unknown); values as
+ * cuFuncGetAttribute / cudaFuncGetAttributes give them. */
+#define CT_FIELDS_kernel_attr(F)                                                \
+  F(id, D) F(name, D)                                                           \
+  F(regs, D)          /* registers per thread (NUM_REGS) */                     \
+  F(static_smem, D)   /* static shared memory per block, bytes */               \
+  F(local_bytes, D)   /* local memory per thread, bytes */                      \
+  F(const_bytes, D)   /* constant memory, bytes */                              \
+  F(max_threads, D)   /* max threads per block for this function */             \
+  F(max_dyn_smem, D)  /* max dynamic shared memory per block, bytes */          \
+  F(ptx_version, D) F(binary_version, D) /* major * 10 + minor */
+/* The theoretical occupancy of one launch shape (1.6): written once per distinct
+ * (function, device, threads per block, dynamic shared memory), before the LAUNCH
+ * records of that thread with that shape: `blocks_per_sm` is what
+ * cuOccupancyMaxActiveBlocksPerMultiprocessor (the CUDA occupancy calculator) says
+ * can be resident on one SM at once (0: none fit). */
+#define CT_FIELDS_occupancy(F)                                                  \
+  F(attr, D) F(device, D) F(block_threads, D) F(dyn_smem, D) F(blocks_per_sm, D)
 
 /* CT_ALLOC_* kinds of an ALLOC record. A release names its entry point's family
  * (cudaFree / cuMemFree_v2: device, also for managed memory); the allocation it

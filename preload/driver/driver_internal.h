@@ -9,6 +9,7 @@
  *                  keyed by (name, ABI version, per-thread flag)
  *   wrap_*.c       the cu* wrappers (launches, copies and sets, sync and capture)
  *   kernel_names.c cuFuncGetName / cuKernelGetName, cached per handle
+ *   kernel_attrs.c kernel attributes and occupancy per handle and launch shape
  *   graph_walk.c   graph inventories at instantiation, exec ids (used by both halves)
  *   callers.c      who called a wrapper (the runtime and libcuda pass through)
  *   usage.c        "nothing_intercepted" at exit
@@ -62,6 +63,13 @@ int ctpd_caller_passes(const void *ra) CTPD_HIDDEN;
 
 /* The string id of the kernel behind a CUfunction (or CUkernel), 0 if unknown. */
 uint64_t ctpd_function_name_id(CUfunction f) CTPD_HIDDEN;
+
+/* The KERNEL_ATTR id (format 1.6) of the function (or CUkernel) f that a driver launch
+ * has just run with block_threads threads per block and dyn_smem bytes of dynamic
+ * shared memory on `device`; writes the KERNEL_ATTR and OCCUPANCY records at their
+ * first sight (kernel_attrs.c). 0 when unknown. Leaves errno. */
+uint64_t ctpd_launch_attr(CUfunction f, uint64_t name, unsigned block_threads,
+                          unsigned dyn_smem, int device) CTPD_HIDDEN;
 
 /* Counts a traced driver-level call (for "nothing_intercepted"). */
 extern unsigned long ctpd_calls_seen CTPD_HIDDEN;

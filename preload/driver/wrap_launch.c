@@ -15,13 +15,18 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned
 typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
 typedef CUresult (*graph_fn)(CUgraphExec, CUstream);
 
-static void emit_launch(uint64_t corr, uint64_t kernel, unsigned gx, unsigned gy, unsigned gz,
-                        unsigned bx, unsigned by, unsigned bz, unsigned shmem) {
+/* Writes the LAUNCH record of a call; when the launch succeeded, the function's
+ * KERNEL_ATTR and OCCUPANCY records first, at their first sight. */
+static void emit_launch(const ctph_call *c, CUresult result, CUfunction f, uint64_t kernel,
+                        unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shmem) {
+  uint64_t attr =
+      result == CUDA_SUCCESS ? ctpd_launch_attr(f, kernel, bx * by * bz, shmem, c->device) : 0;
   ct_record r;
   r.kind = CT_KIND_LAUNCH;
-  r.u.launch = (struct ct_launch){.corr = corr, .kernel = kernel, .grid_x = gx, .grid_y = gy,
+  r.u.launch = (struct ct_launch){.corr = c->corr, .kernel = kernel, .grid_x = gx, .grid_y = gy,
                                   .grid_z = gz, .block_x = bx, .block_y = by, .block_z = bz,
-                                  .shmem = shmem};
+                                  .shmem = shmem, .attr = attr};
   ctp_emit(&r);
 }
 
@@ -40,7 +45,7 @@ CTPD_INLINE CUresult launch_body(enum ctph_id id, int ptsz, void *realp, const v
   ctph_call_begin(&c, id, ptsz, CT_GPU_KERNEL, stream, name);
   c.flags |= CT_API_DRIVER;
   CUresult r = real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
-  CTPH_FINISH(c, r, emit_launch(c.corr, name, gx, gy, gz, bx, by, bz, shmem));
+  CTPH_FINISH(c, r, emit_launch(&c, r, f, name, gx, gy, gz, bx, by, bz, shmem));
   return r;
 }
 
@@ -69,7 +74,7 @@ CTPD_INLINE CUresult launch_ex_body(enum ctph_id id, int ptsz, void *realp, cons
   c.flags |= CT_API_DRIVER;
   CUresult r = real(config, f, params, extra);
   CTPH_FINISH(c, r,
-              emit_launch(c.corr, name, config->gridDimX, config->gridDimY, config->gridDimZ,
+              emit_launch(&c, r, f, name, config->gridDimX, config->gridDimY, config->gridDimZ,
                           config->blockDimX, config->blockDimY, config->blockDimZ,
                           config->sharedMemBytes));
   return r;

@@ -87,6 +87,10 @@ struct ctph_driver {
   CUresult (*GraphNodeGetType)(CUgraphNode, CUgraphNodeType *);
   CUresult (*GraphKernelNodeGetParams)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2 *);
   CUresult (*GraphChildGraphNodeGetGraph)(CUgraphNode, CUgraph *);
+  /* kernel attributes and occupancy (preload/driver/kernel_attrs.c) */
+  CUresult (*FuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
+  CUresult (*KernelGetFunction)(CUfunction *, CUkernel);
+  CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
 };
 
 extern struct ctph_driver ctph_drv CTPH_HIDDEN;
@@ -213,6 +217,16 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
 
 /* The GRAPH_LAUNCH detail record of a graph launch. */
 void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) CTPH_HIDDEN;
+
+/* ---------------------------------------------- kernel_attrs.c (preload/driver/) */
+
+/* The KERNEL_ATTR id (format 1.6) of the function a runtime launch named (a host stub
+ * or a cudaKernel_t) that has just succeeded, with block_threads threads per block and
+ * dyn_smem bytes of dynamic shared memory on `device`; on the first sight of the
+ * function (and of the shape) writes its KERNEL_ATTR (and OCCUPANCY) record first. 0
+ * when unknown. Never changes the runtime's last error or errno. */
+uint64_t ctph_runtime_kernel_attr(const void *func, uint64_t name, unsigned block_threads,
+                                  size_t dyn_smem, int device) CTPH_HIDDEN;
 
 /* ------------------------------------------------- wrap_alloc.c (preload/driver/) */
 

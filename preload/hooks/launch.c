@@ -23,8 +23,15 @@ CTP_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 g
                                                         cudaStream_t stream);
 CTP_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream);
 
-/* Writes the LAUNCH record of a call. */
-static void emit_launch(uint64_t corr, uint64_t kernel, dim3 grid, dim3 block, size_t shmem) {
+/* Writes the LAUNCH record of a call; when the launch succeeded, the function's
+ * KERNEL_ATTR and OCCUPANCY records first, at their first sight. */
+static void emit_launch(const ctph_call *c, cudaError_t result, const void *func, uint64_t kernel,
+                        dim3 grid, dim3 block, size_t shmem) {
+  uint64_t attr = result == cudaSuccess
+                      ? ctph_runtime_kernel_attr(func, kernel, block.x * block.y * block.z,
+                                                 shmem, c->device)
+                      : 0;
+  uint64_t corr = c->corr;
   ct_record r;
   r.kind = CT_KIND_LAUNCH;
   r.u.launch = (struct ct_launch){
@@ -37,6 +44,7 @@ static void emit_launch(uint64_t corr, uint64_t kernel, dim3 grid, dim3 block, s
       .block_y = block.y,
       .block_z = block.z,
       .shmem = shmem,
+      .attr = attr,
   };
   ctp_emit(&r);
 }
@@ -52,7 +60,7 @@ static void emit_launch(uint64_t corr, uint64_t kernel, dim3 grid, dim3 block, s
   ctph_call c;                                                                            \
   ctph_call_begin(&c, CTPH_ID_##sym, ptsz, CT_GPU_KERNEL, (CUstream)stream, name);        \
   cudaError_t r = real(func, grid, block, args, shmem, stream);                           \
-  CTPH_FINISH(c, r, emit_launch(c.corr, name, grid, block, shmem));                       \
+  CTPH_FINISH(c, r, emit_launch(&c, r, (const void *)(func), name, grid, block, shmem));  \
   return r
 
 /** __cudaLaunchKernel (what nvcc-13 <<<>>> stubs call), traced. */
@@ -103,7 +111,7 @@ CTP_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 g
   ctph_call_begin(&c, CTPH_ID_##sym, ptsz, CT_GPU_KERNEL, (CUstream)config->stream, name); \
   cudaError_t r = real(config, func, args);                                              \
   CTPH_FINISH(c, r,                                                                      \
-              emit_launch(c.corr, name, config->gridDim, config->blockDim,               \
+              emit_launch(&c, r, func, name, config->gridDim, config->blockDim,          \
                           config->dynamicSmemBytes));                                    \
   return r
 

@@ -162,6 +162,10 @@ static const struct driver_sym driver_syms[] = {
         0, 12000),
     DRV(GraphChildGraphNodeGetGraph, "cuGraphChildGraphNodeGetGraph",
         "cuGraphChildGraphNodeGetGraph", 0, 10000),
+    DRV(FuncGetAttribute, "cuFuncGetAttribute", "cuFuncGetAttribute", 0, 2020),
+    DRV(KernelGetFunction, "cuKernelGetFunction", "cuKernelGetFunction", 0, 12000),
+    DRV(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor", 0, 6050),
 };
 #undef DRV
 

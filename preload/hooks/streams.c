@@ -56,6 +56,16 @@ static void report_device(int device) {
     ctph_drv.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     ctph_drv.DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
   }
+  /* 1.6: the SM limits the occupancy of a launch is measured against */
+  static const CUdevice_attribute sm_limits[5] = {
+      CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+      CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+      CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR};
+  int limit[5] = {0, 0, 0, 0, 0};
+  for (int i = 0; i < 5 && ctph_drv.DeviceGetAttribute; i++)
+    if (ctph_drv.DeviceGetAttribute(&limit[i], sm_limits[i], dev) != CUDA_SUCCESS || limit[i] < 0)
+      limit[i] = 0;
   if (ctph_drv.DeviceTotalMem)
     ctph_drv.DeviceTotalMem(&mem, dev);
   char bus[64] = "", uuid[48];
@@ -72,6 +82,11 @@ static void report_device(int device) {
   r.u.device.mem_bytes = mem;
   r.u.device.pci_bus_id = bus[0] ? ctp_intern(bus) : 0;
   r.u.device.uuid = uuid[0] ? ctp_intern(uuid) : 0;
+  r.u.device.max_threads_per_sm = (uint64_t)limit[0];
+  r.u.device.warp_size = (uint64_t)limit[1];
+  r.u.device.regs_per_sm = (uint64_t)limit[2];
+  r.u.device.smem_per_sm = (uint64_t)limit[3];
+  r.u.device.max_blocks_per_sm = (uint64_t)limit[4];
   ctp_emit(&r);
 }
 
