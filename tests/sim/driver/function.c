@@ -78,15 +78,16 @@ SIM_API CUresult cuFuncLoad(CUfunction function)
   return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-/* Attribute values of a simulated function (a small, register-light kernel). */
+/* Attribute values of a simulated function: registers, static shared memory and local
+ * memory as SIMCUDA_KERNEL_ATTRS planted them (32, 0, 0 by default). */
 static int function_attribute(const struct sim_function *f, CUfunction_attribute attrib, int *out)
 {
   switch (attrib) {
   case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *out = 1024; return 1;
-  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *out = 0; return 1;
+  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *out = f->static_smem; return 1;
   case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *out = 0; return 1;
-  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *out = 0; return 1;
-  case CU_FUNC_ATTRIBUTE_NUM_REGS: *out = 32; return 1;
+  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *out = f->local_bytes; return 1;
+  case CU_FUNC_ATTRIBUTE_NUM_REGS: *out = f->regs; return 1;
   case CU_FUNC_ATTRIBUTE_PTX_VERSION: *out = 90; return 1;
   case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *out = 90; return 1;
   case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *out = 0; return 1;
@@ -204,98 +205,3 @@ CUresult sim_launch(const void *fhandle, const unsigned grid[3], const unsigned 
   return r;
 }
 
-/* ---- occupancy (a kernel of 32 registers per thread and no static shared memory) ---- */
-
-#define SIM_SMS 132
-#define SIM_SHARED_PER_SM 233472
-#define SIM_SHARED_RESERVED_PER_BLOCK 1024
-
-/* Resident blocks of `block_size` threads with `dynamic_shared` bytes per SM. */
-static int blocks_per_sm(int block_size, size_t dynamic_shared)
-{
-  if (block_size <= 0 || block_size > 1024)
-    return 0;
-  int warps = (block_size + 31) / 32;
-  int by_threads = 64 / warps; /* 2048 threads = 64 warps per SM, 32 registers each */
-  int blocks = by_threads < 32 ? by_threads : 32;
-  size_t per_block = dynamic_shared + SIM_SHARED_RESERVED_PER_BLOCK;
-  int by_shared = (int)(SIM_SHARED_PER_SM / per_block);
-  return blocks < by_shared ? blocks : by_shared;
-}
-
-/** Resident blocks per SM for a block size and dynamic shared memory. */
-SIM_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize,
-                                                                      size_t dynamicSMemSize, unsigned int flags)
-{
-  if (!numBlocks || blockSize <= 0)
-    return CUDA_ERROR_INVALID_VALUE;
-  sim_lock();
-  struct sim_function *f = sim_function_of(func);
-  sim_unlock();
-  if (!f)
-    return CUDA_ERROR_INVALID_HANDLE;
-  *numBlocks = blocks_per_sm(blockSize, dynamicSMemSize);
-  return CUDA_SUCCESS;
-}
-
-/** cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags without flags. */
-SIM_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
-                                                             size_t dynamicSMemSize)
-{
-  return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, 0);
-}
-
-/** The block size with the highest occupancy, and the grid that fills the device. */
-SIM_API CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func,
-                                                           CUoccupancyB2DSize blockSizeToDynamicSMemSize,
-                                                           size_t dynamicSMemSize, int blockSizeLimit,
-                                                           unsigned int flags)
-{
-  if (!minGridSize || !blockSize)
-    return CUDA_ERROR_INVALID_VALUE;
-  sim_lock();
-  struct sim_function *f = sim_function_of(func);
-  sim_unlock();
-  if (!f)
-    return CUDA_ERROR_INVALID_HANDLE;
-  int limit = blockSizeLimit > 0 && blockSizeLimit < 1024 ? blockSizeLimit : 1024;
-  int best_size = 0, best_threads = 0, best_blocks = 0;
-  for (int size = 32; size <= limit; size += 32) {
-    size_t shared = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(size) : dynamicSMemSize;
-    int blocks = blocks_per_sm(size, shared);
-    if (blocks * size >= best_threads) {
-      best_threads = blocks * size;
-      best_size = size;
-      best_blocks = blocks;
-    }
-  }
-  *blockSize = best_size;
-  *minGridSize = best_blocks * SIM_SMS;
-  return CUDA_SUCCESS;
-}
-
-/** cuOccupancyMaxPotentialBlockSizeWithFlags without flags. */
-SIM_API CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
-                                                  CUoccupancyB2DSize blockSizeToDynamicSMemSize,
-                                                  size_t dynamicSMemSize, int blockSizeLimit)
-{
-  return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
-                                                   dynamicSMemSize, blockSizeLimit, 0);
-}
-
-/** Dynamic shared memory per block that still lets numBlocks blocks reside on an SM. */
-SIM_API CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks,
-                                                         int blockSize)
-{
-  if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0 || blockSize > 1024)
-    return CUDA_ERROR_INVALID_VALUE;
-  sim_lock();
-  struct sim_function *f = sim_function_of(func);
-  sim_unlock();
-  if (!f)
-    return CUDA_ERROR_INVALID_HANDLE;
-  size_t per_block = SIM_SHARED_PER_SM / (size_t)numBlocks;
-  per_block = per_block > SIM_SHARED_RESERVED_PER_BLOCK ? per_block - SIM_SHARED_RESERVED_PER_BLOCK : 0;
-  *dynamicSmemSize = per_block < (size_t)f->max_dynamic_shared ? per_block : (size_t)f->max_dynamic_shared;
-  return CUDA_SUCCESS;
-}

@@ -182,31 +182,36 @@ static demangle_fn find_demangler(void)
   return fn;
 }
 
+int sim_kernel_name_matches(const char *name, const char *pattern, struct sim_demangled *d)
+{
+  if (!name || !pattern)
+    return 0;
+  if (strstr(name, pattern))
+    return 1;
+  if (!d->tried) {
+    d->tried = 1;
+    demangle_fn demangle = name[0] == '_' && name[1] == 'Z' ? find_demangler() : NULL;
+    int status = -1;
+    d->text = demangle ? demangle(name, NULL, NULL, &status) : NULL;
+    if (status != 0) {
+      free(d->text);
+      d->text = NULL;
+    }
+  }
+  return d->text && strstr(d->text, pattern);
+}
+
 uint64_t sim_kernel_duration_ns(const char *name)
 {
   double us = sim_knobs.kernel_default_us;
-  char *demangled = NULL;
-  int tried_demangling = 0;
+  struct sim_demangled d = {0, NULL};
   for (size_t i = 0; name && i < sim_knobs.kernel_rule_count; i++) {
-    const char *pattern = sim_knobs.kernel_rules[i].pattern;
-    if (!strstr(name, pattern)) {
-      if (!tried_demangling) {
-        tried_demangling = 1;
-        demangle_fn demangle = name[0] == '_' && name[1] == 'Z' ? find_demangler() : NULL;
-        int status = -1;
-        demangled = demangle ? demangle(name, NULL, NULL, &status) : NULL;
-        if (status != 0) {
-          free(demangled);
-          demangled = NULL;
-        }
-      }
-      if (!demangled || !strstr(demangled, pattern))
-        continue;
+    if (sim_kernel_name_matches(name, sim_knobs.kernel_rules[i].pattern, &d)) {
+      us = sim_knobs.kernel_rules[i].us;
+      break;
     }
-    us = sim_knobs.kernel_rules[i].us;
-    break;
   }
-  free(demangled);
+  free(d.text);
   return (uint64_t)(us * 1000.0 + 0.5);
 }
 

@@ -37,6 +37,9 @@ static struct sim_function *module_function(struct sim_module *m, const char *na
   f->max_dynamic_shared = 48 * 1024;
   f->loaded = 1;
   f->duration_ns = sim_kernel_duration_ns(f->name);
+  sim_kernel_attrs(f->name, &f->regs, &f->static_smem, &f->local_bytes);
+  /* as on hardware: static + dynamic shared memory within 48 KiB unless raised */
+  f->max_dynamic_shared = f->static_smem < 48 * 1024 ? 48 * 1024 - f->static_smem : 0;
   if (sim_handle_add(f, SIM_KIND_FUNCTION) != 0) {
     free(f);
     return NULL;

@@ -25,6 +25,7 @@ struct sim_function {
   int max_dynamic_shared;
   int loaded;
   uint64_t duration_ns; /* modelled duration, from SIMCUDA_KERNEL_US */
+  int regs, static_smem, local_bytes; /* planted by SIMCUDA_KERNEL_ATTRS */
   char name[];
 };
 

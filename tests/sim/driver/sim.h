@@ -55,6 +55,21 @@ void sim_knobs_load(void);
  * first pattern found in the mangled or the demangled name). */
 uint64_t sim_kernel_duration_ns(const char *name);
 
+/* The demangled form of a name, made on first need by sim_kernel_name_matches (free
+ * text afterwards). */
+struct sim_demangled {
+  int tried;
+  char *text;
+};
+
+/* 1 when pattern is a substring of the mangled name or of its demangled form. */
+int sim_kernel_name_matches(const char *name, const char *pattern, struct sim_demangled *d);
+
+/* The attributes SIMCUDA_KERNEL_ATTRS plants for a kernel called `name` (occupancy.c):
+ * registers per thread, static shared memory and local memory per thread; 32, 0, 0
+ * when no pattern matches. */
+void sim_kernel_attrs(const char *name, int *regs, int *static_smem, int *local_bytes);
+
 /* Modelled duration in ns of moving `bytes` at `gbps` (GB/s) plus the copy latency. */
 uint64_t sim_transfer_ns(size_t bytes, double gbps);
 

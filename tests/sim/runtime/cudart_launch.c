@@ -405,6 +405,20 @@ SIM_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, co
   return cudaSuccess;
 }
 
+/** Resident blocks per SM of a kernel (a host stub or cudaKernel_t), from the driver. */
+SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func,
+                                                                     int blockSize, size_t dynamicSMemSize)
+{
+  if (!numBlocks)
+    return rt_fail(cudaErrorInvalidValue);
+  CUfunction f;
+  cudaError_t e = kernel_function(func, &f);
+  if (e != cudaSuccess)
+    return e;
+  RT_NEED(simdrv.OccupancyMaxActiveBlocksPerMultiprocessor);
+  return rt_check(simdrv.OccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, f, blockSize, dynamicSMemSize));
+}
+
 /** Sets a function attribute (the runtime and driver enumerations agree). */
 SIM_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
 {

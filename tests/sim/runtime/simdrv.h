@@ -110,6 +110,8 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(FuncGetName, "cuFuncGetName", PFN_cuFuncGetName_v12030, 0) \
   X(FuncGetAttribute, "cuFuncGetAttribute", PFN_cuFuncGetAttribute_v2020, 0) \
   X(FuncSetAttribute, "cuFuncSetAttribute", PFN_cuFuncSetAttribute_v9000, 0) \
+  X(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", \
+    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050, 0) \
   X(StreamBeginCapture, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010, 0) \
   X(StreamBeginCapture_pt, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010_ptsz, SIMDRV_PTDS) \
   X(StreamEndCapture, "cuStreamEndCapture", PFN_cuStreamEndCapture_v10000, 0) \
