@@ -660,6 +660,14 @@ static void handle(model *m, ct_record *rec) {
     if (m->ops->on_pause)
       m->ops->on_pause(m->user, &m->proc, &rec->u.pause, str_or_empty(m, rec->u.pause.why));
     break;
+  case CT_KIND_KERNEL_ATTR:
+    if (m->ops->on_kernel_attr)
+      m->ops->on_kernel_attr(m->user, &m->proc, &rec->u.kernel_attr,
+                             str_or_empty(m, rec->u.kernel_attr.name));
+    break;
+  case CT_KIND_OCCUPANCY:
+    if (m->ops->on_occupancy) m->ops->on_occupancy(m->user, &m->proc, &rec->u.occupancy);
+    break;
   case CT_KIND_END: m->st->has_end = 1; break;
   default: break;
   }

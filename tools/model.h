@@ -122,6 +122,14 @@ typedef struct ct_model_ops {
    * the pause began or ended. why is "delay", "profiler", "nvtx" or "duration". */
   void (*on_pause)(void *user, const ct_proc *proc, const struct ct_pause *pause,
                    const char *why);
+  /* A launched function's attributes (format 1.6), delivered as read: usually before
+   * the launches naming its id (LAUNCH attr), but another thread's launch may come
+   * first: keep a table, resolve at output time. name "" when unknown. */
+  void (*on_kernel_attr)(void *user, const ct_proc *proc, const struct ct_kernel_attr *attr,
+                         const char *name);
+  /* The resident blocks per SM of one launch shape (format 1.6), delivered as read
+   * (same caveat as on_kernel_attr). */
+  void (*on_occupancy)(void *user, const ct_proc *proc, const struct ct_occupancy *occ);
 } ct_model_ops;
 
 /* Totals of one file's reading. */

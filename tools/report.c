@@ -40,6 +40,8 @@ typedef struct feed {
   ct_report *r;
   struct ct_process *proc_out;
   ct_inner_join *inner; /* library calls timed by the kernels they launched */
+  ct_kattr_table *kattr;        /* the file's kernel attributes (format 1.6) */
+  ct_kattr_pending *kattr_wait; /* its launches, joined with them at its end */
   int oom;
 } feed;
 
@@ -175,6 +177,7 @@ static void on_activity(void *user, const ct_activity *a) {
     row->max_instance = row->d.count + 1;
   }
   ct_dur_add(&row->d, dur);
+  if (ct_kattr_pending_add(f->kattr_wait, &row->attrs, a) < 0) f->oom = 1;
   if (a->type == CT_GPU_GRAPH && ct_graphs_activity(f->r, a, dur) < 0) f->oom = 1;
   if (a->has_call && a->call_depth > 0 && a->call_parent) {
     row->lib_calls++;
@@ -197,9 +200,24 @@ static void on_pause(void *user, const ct_proc *p, const struct ct_pause *pause,
   else if (!pause->end_ns) f->r->pauses++;
 }
 
+static void on_kernel_attr(void *user, const ct_proc *p, const struct ct_kernel_attr *a,
+                           const char *name) {
+  (void)p, (void)name;
+  feed *f = user;
+  if (ct_kattr_add_attr(f->kattr, a) < 0) f->oom = 1;
+}
+
+static void on_occupancy(void *user, const ct_proc *p, const struct ct_occupancy *o) {
+  (void)p;
+  feed *f = user;
+  if (ct_kattr_add_occupancy(f->kattr, o) < 0) f->oom = 1;
+}
+
 static const ct_model_ops feed_ops = {.on_process = on_process, .on_span = on_span,
                                       .on_activity = on_activity, .on_graph = on_graph,
-                                      .on_graph_kernel = on_graph_kernel, .on_pause = on_pause};
+                                      .on_graph_kernel = on_graph_kernel, .on_pause = on_pause,
+                                      .on_kernel_attr = on_kernel_attr,
+                                      .on_occupancy = on_occupancy};
 
 ct_report_file *ct_report_file_begin(ct_report *r, struct ct_process *proc_out,
                                      const ct_model_ops **ops) {
@@ -209,7 +227,12 @@ ct_report_file *ct_report_file_begin(ct_report *r, struct ct_process *proc_out,
   f->proc_out = proc_out;
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
   f->inner = ct_inner_new(on_inner_done, f);
-  if (!f->inner) {
+  f->kattr = ct_kattr_new();
+  f->kattr_wait = ct_kattr_pending_new();
+  if (!f->inner || !f->kattr || !f->kattr_wait) {
+    if (f->inner) ct_inner_free(f->inner);
+    ct_kattr_free(f->kattr);
+    ct_kattr_pending_finish(f->kattr_wait, NULL);
     free(f);
     return NULL;
   }
@@ -221,6 +244,8 @@ int ct_report_file_end(ct_report_file *rf, int rc, ct_model_stats *st) {
   feed *f = (feed *)rf;
   if (ct_inner_finish(f->inner) < 0) f->oom = 1;
   ct_inner_free(f->inner);
+  ct_kattr_pending_finish(f->kattr_wait, f->kattr);
+  ct_kattr_free(f->kattr);
   ct_streams_file_done(f->r);
   ct_allocs_file_done(f->r);
   /* the names the pointer caches point to were freed with the file's reader */

@@ -14,6 +14,7 @@
 #include "output.h"
 #include "queues.h"
 #include "report_alloc.h"
+#include "report_kattr.h"
 #include "stats.h"
 
 /* A row of the kernels table (GPU time of kernels, library GEMMs and graph launches). */
@@ -25,6 +26,7 @@ typedef struct ct_kernel_row {
   /* the slowest instance: its GPU start, that time after its process's start, the
    * process, and which instance it was (1 = the first) */
   uint64_t max_start_ns, max_offset_ns, max_pid, max_instance;
+  ct_kattr_summary attrs; /* registers, shared memory, occupancy (format 1.6) */
 } ct_kernel_row;
 
 /* Whether a kernels row has an outlier worth naming: at least 3 instances, the slowest

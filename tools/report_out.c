@@ -29,7 +29,7 @@ static double gbps(uint64_t bytes, uint64_t ns) { return ns ? (double)bytes / ns
 ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, const char *title,
                               int pid_col) {
   static const char *const text_h[CT_NTABLES][14] = {
-      {"GPU %", "Total", "Calls", "Avg", "Med", "Min", "Max", "Kernel"},
+      {"GPU %", "Total", "Calls", "Avg", "Med", "Min", "Max", "Regs", "Smem", "Occ %", "Kernel"},
       {"Total", "Calls", "Avg", "Min", "Max", "Errors", "Name"},
       {"GPU %", "Total", "Count", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
       {"Total", "Calls", "Kernels", "Avg", "GFLOP/s", "M", "N", "K", "Batch", "Op", "Types",
@@ -43,7 +43,9 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"CPU total", "Calls", "CPU avg", "Kernels", "GPU ops", "GPU time", "Range"}};
   static const char *const csv_h[CT_NTABLES][22] = {
       {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
-       "gpu_pct", "mangled", "lib_calls", "launched_by", "max_start_ns", "max_instance"},
+       "gpu_pct", "mangled", "lib_calls", "launched_by", "max_start_ns", "max_instance", "regs",
+       "smem_static", "smem_dynamic", "block_threads", "blocks_per_sm", "occupancy_pct",
+       "configs"},
       {"name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "errors", "inner"},
       {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "gbps", "gpu_pct"},
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
@@ -57,7 +59,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"pid", "device", "kind", "allocs", "bytes", "alloc_ns", "frees", "freed_bytes", "free_ns",
        "unmatched_frees", "peak_live_bytes", "live_bytes_at_end", "total_ns"},
       {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
-  static const char *const text_align[CT_NTABLES] = {"rrrrrrrl", "rrrrrrl", "rrrrrrll",
+  static const char *const text_align[CT_NTABLES] = {"rrrrrrrrrrl", "rrrrrrl", "rrrrrrll",
                                                      "rrrrrrrrrlll", "rrrrrrrrrrl",
                                                      "rrrrrrrrrrrl", "rrrrrrrrll", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
@@ -105,6 +107,7 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%s", k->launched_by);
     ct_table_cell(tb, "%llu", (unsigned long long)k->max_start_ns);
     ct_table_cell(tb, "%llu", (unsigned long long)k->max_instance);
+    ct_kattr_csv_cells(tb, &k->attrs);
     break;
   }
   case CT_TABLE_APIS:
@@ -186,6 +189,7 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
     dur_cell(tb, fmt, ct_dur_median(d));
     dur_cell(tb, fmt, d->min);
     dur_cell(tb, fmt, d->max);
+    ct_kattr_text_cells(tb, &k->attrs);
     if (k->launched_by[0])
       ct_table_cell(tb, "%s  [by %s]", ct_demangle(key, b, sizeof b), k->launched_by);
     else
@@ -288,6 +292,7 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
       ct_json_kv_uint(j, "instance", k->max_instance);
       ct_json_kv_bool(j, "outlier", ct_kernel_outlier(k));
       ct_json_end_object(j);
+      ct_kattr_json(j, &k->attrs);
     }
     break;
   case CT_TABLE_APIS:
