@@ -167,7 +167,7 @@ static void on_activity(void *user, const ct_activity *a) {
     const struct ct_launch *l = &a->d.launch;
     put_dim3(c, "grid", l->grid_x, l->grid_y, l->grid_z);
     put_dim3(c, "block", l->block_x, l->block_y, l->block_z);
-    e->arg_u64(c, "shared memory", l->shmem);
+    if (!chr_put_kernel_attr_args(c, a)) e->arg_u64(c, "shared memory", l->shmem);
   } else if (a->detail == CT_DETAIL_MEMOP) {
     e->arg_u64(c, "bytes", a->d.memop.bytes);
     e->arg_f3(c, "memory bandwidth (GB/s)", dur ? (double)a->d.memop.bytes / dur : 0.0);
@@ -272,7 +272,8 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
                                    .on_stack = chr_on_stack, .on_module = chr_on_module,
                                    .on_pycode = chr_on_pycode,
                                    .on_graph = on_graph, .on_graph_kernel = on_graph_kernel,
-                                   .on_pause = on_pause};
+                                   .on_pause = on_pause, .on_kernel_attr = chr_on_kernel_attr,
+                                   .on_occupancy = chr_on_occupancy};
   c->pid = 0;
   c->graphs = ct_map_new(sizeof(ct_graph_inv));
   c->ranges = 0;
@@ -303,6 +304,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   chr_order_finish(c);
   chr_queues_finish(c);
   chr_memory_finish(c);
+  chr_kattr_finish(c);
   chr_drop_stacks(c);
   ct_map_free(c->graphs);
   c->graphs = NULL;

@@ -65,6 +65,7 @@ struct ct_chrome {
                                 (chrome_order.c), per file */
   ct_map *held_names;        /* their names' copies */
   size_t held_total;
+  struct ct_kattr_table *kattr; /* kernel attributes, per file (format 1.6; NULL: none) */
   int have_base;
   uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
   uint64_t open_pause;       /* begin of a pause seen open and not yet closed (0: none) */
@@ -97,6 +98,21 @@ struct ct_chrome {
     track_state *ts;
   } track_cache[16];
 };
+
+/* ---- kernel attributes (chrome_kattr.c) ---- */
+
+/* Model callbacks: keep the current file's KERNEL_ATTR and OCCUPANCY records. */
+void chr_on_kernel_attr(void *user, const ct_proc *p, const struct ct_kernel_attr *a,
+                        const char *name);
+void chr_on_occupancy(void *user, const ct_proc *p, const struct ct_occupancy *o);
+
+/* Forgets the current file's attributes (at its end). */
+void chr_kattr_finish(ct_chrome *c);
+
+/* The kernel attribute args of a launch's slice (Kineto's names, chrome_kattr.c), with
+ * "shared memory" static + dynamic. Returns 1 when written, 0 when the launch's function
+ * attributes are unknown (the caller then writes "shared memory" as the dynamic part). */
+int chr_put_kernel_attr_args(ct_chrome *c, const ct_activity *a);
 
 /* ---- which processes and GPUs a document covers (chrome_job.c) ---- */
 
