@@ -155,7 +155,7 @@ static void config_json(ct_json *j, const ct_kattr_config *c) {
   if (c->blocks_per_sm >= 0) ct_json_int(j, c->blocks_per_sm);
   else ct_json_null(j);
   ct_json_key(j, "occupancy_pct");
-  if (c->occupancy_pct >= 0) ct_json_double(j, c->occupancy_pct, 2);
+  if (c->occupancy_pct >= 0) ct_json_double(j, c->occupancy_pct, 4);
   else ct_json_null(j);
   ct_json_end_object(j);
 }
@@ -173,10 +173,10 @@ void ct_kattr_json(ct_json *j, const ct_kattr_summary *s) {
   ct_json_kv_uint(j, "smem_min", s->smem_min);
   ct_json_kv_uint(j, "smem_max", s->smem_max);
   ct_json_key(j, "occupancy_pct_min");
-  if (s->occ_known) ct_json_double(j, s->occ_min, 2);
+  if (s->occ_known) ct_json_double(j, s->occ_min, 4);
   else ct_json_null(j);
   ct_json_key(j, "occupancy_pct_max");
-  if (s->occ_known) ct_json_double(j, s->occ_max, 2);
+  if (s->occ_known) ct_json_double(j, s->occ_max, 4);
   else ct_json_null(j);
   ct_json_kv_bool(j, "more_configs", s->more);
   /* the configurations, most launches first (ties: first seen first) */

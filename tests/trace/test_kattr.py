@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Kernel attributes and theoretical occupancy (format 1.6), end to end on the simulated
+GPU (programs/kattr.cu).
+
+SIMCUDA_KERNEL_ATTRS plants heavy = 96 registers, 12288 bytes of static shared memory,
+64 bytes of local memory per thread, and light = 36 registers, 2048, 0. The simulator's
+occupancy calculator (tests/sim/driver/occupancy.c: compute capability 9.0 limits) then
+answers, per launch shape (resident blocks per SM, theoretical occupancy = blocks x
+warps / 64):
+  heavy 256 threads, 0 dynamic:      registers: 96 x 32 = 3072 per warp, 16384 / 3072 = 5
+                                     warps per sub-partition, 20 per SM, / 8 warps = 2
+                                     (warps 8, shared 233472 / 13312 = 17)      -> 2, 25 %
+  heavy 128 threads, 16384 dynamic:  registers 20 / 4 = 5 (warps 16, shared 233472 /
+                                     29696 = 7)                                 -> 5, 31.25 %
+  light 1024 threads:                36 x 32 = 1152 rounded up to 1280 per warp, 16384 /
+                                     1280 = 12 per sub-partition, 48 per SM, / 32 = 1;
+                                     warps 64 / 32 = 2                          -> 1, 50 %
+  light 96 threads:                  registers 48 / 3 = 16 (warps 21; without the
+                                     rounding to 256 it would be 56 / 3 = 18)   -> 16, 75 %
+Asserted exactly, with the shared runtime (runtime launches: cudaFuncGetAttributes and
+cudaOccupancyMaxActiveBlocksPerMultiprocessor) and the static one (driver launches:
+cuFuncGetAttribute and cuOccupancyMaxActiveBlocksPerMultiprocessor): one KERNEL_ATTR
+record per kernel with the planted values, one OCCUPANCY record per shape, every LAUNCH
+naming its kernel's record; the report's JSON attributes (configurations by launches,
+ranges) and text columns; dump --chrome's args with Kineto's names and meanings (blocks
+per SM = grid blocks / 132 SMs, warps per SM, est. achieved occupancy %). With the
+shared runtime, light's first launch comes with a runtime error pending: the tracer
+leaves it alone (the program checks cudaGetLastError) and that launch has no
+attributes (attr 0): 3 of light's 4 launches of 1024 threads are known there, 4 in the static build.
+
+usage: test_kattr.py SIM_DIR CUTRACE LIBTRACE KATTR KATTR_STATIC
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cttest import check, finish, require_built  # noqa: E402
+from harness import record_one_file  # noqa: E402
+from rawdump import kernel_identifier, raw_records  # noqa: E402
+
+sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
+require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
+tmp = tempfile.mkdtemp(prefix="cutrace-kattr-")
+
+PLANTED = {"heavy": (96, 12288, 64), "light": (36, 2048, 0)}
+ENV = {"SIMCUDA_KERNEL_ATTRS": "heavy=96:12288:64,light=36:2048:0"}
+# (kernel, block threads, dynamic smem) -> (grid blocks, launches, resident blocks, occupancy %)
+SHAPES = {("heavy", 256, 0): (264, 3, 2, 25.0), ("heavy", 128, 16384): (132, 2, 5, 31.25),
+          ("light", 1024, 0): (1024, 4, 1, 50.0), ("light", 96, 0): (66, 1, 16, 75.0)}
+SMS, MAX_THREADS = 132, 2048
+
+
+def check_records(label, path, shared):
+    recs, strings = raw_records(cutrace, path)
+    attrs = {r["id"]: r for r in recs if r["kind"] == "kernel_attr"}
+    names = {i: kernel_identifier(strings.get(a["name"], "?")) for i, a in attrs.items()}
+    check(sorted(names.values()) == ["heavy", "light"], f"{label}: KERNEL_ATTR of {names}")
+    for i, a in attrs.items():
+        want = PLANTED.get(names[i])
+        got = (a["regs"], a["static_smem"], a["local_bytes"])
+        check(got == want, f"{label}: {names[i]} attributes {got}, want {want}")
+        want_dyn = 48 * 1024 - want[1] if want else None
+        check(a["max_threads"] == 1024 and a["max_dyn_smem"] == want_dyn,
+              f"{label}: {names[i]} max threads {a['max_threads']}, max dynamic {a['max_dyn_smem']}")
+    occ = {(names.get(o["attr"]), o["block_threads"], o["dyn_smem"]): o["blocks_per_sm"]
+           for o in recs if o["kind"] == "occupancy"}
+    want_occ = {k: v[2] for k, v in SHAPES.items()}
+    check(occ == want_occ, f"{label}: OCCUPANCY records {occ}, want {want_occ}")
+    check(sum(1 for r in recs if r["kind"] == "occupancy") == 4, f"{label}: 4 OCCUPANCY records")
+    launches = [r for r in recs if r["kind"] == "launch"]
+    unknown = [r for r in launches if r["attr"] == 0]
+    check(len(launches) == 10, f"{label}: {len(launches)} launches")
+    check(len(unknown) == (1 if shared else 0), f"{label}: {len(unknown)} launches without attributes")
+    if shared and unknown:
+        u = unknown[0]
+        check(kernel_identifier(strings.get(u["kernel"], "")) == "light" and u["block_x"] == 1024,
+              f"{label}: the launch without attributes is {u}")
+    for r in launches:
+        if r["attr"]:
+            k = kernel_identifier(strings.get(r["kernel"], ""))
+            check(names.get(r["attr"]) == k, f"{label}: launch of {k} names attributes of {names.get(r['attr'])}")
+    dev = [r for r in recs if r["kind"] == "device"]
+    check(len(dev) == 1 and (dev[0]["max_threads_per_sm"], dev[0]["warp_size"], dev[0]["regs_per_sm"],
+                             dev[0]["smem_per_sm"], dev[0]["max_blocks_per_sm"]) == (2048, 32, 65536, 233472, 32),
+          f"{label}: DEVICE limits {dev}")
+
+
+def check_report(label, path, shared):
+    p = subprocess.run([cutrace, "report", "--format", "json", path], capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 0, f"{label}: report json status {p.returncode}: {p.stderr[-300:]}")
+    rows = {kernel_identifier(k["name"]): k for k in json.loads(p.stdout or "{}").get("kernels", [])}
+    for kernel, (regs, static, local) in PLANTED.items():
+        a = (rows.get(kernel) or {}).get("attributes") or {}
+        shapes = [(s, v) for s, v in SHAPES.items() if s[0] == kernel]
+        known = sum(v[1] for _, v in shapes) - (1 if shared and kernel == "light" else 0)
+        configs = []
+        for (_, threads, dyn), (_, n, blocks, pct) in shapes:
+            if shared and kernel == "light" and threads == 1024:
+                n -= 1
+            configs.append({"launches": n, "regs": regs, "smem_static": static, "smem_dynamic": dyn,
+                            "local_bytes": local, "block_threads": threads, "blocks_per_sm": blocks,
+                            "occupancy_pct": pct})
+        configs.sort(key=lambda c: -c["launches"])
+        pcts = [c["occupancy_pct"] for c in configs]
+        smems = [static + c["smem_dynamic"] for c in configs]
+        want = {"launches": known, "regs_min": regs, "regs_max": regs, "smem_min": min(smems),
+                "smem_max": max(smems), "occupancy_pct_min": min(pcts),
+                "occupancy_pct_max": max(pcts), "more_configs": False, "configs": configs}
+        check(a == want, f"{label}: report attributes of {kernel}:\n  {a}\n  want {want}")
+    p = subprocess.run([cutrace, "report", path], capture_output=True, text=True, timeout=120)
+    # text: Regs, Smem (static + dynamic: a range), Occ % (a range), then the name
+    cells = {}
+    for ln in p.stdout.splitlines():
+        tokens = ln.split()
+        for at, t in enumerate(tokens):
+            if at >= 3 and (t.startswith("heavy(") or t.startswith("light(")):
+                cells[t.split("(")[0]] = tokens[at - 3:at]
+    check(cells.get("heavy") == ["96", "12288-28672", "25-31"], f"{label}: text cells of heavy {cells}")
+    check(cells.get("light") == ["36", "2048", "50-75"], f"{label}: text cells of light {cells}")
+
+
+def check_chrome(label, path):
+    p = subprocess.run([cutrace, "dump", "--chrome", path], capture_output=True, text=True,
+                       timeout=120)
+    check(p.returncode == 0, f"{label}: dump --chrome status {p.returncode}: {p.stderr[-300:]}")
+    events = [e for e in json.loads(p.stdout or "{}").get("traceEvents", []) if e.get("cat") == "kernel"]
+    check(len(events) == 10, f"{label}: {len(events)} kernel slices")
+    seen = {}
+    for e in events:
+        a = e.get("args", {})
+        kernel = kernel_identifier(e.get("name", ""))
+        if "registers per thread" not in a:
+            seen.setdefault("without", 0)
+            seen["without"] += 1
+            continue
+        threads, dyn = a["block"][0] * a["block"][1] * a["block"][2], a["dynamic shared memory"]
+        grid, _, blocks, pct = SHAPES[(kernel, threads, dyn)]
+        regs, static, local = PLANTED[kernel]
+        per_sm = grid / SMS
+        achieved = int(0.5 + 100.0 * min(per_sm, blocks) * threads / MAX_THREADS)
+        want = {"registers per thread": regs, "shared memory": static + dyn,
+                "static shared memory": static, "dynamic shared memory": dyn,
+                "local memory per thread": local, "resident blocks per SM": blocks,
+                "blocks per SM": round(per_sm, 3), "warps per SM": round(per_sm * threads / 32, 3),
+                "est. achieved occupancy %": achieved, "theoretical occupancy %": round(pct, 3)}
+        got = {k: a.get(k) for k in want}
+        check(got == want, f"{label}: chrome args of {kernel} {threads}:\n  {got}\n  want {want}")
+        seen[(kernel, threads)] = seen.get((kernel, threads), 0) + 1
+    return seen
+
+
+for label, prog, shared in (("shared", shared_prog, True), ("static", static_prog, False)):
+    path = record_one_file(cutrace, libtrace, sim_dir, os.path.join(tmp, label), [prog],
+                           "kattr: ok", ENV)
+    if not path:
+        continue
+    check_records(label, path, shared)
+    check_report(label, path, shared)
+    seen = check_chrome(label, path)
+    want = {("heavy", 256): 3, ("heavy", 128): 2, ("light", 1024): 3 if shared else 4, ("light", 96): 1}
+    if shared:
+        want["without"] = 1
+    check(seen == want, f"{label}: chrome slices with attributes {seen}, want {want}")
+
+sys.exit(finish())
