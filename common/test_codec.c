@@ -177,6 +177,41 @@ static void check_skip_record(void) {
   CHECK(ct_skip_record(sc, str, sizeof str) == 0); /* strings are always decoded */
 }
 
+/* Format 1.6: KERNEL_ATTR, OCCUPANCY, LAUNCH (with attr) and DEVICE (with the SM limits)
+ * records, interleaved in one delta chunk with values that step up and down and reach
+ * the 64-bit extremes, decode to exactly what was encoded, every field. */
+static void check_kattr_round_trip(void) {
+  const ct_schema *sc = ct_schema_native();
+  static const uint64_t values[] = {0, 1, 255, 65536, 232448, 1ull << 40, UINT64_MAX, 7};
+  static const uint8_t kinds[] = {CT_KIND_KERNEL_ATTR, CT_KIND_OCCUPANCY, CT_KIND_LAUNCH,
+                                  CT_KIND_DEVICE};
+  CHECK(ct_kind_nfields(CT_KIND_KERNEL_ATTR) == 10 && ct_kind_nfields(CT_KIND_OCCUPANCY) == 5);
+  CHECK(ct_kind_nfields(CT_KIND_LAUNCH) == 10 && ct_kind_nfields(CT_KIND_DEVICE) == 13);
+  enum { N = 64 };
+  static uint8_t buf[N * (CT_MAX_RECORD_BYTES + 1)];
+  ct_record want[N];
+  ct_delta_state enc, dec;
+  ct_delta_reset(&enc);
+  size_t len = 0;
+  for (unsigned i = 0; i < N; i++) {
+    memset(&want[i], 0, sizeof want[i]);
+    want[i].kind = kinds[i % 4];
+    for (unsigned f = 0; f < ct_kind_nfields(want[i].kind); f++)
+      want[i].u.v[f] = values[(i * 3 + f * 5) % 8];
+    len += ct_encode_record(&enc, &want[i], buf + len);
+  }
+  ct_delta_reset(&dec);
+  size_t at = 0;
+  for (unsigned i = 0; i < N; i++) {
+    ct_record got;
+    size_t n = ct_decode_record(sc, &dec, buf + at, len - at, &got);
+    CHECK(n > 0 && got.kind == want[i].kind && got.nfields == ct_kind_nfields(want[i].kind));
+    CHECK(memcmp(got.u.v, want[i].u.v, ct_kind_nfields(want[i].kind) * sizeof(uint64_t)) == 0);
+    at += n ? n : len;
+  }
+  CHECK(at == len);
+}
+
 static void copy_prefix(const char *src, const char *dst, off_t n) {
   FILE *in = fopen(src, "rb");
   unlink(dst);
@@ -212,6 +247,7 @@ int main(void) {
   printf("round trip: %d records in %lld bytes (%.2f bytes/record)\n", 2 * NREC,
          (long long)sb.st_size, (double)sb.st_size / (2 * NREC));
   check_skip_record();
+  check_kattr_round_trip();
   ct_read_status skst;
   CHECK(read_skipping(full, &skst) == NREC);
   CHECK(skst.records == st.records && skst.clean_end);

@@ -34,7 +34,9 @@ def planted():
     w.add("job", known=31, rank=1, world_size=2, local_rank=1, local_world_size=2,
           source=w.string("RANK"), job_id=w.string("42"), visible_devices=w.string("0,1"))
     w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132, mem_bytes=1 << 36,
-          pci_bus_id=w.string("0000:01:00.0"), uuid=w.string("GPU-00000000-0000-0000-0000-000000000000"))
+          pci_bus_id=w.string("0000:01:00.0"), uuid=w.string("GPU-00000000-0000-0000-0000-000000000000"),
+          max_threads_per_sm=2048, warp_size=32, regs_per_sm=65536, smem_per_sm=233472,
+          max_blocks_per_sm=32)
     w.add("thread", tid=7, name=w.string("main"), start_ns=T0)
     w.add("stream", stream=1, handle=0x10, device=0, flags=1, owner_tid=7)
     w.add("module", path=w.string("/bin/a"), bias=0x400000, start=0x400000, end=0x500000,
@@ -45,6 +47,10 @@ def planted():
     w.add("clock", device=0, host_ns=T0, offset_ns=5, error_ns=100)
     w.add("graph", corr=0, exec=1, nodes=3, kernels=2, memcpys=1)
     w.add("graph_kernel", exec=1, name=w.string("_Z1gv"), count=2)
+    w.add("kernel_attr", id=1, name=w.string("_Z1kv"), regs=40, static_smem=1024, local_bytes=8,
+          max_threads=1024, max_dyn_smem=48128, ptx_version=90, binary_version=90)
+    w.add("occupancy", attr=1, device=0, block_threads=32, dyn_smem=0, blocks_per_sm=32)
+    w.add("occupancy", attr=1, device=0, block_threads=64, dyn_smem=0, blocks_per_sm=0)
     t = T0 + MS
     for i in range(40):
         c = i + 1
@@ -52,8 +58,8 @@ def planted():
         w.add("api", tid=7, name=w.string("cudaLaunchKernel" if i % 4 else "cudaMemcpyAsync"),
               begin_ns=t, end_ns=t + 3 * US, corr=c, stream=1, flags=flags, stack=2)
         if i % 4:
-            w.add("launch", corr=c, kernel=w.string("_Z1kv"), grid_x=1, grid_y=1, grid_z=1, block_x=32,
-                  block_y=1, block_z=1)
+            w.add("launch", corr=c, kernel=w.string("_Z1kv"), grid_x=1, grid_y=1, grid_z=1,
+                  block_x=32 * (1 + i % 3), block_y=1, block_z=1, attr=1 if i % 5 else 2)
             w.add("gpu", corr=c, stream=1, start_ns=t + 5 * US, end_ns=t + 25 * US, type=1,
                   name=w.string("_Z1kv"))
         else:
