@@ -141,6 +141,10 @@ static void write_outer(ct_chrome *c, uint64_t key, const held_slice *last) {
 
 void chr_order_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
                     const chr_alloc_view *alloc) {
+  if ((s->depth == 0 || !s->parent || inner) && !group_of(c, s->corr)) { /* the common case */
+    chr_write_call(c, s, inner, alloc);
+    return;
+  }
   held_slice h = {.span = *s, .inner = inner, .has_alloc = alloc != NULL};
   if (alloc) h.alloc = *alloc;
   if (s->depth > 0 && s->parent && !inner) {

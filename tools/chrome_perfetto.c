@@ -62,8 +62,10 @@ void pf_packet_start(chr_perfetto *pf, int needs) {
 
 /* Drops the interning table when full (between packets): the next packet clears the
  * sequence's incremental state and interns again. */
-static void intern_limit(chr_perfetto *pf) {
+static void intern_limit(ct_chrome *c) {
+  chr_perfetto *pf = c->pf;
   if (ct_map_count(pf->iids) < pf->intern_max && pf->intern_bytes < INTERN_MAX_BYTES) return;
+  pf_flows_flush(c, 1); /* the slices queued use the table's iids */
   ct_map *fresh = ct_map_new(sizeof(uint64_t));
   if (!fresh) return; /* keep the full one */
   ct_map_free(pf->iids);
@@ -150,8 +152,11 @@ static int pf_begin(ct_chrome *c) {
 
 static int pf_end(ct_chrome *c) {
   chr_perfetto *pf = c->pf;
+  pf_flows_flush(c, 0);
+  pf_flows_free(pf);
   int failed = pf->failed;
-  pb_buf *bufs[] = {&pf->event, &pf->interned, &pf->list, &pf->item, &pf->packet, &pf->entry};
+  pb_buf *bufs[] = {&pf->event, &pf->interned, &pf->list, &pf->item, &pf->packet, &pf->entry,
+                    &pf->scratch};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
     failed |= bufs[i]->failed;
     pb_free(bufs[i]);
@@ -166,11 +171,13 @@ static int pf_end(ct_chrome *c) {
 }
 
 /* Starts the TrackEvent of a slice on track uuid. */
-static void slice_begin(chr_perfetto *pf, const char *cat, const char *name, size_t name_len,
+static void slice_begin(ct_chrome *c, const char *cat, const char *name, size_t name_len,
                         uint64_t track, uint64_t begin, uint64_t end) {
-  intern_limit(pf);
+  chr_perfetto *pf = c->pf;
+  intern_limit(c);
   pb_clear(&pf->event);
   pb_clear(&pf->interned);
+  pf->flow_out = 0;
   pf->begin_ns = begin;
   pf->end_ns = end > begin ? end : begin;
   pf->track = track;
@@ -183,16 +190,17 @@ static void slice_begin(chr_perfetto *pf, const char *cat, const char *name, siz
 
 static void pf_slice_open(ct_chrome *c, const char *cat, const char *name, size_t name_len,
                           uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end) {
-  slice_begin(c->pf, cat, name, name_len, pf_uuid(c->pf, pid, tid), begin, end);
+  slice_begin(c, cat, name, name_len, pf_uuid(c->pf, pid, tid), begin, end);
 }
 
 /* An instant: a TYPE_INSTANT event on the thread's track (written by pf_slice_close). */
 static void pf_instant_open(ct_chrome *c, const char *cat, const char *name, uint64_t pid,
                             uint64_t tid, uint64_t ts) {
   chr_perfetto *pf = c->pf;
-  intern_limit(pf);
+  intern_limit(c);
   pb_clear(&pf->event);
   pb_clear(&pf->interned);
+  pf->flow_out = 0;
   pf->begin_ns = pf->end_ns = ts;
   pf->track = pf_uuid(pf, pid, tid);
   pf->instant = 1;
@@ -205,7 +213,7 @@ static void pf_instant_open(ct_chrome *c, const char *cat, const char *name, uin
 static void pf_gpu_range_open(ct_chrome *c, const char *name, size_t name_len, uint64_t pid,
                               uint64_t tid, uint64_t depth, uint64_t begin, uint64_t end) {
   uint64_t track = pf_annotation_track(c, pid, tid, depth);
-  slice_begin(c->pf, "gpu_user_annotation", name, name_len, track, begin, end);
+  slice_begin(c, "gpu_user_annotation", name, name_len, track, begin, end);
 }
 
 /* Starts a DebugAnnotation named key in pf->item. */
@@ -281,32 +289,25 @@ static void pf_list_close(ct_chrome *c, int dict) {
   if (c->pf->list_items) pb_message(&c->pf->event, TE_DEBUG_ANNOTATIONS, &c->pf->list);
 }
 
-static void pf_flow_out(ct_chrome *c, uint64_t id) { pb_fixed64(&c->pf->event, TE_FLOW_IDS, id); }
+/* The call's flow: written with its slice once the flow's end is (chrome_perfetto_flows.c). */
+static void pf_flow_out(ct_chrome *c, uint64_t id) { c->pf->flow_out = id; }
 
 static void pf_flow_in(ct_chrome *c, uint64_t id) {
   pb_fixed64(&c->pf->event, TE_TERMINATING_FLOW_IDS, id);
+  pf_flow_end(c, id);
 }
 
-/* Writes the slice: its begin packet (with the strings it interned) and its end packet
- * (an instant: its one packet). */
+/* Writes the slice (or instant): its begin packet with the strings it interned, and its
+ * end packet; or queues it while its flow's end is unknown (chrome_perfetto_flows.c). */
 static void pf_slice_close(ct_chrome *c) {
   chr_perfetto *pf = c->pf;
   if (pf->event.failed || pf->interned.failed || pf->list.failed || pf->item.failed ||
       pf->entry.failed)
     pf->failed = 1;
-  pb_uint(&pf->packet, PKT_TIMESTAMP, pf->begin_ns);
-  pf_packet_start(pf, 1);
-  if (pf->interned.n) pb_message(&pf->packet, PKT_INTERNED_DATA, &pf->interned);
-  pb_message(&pf->packet, PKT_TRACK_EVENT, &pf->event);
-  pf_write_packet(c);
-  if (pf->instant) return;
-  pb_clear(&pf->event);
-  pb_uint(&pf->event, TE_TYPE, TYPE_SLICE_END);
-  pb_uint(&pf->event, TE_TRACK_UUID, pf->track);
-  pb_uint(&pf->packet, PKT_TIMESTAMP, pf->end_ns);
-  pf_packet_start(pf, 0);
-  pb_message(&pf->packet, PKT_TRACK_EVENT, &pf->event);
-  pf_write_packet(c);
+  uint64_t flow = pf->flow_out;
+  pf->flow_out = 0;
+  pf_flows_close(c, flow);
+  pf_flows_release(c);
 }
 
 /* JSON's separate flow events: Perfetto has them as the slices' flow ids. */

@@ -70,6 +70,9 @@ struct chr_perfetto {
   int need_clear; /* the next packet clears the sequence's incremental state */
   uint64_t begin_ns, end_ns, track;
   int instant;      /* the open event is an instant: no end packet */
+  uint64_t flow_out; /* the flow the open slice starts (0: none) */
+  pb_buf scratch;   /* a TrackEvent being written from the queue (chrome_perfetto_flows.c) */
+  struct pf_queue *queue; /* slices waiting for their flow's end, and those behind them */
   ct_map *counters; /* (pid, name) -> uint64_t uuid of its counter track */
   ct_map *uuids;    /* (pid, tid) -> uint64_t uuid of its track */
   ct_map *gpu_tracks; /* (pid, tid) -> gpu_track: names of the GPU tracks; (pid, lane):
@@ -91,6 +94,27 @@ void pf_packet_start(chr_perfetto *pf, int needs);
 
 /* Writes the TrackDescriptor in pf->item as a packet. */
 void pf_write_descriptor(ct_chrome *c);
+
+/* ---- flows (chrome_perfetto_flows.c) ---- */
+
+typedef struct pf_queue pf_queue;
+
+/* Writes the open slice (or instant) in pf->event, with pf->interned, or queues it:
+ * flow (0: none) is the flow it starts, drawn only once its end is written. */
+void pf_flows_close(ct_chrome *c, uint64_t flow);
+
+/* Notes that flow's end (a GPU slice's terminating_flow_ids) is being written. */
+void pf_flow_end(ct_chrome *c, uint64_t flow);
+
+/* Writes the queue's head while it is decided (after a slice that may have decided it). */
+void pf_flows_release(ct_chrome *c);
+
+/* Writes everything queued: at the document's end (flows not ended: without their ids),
+ * and before the interning state is cleared (optimistic: with them). */
+void pf_flows_flush(ct_chrome *c, int optimistic);
+
+/* Frees the queue. */
+void pf_flows_free(chr_perfetto *pf);
 
 /* ---- tracks (chrome_perfetto_tracks.c) ---- */
 
