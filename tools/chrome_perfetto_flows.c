@@ -8,7 +8,9 @@
  * timestamps by it, chrome_order.c). Its interned strings are written at once, in a
  * packet of their own, so later packets can use them. The queue's head is written as
  * soon as it is decided: its flow's end was written (with flow_ids), or it waited
- * too long (more than QUEUE_MAX slices or QUEUE_MAX_BYTES queued: without), or the
+ * too long (its end STALE_NS behind the newest slice written, as report_inner.c gives
+ * up on a library call's kernels, or more than QUEUE_MAX slices or QUEUE_MAX_BYTES
+ * queued: without), or the
  * document ends (without: a GPU record lost, or outside --from/--to). Before the
  * interning state is cleared (every INTERN_MAX distinct strings) everything queued is
  * written, flows not ended yet with their ids (their end is likely still to come; the
@@ -24,6 +26,7 @@
 #define QUEUE_MAX 65536
 #define QUEUE_MAX_BYTES (64u << 20)
 #define ENDED_MAX 65536
+#define STALE_NS 2000000000ull /* the model's largest reorder window */
 
 /* A slice (or instant) waiting to be written. */
 typedef struct pf_item {
@@ -39,6 +42,7 @@ struct pf_queue {
   size_t first, n, cap;     /* items a[first .. first + n) */
   uint64_t base;            /* the sequence number of a[0] */
   size_t bytes;
+  uint64_t newest;          /* the latest end of a slice closed */
   ct_corr_table waiting;    /* flow id -> uint64_t sequence number of its item */
   ct_corr_table ended;      /* flow ids whose end was written before their start */
   uint64_t *per_track;      /* items queued per track uuid (uuids are small numbers) */
@@ -122,7 +126,8 @@ static void pop(ct_chrome *c, pf_queue *q, int optimistic) {
 /* Writes the decided items at the head, and undecided ones too while the queue is over
  * its bounds (all: every item; optimistic: see pop). */
 static void release(ct_chrome *c, pf_queue *q, int all, int optimistic) {
-  while (q->n && (all || q->a[q->first].decided || q->n > QUEUE_MAX || q->bytes > QUEUE_MAX_BYTES))
+  while (q->n && (all || q->a[q->first].decided || q->a[q->first].end_ns + STALE_NS < q->newest ||
+                  q->n > QUEUE_MAX || q->bytes > QUEUE_MAX_BYTES))
     pop(c, q, optimistic);
 }
 
@@ -167,6 +172,7 @@ static int push(ct_chrome *c, pf_queue *q, uint64_t flow, int decided) {
 void pf_flows_close(ct_chrome *c, uint64_t flow) {
   chr_perfetto *pf = c->pf;
   pf_queue *q = flow || pf->queue ? queue_of(pf) : NULL;
+  if (q && pf->end_ns > q->newest) q->newest = pf->end_ns;
   int decided = 1;
   if (flow && q) {
     void *e = ct_corr_find(&q->ended, flow, 0);
