@@ -64,13 +64,6 @@ int ctpd_caller_passes(const void *ra) CTPD_HIDDEN;
 /* The string id of the kernel behind a CUfunction (or CUkernel), 0 if unknown. */
 uint64_t ctpd_function_name_id(CUfunction f) CTPD_HIDDEN;
 
-/* The KERNEL_ATTR id (format 1.6) of the function (or CUkernel) f that a driver launch
- * has just run with block_threads threads per block and dyn_smem bytes of dynamic
- * shared memory on `device`; writes the KERNEL_ATTR and OCCUPANCY records at their
- * first sight (kernel_attrs.c). 0 when unknown. Leaves errno. */
-uint64_t ctpd_launch_attr(CUfunction f, uint64_t name, unsigned block_threads,
-                          unsigned dyn_smem, int device) CTPD_HIDDEN;
-
 /* Counts a traced driver-level call (for "nothing_intercepted"). */
 extern unsigned long ctpd_calls_seen CTPD_HIDDEN;
 static inline void ctpd_note_call(void) {

@@ -5,7 +5,8 @@
  * first launch of each (function, device, threads per block, dynamic shared memory)
  * writes an OCCUPANCY record with what cuOccupancyMaxActiveBlocksPerMultiprocessor /
  * cudaOccupancyMaxActiveBlocksPerMultiprocessor say. Both are cached: a repeated launch
- * pays one thread-local compare, a new shape of a known function one map lookup.
+ * pays two thread-local compares (ctph_launch_attr, inline in hooks_internal.h), a new
+ * shape of a known function two lock-free map lookups.
  *
  * Driver launches query the driver through the tracer's own resolved pointers
  * (ctph_drv, never our wrappers). Runtime launches name a host stub or a cudaKernel_t,
@@ -30,14 +31,7 @@ static struct ctph_map functions = CTPH_MAP_INIT(8);
 static struct ctph_map shapes = CTPH_MAP_INIT(8);
 static uint64_t last_attr_id;
 
-/* The last shape this thread launched (launch loops repeat one). */
-static __thread struct {
-  const void *handle;
-  size_t dyn_smem;
-  unsigned threads;
-  int device, runtime;
-  uint64_t attr;
-} last;
+__thread struct ctph_last_shape ctph_last_shape;
 
 /* ---------------------------------------------------------------- the runtime */
 
@@ -208,14 +202,10 @@ static int shape_occupancy(uint64_t attr, const void *handle, int runtime, CUfun
   return 1;
 }
 
-/* The shared lookup of both halves. */
-static uint64_t launch_attr(const void *handle, int runtime, uint64_t name, unsigned threads,
-                            size_t dyn_smem, int device) {
+uint64_t ctph_launch_attr_slow(const void *handle, int runtime, uint64_t name, unsigned threads,
+                               size_t dyn_smem, int device, uint64_t key) {
   if (!handle)
     return 0;
-  if (CTP_LIKELY(handle == last.handle && threads == last.threads &&
-                 dyn_smem == last.dyn_smem && device == last.device && runtime == last.runtime))
-    return last.attr;
   int saved = errno;
   CUfunction fn = NULL;
   int settled = 0;
@@ -223,20 +213,11 @@ static uint64_t launch_attr(const void *handle, int runtime, uint64_t name, unsi
   if (attr)
     settled = shape_occupancy(attr, handle, runtime, fn, threads, dyn_smem,
                               device < 0 ? 0 : device);
-  if (settled) {
-    last.handle = handle, last.threads = threads, last.dyn_smem = dyn_smem;
-    last.device = device, last.runtime = runtime, last.attr = attr;
+  if (settled && key) {
+    ctph_last_shape.handle = handle;
+    ctph_last_shape.key = key;
+    ctph_last_shape.attr = attr;
   }
   errno = saved;
   return attr;
-}
-
-uint64_t ctpd_launch_attr(CUfunction f, uint64_t name, unsigned block_threads,
-                          unsigned dyn_smem, int device) {
-  return launch_attr(f, 0, name, block_threads, dyn_smem, device);
-}
-
-uint64_t ctph_runtime_kernel_attr(const void *func, uint64_t name, unsigned block_threads,
-                                  size_t dyn_smem, int device) {
-  return launch_attr(func, 1, name, block_threads, dyn_smem, device);
 }

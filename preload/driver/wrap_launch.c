@@ -21,7 +21,7 @@ static void emit_launch(const ctph_call *c, CUresult result, CUfunction f, uint6
                         unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shmem) {
   uint64_t attr =
-      result == CUDA_SUCCESS ? ctpd_launch_attr(f, kernel, bx * by * bz, shmem, c->device) : 0;
+      result == CUDA_SUCCESS ? ctph_launch_attr(f, 0, kernel, bx * by * bz, shmem, c->device) : 0;
   ct_record r;
   r.kind = CT_KIND_LAUNCH;
   r.u.launch = (struct ct_launch){.corr = c->corr, .kernel = kernel, .grid_x = gx, .grid_y = gy,

@@ -220,13 +220,42 @@ void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) CTPH_HIDDEN;
 
 /* ---------------------------------------------- kernel_attrs.c (preload/driver/) */
 
-/* The KERNEL_ATTR id (format 1.6) of the function a runtime launch named (a host stub
- * or a cudaKernel_t) that has just succeeded, with block_threads threads per block and
- * dyn_smem bytes of dynamic shared memory on `device`; on the first sight of the
- * function (and of the shape) writes its KERNEL_ATTR (and OCCUPANCY) record first. 0
- * when unknown. Never changes the runtime's last error or errno. */
-uint64_t ctph_runtime_kernel_attr(const void *func, uint64_t name, unsigned block_threads,
-                                  size_t dyn_smem, int device) CTPH_HIDDEN;
+/* The last launch shape of this thread and its KERNEL_ATTR id: a launch loop's
+ * repeated launch is answered by two compares (ctph_launch_attr). */
+struct ctph_last_shape {
+  const void *handle;
+  uint64_t key; /* ctph_shape_key; 0 never matches a launch */
+  uint64_t attr;
+};
+extern __thread struct ctph_last_shape ctph_last_shape CTPH_HIDDEN;
+
+/* threads per block, dynamic shared memory, device and the launch's layer in one word
+ * (0 when they do not fit: never cached). */
+static inline uint64_t ctph_shape_key(unsigned threads, size_t dyn_smem, int device, int runtime) {
+  if (threads > 2047 || (unsigned)device > 255 || dyn_smem >> 43)
+    return 0;
+  return 1 | (uint64_t)runtime << 1 | (uint64_t)threads << 2 | (uint64_t)device << 13 |
+         (uint64_t)dyn_smem << 21;
+}
+
+/* The lookup behind ctph_launch_attr when the last shape does not match. */
+uint64_t ctph_launch_attr_slow(const void *handle, int runtime, uint64_t name, unsigned threads,
+                               size_t dyn_smem, int device, uint64_t key) CTPH_HIDDEN;
+
+/* The KERNEL_ATTR id (format 1.6) of the function `handle` that a launch has just run
+ * (runtime = 0: a CUfunction or CUkernel of a driver launch; 1: a host stub or
+ * cudaKernel_t of a runtime launch, asked of the runtime only when no error is
+ * pending) with block_threads threads per block and dyn_smem bytes of dynamic shared
+ * memory on `device`; on the first sight of the function (and of the shape) writes its
+ * KERNEL_ATTR (and OCCUPANCY) record first. 0 when unknown. Leaves errno and the
+ * runtime's last error as they were. */
+static inline uint64_t ctph_launch_attr(const void *handle, int runtime, uint64_t name,
+                                        unsigned block_threads, size_t dyn_smem, int device) {
+  uint64_t key = ctph_shape_key(block_threads, dyn_smem, device < 0 ? 0 : device, runtime);
+  if (CTP_LIKELY(handle == ctph_last_shape.handle && key == ctph_last_shape.key && key))
+    return ctph_last_shape.attr;
+  return ctph_launch_attr_slow(handle, runtime, name, block_threads, dyn_smem, device, key);
+}
 
 /* ------------------------------------------------- wrap_alloc.c (preload/driver/) */
 

@@ -25,11 +25,11 @@ CTP_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t s
 
 /* Writes the LAUNCH record of a call; when the launch succeeded, the function's
  * KERNEL_ATTR and OCCUPANCY records first, at their first sight. */
-static void emit_launch(const ctph_call *c, cudaError_t result, const void *func, uint64_t kernel,
+static inline __attribute__((always_inline)) void emit_launch(const ctph_call *c, cudaError_t result, const void *func, uint64_t kernel,
                         dim3 grid, dim3 block, size_t shmem) {
   uint64_t attr = result == cudaSuccess
-                      ? ctph_runtime_kernel_attr(func, kernel, block.x * block.y * block.z,
-                                                 shmem, c->device)
+                      ? ctph_launch_attr(func, 1, kernel, block.x * block.y * block.z, shmem,
+                                         c->device)
                       : 0;
   uint64_t corr = c->corr;
   ct_record r;
