@@ -7,9 +7,10 @@ Planted: step 0 allocates and copies 64 MiB synchronously (setup: a 419 ms copy 
 simulator's SIMCUDA_PAGEABLE_GBPS=0.16, not left to the host's memcpy), step 3 sleeps 600 ms
 on the CPU before its launches (host_wait: 4.75x a 160 ms step), step 6's second s_work
 lasts 200 ms (5x: the step 2x). On a loaded machine a synchronize can wake tens of ms
-late (seen: 40 ms at load 6 on 2 cores); the plants are large enough that it neither
-hides one nor lifts the median over one, and a step it makes an outlier must say so
-(its first reason sync idle).
+late (seen: 40 ms at load 6 on 2 cores), or the program's thread be preempted as long;
+the plants are large enough that neither hides one nor lifts the median over one, and a
+step they make an outlier must say so (its first reason sync or host_wait idle, and no
+outlier without it).
 Asserted exactly: the steps' busy and idle time by cause add up to the device's in
 `cutrace gaps`; the chosen range ("step", most frequent outermost: not "fwd", which
 is more frequent but nested, nor "init"), 9 steps, per-step kernel/copy/sync counts and
@@ -124,19 +125,23 @@ for cause in ("host_wait", "launch_overhead", "sync", "other_stream", "tracer", 
     got = sum(s["idle_by_cause"][cause] for s in st)
     check(got == dev["idle"][cause + "_ns"], f"idle {cause}: steps {got} vs gaps {dev['idle']}")
 
-def late_sync(outlier, doc):
-    """True when an outlier is explained by a synchronize that woke late (load), not a plant:
-    its first reason is sync idle, and without its sync idle it would be no outlier."""
+def late_host(outlier, doc):
+    """True when an outlier is explained by the load on the machine, not a plant: a
+    synchronize that woke late (its first reason sync idle) or the program's thread
+    preempted between launches (host_wait idle; seen in CI at load 4-5 on 2 cores: a
+    160 ms step 25% longer), and without that idle it would be no outlier."""
     step = doc["steps"][outlier["step"]]
-    return (reason_keys(outlier["reasons"])[:1] == [("idle", "sync")] and
-            step["time_ns"] - step["idle_by_cause"]["sync"] <= 1.25 * doc["summary"]["median_ns"])
+    first = reason_keys(outlier["reasons"])[:1]
+    if first not in ([("idle", "sync")], [("idle", "host_wait")]):
+        return False
+    return step["time_ns"] - step["idle_by_cause"][first[0][1]] <= 1.25 * doc["summary"]["median_ns"]
 
 
 def outliers_ok(doc, planted):
-    """The planted steps are outliers, and any other is a late synchronize's."""
+    """The planted steps are outliers, and any other is the load's (late_host)."""
     outliers = doc["summary"]["outliers"]
     got = {o["step"] for o in outliers}
-    return planted <= got and all(late_sync(o, doc) for o in outliers if o["step"] not in planted)
+    return planted <= got and all(late_host(o, doc) for o in outliers if o["step"] not in planted)
 
 
 outl = summ["outliers"]
