@@ -21,7 +21,9 @@
 #include "chrome_internal.h"
 #include "output.h"
 #ifdef CT_HAVE_GAPS_H
+#include "gap_spill.h"
 #include "gaps.h"
+#include "model_tee.h"
 #endif
 
 /* ---- model callbacks ------------------------------------------------------------------ */
@@ -265,6 +267,38 @@ ct_chrome *ct_chrome_begin(FILE *out, const ct_chrome_options *opts) {
   return c;
 }
 
+#ifdef CT_HAVE_GAPS_H
+/* Reads path once for both the export (ops) and the gaps analysis (as ct_gaps_each
+ * would run it), keeping the gaps for after the file's other events. Returns the kept
+ * gaps with *rc and *st those of ct_model_read, or NULL, having read nothing, when
+ * out of memory. */
+static ct_gap_spill *read_with_gaps(ct_chrome *c, const char *path, const ct_model_ops *ops,
+                                    ct_model_stats *st, int *rc) {
+  ct_gaps_options o;
+  ct_gaps_default_options(&o);
+  o.min_gap_ns = c->opt.gap_min_ns;
+  o.top = 0;
+  ct_gap_spill *spill = ct_gap_spill_new();
+  ct_gaps *g = spill ? ct_gaps_new(&o) : NULL;
+  const ct_model_ops *gops = NULL;
+  ct_gaps_file *gf = g ? ct_gaps_file_begin(g, path, &gops) : NULL;
+  if (!gf) {
+    ct_gaps_free(g);
+    ct_gap_spill_free(spill);
+    return NULL;
+  }
+  ct_gaps_set_callback(g, ct_gap_spill_add, spill);
+  ct_model_tee tee = {0};
+  ct_model_tee_add(&tee, ops, c);
+  ct_model_tee_add(&tee, gops, gf);
+  *rc = ct_model_tee_read(&tee, path, NULL, st);
+  ct_model_stats gst = *st; /* the analysis's verdict is not the export's */
+  ct_gaps_file_end(gf, *rc, &gst);
+  ct_gaps_free(g);
+  return spill;
+}
+#endif
+
 int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   static const ct_model_ops ops = {.on_process = on_process, .on_span = chr_on_span,
                                    .on_activity = on_activity, .on_stream = on_stream,
@@ -289,7 +323,12 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
     return -1;
   }
   c->open_pause = 0;
-  int rc = ct_model_read(path, NULL, &ops, c, st);
+  int rc;
+#ifdef CT_HAVE_GAPS_H
+  ct_gap_spill *spill = c->opt.gaps ? read_with_gaps(c, path, &ops, st, &rc) : NULL;
+  if (!spill)
+#endif
+    rc = ct_model_read(path, NULL, &ops, c, st);
   if (c->open_pause) { /* still paused at the end: the pause lasts to the last event */
     put_pause(c, c->open_pause, st->last_ns > c->open_pause ? st->last_ns : c->open_pause,
               c->open_pause_why);
@@ -313,10 +352,11 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
     ct_range_each(path, chr_on_range_gpu, c, &rst, NULL, NULL);
   }
 #ifdef CT_HAVE_GAPS_H
-  if (rc >= 0 && c->opt.gaps) {
-    ct_model_stats gst;
+  if (rc >= 0 && c->opt.gaps && (!spill || ct_gap_spill_replay(spill, NULL, on_gap, c) < 0)) {
+    ct_model_stats gst; /* the gaps could not be kept: find them again */
     ct_gaps_each(path, c->opt.gap_min_ns, on_gap, c, &gst);
   }
+  ct_gap_spill_free(spill);
 #endif
   ct_map_forget_pointers(c->tracks);
   ct_map_free(c->tracer_tracks); /* tracer tracks are per process */
