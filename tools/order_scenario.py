@@ -12,7 +12,11 @@ tracer in the order they end (inner first):
     cudaMemcpy [t, t+10 us] depth 0, its driver call cuMemcpyHtoD_v2 [t, t+5 us] depth 1
     cudaMalloc [t2, t2+8 us] depth 0, cuMemAlloc_v2 [t2, t2+8 us] depth 1 (same end)
     NVTX ranges outer [t3, t3+40 us] depth 0, inner [t3, t3+20 us] depth 1
-NESTED lists them as (name, begin, end, parent name) with the parent each must have."""
+NESTED lists them as (name, begin, end, parent name) with the parent each must have.
+
+Waiting (Perfetto's flow queue): the launch whose GPU record was lost stops waiting for
+its flow's end once a slice 2 s later is written: LATE_FLOWS (thread FLOWS) and then
+LATE_NEST (thread NEST), 3 s after it, come after it in the file."""
 from tracewrite import TraceWriter
 
 US = 1000
@@ -36,11 +40,16 @@ NESTED = [
 ]
 
 
+LATE_FLOWS = T0 + 3 * 10**9
+LATE_NEST = LATE_FLOWS + 10 * US
+
+
 def write(path):
     w = TraceWriter()
     s = {k: w.string(k) for k in (
         "host", "./order", "GPU", "main", "nest", "cudaLaunchKernel", "cudaMemcpy",
-        "cuMemcpyHtoD_v2", "cudaMalloc", "cuMemAlloc_v2", "_Z4stepv", "outer", "inner")}
+        "cuMemcpyHtoD_v2", "cudaMalloc", "cuMemAlloc_v2", "_Z4stepv", "outer", "inner",
+        "cudaStreamSynchronize")}
     w.add("process", pid=PID, ppid=1, start_ns=T0, realtime_ns=1700000000 * 10**9,
           host=s["host"], cmdline=s["./order"])
     w.add("device", device=0, name=s["GPU"], cc_major=9, sm_count=132, mem_bytes=141 << 30)
@@ -86,5 +95,10 @@ def write(path):
     b += 20 * US
     w.add("range", tid=NEST, name=s["inner"], begin_ns=b, end_ns=b + 20 * US, depth=1)
     w.add("range", tid=NEST, name=s["outer"], begin_ns=b, end_ns=b + 40 * US, depth=0)
-    w.add("end", records=0, drops=1, end_ns=T_NEST + 100 * US)
+    # 3 s later: one call on each thread
+    w.add("api", tid=FLOWS, name=s["cudaStreamSynchronize"], begin_ns=LATE_FLOWS,
+          end_ns=LATE_FLOWS + 5 * US, corr=20, stream=7)
+    w.add("api", tid=NEST, name=s["cudaStreamSynchronize"], begin_ns=LATE_NEST,
+          end_ns=LATE_NEST + 5 * US, corr=21, stream=7)
+    w.add("end", records=0, drops=1, end_ns=LATE_NEST + 100 * US)
     w.save(path)

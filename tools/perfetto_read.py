@@ -176,7 +176,7 @@ class Trace:
             events.append((ts, order, typ, {
                 "track": uuid, "name": self._str("name", one(te, 10)),
                 "cat": cats[0] if len(cats) == 1 else cats, "args": args,
-                "flow_out": many(te, 47), "flow_in": many(te, 48)}))
+                "flow_out": many(te, 47), "flow_in": many(te, 48), "packet": order}))
         elif typ == SLICE_END:
             if one(te, 10) is not None or many(te, 4):
                 self._problem(f"packet {order}: a slice end with a name or args")

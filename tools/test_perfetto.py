@@ -222,12 +222,19 @@ def main():
     t = both("planted flows and nesting", ["--no-gaps", order])
     if t:
         starts = {s["args"]["correlation"]: s["flow_out"] for s in t.slices
-                  if s["track"] and t.place(s["track"])[1].startswith("main")}
+                  if t.place(s["track"])[1].startswith("main")
+                  and s["args"].get("correlation") in order_scenario.FLOW_CORRS}
         want = {c: [c] if drawn else [] for c, drawn in order_scenario.FLOW_CORRS.items()}
         check(starts == want, f"planted flows: flow starts by call {starts}, want {want}")
         ended = sorted(fid for fid, f in t.flows.items() if "in" in f and "out" in f)
         check(ended == [c for c, drawn in order_scenario.FLOW_CORRS.items() if drawn],
               f"planted flows: drawn {ended}")
+        # the launch whose GPU record was lost waited for it at most 2 s (trace time)
+        where = {(x["name"], x["ts"]): x["packet"] for x in t.slices}
+        lost = [x["packet"] for x in t.slices if x["args"].get("correlation") == 3]
+        late = where.get(("cudaStreamSynchronize", order_scenario.LATE_NEST))
+        check(lost and late and lost[0] < late,
+              f"planted flows: the lost launch written before a slice 3 s later ({lost} {late})")
         # slices that begin in the same ns: the outer one first in both files, so that
         # viewers nest them right (the reader pairs begins and ends as trace_processor)
         got = {(x["name"], x["ts"]): x["ts"] + x["dur"] for x in t.slices}
