@@ -4,7 +4,8 @@
  * Conventions, after Kineto's output (libkineto/src/output_json.cpp, facts only):
  * complete events ph "X" with ts/dur in microseconds and 3 decimals; flows ph "s" (on
  * the call) and ph "f" with bp "e" (on the GPU work), cat "ac2g", id = correlation;
- * process_name / thread_name metadata with sort indices; counters ph "C"; top-level
+ * process_name / thread_name metadata with sort indices; counters ph "C"; instant
+ * events ph "i" with s "t" (handleGenericInstantEvent's field order); top-level
  * deviceProperties, distributedInfo, displayTimeUnit, baseTimeNanoseconds.
  * Everything goes through the document's output buffer (chrome_out.h): stdio per piece
  * and printf for numbers took most of the export's time.

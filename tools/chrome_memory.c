@@ -6,7 +6,11 @@
  * allocation and release call. Releases are matched to allocations by pointer with
  * report's code (ct_alloc_match, tools/report_alloc.c), in the same order, so that the
  * counters' highest values are the "Peak live" column of report's memory allocations
- * table. Memory: one entry per live allocation of the file being read.
+ * table. And per allocation or release, Kineto's "[memory]" instant event on the
+ * calling thread (the shape PyTorch's profile_memory=True writes; docs/dump.md cites
+ * the sources), its totals the live bytes of its Kineto device (CUDA device D for GPU
+ * memory, the CPU for page-locked host memory). Memory: one entry per live
+ * allocation of the file being read.
  */
 #include <stdio.h>
 #include <string.h>
