@@ -23,7 +23,8 @@ cuFuncGetAttribute and cuOccupancyMaxActiveBlocksPerMultiprocessor): one KERNEL_
 record per kernel with the planted values, one OCCUPANCY record per shape, every LAUNCH
 naming its kernel's record; the report's JSON attributes (configurations by launches,
 ranges) and text columns; dump --chrome's args with Kineto's names and meanings (blocks
-per SM = grid blocks / 132 SMs, warps per SM, est. achieved occupancy %). With the
+per SM = grid blocks / 132 SMs, warps per SM, est. achieved occupancy %), and the same
+args on dump --perfetto's kernel slices. With the
 shared runtime, light's first launch comes with a runtime error pending: the tracer
 leaves it alone (the program checks cudaGetLastError) and that launch has no
 attributes (attr 0): 3 of light's 4 launches of 1024 threads are known there, 4 in the static build.
@@ -41,6 +42,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
 from harness import record_one_file  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import perfetto_read  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
@@ -124,11 +128,35 @@ def check_report(label, path, shared):
     check(cells.get("light") == ["36", "2048", "50-75"], f"{label}: text cells of light {cells}")
 
 
-def check_chrome(label, path):
+def kernel_events(label, path):
+    """The kernel slices of dump --chrome, and the same of dump --perfetto: (name, args)."""
     p = subprocess.run([cutrace, "dump", "--chrome", path], capture_output=True, text=True,
                        timeout=120)
     check(p.returncode == 0, f"{label}: dump --chrome status {p.returncode}: {p.stderr[-300:]}")
     events = [e for e in json.loads(p.stdout or "{}").get("traceEvents", []) if e.get("cat") == "kernel"]
+    pf = os.path.join(tmp, label + ".pftrace")
+    with open(pf, "wb") as out:
+        q = subprocess.run([cutrace, "dump", "--perfetto", path], stdout=out, timeout=120)
+    check(q.returncode == 0, f"{label}: dump --perfetto status {q.returncode}")
+    slices = [s for s in perfetto_read.read(pf).slices if s.get("cat") == "kernel"]
+    return events, slices
+
+
+ATTR_ARGS = ("registers per thread", "shared memory", "static shared memory", "dynamic shared memory",
+             "local memory per thread", "resident blocks per SM", "blocks per SM", "warps per SM",
+             "est. achieved occupancy %", "theoretical occupancy %")
+
+
+def check_chrome(label, path):
+    events, slices = kernel_events(label, path)
+    # Perfetto: the same args (its doubles exact, JSON's with 3 decimals), slice for slice
+    def norm(args):
+        return {k: round(args[k], 3) if isinstance(args.get(k), float) else args.get(k)
+                for k in ATTR_ARGS}
+    same = [(e.get("name"), norm(e["args"])) for e in events]
+    pf = [(s.get("name"), norm(s["args"])) for s in slices]
+    check(sorted(map(repr, same)) == sorted(map(repr, pf)),
+          f"{label}: perfetto kernel args differ from chrome's:\n  {pf[:2]}\n  {same[:2]}")
     check(len(events) == 10, f"{label}: {len(events)} kernel slices")
     seen = {}
     for e in events:
