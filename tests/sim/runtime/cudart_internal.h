@@ -27,6 +27,10 @@ int rt_current_device(void);
  * loads it again into the fresh context. */
 void rt_forget_modules(void);
 
+/* The driver function of a registered kernel (a host stub or cudaKernel_t), its module
+ * loaded first; records and returns the error when there is none. */
+cudaError_t rt_kernel_function(const void *func, CUfunction *out);
+
 /* Looks up the registered device variable whose host shadow is `symbol` and
  * returns its device address and size. */
 cudaError_t rt_symbol_address(const void *symbol, CUdeviceptr *address, size_t *size);

@@ -169,8 +169,8 @@ static struct rt_kernel *find_kernel(const void *func)
   return found;
 }
 
-/* Resolves the driver function of a kernel, loading its module first. */
-static cudaError_t kernel_function(const void *func, CUfunction *out)
+/* Resolves the driver function of a kernel, loading its module first (cudart_internal.h). */
+cudaError_t rt_kernel_function(const void *func, CUfunction *out)
 {
   RT_ENTER();
   struct rt_kernel *k = find_kernel(func);
@@ -263,7 +263,7 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, 
                           cudaStream_t stream, int pt, int cooperative)
 {
   CUfunction f;
-  cudaError_t e = kernel_function(func, &f);
+  cudaError_t e = rt_kernel_function(func, &f);
   if (e != cudaSuccess)
     return e;
   if (check_config(grid, block))
@@ -329,7 +329,7 @@ static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func,
   if (!config)
     return rt_fail(cudaErrorInvalidValue);
   CUfunction f;
-  cudaError_t e = kernel_function(func, &f);
+  cudaError_t e = rt_kernel_function(func, &f);
   if (e != cudaSuccess)
     return e;
   if (check_config(config->gridDim, config->blockDim))
@@ -374,58 +374,4 @@ SIM_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
     return rt_fail(cudaErrorInvalidDeviceFunction);
   *name = k->device_name;
   return cudaSuccess;
-}
-
-static int function_attribute(CUfunction f, CUfunction_attribute attr)
-{
-  int v = 0;
-  if (!simdrv.FuncGetAttribute || simdrv.FuncGetAttribute(&v, attr, f) != CUDA_SUCCESS)
-    v = 0;
-  return v;
-}
-
-/** Fills cudaFuncAttributes from the driver's function attributes. */
-SIM_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
-{
-  if (!attr)
-    return rt_fail(cudaErrorInvalidValue);
-  CUfunction f;
-  cudaError_t e = kernel_function(func, &f);
-  if (e != cudaSuccess)
-    return e;
-  memset(attr, 0, sizeof *attr);
-  attr->sharedSizeBytes = (size_t)function_attribute(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-  attr->constSizeBytes = (size_t)function_attribute(f, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
-  attr->localSizeBytes = (size_t)function_attribute(f, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-  attr->maxThreadsPerBlock = function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-  attr->numRegs = function_attribute(f, CU_FUNC_ATTRIBUTE_NUM_REGS);
-  attr->ptxVersion = function_attribute(f, CU_FUNC_ATTRIBUTE_PTX_VERSION);
-  attr->binaryVersion = function_attribute(f, CU_FUNC_ATTRIBUTE_BINARY_VERSION);
-  attr->maxDynamicSharedSizeBytes = function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
-  return cudaSuccess;
-}
-
-/** Resident blocks per SM of a kernel (a host stub or cudaKernel_t), from the driver. */
-SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func,
-                                                                     int blockSize, size_t dynamicSMemSize)
-{
-  if (!numBlocks)
-    return rt_fail(cudaErrorInvalidValue);
-  CUfunction f;
-  cudaError_t e = kernel_function(func, &f);
-  if (e != cudaSuccess)
-    return e;
-  RT_NEED(simdrv.OccupancyMaxActiveBlocksPerMultiprocessor);
-  return rt_check(simdrv.OccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, f, blockSize, dynamicSMemSize));
-}
-
-/** Sets a function attribute (the runtime and driver enumerations agree). */
-SIM_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
-{
-  CUfunction f;
-  cudaError_t e = kernel_function(func, &f);
-  if (e != cudaSuccess)
-    return e;
-  RT_NEED(simdrv.FuncSetAttribute);
-  return rt_check(simdrv.FuncSetAttribute(f, (CUfunction_attribute)attr, value));
 }
