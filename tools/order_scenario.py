@@ -12,6 +12,9 @@ tracer in the order they end (inner first):
     cudaMemcpy [t, t+10 us] depth 0, its driver call cuMemcpyHtoD_v2 [t, t+5 us] depth 1
     cudaMalloc [t2, t2+8 us] depth 0, cuMemAlloc_v2 [t2, t2+8 us] depth 1 (same end)
     NVTX ranges outer [t3, t3+40 us] depth 0, inner [t3, t3+20 us] depth 1
+    cudaMemcpyAsync [t4, t4+10 us] depth 0 around cuMemcpyHtoDAsync_v2 [t4, t4+8 us]
+    depth 1 around cuMemcpyHtoD_v2 [t4, t4+8 us] depth 2 (same end: by depth), then
+    cuStreamQuery [t4+8.5, t4+9 us] depth 1 (its own begin: stays after them)
 NESTED lists them as (name, begin, end, parent name) with the parent each must have.
 
 Waiting (Perfetto's flow queue): the launch whose GPU record was lost stops waiting for
@@ -37,6 +40,10 @@ NESTED = [
     ("cuMemAlloc_v2", T_NEST + 20 * US, T_NEST + 28 * US, "cudaMalloc"),
     ("outer", T_NEST + 40 * US, T_NEST + 80 * US, None),
     ("inner", T_NEST + 40 * US, T_NEST + 60 * US, "outer"),
+    ("cudaMemcpyAsync", T_NEST + 90 * US, T_NEST + 100 * US, None),
+    ("cuMemcpyHtoDAsync_v2", T_NEST + 90 * US, T_NEST + 98 * US, "cudaMemcpyAsync"),
+    ("cuMemcpyHtoD_v2", T_NEST + 90 * US, T_NEST + 98 * US, "cuMemcpyHtoDAsync_v2"),
+    ("cuStreamQuery", T_NEST + 98500, T_NEST + 99 * US, "cudaMemcpyAsync"),
 ]
 
 
@@ -49,7 +56,7 @@ def write(path):
     s = {k: w.string(k) for k in (
         "host", "./order", "GPU", "main", "nest", "cudaLaunchKernel", "cudaMemcpy",
         "cuMemcpyHtoD_v2", "cudaMalloc", "cuMemAlloc_v2", "_Z4stepv", "outer", "inner",
-        "cudaStreamSynchronize")}
+        "cudaStreamSynchronize", "cudaMemcpyAsync", "cuMemcpyHtoDAsync_v2", "cuStreamQuery")}
     w.add("process", pid=PID, ppid=1, start_ns=T0, realtime_ns=1700000000 * 10**9,
           host=s["host"], cmdline=s["./order"])
     w.add("device", device=0, name=s["GPU"], cc_major=9, sm_count=132, mem_bytes=141 << 30)
@@ -95,6 +102,11 @@ def write(path):
     b += 20 * US
     w.add("range", tid=NEST, name=s["inner"], begin_ns=b, end_ns=b + 20 * US, depth=1)
     w.add("range", tid=NEST, name=s["outer"], begin_ns=b, end_ns=b + 40 * US, depth=0)
+    b += 50 * US
+    call(16, "cuMemcpyHtoD_v2", b, b + 8 * US, 2, parent=14)
+    call(15, "cuMemcpyHtoDAsync_v2", b, b + 8 * US, 1, parent=14)
+    call(17, "cuStreamQuery", b + 8500, b + 9 * US, 1, parent=14)
+    call(14, "cudaMemcpyAsync", b, b + 10 * US, 0)
     # 3 s later: one call on each thread
     w.add("api", tid=FLOWS, name=s["cudaStreamSynchronize"], begin_ns=LATE_FLOWS,
           end_ns=LATE_FLOWS + 5 * US, corr=20, stream=7)

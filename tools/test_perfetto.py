@@ -248,6 +248,8 @@ def main():
             pb = [x[1] for x in order_scenario.NESTED if x[0] == parent]
             check(parent is None or at[(parent, pb[0])] < at[(name, b)],
                   f"planted nesting: JSON has {parent} before {name} ({at})")
+            check(parent is None or where[(parent, pb[0])] < where[(name, b)],
+                  f"planted nesting: Perfetto has {parent} before {name} ({where})")
 
     # several ranks, and --split
     import ranks_scenario
