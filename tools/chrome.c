@@ -341,6 +341,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   ct_inner_free(c->inner);
   c->inner = NULL;
   chr_order_finish(c);
+  c->enc->file_end(c); /* after the file's calls and GPU work, before its gaps */
   chr_queues_finish(c);
   chr_memory_finish(c);
   chr_kattr_finish(c);

@@ -203,6 +203,8 @@ struct chr_encoder {
   /* The flow id from (cpu_pid, cpu_tid) at cpu_ts to the slice at (pid, tid, ts). */
   void (*flow)(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_tid, uint64_t cpu_ts,
                uint64_t pid, uint64_t tid, uint64_t ts);
+  /* The current file's calls and GPU work are all written (its flows end in it). */
+  void (*file_end)(ct_chrome *c);
   /* A counter of kind k named name on row pid takes value v at ts. */
   void (*counter)(ct_chrome *c, const chr_counter_kind *k, uint64_t pid, const char *name,
                   uint64_t ts, uint64_t v);

@@ -243,6 +243,8 @@ static void json_list_close(ct_chrome *c, int dict) { chr_put_char(c, dict ? '}'
 
 static void json_flow_mark(ct_chrome *c, uint64_t id) { (void)c, (void)id; }
 
+static void json_file_end(ct_chrome *c) { (void)c; }
+
 static void json_slice_close(ct_chrome *c) { chr_put_text(c, "}}"); }
 
 static void json_flow(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_tid,
@@ -292,4 +294,5 @@ const chr_encoder chr_json_encoder = {
     .arg_f3 = json_arg_f3, .arg_time = json_arg_time, .arg_str = json_arg_str,
     .arg_list = json_arg_list, .item_u64 = json_item_u64, .item_str = json_item_str,
     .list_close = json_list_close, .flow_out = json_flow_mark, .flow_in = json_flow_mark,
-    .slice_close = json_slice_close, .flow = json_flow, .counter = json_counter};
+    .slice_close = json_slice_close, .flow = json_flow, .file_end = json_file_end,
+    .counter = json_counter};

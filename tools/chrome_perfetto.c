@@ -338,4 +338,5 @@ const chr_encoder chr_perfetto_encoder = {
     .arg_i64 = pf_arg_i64, .arg_f3 = pf_arg_f3, .arg_time = pf_arg_u64, .arg_str = pf_arg_str,
     .arg_list = pf_arg_list, .item_u64 = pf_item_u64, .item_str = pf_item_str,
     .list_close = pf_list_close, .flow_out = pf_flow_out, .flow_in = pf_flow_in,
-    .slice_close = pf_slice_close, .flow = pf_flow, .counter = pf_counter};
+    .slice_close = pf_slice_close, .flow = pf_flow, .file_end = pf_flows_file_end,
+    .counter = pf_counter};

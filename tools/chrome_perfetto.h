@@ -113,6 +113,10 @@ void pf_flows_release(ct_chrome *c);
  * and before the interning state is cleared (optimistic: with them). */
 void pf_flows_flush(ct_chrome *c, int optimistic);
 
+/* The end of an input file: its flows end in it (ids are per file), so what still
+ * waits is written without its flow id, and the next file's times start afresh. */
+void pf_flows_file_end(ct_chrome *c);
+
 /* Frees the queue. */
 void pf_flows_free(chr_perfetto *pf);
 

@@ -11,7 +11,8 @@
  * too long (its end STALE_NS behind the newest slice written, as report_inner.c gives
  * up on a library call's kernels, or more than QUEUE_MAX slices or QUEUE_MAX_BYTES
  * queued: without), or the
- * document ends (without: a GPU record lost, or outside --from/--to). Before the
+ * input file or the document ends (without: a GPU record lost, or outside
+ * --from/--to; a file's flow ids are its own). Before the
  * interning state is cleared (every INTERN_MAX distinct strings) everything queued is
  * written, flows not ended yet with their ids (their end is likely still to come; the
  * queued events use the old table's iids). Memory: the queue's bounds, and the ids of flows
@@ -216,6 +217,15 @@ void pf_flow_end(ct_chrome *c, uint64_t flow) {
 
 void pf_flows_release(ct_chrome *c) {
   if (c->pf->queue) release(c, c->pf->queue, 0, 0);
+}
+
+void pf_flows_file_end(ct_chrome *c) {
+  pf_queue *q = c->pf->queue;
+  if (!q) return;
+  release(c, q, 1, 0);
+  q->newest = 0;
+  ct_corr_free(&q->ended);
+  ct_corr_init(&q->ended, 1);
 }
 
 void pf_flows_free(chr_perfetto *pf) {

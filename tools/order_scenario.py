@@ -51,8 +51,31 @@ LATE_FLOWS = T0 + 3 * 10**9
 LATE_NEST = LATE_FLOWS + 10 * US
 
 
-def write(path):
-    w = TraceWriter()
+class _Moved:
+    """A TraceWriter whose records are moved shift ns later and to pid + dpid (its
+    threads too)."""
+
+    def __init__(self, w, shift, dpid):
+        self.w, self.shift, self.dpid = w, shift, dpid
+
+    def string(self, text):
+        return self.w.string(text)
+
+    def add(self, record, **f):
+        for k in ("begin_ns", "end_ns", "start_ns", "first_ns", "last_ns"):
+            if f.get(k):
+                f[k] += self.shift
+        for k in ("tid", "pid"):
+            if f.get(k):
+                f[k] += self.dpid
+        self.w.add(record, **f)
+
+
+def write(path, shift=0, dpid=0):
+    """Writes the scenario; shift: every time that many ns later, dpid: pid and tids
+    that much higher (another process)."""
+    base = TraceWriter()
+    w = _Moved(base, shift, dpid)
     s = {k: w.string(k) for k in (
         "host", "./order", "GPU", "main", "nest", "cudaLaunchKernel", "cudaMemcpy",
         "cuMemcpyHtoD_v2", "cudaMalloc", "cuMemAlloc_v2", "_Z4stepv", "outer", "inner",
@@ -113,4 +136,4 @@ def write(path):
     w.add("api", tid=NEST, name=s["cudaStreamSynchronize"], begin_ns=LATE_NEST,
           end_ns=LATE_NEST + 5 * US, corr=21, stream=7)
     w.add("end", records=0, drops=1, end_ns=LATE_NEST + 100 * US)
-    w.save(path)
+    base.save(path)

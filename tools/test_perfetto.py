@@ -251,6 +251,16 @@ def main():
             check(parent is None or where[(parent, pb[0])] < where[(name, b)],
                   f"planted nesting: Perfetto has {parent} before {name} ({where})")
 
+    # two files, the second earlier by 10 s: its calls wait for their GPU work as long
+    # as the first file's did (each file's flows end in that file)
+    later = os.path.join(d, "order-later.ctr")
+    order_scenario.write(later, shift=10**10, dpid=100)
+    t = both("planted flows, a later file first", ["--no-gaps", later, order])
+    if t:
+        drawn = sorted(fid for fid, f in t.flows.items() if "in" in f and "out" in f)
+        want = sorted(k << 40 | c for k in (0, 1) for c, on in order_scenario.FLOW_CORRS.items() if on)
+        check(drawn == want, f"planted flows, a later file first: drawn {drawn}, want {want}")
+
     # several ranks, and --split
     import ranks_scenario
     job = os.path.join(d, "job")
