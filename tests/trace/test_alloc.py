@@ -18,7 +18,10 @@ Chrome trace's gap slices with cause "alloc"; `cutrace report`'s memory allocati
 table (format 1.5 ALLOC records): per kind the calls, bytes, releases matched, peak and
 final live bytes, and the time of the allocation calls equal to their spans'; `dump
 --chrome`'s memory counters: per kind the live bytes after each call, their highest
-value the report's peak, device memory changing at the ends of the device calls.
+value the report's peak, device memory changing at the ends of the device calls; its
+Kineto [memory] events: one per allocation and release at a call's end, GPU memory on
+CUDA device 0 and page-locked memory on the CPU, totals the running sum of their bytes,
+back to 0 at the end.
 
 usage: test_alloc.py SIM_DIR CUTRACE LIBTRACE ALLOC_LOOP ALLOC_LOOP_STATIC
 """
@@ -196,6 +199,33 @@ def check_chrome_memory(label, path, rows, counts, driver):
     times = [t for t, _ in series.get("device", [])]
     check(len(times) == 2 * (ITERS + 1) and set(times) <= ends,
           f"{label}: device memory changes at the calls' ends {times}, not {sorted(ends)}")
+    # Kineto's [memory] events: one per allocation and release, at the call's end, on
+    # the calling thread; GPU memory on CUDA device 0 (Device Type 1), page-locked host
+    # memory on the CPU (0, -1); the totals follow the Bytes of the events before
+    mem = sorted((e for e in events if e["ph"] == "i" and e["name"] == "[memory]"),
+                 key=lambda e: e["ts"])
+    all_ends = {a["end_ns"] for spans in counts.values() for a in spans}
+    kinds = {(e["args"]["Device Type"], e["args"]["Device Id"]) for e in mem}
+    check(len(mem) == 2 * sum(r["allocs"] for r in rows.values()) and kinds == {(1, 0), (0, -1)}
+          and all(round(e["ts"] * 1000) in all_ends and e["cat"] == "cpu_instant_event"
+                  and e["s"] == "t" for e in mem),
+          f"{label}: {len(mem)} [memory] events on {kinds}, want 2 per allocation of {rows}")
+    totals = {}
+    for e in mem:
+        a = e["args"]
+        key = (a["Device Type"], a["Device Id"])
+        totals[key] = totals.get(key, 0) + a["Bytes"]
+        check(a["Total Allocated"] == a["Total Reserved"] == totals[key],
+              f"{label}: [memory] totals {a}, the events' bytes sum to {totals[key]}")
+    host = ("pinned", "registered")
+    want_peak = {(0, -1): 0, (1, 0): 0}
+    for key, kind in ((k, kind) for kind in rows for k in [(0, -1) if kind in host else (1, 0)]):
+        want_peak[key] = max(want_peak[key], rows[kind]["peak_live_bytes"])
+    peaks = {k: max((e["args"]["Total Allocated"] for e in mem
+                     if (e["args"]["Device Type"], e["args"]["Device Id"]) == k), default=0)
+             for k in want_peak}
+    check(all(peaks[k] >= want_peak[k] for k in peaks) and totals == {(1, 0): 0, (0, -1): 0},
+          f"{label}: [memory] peaks {peaks} (at least each kind's {want_peak}), final {totals}")
 
 
 for label, program, driver in (("shared", shared_prog, False), ("static", static_prog, True)):
