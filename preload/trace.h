@@ -149,6 +149,16 @@ uint64_t ctp_tid(void) CTP_HIDDEN;
 void ctp_at_final_flush(void (*fn)(void)) CTP_HIDDEN;
 
 /*
+ * Registers fn to run on the writer thread after each of its rounds once a thread of
+ * the process has recorded something (at most 1; later ones are ignored with a
+ * warning): work the preload can do ahead of the program's need, off the program's
+ * threads (preload/stacks/ lists the loaded modules there), and not at all in a
+ * process that records nothing (a shell, a launcher). fn must be quick once its
+ * work is done; it may emit TRACER records and intern strings.
+ */
+void ctp_at_writer_round(void (*fn)(void)) CTP_HIDDEN;
+
+/*
  * Emits a TRACER record for the tracer's own work on the calling thread: what is a
  * label ("flush", "poll", "anchor", ...), amount what it handled (bytes, events).
  */

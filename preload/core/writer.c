@@ -20,6 +20,7 @@
 #include "writer.h"
 
 static struct writer W = {.sink = {.fd = -1}};
+static void (*round_fn)(void); /* ctp_at_writer_round */
 
 /* How long exit or exec waits for an open still under way when no thread recorded
  * anything (ctp_writer_finish): a local disk or a healthy collector answers well
@@ -88,6 +89,8 @@ static void *writer_main(void *arg) {
     __atomic_add_fetch(&w->busy_cpu_ns,
                        (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec)),
                        __ATOMIC_RELAXED);
+    void (*fn)(void) = __atomic_load_n(&round_fn, __ATOMIC_ACQUIRE);
+    if (fn && ctp_buffers_head()) fn(); /* once the process recorded something */
   }
   ctp_writer_finish_file(w);
   return NULL;
@@ -143,6 +146,12 @@ int ctp_writer_start(const struct ctp_sink *s, const ct_record *first, unsigned 
   }
   w->running = 1;
   return 0;
+}
+
+void ctp_at_writer_round(void (*fn)(void)) {
+  void (*none)(void) = NULL;
+  if (!__atomic_compare_exchange_n(&round_fn, &none, fn, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    ctp_warn("more than one writer-round callback; one is ignored");
 }
 
 void ctp_writer_kick(void) {

@@ -8,9 +8,15 @@
  * program's name is "", so its path is read from /proc/self/exe. The vdso is
  * recorded under the name the loader gives it (linux-vdso.so.1).
  *
- * The table is only touched with the tree lock held (tree.c), on a cache miss.
- * Objects are collected inside the dl_iterate_phdr callback and written after it,
- * so no record is emitted while the loader's lock is held.
+ * The table is only touched with the tree lock held (tree.c). It is normally filled
+ * ahead of need by the writer thread (ctps_modules_scan_ahead, soon after the
+ * program's first record), so that a program's first stack only writes MODULE
+ * records from it; the program's thread scans itself only when its first stack
+ * comes first, when a pc lies outside every known object and objects were loaded
+ * since the last scan (dlopen), or when objects were unloaded (a range may now hold
+ * another object). Scanning writes no record: the MODULE records are written by the
+ * thread that writes the first STACK record needing one (ctps_module_cover), so they
+ * precede it in that thread's buffer and in the file.
  */
 #include <elf.h>
 #include <errno.h>
@@ -33,8 +39,9 @@ struct module {
 
 static struct module *modules; /* sorted by start */
 static size_t module_count, module_cap;
-static unsigned long long last_adds, last_subs;
-static int scanned_once, scanned_this_miss;
+static unsigned long long last_adds, last_subs; /* the loader's counters at the last scan */
+static unsigned long long probed_adds;          /* at the current insert (check_changes) */
+static int scanned_once;
 static char exe_path[4096];
 
 /* The GNU build-id of the object, as lowercase hex into out (cap bytes), or "". */
@@ -139,8 +146,10 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg) {
   return 0;
 }
 
-/* Re-reads the loaded objects: forgets unloaded ones, writes MODULE records for new ones. */
-static void scan_modules(void) {
+/* Re-reads the loaded objects: forgets unloaded ones, adds new ones with their strings
+ * interned (their MODULE records are written when a STACK record needs them). Returns
+ * the number of objects. */
+static size_t scan_modules(void) {
   if (!exe_path[0]) {
     ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
     exe_path[n > 0 ? n : 0] = 0;
@@ -155,12 +164,23 @@ static void scan_modules(void) {
       free(modules[i].path);
   }
   module_count = kept;
-  scanned_once = scanned_this_miss = 1;
+  scanned_once = 1;
+  probed_adds = last_adds;
+  for (size_t i = 0; i < module_count; i++) {
+    struct module *m = &modules[i];
+    if (!m->path_id) m->path_id = ctp_intern(m->path);
+    if (!m->build_id_id && m->build_id[0]) m->build_id_id = ctp_intern(m->build_id);
+  }
+  return module_count;
+}
+
+/* Writes the MODULE records of every object not yet described in this file. */
+static void emit_pending(void) {
   uint64_t now = ctp_now_ns();
   for (size_t i = 0; i < module_count; i++) {
     struct module *m = &modules[i];
     if (m->emitted) continue;
-    if (!m->path_id) m->path_id = ctp_intern(m->path);
+    if (!m->path_id) m->path_id = ctp_intern(m->path); /* scanned while tracing was off */
     if (!m->build_id_id && m->build_id[0]) m->build_id_id = ctp_intern(m->build_id);
     ct_record r;
     r.kind = CT_KIND_MODULE;
@@ -181,18 +201,26 @@ static int probe_counts(struct dl_phdr_info *info, size_t size, void *arg) {
 }
 
 void ctps_modules_check_changes(void) {
-  scanned_this_miss = 0;
   if (!scanned_once) return; /* the first cover scans */
   unsigned long long counts[2] = {last_adds, last_subs};
   dl_iterate_phdr(probe_counts, counts);
-  if (counts[0] != last_adds || counts[1] != last_subs) scan_modules();
+  probed_adds = counts[0];
+  if (counts[1] != last_subs) scan_modules(); /* unloaded: a known range may hold another */
 }
 
 int ctps_module_cover(uint64_t pc) {
-  if (find_module(pc)) return 1;
-  if (scanned_this_miss) return 0;
-  scan_modules();
-  return find_module(pc) != NULL;
+  struct module *m = find_module(pc);
+  if (!m && (!scanned_once || probed_adds != last_adds)) { /* loaded since: dlopen */
+    scan_modules();
+    m = find_module(pc);
+  }
+  if (m && !m->emitted) emit_pending();
+  return m != NULL;
+}
+
+long ctps_modules_scan_ahead(void) {
+  if (scanned_once) return -1;
+  return (long)scan_modules();
 }
 
 void ctps_modules_rewrite(void) {

@@ -188,6 +188,7 @@ static void init(void) {
     } else {
       pthread_atfork(fork_prepare, fork_parent, fork_child);
       ctp_at_final_flush(flush_own_period);
+      ctp_at_writer_round(ctps_tree_scan_modules_ahead); /* off the program's threads */
     }
   }
   __atomic_store_n(&mode, m, __ATOMIC_RELEASE);

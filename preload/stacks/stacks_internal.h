@@ -53,6 +53,14 @@ void ctps_tree_fork_prepare(void) CTP_HIDDEN;
 void ctps_tree_fork_parent(void) CTP_HIDDEN;
 void ctps_tree_fork_child(void) CTP_HIDDEN;
 
+/*
+ * On the writer thread, after its rounds once the process recorded something
+ * (ctp_at_writer_round): lists the loaded modules (ctps_modules_scan_ahead) unless a
+ * stack did already, and writes a TRACER record "modules" (amount = objects)
+ * for the time it took. Then nothing more. Takes the tree lock.
+ */
+void ctps_tree_scan_modules_ahead(void) CTP_HIDDEN;
+
 /* 1 in a fork child until its nodes and modules were written again. */
 extern int ctps_rewrite_pending CTP_HIDDEN;
 
@@ -62,16 +70,23 @@ void ctps_tree_rewrite(void) CTP_HIDDEN;
 /* ---- modules.c ---- */
 
 /*
- * Makes sure the object containing pc has been described by a MODULE record,
- * re-scanning the loaded objects (dl_iterate_phdr) when pc lies in no known one or
- * objects were loaded or unloaded since the last scan. Called with the tree lock
+ * Makes sure the object containing pc has been described by a MODULE record (with
+ * every other known object not yet described), re-scanning the loaded objects
+ * (dl_iterate_phdr) first when nothing was scanned yet, or when pc lies in no known
+ * object and objects were loaded since the last scan. Called with the tree lock
  * held. Returns 1 when pc lies in a known object, 0 otherwise (JIT code, unmapped).
  */
 int ctps_module_cover(uint64_t pc) CTP_HIDDEN;
 
-/* Starts a miss: notes whether objects were loaded or unloaded since the last scan
- * (one cheap dl_iterate_phdr probe), so that ctps_module_cover re-scans. Tree lock held. */
+/* Starts a miss: notes whether objects were loaded since the last scan (one cheap
+ * dl_iterate_phdr probe), so that ctps_module_cover re-scans for a pc outside every
+ * known object, and re-scans now when objects were unloaded. Tree lock held. */
 void ctps_modules_check_changes(void) CTP_HIDDEN;
+
+/* The first scan, ahead of any stack (writer thread): lists the loaded objects and
+ * interns their strings, writing no record. Returns the number of objects, or -1
+ * when they were scanned already. Tree lock held. */
+long ctps_modules_scan_ahead(void) CTP_HIDDEN;
 
 /* Emits every known module again (a fork child's file). Tree lock held. */
 void ctps_modules_rewrite(void) CTP_HIDDEN;

@@ -14,13 +14,19 @@
  *
  * Usage: stk_app [fork]   With "fork", the main thread then forks a child that calls
  * cudaMemsetAsync from child_site once and exits; the parent waits for it.
+ *        stk_app settle PLUGIN   After its first CUDA calls (cudaMalloc, no stack) the
+ * program sleeps 300 ms, as a real GPU's context set-up would take (the tracer lists
+ * the loaded modules on its writer thread meanwhile), then does the same work; then
+ * it loads PLUGIN (stk_plugin.c) with dlopen and calls its stk_plugin_site once.
  * Prints one summary line; exits 0, or 1 when a CUDA call failed.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -119,8 +125,13 @@ static void *thread_b(void *arg) {
 
 int main(int argc, char **argv) {
   int do_fork = argc > 1 && !strcmp(argv[1], "fork");
+  const char *plugin = argc > 2 && !strcmp(argv[1], "settle") ? argv[2] : NULL;
   check(cudaMalloc(&dev_a, BYTES), "cudaMalloc");
   check(cudaMalloc(&dev_b, BYTES), "cudaMalloc");
+  if (plugin) {
+    struct timespec settle = {0, 300000000};
+    nanosleep(&settle, NULL);
+  }
   pthread_t ta, tb;
   pthread_create(&ta, NULL, thread_a, NULL);
   pthread_create(&tb, NULL, thread_b, NULL);
@@ -132,6 +143,18 @@ int main(int argc, char **argv) {
     for (int i = 0; i < SHARED_RUN; i++) via_b(dev_a);
   }
   sync_site();
+  int plugin_result = 0;
+  if (plugin) {
+    void *lib = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+    int (*site)(void *) = lib ? (int (*)(void *))dlsym(lib, "stk_plugin_site") : NULL;
+    if (!site) {
+      fprintf(stderr, "stk_app: cannot load %s: %s\n", plugin, dlerror());
+      failures++;
+    } else {
+      check((cudaError_t)site(dev_a), "stk_plugin_site");
+      plugin_result = 1;
+    }
+  }
   if (do_fork) {
     pid_t child = fork();
     if (child == 0) {
@@ -143,7 +166,7 @@ int main(int argc, char **argv) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failures++;
   }
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  printf("stk_app: sets=%d copies=%d levels=%d fork=%d failures=%d\n", SETS_A, COPIES_B,
-         levels, do_fork, failures);
+  printf("stk_app: sets=%d copies=%d levels=%d fork=%d plugin=%d failures=%d\n", SETS_A,
+         COPIES_B, levels, do_fork, plugin_result, failures);
   return failures ? 1 : 0;
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Call stacks recorded by libtrace.so (preload/stacks/) on the simulated CUDA stack.
 
-usage: test_stacks.py SIM_DIR LIBTRACE CUTRACE STK_APP [STK_KERNELS]   (or --skip)
+usage: test_stacks.py SIM_DIR LIBTRACE CUTRACE STK_APP STK_PLUGIN [STK_KERNELS]   (or --skip)
 
-STK_APP (stk_app.c, gcc -g) and STK_KERNELS (stk_kernels.cu, nvcc -g, optional) are
+STK_APP (stk_app.c, gcc -g, which loads STK_PLUGIN with dlopen) and STK_KERNELS (stk_kernels.cu, nvcc -g, optional) are
 run without and with LD_PRELOAD=libtrace.so; their output and exit status must not
 change. The trace is read with `cutrace dump` (tests/trace/rawdump.py) and checked
 against the programs' known call sites, located with `nm` in the program itself:
@@ -256,6 +256,45 @@ def check_app(app):
         check(f[:2] == ["child_site", "main"], f"fork: child's memset from child_site in main ({f[:2]})")
 
 
+def check_settle(app, plugin):
+    """stk_app settle PLUGIN: the loaded modules are listed on the writer thread while
+    the program sleeps after its first CUDA calls (one TRACER record "modules" there,
+    with the number of objects, which the program's first stack then describes in
+    MODULE records), and a library loaded later with dlopen gets its MODULE record
+    before the STACK record of its call site (its pc lies outside every known object)."""
+    args = ["settle", plugin]
+    rc0, out0, _, _ = app.run(args, traced=False)
+    check(rc0 == 0 and "plugin=1 failures=0" in out0, f"settle: runs untraced ({rc0}, {out0!r})")
+    rc, out, err, traces = app.run(args)
+    check((rc, out, err) == (rc0, out0, ""), f"settle: same output and status ({rc}, {out!r}, {err!r})")
+    if not check(len(traces) == 1, f"settle: one trace file ({len(traces)})"):
+        return
+    t = traces[0]
+    check_tree(t, "settle")
+    writer = {r["tid"] for r in t.records if r["kind"] == "thread" and t.name(r["name"]) == "cutrace-writer"}
+    scans = [r for r in t.records if r["kind"] == "tracer" and t.name(r["what"]) == "modules"]
+    check(len(scans) == 1 and scans[0]["tid"] in writer,
+          f"settle: one TRACER 'modules' record, on the writer thread {sorted(writer)} "
+          f"({[(r['tid'], r['amount']) for r in scans]})")
+    is_plugin = [os.path.basename(t.name(m["path"])) == os.path.basename(plugin) for m in t.modules]
+    check(sum(is_plugin) == 1, f"settle: one MODULE record for the plugin ({sum(is_plugin)})")
+    if scans:
+        check(scans[0]["amount"] == len(t.modules) - 1,
+              f"settle: the writer listed {scans[0]['amount']} objects, the file describes them "
+              f"all and the plugin ({len(t.modules)} MODULE records)")
+    if sum(is_plugin) != 1:
+        return
+    m = t.modules[is_plugin.index(True)]
+    at = {id(r): i for i, r in enumerate(t.records)}
+    in_plugin = [r for r in t.stack_records if m["start"] <= r["pc"] < m["end"]]
+    check(len(in_plugin) == 1 and at[id(m)] < at[id(in_plugin[0])],
+          f"settle: the plugin's call site is one STACK node, after the plugin's MODULE record "
+          f"({len(in_plugin)} nodes)")
+    sets = [a for a in t.apis if t.name(a["name"]) == "cudaMemsetAsync" and a["stack"]
+            and in_plugin and t.path(a["stack"])[0] == in_plugin[0]["pc"]]
+    check(len(sets) == 1, f"settle: the plugin's memset names its node ({len(sets)})")
+
+
 def check_kernels(prog):
     """stk_kernels.cu: launches from two functions in two threads, recursion."""
     rc0, out0, _, _ = prog.run(traced=False)
@@ -318,11 +357,12 @@ def main():
     if sys.argv[1:] == ["--skip"]:
         print("skipped: nothing to run")
         sys.exit(77)
-    sim, lib, cutrace, app = sys.argv[1:5]
+    sim, lib, cutrace, app, plugin = sys.argv[1:6]
     check_app(Program(app, sim, lib, cutrace))
-    if len(sys.argv) > 5 and os.path.exists(sys.argv[5]):
-        check_kernels(Program(sys.argv[5], sim, lib, cutrace))
-        check_exceptions(Program(sys.argv[5], sim, lib, cutrace))
+    check_settle(Program(app, sim, lib, cutrace), plugin)
+    if len(sys.argv) > 6 and os.path.exists(sys.argv[6]):
+        check_kernels(Program(sys.argv[6], sim, lib, cutrace))
+        check_exceptions(Program(sys.argv[6], sim, lib, cutrace))
     sys.exit(finish())
 
 
