@@ -54,12 +54,12 @@ void ctps_tree_fork_parent(void) CTP_HIDDEN;
 void ctps_tree_fork_child(void) CTP_HIDDEN;
 
 /*
- * On the writer thread, after its rounds once the process recorded something
- * (ctp_at_writer_round): lists the loaded modules (ctps_modules_scan_ahead) unless a
- * stack did already, and writes a TRACER record "modules" (amount = objects)
- * for the time it took. Then nothing more. Takes the tree lock.
+ * Takes the tree lock, lists the loaded modules (ctps_modules_scan_ahead) unless a
+ * stack did already, calls also(), releases the lock; then writes a TRACER record
+ * "modules" (amount = objects) for the listing, when it was done, and one
+ * "unwinder" for also(). Called once, on the writer thread (stacks.c).
  */
-void ctps_tree_scan_modules_ahead(void) CTP_HIDDEN;
+void ctps_tree_scan_modules_ahead(void (*also)(void)) CTP_HIDDEN;
 
 /* 1 in a fork child until its nodes and modules were written again. */
 extern int ctps_rewrite_pending CTP_HIDDEN;

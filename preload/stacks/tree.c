@@ -116,18 +116,19 @@ void ctps_tree_rewrite(void) {
   pthread_mutex_unlock(&tree_lock);
 }
 
-void ctps_tree_scan_modules_ahead(void) {
-  static int done;
-  if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return;
+void ctps_tree_scan_modules_ahead(void (*also)(void)) {
   uint64_t begin_ns = ctp_now_ns();
   /* Under the tree lock, which fork() waits for (fork_prepare): a child never
    * inherits the loader's lock that dl_iterate_phdr holds (glibc resets only
    * dl_load_lock in a fork child). */
   pthread_mutex_lock(&tree_lock);
   long objects = ctps_modules_scan_ahead();
+  uint64_t scanned_ns = ctp_now_ns();
+  also();
   pthread_mutex_unlock(&tree_lock);
-  __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-  if (objects >= 0) ctp_emit_tracer("modules", begin_ns, ctp_now_ns(), (uint64_t)objects);
+  uint64_t end_ns = ctp_now_ns();
+  if (objects >= 0) ctp_emit_tracer("modules", begin_ns, scanned_ns, (uint64_t)objects);
+  ctp_emit_tracer("unwinder", scanned_ns, end_ns, 1);
 }
 
 void ctps_tree_fork_prepare(void) { pthread_mutex_lock(&tree_lock); }
