@@ -94,6 +94,11 @@ static int numeric_address(const char *host, const char *port, ct_sockaddr *out)
   return 0;
 }
 
+int ct_netaddr_is_literal(const ct_netaddr *a) {
+  ct_sockaddr unused;
+  return a->is_unix || !a->host[0] || numeric_address(a->host, "0", &unused);
+}
+
 int ct_netaddr_resolve(const ct_netaddr *a, int passive, ct_sockaddr *out, int max, char *err,
                        size_t errlen) {
   if (max < 1) return 0;

@@ -48,6 +48,10 @@ int ct_netaddr_parse(const char *s, ct_netaddr *a, char *err, size_t errlen);
 int ct_netaddr_resolve(const ct_netaddr *a, int passive, ct_sockaddr *out, int max, char *err,
                        size_t errlen);
 
+/* 1 when ct_netaddr_resolve(a, ...) needs no getaddrinfo (a unix path, an omitted
+ * host, a numeric IPv4 or IPv6 address): it is then a pure conversion, no I/O. */
+int ct_netaddr_is_literal(const ct_netaddr *a);
+
 /* "tcp:HOST:PORT" / "unix:PATH" of a socket address (a peer's or a bound one). */
 void ct_sockaddr_format(const struct sockaddr *sa, socklen_t len, char *buf, size_t cap);
 

@@ -45,6 +45,15 @@ static void resolve(const char *s, int passive, const char *want) {
         text, err, want);
 }
 
+/* Parses s; checks ct_netaddr_is_literal. */
+static void literal(const char *s, int want) {
+  ct_netaddr a;
+  char err[300] = "";
+  int rc = ct_netaddr_parse(s, &a, err, sizeof err);
+  CHECK(rc == 0 && ct_netaddr_is_literal(&a) == want, "%s: literal %d, want %d (%s)", s,
+        rc == 0 ? ct_netaddr_is_literal(&a) : -1, want, err);
+}
+
 /* Parses a preamble line; checks the name it gives (NULL: refused). */
 static void preamble(const char *line, const char *want) {
   char name[CT_STREAM_NAME_MAX + 1], err[300] = "";
@@ -67,6 +76,13 @@ int main(void) {
                        "tcp:[]:80", "unix:", "udp:1", "/dir", "tcp:h:123456", NULL};
   for (int i = 0; bad[i]; i++) parse(bad[i], 0, NULL, NULL, NULL);
   /* addresses are converted without a resolver (a fork child may not call one) */
+  literal("tcp:10.0.0.2:7878", 1);
+  literal("tcp:7878", 1);
+  literal("tcp:[::1]:9", 1);
+  literal("unix:/run/ct.sock", 1);
+  literal("tcp:localhost:7878", 0);
+  literal("tcp:node0:7878", 0);
+  literal("tcp:10.0.0:7878", 0); /* inet_pton refuses it: a name for getaddrinfo */
   resolve("tcp:10.0.0.2:7878", 0, "tcp:10.0.0.2:7878");
   resolve("tcp:7878", 0, "tcp:127.0.0.1:7878");
   resolve("tcp:0", 1, "tcp:0.0.0.0:0");

@@ -84,8 +84,12 @@ int ctp_sink_prepare(void) {
   }
   /* relative to the working directory now; kept relative when too long */
   if (target.is_unix) make_absolute(target.path, sizeof target.path);
-  npeers = 0; /* resolved on the writer thread: a name may need a slow DNS lookup */
-  if (!target.is_unix) {
+  npeers = 0; /* a name is resolved on the writer thread: it may need a slow DNS lookup */
+  if (ct_netaddr_is_literal(&target)) { /* an address or a path: converted now, no I/O */
+    char unused[400];
+    int n = ct_netaddr_resolve(&target, 0, peers, 4, unused, sizeof unused);
+    npeers = n > 0 ? n : 0; /* (never fails; 0 would resolve again on the writer thread) */
+  } else { /* the page the process tree shares for that one lookup (shared_resolve) */
     void *page = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                       -1, 0);
     shared = page == MAP_FAILED ? NULL : page; /* NULL: each process resolves (as before) */

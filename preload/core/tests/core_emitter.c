@@ -22,6 +22,8 @@
  *                                          ignores SIGINT, NREC records, then abort())
  *        core_emitter bigstring          (one record named by a 1.5 MiB string)
  *        core_emitter start              (only starts and exits)
+ *        core_emitter maps               (starts, prints "shared_anon N": its shared
+ *                                          anonymous mappings, "/dev/zero (deleted)")
  * It prints "emitted N" (records it handed to ctp_emit) and its pid.
  */
 #include <errno.h>
@@ -315,6 +317,17 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(mode, "start")) {
     printf("enabled %d\n", ctp_start());
+    return 0;
+  }
+  if (!strcmp(mode, "maps")) {
+    printf("enabled %d\n", ctp_start());
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4096];
+    int shared_anon = 0;
+    while (maps && fgets(line, sizeof line, maps))
+      shared_anon += strstr(line, " rw-s ") && strstr(line, "/dev/zero (deleted)");
+    if (maps) fclose(maps);
+    printf("shared_anon %d\n", shared_anon);
     return 0;
   }
   fprintf(stderr, "core_emitter: bad arguments\n");

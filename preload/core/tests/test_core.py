@@ -326,6 +326,17 @@ def case_output(tmp):
           f"output: a file as CUTRACE_OUTPUT gave {p.stderr!r}")
 
 
+def case_stream_page(tmp):
+    """A collector's name is resolved once per process tree through a shared page
+    (sink.c); an address or a unix path needs no resolver, so no page either."""
+    for output, pages in (("tcp:localhost:9", 1), ("tcp:127.0.0.1:9", 0), ("tcp:[::1]:9", 0),
+                          ("tcp:9", 0), ("unix:" + os.path.join(tmp, "no.sock"), 0)):
+        # (nothing listens: the writer may turn tracing off before ctp_start returns)
+        p = run_emitter(output, ["maps"], {"CUTRACE_QUIET": "1"})
+        check(f"shared_anon {pages}\n" in p.stdout,
+              f"stream page: {output}: wanted {pages} shared page(s): {p.stdout!r}")
+
+
 def main():
     # CORE_SKIP_CASES=case_a,case_b: cases left out, each printed as skipped (scripts/asan
     # leaves out case_fork_busy, whose fork children hang in ASan's own allocator).
@@ -334,7 +345,7 @@ def main():
         for case in (case_threads, case_drops, case_strings, case_reentry, case_fork,
                      case_fork_busy, case_abort, case_program_handler, case_sigkill,
                      case_exec, case_write_error, case_closed_fd, case_env,
-                     case_output):
+                     case_output, case_stream_page):
             if case.__name__ in skip:
                 print(f"{case.__name__}: skipped (CORE_SKIP_CASES)")
                 continue
