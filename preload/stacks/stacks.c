@@ -175,14 +175,23 @@ static int stack_bounds(pthread_t t, uint64_t *lo, uint64_t *hi) {
   return found;
 }
 
-/* One throw-away unwind: libunwind's one-time set-up (and the first look-ups of the
- * unwind tables of libc and libtrace.so) done before the program's first stack.
- * Runs with the tree lock held (its dl_iterate_phdr calls: see tree.c). */
+/*
+ * One throw-away unwind: libunwind's one-time set-up (and the first look-ups of the
+ * unwind tables of libc and libtrace.so) done before the program's first stack; and
+ * the main thread's stack bounds. Runs with the tree lock held, which fork() waits
+ * for: libunwind calls dl_iterate_phdr (the loader's lock) and pthread_getattr_np
+ * takes the target thread's own lock, and a fork child must inherit neither held
+ * (a child forked from the main thread while this thread held that lock hung in its
+ * first stack: test_forkstorm).
+ */
 static void warm_unwinder(void) {
   void *frames[8];
   tls_busy = 1; /* nothing it might call is captured */
   (void)backtrace_fn(frames, 8);
   tls_busy = 0;
+  if (main_thread_known && getcontext_fn && !__atomic_load_n(&main_stack_known, __ATOMIC_ACQUIRE) &&
+      stack_bounds(main_thread, &main_stack_lo, &main_stack_hi))
+    __atomic_store_n(&main_stack_known, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -196,18 +205,19 @@ static void ahead_of_need(void) {
   static int done;
   if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return;
   ctps_tree_scan_modules_ahead(warm_unwinder);
-  if (main_thread_known && getcontext_fn) {
-    uint64_t begin_ns = ctp_now_ns();
-    if (stack_bounds(main_thread, &main_stack_lo, &main_stack_hi))
-      __atomic_store_n(&main_stack_known, 1, __ATOMIC_RELEASE);
-    ctp_emit_tracer("stack bounds", begin_ns, ctp_now_ns(), 1);
-  }
   __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
 static void fork_prepare(void) { ctps_tree_fork_prepare(); }
 static void fork_parent(void) { ctps_tree_fork_parent(); }
-static void fork_child(void) { ctps_tree_fork_child(); }
+/* The child's one thread is the one that forked: the main thread only if it was. */
+static void fork_child(void) {
+  ctps_tree_fork_child();
+  if (main_thread_known && !pthread_equal(pthread_self(), main_thread)) {
+    main_thread = pthread_self();
+    __atomic_store_n(&main_stack_known, 0, __ATOMIC_RELEASE);
+  }
+}
 
 static void flush_own_period(void);
 

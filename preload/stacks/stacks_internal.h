@@ -57,7 +57,8 @@ void ctps_tree_fork_child(void) CTP_HIDDEN;
  * Takes the tree lock, lists the loaded modules (ctps_modules_scan_ahead) unless a
  * stack did already, calls also(), releases the lock; then writes a TRACER record
  * "modules" (amount = objects) for the listing, when it was done, and one
- * "unwinder" for also(). Called once, on the writer thread (stacks.c).
+ * "unwinder" for also() (libunwind's set-up and the main thread's stack bounds).
+ * Called once, on the writer thread (stacks.c).
  */
 void ctps_tree_scan_modules_ahead(void (*also)(void)) CTP_HIDDEN;
 

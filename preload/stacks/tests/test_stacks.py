@@ -260,7 +260,7 @@ def check_settle(app, plugin):
     """stk_app settle PLUGIN: the loaded modules are listed on the writer thread while
     the program sleeps after its first CUDA calls (one TRACER record "modules" there,
     with the number of objects, which the program's first stack then describes in
-    MODULE records; "unwinder" and "stack bounds" for the rest of that work), and a library loaded later with dlopen gets its MODULE record
+    MODULE records; "unwinder" for the rest of that work), and a library loaded later with dlopen gets its MODULE record
     before the STACK record of its call site (its pc lies outside every known object)."""
     args = ["settle", plugin]
     rc0, out0, _, _ = app.run(args, traced=False)
@@ -276,7 +276,7 @@ def check_settle(app, plugin):
     check(len(scans) == 1 and scans[0]["tid"] in writer,
           f"settle: one TRACER 'modules' record, on the writer thread {sorted(writer)} "
           f"({[(r['tid'], r['amount']) for r in scans]})")
-    for what in ("unwinder", "stack bounds"):
+    for what in ("unwinder",):
         ahead = [r for r in t.records if r["kind"] == "tracer" and t.name(r["what"]) == what]
         check(len(ahead) == 1 and ahead[0]["tid"] in writer,
               f"settle: one TRACER {what!r} record, on the writer thread ({len(ahead)})")
