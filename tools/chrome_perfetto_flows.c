@@ -24,7 +24,7 @@
 
 #include "chrome_perfetto.h"
 
-#define QUEUE_MAX 65536
+#define QUEUE_MAX 65536 /* CUTRACE_PERFETTO_FLOW_QUEUE_MAX: fewer, for the tests */
 #define QUEUE_MAX_BYTES (64u << 20)
 #define ENDED_MAX 65536
 #define STALE_NS 2000000000ull /* the model's largest reorder window */
@@ -42,7 +42,7 @@ struct pf_queue {
   pf_item *a;
   size_t first, n, cap;     /* items a[first .. first + n) */
   uint64_t base;            /* the sequence number of a[0] */
-  size_t bytes;
+  size_t bytes, max;        /* bytes of the events queued; the most items queued */
   uint64_t newest;          /* the latest end of a slice closed */
   ct_corr_table waiting;    /* flow id -> uint64_t sequence number of its item */
   ct_corr_table ended;      /* flow ids whose end was written before their start */
@@ -55,6 +55,8 @@ static pf_queue *queue_of(chr_perfetto *pf) {
   if (pf->queue) return pf->queue;
   pf_queue *q = calloc(1, sizeof *q);
   if (!q) return NULL;
+  const char *max = getenv("CUTRACE_PERFETTO_FLOW_QUEUE_MAX");
+  q->max = max && atoi(max) > 0 ? (size_t)atoi(max) : QUEUE_MAX;
   ct_corr_init(&q->waiting, sizeof(uint64_t));
   ct_corr_init(&q->ended, 1);
   return pf->queue = q;
@@ -128,7 +130,7 @@ static void pop(ct_chrome *c, pf_queue *q, int optimistic) {
  * its bounds (all: every item; optimistic: see pop). */
 static void release(ct_chrome *c, pf_queue *q, int all, int optimistic) {
   while (q->n && (all || q->a[q->first].decided || q->a[q->first].end_ns + STALE_NS < q->newest ||
-                  q->n > QUEUE_MAX || q->bytes > QUEUE_MAX_BYTES))
+                  q->n > q->max || q->bytes > QUEUE_MAX_BYTES))
     pop(c, q, optimistic);
 }
 
