@@ -80,7 +80,7 @@ static void on_graph_kernel(void *user, const ct_proc *p, const struct ct_graph_
   ct_chrome *c = user;
   (void)p;
   ct_graph_inv *inv = c->graphs ? ct_map_get(c->graphs, &k->exec, sizeof k->exec, NULL) : NULL;
-  if (inv) ct_graph_inv_kernel(inv, k, name);
+  if (inv) ct_graph_inv_kernel(inv, k, name, NULL);
 }
 
 /* The args of a graph launch: its exec and what it runs (from its instantiation). */

@@ -90,7 +90,10 @@ static void on_graph(void *user, const ct_proc *proc, const struct ct_graph *g) 
 static void on_graph_kernel(void *user, const ct_proc *proc, const struct ct_graph_kernel *k,
                             const char *name) {
   feed *f = user;
-  if (ct_graphs_kernel(f->r, proc->rec.pid, k, name) < 0) f->oom = 1;
+  ct_kattr_config cfg;
+  int known = ct_kattr_config_of(f->kattr, proc, k->attr, k->device, k->block_threads,
+                                 k->dyn_smem, &cfg);
+  if (ct_graphs_kernel(f->r, proc->rec.pid, k, name, known ? &cfg : NULL) < 0) f->oom = 1;
 }
 
 static void add_memop(feed *f, const ct_activity *a, uint64_t dur) {

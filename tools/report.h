@@ -85,14 +85,18 @@ typedef struct ct_graph_inv {
   struct ct_graph_top {
     uint64_t count;
     char name[192];      /* mangled, truncated */
+    int has_attr;        /* format 1.6: attr holds its first node's configuration */
+    ct_kattr_config attr;
   } top[CT_GRAPH_TOP];   /* count descending */
 } ct_graph_inv;
 
 /* Takes a GRAPH record (forgetting the kernels of an earlier one). */
 void ct_graph_inv_set(ct_graph_inv *inv, const struct ct_graph *g);
 
-/* Takes a GRAPH_KERNEL record: kept when among the CT_GRAPH_TOP largest counts. */
-void ct_graph_inv_kernel(ct_graph_inv *inv, const struct ct_graph_kernel *k, const char *name);
+/* Takes a GRAPH_KERNEL record: kept when among the CT_GRAPH_TOP largest counts; cfg
+ * (NULL: unknown) its first node's attributes and occupancy. */
+void ct_graph_inv_kernel(ct_graph_inv *inv, const struct ct_graph_kernel *k, const char *name,
+                         const ct_kattr_config *cfg);
 
 /* A row of the CUDA graphs table: one exec, its launches and its inventory. */
 typedef struct ct_graph_row {
@@ -109,7 +113,7 @@ int ct_graphs_span(struct ct_report *r, const ct_span *s);
 int ct_graphs_activity(struct ct_report *r, const ct_activity *a, uint64_t dur);
 int ct_graphs_inventory(struct ct_report *r, uint64_t pid, const struct ct_graph *g);
 int ct_graphs_kernel(struct ct_report *r, uint64_t pid, const struct ct_graph_kernel *k,
-                     const char *name);
+                     const char *name, const ct_kattr_config *cfg);
 
 /* 1 when the report holds graph launches (the graphs table is printed). */
 int ct_graphs_launched(const struct ct_report *r);

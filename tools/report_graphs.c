@@ -41,7 +41,8 @@ void ct_graph_inv_set(ct_graph_inv *inv, const struct ct_graph *g) {
   inv->ntop = 0;
 }
 
-void ct_graph_inv_kernel(ct_graph_inv *inv, const struct ct_graph_kernel *k, const char *name) {
+void ct_graph_inv_kernel(ct_graph_inv *inv, const struct ct_graph_kernel *k, const char *name,
+                         const ct_kattr_config *cfg) {
   unsigned i = inv->ntop;
   if (i == CT_GRAPH_TOP) { /* full: replaces the smallest, if larger */
     if (inv->top[i - 1].count >= k->count) return;
@@ -55,6 +56,8 @@ void ct_graph_inv_kernel(ct_graph_inv *inv, const struct ct_graph_kernel *k, con
   }
   inv->top[i].count = k->count;
   snprintf(inv->top[i].name, sizeof inv->top[i].name, "%s", name[0] ? name : "?");
+  inv->top[i].has_attr = cfg != NULL;
+  if (cfg) inv->top[i].attr = *cfg;
 }
 
 int ct_graphs_inventory(ct_report *r, uint64_t pid, const struct ct_graph *g) {
@@ -65,10 +68,10 @@ int ct_graphs_inventory(ct_report *r, uint64_t pid, const struct ct_graph *g) {
 }
 
 int ct_graphs_kernel(ct_report *r, uint64_t pid, const struct ct_graph_kernel *k,
-                     const char *name) {
+                     const char *name, const ct_kattr_config *cfg) {
   ct_graph_row *row = graph_row(r, pid, k->exec);
   if (!row) return -1;
-  ct_graph_inv_kernel(&row->inv, k, name);
+  ct_graph_inv_kernel(&row->inv, k, name, cfg);
   return 0;
 }
 
@@ -154,6 +157,14 @@ void ct_graphs_json_row(ct_json *j, const ct_report *r, const void *key, const v
     ct_json_kv_string(j, "name", ct_demangle(g->inv.top[i].name, b, sizeof b));
     ct_json_kv_string(j, "mangled", g->inv.top[i].name);
     ct_json_kv_uint(j, "count", g->inv.top[i].count);
+    ct_json_key(j, "attributes"); /* format 1.6: its first node's */
+    if (g->inv.top[i].has_attr) {
+      ct_json_begin_object(j);
+      ct_kattr_config_members(j, &g->inv.top[i].attr);
+      ct_json_end_object(j);
+    } else {
+      ct_json_null(j);
+    }
     ct_json_end_object(j);
   }
   ct_json_end_array(j);

@@ -142,10 +142,20 @@ void ct_kattr_csv_cells(ct_table *tb, const ct_kattr_summary *s) {
   ct_table_cell(tb, "%u%s", s->nconfigs, s->more ? "+" : "");
 }
 
-/* One configuration as a JSON object. */
-static void config_json(ct_json *j, const ct_kattr_config *c) {
-  ct_json_begin_object(j);
-  ct_json_kv_uint(j, "launches", c->count);
+int ct_kattr_config_of(const ct_kattr_table *t, const ct_proc *proc, uint64_t attr,
+                       uint64_t device, uint64_t block_threads, uint64_t dyn_smem,
+                       ct_kattr_config *c) {
+  const struct ct_kernel_attr *a = ct_kattr_find(t, attr);
+  if (!a) return 0;
+  *c = (ct_kattr_config){.regs = a->regs, .static_smem = a->static_smem, .dyn_smem = dyn_smem,
+                         .block_threads = block_threads, .local_bytes = a->local_bytes};
+  c->blocks_per_sm = ct_kattr_blocks(t, attr, device, block_threads, dyn_smem);
+  c->occupancy_pct =
+      ct_kattr_occupancy_pct(ct_kattr_device(proc, device), block_threads, c->blocks_per_sm);
+  return 1;
+}
+
+void ct_kattr_config_members(ct_json *j, const ct_kattr_config *c) {
   ct_json_kv_uint(j, "regs", c->regs);
   ct_json_kv_uint(j, "smem_static", c->static_smem);
   ct_json_kv_uint(j, "smem_dynamic", c->dyn_smem);
@@ -157,6 +167,13 @@ static void config_json(ct_json *j, const ct_kattr_config *c) {
   ct_json_key(j, "occupancy_pct");
   if (c->occupancy_pct >= 0) ct_json_double(j, c->occupancy_pct, 4);
   else ct_json_null(j);
+}
+
+/* One configuration as a JSON object. */
+static void config_json(ct_json *j, const ct_kattr_config *c) {
+  ct_json_begin_object(j);
+  ct_json_kv_uint(j, "launches", c->count);
+  ct_kattr_config_members(j, c);
   ct_json_end_object(j);
 }
 

@@ -59,6 +59,17 @@ void ct_kattr_text_cells(ct_table *tb, const ct_kattr_summary *s);
  * occupancy_pct (the top configuration; empty when unknown), configs. */
 void ct_kattr_csv_cells(ct_table *tb, const ct_kattr_summary *s);
 
+/* The configuration of one launch shape from the file's table: 1 when the function's
+ * attributes are known (*c filled, count 0), else 0. */
+int ct_kattr_config_of(const ct_kattr_table *t, const ct_proc *proc, uint64_t attr,
+                       uint64_t device, uint64_t block_threads, uint64_t dyn_smem,
+                       ct_kattr_config *c);
+
+/* The members of one configuration in the open JSON object: regs, smem_static,
+ * smem_dynamic, local_bytes, block_threads, blocks_per_sm, occupancy_pct (null when
+ * unknown). */
+void ct_kattr_config_members(ct_json *j, const ct_kattr_config *c);
+
 /* The JSON "attributes" member of a kernels row (null when unknown). */
 void ct_kattr_json(ct_json *j, const ct_kattr_summary *s);
 

@@ -46,7 +46,8 @@ def planted():
     w.add("stack", id=2, parent=1, pc=(1 << 63) | (1 << 24) | 5)
     w.add("clock", device=0, host_ns=T0, offset_ns=5, error_ns=100)
     w.add("graph", corr=0, exec=1, nodes=3, kernels=2, memcpys=1)
-    w.add("graph_kernel", exec=1, name=w.string("_Z1gv"), count=2)
+    w.add("graph_kernel", exec=1, name=w.string("_Z1gv"), count=2, attr=1, device=0,
+          block_threads=64, dyn_smem=0)
     w.add("kernel_attr", id=1, name=w.string("_Z1kv"), regs=40, static_smem=1024, local_bytes=8,
           max_threads=1024, max_dyn_smem=48128, ptx_version=90, binary_version=90)
     w.add("occupancy", attr=1, device=0, block_threads=32, dyn_smem=0, blocks_per_sm=32)

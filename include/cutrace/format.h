@@ -154,8 +154,12 @@
   F(others, D)    /* host, event, wait, empty, memory, conditional ... nodes */ \
   F(partial, D)   /* CT_GRAPH_PARTIAL_*: 0 = the whole graph was walked */
 /* One distinct kernel of an inventory: `count` kernel nodes named `name`
- * (string id, 0 = unknown), written right after its GRAPH record. */
-#define CT_FIELDS_graph_kernel(F) F(exec, D) F(name, D) F(count, D)
+ * (string id, 0 = unknown), written right after its GRAPH record. Since 1.6 the first
+ * such node's function (`attr`, a KERNEL_ATTR id, 0 = unknown: its KERNEL_ATTR and
+ * OCCUPANCY records precede the GRAPH record), device and launch shape. */
+#define CT_FIELDS_graph_kernel(F)                                               \
+  F(exec, D) F(name, D) F(count, D)                                             \
+  F(attr, D) F(device, D) F(block_threads, D) F(dyn_smem, D) /* 1.6 */
 /* A graph launch's detail record (same corr as its API record): the exec it ran
  * (0 = unknown). */
 #define CT_FIELDS_graph_launch(F) F(corr, D) F(exec, D)

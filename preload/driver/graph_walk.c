@@ -26,6 +26,7 @@ static uint64_t last_exec_id;
 /* One distinct kernel of a walk. */
 struct name_count {
   uint64_t name, count;
+  uint64_t attr, block_threads, dyn_smem; /* of the first node with that name (1.6) */
 };
 
 /* What a walk found so far. */
@@ -35,6 +36,7 @@ struct walk {
   struct name_count *names;  /* in first-seen order (allocated at the first kernel) */
   uint32_t *index;           /* open addressing by name: 1 + position in names */
   unsigned nnames;
+  int device;                /* the current context's device (-1 unknown) */
 };
 
 /* The exec's id; fresh: a new one (the handle was just instantiated, possibly at
@@ -59,8 +61,14 @@ uint64_t ctph_graph_exec_id(CUgraphExec exec) {
   return exec_id(exec, 0);
 }
 
-/* Counts one kernel node named `name` (0 = unknown). */
-static void count_name(struct walk *w, uint64_t name) {
+/* The function and shape of a kernel node (format 1.6). */
+struct node_kernel {
+  uint64_t name, attr, block_threads, dyn_smem;
+};
+
+/* Counts one kernel node. */
+static void count_name(struct walk *w, const struct node_kernel *k) {
+  uint64_t name = k->name;
   if (!w->index) {
     w->index = calloc(WALK_INDEX_SLOTS, sizeof *w->index);
     w->names = malloc(WALK_MAX_NAMES * sizeof *w->names);
@@ -83,21 +91,30 @@ static void count_name(struct walk *w, uint64_t name) {
     w->g.partial |= CT_GRAPH_PARTIAL_NAMES;
     return;
   }
-  w->names[w->nnames] = (struct name_count){name, 1};
+  w->names[w->nnames] = (struct name_count){name, 1, k->attr, k->block_threads, k->dyn_smem};
   w->index[i] = ++w->nnames;
 }
 
-/* The name of a kernel node; 0 when it cannot be had (the walk goes on). */
-static uint64_t kernel_node_name(struct walk *w, CUgraphNode node) {
+/* The name, function attributes and shape of a kernel node (zeros when they cannot be
+ * had: the walk goes on); the function's KERNEL_ATTR and the shape's OCCUPANCY records
+ * at their first sight, as for a launch. */
+static struct node_kernel kernel_node(struct walk *w, CUgraphNode node) {
+  struct node_kernel k = {0, 0, 0, 0};
   CUDA_KERNEL_NODE_PARAMS_v2 p;
   memset(&p, 0, sizeof p);
   if (!ctph_drv.GraphKernelNodeGetParams ||
       ctph_drv.GraphKernelNodeGetParams(node, &p) != CUDA_SUCCESS) {
     w->g.partial |= CT_GRAPH_PARTIAL_FAILED;
-    return 0;
+    return k;
   }
   CUfunction f = p.func ? p.func : (CUfunction)p.kern;
-  return ctpd_function_name_id(f);
+  k.name = ctpd_function_name_id(f);
+  k.block_threads = (uint64_t)p.blockDimX * p.blockDimY * p.blockDimZ;
+  k.dyn_smem = p.sharedMemBytes;
+  k.attr = f ? ctph_launch_attr(f, 0, k.name, (unsigned)k.block_threads, p.sharedMemBytes,
+                                w->device)
+             : 0;
+  return k;
 }
 
 /* Counts the nodes of graph g and of its child graphs. Returns 0 to go on, -1 when
@@ -152,7 +169,10 @@ static int walk_graph(struct walk *w, CUgraph g, unsigned depth) {
     switch (type) {
     case CU_GRAPH_NODE_TYPE_KERNEL:
       w->g.kernels++;
-      count_name(w, kernel_node_name(w, nodes[i]));
+      {
+        struct node_kernel k = kernel_node(w, nodes[i]);
+        count_name(w, &k);
+      }
       break;
     case CU_GRAPH_NODE_TYPE_MEMCPY: w->g.memcpys++; break;
     case CU_GRAPH_NODE_TYPE_MEMSET: w->g.memsets++; break;
@@ -170,6 +190,7 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
   memset(&w, 0, sizeof w);
   w.g.corr = corr;
   w.g.exec = exec_id(exec, fresh);
+  w.device = ctph_current_device(NULL);
   if (!ctph_driver_load() || !ctph_drv.GraphGetNodes || !ctph_drv.GraphNodeGetType)
     w.g.partial |= CT_GRAPH_PARTIAL_FAILED;
   else
@@ -181,7 +202,9 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
   for (unsigned i = 0; i < w.nnames; i++) {
     r.kind = CT_KIND_GRAPH_KERNEL;
     r.u.graph_kernel = (struct ct_graph_kernel){
-        .exec = w.g.exec, .name = w.names[i].name, .count = w.names[i].count};
+        .exec = w.g.exec, .name = w.names[i].name, .count = w.names[i].count,
+        .attr = w.names[i].attr, .device = (uint64_t)(w.device < 0 ? 0 : w.device),
+        .block_threads = w.names[i].block_threads, .dyn_smem = w.names[i].dyn_smem};
     ctp_emit(&r);
   }
   free(w.names);

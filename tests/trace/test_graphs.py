@@ -5,7 +5,11 @@ the GRAPH inventory recorded at instantiation is 5 nodes, 4 kernels (all capture
 and 1 memset; every graph launch names that exec; `cutrace report` has one graphs row
 (launches = ITERS, GPU time = the graph activities' sum, top kernel capture_step x4) in
 json, csv and text; `cutrace dump --chrome` carries the inventory in each graph
-activity's args.
+activity's args. Format 1.6: with capture_step planted at 128 registers and 4096 bytes
+of static shared memory (SIMCUDA_KERNEL_ATTRS), the GRAPH_KERNEL record names its
+KERNEL_ATTR record and its node's shape (1 thread, no dynamic shared memory), and the
+report's top kernel carries them with 16 resident blocks per SM (registers: 128 x 32 =
+4096 per warp, 4 warps per sub-partition, 16 per SM) and 25 % theoretical occupancy.
 
 usage: test_graphs.py SIM_DIR CUTRACE LIBTRACE WORKLOAD_DIR
 """
@@ -23,7 +27,8 @@ ITERS = 6
 GPU_GRAPH = 5
 
 h = Harness(sys.argv)
-rc, out, err, data, _ = h.record("capture", [str(ITERS)], "capture_step=4")
+rc, out, err, data, _ = h.record("capture", [str(ITERS)], "capture_step=4",
+                                 extra={"SIMCUDA_KERNEL_ATTRS": "capture_step=128:4096:0"})
 h.check(rc == 0, f"capture traced exit {rc}: {err.strip()[-300:]}")
 files = sorted(f for f in os.listdir(data) if f.endswith(".ctr")) if os.path.isdir(data) else []
 if not h.check(len(files) == 1, f"one trace file expected in {data}: {files}"):
@@ -49,6 +54,11 @@ h.check(len(walks) == 1 and walks[0]["amount"] == 5 and inst and walks[0]["tid"]
 kernels = [(kernel_identifier(strings.get(r["name"], "")), r["count"], r["exec"])
            for r in recs if r["kind"] == "graph_kernel"]
 h.check(kernels == [("capture_step", 4, exec_id)], f"GRAPH_KERNEL records {kernels}")
+attr_of = {r["id"]: (r["regs"], r["static_smem"]) for r in recs if r["kind"] == "kernel_attr"}
+gk = [r for r in recs if r["kind"] == "graph_kernel"]
+h.check(len(gk) == 1 and attr_of.get(gk[0]["attr"]) == (128, 4096)
+        and (gk[0]["block_threads"], gk[0]["dyn_smem"], gk[0]["device"]) == (1, 0, 0),
+        f"GRAPH_KERNEL attributes {gk}, KERNEL_ATTR records {attr_of}")
 launches = [r for r in recs if r["kind"] == "graph_launch"]
 h.check(len(launches) == ITERS and all(r["exec"] == exec_id for r in launches)
         and all(apis.get(r["corr"]) == "cudaGraphLaunch" for r in launches),
@@ -68,6 +78,10 @@ if h.check(rc == 0 and len(rows) == 1, f"report graphs rows {rows} ({err.strip()
             f"report gpu_ns {row['gpu_ns']}, graph GPU records sum to {graph_gpu_ns}")
     top = [(kernel_identifier(k["name"]), k["count"]) for k in row["top_kernels"]]
     h.check(top == [("capture_step", 4)], f"report top kernels {top}")
+    attrs = [k.get("attributes") for k in row["top_kernels"]]
+    want = {"regs": 128, "smem_static": 4096, "smem_dynamic": 0, "local_bytes": 0,
+            "block_threads": 1, "blocks_per_sm": 16, "occupancy_pct": 25.0}
+    h.check(attrs == [want], f"report top kernel attributes {attrs}, want {want}")
 rc, csv, _ = h.run("report", "--format", "csv", "--tables", "graphs", path)
 lines = csv.strip().splitlines()
 h.check(rc == 0 and len(lines) == 2 and lines[0].startswith("table,exec,launches,gpu_ns")

@@ -196,7 +196,10 @@ CUresult sim_launch(const void *fhandle, const unsigned grid[3], const unsigned 
       r = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
   }
   if (r == CUDA_SUCCESS) {
-    struct sim_op op = {.kind = SIM_OP_KERNEL, .full_name = f->name, .func = fhandle};
+    struct sim_op op = {.kind = SIM_OP_KERNEL, .full_name = f->name, .func = fhandle,
+                        .shared_mem = shared_mem};
+    memcpy(op.grid, grid, sizeof op.grid);
+    memcpy(op.block, block, sizeof op.block);
     snprintf(op.name, sizeof op.name, "%s", f->name);
     op.duration_ns = hinted ? hinted : f->duration_ns;
     r = sim_submit(s, &op, NULL);

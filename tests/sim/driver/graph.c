@@ -380,6 +380,11 @@ SIM_API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NO
       nodeParams->kern = (CUkernel)n->op.func;
     else
       nodeParams->func = (CUfunction)n->op.func;
+    nodeParams->gridDimX = n->op.grid[0], nodeParams->gridDimY = n->op.grid[1];
+    nodeParams->gridDimZ = n->op.grid[2];
+    nodeParams->blockDimX = n->op.block[0], nodeParams->blockDimY = n->op.block[1];
+    nodeParams->blockDimZ = n->op.block[2];
+    nodeParams->sharedMemBytes = n->op.shared_mem;
   }
   sim_unlock();
   return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;

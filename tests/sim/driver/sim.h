@@ -189,6 +189,7 @@ struct sim_op {
   char name[64];             /* kernel name (truncated) or copy direction */
   const char *full_name;     /* kernel: the function's full name (lives with it) */
   const void *func;          /* kernel: the CUfunction or CUkernel it was launched with */
+  unsigned grid[3], block[3], shared_mem; /* kernel: its launch configuration */
   uint64_t duration_ns;
   struct sim_event *event;   /* SIM_OP_EVENT: the event recorded */
   int external;              /* SIM_OP_EVENT: CU_EVENT_RECORD_EXTERNAL (a graph node when captured) */
