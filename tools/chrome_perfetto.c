@@ -51,20 +51,10 @@ void pf_write_packet(ct_chrome *c) {
   pb_clear(&pf->packet);
 }
 
-/* Starts a packet on the sequence (clearing its state when due); needs: it uses interned data. */
-void pf_packet_start(chr_perfetto *pf, int needs) {
-  pb_uint(&pf->packet, PKT_SEQUENCE_ID, SEQUENCE_ID);
-  unsigned flags = (needs ? SEQ_NEEDS_INCREMENTAL_STATE : 0) |
-                   (pf->need_clear ? SEQ_INCREMENTAL_STATE_CLEARED : 0);
-  if (flags) pb_uint(&pf->packet, PKT_SEQUENCE_FLAGS, flags);
-  pf->need_clear = 0;
-}
-
 /* Drops the interning table when full (between packets): the next packet clears the
  * sequence's incremental state and interns again. */
-static void intern_limit(ct_chrome *c) {
+static __attribute__((noinline)) void intern_reset(ct_chrome *c) {
   chr_perfetto *pf = c->pf;
-  if (ct_map_count(pf->iids) < pf->intern_max && pf->intern_bytes < INTERN_MAX_BYTES) return;
   pf_flows_flush(c, 1); /* the slices queued use the table's iids */
   ct_map *fresh = ct_map_new(sizeof(uint64_t));
   if (!fresh) return; /* keep the full one */
@@ -74,6 +64,12 @@ static void intern_limit(ct_chrome *c) {
   pf->intern_bytes = 0;
   pf->need_clear = 1;
   pf->generation++;
+}
+
+static inline void intern_limit(ct_chrome *c) {
+  chr_perfetto *pf = c->pf;
+  if (ct_map_count(pf->iids) >= pf->intern_max || pf->intern_bytes >= INTERN_MAX_BYTES)
+    intern_reset(c);
 }
 
 /* The iid of s (n bytes) among the strings of kind; new ones go into this packet's

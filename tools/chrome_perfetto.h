@@ -90,7 +90,13 @@ void pf_write_packet(ct_chrome *c);
 
 /* Starts pf->packet on the sequence (clearing its state when due); needs: the packet
  * uses interned data. */
-void pf_packet_start(chr_perfetto *pf, int needs);
+static inline void pf_packet_start(chr_perfetto *pf, int needs) {
+  pb_uint(&pf->packet, PKT_SEQUENCE_ID, SEQUENCE_ID);
+  unsigned flags = (needs ? SEQ_NEEDS_INCREMENTAL_STATE : 0) |
+                   (pf->need_clear ? SEQ_INCREMENTAL_STATE_CLEARED : 0);
+  if (flags) pb_uint(&pf->packet, PKT_SEQUENCE_FLAGS, flags);
+  pf->need_clear = 0;
+}
 
 /* Writes the TrackDescriptor in pf->item as a packet. */
 void pf_write_descriptor(ct_chrome *c);
