@@ -30,7 +30,13 @@ static void json_row(const diff_cli *c, ct_json *j, const ct_diff_table *dt, con
   json_value(j, "avg_after_ns", n.avg[1], DU_NS);
   double ap = r->before.calls && r->after.calls ? ct_diff_ratio(n.avg[0], n.avg[1]) : NAN;
   ct_json_kv_double(j, "avg_delta_pct", 100 * (ap - 1), 2);
-  if (dt->t == CT_TABLE_KERNELS) ct_json_kv_string(j, "mangled", r->key);
+  if (dt->t == CT_TABLE_KERNELS) {
+    ct_json_kv_string(j, "mangled", r->key);
+    /* format 1.6: registers, shared memory, occupancy of each side */
+    const ct_kernel_row *kb = r->before_row, *ka = r->after_row;
+    ct_kattr_json_as(j, "attributes_before", kb ? &kb->attrs : NULL);
+    ct_kattr_json_as(j, "attributes_after", ka ? &ka->attrs : NULL);
+  }
   if (dt->t == CT_TABLE_APIS) ct_json_kv_bool(j, "inner", ct_report_api_is_inner(r->key, r->klen));
   if (dt->t == CT_TABLE_MEMCPY) {
     const ct_memop_key *k = r->key;

@@ -226,7 +226,15 @@ static void table_row(const diff_cli *c, ct_table *tb, const ct_diff_table *dt,
       value_cell(tb, n.aux[k], dt->t == CT_TABLE_MEMCPY ? DU_BYTES : DU_NS, text, 0);
   else if (!text && dt->t == CT_TABLE_KERNELS)
     ct_table_cell(tb, "%s", (const char *)r->key);
-  if (text) ct_table_cell(tb, "%s", r->label);
+  if (text) {
+    char change[160];
+    const ct_kernel_row *kb = r->before_row, *ka = r->after_row;
+    if (dt->t == CT_TABLE_KERNELS && kb && ka &&
+        ct_kattr_change(&kb->attrs, &ka->attrs, change, sizeof change))
+      ct_table_cell(tb, "%s  [%s]", r->label, change); /* format 1.6 */
+    else
+      ct_table_cell(tb, "%s", r->label);
+  }
 }
 
 int ct_diff_print(const diff_cli *c) {

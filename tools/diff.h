@@ -99,6 +99,7 @@ typedef struct ct_diff_row {
   const void *key;           /* the report's key (of the side that has it) */
   size_t klen;
   ct_diff_vals before, after;
+  const void *before_row, *after_row; /* the report rows (NULL: the side has none) */
   double delta_ns;           /* after - before total, each divided by its side's `per` */
   enum ct_diff_status status;
 } ct_diff_row;

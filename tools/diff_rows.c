@@ -105,8 +105,8 @@ static int add_side(ct_diff_table *tb, ct_map *join, const ct_report *r, int aft
       if (!(row->label = label_of(tb->t, key, klen))) return -1;
     }
     ct_diff_row *row = &tb->rows[*slot];
-    if (after) row->after = vals_of(tb->t, v);
-    else row->before = vals_of(tb->t, v);
+    if (after) row->after = vals_of(tb->t, v), row->after_row = v;
+    else row->before = vals_of(tb->t, v), row->before_row = v;
   }
   return 0;
 }

@@ -19,6 +19,9 @@ BEFORE and AFTER differ in known ways (per step):
   API calls: __cudaLaunchKernel 2 us, cudaMemcpyAsync 4 us before / 6 us after,
           cublasSgemm_v2 8 us
   ranges: "step" 900 us each (same); "old_phase" (before) / "new_phase" (after) 100 us
+  kernel attributes (format 1.6), k_slow only (32-thread blocks on a 2048-thread SM):
+          32 registers, 32 resident blocks, 50 % before; 128 registers, 16 blocks, 25 % after;
+          the other kernels have none (as in a trace before 1.6)
 
 write(path, side, steps, pid) writes one trace and returns its plan: the list of
 operations with their times, from which expected() sums the report's rows.
@@ -68,7 +71,11 @@ def write(path, side, steps, pid=100, pause_after=None):
         return s[text]
 
     w.add("process", pid=pid, ppid=1, start_ns=T0, host=sid("plant-host"), cmdline=sid("./train"))
-    w.add("device", device=0, name=sid("cutrace simulated GPU"), cc_major=9, sm_count=132)
+    w.add("device", device=0, name=sid("cutrace simulated GPU"), cc_major=9, sm_count=132,
+          max_threads_per_sm=2048, warp_size=32)
+    regs, blocks = (32, 32) if side == "before" else (128, 16)
+    w.add("kernel_attr", id=1, name=sid(KERNELS["k_slow"]), regs=regs, max_threads=1024)
+    w.add("occupancy", attr=1, device=0, block_threads=32, dyn_smem=0, blocks_per_sm=blocks)
     w.add("thread", tid=pid, name=sid("main"), start_ns=T0)
     plan = {"ops": [], "ranges": []}
     corr = 0
@@ -84,7 +91,11 @@ def write(path, side, steps, pid=100, pause_after=None):
             flags = 0x4  # CT_API_TIMED
             w.add("api", tid=pid, name=sid(api), begin_ns=b, end_ns=e, corr=corr, flags=flags)
             if what == "kernel":
-                w.add("launch", corr=corr, kernel=sid(KERNELS[name]), grid_x=1, block_x=32)
+                if name == "k_slow":
+                    w.add("launch", corr=corr, kernel=sid(KERNELS[name]), grid_x=1, block_x=32,
+                          block_y=1, block_z=1, attr=1)
+                else:
+                    w.add("launch", corr=corr, kernel=sid(KERNELS[name]), grid_x=1, block_x=32)
                 w.add("gpu", corr=corr, start_ns=gs, end_ns=ge, type=1, name=sid(KERNELS[name]))
             elif what == "gemm":
                 w.add("gemm", corr=corr, m=extra, n=extra, k=extra, batch=1)

@@ -1,6 +1,7 @@
 /* The kernel attributes columns of `cutrace report` (report_kattr.h). */
 #include "report_kattr.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,9 +178,11 @@ static void config_json(ct_json *j, const ct_kattr_config *c) {
   ct_json_end_object(j);
 }
 
-void ct_kattr_json(ct_json *j, const ct_kattr_summary *s) {
-  ct_json_key(j, "attributes");
-  if (!s->known) {
+void ct_kattr_json(ct_json *j, const ct_kattr_summary *s) { ct_kattr_json_as(j, "attributes", s); }
+
+void ct_kattr_json_as(ct_json *j, const char *key, const ct_kattr_summary *s) {
+  ct_json_key(j, key);
+  if (!s || !s->known) {
     ct_json_null(j);
     return;
   }
@@ -210,4 +213,41 @@ void ct_kattr_json(ct_json *j, const ct_kattr_summary *s) {
   }
   ct_json_end_array(j);
   ct_json_end_object(j);
+}
+
+/* "32" or "32-40" of an integer range. */
+static void range_text(char *b, size_t len, uint64_t lo, uint64_t hi) {
+  if (lo == hi) snprintf(b, len, "%llu", (unsigned long long)lo);
+  else snprintf(b, len, "%llu-%llu", (unsigned long long)lo, (unsigned long long)hi);
+}
+
+/* Appends "what before -> after" to buf when the two texts differ. */
+static void append_change(char *buf, size_t len, const char *what, const char *b, const char *a,
+                          const char *unit) {
+  if (!strcmp(a, b)) return;
+  size_t n = strlen(buf);
+  snprintf(buf + n, len - n, "%s%s %s -> %s%s", n ? ", " : "", what, b, a, unit);
+}
+
+int ct_kattr_change(const ct_kattr_summary *before, const ct_kattr_summary *after, char *buf,
+                    size_t len) {
+  buf[0] = 0;
+  if (!before || !after || !before->known || !after->known) return 0;
+  char b[48], a[48];
+  range_text(b, sizeof b, before->regs_min, before->regs_max);
+  range_text(a, sizeof a, after->regs_min, after->regs_max);
+  append_change(buf, len, "regs", b, a, "");
+  range_text(b, sizeof b, before->smem_min, before->smem_max);
+  range_text(a, sizeof a, after->smem_min, after->smem_max);
+  append_change(buf, len, "smem", b, a, "");
+  if (before->occ_known && after->occ_known) {
+    ct_kattr_summary o[2] = {*before, *after};
+    char *t[2] = {b, a};
+    for (int k = 0; k < 2; k++) {
+      if (o[k].occ_min == o[k].occ_max) snprintf(t[k], 48, "%.0f", o[k].occ_min);
+      else snprintf(t[k], 48, "%.0f-%.0f", o[k].occ_min, o[k].occ_max);
+    }
+    append_change(buf, len, "occ", b, a, " %");
+  }
+  return buf[0] != 0;
 }

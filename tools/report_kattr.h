@@ -73,4 +73,14 @@ void ct_kattr_config_members(ct_json *j, const ct_kattr_config *c);
 /* The JSON "attributes" member of a kernels row (null when unknown). */
 void ct_kattr_json(ct_json *j, const ct_kattr_summary *s);
 
+/* The same under another key (diff's "attributes_before", "attributes_after"); s NULL
+ * writes null. */
+void ct_kattr_json_as(ct_json *j, const char *key, const ct_kattr_summary *s);
+
+/* What changed from one summary to another, as "regs 32 -> 128, smem 0 -> 4096, occ
+ * 50 -> 25 %" (ranges "min-max"), into buf; only what differs, only when both are
+ * known. Returns 1 when something changed (buf set), else 0 (buf ""). */
+int ct_kattr_change(const ct_kattr_summary *before, const ct_kattr_summary *after, char *buf,
+                    size_t len);
+
 #endif

@@ -93,6 +93,17 @@ with tempfile.TemporaryDirectory() as d:
     check(gone["mangled"] == "_Z6k_gonev" and gone["calls_before"] == 20 and gone["calls_after"] == 0
           and gone["avg_before_ns"] == 5 * US and gone["delta_pct"] == -100.0 and
           gone["avg_delta_pct"] is None, f"removed row: {gone}")
+    # format 1.6: k_slow's attributes on each side, the others have none
+    def attrs_of(row, side):
+        a = row.get("attributes_" + side)
+        return a and (a["regs_min"], a["regs_max"], a["occupancy_pct_min"], a["launches"],
+                      [(c["block_threads"], c["blocks_per_sm"]) for c in a["configs"]])
+    slow_row = [r for r in doc["kernels"] if r["name"] == "k_slow(float*)"][0]
+    check(attrs_of(slow_row, "before") == (32, 32, 50.0, 10, [(32, 32)])
+          and attrs_of(slow_row, "after") == (128, 128, 25.0, 10, [(32, 16)]),
+          f"k_slow attributes {slow_row.get('attributes_before')} -> {slow_row.get('attributes_after')}")
+    check(all(r["attributes_before"] is None and r["attributes_after"] is None
+              for r in doc["kernels"] if r["name"] != "k_slow(float*)"), "attributes of the other rows")
     new = [r for r in doc["kernels"] if r["name"] == "k_new()"][0]
     check(new["delta_pct"] is None and new["calls_after"] == 10, f"added row: {new}")
     slow = [r for r in doc["kernels"] if r["name"] == "k_slow(float*)"][0]
@@ -214,6 +225,9 @@ with tempfile.TemporaryDirectory() as d:
           f"text first kernel row {krows[:1]}")
     gone = [l for l in krows if l.endswith("k_gone()")][0]
     check(gone.split()[:4] == ["removed", "-100.000", "us", "-100.0%"] and " - " in gone, f"text removed {gone!r}")
+    slow = [l for l in krows if "k_slow(float*)" in l]
+    check(len(slow) == 1 and slow[0].endswith("k_slow(float*)  [regs 32 -> 128, occ 50 -> 25 %]"),
+          f"text k_slow row with its attribute change {slow}")
     ends = {len(l) - len(l.split()[-1]) for l in krows[:8] if "(" in l.split()[-1] or l.split()[-1].startswith("k_")}
     check(len(ends) == 1, f"text names aligned in one column {ends}")
 
