@@ -149,6 +149,14 @@ uint64_t ctp_tid(void) CTP_HIDDEN;
 void ctp_at_final_flush(void (*fn)(void)) CTP_HIDDEN;
 
 /*
+ * Registers fn to run when tracing goes on into a new file of the same process image
+ * (an exec that failed: docs/preload.md, "Process lifetime"), before anything is
+ * recorded there: fn marks what the new file must describe again (the stack tree and
+ * its modules). At most 4. (A fork child's new file is the atfork handlers' business.)
+ */
+void ctp_at_new_file(void (*fn)(void)) CTP_HIDDEN;
+
+/*
  * Registers fn to run on the writer thread after each of its rounds once a thread of
  * the process has recorded something (at most 1; later ones are ignored with a
  * warning): work the preload can do ahead of the program's need, off the program's

@@ -37,6 +37,8 @@ static pthread_mutex_t restart_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void (*final_fns[8])(void);
 static unsigned final_count;
+static void (*new_file_fns[4])(void);
+static unsigned new_file_count;
 
 void ctp_at_final_flush(void (*fn)(void)) {
   unsigned i = __atomic_fetch_add(&final_count, 1, __ATOMIC_ACQ_REL);
@@ -44,6 +46,14 @@ void ctp_at_final_flush(void (*fn)(void)) {
     __atomic_store_n(&final_fns[i], fn, __ATOMIC_RELEASE);
   else
     ctp_warn("more than 8 final-flush callbacks; one is ignored");
+}
+
+void ctp_at_new_file(void (*fn)(void)) {
+  unsigned i = __atomic_fetch_add(&new_file_count, 1, __ATOMIC_ACQ_REL);
+  if (i < 4)
+    __atomic_store_n(&new_file_fns[i], fn, __ATOMIC_RELEASE);
+  else
+    ctp_warn("more than 4 new-file callbacks; one is ignored");
 }
 
 /* Reads a small file whole (at most cap bytes). Returns its length, or 0. */
@@ -244,6 +254,11 @@ void ctp_exec_resume(void) {
   int saved = errno;
   ctp_strings_requeue_all();
   ctp_window_requeue();
+  unsigned n = __atomic_load_n(&new_file_count, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < n && i < 4; i++) {
+    void (*fn)(void) = __atomic_load_n(&new_file_fns[i], __ATOMIC_ACQUIRE);
+    if (fn) fn();
+  }
   set_file_pending((uint64_t)getppid());
   __atomic_store_n(&ctp_enabled, 1, __ATOMIC_RELEASE);
   ctp_file_open(); /* now: the threads' buffers exist, no first record would open it */

@@ -358,6 +358,8 @@ uint64_t ctps_python_merge(uint64_t native_id, int gpu_work, int depth) {
   return merge_python(native_id, depth);
 }
 
+void ctps_python_new_file(void) { __atomic_store_n(&rewrite_pending, 1, __ATOMIC_RELEASE); }
+
 void ctps_python_rewrite(void) {
   if (!__atomic_load_n(&rewrite_pending, __ATOMIC_ACQUIRE)) return;
   pthread_mutex_lock(&py_lock);

@@ -221,6 +221,12 @@ static void fork_child(void) {
 
 static void flush_own_period(void);
 
+/* An exec failed and tracing goes on into a new file: describe the tree again there. */
+static void new_file(void) {
+  ctps_python_new_file();
+  ctps_tree_new_file();
+}
+
 static void init(void) {
   int saved = errno;
   int m = read_mode();
@@ -251,6 +257,7 @@ static void init(void) {
       pthread_atfork(fork_prepare, fork_parent, fork_child);
       ctp_at_final_flush(flush_own_period);
       ctp_at_writer_round(ahead_of_need); /* off the program's threads */
+      ctp_at_new_file(new_file);
     }
   }
   __atomic_store_n(&mode, m, __ATOMIC_RELEASE);

@@ -62,7 +62,11 @@ void ctps_tree_fork_child(void) CTP_HIDDEN;
  */
 void ctps_tree_scan_modules_ahead(void (*also)(void)) CTP_HIDDEN;
 
-/* 1 in a fork child until its nodes and modules were written again. */
+/* A new file of this process image (an exec that failed, ctp_at_new_file): every
+ * node and module is to be written again, as in a fork child. Takes the tree lock. */
+void ctps_tree_new_file(void) CTP_HIDDEN;
+
+/* 1 in a fork child (or a new file) until its nodes and modules were written again. */
 extern int ctps_rewrite_pending CTP_HIDDEN;
 
 /* Writes every node and module again (the child's new file). Takes the tree lock. */
@@ -118,5 +122,9 @@ uint64_t ctps_python_merge(uint64_t native_id, int gpu_work, int depth) CTP_HIDD
 /* In a fork child's first capture: writes the PYCODE records again (before the
  * tree's nodes). */
 void ctps_python_rewrite(void) CTP_HIDDEN;
+
+/* A new file of this process image (ctp_at_new_file): the PYCODE records are to be
+ * written again, as in a fork child. */
+void ctps_python_new_file(void) CTP_HIDDEN;
 
 #endif

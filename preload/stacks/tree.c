@@ -135,6 +135,12 @@ void ctps_tree_fork_prepare(void) { pthread_mutex_lock(&tree_lock); }
 
 void ctps_tree_fork_parent(void) { pthread_mutex_unlock(&tree_lock); }
 
+void ctps_tree_new_file(void) {
+  pthread_mutex_lock(&tree_lock);
+  if (node_count) __atomic_store_n(&ctps_rewrite_pending, 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&tree_lock);
+}
+
 void ctps_tree_fork_child(void) {
   pthread_mutex_init(&tree_lock, NULL);
   if (node_count) __atomic_store_n(&ctps_rewrite_pending, 1, __ATOMIC_RELEASE);

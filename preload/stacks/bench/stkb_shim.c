@@ -22,6 +22,8 @@ void ctp_at_final_flush(void (*fn)(void)) { (void)fn; }
 
 void ctp_at_writer_round(void (*fn)(void)) { (void)fn; } /* no writer: stacks scan */
 
+void ctp_at_new_file(void (*fn)(void)) { (void)fn; }
+
 void ctp_emit(const ct_record *rec) { kind_counts[rec->kind & 63]++; }
 
 uint64_t ctp_intern_n(const char *s, size_t len) {

@@ -14,6 +14,9 @@
  *
  * Usage: stk_app [fork]   With "fork", the main thread then forks a child that calls
  * cudaMemsetAsync from child_site once and exits; the parent waits for it.
+ *        stk_app execfail FILE   After the same work, an exec of FILE (executable but
+ * not a program: the exec fails, the tracer goes on into a new file), then
+ * recurse_to_set(2) again: the same stack as before, in the new file.
  *        stk_app settle PLUGIN   After its first CUDA calls (cudaMalloc, no stack) the
  * program sleeps 300 ms, as a real GPU's context set-up would take (the tracer lists
  * the loaded modules on its writer thread meanwhile), then does the same work; then
@@ -126,6 +129,7 @@ static void *thread_b(void *arg) {
 int main(int argc, char **argv) {
   int do_fork = argc > 1 && !strcmp(argv[1], "fork");
   const char *plugin = argc > 2 && !strcmp(argv[1], "settle") ? argv[2] : NULL;
+  const char *bad_exec = argc > 2 && !strcmp(argv[1], "execfail") ? argv[2] : NULL;
   check(cudaMalloc(&dev_a, BYTES), "cudaMalloc");
   check(cudaMalloc(&dev_b, BYTES), "cudaMalloc");
   if (plugin) {
@@ -154,6 +158,10 @@ int main(int argc, char **argv) {
       check((cudaError_t)site(dev_a), "stk_plugin_site");
       plugin_result = 1;
     }
+  }
+  if (bad_exec) {
+    char *exec_argv[] = {(char *)bad_exec, NULL};
+    if (execv(bad_exec, exec_argv) == 0 || recurse_to_set(dev_a, 2) != 2) failures++;
   }
   if (do_fork) {
     pid_t child = fork();

@@ -299,6 +299,31 @@ def check_settle(app, plugin):
     check(len(sets) == 1, f"settle: the plugin's memset names its node ({len(sets)})")
 
 
+def check_execfail(app):
+    """stk_app execfail FILE: an exec that fails sends the rest to a new file of the same
+    process (<host>.<pid>.1.ctr), which must describe again every MODULE and STACK node
+    its records use (a stack seen before the exec is a cache hit afterwards)."""
+    bad = os.path.join(tempfile.mkdtemp(prefix="stk-bad-"), "not-a-program")
+    with open(bad, "wb") as f:
+        f.write(b"\x7fELF not a program")
+    os.chmod(bad, 0o755)
+    rc0, out0, _, _ = app.run(["execfail", bad], traced=False)
+    rc, out, err, traces = app.run(["execfail", bad])
+    check((rc, out) == (rc0, out0) and rc == 0, f"execfail: same output and status ({rc}, {out!r})")
+    if not check(len(traces) == 2, f"execfail: two trace files ({len(traces)})"):
+        return
+    for i, t in enumerate(traces):
+        check_tree(t, f"execfail file {i}")
+    t = traces[1] if len(traces[1].apis) < len(traces[0].apis) else traces[0]
+    deep = [a for a in t.apis if t.name(a["name"]) == "cudaMemsetAsync" and a["stack"]]
+    bias = t.bias_of(app.path)
+    if check(len(deep) == 1 and bias is not None,
+             f"execfail: the new file has one memset with a stack and the program's MODULE ({len(deep)})"):
+        f = app.frames(t, deep[0]["stack"], bias)
+        check(f[:5] == ["deep_set_site"] + ["recurse_to_set"] * 3 + ["main"],
+              f"execfail: the memset after the exec, from deep_set_site by recursion in main ({f[:5]})")
+
+
 def check_kernels(prog):
     """stk_kernels.cu: launches from two functions in two threads, recursion."""
     rc0, out0, _, _ = prog.run(traced=False)
@@ -364,6 +389,7 @@ def main():
     sim, lib, cutrace, app, plugin = sys.argv[1:6]
     check_app(Program(app, sim, lib, cutrace))
     check_settle(Program(app, sim, lib, cutrace), plugin)
+    check_execfail(Program(app, sim, lib, cutrace))
     if len(sys.argv) > 6 and os.path.exists(sys.argv[6]):
         check_kernels(Program(sys.argv[6], sim, lib, cutrace))
         check_exceptions(Program(sys.argv[6], sim, lib, cutrace))
