@@ -96,10 +96,6 @@ static int (*init_local_fn)(unw_cursor_t *, unw_context_t *);
 static int (*step_fn)(unw_cursor_t *);
 static int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 static pthread_key_t thread_key;
-static pthread_t main_thread;           /* the thread that ran the constructor */
-static int main_thread_known;
-static uint64_t main_stack_lo, main_stack_hi; /* its stack, found ahead (ahead_of_need) */
-static int main_stack_known;            /* release-stored once they are set */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static TLS struct thread_stacks *tls_state;
 static TLS int tls_busy;
@@ -157,75 +153,22 @@ __attribute__((noinline)) static int cursor_backtrace(void **frames, int max) {
 }
 #endif
 
-/* [lo, hi) of thread t's stack; 0 when unknown. For the process's initial thread
- * glibc reads /proc/self/maps (about 100 us, more with many mappings). */
-static int stack_bounds(pthread_t t, uint64_t *lo, uint64_t *hi) {
-  pthread_attr_t attr;
-  int found = 0;
-  if (pthread_getattr_np(t, &attr) == 0) {
-    void *addr = NULL;
-    size_t size = 0;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr && size) {
-      *lo = (uint64_t)(uintptr_t)addr;
-      *hi = *lo + size;
-      found = 1;
-    }
-    pthread_attr_destroy(&attr);
-  }
-  return found;
-}
-
-/*
- * One throw-away unwind: libunwind's one-time set-up (and the first look-ups of the
- * unwind tables of libc and libtrace.so) done before the program's first stack; and
- * the main thread's stack bounds. Runs with the tree lock held, which fork() waits
- * for: libunwind calls dl_iterate_phdr (the loader's lock) and pthread_getattr_np
- * takes the target thread's own lock, and a fork child must inherit neither held
- * (a child forked from the main thread while this thread held that lock hung in its
- * first stack: test_forkstorm).
- */
-static void warm_unwinder(void) {
+/* One throw-away unwind (ahead.c: libunwind's set-up before the first stack). */
+void ctps_unwind_once(void) {
   void *frames[8];
   tls_busy = 1; /* nothing it might call is captured */
   (void)backtrace_fn(frames, 8);
   tls_busy = 0;
-  if (main_thread_known && getcontext_fn && !__atomic_load_n(&main_stack_known, __ATOMIC_ACQUIRE) &&
-      stack_bounds(main_thread, &main_stack_lo, &main_stack_hi))
-    __atomic_store_n(&main_stack_known, 1, __ATOMIC_RELEASE);
-}
-
-/*
- * On the writer thread after its rounds, once the process has recorded something
- * (ctp_at_writer_round): the work of a process's first stack that does not depend
- * on the stack, done ahead of it, off the program's threads: the loaded modules
- * (tree.c, modules.c), libunwind's set-up, and the main thread's stack bounds (the
- * site cache's range, which glibc finds by reading /proc/self/maps). Once.
- */
-static void ahead_of_need(void) {
-  static int done;
-  if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return;
-  ctps_tree_scan_modules_ahead(warm_unwinder);
-  __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
 static void fork_prepare(void) { ctps_tree_fork_prepare(); }
 static void fork_parent(void) { ctps_tree_fork_parent(); }
-/* The child's one thread is the one that forked: the main thread only if it was. */
 static void fork_child(void) {
   ctps_tree_fork_child();
-  if (main_thread_known && !pthread_equal(pthread_self(), main_thread)) {
-    main_thread = pthread_self();
-    __atomic_store_n(&main_stack_known, 0, __ATOMIC_RELEASE);
-  }
+  ctps_ahead_fork_child();
 }
 
 static void flush_own_period(void);
-
-/* An exec failed and tracing goes on into a new file: describe the tree again there. */
-static void new_file(void) {
-  ctps_python_new_file();
-  ctps_tree_new_file();
-}
 
 static void init(void) {
   int saved = errno;
@@ -256,8 +199,7 @@ static void init(void) {
     } else {
       pthread_atfork(fork_prepare, fork_parent, fork_child);
       ctp_at_final_flush(flush_own_period);
-      ctp_at_writer_round(ahead_of_need); /* off the program's threads */
-      ctp_at_new_file(new_file);
+      ctps_ahead_start(getcontext_fn != NULL); /* work ahead, on the writer thread */
     }
   }
   __atomic_store_n(&mode, m, __ATOMIC_RELEASE);
@@ -267,8 +209,7 @@ static void init(void) {
 /* Loads libunwind at start-up (single-threaded) rather than inside a first CUDA call. */
 __attribute__((constructor)) static void stacks_constructor(void) {
   if (ctp_start()) {
-    main_thread = pthread_self(); /* constructors run on the initial thread */
-    main_thread_known = 1;
+    ctps_ahead_note_main_thread(); /* constructors run on the initial thread */
     pthread_once(&init_once, init);
   }
 }
@@ -301,15 +242,9 @@ static struct thread_stacks *thread_state(void) {
   void *p = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NULL;
   s = p;
-  if (getcontext_fn) {
-    if (main_thread_known && __atomic_load_n(&main_stack_known, __ATOMIC_ACQUIRE) &&
-        pthread_equal(pthread_self(), main_thread)) {
-      s->stack_lo = main_stack_lo;
-      s->stack_hi = main_stack_hi;
-    } else if (!stack_bounds(pthread_self(), &s->stack_lo, &s->stack_hi)) {
-      s->stack_lo = s->stack_hi = 0;
-    }
-  }
+  if (getcontext_fn && !ctps_ahead_main_stack(&s->stack_lo, &s->stack_hi) &&
+      !ctps_stack_bounds(pthread_self(), &s->stack_lo, &s->stack_hi))
+    s->stack_lo = s->stack_hi = 0;
   pthread_setspecific(thread_key, s);
   tls_state = s;
   return s;

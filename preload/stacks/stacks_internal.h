@@ -2,6 +2,8 @@
  * Internal declarations of the call-stack part of libtrace.so (preload/stacks/).
  * The public side is ctp_stack_here / ctp_stack_at in preload/trace.h.
  *
+ *   ahead.c     the work of a first stack done ahead on the writer thread (modules,
+ *               libunwind's set-up, the main thread's stack bounds); new files
  *   stacks.c    settings, the unwinder (libunwind, loaded privately), the per-thread
  *               caches (recent stacks by hash; call sites by return address and CFA,
  *               answered by re-reading return-address slots), ctp_stack_at, the
@@ -17,6 +19,7 @@
 #ifndef CUTRACE_PRELOAD_STACKS_INTERNAL_H
 #define CUTRACE_PRELOAD_STACKS_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "trace.h"
@@ -26,6 +29,33 @@ enum ctps_mode { CTPS_OFF = 0, CTPS_LAUNCHES = 1, CTPS_ALL = 2 };
 
 #define CTPS_DEFAULT_DEPTH 32
 #define CTPS_MAX_DEPTH 256
+
+/* ---- stacks.c ---- */
+
+/* One throw-away unwind of the calling thread (libunwind sets itself up on its first
+ * one); nothing it calls is captured. */
+void ctps_unwind_once(void) CTP_HIDDEN;
+
+/* ---- ahead.c ---- */
+
+/* In the constructor: the calling thread is the process's main thread. */
+void ctps_ahead_note_main_thread(void) CTP_HIDDEN;
+
+/* Once the unwinder is loaded: registers the work ahead with the writer
+ * (ctp_at_writer_round: modules, libunwind's set-up, and the main thread's stack
+ * bounds when want_bounds) and the new-file handler (ctp_at_new_file). */
+void ctps_ahead_start(int want_bounds) CTP_HIDDEN;
+
+/* 1 with the main thread's stack [lo, hi) when the caller is the main thread and they
+ * were found ahead; 0 otherwise (ctps_stack_bounds then). */
+int ctps_ahead_main_stack(uint64_t *lo, uint64_t *hi) CTP_HIDDEN;
+
+/* [lo, hi) of thread t's stack (pthread_getattr_np; for the initial thread glibc reads
+ * /proc/self/maps, about 100 us). Returns 1, or 0 when unknown. */
+int ctps_stack_bounds(pthread_t t, uint64_t *lo, uint64_t *hi) CTP_HIDDEN;
+
+/* Fork child: its one thread is the main thread only if that one forked. */
+void ctps_ahead_fork_child(void) CTP_HIDDEN;
 
 /* ---- tree.c ---- */
 
