@@ -6,18 +6,19 @@
  * end is not written yet waits in a queue, and so does every later slice of its track
  * (a track's slices keep their order in the file: trace_processor breaks ties of
  * timestamps by it, chrome_order.c). Its interned strings are written at once, in a
- * packet of their own, so later packets can use them. The queue's head is written as
- * soon as it is decided: its flow's end was written (with flow_ids), or it waited
- * too long (its end STALE_NS behind the newest slice written, as report_inner.c gives
- * up on a library call's kernels, or more than QUEUE_MAX slices or QUEUE_MAX_BYTES
- * queued: without), or the
- * input file or the document ends (without: a GPU record lost, or outside
- * --from/--to; a file's flow ids are its own). Before the
- * interning state is cleared (every INTERN_MAX distinct strings) everything queued is
- * written, flows not ended yet with their ids (their end is likely still to come; the
- * queued events use the old table's iids). Memory: the queue's bounds, and the ids of flows
- * whose end came before their start (a synchronous copy ends before its call returns),
- * at most ENDED_MAX.
+ * packet of their own, so that later packets can use them.
+ *
+ * The queue's head is written as soon as it is decided: with flow_ids once its flow's
+ * end was written; without them once it waited too long (its end STALE_NS behind the
+ * newest slice written, as report_inner.c gives up on a library call's kernels; more
+ * than QUEUE_MAX slices or QUEUE_MAX_BYTES queued), or at the end of its input file or
+ * of the document (a GPU record lost, or outside --from/--to; a file's flow ids are
+ * its own). Before the interning state is cleared (every INTERN_MAX distinct strings)
+ * everything queued is written, flows not ended yet with their ids (their ends are
+ * likely still to come; the queued events use the old table's iids).
+ *
+ * Memory: the queue's bounds, and the ids of flows whose end came before their start
+ * (a synchronous copy ends before its call returns), at most ENDED_MAX.
  */
 #include <stdlib.h>
 #include <string.h>
