@@ -34,7 +34,7 @@ static const char usage[] =
     "  --gap-min NS    shortest gap shown as a slice (default 1000 ns)\n"
     "  --queues        a counter track per stream: operations queued and not finished\n"
     "  --no-memory     leave out the live-bytes counter tracks of allocations (device memory,\n"
-    "                  pinned memory, ...; format 1.5 traces)\n"
+    "                  pinned memory, ...; format 1.5 traces) and Kineto's [memory] events\n"
     "  --from T, --to T  (--chrome, --perfetto) only what overlaps that window (T: seconds after the\n"
     "                  trace's start, 2.5, 300ms, 40us; or @NS, a host time)\n";
 
