@@ -4,6 +4,7 @@
  * distributedInfo from format 1.4 JOB records (HTA reads a trace's rank from it, one
  * file per rank: cutrace dump --chrome --split).
  */
+#include <stddef.h>
 #include <stdio.h>
 
 #include "chrome_internal.h"
@@ -114,6 +115,19 @@ void chr_put_device_properties(ct_chrome *c) {
     chr_put_u64(c, d->cc_minor);
     chr_put_text(c, ",\"numSms\":");
     chr_put_u64(c, d->sm_count);
+    /* format 1.6: the SM limits, with Kineto's names (libkineto/src/DeviceProperties.cpp) */
+    static const struct { const char *key; size_t at; } limits[] = {
+        {",\"maxThreadsPerMultiprocessor\":", offsetof(struct ct_device, max_threads_per_sm)},
+        {",\"warpSize\":", offsetof(struct ct_device, warp_size)},
+        {",\"regsPerMultiprocessor\":", offsetof(struct ct_device, regs_per_sm)},
+        {",\"sharedMemPerMultiprocessor\":", offsetof(struct ct_device, smem_per_sm)}};
+    for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
+      uint64_t v;
+      memcpy(&v, (const char *)d + limits[l].at, sizeof v);
+      if (!v) continue; /* unknown (a trace before 1.6) */
+      chr_put_text(c, limits[l].key);
+      chr_put_u64(c, v);
+    }
     if (c->device_pci[i][0]) {
       chr_put_text(c, ",\"pciBusId\":");
       chr_put_string(c, c->device_pci[i]);

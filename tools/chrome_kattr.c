@@ -1,7 +1,8 @@
 /*
  * Kernel attribute args of dump --chrome / --perfetto kernel slices (format 1.6), named
  * as PyTorch's profiler (Kineto) names them, with Kineto's meanings
- * (libkineto/src/output_json.cpp writes them; CudaDeviceProperties.cpp computes them):
+ * (libkineto/src/output_json.cpp writes them; DeviceProperties.cpp, formerly
+ * CudaDeviceProperties.cpp, computes them):
  *   "registers per thread"        the function's registers
  *   "shared memory"               static + dynamic shared memory per block, bytes
  *   "blocks per SM"               the grid's blocks / the device's SMs

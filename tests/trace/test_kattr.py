@@ -133,7 +133,14 @@ def kernel_events(label, path):
     p = subprocess.run([cutrace, "dump", "--chrome", path], capture_output=True, text=True,
                        timeout=120)
     check(p.returncode == 0, f"{label}: dump --chrome status {p.returncode}: {p.stderr[-300:]}")
-    events = [e for e in json.loads(p.stdout or "{}").get("traceEvents", []) if e.get("cat") == "kernel"]
+    doc = json.loads(p.stdout or "{}")
+    events = [e for e in doc.get("traceEvents", []) if e.get("cat") == "kernel"]
+    props = doc.get("deviceProperties", [{}])
+    got = {k: props[0].get(k) for k in ("numSms", "maxThreadsPerMultiprocessor", "warpSize",
+                                         "regsPerMultiprocessor", "sharedMemPerMultiprocessor")}
+    check(got == {"numSms": 132, "maxThreadsPerMultiprocessor": 2048, "warpSize": 32,
+                  "regsPerMultiprocessor": 65536, "sharedMemPerMultiprocessor": 233472},
+          f"{label}: deviceProperties {got}")
     pf = os.path.join(tmp, label + ".pftrace")
     with open(pf, "wb") as out:
         q = subprocess.run([cutrace, "dump", "--perfetto", path], stdout=out, timeout=120)
