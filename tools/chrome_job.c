@@ -116,17 +116,15 @@ void chr_put_device_properties(ct_chrome *c) {
     chr_put_text(c, ",\"numSms\":");
     chr_put_u64(c, d->sm_count);
     /* format 1.6: the SM limits, with Kineto's names (libkineto/src/DeviceProperties.cpp) */
-    static const struct { const char *key; size_t at; } limits[] = {
-        {",\"maxThreadsPerMultiprocessor\":", offsetof(struct ct_device, max_threads_per_sm)},
-        {",\"warpSize\":", offsetof(struct ct_device, warp_size)},
-        {",\"regsPerMultiprocessor\":", offsetof(struct ct_device, regs_per_sm)},
-        {",\"sharedMemPerMultiprocessor\":", offsetof(struct ct_device, smem_per_sm)}};
+    const struct { const char *key; uint64_t v; } limits[] = {
+        {",\"maxThreadsPerMultiprocessor\":", d->max_threads_per_sm},
+        {",\"warpSize\":", d->warp_size},
+        {",\"regsPerMultiprocessor\":", d->regs_per_sm},
+        {",\"sharedMemPerMultiprocessor\":", d->smem_per_sm}};
     for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
-      uint64_t v;
-      memcpy(&v, (const char *)d + limits[l].at, sizeof v);
-      if (!v) continue; /* unknown (a trace before 1.6) */
+      if (!limits[l].v) continue; /* unknown (a trace before 1.6) */
       chr_put_text(c, limits[l].key);
-      chr_put_u64(c, v);
+      chr_put_u64(c, limits[l].v);
     }
     if (c->device_pci[i][0]) {
       chr_put_text(c, ",\"pciBusId\":");
