@@ -19,7 +19,14 @@ real CUDA stack (no simulator on LD_LIBRARY_PATH), untraced and under
   ALLOC records), at least as many as it makes and releases, no release unmatched:
   for the `_static` builds this checks that nvcc's static runtime allocates through
   the driver entry points the driver-level hooks wrap (cuMemAlloc_v2, cuMemFree_v2),
-  which only a real GPU can show.
+  which only a real GPU can show;
+- kernel attributes (format 1.6): every launch of the program's own kernels and of the
+  cuBLAS kernels names its function's attributes (report JSON `attributes.launches` =
+  calls), each configuration with resident blocks per SM >= 1 and a theoretical
+  occupancy in (0, 100] %, the DEVICE record's SM limits known, and the graph's kernel
+  nodes' attributes in the graphs table: what the real runtime's cudaFuncGetAttributes on
+  a cudaKernel_t, the static runtime's CUfunction/CUkernel handles and cuBLAS's own
+  kernels answer, which the simulator cannot show.
 Not timings: those are for scripts/gpu-check and docs/performance.md.
 """
 import json
@@ -79,6 +86,26 @@ def dump_records(cutrace, trace):
     return p.returncode, out
 
 
+def check_attributes(label, doc, kernels, gemms):
+    """Format 1.6 kernel attributes of the report's rows (docstring, last point)."""
+    rows = [k for k in doc["kernels"] if any(p in k["name"] for p in kernels if p.endswith("("))]
+    if gemms:
+        rows += [k for k in doc["kernels"] if k.get("launched_by")]
+    for k in rows:
+        a = k.get("attributes") or {}
+        configs = a.get("configs", [])
+        check(a.get("launches") == k["calls"] and configs and
+              all(c["blocks_per_sm"] is not None and c["blocks_per_sm"] >= 1 and
+                  c["occupancy_pct"] is not None and 0 < c["occupancy_pct"] <= 100 and
+                  c["block_threads"] >= 1 for c in configs),
+              f"{label}: attributes of {k['name'][:80]} ({k['calls']} calls): {a}")
+    for g in doc.get("graphs", []):
+        for t in g.get("top_kernels", []):
+            a = t.get("attributes") or {}
+            check(a.get("blocks_per_sm") is not None and a["blocks_per_sm"] >= 1,
+                  f"{label}: graph kernel node attributes of {t['name'][:80]}: {a}")
+
+
 def check_case(cutrace, program, args, kernels, gemms, tmp):
     label = f"{os.path.basename(program)} {' '.join(args)}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUTRACE_", "SIMCUDA_"))}
@@ -109,6 +136,7 @@ def check_case(cutrace, program, args, kernels, gemms, tmp):
     if gemms:
         lib = sum(k["calls"] for k in doc["kernels"] if k.get("launched_by"))
         check(lib >= sum(gemms.values()), f"{label}: {lib} kernels launched by library calls")
+    check_attributes(label, doc, kernels, gemms)
     want = ALLOCS.get(os.path.basename(program).replace("_static", ""))
     if want:
         dev = [r for r in doc.get("allocs", []) if r["kind"] == "device"]
@@ -120,6 +148,10 @@ def check_case(cutrace, program, args, kernels, gemms, tmp):
     rc, recs = dump_records(cutrace, trace)
     if not check(rc == 0, f"{label}: dump failed"):
         return
+    limits = [(d.get("max_threads_per_sm"), d.get("warp_size"), d.get("regs_per_sm"),
+               d.get("smem_per_sm"), d.get("max_blocks_per_sm")) for d in recs.get("device", [])]
+    check(limits and all(all(v and v > 0 for v in l) for l in limits),
+          f"{label}: DEVICE SM limits {limits}")
     drops = sum(d.get("count", 0) for d in recs.get("drop", []))
     check(drops == 0, f"{label}: {drops} records dropped")
     gpu_by_corr = {}
