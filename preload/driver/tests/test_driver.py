@@ -79,6 +79,17 @@ def check_driver_launches(t, label, entry, kernel, n, timed=True):
     for a in got:
         check(a["flags"] & API_DRIVER, f"{label}: {entry} not flagged DRIVER")
         check(a["depth"] == 0 and a["result"] == 0, f"{label}: {entry} depth {a['depth']} result {a['result']}")
+    # format 1.6: each launch names its function's KERNEL_ATTR record (the simulator's
+    # defaults: 32 registers, no static shared memory), and its shape has an OCCUPANCY
+    attrs = {r["id"]: r for r in t.of("kernel_attr")}
+    shapes = {(o["attr"], o["block_threads"], o["dyn_smem"]) for o in t.of("occupancy")}
+    launch_of = {r["corr"]: r for r in t.of("launch")}
+    for a in got:
+        r = launch_of.get(a["corr"], {})
+        k = attrs.get(r.get("attr"), {})
+        check(t.name(k.get("name", 0)) == kernel and k.get("regs") == 32 and
+              (r["attr"], r["block_x"] * r["block_y"] * r["block_z"], r["shmem"]) in shapes,
+              f"{label}: {entry} of {kernel}: launch {r}, attributes {k}, shapes {shapes}")
     if timed:
         gpus = {g["corr"]: g for g in t.of("gpu")}
         timed_n = sum(1 for a in got if a["flags"] & API_TIMED and a["corr"] in gpus
