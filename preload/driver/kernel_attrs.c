@@ -24,8 +24,10 @@
 
 #define ATTR_FAILED UINT64_MAX /* the handle's attributes could not be had */
 
-/* (handle, 0 driver / 1 runtime) -> v1 KERNEL_ATTR id (or ATTR_FAILED), v2 the
- * CUfunction to ask for occupancy (driver handles) */
+/* (handle, its name's string id << 1 | 0 driver / 1 runtime) -> v1 KERNEL_ATTR id (or
+ * ATTR_FAILED), v2 the CUfunction to ask for occupancy (driver handles). The name is in
+ * the key because a host stub registered again (a module reloaded at the same address,
+ * hooks/names.c) names another kernel. */
 static struct ctph_map functions = CTPH_MAP_INIT(8);
 /* (attr id | device << 48, threads per block | dynamic shared memory << 16) -> v1 1 */
 static struct ctph_map shapes = CTPH_MAP_INIT(8);
@@ -148,7 +150,8 @@ static int driver_occupancy(CUfunction f, unsigned threads, size_t dyn_smem) {
 static uint64_t function_attr(const void *handle, int runtime, uint64_t name, CUfunction *fn,
                               int *final) {
   *final = 0;
-  struct ctph_map_slot *s = ctph_map_find(&functions, (uintptr_t)handle, (uint64_t)runtime);
+  uint64_t key2 = (name & (UINT64_MAX >> 2)) << 1 | (uint64_t)runtime;
+  struct ctph_map_slot *s = ctph_map_find(&functions, (uintptr_t)handle, key2);
   if (!s) {
     struct ct_kernel_attr a;
     memset(&a, 0, sizeof a);
@@ -159,7 +162,7 @@ static uint64_t function_attr(const void *handle, int runtime, uint64_t name, CU
       return 0; /* not now: a later launch asks again */
     uint64_t id = got ? __atomic_add_fetch(&last_attr_id, 1, __ATOMIC_RELAXED) : ATTR_FAILED;
     int inserted = 0;
-    s = ctph_map_insert(&functions, (uintptr_t)handle, (uint64_t)runtime, id,
+    s = ctph_map_insert(&functions, (uintptr_t)handle, key2, id,
                         (uintptr_t)asked, &inserted);
     if (!s)
       return 0;
@@ -215,6 +218,7 @@ uint64_t ctph_launch_attr_slow(const void *handle, int runtime, uint64_t name, u
                               device < 0 ? 0 : device);
   if (settled && key) {
     ctph_last_shape.handle = handle;
+    ctph_last_shape.name = name;
     ctph_last_shape.key = key;
     ctph_last_shape.attr = attr;
   }

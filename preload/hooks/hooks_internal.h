@@ -224,7 +224,8 @@ void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) CTPH_HIDDEN;
  * repeated launch is answered by two compares (ctph_launch_attr). */
 struct ctph_last_shape {
   const void *handle;
-  uint64_t key; /* ctph_shape_key; 0 never matches a launch */
+  uint64_t name; /* the kernel's string id (a stub registered again names another) */
+  uint64_t key;  /* ctph_shape_key; 0 never matches a launch */
   uint64_t attr;
 };
 extern __thread struct ctph_last_shape ctph_last_shape CTPH_HIDDEN;
@@ -252,7 +253,8 @@ uint64_t ctph_launch_attr_slow(const void *handle, int runtime, uint64_t name, u
 static inline uint64_t ctph_launch_attr(const void *handle, int runtime, uint64_t name,
                                         unsigned block_threads, size_t dyn_smem, int device) {
   uint64_t key = ctph_shape_key(block_threads, dyn_smem, device < 0 ? 0 : device, runtime);
-  if (CTP_LIKELY(handle == ctph_last_shape.handle && key == ctph_last_shape.key && key))
+  if (CTP_LIKELY(handle == ctph_last_shape.handle && key == ctph_last_shape.key && key &&
+                 name == ctph_last_shape.name))
     return ctph_last_shape.attr;
   return ctph_launch_attr_slow(handle, runtime, name, block_threads, dyn_smem, device, key);
 }
