@@ -24,10 +24,12 @@
 
 #define ATTR_FAILED UINT64_MAX /* the handle's attributes could not be had */
 
-/* (handle, its name's string id << 1 | 0 driver / 1 runtime) -> v1 KERNEL_ATTR id (or
- * ATTR_FAILED), v2 the CUfunction to ask for occupancy (driver handles). The name is in
- * the key because a host stub registered again (a module reloaded at the same address,
- * hooks/names.c) names another kernel. */
+/* (handle, its name's string id << 9 | device << 1 | 0 driver / 1 runtime) -> v1
+ * KERNEL_ATTR id (or ATTR_FAILED), v2 the CUfunction to ask for occupancy (driver
+ * handles). The name is in the key because a host stub registered again (a module
+ * reloaded at the same address, hooks/names.c) names another kernel; the device because
+ * a host stub or CUkernel runs other code on a GPU of another architecture (the runtime
+ * and cuFuncGetAttribute answer for the current device). */
 static struct ctph_map functions = CTPH_MAP_INIT(8);
 /* (attr id | device << 48, threads per block | dynamic shared memory << 16) -> v1 1 */
 static struct ctph_map shapes = CTPH_MAP_INIT(8);
@@ -147,10 +149,11 @@ static int driver_occupancy(CUfunction f, unsigned threads, size_t dyn_smem) {
 /* The KERNEL_ATTR id of handle (0 unknown), writing its record at first sight; *fn
  * is the CUfunction to ask for occupancy (driver handles); *final is 1 unless the
  * runtime must be asked again later. */
-static uint64_t function_attr(const void *handle, int runtime, uint64_t name, CUfunction *fn,
-                              int *final) {
+static uint64_t function_attr(const void *handle, int runtime, uint64_t name, int device,
+                              CUfunction *fn, int *final) {
   *final = 0;
-  uint64_t key2 = (name & (UINT64_MAX >> 2)) << 1 | (uint64_t)runtime;
+  uint64_t key2 = (name & (UINT64_MAX >> 10)) << 9 | (uint64_t)(device & 0xff) << 1 |
+                  (uint64_t)runtime;
   struct ctph_map_slot *s = ctph_map_find(&functions, (uintptr_t)handle, key2);
   if (!s) {
     struct ct_kernel_attr a;
@@ -212,7 +215,7 @@ uint64_t ctph_launch_attr_slow(const void *handle, int runtime, uint64_t name, u
   int saved = errno;
   CUfunction fn = NULL;
   int settled = 0;
-  uint64_t attr = function_attr(handle, runtime, name, &fn, &settled);
+  uint64_t attr = function_attr(handle, runtime, name, device < 0 ? 0 : device, &fn, &settled);
   if (attr)
     settled = shape_occupancy(attr, handle, runtime, fn, threads, dyn_smem,
                               device < 0 ? 0 : device);

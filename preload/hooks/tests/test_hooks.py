@@ -536,6 +536,13 @@ def case_devices(run, app):
     check(sorted(d["device"] for d in t.of("device")) == [0, 1], "devices: DEVICE records")
     check(sorted(c["device"] for c in t.of("clock"))[:1] == [0] and any(c["device"] == 1 for c in t.of("clock")),
           "devices: one clock timeline per device")
+    # format 1.6: one KERNEL_ATTR record per device (another GPU may run other code), each
+    # launch naming its own device's, whose OCCUPANCY says that device
+    occ_device = {o["attr"]: o["device"] for o in t.of("occupancy")}
+    detail = {r["corr"]: r for r in t.of("launch")}
+    check(len(t.of("kernel_attr")) == 2 and
+          all(occ_device.get(detail[a["corr"]]["attr"]) == a["device"] for a in launches),
+          f"devices: attributes per device {t.of('kernel_attr')}, occupancy {occ_device}")
     check_timed_pairs(t, "devices")
 
 
