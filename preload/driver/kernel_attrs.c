@@ -213,6 +213,14 @@ uint64_t ctph_launch_attr_slow(const void *handle, int runtime, uint64_t name, u
   if (!handle)
     return 0;
   int saved = errno;
+  /* The queries are no stream work, but a global-mode capture forbids the calls the
+   * driver deems unsafe, and which those are is not documented call by call: while any
+   * capture is active the thread asks in relaxed mode (as call.c records its events)
+   * and gets its own mode back after. */
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  int relaxed = CTP_UNLIKELY(__atomic_load_n(&ctph_captures_active, __ATOMIC_RELAXED)) &&
+                ctph_drv.ThreadExchangeStreamCaptureMode &&
+                ctph_drv.ThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
   CUfunction fn = NULL;
   int settled = 0;
   uint64_t attr = function_attr(handle, runtime, name, device < 0 ? 0 : device, &fn, &settled);
@@ -225,6 +233,8 @@ uint64_t ctph_launch_attr_slow(const void *handle, int runtime, uint64_t name, u
     ctph_last_shape.key = key;
     ctph_last_shape.attr = attr;
   }
+  if (relaxed)
+    ctph_drv.ThreadExchangeStreamCaptureMode(&mode);
   errno = saved;
   return attr;
 }
