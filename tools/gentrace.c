@@ -5,6 +5,12 @@
  *   cutrace-gentrace FILE N [CHUNK_BYTES]
  *       a launch loop: PROCESS, DEVICE, then N launches (API + LAUNCH + GPU) of one
  *       kernel on one stream, 3 us calls every 4 us, 2 us kernels, and an END record.
+ *   cutrace-gentrace --drops FILE N [CHUNK_BYTES]
+ *       the launch loop on two streams with records missing, as when the tracer's
+ *       buffers overflow: of every 10 launches, 3 lose their GPU record and 1 its API
+ *       and LAUNCH records (its GPU record comes without its call); a DROP record
+ *       after every 1000 launches counts what they lost. N/10*9 spans, N/10*7 kernels
+ *       of which N/10 without their call (N a multiple of 1000).
  *   cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]
  *       a realistic mix (see gen_mixed below and docs/report.md "Testing"): two
  *       application threads and a tracer thread, three streams, three kernels of
@@ -59,8 +65,9 @@ static void add_end(ct_file_writer *w, uint64_t end_ns) {
   add(w, &r);
 }
 
-/* The launch loop (the original generator; scripts/bench and test_tools.py use it). */
-static void gen_loop(ct_file_writer *w, unsigned long long n) {
+/* The launch loop (the original generator; scripts/bench and test_tools.py use it);
+ * with drops, the --drops variant. */
+static void gen_loop(ct_file_writer *w, unsigned long long n, int drops) {
   static const char cmd[] = "./launch_loop\0" "1000";
   add_string(w, 1, "gen-host", 8);
   add_string(w, 2, cmd, sizeof cmd - 1);
@@ -71,18 +78,30 @@ static void gen_loop(ct_file_writer *w, unsigned long long n) {
   ct_record r = {0};
   uint64_t t = 1000100000ull;
   for (unsigned long long i = 0; i < n; i++) {
-    r.kind = CT_KIND_API;
-    r.u.api = (struct ct_api){.tid = 4242, .name = 4, .begin_ns = t, .end_ns = t + 3000,
-                              .corr = i + 1, .flags = CT_API_TIMED};
-    add(w, &r);
-    r.kind = CT_KIND_LAUNCH;
-    r.u.launch = (struct ct_launch){.corr = i + 1, .kernel = 5, .grid_x = 1, .grid_y = 1,
-                                    .grid_z = 1, .block_x = 32, .block_y = 1, .block_z = 1};
-    add(w, &r);
-    r.kind = CT_KIND_GPU;
-    r.u.gpu = (struct ct_gpu){.corr = i + 1, .start_ns = t + 5000, .end_ns = t + 7000,
-                              .type = CT_GPU_KERNEL, .name = 5};
-    add(w, &r);
+    unsigned k = drops ? i % 10 : 1;
+    uint64_t stream = drops ? 1 + i % 2 : 0; /* two streams: 2 us kernels every 8 us each */
+    if (k != 8) { /* drops: the call's records lost */
+      r.kind = CT_KIND_API;
+      r.u.api = (struct ct_api){.tid = 4242, .name = 4, .begin_ns = t, .end_ns = t + 3000,
+                                .corr = i + 1, .stream = stream, .flags = CT_API_TIMED};
+      add(w, &r);
+      r.kind = CT_KIND_LAUNCH;
+      r.u.launch = (struct ct_launch){.corr = i + 1, .kernel = 5, .grid_x = 1, .grid_y = 1,
+                                      .grid_z = 1, .block_x = 32, .block_y = 1, .block_z = 1};
+      add(w, &r);
+    }
+    if (k != 0 && k != 3 && k != 6) { /* drops: the GPU record lost */
+      r.kind = CT_KIND_GPU;
+      r.u.gpu = (struct ct_gpu){.corr = i + 1, .stream = stream, .start_ns = t + 5000,
+                                .end_ns = t + 7000, .type = CT_GPU_KERNEL, .name = 5};
+      add(w, &r);
+    }
+    if (drops && i % 1000 == 999) {
+      r.kind = CT_KIND_DROP;
+      r.u.drop = (struct ct_drop){.tid = 4242, .count = 500, .first_ns = t - 3996000,
+                                  .last_ns = t};
+      add(w, &r);
+    }
     t += 4000;
   }
   add_end(w, t);
@@ -260,9 +279,15 @@ static void gen_mixed(ct_file_writer *w, unsigned long long iters, uint64_t pid)
 }
 
 int main(int argc, char **argv) {
+  int drops = argc > 1 && !strcmp(argv[1], "--drops");
+  if (drops) { /* the launch loop's arguments follow */
+    argv++;
+    argc--;
+  }
   int mixed_mode = argc > 1 && !strcmp(argv[1], "--mixed");
-  if (mixed_mode ? (argc < 4 || argc > 6) : (argc != 3 && argc != 4)) {
+  if (mixed_mode ? (drops || argc < 4 || argc > 6) : (argc != 3 && argc != 4)) {
     fprintf(stderr, "usage: cutrace-gentrace FILE N [CHUNK_BYTES]\n"
+                    "       cutrace-gentrace --drops FILE N [CHUNK_BYTES]\n"
                     "       cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]\n");
     return 2;
   }
@@ -276,6 +301,6 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (mixed_mode) gen_mixed(w, n, argc >= 5 ? strtoull(argv[4], NULL, 10) : 4242);
-  else gen_loop(w, n);
+  else gen_loop(w, n, drops);
   return ct_file_writer_close(w) < 0 ? 1 : 0;
 }

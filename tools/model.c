@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "model_calls.h"
+#include "model_waits.h"
 #include "progress.h"
 #include "reader.h"
 
@@ -151,6 +152,7 @@ typedef struct model {
   unsigned runs_used; /* bit i: runs[i] is not empty */
   heap h;
   ct_calls calls;
+  ct_waits waits;     /* calls that may wait for ever, by stream (model_waits.h) */
   uint64_t seq, max_end, last_key, blocked_key;
   int released_any;
   int release_due;    /* the last event added was a call's: release before the next */
@@ -281,9 +283,11 @@ static void note_times(model *m, uint64_t b, uint64_t e) {
   if (e > m->st->last_ns) m->st->last_ns = e;
 }
 
-/* Frees a call entry when nothing more will be joined with it. */
-static void maybe_free(model *m, ct_call *e) {
+/* Frees a call entry when nothing more will be joined with it; else, when what it
+ * waits for may never come, has it wait on (device, stream) (model_waits.h). */
+static void maybe_free(model *m, ct_call *e, uint64_t device, uint64_t stream) {
   if (e->span_done && (e->act_done || !(e->flags & CT_API_TIMED))) ct_calls_remove(&m->calls, e);
+  else if (ct_call_waits(e) && ct_waits_add(&m->waits, device, stream, e->corr) < 0) m->oom = 1;
 }
 
 static void deliver_span(model *m, const pend *p) {
@@ -318,14 +322,14 @@ static void deliver_span(model *m, const pend *p) {
     ct_call *e = a->corr ? ct_calls_find(&m->calls, a->corr) : NULL;
     if (e && filtered_out(m, s.begin_ns, s.end_ns)) {
       e->span_done = 1;
-      maybe_free(m, e);
+      maybe_free(m, e, a->device, a->stream);
       return;
     }
     if (e) {
       fill_detail(e, &s.detail, &s.d);
       if (s.detail == CT_DETAIL_LAUNCH) s.kernel = str(m, s.d.launch.kernel);
       e->span_done = 1;
-      maybe_free(m, e);
+      maybe_free(m, e, a->device, a->stream);
     }
   }
   if (filtered_out(m, s.begin_ns, s.end_ns)) return;
@@ -351,8 +355,9 @@ static void deliver_activity(model *m, const pend *p) {
   if (filtered_out(m, a.start_ns, a.end_ns)) {
     if (e) {
       e->act_done = 1;
-      maybe_free(m, e);
+      maybe_free(m, e, g->device, g->stream);
     }
+    if (g->corr) ct_waits_progress(&m->waits, &m->calls, g->device, g->stream, g->corr, p->key, m->window);
     return;
   }
   if (e) {
@@ -388,8 +393,9 @@ static void deliver_activity(model *m, const pend *p) {
   if (m->ops->on_activity) m->ops->on_activity(m->user, &a);
   if (e) {
     e->act_done = 1;
-    maybe_free(m, e);
+    maybe_free(m, e, g->device, g->stream);
   }
+  if (g->corr) ct_waits_progress(&m->waits, &m->calls, g->device, g->stream, g->corr, p->key, m->window);
 }
 
 static void deliver(model *m, const pend *p) {
@@ -556,7 +562,11 @@ static void on_detail(model *m, const ct_record *rec, enum ct_detail kind) {
 }
 
 static void on_gpu(model *m, const ct_record *rec) {
-  if (rec->u.gpu.corr && !ct_calls_get(&m->calls, rec->u.gpu.corr)) m->oom = 1;
+  if (rec->u.gpu.corr) {
+    ct_call *e = ct_calls_get(&m->calls, rec->u.gpu.corr);
+    if (e) e->gpu_seen = 1;
+    else m->oom = 1;
+  }
   add_pending(m, CT_KIND_GPU, rec, rec->u.gpu.end_ns, 0);
 }
 
@@ -724,7 +734,10 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   int rc = rs->damaged || m->oom ? 1 : 0;
   for (int i = 0; i < NRUNS; i++) free(m->runs[i].a);
   free(m->h.a);
+  st->calls_given_up = m->waits.given_up;
+  st->calls_peak = m->calls.peak;
   ct_calls_free(&m->calls);
+  ct_waits_free(&m->waits);
   free(m->api_cache);
   free(m->cmdline);
   ct_reader_close(m->r);

@@ -140,6 +140,9 @@ typedef struct ct_model_stats {
   int damaged;                   /* the reader hit damage: see message */
   char message[300];             /* the reader's first problem, "" when none */
   uint16_t major, minor;
+  uint64_t calls_given_up;       /* calls whose other record stopped being waited for
+                                    (model_waits.h: dropped or very late records) */
+  uint64_t calls_peak;           /* the most calls in flight at once (memory) */
 } ct_model_stats;
 
 /* One end of a time filter (--from, --to): ns after the trace's start (its PROCESS

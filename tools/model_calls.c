@@ -123,6 +123,7 @@ ct_call *ct_calls_get(ct_calls *t, uint64_t corr) {
     if (e) return e;
   }
   t->added++;
+  if (++t->n > t->peak) t->peak = t->n;
   if (!slot->corr) return fresh(slot, corr);
   /* the slot is taken: the ring may be narrower than the window of ids in flight */
   if (++t->collided >= CALLS_GROW_AFTER && t->collided * 8 > t->added &&
@@ -132,13 +133,19 @@ ct_call *ct_calls_get(ct_calls *t, uint64_t corr) {
   }
   if (slot->corr > corr) { /* the newer call keeps the slot */
     ct_call e = {.corr = corr};
-    return hash_put(&t->over, &e);
+    ct_call *put = hash_put(&t->over, &e);
+    if (!put) t->n--;
+    return put;
   }
-  if (!hash_put(&t->over, slot)) return NULL;
+  if (!hash_put(&t->over, slot)) {
+    t->n--;
+    return NULL;
+  }
   return fresh(slot, corr);
 }
 
 void ct_calls_remove(ct_calls *t, ct_call *e) {
+  t->n--;
   if ((uintptr_t)e - (uintptr_t)t->ring < t->ring_cap * sizeof *e) e->corr = 0;
   else hash_remove(&t->over, e);
 }

@@ -25,6 +25,7 @@
 typedef struct ct_call {
   uint64_t corr;                  /* 0 = empty slot */
   uint8_t has_call, detail, span_done, act_done;
+  uint8_t gpu_seen;               /* its GPU record was read (delivered or pending) */
   uint64_t tid, name, begin, end, flags;
   uint64_t depth, stack, parent;
   uint64_t d[CALL_DETAIL_FIELDS]; /* the detail record's fields after corr */
@@ -42,6 +43,7 @@ typedef struct ct_calls {
   size_t ring_cap;          /* a power of two (0: none yet) */
   ct_call_hash over;        /* calls whose ring slot was taken */
   size_t added, collided;   /* calls added and sent to the overflow since the ring grew */
+  size_t n, peak;           /* calls in flight now, and the most at once */
 } ct_calls;
 
 /* The overflow's entry for corr, or NULL. */
