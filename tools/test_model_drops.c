@@ -4,10 +4,13 @@
  * their GPU record and 1 its API and LAUNCH records (its GPU record comes alone), as
  * `cutrace-gentrace --drops` writes; plus one call on stream 3 whose kernel ends
  * 5 s after it (a deep queue: longer than any window), its GPU record last in the
- * file. Checks: every span and activity delivered with its planted join, the deep
- * call still joined (the rule follows its stream, not the clock), the calls given up
- * on (the dropped ones but those of the last windows), and the calls in flight at
- * once bounded by the window rather than by N.
+ * file; and three calls on stream 4 at 100 ms, the GPU record of the first of them
+ * written 30 ms late (past the 20 ms window: delivered late). Checks: every span and
+ * activity delivered with its planted join, the deep call still joined (the rule
+ * follows its stream, not the clock), the late record still joined (the stream passed
+ * its call less than a window before), the calls given up on (the dropped ones but
+ * those of the last windows), and the calls in flight at once bounded by the window
+ * rather than by N.
  * usage: test_model_drops DIR (a scratch directory)
  */
 #include <stdio.h>
@@ -33,6 +36,9 @@ static int failures;
 #define T0 1000000000ull
 #define DEEP_CORR (N + 1)            /* the stream-3 call */
 #define DEEP_END (T0 + 5000000000ull)
+#define LATE_AT 25000ull             /* the stream-4 calls come with launch LATE_AT */
+#define LATE_CORR (N + 2)            /* its first call; N + 3 and N + 4 follow */
+#define LATE_BY 7500ull              /* its GPU record comes with launch LATE_AT + LATE_BY */
 
 static void add(ct_file_writer *w, ct_record *r) {
   if (ct_file_writer_add(w, r) < 0) {
@@ -45,6 +51,26 @@ static void add(ct_file_writer *w, ct_record *r) {
 /* Launch i (corr i + 1) loses its GPU record (k 0, 3, 6) or its call (k 8), k = i % 10. */
 static int gpu_lost(uint64_t i) { return i % 10 == 0 || i % 10 == 3 || i % 10 == 6; }
 static int call_lost(uint64_t i) { return i % 10 == 8; }
+
+/* Call corr on stream s at t, its LAUNCH's grid_x corr - 1. */
+static void add_call(ct_file_writer *w, uint64_t corr, uint64_t stream, uint64_t t) {
+  ct_record r = {0};
+  r.kind = CT_KIND_API;
+  r.u.api = (struct ct_api){.tid = 7, .name = 1, .begin_ns = t, .end_ns = t + 3000,
+                            .corr = corr, .stream = stream, .flags = CT_API_TIMED};
+  add(w, &r);
+  r.kind = CT_KIND_LAUNCH;
+  r.u.launch = (struct ct_launch){.corr = corr, .kernel = 2, .grid_x = corr - 1};
+  add(w, &r);
+}
+
+static void add_gpu(ct_file_writer *w, uint64_t corr, uint64_t stream, uint64_t t) {
+  ct_record r = {0};
+  r.kind = CT_KIND_GPU;
+  r.u.gpu = (struct ct_gpu){.corr = corr, .stream = stream, .start_ns = t + 5000,
+                            .end_ns = t + 7000, .type = CT_GPU_KERNEL};
+  add(w, &r);
+}
 
 static void write_trace(const char *path) {
   ct_file_writer *w = ct_file_writer_open(path, 1 << 16);
@@ -64,21 +90,13 @@ static void write_trace(const char *path) {
   add(w, &r);
   for (uint64_t i = 0; i < N; i++) {
     uint64_t t = T0 + 2000 + i * STEP_NS, corr = i + 1, stream = 1 + i % 2;
-    if (!call_lost(i)) {
-      r.kind = CT_KIND_API;
-      r.u.api = (struct ct_api){.tid = 7, .name = 1, .begin_ns = t, .end_ns = t + 3000,
-                                .corr = corr, .stream = stream, .flags = CT_API_TIMED};
-      add(w, &r);
-      r.kind = CT_KIND_LAUNCH;
-      r.u.launch = (struct ct_launch){.corr = corr, .kernel = 2, .grid_x = i};
-      add(w, &r);
+    if (!call_lost(i)) add_call(w, corr, stream, t);
+    if (!gpu_lost(i)) add_gpu(w, corr, stream, t);
+    if (i == LATE_AT) { /* three calls on stream 4, 1 us apart: the first one's GPU record late */
+      for (uint64_t k = 0; k < 3; k++) add_call(w, LATE_CORR + k, 4, t + 1000 + k * 1000);
+      for (uint64_t k = 1; k < 3; k++) add_gpu(w, LATE_CORR + k, 4, t + 1000 + k * 1000);
     }
-    if (!gpu_lost(i)) {
-      r.kind = CT_KIND_GPU;
-      r.u.gpu = (struct ct_gpu){.corr = corr, .stream = stream, .start_ns = t + 5000,
-                                .end_ns = t + 7000, .type = CT_GPU_KERNEL};
-      add(w, &r);
-    }
+    if (i == LATE_AT + LATE_BY) add_gpu(w, LATE_CORR, 4, T0 + 2000 + LATE_AT * STEP_NS + 1000);
     if (i % 1000 == 0) { /* reported early, as the preload reports a full buffer */
       r.kind = CT_KIND_DROP;
       r.u.drop = (struct ct_drop){.tid = 7, .count = 5, .first_ns = t, .last_ns = t};
@@ -98,13 +116,13 @@ static void write_trace(const char *path) {
 }
 
 typedef struct seen {
-  uint64_t spans, acts, joined, unjoined, bad_join, deep_joined;
+  uint64_t spans, acts, joined, unjoined, bad_join, deep_joined, late_joined, stream4_joined;
 } seen;
 
 static void on_span(void *user, const ct_span *sp) {
   seen *s = user;
   s->spans++;
-  if (sp->corr != DEEP_CORR && (sp->detail != CT_DETAIL_LAUNCH || sp->d.launch.grid_x != sp->corr - 1))
+  if (sp->corr != DEEP_CORR && sp->corr && (sp->detail != CT_DETAIL_LAUNCH || sp->d.launch.grid_x != sp->corr - 1))
     s->bad_join++;
 }
 
@@ -113,6 +131,11 @@ static void on_activity(void *user, const ct_activity *a) {
   s->acts++;
   if (a->corr == DEEP_CORR) {
     s->deep_joined = a->has_call && a->call_begin_ns == T0 && a->end_ns == DEEP_END;
+    return;
+  }
+  if (a->corr >= LATE_CORR) {
+    s->stream4_joined += a->has_call && a->detail == CT_DETAIL_LAUNCH && a->d.launch.grid_x == a->corr - 1;
+    if (a->corr == LATE_CORR) s->late_joined = a->late && a->has_call;
     return;
   }
   uint64_t i = a->corr - 1;
@@ -140,15 +163,17 @@ int main(int argc, char **argv) {
   seen s = {0};
   ct_model_stats st;
   int rc = ct_model_read(path, NULL, &ops, &s, &st);
-  CHECK(rc == 0 && st.has_end && st.late == 0, "clean read (rc %d: %s), %llu late", rc,
+  CHECK(rc == 0 && st.has_end && st.late == 1, "clean read (rc %d: %s), %llu late", rc,
         st.message, (unsigned long long)st.late);
-  CHECK(s.spans == N / 10 * 9 + 1 && s.acts == N / 10 * 7 + 1, "%llu spans, %llu activities",
+  CHECK(s.spans == N / 10 * 9 + 4 && s.acts == N / 10 * 7 + 4, "%llu spans, %llu activities",
         (unsigned long long)s.spans, (unsigned long long)s.acts);
   CHECK(s.joined == N / 10 * 6 && s.unjoined == N / 10 && st.unmatched_activities == N / 10 &&
             s.bad_join == 0,
         "%llu joined, %llu without their call, %llu wrong", (unsigned long long)s.joined,
         (unsigned long long)s.unjoined, (unsigned long long)s.bad_join);
   CHECK(s.deep_joined, "the call whose kernel ends 5 s later is joined");
+  CHECK(s.late_joined && s.stream4_joined == 3, "the late GPU record is joined (%llu of 3)",
+        (unsigned long long)s.stream4_joined);
   /* The window stays at its first 20 ms (5000 launches, nothing late): a waiting call is
    * given up once its stream passed it a window ago (checked as its stream's work is
    * delivered), so at most three windows of waiting calls besides the calls of the
