@@ -31,8 +31,11 @@
  * the next event is added, so that its detail record, right after it, is read before
  * an activity it unblocks is delivered. An entry is freed once its span was
  * delivered and either its activity was delivered too or the call was not marked
- * CT_API_TIMED (no GPU record will follow). Memory is therefore bounded by the
- * window and the calls whose GPU work is still outstanding, not by the trace.
+ * CT_API_TIMED (no GPU record will follow). A call whose GPU record never comes
+ * (dropped), or whose GPU work was delivered without it, is given up on once its
+ * stream's later GPU work was delivered a window earlier (model_waits.h). Memory is
+ * therefore bounded by the window and the calls whose GPU work is still outstanding,
+ * not by the trace.
  */
 #include "model.h"
 
