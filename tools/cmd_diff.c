@@ -17,7 +17,7 @@
 
 static const char usage[] =
     "usage: cutrace diff [--format text|csv|json] [--limit N] [--by kernel|range|api]\n"
-    "                    [--per-range NAME] [--threshold PCT] BEFORE AFTER\n"
+    "                    [--per-range NAME] [--threshold PCT] [--from T] [--to T] BEFORE AFTER\n"
     "  What changed on the GPU from BEFORE to AFTER (each a trace DIR or one .ctr FILE):\n"
     "  a headline (wall span, GPU busy, idle by cause, kernel, copy and API totals), then\n"
     "  per kernel, memory operation and GEMM shape the calls and times of both sides,\n"
@@ -29,7 +29,9 @@ static const char usage[] =
     "  --by range       NVTX ranges (CPU time they were open; GPU time of the work inside)\n"
     "  --per-range NAME divide each side by its instances of NVTX range NAME (e.g. step),\n"
     "                   so runs of different lengths compare per instance\n"
-    "  --threshold PCT  'same': equal calls and an average within PCT percent (default 5)\n";
+    "  --threshold PCT  'same': equal calls and an average within PCT percent (default 5)\n"
+    "  --from T, --to T the same window of both (T: seconds after each trace's start,\n"
+    "                   2.5, 300ms, 40us; or @NS, a host time)\n";
 
 static int bad_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "cutrace diff: ");

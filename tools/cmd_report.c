@@ -17,7 +17,8 @@
 
 static const char usage[] =
     "usage: cutrace report [--format text|csv|json] [--sort total|calls|avg|name]\n"
-    "                      [--limit N] [--per-process] [--tables LIST] [DIR|FILE...]\n"
+    "                      [--limit N] [--per-process] [--tables LIST]\n"
+    "                      [--by kernel|range|callsite|stack] [--from T] [--to T] [DIR|FILE...]\n"
     "  Tables of GPU kernels, CUDA API calls (CPU time), memory operations and GEMMs.\n"
     "  --format F      text (default), csv (one block per table, first column 'table')\n"
     "                  or json (schema in docs/report.md)\n"
