@@ -34,7 +34,8 @@
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
                              1.5: ALLOC;
-                             1.6: KERNEL_ATTR, OCCUPANCY, launch.attr, device SM limits */
+                             1.6: KERNEL_ATTR, OCCUPANCY, launch.attr, device SM limits,
+                                  graph_kernel attr and shape */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
