@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "driver_internal.h"
@@ -28,7 +29,7 @@ static void check_at_exit(void) {
   if (anything_traced())
     return;
   const char *quiet = getenv("CUTRACE_QUIET"); /* docs/preload.md, Environment */
-  int silent = quiet && strcmp(quiet, "0") != 0 && strcmp(quiet, "no") != 0;
+  int silent = quiet && *quiet && strcmp(quiet, "0") != 0 && strcasecmp(quiet, "no") != 0;
   static const char msg[] =
       "cutrace: libcuda was loaded but no CUDA call was intercepted in this process\n";
   if (!silent) {

@@ -26,6 +26,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define MAX_ANCHORS 16
@@ -392,10 +393,11 @@ static void after_fork_child(void) {
   ctph_pending_forget();
 }
 
-/* One line on stderr (a single write), unless CUTRACE_QUIET=1. */
+/* One line on stderr (a single write), unless CUTRACE_QUIET is set to anything but 0/no
+ * (the rule of preload/core/config.c). */
 static void warn(const char *line) {
   const char *quiet = getenv("CUTRACE_QUIET");
-  if (!quiet || strcmp(quiet, "1"))
+  if (!quiet || !*quiet || !strcmp(quiet, "0") || !strcasecmp(quiet, "no"))
     (void)!write(2, line, strlen(line));
 }
 

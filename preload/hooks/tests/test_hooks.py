@@ -144,6 +144,22 @@ def case_no_timing(run, app):
     check(not t.of("gpu") and not t.of("clock"), "no timing: GPU or CLOCK records written")
 
 
+def case_bad_knobs(run, app):
+    """A bad CUTRACE_GPU_TIMING / CUTRACE_EVENT_CHAIN: one line each and the default;
+    CUTRACE_QUIET silences them for any value but 0/no (docs/preload.md, Environment)."""
+    bad = {"CUTRACE_GPU_TIMING": "2", "CUTRACE_EVENT_CHAIN": "yes"}
+    _, plain, _ = run.run([app, "kernels", "2"], traced=False)
+    expected = ["cutrace: CUTRACE_EVENT_CHAIN must be 0 or 1; using 0",
+                "cutrace: CUTRACE_GPU_TIMING must be 0 or 1; using 1"]
+    for quiet, lines in (("0", expected), ("no", expected), ("yes", []), ("1", [])):
+        rc, out, t = run.run([app, "kernels", "2"], dict(bad, CUTRACE_QUIET=quiet))
+        said = sorted(l for l in out.splitlines() if l.startswith("cutrace:"))
+        check(rc == 0 and said == lines, f"bad knobs, CUTRACE_QUIET={quiet}: said {said}, expected {lines}")
+        check(t is not None and len(t.of("gpu")) > 0, f"bad knobs, CUTRACE_QUIET={quiet}: GPU timing not on")
+        check(sorted(l for l in out.splitlines() if not l.startswith("cutrace:")) == sorted(plain.splitlines()),
+              f"bad knobs, CUTRACE_QUIET={quiet}: the program's output changed")
+
+
 def case_timing(run, app):
     """GPU times against the simulator's truth, with a clock offset and drift."""
     bursts, pause_ms = 10, 100
@@ -570,7 +586,7 @@ def main():
         return 2
     sim, lib, reader, app, ptsz, shim = sys.argv[1:]
     run = Runner(sim, lib, reader)
-    cases = [case_kernels, case_no_timing, case_timing, case_chain, case_copies, case_errors, case_capture, case_blas, case_memory, case_devices, case_reset,
+    cases = [case_kernels, case_no_timing, case_bad_knobs, case_timing, case_chain, case_copies, case_errors, case_capture, case_blas, case_memory, case_devices, case_reset,
              case_threads]
     only = os.environ.get("HK_ONLY")
     for case in cases:
