@@ -30,6 +30,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #define NVTX_NO_IMPL
@@ -211,10 +213,20 @@ static int install_module(const NvtxExportTableCallbacks *callbacks, NvtxCallbac
 
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
-/* 0 when CUTRACE_NVTX=0 asks to leave NVTX alone. */
+/* 0 when CUTRACE_NVTX=0 asks to leave NVTX alone; another value than 0 or 1 gets one
+ * line on stderr (once, unless CUTRACE_QUIET is set to anything but 0/no) and counts as 1. */
 static int nvtx_wanted(void) {
   const char *v = getenv("CUTRACE_NVTX");
-  return !(v && v[0] == '0' && v[1] == '\0');
+  if (!v || !*v || !strcmp(v, "1")) return 1;
+  if (!strcmp(v, "0")) return 0;
+  static int warned;
+  const char *quiet = getenv("CUTRACE_QUIET");
+  if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) &&
+      (!quiet || !*quiet || !strcmp(quiet, "0") || !strcasecmp(quiet, "no"))) {
+    static const char line[] = "cutrace: CUTRACE_NVTX must be 0 or 1; using 1\n";
+    (void)!write(2, line, sizeof line - 1);
+  }
+  return 1;
 }
 
 /*

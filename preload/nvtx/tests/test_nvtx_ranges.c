@@ -8,7 +8,8 @@
  *   1. LD_PRELOAD only: the constructor must point NVTX_INJECTION64_PATH at
  *      libtrace.so itself;
  *   2. no LD_PRELOAD, NVTX_INJECTION64_PATH=libtrace.so: NVTX dlopens the tracer;
- *   3. LD_PRELOAD with CUTRACE_NVTX=0: no RANGE or MARK record at all.
+ *   3. LD_PRELOAD with CUTRACE_NVTX=0: no RANGE or MARK record at all;
+ *   4. LD_PRELOAD with CUTRACE_NVTX=off, not a value it takes: counts as 1 (as 1.).
  *
  * Usage: test_nvtx_ranges LIBTRACE_SO NVTX_WORKLOAD. Exit 0 pass, 1 fail.
  */
@@ -41,9 +42,10 @@ static char *run_workload(const char *libtrace, const char *workload, const char
   char output[4200], lib[4200];
   snprintf(output, sizeof output, "CUTRACE_OUTPUT=%s", dir);
   int inject = strcmp(mode, "inject") == 0, off = strcmp(mode, "off") == 0;
+  int bad = strcmp(mode, "bad") == 0;
   snprintf(lib, sizeof lib, "%s=%s", inject ? "NVTX_INJECTION64_PATH" : "LD_PRELOAD", libtrace);
   const char *env[] = {output, "NVTX_INJECTION64_PATH", "LD_PRELOAD", "CUTRACE_NVTX", lib,
-                       off ? "CUTRACE_NVTX=0" : NULL, NULL};
+                       off ? "CUTRACE_NVTX=0" : bad ? "CUTRACE_NVTX=off" : NULL, NULL};
   char *argv[] = {(char *)workload, off ? NULL : "check", NULL};
   int pid = 0;
   int status = check_run(env, argv, &pid);
@@ -238,14 +240,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "skip: %s not built\n", argv[1]);
     return 77;
   }
-  const char *modes[] = {"preload", "inject", "off"};
-  for (int m = 0; m < 3; m++) {
+  const char *modes[] = {"preload", "inject", "off", "bad"};
+  for (int m = 0; m < 4; m++) {
     uint64_t pid = 0;
     char *dir = run_workload(argv[1], argv[2], modes[m], &pid);
     CHECK(dir, "[%s] could not run the workload", modes[m]);
     if (!dir) continue;
     int before = check_failures;
-    if (m < 2) {
+    if (m != 2) {
       if (read_trace(dir, modes[m], pid, 0, 2)) check_planted(pid, modes[m]);
       if (read_trace(dir, modes[m], pid, 1, 2)) check_child(pid, modes[m]);
     } else {
