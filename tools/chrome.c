@@ -311,6 +311,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   c->pid = 0;
   c->graphs = ct_map_new(sizeof(ct_graph_inv));
   c->ranges = 0;
+  c->range_extents = ct_map_new(sizeof(ct_range_extent));
   c->stacks = ct_stacks_new();
   c->call_sites = ct_map_new(sizeof(char *));
   c->inner = ct_inner_new(chr_on_inner_done, c);
@@ -318,6 +319,8 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
     chr_drop_stacks(c);
     ct_map_free(c->graphs);
     c->graphs = NULL;
+    ct_map_free(c->range_extents);
+    c->range_extents = NULL;
     memset(st, 0, sizeof *st);
     snprintf(st->message, sizeof st->message, "%s: out of memory", path);
     return -1;
@@ -350,8 +353,10 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
   c->graphs = NULL;
   if (rc >= 0 && c->ranges) { /* a second pass, only for files with NVTX ranges */
     ct_model_stats rst;
-    ct_range_each(path, chr_on_range_gpu, c, &rst, NULL, NULL);
+    ct_range_each_within(path, chr_on_range_gpu, c, &rst, NULL, NULL, c->range_extents);
   }
+  ct_map_free(c->range_extents);
+  c->range_extents = NULL;
 #ifdef CT_HAVE_GAPS_H
   if (rc >= 0 && c->opt.gaps && (!spill || ct_gap_spill_replay(spill, NULL, on_gap, c) < 0)) {
     ct_model_stats gst; /* the gaps could not be kept: find them again */

@@ -191,6 +191,10 @@ void chr_on_range(void *user, const ct_proc *p, const struct ct_range *r, const 
   ct_chrome *c = user;
   (void)p;
   c->ranges++;
+  if (c->range_extents && ct_range_extent_add(c->range_extents, r) < 0) {
+    ct_map_free(c->range_extents); /* out of memory: the projection keeps every call */
+    c->range_extents = NULL;
+  }
   chr_order_range(c, r, name);
 }
 

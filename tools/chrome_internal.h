@@ -68,6 +68,7 @@ struct ct_chrome {
   struct ct_kattr_table *kattr; /* kernel attributes, per file (format 1.6; NULL: none) */
   int have_base;
   uint64_t ranges;           /* NVTX ranges of the current file (0: no projection pass) */
+  ct_map *range_extents;     /* tid -> ct_range_extent of the current file's ranges */
   uint64_t open_pause;       /* begin of a pause seen open and not yet closed (0: none) */
   char open_pause_why[32];
   /* devices seen, for deviceProperties (chrome_job.c) */

@@ -265,10 +265,32 @@ typedef void (*ct_range_fn)(void *user, const ct_range_span *range);
  * Reads one trace file's NVTX ranges and calls fn for each with its GPU work. Returns
  * 0 clean, 1 partial, -1 unreadable, with st->message saying why; proc_out (may be
  * NULL) gets the PROCESS record; *lost (may be NULL) is increased by the calls whose
- * attribution was given up (more than 65536 queued outside any range on a thread).
+ * attribution was given up (more than 65536 queued outside any range on a thread);
+ * st->calls_peak the most calls kept at once.
  */
 int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *st,
                   struct ct_process *proc_out, uint64_t *lost);
+
+/* Where a thread's ranges lie: from the earliest begin to the latest end of those
+ * delivered (a value of a ct_map keyed by the uint64_t tid; known = 0: none). */
+typedef struct ct_range_extent {
+  uint64_t begin_ns, end_ns;
+  int known;
+} ct_range_extent;
+
+/* Widens the extent of r's thread in extents (tid -> ct_range_extent) to cover r.
+ * Returns 0, -1 when out of memory. */
+int ct_range_extent_add(ct_map *extents, const struct ct_range *r);
+
+/*
+ * ct_range_each for a caller that has read the file's ranges already (through the
+ * model, with the same time filter): extents (tid -> ct_range_extent, filled by
+ * ct_range_extent_add; looked up, so not const) says which calls a range can claim,
+ * and only those are kept, so a thread without ranges keeps no calls. The ranges
+ * handed over are the same as ct_range_each's.
+ */
+int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_stats *st,
+                         struct ct_process *proc_out, uint64_t *lost, ct_map *extents);
 
 /* Which table a map is. */
 enum ct_report_table { CT_TABLE_KERNELS, CT_TABLE_APIS, CT_TABLE_MEMCPY, CT_TABLE_GEMMS,

@@ -14,6 +14,9 @@
  * its child launches (CT_API_INNER_TIMED) is not queued: its children are. Memory: the
  * queued calls (at most QUEUE_MAX per thread; older ones lose their attribution,
  * counted), the calls whose GPU work is pending and the ranges waiting for it.
+ * Given the extents of each thread's ranges (ct_range_each_within: dump has read them
+ * already), a call that no range can claim is not kept at all; its GPU record is
+ * recognised by a ring of the corrs skipped (SKIP_RING, indexed by corr).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,7 @@
 #define MAX_LEVELS 8  /* ranges credited per call: the innermost 8 */
 #define AHEAD 16      /* records read ahead of their handling (see ct_range_each) */
 #define INLINE_LEVELS 2 /* of those, kept in the call's entry (the rest allocated apart) */
+#define SKIP_RING 65536 /* corrs of calls not kept whose GPU record may still come */
 
 /* A range instance waiting for the GPU work of the calls it claimed. */
 typedef struct range_inst {
@@ -98,6 +102,8 @@ typedef struct ranges_state {
   int oom;
   int window_known;    /* --from/--to resolved against the trace's start */
   uint64_t from, to;   /* ranges outside [from, to] are not handed over */
+  ct_map *extents;     /* tid -> ct_range_extent, or NULL: every timed call is kept */
+  uint64_t *skipped;   /* with extents: the corrs of calls not kept, by corr % SKIP_RING */
 } ranges_state;
 
 /* Hands r over and frees it. */
@@ -136,8 +142,26 @@ static void finalize(ranges_state *s, uint64_t corr) {
   else e->final = 1;
 }
 
+/* 1 when no range of the extents can claim a call of tid beginning at begin. */
+static int unclaimable(ranges_state *s, uint64_t tid, uint64_t begin) {
+  const ct_range_extent *x = ct_map_get(s->extents, &tid, sizeof tid, NULL);
+  return x && (!x->known || begin < x->begin_ns || begin > x->end_ns);
+}
+
+/* Forgets call corr, which no range can claim: its entry if its GPU record came
+ * first, else the record when it comes (by the skip ring). */
+static void skip_call(ranges_state *s, uint64_t corr) {
+  call_entry *e = ct_corr_find(&s->calls, corr, 0);
+  if (e) remove_call(&s->calls, e);
+  else s->skipped[corr % SKIP_RING] = corr;
+}
+
 static void on_api(ranges_state *s, const struct ct_api *a) {
   if (!a->corr || !(a->flags & CT_API_TIMED) || (a->flags & CT_API_INNER_TIMED)) return;
+  if (s->extents && unclaimable(s, a->tid, a->begin_ns)) {
+    skip_call(s, a->corr);
+    return;
+  }
   thread_q *q = ct_map_get(s->threads, &a->tid, sizeof a->tid, NULL);
   if (!q) {
     s->oom = 1;
@@ -210,26 +234,32 @@ static void on_range(ranges_state *s, const struct ct_range *rg, const char *nam
 
 static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
   if (!g->corr) return;
-  call_entry *e = ct_corr_find(&s->calls, g->corr, 1);
-  if (!e) {
+  int skipped = s->skipped && s->skipped[g->corr % SKIP_RING] == g->corr;
+  call_entry *e = skipped ? NULL : ct_corr_find(&s->calls, g->corr, 1);
+  if (!e && !skipped) {
     s->oom = 1;
     return;
   }
-  if (e->act_done) return;
-  e->act_done = 1;
-  e->is_copy = g->type == CT_GPU_MEMCPY || g->type == CT_GPU_MEMSET;
-  e->device = g->device;
-  e->stream = g->stream;
-  e->start = g->start_ns;
-  e->end = g->end_ns;
+  if (e && e->act_done) return;
+  uint64_t start = g->start_ns, end = g->end_ns;
   /* Work on one stream runs in order: a start a little before the previous end on the
    * stream is timer error, shown from that end (as dump --chrome shows the slice). */
   uint64_t key[2] = {g->device, g->stream};
   stream_pos *sp = ct_map_get(s->streams, key, sizeof key, NULL);
-  if (sp && sp->last_end && e->start > sp->last_start && e->start < sp->last_end &&
-      e->end >= sp->last_end)
-    e->start = sp->last_end;
-  if (sp) *sp = (stream_pos){e->start, e->end};
+  if (sp && sp->last_end && start > sp->last_start && start < sp->last_end &&
+      end >= sp->last_end)
+    start = sp->last_end;
+  if (sp) *sp = (stream_pos){start, end};
+  if (skipped) { /* no range claims it: only its stream's position mattered */
+    s->skipped[g->corr % SKIP_RING] = 0;
+    return;
+  }
+  e->act_done = 1;
+  e->is_copy = g->type == CT_GPU_MEMCPY || g->type == CT_GPU_MEMSET;
+  e->device = g->device;
+  e->stream = g->stream;
+  e->start = start;
+  e->end = end;
   range_inst *done[MAX_LEVELS];
   unsigned ndone = 0;
   for (unsigned i = 0; i < e->ninst; i++) {
@@ -241,15 +271,31 @@ static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
   for (unsigned i = 0; i < ndone; i++) hand_over(s, done[i]);
 }
 
+int ct_range_extent_add(ct_map *extents, const struct ct_range *r) {
+  ct_range_extent *x = ct_map_get(extents, &r->tid, sizeof r->tid, NULL);
+  if (!x) return -1;
+  if (!x->known || r->begin_ns < x->begin_ns) x->begin_ns = r->begin_ns;
+  if (!x->known || r->end_ns > x->end_ns) x->end_ns = r->end_ns;
+  x->known = 1;
+  return 0;
+}
+
 int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *st,
                   struct ct_process *proc_out, uint64_t *lost) {
+  return ct_range_each_within(path, fn, user, st, proc_out, lost, NULL);
+}
+
+int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_stats *st,
+                         struct ct_process *proc_out, uint64_t *lost, ct_map *extents) {
   memset(st, 0, sizeof *st);
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
-  ranges_state s = {.fn = fn, .user = user, .to = UINT64_MAX};
+  ranges_state s = {.fn = fn, .user = user, .to = UINT64_MAX, .extents = extents};
   s.waiting.next = s.waiting.prev = &s.waiting;
   ct_corr_init(&s.calls, sizeof(call_entry));
   s.rd = ct_reader_open(path, st->message, sizeof st->message);
   if (!s.rd) return -1;
+  if (extents && !(s.skipped = calloc(SKIP_RING, sizeof *s.skipped)))
+    s.extents = NULL; /* out of memory: every timed call is kept, as without extents */
   ct_reader_skip_kinds(s.rd, ~(1ull << CT_KIND_PROCESS | 1ull << CT_KIND_API |
                                1ull << CT_KIND_RANGE | 1ull << CT_KIND_GPU)); /* not decoded */
   s.threads = ct_map_new(sizeof(thread_q));
@@ -289,6 +335,7 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
     else if (rec.kind == CT_KIND_RANGE) on_range(&s, &rec.u.range, a->name, a->name_len);
     else if (rec.kind == CT_KIND_GPU) on_gpu(&s, &rec.u.gpu);
     else if (rec.kind == CT_KIND_PROCESS && proc_out) *proc_out = rec.u.process;
+    if (s.calls.n > st->calls_peak) st->calls_peak = s.calls.n;
   }
   /* ranges whose GPU work never came (lost records): what they have */
   while (s.waiting.next != &s.waiting) hand_over(&s, s.waiting.next);
@@ -315,6 +362,7 @@ int ct_range_each(const char *path, ct_range_fn fn, void *user, ct_model_stats *
     if (e) free(e->more);
   }
   ct_corr_free(&s.calls);
+  free(s.skipped);
   ct_reader_close(s.rd);
   return rc;
 }
