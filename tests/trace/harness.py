@@ -103,6 +103,24 @@ def record_one_file(cutrace, libtrace, sim_dir, data, argv, ok_marker, env_extra
     return os.path.join(data, files[0]) if ok else None
 
 
+def gaps_spoiled_by_load(recs, names, gaps, planted_calls):
+    """The planted gaps [(a, b)] (host ns) that a loaded machine may rightly give another
+    cause than the planted calls': those in which the program spent less than half of
+    the gap inside the outermost calls named in planted_calls (from raw_records: recs,
+    names). `cutrace gaps` names what the launching thread spent most of a gap on; a
+    thread preempted inside its launch call or between its calls (seen in CI at load
+    4-37: 2-50 ms) can make that the launch or host_wait. In a gap the planted calls
+    fill more than half of, nothing else can outweigh them: its cause is theirs."""
+    spans = [(r["begin_ns"], r["end_ns"]) for r in recs
+             if r["kind"] == "api" and r["depth"] == 0 and names.get(r["name"]) in planted_calls]
+    spoiled = []
+    for a, b in gaps:
+        inside = sum(max(0, min(end, b) - max(begin, a)) for begin, end in spans)
+        if 2 * inside < b - a:
+            spoiled.append((a, b))
+    return spoiled
+
+
 def read_truth(path):
     """The simulator's truth log: one dict per executed GPU operation
     (kind, name, stream, device, enqueue_ns, start_ns, end_ns)."""

@@ -3,9 +3,13 @@
 
 The program runs 6 steps of cudaMalloc, one launch of a_work (20 ms) and cudaFree (which
 waits for a_work: the implicit synchronisation), then each other allocation entry point
-once. The simulator makes every allocation and free call cost 500 us of host time
+once. The simulator makes every allocation and free call cost 5 ms of host time
 (SIMCUDA_ALLOC_US), so the GPU sits idle between two a_work kernels while the CPU frees
-and allocates. Built twice: with the simulated libcudart.so (shared: runtime spans, the
+and allocates. A loaded machine can preempt the program longer than that inside its
+launch call or between calls (seen in CI: 2-50 ms), which rightly makes that gap
+launch_overhead or host_wait: such a run (less than half of a planted gap in the free
+and the allocation, harness.gaps_spoiled_by_load) is recorded again, at most 3 times,
+and the last run is judged. Built twice: with the simulated libcudart.so (shared: runtime spans, the
 driver calls they make only forward) and with the simulated runtime linked in
 statically (as nvcc's default static cudart: only the driver-level hooks see anything).
 Asserted exactly, for both: every allocation call as one span of the right entry point
@@ -35,7 +39,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
-from harness import record_one_file  # noqa: E402
+from harness import gaps_spoiled_by_load, record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
@@ -43,7 +47,8 @@ require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_p
 tmp = tempfile.mkdtemp(prefix="cutrace-alloc-")
 ITERS = 6
 API_DRIVER, API_PTSZ = 0x10, 0x1
-KERNEL_US, ALLOC_US = 20000, 500  # kernels long enough that each free begins inside its kernel
+KERNEL_US, ALLOC_US = 20000, 5000  # kernels long enough that each free begins inside its kernel
+ATTEMPTS = 3  # runs, while load spoils a planted gap (record_unspoiled)
 
 # entry point -> spans, for each build
 RUNTIME = {"cudaMalloc": ITERS, "cudaFree": ITERS + 3, "cudaMallocHost": 1, "cudaFreeHost": 2,
@@ -228,14 +233,33 @@ def check_chrome_memory(label, path, rows, counts, driver):
           f"{label}: [memory] peaks {peaks} (at least each kind's {want_peak}), final {totals}")
 
 
+def record_unspoiled(label, program, free_name, malloc_name):
+    """Records program; again (at most ATTEMPTS runs) while load spoiled a planted gap
+    (harness.gaps_spoiled_by_load: the thread preempted longer than it spent freeing
+    and allocating there). Returns (path, records, names) of the last run, or None."""
+    for attempt in range(1, ATTEMPTS + 1):
+        path = record(f"{label}-{attempt}", program)
+        if not path:
+            return None
+        recs, names = raw_records(cutrace, path)
+        kernels = kernels_of(recs, names)
+        gaps = [(a["end_ns"], b["start_ns"]) for a, b in zip(kernels, kernels[1:])]
+        spoiled = gaps_spoiled_by_load(recs, names, gaps, (free_name, malloc_name))
+        if not spoiled:
+            break
+        print(f"{label}: run {attempt}: load spoiled planted gaps {spoiled} (less than half "
+              f"of each in {free_name}/{malloc_name})" + (", recording again" if attempt < ATTEMPTS else ""))
+    return path, recs, names
+
+
 for label, program, driver in (("shared", shared_prog, False), ("static", static_prog, True)):
-    path = record(label, program)
-    if not path:
+    free_name, malloc_name = ("cuMemFree_v2", "cuMemAlloc_v2") if driver else ("cudaFree", "cudaMalloc")
+    got = record_unspoiled(label, program, free_name, malloc_name)
+    if not got:
         continue
-    recs, names = raw_records(cutrace, path)
+    path, recs, names = got
     counts = check_spans(label, recs, names, driver)
     kernels = kernels_of(recs, names)
-    free_name, malloc_name = ("cuMemFree_v2", "cuMemAlloc_v2") if driver else ("cudaFree", "cudaMalloc")
     check_frees_wait(label, kernels, counts.get(free_name, []))
     check_gaps(label, path, kernels, free_name, malloc_name,
                "cuLaunchKernel" if driver else "__cudaLaunchKernel")

@@ -20,7 +20,11 @@ time of the calls equal to their spans'; the text table's kind "vmm"; `dump --ch
 "vmm memory" counter going 2, 4, 6, 8, 6, 4, 6, 4, 2, 0 MiB at the ends of those calls;
 `cutrace gaps`: the gaps spent in VMM calls (between the 4 v_work kernels, and from the
 first round trip's last copy to the second's first, across the shrink and regrowth)
-are exactly the device's `alloc` gaps, the alloc_in_loop finding counts them.
+are exactly the device's `alloc` gaps, the alloc_in_loop finding counts them. A
+loaded machine can preempt the program longer than its VMM calls take inside a launch
+call or between calls (seen in CI), which rightly gives that gap another cause: such a
+run (less than half of a planted gap in VMM calls, harness.gaps_spoiled_by_load) is
+recorded again, at most 3 times, and the last run is judged.
 
 usage: test_vmm.py SIM_DIR CUTRACE LIBTRACE VMM_GROW VMM_GROW_STATIC
 """
@@ -34,7 +38,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
-from harness import record_one_file  # noqa: E402
+from harness import gaps_spoiled_by_load, record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
@@ -42,6 +46,7 @@ require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_p
 tmp = tempfile.mkdtemp(prefix="cutrace-vmm-")
 API_DRIVER = 0x10
 KERNEL_US, ALLOC_US = 1000, 5000  # each grow: the GPU idle while cuMemCreate takes 5 ms
+ATTEMPTS = 3  # runs, while load spoils a planted gap (record_unspoiled)
 MIB = 1 << 20
 CT_ALLOC_VMM = 6
 # entry point -> results of its calls in call order
@@ -140,7 +145,7 @@ def check_gaps(label, path, recs, names):
         return
     # the CPU spent these in VMM calls: between the kernels, and across the shrink and
     # regrowth (ops: 4 kernels, HtoD, DtoH, HtoD, DtoH)
-    want = [(ops[i]["end_ns"], ops[i + 1]["start_ns"]) for i in (0, 1, 2, 5)]
+    want = planted_gaps(recs, names)
     p = subprocess.run([cutrace, "gaps", "--format", "json", "--top", "100", path],
                        capture_output=True, text=True, timeout=60)
     if not check(p.returncode == 0, f"{label}: gaps status {p.returncode}: {p.stderr}"):
@@ -158,11 +163,36 @@ def check_gaps(label, path, recs, names):
           f"{label}: alloc finding {finds}")
 
 
+def planted_gaps(recs, names):
+    """The gaps the CPU spent in VMM calls (check_gaps), or [] without the 8 GPU ops."""
+    ops = sorted((r for r in recs if r["kind"] == "gpu"), key=lambda r: r["start_ns"])
+    if len(ops) != 8:
+        return []
+    return [(ops[i]["end_ns"], ops[i + 1]["start_ns"]) for i in (0, 1, 2, 5)]
+
+
+def record_unspoiled(label, argv):
+    """Records argv; again (at most ATTEMPTS runs) while load spoiled a planted gap
+    (harness.gaps_spoiled_by_load: the thread preempted longer than it spent in VMM
+    calls there). Returns (path, records, names) of the last run, or None."""
+    for attempt in range(1, ATTEMPTS + 1):
+        path = record(f"{label}-{attempt}", argv)
+        if not path:
+            return None
+        recs, names = raw_records(cutrace, path)
+        spoiled = gaps_spoiled_by_load(recs, names, planted_gaps(recs, names), SPANS)
+        if not spoiled:
+            break
+        print(f"{label}: run {attempt}: load spoiled planted gaps {spoiled} (less than half "
+              "of each in VMM calls)" + (", recording again" if attempt < ATTEMPTS else ""))
+    return path, recs, names
+
+
 for label, argv in (("shared", [shared_prog]), ("static", [static_prog, "procaddr"])):
-    path = record(label, argv)
-    if not path:
+    got = record_unspoiled(label, argv)
+    if not got:
         continue
-    recs, names = raw_records(cutrace, path)
+    path, recs, names = got
     spans = check_spans(label, recs, names)
     row = check_report(label, path, spans)
     check_chrome(label, path, spans, row)
