@@ -129,12 +129,14 @@ def late_host(outlier, doc):
     """True when an outlier is explained by the load on the machine, not a plant: a
     synchronize that woke late (its first reason sync idle) or the program's thread
     preempted between launches (host_wait idle; seen in CI at load 4-5 on 2 cores: a
-    160 ms step 25% longer), and without that idle it would be no outlier."""
+    160 ms step 25% longer), and without that idle it would be no outlier (at the
+    factor doc used: 1.25, or --outlier's)."""
     step = doc["steps"][outlier["step"]]
     first = reason_keys(outlier["reasons"])[:1]
     if first not in ([("idle", "sync")], [("idle", "host_wait")]):
         return False
-    return step["time_ns"] - step["idle_by_cause"][first[0][1]] <= 1.25 * doc["summary"]["median_ns"]
+    factor = doc["summary"]["outlier_factor"]
+    return step["time_ns"] - step["idle_by_cause"][first[0][1]] <= factor * doc["summary"]["median_ns"]
 
 
 def outliers_ok(doc, planted):
@@ -200,7 +202,11 @@ check(sk["summary"]["counted"] == 8 and sk["steps"][0]["warmup"] is True
       f"{[o['step'] for o in sk['summary']['outliers']]}")
 o3 = steps_json("--outlier", "3")  # step 3: 760 ms, 4.75x; step 6: 320 ms, 2x (step 0: it depends)
 o3_steps = [o["step"] for o in o3["summary"]["outliers"]]
-check(3 in o3_steps and 6 not in o3_steps, f"--outlier 3: {o3_steps}")
+# step 6 (or another) past 3x only by what load adds (at load 17-37 a sync or the
+# thread's return to the CPU can take 160 ms more): late_host at factor 3
+check(o3["summary"]["outlier_factor"] == 3 and 3 in o3_steps
+      and all(o["step"] in (0, 3) or late_host(o, o3) for o in o3["summary"]["outliers"]),
+      f"--outlier 3: {[(o['step'], reason_keys(o['reasons'])) for o in o3['summary']['outliers']]}")
 
 # ---- --range: exact, glob, nested --------------------------------------------------------
 g = steps_json("--range", "st*")
