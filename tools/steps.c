@@ -75,9 +75,10 @@ typedef struct name_count {
   uint64_t count;
 } name_count;
 
-/* Step 1: picks the range for f (reads RANGE records only). Returns 0 when one was
+/* Step 1: picks the range for f (reads RANGE records only), and notes every range in
+ * extents (tid -> ct_range_extent; NULL: not kept) for step 2. Returns 0 when one was
  * chosen, 2 when none fits (message set), -1 unreadable. */
-static int choose_range(const char *path, ct_steps_file *f) {
+static int choose_range(const char *path, ct_steps_file *f, ct_map **extents) {
   ct_reader *rd = ct_reader_open(path, f->st.message, sizeof f->st.message);
   if (!rd) return -1;
   ct_map *names = ct_map_new(sizeof(name_count));
@@ -99,6 +100,10 @@ static int choose_range(const char *path, ct_steps_file *f) {
     }
     if (rec.kind != CT_KIND_RANGE || rec.u.range.end_ns < from || rec.u.range.begin_ns > to)
       continue;
+    if (*extents && ct_range_extent_add(*extents, &rec.u.range) < 0) {
+      ct_map_free(*extents); /* out of memory: step 2 keeps every call */
+      *extents = NULL;
+    }
     size_t len = 0;
     const char *name = ct_reader_string(rd, rec.u.range.name, &len);
     if (!name) continue;
@@ -197,10 +202,11 @@ static uint64_t stepping_thread(const collect *c) {
   return best_tid;
 }
 
-/* Step 2: the steps from the instances of f->range. Returns like ct_range_each, or 2. */
-static int collect_steps(const char *path, ct_steps_file *f) {
+/* Step 2: the steps from the instances of f->range (within extents, from step 1, when
+ * not NULL). Returns like ct_range_each, or 2. */
+static int collect_steps(const char *path, ct_steps_file *f, ct_map *extents) {
   collect c = {.pattern = f->range};
-  int rc = ct_range_each(path, on_range, &c, &f->st, &f->proc, NULL);
+  int rc = ct_range_each_within(path, on_range, &c, &f->st, &f->proc, NULL, extents);
   if (rc < 0 || c.oom) {
     if (c.oom) snprintf(f->st.message, sizeof f->st.message, "out of memory collecting steps");
     free(c.v);
@@ -247,17 +253,24 @@ int ct_steps_read(const char *path, const ct_steps_options *o, ct_steps_file *f)
   memset(f, 0, sizeof *f);
   f->path = strdup(path);
   f->all_threads = o->all_threads;
+  ct_map *extents = NULL; /* the ranges' extents, when step 1 reads them */
   if (o->range) {
     f->range = strdup(o->range);
     f->how = "--range";
-  } else if ((f->rc = choose_range(path, f)) != 0) {
-    return f->rc;
+  } else {
+    extents = ct_map_new(sizeof(ct_range_extent));
+    if ((f->rc = choose_range(path, f, &extents)) != 0) {
+      ct_map_free(extents);
+      return f->rc;
+    }
   }
   if (!f->path || !f->range) {
+    ct_map_free(extents);
     snprintf(f->st.message, sizeof f->st.message, "out of memory");
     return f->rc = -1;
   }
-  f->rc = collect_steps(path, f);
+  f->rc = collect_steps(path, f, extents);
+  ct_map_free(extents);
   if (f->rc < 0 || f->rc == 2) return f->rc;
   int rc = ct_steps_measure(path, f);
   if (rc < 0 || (rc > 0 && f->rc == 0)) f->rc = rc;
