@@ -29,6 +29,14 @@ shared runtime, light's first launch comes with a runtime error pending: the tra
 leaves it alone (the program checks cudaGetLastError) and that launch has no
 attributes (attr 0): 3 of light's 4 launches of 1024 threads are known there, 4 in the static build.
 
+`kattr errors` (both builds): launches that fail (too many threads, first and after the
+kernel is known; no kernel), and a failed launch's error left pending across a good
+launch of a new shape; after each, what the launch returned and what
+cudaPeekAtLastError and cudaGetLastError say: the same lines with and without the
+tracer, and the planted ones (EXPECTED_ERRORS). The trace: one KERNEL_ATTR (third), its
+OCCUPANCY of 64 threads, and of 96 in the static build only (shared: that launch had an
+error pending, so the runtime was not asked), no attributes on a failed launch.
+
 usage: test_kattr.py SIM_DIR CUTRACE LIBTRACE KATTR KATTR_STATIC
 """
 import json
@@ -189,7 +197,53 @@ def check_chrome(label, path):
     return seen
 
 
+EXPECTED_ERRORS = """\
+errors: first launch, 2048 threads -> cudaErrorInvalidConfiguration, peek cudaErrorInvalidConfiguration, last cudaErrorInvalidConfiguration, then cudaSuccess
+errors: 64 threads -> cudaSuccess, peek cudaSuccess, last cudaSuccess, then cudaSuccess
+errors: known kernel, 2048 threads -> cudaErrorInvalidConfiguration, peek cudaErrorInvalidConfiguration, last cudaErrorInvalidConfiguration, then cudaSuccess
+errors: no kernel -> cudaErrorInvalidDeviceFunction, peek cudaErrorInvalidDeviceFunction, last cudaErrorInvalidDeviceFunction, then cudaSuccess
+errors: pending cudaErrorInvalidConfiguration
+errors: 96 threads, an error pending -> cudaSuccess, peek cudaErrorInvalidConfiguration, last cudaErrorInvalidConfiguration, then cudaSuccess
+errors: <<<1, 3000>>> -> peek cudaErrorInvalidConfiguration, last cudaErrorInvalidConfiguration, then cudaSuccess
+errors: synchronize -> cudaSuccess, last cudaSuccess
+kattr: ok
+"""
+
+
+def check_errors(label, prog, shared):
+    """`kattr errors` with and without the tracer: the same lines, the planted ones, and
+    the failed launches' records without attributes."""
+    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace)
+    for k in ("LD_PRELOAD", "CUTRACE_OUTPUT"):
+        env.pop(k, None)
+    plain = subprocess.run([prog, "errors"], env=env, capture_output=True, text=True, timeout=60)
+    data = os.path.join(tmp, label + "-errors")
+    traced = subprocess.run([cutrace, "record", "-q", "-o", data, "--", prog, "errors"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    check(plain.returncode == 0 and plain.stdout == EXPECTED_ERRORS,
+          f"{label} errors, untraced: status {plain.returncode}:\n{plain.stdout}{plain.stderr[-300:]}")
+    check(traced.returncode == 0 and traced.stdout == plain.stdout,
+          f"{label} errors, traced: status {traced.returncode}:\n{traced.stdout}{traced.stderr[-300:]}")
+    files = sorted(os.listdir(data)) if os.path.isdir(data) else []
+    if not check(len(files) == 1, f"{label} errors: one trace file, found {files}"):
+        return
+    recs, strings = raw_records(cutrace, os.path.join(data, files[0]))
+    names = {r["id"]: kernel_identifier(strings.get(r["name"], "?"))
+             for r in recs if r["kind"] == "kernel_attr"}
+    check(sorted(names.values()) == ["third"], f"{label} errors: KERNEL_ATTR of {names}")
+    occ = sorted((names.get(o["attr"]), o["block_threads"]) for o in recs if o["kind"] == "occupancy")
+    want = [("third", 64)] + ([] if shared else [("third", 96)])
+    check(occ == want, f"{label} errors: OCCUPANCY of {occ}, want {want}")
+    calls = {r["corr"]: r for r in recs if r["kind"] == "api"}
+    for r in recs:
+        if r["kind"] == "launch" and r["attr"]:
+            api = calls.get(r["corr"], {})
+            check(api.get("result", 0) == 0 and r["block_x"] in (64, 96),
+                  f"{label} errors: a launch with attributes: {r} {api}")
+
+
 for label, prog, shared in (("shared", shared_prog, True), ("static", static_prog, False)):
+    check_errors(label, prog, shared)
     path = record_one_file(cutrace, libtrace, sim_dir, os.path.join(tmp, label), [prog],
                            "kattr: ok", ENV)
     if not path:

@@ -8,11 +8,17 @@
  * device that does not exist) and checks after that launch that cudaGetLastError still
  * returns it, once, then cudaSuccess: the tracer must not ask the runtime then (that
  * launch has no attributes; the next one has).
+ * `kattr errors` runs launches that fail instead (too many threads, no kernel, an error
+ * left pending across a good launch) and prints what each returned and what
+ * cudaPeekAtLastError and cudaGetLastError said after it: test_kattr.py compares the
+ * lines with and without the tracer (the attribute and occupancy queries must not set,
+ * clear or replace the runtime's last error).
  * Built twice (programs/meson.build): with the simulated libcudart.so (runtime launches)
  * and with the simulated runtime linked in statically (kattr_static: driver launches).
  * Prints "kattr: ok" and exits 0 when every CUDA call did what it should.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <cuda_runtime.h>
 
@@ -25,6 +31,10 @@ __global__ void light(float *x, int n) {
   if ((int)threadIdx.x < n) x[threadIdx.x] *= 2.0f;
 }
 
+__global__ void third(float *x, int n) {
+  if ((int)threadIdx.x < n) x[threadIdx.x] -= 1.0f;
+}
+
 static int failed;
 
 static void check(cudaError_t err, const char *what) {
@@ -34,7 +44,50 @@ static void check(cudaError_t err, const char *what) {
   }
 }
 
-int main(void) {
+/* Launches third through cudaLaunchKernel (its own result) and prints the result, then
+ * what cudaPeekAtLastError and two cudaGetLastError calls say. */
+static void launch_and_show(const char *what, const void *func, unsigned threads) {
+  static float *x;
+  static int n = 16;
+  if (!x && cudaMalloc((void **)&x, 1 << 12) != cudaSuccess)
+    failed = 1;
+  void *args[] = {&x, &n};
+  cudaError_t launch = cudaLaunchKernel(func, dim3(1), dim3(threads), args, 0, 0);
+  cudaError_t peek = cudaPeekAtLastError();
+  cudaError_t last = cudaGetLastError(), then = cudaGetLastError();
+  printf("errors: %s -> %s, peek %s, last %s, then %s\n", what, cudaGetErrorName(launch),
+         cudaGetErrorName(peek), cudaGetErrorName(last), cudaGetErrorName(then));
+}
+
+/* `kattr errors`: launches that fail, each followed by what the runtime's error state
+ * says; the lines must be the same with and without the tracer. */
+static int errors(void) {
+  const void *k = (const void *)third;
+  launch_and_show("first launch, 2048 threads", k, 2048);
+  launch_and_show("64 threads", k, 64);
+  launch_and_show("known kernel, 2048 threads", k, 2048);
+  launch_and_show("no kernel", (const void *)&check, 64);
+  /* a failed launch's error left pending across a good launch of a new shape */
+  void *args[] = {NULL, NULL};
+  cudaError_t bad = cudaLaunchKernel(k, dim3(1), dim3(4096), args, 0, 0);
+  printf("errors: pending %s\n", cudaGetErrorName(bad));
+  launch_and_show("96 threads, an error pending", k, 96);
+  third<<<1, 3000>>>(NULL, 0);
+  cudaError_t peek = cudaPeekAtLastError(), last = cudaGetLastError();
+  printf("errors: <<<1, 3000>>> -> peek %s, last %s, then %s\n", cudaGetErrorName(peek),
+         cudaGetErrorName(last), cudaGetErrorName(cudaGetLastError()));
+  cudaError_t sync = cudaDeviceSynchronize();
+  printf("errors: synchronize -> %s, last %s\n", cudaGetErrorName(sync),
+         cudaGetErrorName(cudaGetLastError()));
+  if (failed)
+    return 1;
+  printf("kattr: ok\n");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "errors"))
+    return errors();
   float *x = NULL;
   check(cudaMalloc((void **)&x, 1 << 20), "cudaMalloc");
   for (int i = 0; i < 3; i++) {
