@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Every reading command survives damaged traces: a planted trace holding every record
-kind (raw zstd blocks, so that mutations reach the records themselves) is mutated N
-times with a fixed seed (bytes flipped, runs zeroed or duplicated, cut short, varints
-stretched), and `info`, `report` (tables and --by range), `gaps`, `steps`, `dump`,
-`dump --chrome --queues` and `dump --perfetto --queues`, each with and without --from/--to
-(`--perfetto`: with), must end with exit status
-0, 1 or 2, never a signal, and (in a sanitizer build) without a sanitizer report.
+kind (planted_all.py; raw zstd blocks, so that mutations reach the records themselves)
+is mutated N times with a fixed seed (bytes flipped, runs zeroed or duplicated, cut
+short, varints stretched), and `info`, `report` (text with the kernel attribute
+columns, JSON, --by range, --by stack as CSV), `gaps`, `steps`, `dump`, `dump --chrome`
+(with and without --queues), `dump --perfetto --queues` and `diff` (the planted trace
+against the damaged one), some with --from/--to, must end with exit status 0, 1 or 2,
+never a signal, and (in a sanitizer build) without a sanitizer report.
 
 usage: test_fuzz_cli.py CUTRACE [ITERATIONS [SEED]]
 """
@@ -19,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 from cttest import check, finish  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
+import planted_all  # noqa: E402
 
 cutrace = sys.argv[1]
 iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 150
@@ -28,67 +30,7 @@ tmp = tempfile.mkdtemp(prefix="cutrace-fuzz-")
 
 
 def planted():
-    w = TraceWriter()
-    w.add("process", pid=7, ppid=1, start_ns=T0, realtime_ns=17 * 10**17, host=w.string("h"),
-          cmdline=w.string("./a\0b"), exe=w.string("/bin/a"))
-    w.add("job", known=31, rank=1, world_size=2, local_rank=1, local_world_size=2,
-          source=w.string("RANK"), job_id=w.string("42"), visible_devices=w.string("0,1"))
-    w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132, mem_bytes=1 << 36,
-          pci_bus_id=w.string("0000:01:00.0"), uuid=w.string("GPU-00000000-0000-0000-0000-000000000000"),
-          max_threads_per_sm=2048, warp_size=32, regs_per_sm=65536, smem_per_sm=233472,
-          max_blocks_per_sm=32)
-    w.add("thread", tid=7, name=w.string("main"), start_ns=T0)
-    w.add("stream", stream=1, handle=0x10, device=0, flags=1, owner_tid=7)
-    w.add("module", path=w.string("/bin/a"), bias=0x400000, start=0x400000, end=0x500000,
-          build_id=w.string("abcd"), seen_ns=T0)
-    w.add("pycode", id=1, file=w.string("train.py"), qualname=w.string("step"), first_line=3)
-    w.add("stack", id=1, parent=0, pc=0x401000)
-    w.add("stack", id=2, parent=1, pc=(1 << 63) | (1 << 24) | 5)
-    w.add("clock", device=0, host_ns=T0, offset_ns=5, error_ns=100)
-    w.add("graph", corr=0, exec=1, nodes=3, kernels=2, memcpys=1)
-    w.add("graph_kernel", exec=1, name=w.string("_Z1gv"), count=2, attr=1, device=0,
-          block_threads=64, dyn_smem=0)
-    w.add("kernel_attr", id=1, name=w.string("_Z1kv"), regs=40, static_smem=1024, local_bytes=8,
-          max_threads=1024, max_dyn_smem=48128, ptx_version=90, binary_version=90)
-    w.add("occupancy", attr=1, device=0, block_threads=32, dyn_smem=0, blocks_per_sm=32)
-    w.add("occupancy", attr=1, device=0, block_threads=64, dyn_smem=0, blocks_per_sm=0)
-    t = T0 + MS
-    for i in range(40):
-        c = i + 1
-        flags = 4
-        w.add("api", tid=7, name=w.string("cudaLaunchKernel" if i % 4 else "cudaMemcpyAsync"),
-              begin_ns=t, end_ns=t + 3 * US, corr=c, stream=1, flags=flags, stack=2)
-        if i % 4:
-            w.add("launch", corr=c, kernel=w.string("_Z1kv"), grid_x=1, grid_y=1, grid_z=1,
-                  block_x=32 * (1 + i % 3), block_y=1, block_z=1, attr=1 if i % 5 else 2)
-            w.add("gpu", corr=c, stream=1, start_ns=t + 5 * US, end_ns=t + 25 * US, type=1,
-                  name=w.string("_Z1kv"))
-        else:
-            w.add("memop", corr=c, bytes=4096, kind=1, src_mem=2, dst_mem=1, **{"async": 1})
-            w.add("gpu", corr=c, stream=1, start_ns=t + 5 * US, end_ns=t + 9 * US, type=2)
-        if i % 10 == 9:
-            w.add("range", tid=7, name=w.string("step"), begin_ns=t - 40 * US, end_ns=t + 4 * US)
-            w.add("tracer", tid=8, what=w.string("flush"), begin_ns=t, end_ns=t + US, amount=10)
-        t += 50 * US
-    w.add("api", tid=7, name=w.string("cublasSgemm_v2"), begin_ns=t, end_ns=t + 9 * US, corr=99,
-          stream=1, flags=4)
-    w.add("gemm", corr=99, m=64, n=64, k=64, batch=1)
-    w.add("gpu", corr=99, stream=1, start_ns=t + 10 * US, end_ns=t + 30 * US, type=4)
-    w.add("api", tid=7, name=w.string("cudaGraphLaunch"), begin_ns=t + 40 * US, end_ns=t + 41 * US,
-          corr=100, stream=1, flags=4)
-    w.add("graph_launch", corr=100, exec=1)
-    w.add("gpu", corr=100, stream=1, start_ns=t + 42 * US, end_ns=t + 60 * US, type=5)
-    for k, (name, ptr, size, release) in enumerate([("cudaMalloc", 0x7000, 1 << 20, 0),
-                                                    ("cudaFree", 0x7000, 0, 1),
-                                                    ("cudaFree", 0x9000, 0, 1)]):
-        w.add("api", tid=7, name=w.string(name), begin_ns=t + (70 + 5 * k) * US,
-              end_ns=t + (72 + 5 * k) * US, corr=200 + k)
-        w.add("alloc", corr=200 + k, ptr=ptr, bytes=size, kind=1, release=release)
-    w.add("pause", begin_ns=t + MS, end_ns=0, why=w.string("profiler"))
-    w.add("pause", begin_ns=t + MS, end_ns=t + 2 * MS, why=w.string("profiler"))
-    w.add("mark", tid=7, name=w.string("m"), ts_ns=t + 3 * MS)
-    w.add("drop", tid=7, count=3, first_ns=t, last_ns=t + MS)
-    w.add("end", records=200, drops=3, end_ns=t + 4 * MS)
+    w = planted_all.fill(TraceWriter())
     path = os.path.join(tmp, "base.ctr")
     w.save(path)
     return open(path, "rb").read()
@@ -146,7 +88,9 @@ def mutate(data, rng):
     return bytes(b)
 
 
-COMMANDS = [["info"], ["report", "--format", "json"], ["report", "--by", "range"],
+COMMANDS = [["info"], ["report"], ["report", "--format", "json"], ["report", "--by", "range"],
+            ["report", "--by", "stack", "--format", "csv"], ["dump", "--chrome", "-o", os.devnull],
+            ["diff", os.path.join(tmp, "base.ctr")],
             ["gaps", "--format", "json"], ["dump"], ["dump", "--chrome", "-o", os.devnull, "--queues"],
             ["dump", "--perfetto", "-o", os.devnull, "--queues", "--from", "0.5ms"],
             ["gaps", "--from", "1ms", "--to", "2ms"], ["report", "--from", "1.5ms"],

@@ -10,6 +10,9 @@ checksum) that needs no compressor.
     s = w.string("cublasSgemm_v2")            # interned string id
     w.add("api", tid=1, name=s, begin_ns=10, end_ns=20, corr=1)
     w.save("/tmp/x.ctr")
+
+w.frame() ends the current frame there: the records after it go into the next one (the
+delta state starts from zero again, as in a preload's chunk).
 """
 import os
 import re
@@ -72,6 +75,7 @@ class TraceWriter:
         self.prev = {}
         self.body = bytearray()
         self.strings = {}
+        self.breaks = []  # body offsets where a new frame starts
 
     def string(self, text):
         """The id of text, writing its STRING record the first time."""
@@ -110,8 +114,15 @@ class TraceWriter:
             prev[i] = v
         self.body += out
 
+    def frame(self):
+        """Ends the current frame (if it holds anything): what follows starts a new frame,
+        its delta state from zero."""
+        if len(self.body) > (self.breaks[-1] if self.breaks else 0):
+            self.breaks.append(len(self.body))
+        self.prev = {}
+
     def save(self, path):
-        """Writes header, schema and the records as one frame."""
+        """Writes header, schema and the records as one frame (or the frames frame() ended)."""
         kinds = sorted(self.schema.values())
         schema = bytearray([len(kinds)])
         for kid, flist in kinds:
@@ -119,4 +130,7 @@ class TraceWriter:
         header = b"CUTRACE\x01" + struct.pack("<HHIQQ", self.version[0], self.version[1],
                                               len(schema), 0, 0)
         with open(path, "wb") as f:
-            f.write(header + bytes(schema) + _raw_frame(bytes(self.body)))
+            f.write(header + bytes(schema))
+            for start, end in zip([0] + self.breaks, self.breaks + [len(self.body)]):
+                if end > start or not self.breaks:
+                    f.write(_raw_frame(bytes(self.body[start:end])))
