@@ -3,7 +3,30 @@ DEVICE with its SM limits, THREAD, STREAM, MODULE, PYCODE, STACK, CLOCK, GRAPH,
 GRAPH_KERNEL, KERNEL_ATTR, OCCUPANCY, API, LAUNCH, GPU, MEMOP, RANGE, TRACER, GEMM,
 GRAPH_LAUNCH, ALLOC, PAUSE, MARK, DROP, END), for the tools' fuzz test
 (test_fuzz_cli.py) and damage test (test_damage.py)."""
+from tracewrite import TraceWriter
+
 US, MS, T0 = 1000, 1000 * 1000, 10**9
+
+
+class OneRecordPerFrame(TraceWriter):
+    """A TraceWriter that puts each record (strings too) in a frame of its own."""
+
+    def __init__(self):
+        super().__init__()
+        self.ends = []  # body offset after each record
+
+    def string(self, text):
+        if text in self.strings:
+            return self.strings[text]
+        self.frame()
+        sid = super().string(text)
+        self.ends.append(len(self.body))
+        return sid
+
+    def add(self, kind, /, **fields):
+        self.frame()
+        super().add(kind, **fields)
+        self.ends.append(len(self.body))
 
 
 def fill(w):

@@ -30,33 +30,11 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 from cttest import check, finish  # noqa: E402
-from tracewrite import TraceWriter  # noqa: E402
 import planted_all  # noqa: E402
 
 FRAME_OVERHEAD = 16  # magic 4, frame header 1, content size 8, raw block header 3
 cutrace = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="cutrace-damage-")
-
-
-class OneRecordPerFrame(TraceWriter):
-    """A TraceWriter that puts each record (strings too) in a frame of its own."""
-
-    def __init__(self):
-        super().__init__()
-        self.ends = []  # body offset after each record
-
-    def string(self, text):
-        if text in self.strings:
-            return self.strings[text]
-        self.frame()
-        sid = super().string(text)
-        self.ends.append(len(self.body))
-        return sid
-
-    def add(self, kind, /, **fields):
-        self.frame()
-        super().add(kind, **fields)
-        self.ends.append(len(self.body))
 
 
 def run(*args):
@@ -72,7 +50,7 @@ def write(name, data):
     return path
 
 
-w = planted_all.fill(OneRecordPerFrame())
+w = planted_all.fill(planted_all.OneRecordPerFrame())
 whole = os.path.join(tmp, "whole.ctr")
 w.save(whole)
 data = open(whole, "rb").read()

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Every reading command survives damaged traces: a planted trace holding every record
-kind (planted_all.py; raw zstd blocks, so that mutations reach the records themselves)
-is mutated N times with a fixed seed (bytes flipped, runs zeroed or duplicated, cut
-short, varints stretched), and `info`, `report` (text with the kernel attribute
-columns, JSON, --by range, --by stack as CSV), `gaps`, `steps`, `dump`, `dump --chrome`
-(with and without --queues), `dump --perfetto --queues` and `diff` (the planted trace
-against the damaged one), some with --from/--to, must end with exit status 0, 1 or 2,
-never a signal, and (in a sanitizer build) without a sanitizer report.
+kind (planted_all.py; raw zstd blocks, so that mutations reach the records themselves),
+in one frame and one record per frame by turns, is mutated N times with a fixed seed
+(bytes flipped, runs zeroed or duplicated, cut short, varints stretched), and `info`,
+`report` (text with the kernel attribute columns, JSON, --by range, --by stack as CSV),
+`gaps`, `steps`, `dump`, `dump --chrome` (with and without --queues), `dump --perfetto
+--queues` and `diff` (the planted trace against the damaged one), some with --from/--to,
+must end with exit status 0, 1 or 2, never a signal, and (in a sanitizer build) without
+a sanitizer report.
 
 usage: test_fuzz_cli.py CUTRACE [ITERATIONS [SEED]]
 """
@@ -29,9 +30,9 @@ US, MS, T0 = 1000, 1000 * 1000, 10**9
 tmp = tempfile.mkdtemp(prefix="cutrace-fuzz-")
 
 
-def planted():
-    w = planted_all.fill(TraceWriter())
-    path = os.path.join(tmp, "base.ctr")
+def planted(name="base.ctr", writer=TraceWriter):
+    w = planted_all.fill(writer())
+    path = os.path.join(tmp, name)
     w.save(path)
     return open(path, "rb").read()
 
@@ -96,6 +97,8 @@ COMMANDS = [["info"], ["report"], ["report", "--format", "json"], ["report", "--
             ["gaps", "--from", "1ms", "--to", "2ms"], ["report", "--from", "1.5ms"],
             ["steps", "--range", "*", "--format", "json"], ["steps", "--range", "*", "--to", "2ms"]]
 base = planted()
+# the same records one per frame: damage then also meets frame starts and headers
+framed = planted("framed.ctr", planted_all.OneRecordPerFrame)
 sane = subprocess.run([cutrace, "report", "--format", "json", os.path.join(tmp, "base.ctr")],
                       capture_output=True, text=True, timeout=60)
 check(sane.returncode == 0 and '"gpu_total_ns"' in sane.stdout, f"the planted trace reads clean: {sane.stderr}")
@@ -110,7 +113,7 @@ bad = []
 for it in range(iterations):
     path = os.path.join(tmp, f"m{it % 8}.ctr")
     with open(path, "wb") as f:
-        f.write(mutate(base, rng))
+        f.write(mutate(base if it % 2 == 0 else framed, rng))
     for cmd in COMMANDS:
         p = subprocess.run([cutrace, *cmd, path], capture_output=True, text=True, timeout=60,
                            errors="replace")
