@@ -9,8 +9,9 @@ usage: tsan_summary.py LOGS   (LOGS/<n>/: name, testlog.json, tsan.<pid> files)
 A failed test is explained, and named so, when
 - every FAIL line is a timing check against the simulator's truth ("... from the
   truth", "only N of M operations comparable": launch calls that outlast their
-  kernel, tests/trace/test_workloads.py): TSan slows the traced program 5-15x,
-  which such checks cannot absorb;
+  kernel, tests/trace/test_workloads.py; "off by N ns": a GPU time dated from an
+  event, the hooks test's event chain): TSan slows the traced program 5-15x, which
+  such checks cannot absorb;
 - TSan stopped a fork child with "dup thread with used id": a child of a threaded
   process that starts a thread (the tracer's writer) is beyond TSan (its runtime
   keeps the parent's threads; google/sanitizers wiki, ThreadSanitizerCppManual,
@@ -25,7 +26,7 @@ import sys
 
 SEP = "==================\n"
 FORK_LIMIT = "dup thread with used id"
-TIMING = re.compile(r"from the truth|operations comparable")
+TIMING = re.compile(r"from the truth|operations comparable|off by (up to )?\d+ ns")
 
 
 def reports(path):
