@@ -4,7 +4,8 @@ dump --chrome/--perfetto (test_alloc_chrome.py): first_file (pid 7: peaks, unmat
 releases, a reused pointer, a failing call, driver-level calls, two devices),
 second_file (pid 8: its release of the first file's pointer stays unmatched),
 kinds_file (pid 9: VMM handles, kind vmm, and a kind no reader knows yet),
-old_file (format 1.4: no ALLOC kind)."""
+old_file (format 1.4: no ALLOC kind), split_file (pid 10: ALLOC records apart from their
+API records)."""
 from tracewrite import TraceWriter
 
 MIB, KIB = 1 << 20, 1 << 10
@@ -81,4 +82,22 @@ def old_file(path):
     w.version = (1, 4)
     w.add("process", pid=9, start_ns=10**9)
     Calls(w, 9, 10**9).call("cudaMalloc")
+    w.save(path)
+
+
+def split_file(path):
+    """pid 10: a cudaMalloc of 1 MiB and its cudaFree, each ALLOC record written before
+    its API record (as the preload writes them) and 30 ms of another thread's records
+    between the two, past the reader's first 20 ms reorder window: the writer drained
+    the thread's buffer between the records while the thread was preempted."""
+    w = TraceWriter()
+    w.add("process", pid=10, start_ns=10**9)
+    t = 10**9 + 1000
+    for corr, name, release in ((1, "cudaMalloc", 0), (2, "cudaFree", 1)):
+        w.add("alloc", corr=corr, ptr=A, bytes=0 if release else MIB, kind=DEVICE, release=release)
+        w.add("tracer", tid=11, what=w.string("unwinder"), begin_ns=t, end_ns=t + 30 * 10**6,
+              amount=1)
+        w.add("api", tid=10, name=w.string(name), begin_ns=t, end_ns=t + 500 * 1000, corr=corr)
+        t += 40 * 10**6
+    w.add("end", records=0, end_ns=t)
     w.save(path)

@@ -6,7 +6,8 @@ allocated (unmatched), a pointer allocated again without its release, a failing 
 driver-level calls, peak and final live bytes; exact in JSON, CSV and text; a second
 file whose release of the first file's pointer stays unmatched (pointers are per
 process); VMM handles (kind vmm) and a kind this reader does not know (its own row,
-"?"); a format 1.4 file (no ALLOC kind): no table.
+"?"); a format 1.4 file (no ALLOC kind): no table; ALLOC records written before their
+API records with 30 ms of another thread's records between (a drained buffer): joined.
 
 usage: test_alloc_report.py CUTRACE"""
 import csv
@@ -18,7 +19,7 @@ import tempfile
 
 import tooltest
 from tooltest import check, finish
-from alloc_plant import KIB, MIB, B, first_file, second_file, kinds_file, old_file
+from alloc_plant import KIB, MIB, B, first_file, second_file, kinds_file, old_file, split_file
 
 cutrace = sys.argv[1]
 
@@ -80,6 +81,14 @@ with tempfile.TemporaryDirectory(prefix="ct-alloc-") as d:
     doc = json.loads(out) if rc == 0 else {}
     check(rc == 0 and "allocs" not in doc and doc.get("calls") == 1,
           f"format 1.4 file: {rc} {err!r} {sorted(doc)}")
+    split = os.path.join(d, "split.ctr")
+    split_file(split)
+    rc, out, err = tooltest.run(cutrace, "report", "--format", "json", "--tables", "allocs", split)
+    doc = json.loads(out) if rc == 0 else {}
+    got = [tuple(r[f] for f in FIELDS) for r in doc.get("allocs", [])]
+    want = [(1, MIB, 500000, 1, MIB, 500000, 0, MIB, 0, 1000000)]
+    check(got == want, f"ALLOC records apart from their calls ({rc} {err!r}): {got}, want {want}")
+
     rc, out, err = tooltest.run(cutrace, "dump", one)
     check(rc == 0 and f"alloc corr=2 ptr={B} bytes={2 * MIB} kind=1 release=0" in out,
           f"dump prints ALLOC records:\n{out[:600]}")

@@ -203,6 +203,25 @@ void ctph_call_end(ctph_call *c, uint64_t result) CTPH_HIDDEN;
     }                                      \
   } while (0)
 
+/* CTPH_FINISH with the detail record written before the API record: for the ALLOC
+ * record of a call without GPU work, whose span the tools deliver, and forget, once
+ * the reader's reorder window has passed its end. The writer may drain the thread's
+ * buffer between two records (the thread preempted there): a detail written after
+ * the API record can then land behind other threads' records, and when those end
+ * more than the window (20 ms at first) later the span was delivered without it
+ * (seen under load: an allocation missing from report's table, its release
+ * unmatched). A detail written first waits in the reader's table of calls until its
+ * API record comes, however far apart they land. */
+#define CTPH_FINISH_DETAIL_FIRST(c, result, ...) \
+  do {                                            \
+    if ((c).traced) {                             \
+      (c).saved_errno = errno;                    \
+      __VA_ARGS__;                                \
+      ctph_call_end(&(c), (uint64_t)(result));    \
+      errno = (c).saved_errno;                    \
+    }                                             \
+  } while (0)
+
 /* ------------------------------------------------- graph_walk.c (preload/driver/) */
 
 /* The per-process id of a graph exec handle (1, 2, ...), given at its first sight:

@@ -87,7 +87,21 @@ def check_spans(label, recs, names, driver):
                   f"{label}: {name} depth {a['depth']} result {a['result']} flags {a['flags']:#x}")
     doubled = {n: len(counts[n]) for n in other if n in counts}
     check(not doubled, f"{label}: spans of the other layer {doubled}")
+    check_alloc_first(label, recs)
     return counts
+
+
+def check_alloc_first(label, recs):
+    """Each ALLOC record comes before its call's API record in the file (a detail
+    written after it could be cut off from it by the writer and arrive too late for the
+    reader: CTPH_FINISH_DETAIL_FIRST), and every API record that has one follows it."""
+    where = {}
+    for i, r in enumerate(recs):
+        if r["kind"] in ("alloc", "api") and r.get("corr"):
+            where.setdefault((r["kind"], r["corr"]), i)
+    late = [c for (k, c), i in where.items() if k == "alloc" and where.get(("api", c), -1) < i]
+    check(not late and any(k == "alloc" for k, _ in where),
+          f"{label}: ALLOC records not before their API records: corr {late}")
 
 
 def kernels_of(recs, names):
