@@ -31,9 +31,10 @@
  * the next event is added, so that its detail record, right after it, is read before
  * an activity it unblocks is delivered. An entry is freed once its span was
  * delivered and either its activity was delivered too or the call was not marked
- * CT_API_TIMED (no GPU record will follow). A call whose GPU record never comes
- * (dropped), or whose GPU work was delivered without it, is given up on once its
- * stream's later GPU work was delivered a window earlier (model_waits.h). Memory is
+ * CT_API_TIMED (no GPU record will follow). Once the file reported drops or damage,
+ * a call whose GPU record never comes (dropped), or whose GPU work was delivered
+ * without it, is given up on once its stream's later GPU work was delivered a window
+ * earlier (model_waits.h). Memory is
  * therefore bounded by the window and the calls whose GPU work is still outstanding,
  * not by the trace.
  */
@@ -156,6 +157,8 @@ typedef struct model {
   heap h;
   ct_calls calls;
   ct_waits waits;     /* calls that may wait for ever, by stream (model_waits.h) */
+  int lossy;          /* the file reported drops, or the reader met damage (checked every
+                         1024 records): waiting calls may be given up on */
   uint64_t seq, max_end, last_key, blocked_key;
   int released_any;
   int release_due;    /* the last event added was a call's: release before the next */
@@ -286,6 +289,13 @@ static void note_times(model *m, uint64_t b, uint64_t e) {
   if (e > m->st->last_ns) m->st->last_ns = e;
 }
 
+/* GPU work g, ending at key, was delivered: its stream advances; calls waiting on it
+ * are given up on only once the file reported drops or damage (model_waits.h). */
+static void progress(model *m, const struct ct_gpu *g, uint64_t key) {
+  ct_waits_progress(&m->waits, &m->calls, g->device, g->stream, g->corr, key, m->window,
+                    m->lossy);
+}
+
 /* Frees a call entry when nothing more will be joined with it; else, when what it
  * waits for may never come, has it wait on (device, stream) (model_waits.h). */
 static void maybe_free(model *m, ct_call *e, uint64_t device, uint64_t stream) {
@@ -360,7 +370,7 @@ static void deliver_activity(model *m, const pend *p) {
       e->act_done = 1;
       maybe_free(m, e, g->device, g->stream);
     }
-    if (g->corr) ct_waits_progress(&m->waits, &m->calls, g->device, g->stream, g->corr, p->key, m->window);
+    if (g->corr) progress(m, g, p->key);
     return;
   }
   if (e) {
@@ -398,7 +408,7 @@ static void deliver_activity(model *m, const pend *p) {
     e->act_done = 1;
     maybe_free(m, e, g->device, g->stream);
   }
-  if (g->corr) ct_waits_progress(&m->waits, &m->calls, g->device, g->stream, g->corr, p->key, m->window);
+  if (g->corr) progress(m, g, p->key);
 }
 
 static void deliver(model *m, const pend *p) {
@@ -649,6 +659,7 @@ static void handle(model *m, ct_record *rec) {
     break;
   case CT_KIND_DROP:
     m->st->dropped += rec->u.drop.count;
+    m->lossy = 1;
     if (m->ops->on_drop) m->ops->on_drop(m->user, &m->proc, &rec->u.drop);
     break;
   case CT_KIND_CLOCK:
@@ -719,7 +730,8 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   uint64_t n = 0;
   while (ct_reader_next(m->r, &rec)) {
     handle(m, &rec);
-    if ((++n & 0xfffff) == 0 && ct_model_progress_hook) ct_model_progress_hook(path, n);
+    if ((++n & 0x3ff) == 0 && !m->lossy) m->lossy = ct_reader_status(m->r)->damaged;
+    if ((n & 0xfffff) == 0 && ct_model_progress_hook) ct_model_progress_hook(path, n);
   }
   release(m, 1);
   send_process(m);

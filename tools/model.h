@@ -14,9 +14,10 @@
  * whichever of them the file holds first: an activity whose call has not been read
  * waits for it (and holds back what follows it) up to 2 s of trace time, unless the
  * file reported drops. A span is delivered with its detail record and, when its GPU
- * work is known by then, the activity's times. A call still waiting for its GPU record
- * (or call) once its stream's later work was delivered a window earlier is given up on
- * (ct_model_stats.calls_given_up): a record that late comes unjoined.
+ * work is known by then, the activity's times. Once the file reported drops or damage,
+ * a call still waiting for its GPU record (or call) once its stream's later work was
+ * delivered a window earlier is given up on (ct_model_stats.calls_given_up): a record
+ * that late comes unjoined.
  */
 #ifndef CUTRACE_MODEL_H
 #define CUTRACE_MODEL_H

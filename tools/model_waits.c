@@ -63,7 +63,7 @@ int ct_waits_add(ct_waits *w, uint64_t device, uint64_t stream, uint64_t corr) {
 }
 
 void ct_waits_progress(ct_waits *w, ct_calls *calls, uint64_t device, uint64_t stream,
-                       uint64_t corr, uint64_t key, uint64_t window) {
+                       uint64_t corr, uint64_t key, uint64_t window, int may_give_up) {
   ct_wait_stream *s = stream_get(w, device, stream);
   if (!s) return;
   if (corr > s->top_corr) s->top_corr = corr;
@@ -76,7 +76,7 @@ void ct_waits_progress(ct_waits *w, ct_calls *calls, uint64_t device, uint64_t s
     uint64_t c = s->q[s->head];
     ct_call *e = ct_calls_find(calls, c);
     if (e && ct_call_waits(e)) {
-      if (c >= s->safe_corr) return; /* the front still has a chance; so may those behind */
+      if (!may_give_up || c >= s->safe_corr) return; /* the front still has a chance */
       ct_calls_remove(calls, e);
       w->given_up++;
     }

@@ -13,7 +13,12 @@
  * given up on (its entry freed, counted) once the stream's delivered work passed it
  * at least one reorder window of trace time earlier: records that late are already
  * out of order (delivered with late = 1), and would now be delivered without their
- * call. Memory: per stream, the waiting calls of about one window.
+ * call. Only once the file has reported drops (a DROP record) or the reader met damage:
+ * otherwise every record does come, and one can come later than that without being
+ * lost (the poller emits a thread's GPU records in launch order, so a kernel queued
+ * behind long work on another stream holds back that thread's later records), so on
+ * clean traces nothing is given up and every output is as before. Memory: per stream,
+ * the waiting calls of about one window (8 bytes each while nothing is given up).
  */
 #ifndef CUTRACE_MODEL_WAITS_H
 #define CUTRACE_MODEL_WAITS_H
@@ -56,10 +61,10 @@ static inline int ct_call_waits(const ct_call *e) {
 int ct_waits_add(ct_waits *w, uint64_t device, uint64_t stream, uint64_t corr);
 
 /* GPU work of call corr on (device, stream), ending at key, was delivered, the reorder
- * window being window: advances the stream and gives up on (removes from calls) the
- * waiting calls the stream passed at least a window ago. */
+ * window being window: advances the stream and, when may_give_up, gives up on (removes
+ * from calls) the waiting calls the stream passed at least a window ago. */
 void ct_waits_progress(ct_waits *w, ct_calls *calls, uint64_t device, uint64_t stream,
-                       uint64_t corr, uint64_t key, uint64_t window);
+                       uint64_t corr, uint64_t key, uint64_t window, int may_give_up);
 
 /* Frees the streams' memory. */
 void ct_waits_free(ct_waits *w);
