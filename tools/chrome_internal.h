@@ -136,6 +136,11 @@ void chr_gpu_row_name(const ct_chrome *c, uint64_t device, char *buf, size_t len
  * known: format 1.4). */
 void chr_put_device_properties(ct_chrome *c);
 
+/* Kineto's top-level "cuda_driver_version" and "cuda_runtime_version" (13000 = 13.0,
+ * as CUDA gives them), each preceded by a comma, from the first device that knows it
+ * (format 1.6 DEVICE records); nothing when no device does. */
+void chr_put_cuda_versions(ct_chrome *c);
+
 /* Notes a file's rank (its JOB record; known = 0: none) for distributedInfo. */
 void chr_note_job(ct_chrome *c, const struct ct_job *job);
 

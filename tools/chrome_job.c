@@ -99,6 +99,22 @@ void chr_note_devices(ct_chrome *c, const ct_proc *p) {
   c->proc_devices = p->ndevices;
 }
 
+void chr_put_cuda_versions(ct_chrome *c) {
+  uint64_t driver = 0, runtime = 0;
+  for (unsigned i = 0; i < c->ndevices; i++) {
+    if (!driver) driver = c->devices[i].driver_version;
+    if (!runtime) runtime = c->devices[i].runtime_version;
+  }
+  if (driver) {
+    chr_put_text(c, ",\n\"cuda_driver_version\":");
+    chr_put_u64(c, driver);
+  }
+  if (runtime) {
+    chr_put_text(c, ",\n\"cuda_runtime_version\":");
+    chr_put_u64(c, runtime);
+  }
+}
+
 void chr_put_device_properties(ct_chrome *c) {
   chr_put_text(c, "\"deviceProperties\":[");
   for (unsigned i = 0; i < c->ndevices; i++) {

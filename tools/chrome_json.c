@@ -84,6 +84,7 @@ static int json_begin(ct_chrome *c) {
 static int json_end(ct_chrome *c) {
   chr_put_text(c, "\n],\n");
   chr_put_device_properties(c);
+  chr_put_cuda_versions(c);
   chr_put_text(c, ",\n");
   chr_put_distributed_info(c);
   put_kv(c, ",\n\"baseTimeNanoseconds\":", c->base_ns);

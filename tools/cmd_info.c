@@ -2,6 +2,7 @@
  * devices, time span, record counts per kind, drops, and whether it ended cleanly or
  * where it stopped. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -25,20 +26,31 @@ static void print_string(const ct_reader *r, const char *label, uint64_t id, int
   putchar('\n');
 }
 
-/* One line per DEVICE record: name, compute capability, SMs, memory, and since format
- * 1.4 the PCI bus id and UUID that tell the devices of processes on one node apart. */
-static void print_device(const ct_reader *r, const char *path, const struct ct_device *d) {
+/* One line per DEVICE record, in the file's block: name, compute capability, SMs,
+ * memory, and since format 1.4 the PCI bus id and UUID that tell the devices of
+ * processes on one node apart. */
+static void print_device(const ct_reader *r, const struct ct_device *d) {
   size_t len = 0, plen = 0, ulen = 0;
   const char *n = ct_reader_string(r, d->name, &len);
   const char *pci = d->pci_bus_id ? ct_reader_string(r, d->pci_bus_id, &plen) : NULL;
   const char *uuid = d->uuid ? ct_reader_string(r, d->uuid, &ulen) : NULL;
-  printf("%s: device %llu: %.*s (sm %llu.%llu, %llu SMs, %.1f GiB", path,
-         (unsigned long long)d->device, (int)(n ? len : 1), n ? n : "?",
+  char label[32];
+  snprintf(label, sizeof label, "device %llu", (unsigned long long)d->device);
+  printf("  %-14s %.*s (sm %llu.%llu, %llu SMs, %.1f GiB", label, (int)(n ? len : 1), n ? n : "?",
          (unsigned long long)d->cc_major, (unsigned long long)d->cc_minor,
          (unsigned long long)d->sm_count, d->mem_bytes / 1073741824.0);
   if (pci) printf(", pci %.*s", (int)plen, pci);
   if (uuid) printf(", %.*s", (int)ulen, uuid);
   printf(")\n");
+}
+
+/* A CUDA version as the API gives it (13000) written as 13.0; "unknown" for 0. */
+static const char *cuda_version(uint64_t v, char *buf, size_t len) {
+  if (!v)
+    snprintf(buf, len, "unknown");
+  else
+    snprintf(buf, len, "%llu.%llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000 / 10));
+  return buf;
 }
 
 /* The JOB record's lines: rank, job id, CUDA_VISIBLE_DEVICES, warnings. */
@@ -83,6 +95,8 @@ static int info_file(const char *path, void *arg) {
   unsigned njob_warnings = 0;
   int have_proc = 0;
   ct_pause_list pauses = {0};
+  struct ct_device *devices = NULL; /* one record per device the process used: few */
+  size_t ndevices = 0;
   char why[32] = "";
   ct_record rec;
   uint64_t n = 0;
@@ -92,7 +106,11 @@ static int info_file(const char *path, void *arg) {
     uint64_t b = 0, e = 0;
     switch (rec.kind) {
     case CT_KIND_PROCESS: proc = rec.u.process; have_proc = 1; break;
-    case CT_KIND_DEVICE: print_device(r, path, &rec.u.device); break;
+    case CT_KIND_DEVICE: {
+      struct ct_device *grown = realloc(devices, (ndevices + 1) * sizeof *devices);
+      if (grown) (devices = grown)[ndevices++] = rec.u.device;
+      break;
+    }
     case CT_KIND_JOB: job = rec.u.job; break;
     case CT_KIND_TRACER: /* the tracer's warnings about the job's variables (format 1.4) */
       if (njob_warnings < 4 && rec.u.tracer.begin_ns == rec.u.tracer.end_ns) {
@@ -137,12 +155,22 @@ static int info_file(const char *path, void *arg) {
     print_string(r, "command", proc.cmdline, 1);
     print_string(r, "host", proc.host, 0);
     print_string(r, "executable", proc.exe, 0);
-    printf("  %-14s driver %llu, runtime %llu\n", "cuda", (unsigned long long)proc.driver_version,
-           (unsigned long long)proc.runtime_version);
+    /* the versions: the PROCESS record's fields (never filled by the preload so far),
+     * else those the DEVICE records carry since format 1.6 */
+    uint64_t driver = proc.driver_version, runtime = proc.runtime_version;
+    for (size_t i = 0; i < ndevices; i++) {
+      if (!driver) driver = devices[i].driver_version;
+      if (!runtime) runtime = devices[i].runtime_version;
+    }
+    char dv[24], rv[24];
+    printf("  %-14s driver %s, runtime %s\n", "cuda", cuda_version(driver, dv, sizeof dv),
+           cuda_version(runtime, rv, sizeof rv));
     print_job(r, &job, job_warnings, njob_warnings);
   } else {
     printf("  %-14s no PROCESS record\n", "process");
   }
+  for (size_t i = 0; i < ndevices; i++) print_device(r, &devices[i]);
+  free(devices);
   if (last)
     printf("  %-14s %.6f s\n", "time span", (double)(last - first) / 1e9);
   printf("  %-14s %llu in %llu frames\n", "records", (unsigned long long)st->records,

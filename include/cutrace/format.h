@@ -34,7 +34,8 @@
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
                              1.5: ALLOC;
-                             1.6: KERNEL_ATTR, OCCUPANCY, launch.attr, device SM limits,
+                             1.6: KERNEL_ATTR, OCCUPANCY, launch.attr, device SM limits
+                                  and CUDA versions,
                                   graph_kernel attr and shape */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
@@ -89,7 +90,8 @@
   F(pci_bus_id, D) /* 1.4: string "0000:3b:00.0" (0 = unknown) */               \
   F(uuid, D)       /* 1.4: string "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */   \
   F(max_threads_per_sm, D) F(warp_size, D) F(regs_per_sm, D)                    \
-  F(smem_per_sm, D) F(max_blocks_per_sm, D) /* 1.6: SM limits, 0 = unknown */
+  F(smem_per_sm, D) F(max_blocks_per_sm, D) /* 1.6: SM limits, 0 = unknown */ \
+  F(driver_version, D) F(runtime_version, D) /* 1.6: CUDA versions, 13000 = 13.0 */
 #define CT_FIELDS_thread(F) F(tid, D) F(name, D) F(start_ns, D)
 #define CT_FIELDS_stream(F)                                                     \
   F(stream, D)     /* small id used by every other record; 0 = legacy default */ \

@@ -68,6 +68,7 @@ struct ctph_driver {
   CUresult (*DeviceGetName)(char *, int, CUdevice);
   CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
   CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+  CUresult (*DriverGetVersion)(int *);
   CUresult (*DeviceGetPCIBusId)(char *, int, CUdevice);
   CUresult (*DeviceGetUuid)(CUuuid *, CUdevice);
   CUresult (*EventCreate)(CUevent *, unsigned);

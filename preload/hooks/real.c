@@ -141,6 +141,7 @@ static const struct driver_sym driver_syms[] = {
     DRV(DeviceGetName, "cuDeviceGetName", "cuDeviceGetName", 0, 2000),
     DRV(DeviceGetAttribute, "cuDeviceGetAttribute", "cuDeviceGetAttribute", 0, 2000),
     DRV(DeviceTotalMem, "cuDeviceTotalMem", "cuDeviceTotalMem_v2", 0, 3020),
+    DRV(DriverGetVersion, "cuDriverGetVersion", "cuDriverGetVersion", 0, 2020),
     DRV(DeviceGetPCIBusId, "cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId", 0, 4010),
     DRV(DeviceGetUuid, "cuDeviceGetUuid", "cuDeviceGetUuid_v2", 0, 11040),
     DRV(EventCreate, "cuEventCreate", "cuEventCreate", 0, 2000),

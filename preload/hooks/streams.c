@@ -73,6 +73,17 @@ static void report_device(int device) {
       ctph_drv.DeviceGetPCIBusId(bus, sizeof bus - 1, dev) != CUDA_SUCCESS)
     bus[0] = 0;
   device_uuid(dev, uuid);
+  /* 1.6: the CUDA versions the process runs with, as Kineto writes them (13000 = 13.0):
+   * the driver's, and the runtime's when the process uses a shared one the tracer can
+   * reach (a static runtime has no symbol to ask: 0). Neither call touches an error
+   * state; cudaRuntimeGetVersion needs no initialised runtime. */
+  int driver_version = 0, runtime_version = 0;
+  if (ctph_drv.DriverGetVersion && ctph_drv.DriverGetVersion(&driver_version) != CUDA_SUCCESS)
+    driver_version = 0;
+  int (*runtime_get_version)(int *) =
+      (int (*)(int *))ctph_real_by_name("cudaRuntimeGetVersion");
+  if (runtime_get_version && runtime_get_version(&runtime_version) != 0)
+    runtime_version = 0;
   ct_record r = {.kind = CT_KIND_DEVICE};
   r.u.device.device = (uint64_t)device;
   r.u.device.name = name[0] ? ctp_intern(name) : 0;
@@ -87,6 +98,8 @@ static void report_device(int device) {
   r.u.device.regs_per_sm = (uint64_t)limit[2];
   r.u.device.smem_per_sm = (uint64_t)limit[3];
   r.u.device.max_blocks_per_sm = (uint64_t)limit[4];
+  r.u.device.driver_version = driver_version > 0 ? (uint64_t)driver_version : 0;
+  r.u.device.runtime_version = runtime_version > 0 ? (uint64_t)runtime_version : 0;
   ctp_emit(&r);
 }
 

@@ -99,6 +99,19 @@ def check_records(label, path, shared):
     check(len(dev) == 1 and (dev[0]["max_threads_per_sm"], dev[0]["warp_size"], dev[0]["regs_per_sm"],
                              dev[0]["smem_per_sm"], dev[0]["max_blocks_per_sm"]) == (2048, 32, 65536, 233472, 32),
           f"{label}: DEVICE limits {dev}")
+    # 1.6: the CUDA versions (the simulator's driver and shared runtime say 13000; a static
+    # runtime has no symbol the tracer can ask: 0)
+    want_versions = (13000, 13000 if shared else 0)
+    check(len(dev) == 1 and (dev[0]["driver_version"], dev[0]["runtime_version"]) == want_versions,
+          f"{label}: DEVICE versions {dev}, want {want_versions}")
+    p = subprocess.run([cutrace, "info", path], capture_output=True, text=True, timeout=120)
+    want_line = "  cuda           driver 13.0, runtime %s\n" % ("13.0" if shared else "unknown")
+    check(want_line in p.stdout and "  device 0       cutrace simulated GPU (sm 9.0, 132 SMs" in p.stdout,
+          f"{label}: info's cuda and device lines:\n{p.stdout}")
+    p = subprocess.run([cutrace, "dump", "--chrome", path], capture_output=True, text=True, timeout=120)
+    doc = json.loads(p.stdout or "{}")
+    got = (doc.get("cuda_driver_version"), doc.get("cuda_runtime_version"))
+    check(got == (13000, 13000 if shared else None), f"{label}: Kineto's version keys {got}")
 
 
 def check_report(label, path, shared):
