@@ -186,7 +186,7 @@ static void check_kattr_round_trip(void) {
   static const uint8_t kinds[] = {CT_KIND_KERNEL_ATTR, CT_KIND_OCCUPANCY, CT_KIND_LAUNCH,
                                   CT_KIND_DEVICE};
   CHECK(ct_kind_nfields(CT_KIND_KERNEL_ATTR) == 10 && ct_kind_nfields(CT_KIND_OCCUPANCY) == 5);
-  CHECK(ct_kind_nfields(CT_KIND_LAUNCH) == 10 && ct_kind_nfields(CT_KIND_DEVICE) == 13);
+  CHECK(ct_kind_nfields(CT_KIND_LAUNCH) == 10 && ct_kind_nfields(CT_KIND_DEVICE) == 15);
   enum { N = 64 };
   static uint8_t buf[N * (CT_MAX_RECORD_BYTES + 1)];
   ct_record want[N];
