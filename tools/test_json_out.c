@@ -12,17 +12,7 @@
 #include "chrome_out.h"
 #include "output.h"
 
-static int failures;
-#define CHECK(c, ...)                                                                         \
-  do {                                                                                        \
-    if (!(c)) {                                                                               \
-      if (failures++ < 20) {                                                                  \
-        printf("FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-        printf(__VA_ARGS__);                                                                  \
-        putchar('\n');                                                                        \
-      }                                                                                       \
-    }                                                                                         \
-  } while (0)
+#include "test_check.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_random(void) { /* xorshift64 */

@@ -13,16 +13,7 @@
 #include "codec.h"
 #include "model.h"
 
-static int failures;
-#define CHECK(c, ...)                                                                         \
-  do {                                                                                        \
-    if (!(c)) {                                                                               \
-      failures++;                                                                             \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-      printf(__VA_ARGS__);                                                                    \
-      putchar('\n');                                                                          \
-    }                                                                                         \
-  } while (0)
+#include "test_check.h"
 
 #define N 3000 /* calls per thread */
 

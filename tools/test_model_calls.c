@@ -13,15 +13,7 @@
 
 #include "model_calls.h"
 
-static int failures;
-#define CHECK(c, ...)                                                                         \
-  do {                                                                                        \
-    if (!(c) && failures++ < 20) {                                                            \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-      printf(__VA_ARGS__);                                                                    \
-      putchar('\n');                                                                          \
-    }                                                                                         \
-  } while (0)
+#include "test_check.h"
 
 #define MAX_ID 1200000
 

@@ -21,16 +21,7 @@
 #include "codec.h"
 #include "model.h"
 
-static int failures;
-#define CHECK(c, ...)                                                                         \
-  do {                                                                                        \
-    if (!(c)) {                                                                               \
-      failures++;                                                                             \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-      printf(__VA_ARGS__);                                                                    \
-      putchar('\n');                                                                          \
-    }                                                                                         \
-  } while (0)
+#include "test_check.h"
 
 #define N 100000ull                  /* launches: 400 ms of trace time, 20 windows */
 #define STEP_NS 4000ull              /* one launch every 4 us */

@@ -16,16 +16,7 @@
 #include "codec.h"
 #include "report.h"
 
-static int failures;
-#define CHECK(c, ...)                                                                         \
-  do {                                                                                        \
-    if (!(c)) {                                                                               \
-      failures++;                                                                             \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-      printf(__VA_ARGS__);                                                                    \
-      putchar('\n');                                                                          \
-    }                                                                                         \
-  } while (0)
+#include "test_check.h"
 
 #define STEPS 50
 #define PER_STEP 10        /* kernels inside a step, 1 us apart from its begin */
