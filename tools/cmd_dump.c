@@ -70,8 +70,8 @@ static int dump_file(const char *path, void *arg) {
   const ct_read_status *st = ct_reader_status(r);
   if (st->damaged) {
     cli_progress_done();
-    fprintf(stderr, "cutrace dump: %s: %s; %llu records read\n", path, st->message,
-            (unsigned long long)st->records);
+    fprintf(stderr, "cutrace dump: %s: %s; %llu record%s read\n", path, st->message,
+            (unsigned long long)st->records, st->records == 1 ? "" : "s");
     if (*status < 1) *status = 1;
   }
   ct_reader_close(r);

@@ -741,8 +741,8 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   st->major = rs->major;
   st->minor = rs->minor;
   if (rs->damaged)
-    snprintf(st->message, sizeof st->message, "%s; %llu records read before it", rs->message,
-             (unsigned long long)rs->records);
+    snprintf(st->message, sizeof st->message, "%s; %llu record%s read before it", rs->message,
+             (unsigned long long)rs->records, rs->records == 1 ? "" : "s");
   else if (m->oom)
     snprintf(st->message, sizeof st->message, "out of memory: some events were not joined");
   if (st->first_ns == UINT64_MAX) st->first_ns = 0;

@@ -345,8 +345,8 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
   st->has_end = rs->clean_end;
   int rc = 0;
   if (rs->damaged) {
-    snprintf(st->message, sizeof st->message, "%s; %llu records read before it", rs->message,
-             (unsigned long long)rs->records);
+    snprintf(st->message, sizeof st->message, "%s; %llu record%s read before it", rs->message,
+             (unsigned long long)rs->records, rs->records == 1 ? "" : "s");
     rc = 1;
   } else if (s.oom || !s.threads || !s.streams) {
     snprintf(st->message, sizeof st->message, "out of memory: some ranges are missing");

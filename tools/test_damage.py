@@ -67,6 +67,13 @@ for kind in ("kernel_attr", "occupancy", "graph_kernel", "device", "launch", "al
     check(kind in kinds, f"the planted trace holds {kind}")
 
 # Cut inside each frame: exactly the records before it.
+
+
+def read(n):
+    """The end of a damaged file's message: how many records came before the damage."""
+    return f"{n} record{'' if n == 1 else 's'} read"
+
+
 wrong = []
 for i, start in enumerate(starts):
     frame_end = starts[i + 1] if i + 1 < len(starts) else len(data)
@@ -74,7 +81,7 @@ for i, start in enumerate(starts):
         path = write("cut.ctr", data[:cut])
         rc, out, err = run("dump", path)
         why = "partial frame" if cut < start + FRAME_OVERHEAD else "last frame incomplete"
-        want = f"{path}: truncated ({why}) at offset {start}; {i} records read"
+        want = f"{path}: truncated ({why}) at offset {start}; {read(i)}"
         if out.splitlines() != lines[:i] or rc != 1 or err != f"cutrace dump: {want}\n":
             wrong.append((i, cut, rc, len(out.splitlines()), err))
 check(not wrong, f"{len(wrong)} of {3 * len(starts)} cuts: {wrong[:3]}")
@@ -91,7 +98,7 @@ for i in (kinds.index("occupancy") + 1, kinds.index("launch") + 1):
         name = "cutrace" if cmd[0] == "info" else f"cutrace {cmd[0]}"
         tail = "" if cmd[0] == "info" else " before it (partial result)"
         want = (f"{name}: {path}: truncated (last frame incomplete) at offset {starts[i]}; "
-                f"{i} records read{tail}\n")
+                f"{read(i)}{tail}\n")
         check(rc == 1 and err == want, f"cut before record {i}: {cmd}: exit {rc}, {err!r}")
 
 # Each frame's magic garbled: every record but that one.
@@ -114,7 +121,7 @@ for kind in ("kernel_attr", "occupancy", "launch", "device"):
     rc, out, err = run("dump", path)
     check(out.splitlines() == lines[:i] + lines[i + 1:] and rc == 1 and
           err == f"cutrace dump: {path}: corrupt record in the frame at offset {starts[i]}; "
-                 f"{len(lines) - 1} records read\n",
+                 f"{read(len(lines) - 1)}\n",
           f"{kind}'s kind byte garbled: exit {rc}, {err!r}")
 
 # Cut right after the first kernel's GPU record: its attributes are there.
