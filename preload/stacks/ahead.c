@@ -7,11 +7,13 @@
  * reads /proc/self/maps to find them). Also: a new file after an exec that failed
  * describes the stack tree again (ctp_at_new_file).
  *
- * The unwind and the bounds run with the tree lock held, which fork() waits for:
- * libunwind calls dl_iterate_phdr (the loader's lock) and pthread_getattr_np takes
- * the target thread's own lock, and glibc re-initialises neither in a fork child,
- * which would then hang on its first stack (a child forked from the main thread
- * while the writer held that lock did: test_forkstorm).
+ * The listing, the unwind and the bounds run with the ahead lock held (tree.c), which
+ * fork() waits for and no program thread takes: libunwind calls dl_iterate_phdr (the
+ * loader's lock) and pthread_getattr_np takes the target thread's own lock, and glibc
+ * re-initialises neither in a fork child, which would then hang on its first stack (a
+ * child forked from the main thread while the writer held that lock did:
+ * test_forkstorm). A program thread's first stack needs only the tree lock, held by
+ * this work just to install the listing, so it does not wait for the work.
  */
 #include <pthread.h>
 
@@ -39,8 +41,8 @@ int ctps_stack_bounds(pthread_t t, uint64_t *lo, uint64_t *hi) {
   return found;
 }
 
-/* With the tree lock held (tree.c): libunwind's set-up, the main thread's bounds. */
-static void with_tree_lock(void) {
+/* With the ahead lock held (tree.c): libunwind's set-up, the main thread's bounds. */
+static void with_ahead_lock(void) {
   ctps_unwind_once();
   if (main_thread_known && site_cache && !__atomic_load_n(&main_stack_known, __ATOMIC_ACQUIRE) &&
       ctps_stack_bounds(main_thread, &main_stack_lo, &main_stack_hi))
@@ -51,7 +53,7 @@ static void with_tree_lock(void) {
 static void ahead_of_need(void) {
   static int done;
   if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return;
-  ctps_tree_scan_modules_ahead(with_tree_lock);
+  ctps_tree_scan_modules_ahead(with_ahead_lock);
   __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 

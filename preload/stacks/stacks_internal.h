@@ -84,8 +84,10 @@ void ctps_tree_fork_parent(void) CTP_HIDDEN;
 void ctps_tree_fork_child(void) CTP_HIDDEN;
 
 /*
- * Takes the tree lock, lists the loaded modules (ctps_modules_scan_ahead) unless a
- * stack did already, calls also(), releases the lock; then writes a TRACER record
+ * Takes the ahead lock (which fork waits for, and no program thread takes), lists the
+ * loaded modules apart (ctps_modules_collect_ahead) unless a stack did already,
+ * installs the list under the tree lock (held only for that), calls also(), releases
+ * the ahead lock; then writes a TRACER record
  * "modules" (amount = objects) for the listing, when it was done, and one
  * "unwinder" for also() (libunwind's set-up and the main thread's stack bounds).
  * Called once, on the writer thread (stacks.c).
@@ -118,10 +120,15 @@ int ctps_module_cover(uint64_t pc) CTP_HIDDEN;
  * known object, and re-scans now when objects were unloaded. Tree lock held. */
 void ctps_modules_check_changes(void) CTP_HIDDEN;
 
-/* The first scan, ahead of any stack (writer thread): lists the loaded objects and
- * interns their strings, writing no record. Returns the number of objects, or -1
- * when they were scanned already. Tree lock held. */
-long ctps_modules_scan_ahead(void) CTP_HIDDEN;
+/* The first scan, ahead of any stack (writer thread, ahead lock held, tree lock not):
+ * the loaded objects in a list of its own (free it with ctps_modules_install_ahead),
+ * or NULL when a stack scanned them already. */
+void *ctps_modules_collect_ahead(void) CTP_HIDDEN;
+
+/* Makes the collected list the live one when no stack scanned meanwhile, interning its
+ * strings (no record is written), and frees what is left. Returns the number of
+ * objects, or -1 when nothing was installed. Tree lock held. */
+long ctps_modules_install_ahead(void *collected) CTP_HIDDEN;
 
 /* Emits every known module again (a fork child's file). Tree lock held. */
 void ctps_modules_rewrite(void) CTP_HIDDEN;

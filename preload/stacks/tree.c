@@ -18,6 +18,10 @@ struct slot {
 };
 
 static pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held by the writer thread's work ahead of the first stack, and by fork() (taken
+ * before the tree lock): never by a program thread, which therefore never waits for
+ * that work (it did, for 20-40 ms under load, when the work held the tree lock). */
+static pthread_mutex_t ahead_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *slots;       /* open addressing, linear probing */
 static size_t slot_mask;         /* slots - 1 (a power of two) */
 static uint64_t *node_parent, *node_pc; /* by id (index 0 unused) */
@@ -118,22 +122,32 @@ void ctps_tree_rewrite(void) {
 
 void ctps_tree_scan_modules_ahead(void (*also)(void)) {
   uint64_t begin_ns = ctp_now_ns();
-  /* Under the tree lock, which fork() waits for (fork_prepare): a child never
+  /* Under the ahead lock, which fork() waits for (fork_prepare): a child never
    * inherits the loader's lock that dl_iterate_phdr holds (glibc resets only
-   * dl_load_lock in a fork child). */
+   * dl_load_lock in a fork child). The listing is made apart and installed under the
+   * tree lock in a moment, so a program thread's first stack never waits for it. */
+  pthread_mutex_lock(&ahead_lock);
+  void *collected = ctps_modules_collect_ahead();
   pthread_mutex_lock(&tree_lock);
-  long objects = ctps_modules_scan_ahead();
+  long objects = ctps_modules_install_ahead(collected);
+  pthread_mutex_unlock(&tree_lock);
   uint64_t scanned_ns = ctp_now_ns();
   also();
-  pthread_mutex_unlock(&tree_lock);
+  pthread_mutex_unlock(&ahead_lock);
   uint64_t end_ns = ctp_now_ns();
   if (objects >= 0) ctp_emit_tracer("modules", begin_ns, scanned_ns, (uint64_t)objects);
   ctp_emit_tracer("unwinder", scanned_ns, end_ns, 1);
 }
 
-void ctps_tree_fork_prepare(void) { pthread_mutex_lock(&tree_lock); }
+void ctps_tree_fork_prepare(void) {
+  pthread_mutex_lock(&ahead_lock);
+  pthread_mutex_lock(&tree_lock);
+}
 
-void ctps_tree_fork_parent(void) { pthread_mutex_unlock(&tree_lock); }
+void ctps_tree_fork_parent(void) {
+  pthread_mutex_unlock(&tree_lock);
+  pthread_mutex_unlock(&ahead_lock);
+}
 
 void ctps_tree_new_file(void) {
   pthread_mutex_lock(&tree_lock);
@@ -143,5 +157,6 @@ void ctps_tree_new_file(void) {
 
 void ctps_tree_fork_child(void) {
   pthread_mutex_init(&tree_lock, NULL);
+  pthread_mutex_init(&ahead_lock, NULL);
   if (node_count) __atomic_store_n(&ctps_rewrite_pending, 1, __ATOMIC_RELEASE);
 }
