@@ -14,16 +14,9 @@
 #include "model.h"
 
 #include "test_check.h"
+#include "test_trace.h"
 
 #define N 3000 /* calls per thread */
-
-static void add(ct_file_writer *w, ct_record *r) {
-  if (ct_file_writer_add(w, r) < 0) {
-    perror("test_model");
-    exit(1);
-  }
-  memset(r, 0, sizeof *r);
-}
 
 /* Thread t's call i: [b, b + 1000) with b = 1 s + i * 10 us + t * 3 us; GPU work of
  * odd calls is a memcpy (detail MEMOP, bytes = i), even calls launch kernel 3 or 4. */
@@ -31,11 +24,7 @@ static uint64_t call_begin(int t, int i) { return 1000000000ull + i * 10000ull +
 static uint64_t corr_of(int t, int i) { return 1 + (uint64_t)i * 2 + (uint64_t)t; }
 
 static void write_trace(const char *path) {
-  ct_file_writer *w = ct_file_writer_open(path, 8192);
-  if (!w) {
-    perror(path);
-    exit(1);
-  }
+  ct_file_writer *w = test_trace_open(path, 8192);
   ct_file_writer_add_string(w, 1, "__cudaLaunchKernel", 18);
   ct_file_writer_add_string(w, 2, "cudaMemcpy", 10);
   ct_file_writer_add_string(w, 3, "_Z1av", 5);
@@ -44,7 +33,7 @@ static void write_trace(const char *path) {
   ct_record r = {0};
   r.kind = CT_KIND_PROCESS;
   r.u.process.pid = 77;
-  add(w, &r);
+  test_trace_add(w, &r);
   /* Thread 1's records are written in blocks of 300 calls (3 ms) after thread 0's:
    * the reorder buffer must put them back in order. */
   for (int blk = 0; blk < N; blk += 300)
@@ -56,41 +45,38 @@ static void write_trace(const char *path) {
           r.kind = CT_KIND_GPU;
           r.u.gpu = (struct ct_gpu){.corr = corr, .stream = 1, .start_ns = b + 200,
                                     .end_ns = b + 700, .type = CT_GPU_MEMCPY};
-          add(w, &r);
+          test_trace_add(w, &r);
         }
         r.kind = CT_KIND_API;
         r.u.api = (struct ct_api){.tid = 10 + t, .name = copy ? 2 : 1, .begin_ns = b,
                                   .end_ns = b + 1000, .corr = corr, .flags = CT_API_TIMED};
-        add(w, &r);
+        test_trace_add(w, &r);
         if (copy) {
           r.kind = CT_KIND_MEMOP;
           r.u.memop = (struct ct_memop){.corr = corr, .bytes = (uint64_t)i, .kind = CT_MEMOP_D2H};
-          add(w, &r);
+          test_trace_add(w, &r);
         } else {
           r.kind = CT_KIND_LAUNCH;
           r.u.launch = (struct ct_launch){.corr = corr, .kernel = 3 + (uint64_t)t, .grid_x = (uint64_t)i};
-          add(w, &r);
+          test_trace_add(w, &r);
           r.kind = CT_KIND_GPU; /* a slow poller: 1.5 ms after the launch */
           r.u.gpu = (struct ct_gpu){.corr = corr, .stream = 2, .start_ns = b + 1500000,
                                     .end_ns = b + 1502000, .type = CT_GPU_KERNEL};
-          add(w, &r);
+          test_trace_add(w, &r);
         }
         if (t == 0 && i % 100 == 0) {
           r.kind = CT_KIND_API; /* a call without GPU work and without corr */
           r.u.api = (struct ct_api){.tid = 10, .name = 1, .begin_ns = b + 1000, .end_ns = b + 1100};
-          add(w, &r);
+          test_trace_add(w, &r);
           r.kind = CT_KIND_TRACER;
           r.u.tracer = (struct ct_tracer){.tid = 99, .what = 5, .begin_ns = b, .end_ns = b + 50,
                                           .amount = 7};
-          add(w, &r);
+          test_trace_add(w, &r);
         }
       }
   r.kind = CT_KIND_END;
-  add(w, &r);
-  if (ct_file_writer_close(w) < 0) {
-    perror(path);
-    exit(1);
-  }
+  test_trace_add(w, &r);
+  test_trace_close(w, path);
 }
 
 /* A call whose API record reaches the file `lateness_ns` of trace time after its GPU
@@ -100,45 +86,38 @@ static void write_trace(const char *path) {
  * record of corr 2 must wait for its call unless drops were reported or it waited
  * JOIN_WAIT_NS (2 s). It is thread 1's call 0 (corr 2), as on_activity checks. */
 static void write_late_call_trace(const char *path, int drop_first, uint64_t lateness_ns) {
-  ct_file_writer *w = ct_file_writer_open(path, 8192);
-  if (!w) {
-    perror(path);
-    exit(1);
-  }
+  ct_file_writer *w = test_trace_open(path, 8192);
   ct_file_writer_add_string(w, 1, "__cudaLaunchKernel", 18);
   ct_file_writer_add_string(w, 4, "_Z1bv", 5);
   ct_file_writer_add_string(w, 5, "flush", 5);
   ct_record r = {0};
   r.kind = CT_KIND_PROCESS;
   r.u.process.pid = 78;
-  add(w, &r);
+  test_trace_add(w, &r);
   uint64_t b = call_begin(1, 0), corr = corr_of(1, 0);
   if (drop_first) {
     r.kind = CT_KIND_DROP;
     r.u.drop = (struct ct_drop){.tid = 11, .count = 4, .first_ns = b - 100, .last_ns = b - 50};
-    add(w, &r);
+    test_trace_add(w, &r);
   }
   r.kind = CT_KIND_GPU;
   r.u.gpu = (struct ct_gpu){.corr = corr, .start_ns = b + 80000, .end_ns = b + 85000,
                             .type = CT_GPU_KERNEL, .name = 4};
-  add(w, &r);
+  test_trace_add(w, &r);
   r.kind = CT_KIND_TRACER;
   r.u.tracer = (struct ct_tracer){.tid = 99, .what = 5, .begin_ns = b + lateness_ns,
                                   .end_ns = b + lateness_ns + 50, .amount = 7};
-  add(w, &r);
+  test_trace_add(w, &r);
   r.kind = CT_KIND_API;
   r.u.api = (struct ct_api){.tid = 11, .name = 1, .begin_ns = b, .end_ns = b + 90000,
                             .corr = corr, .flags = CT_API_TIMED};
-  add(w, &r);
+  test_trace_add(w, &r);
   r.kind = CT_KIND_LAUNCH;
   r.u.launch = (struct ct_launch){.corr = corr, .kernel = 4, .grid_x = 0};
-  add(w, &r);
+  test_trace_add(w, &r);
   r.kind = CT_KIND_END;
-  add(w, &r);
-  if (ct_file_writer_close(w) < 0) {
-    perror(path);
-    exit(1);
-  }
+  test_trace_add(w, &r);
+  test_trace_close(w, path);
 }
 
 typedef struct seen {

@@ -22,6 +22,7 @@
 #include "model.h"
 
 #include "test_check.h"
+#include "test_trace.h"
 
 #define N 100000ull                  /* launches: 400 ms of trace time, 20 windows */
 #define STEP_NS 4000ull              /* one launch every 4 us */
@@ -31,14 +32,6 @@
 #define LATE_AT 25000ull             /* the stream-4 calls come with launch LATE_AT */
 #define LATE_CORR (N + 2)            /* its first call; N + 3 and N + 4 follow */
 #define LATE_BY 7500ull              /* its GPU record comes with launch LATE_AT + LATE_BY */
-
-static void add(ct_file_writer *w, ct_record *r) {
-  if (ct_file_writer_add(w, r) < 0) {
-    perror("test_model_drops");
-    exit(1);
-  }
-  memset(r, 0, sizeof *r);
-}
 
 /* Launch i (corr i + 1) loses its GPU record (k 0, 3, 6) or its call (k 8), k = i % 10. */
 static int gpu_lost(uint64_t i) { return i % 10 == 0 || i % 10 == 3 || i % 10 == 6; }
@@ -50,10 +43,10 @@ static void add_call(ct_file_writer *w, uint64_t corr, uint64_t stream, uint64_t
   r.kind = CT_KIND_API;
   r.u.api = (struct ct_api){.tid = 7, .name = 1, .begin_ns = t, .end_ns = t + 3000,
                             .corr = corr, .stream = stream, .flags = CT_API_TIMED};
-  add(w, &r);
+  test_trace_add(w, &r);
   r.kind = CT_KIND_LAUNCH;
   r.u.launch = (struct ct_launch){.corr = corr, .kernel = 2, .grid_x = corr - 1};
-  add(w, &r);
+  test_trace_add(w, &r);
 }
 
 static void add_gpu(ct_file_writer *w, uint64_t corr, uint64_t stream, uint64_t t) {
@@ -61,25 +54,21 @@ static void add_gpu(ct_file_writer *w, uint64_t corr, uint64_t stream, uint64_t 
   r.kind = CT_KIND_GPU;
   r.u.gpu = (struct ct_gpu){.corr = corr, .stream = stream, .start_ns = t + 5000,
                             .end_ns = t + 7000, .type = CT_GPU_KERNEL};
-  add(w, &r);
+  test_trace_add(w, &r);
 }
 
 static void write_trace(const char *path, int drop_records) {
-  ct_file_writer *w = ct_file_writer_open(path, 1 << 16);
-  if (!w) {
-    perror(path);
-    exit(1);
-  }
+  ct_file_writer *w = test_trace_open(path, 1 << 16);
   ct_file_writer_add_string(w, 1, "__cudaLaunchKernel", 18);
   ct_file_writer_add_string(w, 2, "_Z1kv", 5);
   ct_record r = {0};
   r.kind = CT_KIND_PROCESS;
   r.u.process = (struct ct_process){.pid = 5, .start_ns = T0};
-  add(w, &r);
+  test_trace_add(w, &r);
   r.kind = CT_KIND_API; /* the deep call: its kernel ends 5 s later */
   r.u.api = (struct ct_api){.tid = 7, .name = 1, .begin_ns = T0, .end_ns = T0 + 1000,
                             .corr = DEEP_CORR, .stream = 3, .flags = CT_API_TIMED};
-  add(w, &r);
+  test_trace_add(w, &r);
   for (uint64_t i = 0; i < N; i++) {
     uint64_t t = T0 + 2000 + i * STEP_NS, corr = i + 1, stream = 1 + i % 2;
     if (!call_lost(i)) add_call(w, corr, stream, t);
@@ -92,19 +81,16 @@ static void write_trace(const char *path, int drop_records) {
     if (drop_records && i % 1000 == 0) { /* reported early, as the preload reports a full buffer */
       r.kind = CT_KIND_DROP;
       r.u.drop = (struct ct_drop){.tid = 7, .count = 5, .first_ns = t, .last_ns = t};
-      add(w, &r);
+      test_trace_add(w, &r);
     }
   }
   r.kind = CT_KIND_GPU;
   r.u.gpu = (struct ct_gpu){.corr = DEEP_CORR, .stream = 3, .start_ns = DEEP_END - 1000,
                             .end_ns = DEEP_END, .type = CT_GPU_KERNEL};
-  add(w, &r);
+  test_trace_add(w, &r);
   r.kind = CT_KIND_END;
-  add(w, &r);
-  if (ct_file_writer_close(w) < 0) {
-    perror(path);
-    exit(1);
-  }
+  test_trace_add(w, &r);
+  test_trace_close(w, path);
 }
 
 typedef struct seen {

@@ -17,6 +17,7 @@
 #include "report.h"
 
 #include "test_check.h"
+#include "test_trace.h"
 
 #define STEPS 50
 #define PER_STEP 10        /* kernels inside a step, 1 us apart from its begin */
@@ -26,14 +27,6 @@
                               after the step's first starts: that one's start moves to its
                               end, as the projection shows overlapping work on a stream) */
 #define T0 1000000000ull
-
-static void add(ct_file_writer *w, ct_record *r) {
-  if (ct_file_writer_add(w, r) < 0) {
-    perror("test_range_extents");
-    exit(1);
-  }
-  memset(r, 0, sizeof *r);
-}
 
 static uint64_t next_corr = 1;
 
@@ -48,31 +41,27 @@ static void call(ct_file_writer *w, uint64_t tid, uint64_t stream, uint64_t begi
   gpu.u.gpu = (struct ct_gpu){.corr = corr, .stream = stream, .start_ns = begin + 100,
                               .end_ns = begin + 100 + gpu_ns,
                               .type = copy ? CT_GPU_MEMCPY : CT_GPU_KERNEL, .name = 2};
-  if (copy) add(w, &gpu);
-  add(w, &api);
-  if (!copy) add(w, &gpu);
+  if (copy) test_trace_add(w, &gpu);
+  test_trace_add(w, &api);
+  if (!copy) test_trace_add(w, &gpu);
 }
 
 static void range(ct_file_writer *w, uint64_t name, uint64_t begin, uint64_t end, uint64_t depth) {
   ct_record r = {.kind = CT_KIND_RANGE};
   r.u.range = (struct ct_range){.tid = 1, .name = name, .begin_ns = begin, .end_ns = end,
                                 .depth = depth};
-  add(w, &r);
+  test_trace_add(w, &r);
 }
 
 static void write_trace(const char *path) {
-  ct_file_writer *w = ct_file_writer_open(path, 1 << 16);
-  if (!w) {
-    perror(path);
-    exit(1);
-  }
+  ct_file_writer *w = test_trace_open(path, 1 << 16);
   ct_file_writer_add_string(w, 1, "cudaLaunchKernel", 16);
   ct_file_writer_add_string(w, 2, "_Z1kv", 5);
   ct_file_writer_add_string(w, 3, "step", 4);
   ct_file_writer_add_string(w, 4, "fwd", 3);
   ct_record r = {.kind = CT_KIND_PROCESS};
   r.u.process = (struct ct_process){.pid = 9, .start_ns = T0};
-  add(w, &r);
+  test_trace_add(w, &r);
   uint64_t other = 0;
   for (uint64_t s = 0; s < STEPS; s++) {
     uint64_t b = T0 + s * STEP_NS, e = b + (PER_STEP - 1) * 1000;
@@ -85,11 +74,8 @@ static void write_trace(const char *path) {
     for (; other < (s + 1) * OTHER / STEPS; other++) call(w, 2, 2, b + 10000 + other % 2000, 10, 0);
   }
   r.kind = CT_KIND_END;
-  add(w, &r);
-  if (ct_file_writer_close(w) < 0) {
-    perror(path);
-    exit(1);
-  }
+  test_trace_add(w, &r);
+  test_trace_close(w, path);
 }
 
 typedef struct handed {
