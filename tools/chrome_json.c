@@ -107,6 +107,16 @@ static void json_track(ct_chrome *c, uint64_t pid, uint64_t tid, enum chr_track_
 }
 
 /* Writes an X event up to and including "args":{ */
+/* Writes ,"pid":P,"tid":T,"ts":TS at p (at most 3 x 20 digits and 19 bytes of keys). */
+static inline char *at_pid_tid_ts(char *p, uint64_t pid, uint64_t tid, uint64_t ts) {
+  p = CHR_AT_LIT(p, ",\"pid\":");
+  p = chr_at_u64(p, pid);
+  p = CHR_AT_LIT(p, ",\"tid\":");
+  p = chr_at_u64(p, tid);
+  p = CHR_AT_LIT(p, ",\"ts\":");
+  return chr_at_us(p, ts);
+}
+
 static void json_slice_open(ct_chrome *c, const char *cat, const char *name, size_t name_len,
                             uint64_t pid, uint64_t tid, uint64_t begin, uint64_t end) {
   char *p = chr_out_room(c, 24);
@@ -116,12 +126,8 @@ static void json_slice_open(ct_chrome *c, const char *cat, const char *name, siz
   chr_put_bytes(c, "\",\"name\":\"", 10);
   chr_put_escaped(c, name, name_len);
   p = chr_out_room(c, 160); /* 125 at most */
-  p = CHR_AT_LIT(p, "\",\"pid\":");
-  p = chr_at_u64(p, pid);
-  p = CHR_AT_LIT(p, ",\"tid\":");
-  p = chr_at_u64(p, tid);
-  p = CHR_AT_LIT(p, ",\"ts\":");
-  p = chr_at_us(p, begin);
+  *p++ = '"';
+  p = at_pid_tid_ts(p, pid, tid, begin);
   p = CHR_AT_LIT(p, ",\"dur\":");
   p = chr_at_us(p, end > begin ? end - begin : 0);
   p = CHR_AT_LIT(p, ",\"args\":{");
@@ -253,22 +259,12 @@ static void json_flow(ct_chrome *c, uint64_t id, uint64_t cpu_pid, uint64_t cpu_
   char *p = chr_out_room(c, 320); /* 309 at most */
   p = c->nevents++ ? CHR_AT_LIT(p, ",\n{\"ph\":\"s\",\"id\":") : CHR_AT_LIT(p, "\n{\"ph\":\"s\",\"id\":");
   p = chr_at_u64(p, id);
-  p = CHR_AT_LIT(p, ",\"pid\":");
-  p = chr_at_u64(p, cpu_pid);
-  p = CHR_AT_LIT(p, ",\"tid\":");
-  p = chr_at_u64(p, cpu_tid);
-  p = CHR_AT_LIT(p, ",\"ts\":");
-  p = chr_at_us(p, cpu_ts);
+  p = at_pid_tid_ts(p, cpu_pid, cpu_tid, cpu_ts);
   p = CHR_AT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
   c->nevents++;
   p = CHR_AT_LIT(p, ",\n{\"ph\":\"f\",\"id\":");
   p = chr_at_u64(p, id);
-  p = CHR_AT_LIT(p, ",\"pid\":");
-  p = chr_at_u64(p, pid);
-  p = CHR_AT_LIT(p, ",\"tid\":");
-  p = chr_at_u64(p, tid);
-  p = CHR_AT_LIT(p, ",\"ts\":");
-  p = chr_at_us(p, ts);
+  p = at_pid_tid_ts(p, pid, tid, ts);
   p = CHR_AT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
   chr_out_commit(c, p);
 }
