@@ -103,6 +103,18 @@ def record_one_file(cutrace, libtrace, sim_dir, data, argv, ok_marker, env_extra
     return os.path.join(data, files[0]) if ok else None
 
 
+def chrome_events(cutrace, path, out, label):
+    """`cutrace dump --chrome -o out path`: the document's traceEvents, or None after a
+    failed check (the command's status and stderr)."""
+    p = subprocess.run([cutrace, "dump", "--chrome", "-o", out, path], capture_output=True,
+                       text=True, timeout=60)
+    if not cttest.check(p.returncode == 0, f"{label}: dump --chrome: {p.stderr}"):
+        return None
+    with open(out) as fh:
+        doc = json.load(fh)
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
 def gaps_spoiled_by_load(recs, names, gaps, planted_calls):
     """The planted gaps [(a, b)] (host ns) that a loaded machine may rightly give another
     cause than the planted calls': those in which the program spent less than half of

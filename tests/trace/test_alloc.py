@@ -40,7 +40,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
-from harness import gaps_spoiled_by_load, record_one_file  # noqa: E402
+from harness import chrome_events, gaps_spoiled_by_load, record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
@@ -152,13 +152,8 @@ def check_gaps(label, path, kernels, free_name, malloc_name, launch_api):
     check("idle" in p.stdout and ": alloc " in p.stdout and
           "findings: memory allocated and freed in the loop" in p.stdout,
           f"{label}: gaps --summary {p.stdout!r}")
-    out = os.path.join(tmp, label + ".json")
-    p = subprocess.run([cutrace, "dump", "--chrome", "-o", out, path], capture_output=True,
-                       text=True, timeout=60)
-    if check(p.returncode == 0, f"{label}: dump --chrome: {p.stderr}"):
-        with open(out) as fh:
-            events = json.load(fh)
-        events = events["traceEvents"] if isinstance(events, dict) else events
+    events = chrome_events(cutrace, path, os.path.join(tmp, label + ".json"), label)
+    if events is not None:
         slices = [e for e in events if e.get("cat") == "gap" and e.get("ph") == "X"]
         device = [e for e in slices if e["args"].get("stream") == -1]
         check(len(device) == ITERS - 1 and all(e["args"]["cause"] == "alloc" and
@@ -194,13 +189,9 @@ def check_chrome_memory(label, path, rows, counts, driver):
     """dump --chrome's memory counters: per kind the live bytes at each call's end, their
     highest value report's peak; device memory changes exactly at the ends of the
     device allocation and release calls."""
-    out = os.path.join(tmp, label + "-memory.json")
-    p = subprocess.run([cutrace, "dump", "--chrome", "-o", out, path], capture_output=True,
-                       text=True, timeout=60)
-    if not check(p.returncode == 0, f"{label}: dump --chrome: {p.stderr}"):
+    events = chrome_events(cutrace, path, os.path.join(tmp, label + "-memory.json"), label)
+    if events is None:
         return
-    with open(out) as fh:
-        events = json.load(fh)["traceEvents"]
     series = {}
     for e in events:
         if e["ph"] == "C" and e["cat"] == "memory":

@@ -38,7 +38,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
-from harness import gaps_spoiled_by_load, record_one_file  # noqa: E402
+from harness import chrome_events, gaps_spoiled_by_load, record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
@@ -125,13 +125,9 @@ def check_report(label, path, spans):
 
 
 def check_chrome(label, path, spans, row):
-    out = os.path.join(tmp, label + ".json")
-    p = subprocess.run([cutrace, "dump", "--chrome", "-o", out, path], capture_output=True,
-                       text=True, timeout=60)
-    if not check(p.returncode == 0, f"{label}: dump --chrome: {p.stderr}"):
+    events = chrome_events(cutrace, path, os.path.join(tmp, label + ".json"), label)
+    if events is None:
         return
-    with open(out) as fh:
-        events = json.load(fh)["traceEvents"]
     counters = sorted((round(e["ts"] * 1000), e["args"]["bytes"]) for e in events
                       if e["ph"] == "C" and e.get("cat") == "memory" and e["name"] == "vmm memory")
     others = {e["name"] for e in events if e["ph"] == "C" and e.get("cat") == "memory"}
