@@ -36,10 +36,9 @@ void ctph_emit_alloc(uint64_t corr, const void *ptr, uint64_t bytes, int kind, i
 
 /* A span without GPU work on `stream` (CTPH_NO_STREAM when the call has none); when
  * the call succeeded, its ALLOC record (PTR: an expression read after the call),
- * written before the API record (CTPH_FINISH_DETAIL_FIRST). */
+ * written before the API record (CTPH_FINISH). */
 #define ALLOC_BODY(id, ptsz, realp, ra, type, stream, CALL, PTR, BYTES, KIND, RELEASE) \
-  CTPD_SPAN_BODY_FINISHED_BY(CTPH_FINISH_DETAIL_FIRST, id, ptsz, realp, ra, type, stream, 0, \
-                             CALL, (void)0,                                           \
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, 0, CALL, (void)0,                  \
                  if (r == CUDA_SUCCESS) ctph_emit_alloc(c.corr, (PTR), (BYTES), (KIND), (RELEASE)))
 
 #define DEVP(p) ((const void *)(uintptr_t)(p))

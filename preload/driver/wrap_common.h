@@ -58,15 +58,9 @@ void ctpd_emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) CTP
 
 /* The body of a wrapper with no GPU name: forward when untraced, else a span
  * (gpu_type timed on stream when outermost); AFTER runs after the real call when
- * traced (r holds the result), DETAIL emits the detail record with c.corr. */
+ * traced (r holds the result), DETAIL emits the detail record with c.corr (before the
+ * API record: CTPH_FINISH). */
 #define CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, gpu_type, CALL, AFTER, DETAIL) \
-  CTPD_SPAN_BODY_FINISHED_BY(CTPH_FINISH, id, ptsz, realp, ra, type, stream, gpu_type, CALL, \
-                             AFTER, DETAIL)
-
-/* CTPD_SPAN_BODY whose call is wrapped up by FINISH (CTPH_FINISH, or
- * CTPH_FINISH_DETAIL_FIRST for an ALLOC record). */
-#define CTPD_SPAN_BODY_FINISHED_BY(FINISH, id, ptsz, realp, ra, type, stream, gpu_type, CALL, \
-                                   AFTER, DETAIL)                                       \
   type real = (type)(realp);                                                          \
   if (!real)                                                                          \
     return CTPD_NO_REAL;                                                              \
@@ -80,7 +74,7 @@ void ctpd_emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) CTP
   int saved_ = errno;                                                                 \
   AFTER;                                                                              \
   errno = saved_;                                                                     \
-  FINISH(c, r, DETAIL);                                                               \
+  CTPH_FINISH(c, r, DETAIL);                                                          \
   return r
 
 #endif

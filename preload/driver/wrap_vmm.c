@@ -33,11 +33,10 @@ typedef CUresult (*access_fn)(CUdeviceptr, size_t, const CUmemAccessDesc *, size
   CTPD_SPAN_BODY(id, ptsz, realp, ra, type, CTPH_NO_STREAM, 0, CALL, (void)0, (void)0)
 
 /* A span with, when the call succeeded, its ALLOC record for `handle` (written before
- * the API record: CTPH_FINISH_DETAIL_FIRST); AFTER runs after the real call (r its
- * result), before either is written. */
+ * the API record: CTPH_FINISH); AFTER runs after the real call (r its result),
+ * before either is written. */
 #define VMM_ALLOC_SPAN(id, ptsz, realp, ra, type, CALL, AFTER, HANDLE, BYTES, RELEASE) \
-  CTPD_SPAN_BODY_FINISHED_BY(CTPH_FINISH_DETAIL_FIRST, id, ptsz, realp, ra, type,       \
-                             CTPH_NO_STREAM, 0, CALL, AFTER,                          \
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, CTPH_NO_STREAM, 0, CALL, AFTER,            \
                  if (r == CUDA_SUCCESS) ctph_emit_alloc(c.corr, (const void *)(uintptr_t)(HANDLE), \
                                                         (BYTES), CT_ALLOC_VMM, (RELEASE)))
 

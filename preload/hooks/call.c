@@ -246,7 +246,7 @@ static void settle_library_call(ctph_call *c, uint64_t result, int inside) {
     __atomic_store_n(&timed_inside[c->id], expect, __ATOMIC_RELAXED);
 }
 
-void ctph_call_end(ctph_call *c, uint64_t result) {
+void ctph_call_settle(ctph_call *c, uint64_t result) {
   int library = c->gpu_type == CT_GPU_GEMM;
   int inside = library && ctph_tls.inner_timed != c->inner_mark;
   if (c->timing) {
@@ -264,7 +264,7 @@ void ctph_call_end(ctph_call *c, uint64_t result) {
     if (c->flags & CT_API_TIMED)
       ctph_tls.inner_timed++;
   }
-  uint64_t end_ns = ctp_now_ns();
+  c->end_ns = ctp_now_ns();
   if (c->device < 0) {
     c->device = ctph_current_device(NULL);
     if (c->device >= 0 && c->handle != CTPH_NO_STREAM)
@@ -272,13 +272,16 @@ void ctph_call_end(ctph_call *c, uint64_t result) {
   } else if (!c->gpu_type && c->handle != CTPH_NO_STREAM) {
     c->stream = ctph_stream_id(c->device, c->handle, c->ptsz, NULL);
   }
+}
+
+void ctph_call_emit(ctph_call *c, uint64_t result) {
   ct_record r;
   r.kind = CT_KIND_API;
   r.u.api = (struct ct_api){
       .tid = ctp_tid(),
       .name = ctph_hook_name_id(c->id),
       .begin_ns = c->begin_ns,
-      .end_ns = end_ns,
+      .end_ns = c->end_ns,
       .corr = c->corr,
       .device = c->device >= 0 ? (uint64_t)c->device : 0,
       .stream = c->stream,

@@ -138,6 +138,7 @@ typedef struct ctph_call {
   uint32_t stream;     /* small stream id */
   CUstream handle;     /* the app's stream argument, or CTPH_NO_STREAM */
   uint64_t begin_ns, corr;
+  uint64_t end_ns;     /* set by ctph_call_settle */
   /* GPU timing of this call (only the outermost call is timed) */
   int timing;          /* events were taken and the start event recorded */
   int gpu_type;        /* CT_GPU_* to time, 0 for none */
@@ -183,44 +184,46 @@ void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cf
   ctph_call_begin_site((c), __builtin_return_address(0), __builtin_dwarf_cfa(), __VA_ARGS__)
 
 /*
- * Closes a traced call after the real function returned `result` (0 = success in
- * every layer): records the end event and queues the timing when the call
- * succeeded, emits the API record, lowers the depth. A library call in which at
- * least one operation was timed gets CT_API_INNER_TIMED and no GPU record of its
- * own (its own events, if any, are given back). The caller then emits its detail
- * record (LAUNCH, MEMOP, GEMM) with c->corr (see CTPH_FINISH).
+ * First half of closing a traced call after the real function returned `result` (0 =
+ * success in every layer): records the end event and queues the timing when the call
+ * succeeded, takes the end time, and resolves the device and stream when the call
+ * began without them. A library call in which at least one operation was timed gets
+ * CT_API_INNER_TIMED and no GPU record of its own (its own events, if any, are given
+ * back). The caller then writes the call's detail record with c->corr, and the API
+ * record with ctph_call_emit (see CTPH_FINISH).
  */
-void ctph_call_end(ctph_call *c, uint64_t result) CTPH_HIDDEN;
+void ctph_call_settle(ctph_call *c, uint64_t result) CTPH_HIDDEN;
 
-/* Wraps up a call: runs DETAIL (a statement emitting the detail record) when the
- * call was traced (the variadic part), and leaves errno as the real function left it. */
-#define CTPH_FINISH(c, result, ...)        \
-  do {                                     \
-    if ((c).traced) {                      \
-      (c).saved_errno = errno;             \
-      ctph_call_end(&(c), (uint64_t)(result)); \
-      __VA_ARGS__;                         \
-      errno = (c).saved_errno;             \
-    }                                      \
-  } while (0)
+/* Second half: emits the API record of a call settled by ctph_call_settle (with the
+ * call site's stack) and lowers the depth. */
+void ctph_call_emit(ctph_call *c, uint64_t result) CTPH_HIDDEN;
 
-/* CTPH_FINISH with the detail record written before the API record: for the ALLOC
- * record of a call without GPU work, whose span the tools deliver, and forget, once
- * the reader's reorder window has passed its end. The writer may drain the thread's
- * buffer between two records (the thread preempted there): a detail written after
- * the API record can then land behind other threads' records, and when those end
- * more than the window (20 ms at first) later the span was delivered without it
- * (seen under load: an allocation missing from report's table, its release
- * unmatched). A detail written first waits in the reader's table of calls until its
- * API record comes, however far apart they land. */
-#define CTPH_FINISH_DETAIL_FIRST(c, result, ...) \
-  do {                                            \
-    if ((c).traced) {                             \
-      (c).saved_errno = errno;                    \
-      __VA_ARGS__;                                \
-      ctph_call_end(&(c), (uint64_t)(result));    \
-      errno = (c).saved_errno;                    \
-    }                                             \
+/*
+ * Wraps up a call: when the call was traced, settles it, runs DETAIL (the variadic
+ * part: a statement emitting the call's detail record, LAUNCH, MEMOP, GEMM,
+ * GRAPH_LAUNCH, ALLOC, or a graph's inventory), emits the API record, and leaves errno
+ * as the real function left it.
+ *
+ * The detail is written before the API record. The writer may drain the thread's
+ * buffer between two records (the thread preempted there): a detail written after the
+ * API record could then land behind other threads' records, and when those end more
+ * than the reader's reorder window (20 ms at first) later, the tools delivered the
+ * call's span without it (seen under load for ALLOC: an allocation missing from
+ * report's table; the same for a launch's grid and block, a copy's bytes, a GEMM's
+ * shape). A detail written first waits in the reader's table of calls until its API
+ * record comes, however far apart they land. The end time is taken before the detail
+ * (ctph_call_settle), so the detail's cost (a kernel's attributes at first sight, a
+ * copy's pointer kinds) stays out of the call's span, as before.
+ */
+#define CTPH_FINISH(c, result, ...)                 \
+  do {                                              \
+    if ((c).traced) {                               \
+      (c).saved_errno = errno;                      \
+      ctph_call_settle(&(c), (uint64_t)(result));   \
+      __VA_ARGS__;                                  \
+      ctph_call_emit(&(c), (uint64_t)(result));     \
+      errno = (c).saved_errno;                      \
+    }                                               \
   } while (0)
 
 /* ------------------------------------------------- graph_walk.c (preload/driver/) */

@@ -37,7 +37,7 @@ CTP_EXPORT __typeof__(cudaLaunchHostFunc) cudaLaunchHostFunc_ptsz;
 
 /* SPAN_BODY of an allocation or release: when the call succeeded, its ALLOC detail
  * record (format 1.5; PTR is read after the call, wrap_alloc.c writes the record),
- * before the API record (CTPH_FINISH_DETAIL_FIRST). */
+ * before the API record (CTPH_FINISH). */
 #define ALLOC_SPAN(sym, ptsz, stream, call_args, PTR, BYTES, KIND, RELEASE)              \
   __typeof__(&sym) real = CTPH_REAL(sym);                                              \
   if (!real)                                                                           \
@@ -45,7 +45,7 @@ CTP_EXPORT __typeof__(cudaLaunchHostFunc) cudaLaunchHostFunc_ptsz;
   ctph_call c;                                                                         \
   ctph_call_begin(&c, CTPH_ID_##sym, ptsz, 0, (CUstream)(stream), 0);                  \
   cudaError_t r = real call_args;                                                      \
-  CTPH_FINISH_DETAIL_FIRST(c, r, if (r == cudaSuccess) ctph_emit_alloc(c.corr, (PTR), (BYTES), (KIND), (RELEASE))); \
+  CTPH_FINISH(c, r, if (r == cudaSuccess) ctph_emit_alloc(c.corr, (PTR), (BYTES), (KIND), (RELEASE))); \
   return r
 
 /** cudaDeviceSynchronize, traced. */

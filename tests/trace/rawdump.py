@@ -34,3 +34,18 @@ def kernel_identifier(name):
         return name[m.end():m.end() + n]
     m = re.match(r"(?:void )?([A-Za-z_]\w*)", name)
     return m.group(1) if m else name
+
+
+DETAIL_KINDS = ("launch", "memop", "gemm", "graph_launch", "alloc")
+
+
+def details_not_first(records):
+    """[(kind, corr)] of each detail record (LAUNCH, MEMOP, GEMM, GRAPH_LAUNCH, ALLOC) that
+    does not come before its call's API record in the file: the preload writes a call's
+    detail first (CTPH_FINISH), so that the writer cannot cut it off from its call."""
+    api_at = {}
+    for i, r in enumerate(records):
+        if r["kind"] == "api" and r.get("corr"):
+            api_at.setdefault(r["corr"], i)
+    return [(r["kind"], r["corr"]) for i, r in enumerate(records)
+            if r["kind"] in DETAIL_KINDS and r.get("corr") and api_at.get(r["corr"], -1) < i]

@@ -94,7 +94,7 @@ def check_spans(label, recs, names, driver):
 def check_alloc_first(label, recs):
     """Each ALLOC record comes before its call's API record in the file (a detail
     written after it could be cut off from it by the writer and arrive too late for the
-    reader: CTPH_FINISH_DETAIL_FIRST), and every API record that has one follows it."""
+    reader: CTPH_FINISH), and every API record that has one follows it."""
     where = {}
     for i, r in enumerate(recs):
         if r["kind"] in ("alloc", "api") and r.get("corr"):

@@ -18,7 +18,7 @@ import os
 import sys
 
 from harness import Harness
-from rawdump import kernel_identifier, raw_records
+from rawdump import details_not_first, kernel_identifier, raw_records
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from chrome_check import trace_event_format_problem  # noqa: E402
@@ -37,6 +37,9 @@ path = os.path.join(data, files[0])
 
 # The records themselves.
 recs, strings = raw_records(h.cutrace, path)
+late = details_not_first(recs)
+h.check(not late and any(r["kind"] == "graph_launch" for r in recs),
+        f"detail records not before their API records (CTPH_FINISH): {late[:10]}")
 graphs = [r for r in recs if r["kind"] == "graph"]
 apis = {r["corr"]: strings.get(r["name"], "") for r in recs if r["kind"] == "api"}
 exec_id = graphs[0]["exec"] if graphs else None

@@ -81,7 +81,7 @@ def check_spans(label, recs, names):
     api_at = {r["corr"]: i for i, r in enumerate(recs) if r["kind"] == "api"}
     alloc_at = {r["corr"]: i for i, r in enumerate(recs) if r["kind"] == "alloc"}
     check(all(i < api_at.get(c, -1) for c, i in alloc_at.items()),
-          f"{label}: ALLOC records before their API records (CTPH_FINISH_DETAIL_FIRST): "
+          f"{label}: ALLOC records before their API records (CTPH_FINISH): "
           f"{[(c, i, api_at.get(c)) for c, i in alloc_at.items() if i > api_at.get(c, -1)]}")
     calls = sorted((a for n in ("cuMemCreate", "cuMemRelease") for a in spans[n] if not a["result"]),
                    key=lambda a: a["corr"])

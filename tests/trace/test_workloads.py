@@ -13,7 +13,7 @@ import re
 import sys
 
 from harness import Harness
-from rawdump import kernel_identifier, raw_records
+from rawdump import details_not_first, kernel_identifier, raw_records
 
 h = Harness(sys.argv)
 name, args = h.extra[0], h.extra[1:]
@@ -34,6 +34,12 @@ h.check(len(truth) > 0, "the simulator's truth log is empty")
 
 files = sorted(f for f in os.listdir(data) if f.endswith(".ctr")) if os.path.isdir(data) else []
 h.check(len(files) >= 1, f"no trace file in {data}")
+records_of = {f: raw_records(h.cutrace, os.path.join(data, f)) for f in files}
+# Each call's detail record comes before its API record (CTPH_FINISH).
+for f, (recs, _) in records_of.items():
+    late = details_not_first(recs)
+    h.check(not late and any(r["kind"] == "launch" for r in recs),
+            f"{f}: detail records not before their API records: {late[:10]}")
 
 # What the simulator executed, by kernel identifier (only the program's own kernels:
 # cuBLAS's inner kernels are seen at the driver level, not by the runtime hooks).
@@ -90,7 +96,7 @@ for kind in ("memcpy", "memset") if not captured else ():  # a graph's copies ar
 # upper bound. Those operations are counted and left out of the accuracy bounds, which
 # are the issue's: duration within 2 us, start and end within 20 us of the truth.
 if files and not captured:
-    recs, strings = raw_records(h.cutrace, os.path.join(data, files[0]))
+    recs, strings = records_of[files[0]]
     apis = {r["corr"]: r for r in recs if r["kind"] == "api"}
     handles = {r["stream"]: r["handle"] for r in recs if r["kind"] == "stream"}
     gpu = collections.defaultdict(list)

@@ -1,0 +1,82 @@
+"""A planted trace (tracewrite.py) whose calls' detail records (LAUNCH, MEMOP, GEMM,
+GRAPH_LAUNCH) land apart from their API records, as when the preload's writer drains a
+thread's buffer between the two records while the thread is preempted: 30 ms of
+another thread's records (past the reader's first 20 ms reorder window) come between
+them. split_file(path, detail_first) writes the detail before its API record (as the
+preload does since 2026-12-03: CTPH_FINISH) or after it (as before), for
+test_detail_order.py.
+
+pid 12, thread 10's calls, in this order, 40 ms apart:
+  corr 1  cudaLaunchKernel of KERNEL, grid 4x2x1, block 128x1x1, timed
+  corr 2  cudaMemcpy of 1 MiB host to device (pageable), synchronous, timed
+  corr 3  cublasSgemm_v2 64x32x16, timed by the kernel it launched: corr 4 (depth 1,
+          GEMM_KERNEL, its LAUNCH and API right together)
+  corr 5  cudaLaunchKernel of KERNEL captured into a graph (no GPU record)
+  corr 6  cudaGraphLaunch of exec 7, timed
+"""
+from tracewrite import TraceWriter
+
+PID, TID, OTHER_TID = 12, 10, 11
+MIB = 1 << 20
+KERNEL, GEMM_KERNEL = "_Z6scale2v", "_Z9sgemm_k64v"
+TIMED, CAPTURED, INNER_TIMED = 0x4, 0x2, 0x20
+GPU_KERNEL, GPU_MEMCPY, GPU_GRAPH = 1, 2, 5
+H2D, PAGEABLE, DEVICE_MEM = 1, 3, 1
+SPLIT_NS = 30 * 10**6  # the other thread's record between a detail and its API record
+STEP_NS = 40 * 10**6
+
+
+def split_file(path, detail_first, split_ns=None):
+    """Writes the trace (split_ns: how long thread 11's record between a detail and its
+    call lasts, SPLIT_NS unless given; 0 keeps them together); returns {corr: (name,
+    flags)} of thread 10's outermost calls."""
+    split_ns = SPLIT_NS if split_ns is None else split_ns
+    w = TraceWriter()
+    w.add("process", pid=PID, start_ns=10**9)
+    unwinder = w.string("unwinder")
+    kernel, gemm_kernel = w.string(KERNEL), w.string(GEMM_KERNEL)
+    t = 10**9 + 1000
+    calls = {}
+
+    def api(name, corr, begin, end, flags, depth=0, parent=0):
+        w.add("api", tid=TID, name=w.string(name), begin_ns=begin, end_ns=end, corr=corr,
+              flags=flags, depth=depth, parent=parent)
+
+    def call(name, corr, flags, record, begin, gpu=None, **detail):
+        """The call's detail and API records (then its GPU record, gpu: type, start and
+        end offsets from the call's end, name) with 30 ms of thread 11's records between:
+        detail, thread 11, API, GPU, or API, GPU, thread 11, detail."""
+        end = begin + 100 * 1000
+        call_records = [lambda: api(name, corr, begin, end, flags)]
+        if gpu:
+            call_records.append(lambda: w.add("gpu", corr=corr, stream=0, start_ns=end + gpu[1],
+                                              end_ns=end + gpu[2], type=gpu[0], name=gpu[3]))
+        records = [lambda: w.add(record, corr=corr, **detail),
+                   lambda: w.add("tracer", tid=OTHER_TID, what=unwinder, begin_ns=begin,
+                                 end_ns=begin + split_ns, amount=1)] + call_records
+        for add in records if detail_first else call_records + records[1::-1]:
+            add()
+        calls[corr] = (name, flags)
+
+    call("cudaLaunchKernel", 1, TIMED, "launch", t, (GPU_KERNEL, 1000, 6000, kernel),
+         kernel=kernel, grid_x=4, grid_y=2, grid_z=1, block_x=128, block_y=1, block_z=1)
+    t += STEP_NS
+    call("cudaMemcpy", 2, TIMED, "memop", t, (GPU_MEMCPY, -90 * 1000, -10 * 1000, 0),
+         bytes=MIB, kind=H2D, src_mem=PAGEABLE, dst_mem=DEVICE_MEM, **{"async": 0})
+    t += STEP_NS
+    # the GEMM's own kernel: its records together (inside the GEMM, before it ends)
+    w.add("launch", corr=4, kernel=gemm_kernel, grid_x=8, grid_y=1, grid_z=1, block_x=256,
+          block_y=1, block_z=1)
+    api("cudaLaunchKernel", 4, t + 10 * 1000, t + 20 * 1000, TIMED, depth=1, parent=3)
+    w.add("gpu", corr=4, stream=0, start_ns=t + 30 * 1000, end_ns=t + 80 * 1000,
+          type=GPU_KERNEL, name=gemm_kernel)
+    call("cublasSgemm_v2", 3, INNER_TIMED, "gemm", t, m=64, n=32, k=16, batch=1)
+    t += STEP_NS
+    call("cudaLaunchKernel", 5, CAPTURED, "launch", t, kernel=kernel, grid_x=4, grid_y=2,
+         grid_z=1, block_x=128, block_y=1, block_z=1)
+    t += STEP_NS
+    call("cudaGraphLaunch", 6, TIMED, "graph_launch", t, (GPU_GRAPH, 1000, 9000, 0), exec=7)
+    t += STEP_NS
+    w.add("end", records=0, end_ns=t)
+    w.save(path)
+    return calls
