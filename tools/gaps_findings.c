@@ -55,7 +55,7 @@ void ct_gaps_findings_on_activity(fstate *f, devstate *d, const ct_activity *a) 
   uint64_t kind = 0, bytes = 0;
   int pageable = 0, sync = 0;
   if (a->detail == CT_DETAIL_MEMOP) {
-    kind = a->d.memop.kind < 8 ? a->d.memop.kind : 0;
+    kind = a->d.memop.kind < 16 ? a->d.memop.kind : 0;
     bytes = a->d.memop.bytes;
     pageable = a->d.memop.src_mem == CT_MEM_PAGEABLE || a->d.memop.dst_mem == CT_MEM_PAGEABLE;
     sync = !a->d.memop.async;
@@ -137,7 +137,7 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
     const copystat *c = sync ? &d->synccopy : &d->pageable;
     if (!c->count || c->count < g->o.repeat_min) continue;
     char dirs[64] = "";
-    for (unsigned k = 0; k < 8; k++) {
+    for (unsigned k = 0; k < 16; k++) {
       if (!(c->kinds & (1u << k))) continue;
       const char *label = ct_memop_label(k);
       if (!strncmp(label, "memcpy ", 7)) label += 7;

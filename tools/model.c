@@ -786,6 +786,8 @@ const char *ct_memop_label(uint64_t kind) {
   case CT_MEMOP_H2H: return "memcpy HtoH";
   case CT_MEMOP_MEMSET: return "memset";
   case CT_MEMOP_P2P: return "memcpy PtoP";
+  case CT_MEMOP_PREFETCH: return "prefetch";
+  case CT_MEMOP_MIXED: return "memcpy mixed";
   default: return "memcpy";
   }
 }

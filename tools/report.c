@@ -387,6 +387,8 @@ const char *ct_memop_kind_name(uint64_t kind) {
   case CT_MEMOP_H2H: return "HtoH";
   case CT_MEMOP_MEMSET: return "memset";
   case CT_MEMOP_P2P: return "PtoP";
+  case CT_MEMOP_PREFETCH: return "prefetch";
+  case CT_MEMOP_MIXED: return "mixed";
   default: return "unknown";
   }
 }

@@ -29,14 +29,15 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 6 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 7 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
                              1.5: ALLOC;
                              1.6: KERNEL_ATTR, OCCUPANCY, launch.attr, device SM limits
                                   and CUDA versions,
-                                  graph_kernel attr and shape */
+                                  graph_kernel attr and shape;
+                             1.7: MEMOP kinds prefetch and mixed, memop.count */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -114,7 +115,8 @@
   F(attr, D) /* 1.6: the KERNEL_ATTR id of the launched function (0 = unknown) */
 #define CT_FIELDS_memop(F)                                                      \
   F(corr, D) F(bytes, D) F(kind, D) /* CT_MEMOP_* */                            \
-  F(src_mem, D) F(dst_mem, D) /* CT_MEM_* */ F(async, D) F(value, D)
+  F(src_mem, D) F(dst_mem, D) /* CT_MEM_* */ F(async, D) F(value, D)           \
+  F(count, D) /* 1.7: copies or ranges of a batch call (0 = one operation) */
 #define CT_FIELDS_gemm(F)                                                       \
   F(corr, D) F(m, D) F(n, D) F(k, D) F(batch, D) F(transa, D) F(transb, D)      \
   F(atype, D) F(btype, D) F(ctype, D) /* cudaDataType values */                 \
@@ -279,6 +281,8 @@
 #define CT_MEMOP_H2H 4
 #define CT_MEMOP_MEMSET 5
 #define CT_MEMOP_P2P 6
+#define CT_MEMOP_PREFETCH 7 /* 1.7: a managed-memory prefetch (bytes migrated) */
+#define CT_MEMOP_MIXED 8    /* 1.7: a batch whose copies go different ways */
 
 /* CT_MEM_* memory types of a copy's source or destination. */
 #define CT_MEM_UNKNOWN 0

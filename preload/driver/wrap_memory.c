@@ -19,13 +19,10 @@ typedef CUresult (*set8_async_fn)(CUdeviceptr, unsigned char, size_t, CUstream);
 typedef CUresult (*set32_fn)(CUdeviceptr, unsigned, size_t);
 typedef CUresult (*set32_async_fn)(CUdeviceptr, unsigned, size_t, CUstream);
 
-static int on_device(int mem) { return mem == CT_MEM_DEVICE || mem == CT_MEM_MANAGED; }
-
 void ctpd_emit_copy(uint64_t corr, uint64_t bytes, int dir, int src_mem, int dst_mem,
                       int async) {
   if (!dir)
-    dir = on_device(src_mem) ? (on_device(dst_mem) ? CT_MEMOP_D2D : CT_MEMOP_D2H)
-                             : (on_device(dst_mem) ? CT_MEMOP_H2D : CT_MEMOP_H2H);
+    dir = ctph_copy_direction(src_mem, dst_mem);
   ct_record r = {.kind = CT_KIND_MEMOP};
   r.u.memop = (struct ct_memop){.corr = corr, .bytes = bytes, .kind = (uint64_t)dir,
                                 .src_mem = (uint64_t)src_mem, .dst_mem = (uint64_t)dst_mem,

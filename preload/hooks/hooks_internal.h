@@ -337,6 +337,45 @@ CUcontext ctph_device_context(int device) CTPH_HIDDEN;
 /* Memory type (CT_MEM_*) of a pointer, from the driver's pointer attributes. */
 int ctph_memory_type(const void *ptr) CTPH_HIDDEN;
 
+/* CT_MEMOP_* direction of a copy from the memory types (CT_MEM_*) of its two sides. */
+static inline int ctph_copy_direction(int src_mem, int dst_mem) {
+  int src_dev = src_mem == CT_MEM_DEVICE || src_mem == CT_MEM_MANAGED;
+  int dst_dev = dst_mem == CT_MEM_DEVICE || dst_mem == CT_MEM_MANAGED;
+  return src_dev ? (dst_dev ? CT_MEMOP_D2D : CT_MEMOP_D2H) : (dst_dev ? CT_MEMOP_H2D : CT_MEMOP_H2H);
+}
+
+/* The body of every runtime copy, set and prefetch wrapper (memops*.c): forward,
+ * and when tracing, a span (gpu_type timed on stream) + DETAIL (c.corr, r). */
+#define CTPH_MEMOP_BODY(sym, ptsz, stream, gpu_type, call_args, DETAIL)                \
+  __typeof__(&sym) real = CTPH_REAL(sym);                                              \
+  if (!real)                                                                           \
+    return cudaErrorSharedObjectSymbolNotFound;                                        \
+  if (CTP_UNLIKELY(!ctph_on()))                                                        \
+    return real call_args;                                                             \
+  ctph_call c;                                                                         \
+  ctph_call_begin(&c, CTPH_ID_##sym, ptsz, gpu_type, (CUstream)(stream), 0);           \
+  cudaError_t r = real call_args;                                                      \
+  CTPH_FINISH(c, r, DETAIL);                                                           \
+  return r
+
+/* ------------------------------------------------------ memops_batch.c */
+
+/* The MEMOP record of a batch of `count` copies (cuMemcpyBatchAsync and the runtime's
+ * cudaMemcpyBatchAsync; addresses as 64-bit words): total bytes, the direction and
+ * memory types the copies share (CT_MEMOP_MIXED / CT_MEM_UNKNOWN where they differ;
+ * two pointer-attribute queries per copy), count. ok = 0 (the call failed: the
+ * arrays may be invalid) reads none of the arrays: bytes 0, kind 0. */
+void ctph_emit_copy_batch(uint64_t corr, int ok, const uint64_t *dsts, const uint64_t *srcs,
+                          const size_t *sizes, size_t count) CTPH_HIDDEN;
+
+/* The MEMOP record of a prefetch of `bytes` bytes of managed memory (CT_MEMOP_PREFETCH;
+ * count: ranges of a batch call, 0 for a single prefetch; value: 1 + the destination
+ * device ordinal, 0 for the host). */
+void ctph_emit_prefetch(uint64_t corr, uint64_t bytes, uint64_t count, uint64_t value) CTPH_HIDDEN;
+
+/* The sum of sizes[0..count) when ok (the call succeeded), else 0. */
+uint64_t ctph_batch_bytes(int ok, const size_t *sizes, size_t count) CTPH_HIDDEN;
+
 /* --------------------------------------------------------------- chain.c */
 
 /* CUTRACE_EVENT_CHAIN=1: an operation queued behind a still-running operation of

@@ -30,8 +30,6 @@ PT_DECL(cudaMemset2DAsync_ptsz, cudaMemset2DAsync)
 /* Which side of a copy is a device symbol (device memory by definition). */
 enum { SYM_NONE, SYM_SRC, SYM_DST };
 
-static int on_device(int mem) { return mem == CT_MEM_DEVICE || mem == CT_MEM_MANAGED; }
-
 /* Writes the MEMOP record of a copy; kind is a cudaMemcpyKind, or -1 for peer. */
 static void emit_copy(uint64_t corr, uint64_t bytes, int kind, const void *src, const void *dst,
                       int async, int symbol) {
@@ -45,9 +43,7 @@ static void emit_copy(uint64_t corr, uint64_t bytes, int kind, const void *src, 
   case cudaMemcpyHostToDevice: dir = CT_MEMOP_H2D; break;
   case cudaMemcpyDeviceToHost: dir = CT_MEMOP_D2H; break;
   case cudaMemcpyDeviceToDevice: dir = CT_MEMOP_D2D; break;
-  default: /* cudaMemcpyDefault: from where the pointers live */
-    dir = on_device(src_mem) ? (on_device(dst_mem) ? CT_MEMOP_D2D : CT_MEMOP_D2H)
-                             : (on_device(dst_mem) ? CT_MEMOP_H2D : CT_MEMOP_H2H);
+  default: dir = ctph_copy_direction(src_mem, dst_mem); /* cudaMemcpyDefault: where they live */
   }
   r.u.memop.corr = corr;
   r.u.memop.bytes = bytes;
@@ -76,18 +72,7 @@ static uint64_t copy3d_bytes(const struct cudaMemcpy3DParms *p) {
   return p ? (uint64_t)p->extent.width * p->extent.height * p->extent.depth : 0;
 }
 
-/* The body of every wrapper: forward, and when tracing, span + DETAIL. */
-#define MEMOP_BODY(sym, ptsz, stream, gpu_type, call_args, DETAIL)                     \
-  __typeof__(&sym) real = CTPH_REAL(sym);                                              \
-  if (!real)                                                                           \
-    return cudaErrorSharedObjectSymbolNotFound;                                        \
-  if (CTP_UNLIKELY(!ctph_on()))                                                        \
-    return real call_args;                                                             \
-  ctph_call c;                                                                         \
-  ctph_call_begin(&c, CTPH_ID_##sym, ptsz, gpu_type, (CUstream)(stream), 0);           \
-  cudaError_t r = real call_args;                                                      \
-  CTPH_FINISH(c, r, DETAIL);                                                           \
-  return r
+#define MEMOP_BODY CTPH_MEMOP_BODY
 
 /* cudaMemcpy and cudaMemcpyAsync. */
 #define COPY(sym, ptsz, async, stream, ...)                                            \

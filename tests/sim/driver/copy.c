@@ -128,6 +128,13 @@ static struct sim_copy linear(CUdeviceptr_v2 dst, const void *src, size_t n)
 
 #define DPTR(p) ((const void *)(uintptr_t)(p))
 
+CUresult sim_copy_linear_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream,
+                               int per_thread)
+{
+  struct sim_copy c = linear(dst, DPTR(src), n);
+  return copy_common(&c, EXPECT_ANY, EXPECT_ANY, hStream, per_thread, 0);
+}
+
 /* X(name, per_thread, sync, dst expect, src expect, dst argument, src argument). */
 #define SIM_LINEAR_COPIES(X)                                                               \
   X(cuMemcpyHtoD_v2, 0, 1, EXPECT_DEVICE, EXPECT_HOST, CUdeviceptr dst, const void *src)   \

@@ -1,6 +1,6 @@
 /* The older ABI versions of renamed entry points (cuda.h #defines their names to
  * the newer versions, so this header removes those macros). Include it only in
- * legacy.c and procaddr.c. */
+ * legacy.c, batch.c and procaddr.c. */
 #ifndef SIM_DRIVER_LEGACY_H
 #define SIM_DRIVER_LEGACY_H
 
@@ -22,6 +22,8 @@
 #undef cuGetProcAddress
 #undef cuStreamBeginCapture
 #undef cuStreamGetCaptureInfo
+#undef cuMemcpyBatchAsync
+#undef cuMemPrefetchAsync
 
 CUresult cuStreamDestroy(CUstream hStream);
 CUresult cuEventDestroy(CUevent hEvent);
@@ -48,6 +50,22 @@ CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *ca
 CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
                                    CUgraph *graph_out, const CUgraphNode **dependencies_out,
                                    size_t *numDependencies_out);
+CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                            CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                            CUstream hStream);
+CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                 CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                                 CUstream hStream);
+CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                    CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                    CUstream hStream);
+CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream);
+CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream);
+CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                                    CUstream hStream);
+CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs,
+                                      size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+                                      CUstream hStream);
 void simcuda_hint_next_launch_ns(unsigned long long ns);
 
 #endif

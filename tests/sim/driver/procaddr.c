@@ -240,6 +240,16 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuMemcpyPeer", 7000, 2, cuMemcpyPeer_ptds) \
   X("cuMemcpyPeerAsync", 4000, 0, cuMemcpyPeerAsync) \
   X("cuMemcpyPeerAsync", 7000, 2, cuMemcpyPeerAsync_ptsz) \
+  X("cuMemcpyBatchAsync", 12080, 0, cuMemcpyBatchAsync) \
+  X("cuMemcpyBatchAsync", 12080, 2, cuMemcpyBatchAsync_ptsz) \
+  X("cuMemcpyBatchAsync", 13000, 0, cuMemcpyBatchAsync_v2) \
+  X("cuMemcpyBatchAsync", 13000, 2, cuMemcpyBatchAsync_v2_ptsz) \
+  X("cuMemPrefetchAsync", 8000, 0, cuMemPrefetchAsync) \
+  X("cuMemPrefetchAsync", 8000, 2, cuMemPrefetchAsync_ptsz) \
+  X("cuMemPrefetchAsync", 12020, 0, cuMemPrefetchAsync_v2) \
+  X("cuMemPrefetchAsync", 12020, 2, cuMemPrefetchAsync_v2_ptsz) \
+  X("cuMemPrefetchBatchAsync", 13000, 0, cuMemPrefetchBatchAsync) \
+  X("cuMemPrefetchBatchAsync", 13000, 2, cuMemPrefetchBatchAsync_ptsz) \
   X("cuMemsetD16", 3020, 0, cuMemsetD16_v2) \
   X("cuMemsetD16", 7000, 2, cuMemsetD16_v2_ptds) \
   X("cuMemsetD16Async", 3020, 0, cuMemsetD16Async) \

@@ -70,6 +70,11 @@ int sim_kernel_name_matches(const char *name, const char *pattern, struct sim_de
  * when no pattern matches. */
 void sim_kernel_attrs(const char *name, int *regs, int *static_smem, int *local_bytes);
 
+/* Enqueues one stream-ordered linear copy of n bytes between unified addresses
+ * (cuMemcpyAsync's rules; batch.c). */
+CUresult sim_copy_linear_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream,
+                               int per_thread);
+
 /* Modelled duration in ns of moving `bytes` at `gbps` (GB/s) plus the copy latency. */
 uint64_t sim_transfer_ns(size_t bytes, double gbps);
 
@@ -157,7 +162,8 @@ CUresult sim_check_device(CUdevice dev);
 
 /* ---- streams and the execution model (stream.c) ---- */
 
-enum sim_op_kind { SIM_OP_KERNEL, SIM_OP_MEMCPY, SIM_OP_MEMSET, SIM_OP_EVENT, SIM_OP_HOST };
+enum sim_op_kind { SIM_OP_KERNEL, SIM_OP_MEMCPY, SIM_OP_MEMSET, SIM_OP_EVENT, SIM_OP_HOST,
+                   SIM_OP_PREFETCH /* a managed-memory migration: takes time, moves no bytes */ };
 
 /* A strided copy (1-D copies have height = depth = 1). */
 struct sim_copy {

@@ -236,12 +236,6 @@
   X(cuMemPoolSetAccess) \
   X(cuMemPoolSetAttribute) \
   X(cuMemPoolTrimTo) \
-  X(cuMemPrefetchAsync) \
-  X(cuMemPrefetchAsync_ptsz) \
-  X(cuMemPrefetchAsync_v2) \
-  X(cuMemPrefetchAsync_v2_ptsz) \
-  X(cuMemPrefetchBatchAsync) \
-  X(cuMemPrefetchBatchAsync_ptsz) \
   X(cuMemRangeGetAttribute) \
   X(cuMemRangeGetAttributes) \
   X(cuMemRetainAllocationHandle) \
@@ -271,10 +265,6 @@
   X(cuMemcpyAtoHAsync_v2_ptsz) \
   X(cuMemcpyAtoH_v2) \
   X(cuMemcpyAtoH_v2_ptds) \
-  X(cuMemcpyBatchAsync) \
-  X(cuMemcpyBatchAsync_ptsz) \
-  X(cuMemcpyBatchAsync_v2) \
-  X(cuMemcpyBatchAsync_v2_ptsz) \
   X(cuMemcpyDtoA) \
   X(cuMemcpyDtoA_v2) \
   X(cuMemcpyDtoA_v2_ptds) \

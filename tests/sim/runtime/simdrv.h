@@ -54,6 +54,12 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(Memcpy_pt, "cuMemcpy", PFN_cuMemcpy_v7000_ptds, SIMDRV_PTDS) \
   X(MemcpyAsync, "cuMemcpyAsync", PFN_cuMemcpyAsync_v4000, 0) \
   X(MemcpyAsync_pt, "cuMemcpyAsync", PFN_cuMemcpyAsync_v7000_ptsz, SIMDRV_PTDS) \
+  X(MemcpyBatchAsync, "cuMemcpyBatchAsync", PFN_cuMemcpyBatchAsync_v13000, 0) \
+  X(MemcpyBatchAsync_pt, "cuMemcpyBatchAsync", PFN_cuMemcpyBatchAsync_v13000_ptsz, SIMDRV_PTDS) \
+  X(MemPrefetchAsync, "cuMemPrefetchAsync", PFN_cuMemPrefetchAsync_v12020, 0) \
+  X(MemPrefetchAsync_pt, "cuMemPrefetchAsync", PFN_cuMemPrefetchAsync_v12020_ptsz, SIMDRV_PTDS) \
+  X(MemPrefetchBatchAsync, "cuMemPrefetchBatchAsync", PFN_cuMemPrefetchBatchAsync_v13000, 0) \
+  X(MemPrefetchBatchAsync_pt, "cuMemPrefetchBatchAsync", PFN_cuMemPrefetchBatchAsync_v13000_ptsz, SIMDRV_PTDS) \
   X(Memcpy2DUnaligned, "cuMemcpy2DUnaligned", PFN_cuMemcpy2DUnaligned_v3020, 0) \
   X(Memcpy2DUnaligned_pt, "cuMemcpy2DUnaligned", PFN_cuMemcpy2DUnaligned_v7000_ptds, SIMDRV_PTDS) \
   X(Memcpy2DAsync, "cuMemcpy2DAsync", PFN_cuMemcpy2DAsync_v3020, 0) \

@@ -1,0 +1,99 @@
+/*
+ * Driver batch copies and managed-memory prefetches: cuMemcpyBatchAsync (the CUDA
+ * 12.8 ABI, with failIdx) and cuMemcpyBatchAsync_v2 (13.0, what cuda.h 13 means by
+ * cuMemcpyBatchAsync), cuMemPrefetchAsync (8.0 ABI: a device ordinal) and
+ * cuMemPrefetchAsync_v2 (12.2: a CUmemLocation), cuMemPrefetchBatchAsync (13.0),
+ * each with its _ptsz form. Recorded like wrap_memory.c's copies: an API record
+ * (CT_API_DRIVER), one MEMOP record for the whole call (ctph_emit_copy_batch,
+ * ctph_emit_prefetch: count and total bytes) and, when outermost, one GPU record
+ * (CT_GPU_MEMCPY) timed on the stream from before the first operation of the call
+ * to after its last.
+ */
+#include "wrap_common.h"
+
+#undef cuMemcpyBatchAsync /* cuda.h 13 maps these to their _v2 */
+#undef cuMemPrefetchAsync
+
+typedef CUresult (*batch_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
+                                CUmemcpyAttributes *, size_t *, size_t, size_t *, CUstream);
+typedef CUresult (*batch_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
+                             CUmemcpyAttributes *, size_t *, size_t, CUstream);
+typedef CUresult (*prefetch_v1_fn)(CUdeviceptr, size_t, CUdevice, CUstream);
+typedef CUresult (*prefetch_fn)(CUdeviceptr, size_t, CUmemLocation, unsigned, CUstream);
+typedef CUresult (*prefetch_batch_fn)(CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *,
+                                      size_t, unsigned long long, CUstream);
+
+#define BATCH_BODY(id, ptsz, realp, ra, type, stream, CALL, DETAIL) \
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, CT_GPU_MEMCPY, CALL, (void)0, DETAIL)
+
+CTPD_INLINE CUresult batch_v1_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                   CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                   size_t count, CUmemcpyAttributes *attrs, size_t *idxs,
+                                   size_t num_attrs, size_t *fail_idx, CUstream s) {
+  BATCH_BODY(id, ptsz, realp, ra, batch_v1_fn, s,
+             real(dsts, srcs, sizes, count, attrs, idxs, num_attrs, fail_idx, s),
+             ctph_emit_copy_batch(c.corr, r == CUDA_SUCCESS, (const uint64_t *)dsts,
+                                  (const uint64_t *)srcs, sizes, count));
+}
+CTPD_INLINE CUresult batch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                CUmemcpyAttributes *attrs, size_t *idxs, size_t num_attrs,
+                                CUstream s) {
+  BATCH_BODY(id, ptsz, realp, ra, batch_fn, s,
+             real(dsts, srcs, sizes, count, attrs, idxs, num_attrs, s),
+             ctph_emit_copy_batch(c.corr, r == CUDA_SUCCESS, (const uint64_t *)dsts,
+                                  (const uint64_t *)srcs, sizes, count));
+}
+
+/* The MEMOP value of a prefetch's destination: 1 + device ordinal, 0 for the host. */
+static uint64_t location_value(CUmemLocation loc) {
+  return loc.type == CU_MEM_LOCATION_TYPE_DEVICE && loc.id >= 0 ? 1 + (uint64_t)loc.id : 0;
+}
+
+CTPD_INLINE CUresult prefetch_v1_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                      CUdeviceptr p, size_t n, CUdevice dev, CUstream s) {
+  BATCH_BODY(id, ptsz, realp, ra, prefetch_v1_fn, s, real(p, n, dev, s),
+             ctph_emit_prefetch(c.corr, n, 0, dev >= 0 ? 1 + (uint64_t)dev : 0));
+}
+CTPD_INLINE CUresult prefetch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                   CUdeviceptr p, size_t n, CUmemLocation loc, unsigned flags,
+                                   CUstream s) {
+  BATCH_BODY(id, ptsz, realp, ra, prefetch_fn, s, real(p, n, loc, flags, s),
+             ctph_emit_prefetch(c.corr, n, 0, location_value(loc)));
+}
+CTPD_INLINE CUresult prefetch_batch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                         CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                         CUmemLocation *locs, size_t *loc_idxs, size_t num_locs,
+                                         unsigned long long flags, CUstream s) {
+  BATCH_BODY(id, ptsz, realp, ra, prefetch_batch_fn, s,
+             real(ptrs, sizes, count, locs, loc_idxs, num_locs, flags, s),
+             ctph_emit_prefetch(c.corr, ctph_batch_bytes(r == CUDA_SUCCESS, sizes, count), count,
+                                r == CUDA_SUCCESS && locs && num_locs ? location_value(locs[0]) : 0));
+}
+
+#define BATCH_V1_PARAMS                                                                    \
+  (CUdeviceptr * d, CUdeviceptr * sr, size_t * sz, size_t n, CUmemcpyAttributes * a,      \
+   size_t * ai, size_t na, size_t * fi, CUstream s)
+#define BATCH_PARAMS                                                                       \
+  (CUdeviceptr * d, CUdeviceptr * sr, size_t * sz, size_t n, CUmemcpyAttributes * a,      \
+   size_t * ai, size_t na, CUstream s)
+#define PREFETCH_BATCH_PARAMS                                                              \
+  (CUdeviceptr * p, size_t * sz, size_t n, CUmemLocation * l, size_t * li, size_t nl,      \
+   unsigned long long f, CUstream s)
+CTPD_DEFINE(cuMemcpyBatchAsync, 0, batch_v1_body, BATCH_V1_PARAMS, (d, sr, sz, n, a, ai, na, fi, s))
+CTPD_DEFINE(cuMemcpyBatchAsync_ptsz, 1, batch_v1_body, BATCH_V1_PARAMS,
+            (d, sr, sz, n, a, ai, na, fi, s))
+CTPD_DEFINE(cuMemcpyBatchAsync_v2, 0, batch_body, BATCH_PARAMS, (d, sr, sz, n, a, ai, na, s))
+CTPD_DEFINE(cuMemcpyBatchAsync_v2_ptsz, 1, batch_body, BATCH_PARAMS, (d, sr, sz, n, a, ai, na, s))
+CTPD_DEFINE(cuMemPrefetchAsync, 0, prefetch_v1_body,
+            (CUdeviceptr p, size_t n, CUdevice dev, CUstream s), (p, n, dev, s))
+CTPD_DEFINE(cuMemPrefetchAsync_ptsz, 1, prefetch_v1_body,
+            (CUdeviceptr p, size_t n, CUdevice dev, CUstream s), (p, n, dev, s))
+CTPD_DEFINE(cuMemPrefetchAsync_v2, 0, prefetch_body,
+            (CUdeviceptr p, size_t n, CUmemLocation l, unsigned f, CUstream s), (p, n, l, f, s))
+CTPD_DEFINE(cuMemPrefetchAsync_v2_ptsz, 1, prefetch_body,
+            (CUdeviceptr p, size_t n, CUmemLocation l, unsigned f, CUstream s), (p, n, l, f, s))
+CTPD_DEFINE(cuMemPrefetchBatchAsync, 0, prefetch_batch_body, PREFETCH_BATCH_PARAMS,
+            (p, sz, n, l, li, nl, f, s))
+CTPD_DEFINE(cuMemPrefetchBatchAsync_ptsz, 1, prefetch_batch_body, PREFETCH_BATCH_PARAMS,
+            (p, sz, n, l, li, nl, f, s))

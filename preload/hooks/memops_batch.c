@@ -1,0 +1,136 @@
+/*
+ * Batch copies and managed-memory prefetches of the runtime: cudaMemcpyBatchAsync,
+ * cudaMemPrefetchAsync, cudaMemPrefetchBatchAsync (CUDA 13 signatures, each with
+ * its _ptsz form), and the MEMOP records they share with the driver's forms
+ * (preload/driver/wrap_batch.c).
+ *
+ * One call is one MEMOP record and, when outermost, one GPU record (CT_GPU_MEMCPY)
+ * timed on its stream from before its first operation to after its last: a batch's
+ * copies run in no defined order, so the call is what the stream does; `count` says
+ * how many copies or ranges it held and `bytes` their total.
+ */
+#include "hooks_internal.h"
+
+/* The _ptsz forms have no prototype when compiling without per-thread default
+ * stream; same argument lists as the plain forms. */
+CTP_EXPORT __typeof__(cudaMemcpyBatchAsync) cudaMemcpyBatchAsync_ptsz;
+CTP_EXPORT __typeof__(cudaMemPrefetchAsync) cudaMemPrefetchAsync_ptsz;
+CTP_EXPORT __typeof__(cudaMemPrefetchBatchAsync) cudaMemPrefetchBatchAsync_ptsz;
+
+static void emit_memop(const struct ct_memop *m) {
+  ct_record r = {.kind = CT_KIND_MEMOP};
+  r.u.memop = *m;
+  ctp_emit(&r);
+}
+
+uint64_t ctph_batch_bytes(int ok, const size_t *sizes, size_t count) {
+  uint64_t bytes = 0;
+  if (ok && sizes)
+    for (size_t i = 0; i < count; i++)
+      bytes += sizes[i];
+  return bytes;
+}
+
+void ctph_emit_copy_batch(uint64_t corr, int ok, const uint64_t *dsts, const uint64_t *srcs,
+                          const size_t *sizes, size_t count) {
+  struct ct_memop m = {.corr = corr, .async = 1, .count = count};
+  if (ok && dsts && srcs && sizes) {
+    for (size_t i = 0; i < count; i++) {
+      int src_mem = ctph_memory_type((const void *)(uintptr_t)srcs[i]);
+      int dst_mem = ctph_memory_type((const void *)(uintptr_t)dsts[i]);
+      uint64_t dir = (uint64_t)ctph_copy_direction(src_mem, dst_mem);
+      m.bytes += sizes[i];
+      if (i == 0) {
+        m.kind = dir;
+        m.src_mem = (uint64_t)src_mem;
+        m.dst_mem = (uint64_t)dst_mem;
+        continue;
+      }
+      if (m.kind != dir)
+        m.kind = CT_MEMOP_MIXED;
+      if (m.src_mem != (uint64_t)src_mem)
+        m.src_mem = CT_MEM_UNKNOWN;
+      if (m.dst_mem != (uint64_t)dst_mem)
+        m.dst_mem = CT_MEM_UNKNOWN;
+    }
+  }
+  emit_memop(&m);
+}
+
+void ctph_emit_prefetch(uint64_t corr, uint64_t bytes, uint64_t count, uint64_t value) {
+  struct ct_memop m = {.corr = corr, .bytes = bytes, .kind = CT_MEMOP_PREFETCH,
+                       .src_mem = CT_MEM_MANAGED, .dst_mem = CT_MEM_MANAGED, .async = 1,
+                       .value = value, .count = count};
+  emit_memop(&m);
+}
+
+/* The MEMOP value of a prefetch's destination: 1 + device ordinal, 0 for the host. */
+static uint64_t location_value(struct cudaMemLocation loc) {
+  return loc.type == cudaMemLocationTypeDevice && loc.id >= 0 ? 1 + (uint64_t)loc.id : 0;
+}
+
+#define COPY_BATCH(sym, ptsz)                                                               \
+  CTPH_MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY,                                         \
+                  (dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream),         \
+                  ctph_emit_copy_batch(c.corr, r == cudaSuccess, (const uint64_t *)dsts,    \
+                                       (const uint64_t *)srcs, sizes, count))
+
+/** cudaMemcpyBatchAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
+                                            const size_t *sizes, size_t count,
+                                            struct cudaMemcpyAttributes *attrs, size_t *attrs_idxs,
+                                            size_t num_attrs, cudaStream_t stream) {
+  COPY_BATCH(cudaMemcpyBatchAsync, 0);
+}
+
+/** cudaMemcpyBatchAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs,
+                                                 const size_t *sizes, size_t count,
+                                                 struct cudaMemcpyAttributes *attrs,
+                                                 size_t *attrs_idxs, size_t num_attrs,
+                                                 cudaStream_t stream) {
+  COPY_BATCH(cudaMemcpyBatchAsync_ptsz, 1);
+}
+
+#define PREFETCH(sym, ptsz)                                                                 \
+  CTPH_MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY, (ptr, count, location, flags, stream),   \
+                  ctph_emit_prefetch(c.corr, count, 0, location_value(location)))
+
+/** cudaMemPrefetchAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t count,
+                                            struct cudaMemLocation location, unsigned int flags,
+                                            cudaStream_t stream) {
+  PREFETCH(cudaMemPrefetchAsync, 0);
+}
+
+/** cudaMemPrefetchAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *ptr, size_t count,
+                                                 struct cudaMemLocation location,
+                                                 unsigned int flags, cudaStream_t stream) {
+  PREFETCH(cudaMemPrefetchAsync_ptsz, 1);
+}
+
+#define PREFETCH_BATCH(sym, ptsz)                                                           \
+  CTPH_MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY,                                         \
+                  (ptrs, sizes, count, locs, loc_idxs, num_locs, flags, stream),            \
+                  ctph_emit_prefetch(c.corr, ctph_batch_bytes(r == cudaSuccess, sizes, count), \
+                                     count,                                                 \
+                                     r == cudaSuccess && locs && num_locs                   \
+                                         ? location_value(locs[0]) : 0))
+
+/** cudaMemPrefetchBatchAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **ptrs, size_t *sizes, size_t count,
+                                                 struct cudaMemLocation *locs, size_t *loc_idxs,
+                                                 size_t num_locs, unsigned long long flags,
+                                                 cudaStream_t stream) {
+  PREFETCH_BATCH(cudaMemPrefetchBatchAsync, 0);
+}
+
+/** cudaMemPrefetchBatchAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **ptrs, size_t *sizes, size_t count,
+                                                      struct cudaMemLocation *locs,
+                                                      size_t *loc_idxs, size_t num_locs,
+                                                      unsigned long long flags,
+                                                      cudaStream_t stream) {
+  PREFETCH_BATCH(cudaMemPrefetchBatchAsync_ptsz, 1);
+}

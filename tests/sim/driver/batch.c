@@ -1,0 +1,227 @@
+/* Batched copies and managed-memory prefetches.
+ *
+ * cuMemcpyBatchAsync (CUDA 12.8 ABI, with failIdx) and cuMemcpyBatchAsync_v2 (13.0):
+ * the arguments are checked as the real driver documents them (not the legacy
+ * stream; every copy covered by an attribute entry: attrsIdxs[0] == 0, increasing,
+ * below count, numAttrs <= count; srcAccessOrder set), then each copy is enqueued
+ * in order as one copy operation (one truth-log line each) with cuMemcpyAsync's
+ * rules. A copy refused half-way leaves the earlier ones enqueued (*failIdx says
+ * which one failed).
+ *
+ * cuMemPrefetchAsync (8.0 ABI: a device ordinal, CU_DEVICE_CPU for the host),
+ * cuMemPrefetchAsync_v2 (12.2: a CUmemLocation) and cuMemPrefetchBatchAsync (13.0):
+ * each range must lie in managed memory; a prefetch is a SIM_OP_PREFETCH operation
+ * that moves no bytes and lasts as long as a pinned copy of its size (the simulator
+ * does not track where managed pages live: every prefetch migrates all of them).
+ * Prefetches are refused inside a stream capture (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+ * the capture invalidated): the simulator's graphs have no prefetch node.
+ */
+#include "legacy.h"
+
+#include <string.h>
+
+/* Checks a batch's attribute list (the real driver's documented rules). */
+static CUresult check_attrs(size_t count, const CUmemcpyAttributes *attrs, const size_t *idxs,
+                            size_t num_attrs)
+{
+  if (!num_attrs || num_attrs > count || !attrs || !idxs || idxs[0] != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < num_attrs; i++) {
+    if (i && idxs[i] <= idxs[i - 1])
+      return CUDA_ERROR_INVALID_VALUE;
+    if (idxs[i] >= count || attrs[i].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_INVALID
+        || attrs[i].srcAccessOrder >= CU_MEMCPY_SRC_ACCESS_ORDER_MAX)
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+/* Whether hStream (as a _ptsz entry point or not sees it) is the legacy stream. */
+static CUresult stream_check(CUstream hStream, int per_thread, int allow_legacy)
+{
+  sim_lock();
+  struct sim_stream *s;
+  CUresult r = sim_stream_resolve(hStream, per_thread, &s);
+  if (r == CUDA_SUCCESS && !allow_legacy && s->is_legacy)
+    r = CUDA_ERROR_INVALID_VALUE;
+  sim_unlock();
+  return r;
+}
+
+static CUresult memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                             CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                             size_t *failIdx, CUstream hStream, int per_thread)
+{
+  if (failIdx)
+    *failIdx = SIZE_MAX;
+  if (!sim_initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!count || !dsts || !srcs || !sizes)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = check_attrs(count, attrs, attrsIdxs, numAttrs);
+  if (r == CUDA_SUCCESS)
+    r = stream_check(hStream, per_thread, 0);
+  for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++) {
+    r = sim_copy_linear_async(dsts[i], srcs[i], sizes[i], hStream, per_thread);
+    if (r != CUDA_SUCCESS && failIdx)
+      *failIdx = i;
+  }
+  return r;
+}
+
+/** A batch of copies (CUDA 12.8 ABI, with failIdx). */
+SIM_API CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                    CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                    size_t *failIdx, CUstream hStream)
+{
+  return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream, 0);
+}
+
+/** cuMemcpyBatchAsync, per-thread default stream entry point. */
+SIM_API CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                         CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                         size_t *failIdx, CUstream hStream)
+{
+  return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream, 1);
+}
+
+/** A batch of copies (CUDA 13.0 ABI, what cuda.h's cuMemcpyBatchAsync means). */
+SIM_API CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                       CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                       CUstream hStream)
+{
+  return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream, 0);
+}
+
+/** cuMemcpyBatchAsync_v2, per-thread default stream entry point. */
+SIM_API CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                            CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                            CUstream hStream)
+{
+  return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream, 1);
+}
+
+/* ---- prefetches ---- */
+
+/* CUDA_SUCCESS for a prefetch destination the simulator knows. */
+static CUresult check_location(CUmemLocation loc)
+{
+  if (loc.type == CU_MEM_LOCATION_TYPE_DEVICE)
+    return sim_check_device(loc.id) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+  if (loc.type == CU_MEM_LOCATION_TYPE_HOST || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA
+      || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+    return CUDA_SUCCESS;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Enqueues the prefetch of [dptr, dptr + n) (managed memory) on the stream. */
+static CUresult prefetch_one(CUdeviceptr dptr, size_t n, CUstream hStream, int per_thread)
+{
+  if (!n)
+    return CUDA_ERROR_INVALID_VALUE;
+  sim_lock();
+  struct sim_stream *s;
+  CUresult r = sim_stream_resolve(hStream, per_thread, &s);
+  char *base, *p = (char *)(uintptr_t)dptr;
+  size_t size;
+  if (r == CUDA_SUCCESS && (sim_mem_lookup(p, &base, &size, NULL) != SIM_MEM_MANAGED || n > size
+                            || (size_t)(p - base) > size - n))
+    r = CUDA_ERROR_INVALID_VALUE;
+  if (r == CUDA_SUCCESS && s->capture) {
+    sim_capture_invalidate(s);
+    r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  if (r == CUDA_SUCCESS) {
+    struct sim_op op = {.kind = SIM_OP_PREFETCH};
+    strcpy(op.name, "prefetch");
+    op.duration_ns = sim_transfer_ns(n, sim_knobs.pinned_gbps);
+    r = sim_submit(s, &op, NULL);
+  }
+  sim_unlock();
+  return r;
+}
+
+static CUresult prefetch(CUdeviceptr dptr, size_t n, CUmemLocation loc, unsigned int flags, CUstream hStream,
+                         int per_thread)
+{
+  if (!sim_initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = check_location(loc);
+  return r == CUDA_SUCCESS ? prefetch_one(dptr, n, hStream, per_thread) : r;
+}
+
+/* The 8.0 ABI's destination: a device ordinal, or CU_DEVICE_CPU for the host. */
+static CUmemLocation device_location(CUdevice dev)
+{
+  CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev};
+  if (dev == CU_DEVICE_CPU)
+    loc.type = CU_MEM_LOCATION_TYPE_HOST;
+  return loc;
+}
+
+/** Prefetch of managed memory to a device or the host (CUDA 8.0 ABI). */
+SIM_API CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
+{
+  return prefetch(devPtr, count, device_location(dstDevice), 0, hStream, 0);
+}
+
+/** cuMemPrefetchAsync (8.0 ABI), per-thread default stream entry point. */
+SIM_API CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
+{
+  return prefetch(devPtr, count, device_location(dstDevice), 0, hStream, 1);
+}
+
+/** Prefetch of managed memory to a location (CUDA 12.2 ABI, cuda.h 13's cuMemPrefetchAsync). */
+SIM_API CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                       unsigned int flags, CUstream hStream)
+{
+  return prefetch(devPtr, count, location, flags, hStream, 0);
+}
+
+/** cuMemPrefetchAsync_v2, per-thread default stream entry point. */
+SIM_API CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                            unsigned int flags, CUstream hStream)
+{
+  return prefetch(devPtr, count, location, flags, hStream, 1);
+}
+
+static CUresult prefetch_batch(CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *locs,
+                               size_t *locIdxs, size_t numLocs, unsigned long long flags, CUstream hStream,
+                               int per_thread)
+{
+  if (!sim_initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!count || !dptrs || !sizes || flags || !numLocs || numLocs > count || !locs || !locIdxs
+      || locIdxs[0] != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < numLocs; i++) {
+    if ((i && locIdxs[i] <= locIdxs[i - 1]) || locIdxs[i] >= count)
+      return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = check_location(locs[i]);
+    if (r != CUDA_SUCCESS)
+      return r;
+  }
+  CUresult r = CUDA_SUCCESS;
+  for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++)
+    r = prefetch_one(dptrs[i], sizes[i], hStream, per_thread);
+  return r;
+}
+
+/** A batch of prefetches (CUDA 13.0). */
+SIM_API CUresult cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                         CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                         size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+{
+  return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream, 0);
+}
+
+/** cuMemPrefetchBatchAsync, per-thread default stream entry point. */
+SIM_API CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                              CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                              size_t numPrefetchLocs, unsigned long long flags,
+                                              CUstream hStream)
+{
+  return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream, 1);
+}

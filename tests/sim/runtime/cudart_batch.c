@@ -1,0 +1,89 @@
+/* Batched copies and managed-memory prefetches of the simulated libcudart, each
+ * one driver call as in the real runtime: cudaMemcpyBatchAsync ->
+ * cuMemcpyBatchAsync (13.0 ABI: cuMemcpyBatchAsync_v2), cudaMemPrefetchAsync ->
+ * cuMemPrefetchAsync (12.2 ABI: cuMemPrefetchAsync_v2), cudaMemPrefetchBatchAsync ->
+ * cuMemPrefetchBatchAsync. The runtime structs and enums (cudaMemcpyAttributes,
+ * cudaMemLocation) have the driver's layout and values, so they pass through as
+ * they are. The _ptsz forms use the driver's per-thread variants. */
+#include "cudart_internal.h"
+
+_Static_assert(sizeof(struct cudaMemcpyAttributes) == sizeof(CUmemcpyAttributes), "attrs layout");
+_Static_assert(sizeof(struct cudaMemLocation) == sizeof(CUmemLocation), "location layout");
+
+static cudaError_t memcpy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                                struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                                cudaStream_t stream, int pt)
+{
+  RT_ENTER();
+  RT_NEED(RT_PICK(pt, MemcpyBatchAsync));
+  return rt_check(RT_PICK(pt, MemcpyBatchAsync)((CUdeviceptr *)dsts, (CUdeviceptr *)srcs, (size_t *)sizes,
+                                                count, (CUmemcpyAttributes *)attrs, attrsIdxs, numAttrs,
+                                                stream));
+}
+
+/** A batch of stream-ordered copies. */
+SIM_EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes,
+                                            size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
+                                            size_t numAttrs, cudaStream_t stream)
+{
+  return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, 0);
+}
+
+/** A batch of stream-ordered copies (per-thread default stream). */
+SIM_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs, const size_t *sizes,
+                                                 size_t count, struct cudaMemcpyAttributes *attrs,
+                                                 size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
+{
+  return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, 1);
+}
+
+static cudaError_t prefetch(const void *ptr, size_t count, struct cudaMemLocation loc, unsigned int flags,
+                            cudaStream_t stream, int pt)
+{
+  RT_ENTER();
+  RT_NEED(RT_PICK(pt, MemPrefetchAsync));
+  CUmemLocation l = {.type = (CUmemLocationType)loc.type, .id = loc.id};
+  return rt_check(RT_PICK(pt, MemPrefetchAsync)((CUdeviceptr)(uintptr_t)ptr, count, l, flags, stream));
+}
+
+/** Prefetch of managed memory to a location. */
+SIM_EXPORT cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location,
+                                            unsigned int flags, cudaStream_t stream)
+{
+  return prefetch(devPtr, count, location, flags, stream, 0);
+}
+
+/** Prefetch of managed memory (per-thread default stream). */
+SIM_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count, struct cudaMemLocation location,
+                                                 unsigned int flags, cudaStream_t stream)
+{
+  return prefetch(devPtr, count, location, flags, stream, 1);
+}
+
+static cudaError_t prefetch_batch(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *locs,
+                                  size_t *locIdxs, size_t numLocs, unsigned long long flags, cudaStream_t stream,
+                                  int pt)
+{
+  RT_ENTER();
+  RT_NEED(RT_PICK(pt, MemPrefetchBatchAsync));
+  return rt_check(RT_PICK(pt, MemPrefetchBatchAsync)((CUdeviceptr *)dptrs, sizes, count, (CUmemLocation *)locs,
+                                                     locIdxs, numLocs, flags, stream));
+}
+
+/** A batch of prefetches. */
+SIM_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count,
+                                                 struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                                 size_t numPrefetchLocs, unsigned long long flags,
+                                                 cudaStream_t stream)
+{
+  return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream, 0);
+}
+
+/** A batch of prefetches (per-thread default stream). */
+SIM_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t count,
+                                                      struct cudaMemLocation *prefetchLocs,
+                                                      size_t *prefetchLocIdxs, size_t numPrefetchLocs,
+                                                      unsigned long long flags, cudaStream_t stream)
+{
+  return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream, 1);
+}

@@ -1,0 +1,121 @@
+/* Batch copies and managed-memory prefetches on one non-blocking stream, through the
+ * runtime (cudaMemcpyBatchAsync, cudaMemPrefetchAsync, cudaMemPrefetchBatchAsync) and
+ * through the driver's older ABIs (cuMemcpyBatchAsync with failIdx, asked for at 12080,
+ * and cuMemPrefetchAsync with a device ordinal, at 8000, from cuGetProcAddress_v2).
+ * Every host buffer is page-locked, so nothing waits for the host. Prints the stream
+ * handle (the simulator's truth log names it) and "batch: ok" when every call
+ * succeeded and every byte arrived. Planted (test_batch.py):
+ *   1 cudaMemcpyBatchAsync: 3 HtoD copies, 1 MiB + 512 KiB + 256 KiB, pinned -> device
+ *   2 cudaMemcpyBatchAsync: one HtoD and one DtoH copy of 64 KiB (mixed)
+ *   3 cudaMemPrefetchAsync: 4 MiB of managed memory to device 0
+ *   4 cudaMemPrefetchBatchAsync: 1 MiB + 2 MiB of managed memory to the host
+ *   5 cuMemcpyBatchAsync (12.8 ABI): 2 DtoD copies of 128 KiB
+ *   6 cuMemPrefetchAsync (8.0 ABI): 2 MiB of managed memory to device 0
+ */
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#undef cuMemcpyBatchAsync
+#undef cuMemPrefetchAsync
+
+#define KB 1024
+#define MB (1024 * 1024)
+
+static int failed;
+
+static void check(cudaError_t e, const char *what) {
+  if (e != cudaSuccess) {
+    fprintf(stderr, "batch: %s: %s\n", what, cudaGetErrorString(e));
+    failed = 1;
+  }
+}
+
+typedef CUresult (*batch_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
+                                size_t *, size_t, size_t *, CUstream);
+typedef CUresult (*prefetch_v1_fn)(CUdeviceptr, size_t, CUdevice, CUstream);
+
+/* The driver entry point `name` at ABI `version`, from cuGetProcAddress_v2. */
+static void *driver_proc(const char *name, int version) {
+  void *lib = dlopen("libcuda.so.1", RTLD_LAZY);
+  typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
+                                  CUdriverProcAddressQueryResult *);
+  get_proc_fn get_proc = lib ? (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
+  void *fn = NULL;
+  CUdriverProcAddressQueryResult status;
+  if (!get_proc || get_proc(name, &fn, version, 0, &status) != CUDA_SUCCESS) return NULL;
+  return fn;
+}
+
+int main() {
+  cudaStream_t s;
+  unsigned char *host, *back, *dev, *managed;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  check(cudaMallocHost((void **)&host, 2 * MB), "host");
+  check(cudaMallocHost((void **)&back, 2 * MB), "back");
+  check(cudaMalloc((void **)&dev, 4 * MB), "device");
+  check(cudaMallocManaged((void **)&managed, 8 * MB), "managed");
+  if (failed) return 1;
+  for (int i = 0; i < 2 * MB; i++) host[i] = (unsigned char)(i * 13 + 1);
+  printf("stream %p\n", (void *)s);
+
+  cudaMemcpyAttributes attr;
+  memset(&attr, 0, sizeof attr);
+  attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  size_t idx0 = 0;
+  /* 1: three host-to-device copies */
+  void *dsts1[3] = {dev, dev + MB, dev + 2 * MB};
+  const void *srcs1[3] = {host, host + MB, host + MB + 512 * KB};
+  size_t sizes1[3] = {MB, 512 * KB, 256 * KB};
+  check(cudaMemcpyBatchAsync(dsts1, srcs1, sizes1, 3, &attr, &idx0, 1, s), "batch 1");
+  /* 2: one each way */
+  void *dsts2[2] = {dev + 3 * MB, back};
+  const void *srcs2[2] = {host + 64 * KB, dev + MB};
+  size_t sizes2[2] = {64 * KB, 64 * KB};
+  check(cudaMemcpyBatchAsync(dsts2, srcs2, sizes2, 2, &attr, &idx0, 1, s), "batch 2");
+  /* 3, 4: prefetches */
+  cudaMemLocation to_dev, to_host;
+  memset(&to_dev, 0, sizeof to_dev);
+  memset(&to_host, 0, sizeof to_host);
+  to_dev.type = cudaMemLocationTypeDevice;
+  to_dev.id = 0;
+  to_host.type = cudaMemLocationTypeHost;
+  check(cudaMemPrefetchAsync(managed, 4 * MB, to_dev, 0, s), "prefetch");
+  void *ranges[2] = {managed, managed + 4 * MB};
+  size_t range_sizes[2] = {MB, 2 * MB};
+  check(cudaMemPrefetchBatchAsync(ranges, range_sizes, 2, &to_host, &idx0, 1, 0, s), "prefetch batch");
+  /* 5, 6: the driver's older ABIs */
+  batch_v1_fn batch_v1 = (batch_v1_fn)driver_proc("cuMemcpyBatchAsync", 12080);
+  prefetch_v1_fn prefetch_v1 = (prefetch_v1_fn)driver_proc("cuMemPrefetchAsync", 8000);
+  if (!batch_v1 || !prefetch_v1) {
+    fprintf(stderr, "batch: driver entry points not found\n");
+    return 1;
+  }
+  CUdeviceptr d = (CUdeviceptr)(uintptr_t)dev;
+  CUdeviceptr dsts5[2] = {d + 3 * MB + 512 * KB, d + 3 * MB + 640 * KB}, srcs5[2] = {d, d + 128 * KB};
+  size_t sizes5[2] = {128 * KB, 128 * KB}, fail_idx = 7;
+  CUmemcpyAttributes dattr;
+  memset(&dattr, 0, sizeof dattr);
+  dattr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  if (batch_v1(dsts5, srcs5, sizes5, 2, &dattr, &idx0, 1, &fail_idx, (CUstream)s) != CUDA_SUCCESS) {
+    fprintf(stderr, "batch: cuMemcpyBatchAsync failed at %zu\n", fail_idx);
+    failed = 1;
+  }
+  if (prefetch_v1((CUdeviceptr)(uintptr_t)managed, 2 * MB, 0, (CUstream)s) != CUDA_SUCCESS) {
+    fprintf(stderr, "batch: cuMemPrefetchAsync failed\n");
+    failed = 1;
+  }
+  check(cudaStreamSynchronize(s), "sync");
+  /* every byte where it belongs */
+  if (memcmp(back, host + MB, 64 * KB) != 0) failed = 1;
+  check(cudaMemcpy(back, dev + 3 * MB + 512 * KB, 256 * KB, cudaMemcpyDeviceToHost), "read back");
+  if (memcmp(back, host, 256 * KB) != 0) failed = 1;
+  if (failed) {
+    fprintf(stderr, "batch: bytes differ or a call failed\n");
+    return 1;
+  }
+  printf("batch: ok\n");
+  return 0;
+}
