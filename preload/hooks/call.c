@@ -157,6 +157,7 @@ void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cf
   c->ptsz = ptsz;
   c->handle = stream;
   c->gpu_type = gpu_type;
+  c->returns_early = gpu_type != CT_GPU_MEMCPY; /* a copy's wrapper says (memops.c) */
   c->gpu_name = gpu_name;
   c->device = -1;
   c->stream = 0;
@@ -182,10 +183,12 @@ void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cf
 
 /* Records the end event and hands the operation to the poller. */
 static void finish_timing(ctph_call *c, uint64_t result) {
-  /* Asynchronous launches cannot start before they were submitted: the poller uses
-   * this bound when the start event ran ahead of the launch (an idle stream). */
-  uint64_t submitted_ns = (c->gpu_type == CT_GPU_KERNEL || c->gpu_type == CT_GPU_GEMM ||
-                           c->gpu_type == CT_GPU_GRAPH) ? ctp_now_ns() : 0;
+  /* Work cannot start before it was submitted, and a call that returns before its
+   * work is done submitted it before it returned: the poller dates a start event
+   * that completed before this time (an idle stream, or a busy one that went idle
+   * while the host was late inside the call) at this time instead (poll_one in
+   * poller.c). A copy that returns only once done bounds nothing so. */
+  uint64_t submitted_ns = c->returns_early ? ctp_now_ns() : 0;
   if (result == 0) {
     CUstreamCaptureMode mode;
     int relaxed = capture_mode_relax(&mode);

@@ -144,6 +144,10 @@ typedef struct ctph_call {
   int gpu_type;        /* CT_GPU_* to time, 0 for none */
   uint64_t gpu_name;   /* GPU record name */
   CUevent ev_start, ev_end;
+  int returns_early;   /* the call returns before its work is done (asynchronous to
+                          the host): its return bounds the work's start. Set for every
+                          kind but copies at begin; a copy's wrapper sets it when it
+                          knows that the copy does (ctph_copy_returns_early) */
   int chained;         /* ev_start is the previous operation's end event */
   struct ctph_stream_state *state; /* the stream's shared state, or NULL */
   int inner_op;        /* GPU work queued inside a library call, timed on its own */
@@ -376,6 +380,17 @@ void ctph_emit_prefetch(uint64_t corr, uint64_t bytes, uint64_t count, uint64_t 
 /* The sum of sizes[0..count) when ok (the call succeeded), else 0. */
 uint64_t ctph_batch_bytes(int ok, const size_t *sizes, size_t count) CTPH_HIDDEN;
 
+/* 1 when a copy's call returns before the copy is done (its return then bounds the
+ * copy's start): a device-to-device or peer copy in any form, or an Async form with
+ * no pageable side. Other copies return only once done (CUDA's "API synchronization
+ * behavior"; a pageable host-to-device Async copy may return after staging, counted
+ * as done: no bound, as before). dir: CT_MEMOP_*; src_mem, dst_mem: CT_MEM_*. */
+static inline int ctph_copy_returns_early(int dir, int src_mem, int dst_mem, int async) {
+  if (dir == CT_MEMOP_D2D || dir == CT_MEMOP_P2P)
+    return 1;
+  return async && src_mem != CT_MEM_PAGEABLE && dst_mem != CT_MEM_PAGEABLE;
+}
+
 /* --------------------------------------------------------------- chain.c */
 
 /* CUTRACE_EVENT_CHAIN=1: an operation queued behind a still-running operation of
@@ -403,7 +418,7 @@ void ctph_chain_break(void) CTPH_HIDDEN;
 /* A timed operation waiting for its events. */
 struct ctph_pending {
   uint64_t corr, begin_ns, name;
-  uint64_t submitted_ns; /* host time the real call returned (asynchronous launches; 0 = not used) */
+  uint64_t submitted_ns; /* host time the real call returned; 0 = no bound (a copy done by then) */
   uint32_t device, stream, type;
   uint8_t start_shared;  /* start is the previous operation's end (event chaining) */
   uint8_t keep_end;      /* end stays with the launching thread: not recycled here */

@@ -67,7 +67,7 @@ static CUcontext poller_ctx;  /* the context current on the poller thread */
 struct poll_state {
   int final;                  /* drain: wait for every event */
   int blocked;                /* something pending is not complete yet */
-  uint64_t emitted, lost, clamped, chained;
+  uint64_t emitted, lost, clamped, chained, chain_late;
 };
 
 /* Makes device's context current on the poller thread. */
@@ -296,11 +296,15 @@ static int poll_one(struct ctph_pending *p, void *arg) {
     ps->clamped++;
   }
   if (start_ns < p->submitted_ns) {
-    /* The start event completed before the launch was submitted: the stream was
-     * idle, so the event measured when the call began, not when the work did (on
-     * the first launch of a kernel that can be a module load of milliseconds). The
-     * work started at the earliest when the call submitted it. */
+    /* The start event completed before the call returned: the stream was idle when
+     * the call submitted the work, or went idle while the host was late inside the
+     * call (a chained start: the previous operation's end). The event measured when
+     * the call began or the previous work ended, not when this work did (on the first
+     * launch of a kernel that can be a module load of milliseconds): the work
+     * started somewhere between then and the call's return, and is dated at the
+     * return (never after its end), so that no idle time is hidden. */
     start_ns = p->submitted_ns < end_ns ? p->submitted_ns : end_ns;
+    ps->chain_late += p->start_shared;
   }
   ct_record rec;
   rec.kind = CT_KIND_GPU;
@@ -327,7 +331,7 @@ static int poll_one(struct ctph_pending *p, void *arg) {
 /* One pass over every queue; emits TRACER records for the work done. */
 static void poll_pass(struct poll_state *ps) {
   uint64_t t0 = ctp_now_ns();
-  ps->emitted = ps->lost = ps->clamped = ps->chained = 0;
+  ps->emitted = ps->lost = ps->clamped = ps->chained = ps->chain_late = 0;
   ps->blocked = 0;
   unsigned n = ctph_pending_consume(poll_one, ps);
   if (!n)
@@ -338,6 +342,8 @@ static void poll_pass(struct poll_state *ps) {
     ctp_emit_tracer("clamp", t0, t1, ps->clamped);
   if (ps->chained)
     ctp_emit_tracer("chained", t0, t1, ps->chained);
+  if (ps->chain_late)
+    ctp_emit_tracer("chain_late", t0, t1, ps->chain_late);
   if (ps->lost)
     ctp_emit_tracer("gpu_lost", t0, t1, ps->lost);
 }

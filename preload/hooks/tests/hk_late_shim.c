@@ -1,0 +1,65 @@
+/* hk_late_shim: makes the host late inside a launch call, between the tracer's
+ * wrapper (which has already decided how to time the operation) and the
+ * submission. Preloaded after libtrace.so, it stands between the tracer and the
+ * runtime for __cudaLaunchKernel (what nvcc-13 <<<>>> stubs call), cudaLaunchKernel,
+ * cudaMemcpyAsync, cudaMemsetAsync and
+ * cudaGraphLaunch: when the program armed it (hk_late_arm), the calling thread's
+ * next one of these calls sleeps that long before forwarding, as a host
+ * descheduled there would. */
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <time.h>
+
+static __thread unsigned armed_us;
+
+/* The calling thread's next call of a shimmed entry point sleeps `us` microseconds
+ * before it reaches the runtime. */
+__attribute__((visibility("default"))) void hk_late_arm(unsigned us) { armed_us = us; }
+
+/* Sleeps as armed (the whole time, through interruptions), then disarms. */
+static void late_if_armed(void) {
+  if (!armed_us)
+    return;
+  struct timespec left = {armed_us / 1000000, (long)(armed_us % 1000000) * 1000L};
+  armed_us = 0;
+  while (nanosleep(&left, &left) != 0) {
+  }
+}
+
+#define FORWARD(sym, ...)                                                          \
+  __typeof__(&sym) real = (__typeof__(&sym))dlsym(RTLD_NEXT, #sym);                 \
+  if (!real)                                                                       \
+    return cudaErrorSharedObjectSymbolNotFound;                                    \
+  late_if_armed();                                                                 \
+  return real(__VA_ARGS__)
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
+                               size_t smem, cudaStream_t stream);
+
+__attribute__((visibility("default"))) cudaError_t
+__cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t smem,
+                   cudaStream_t stream) {
+  FORWARD(__cudaLaunchKernel, kernel, grid, block, args, smem, stream);
+}
+
+__attribute__((visibility("default"))) cudaError_t
+cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t smem,
+                 cudaStream_t stream) {
+  FORWARD(cudaLaunchKernel, func, grid, block, args, smem, stream);
+}
+
+__attribute__((visibility("default"))) cudaError_t
+cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                cudaStream_t stream) {
+  FORWARD(cudaMemcpyAsync, dst, src, count, kind, stream);
+}
+
+__attribute__((visibility("default"))) cudaError_t
+cudaMemsetAsync(void *dst, int value, size_t count, cudaStream_t stream) {
+  FORWARD(cudaMemsetAsync, dst, value, count, stream);
+}
+
+__attribute__((visibility("default"))) cudaError_t cudaGraphLaunch(cudaGraphExec_t exec,
+                                                                   cudaStream_t stream) {
+  FORWARD(cudaGraphLaunch, exec, stream);
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""CUTRACE_EVENT_CHAIN=1 with the host late inside a launch call: no idle time hidden.
+
+usage: test_chain_late.py SIM_DIR LIBTRACE HK_READ HK_LATE HK_LATE_SHIM   (or --skip)
+
+hk_late queues an operation of each timed kind (kernel, pinned async copy, async
+set, graph launch) behind a running 2 ms kernel, and hk_late_shim (preloaded after
+libtrace.so) makes the call sleep 4 ms before it reaches the runtime: the tracer
+finds the previous end event pending and chains, and the stream is idle for 2 ms
+before the work is submitted (the simulator's truth log says when). Each such
+start must not be dated before the truth (the idle is not hidden), must lie within
+the launch call, and must be counted (TRACER "chain_late"). The operations queued
+on time still chain (TRACER "chained") and match the truth: durations and
+distances to the previous operation within 2 us, absolute times within the clock
+mapping's error (20 us), a copy from pageable memory (which returns only once done,
+so its return bounds nothing) included.
+"""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_hooks import Runner, GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET, GPU_GRAPH  # noqa: E402
+from cttest import check, finish  # noqa: E402
+
+ROUNDS = 3
+# per round: (GPU record type, truth name, late) in program order
+ROUND = [(GPU_KERNEL, "_Z6k_longi", False), (GPU_KERNEL, "_Z6k_nexti", True),
+         (GPU_KERNEL, "_Z6k_longi", False), (GPU_MEMCPY, "HtoD", True),
+         (GPU_KERNEL, "_Z6k_longi", False), (GPU_MEMSET, "memset", True),
+         (GPU_KERNEL, "_Z6k_longi", False), (GPU_GRAPH, "_Z7k_graphi", True),
+         (GPU_KERNEL, "_Z6k_longi", False), (GPU_KERNEL, "_Z6k_nexti", False),
+         (GPU_KERNEL, "_Z6k_nexti", False), (GPU_MEMCPY, "HtoD", False)]
+EXACT_NS = 2000     # event resolution (512 ns) and the clock mapping's error
+CALL_SLACK_NS = 20000
+
+
+def tracer_total(t, label):
+    return sum(r["amount"] for r in t.of("tracer") if t.name(r["what"]) == label)
+
+
+def main():
+    if sys.argv[1:] == ["--skip"]:
+        print("nvcc or the simulated CUDA stack is not available: skipped")
+        return 77
+    if len(sys.argv) != 6:
+        print(__doc__)
+        return 2
+    sim, lib, reader, app, shim = sys.argv[1:]
+    run = Runner(sim, lib, reader)
+    with tempfile.TemporaryDirectory(prefix="hk_truth_") as tmp:
+        truth_path = os.path.join(tmp, "truth.txt")
+        extra = {"SIMCUDA_KERNEL_US": "default=5,k_long=2000", "SIMCUDA_CLOCK_OFFSET_US": "-3000",
+                 "SIMCUDA_CLOCK_DRIFT_PPM": "50", "SIMCUDA_TRUTH_FILE": truth_path,
+                 "CUTRACE_EVENT_CHAIN": "1"}
+        rc0, out0, _ = run.run([app, str(ROUNDS)], extra, traced=False, preload_after=shim)
+        os.unlink(truth_path)
+        rc, out, t = run.run([app, str(ROUNDS)], extra, preload_after=shim)
+        truth = [line.split() for line in open(truth_path)] if os.path.exists(truth_path) else []
+    check(rc0 == rc and out0 == out, f"output or status differ: untraced {rc0} {out0!r}, traced {rc} {out!r}")
+    if not check(rc == 0 and t and truth, f"run failed: {out}"):
+        return finish()
+    ours = sorted(t.of("gpu"), key=lambda g: g["corr"])
+    apis = {a["corr"]: a for a in t.of("api")}
+    n = len(ROUND) * ROUNDS
+    if not check(len(ours) == len(truth) == n, f"{len(ours)} GPU records, {len(truth)} true, {n} expected"):
+        return finish()
+    late_err, exact_err = [], []
+    for i, (g, x) in enumerate(zip(ours, truth)):
+        kind, name, late = ROUND[i % len(ROUND)]
+        enqueue, start, end = int(x[4]), int(x[5]), int(x[6])
+        if not check(g["type"] == kind and x[1] == name, f"#{i}: type {g['type']} / {x[1]}, expected {kind} / {name}"):
+            return finish()
+        api = apis[g["corr"]]
+        if late:
+            # planted: the previous operation (k_long) ended well before this one was submitted
+            check(start == enqueue and start > int(truth[i - 1][6]) + 1000000,
+                  f"#{i} {name}: the host was not late (truth {x})")
+            # the start is uncertain within [previous end, call return]: dated at the
+            # return, never before the truth
+            err = g["start_ns"] - start
+            late_err.append(err)
+            check(err >= -EXACT_NS, f"#{i} {name}: dated {-err} ns before its true start (idle hidden)")
+            check(api["begin_ns"] <= g["start_ns"] <= api["end_ns"] + CALL_SLACK_NS,
+                  f"#{i} {name}: start {g['start_ns']} outside its call [{api['begin_ns']}, {api['end_ns']}]")
+        elif start > enqueue + 1000:
+            # queued on time behind other work: chained, exact to the clock mapping's
+            # error, and exact in duration and in distance to the previous operation
+            es, ee = g["start_ns"] - start, g["end_ns"] - end
+            prev = ours[i - 1]
+            exact_err.append(abs((g["start_ns"] - prev["end_ns"]) - (start - int(truth[i - 1][6]))))
+            check(abs(es) <= CALL_SLACK_NS, f"#{i} {name}: queued start {es} ns from the truth")
+            check(exact_err[-1] <= EXACT_NS, f"#{i} {name}: start {exact_err[-1]} ns off after the previous end")
+            if kind == GPU_MEMCPY:  # returns once done: the end event is recorded after it
+                check(-EXACT_NS <= ee <= api["end_ns"] + CALL_SLACK_NS - end, f"#{i} {name}: end {ee} ns off")
+            else:
+                exact_err.append(abs((g["end_ns"] - g["start_ns"]) - (end - start)))
+                check(exact_err[-1] <= EXACT_NS, f"#{i} {name}: duration {exact_err[-1]} ns off")
+    check(len(late_err) == 4 * ROUNDS and len(exact_err) >= 5 * ROUNDS,
+          f"{len(late_err)} late and {len(exact_err)} exact times judged")
+    # the idle before each late operation, as gaps would see it
+    true_idle = sum(int(truth[i][5]) - int(truth[i - 1][6]) for i in range(n) if ROUND[i % len(ROUND)][2])
+    our_idle = sum(ours[i]["start_ns"] - ours[i - 1]["end_ns"] for i in range(n) if ROUND[i % len(ROUND)][2])
+    check(our_idle >= true_idle - len(late_err) * EXACT_NS,
+          f"idle before the late operations: {our_idle} ns in the trace, {true_idle} ns true")
+    chained, late = tracer_total(t, "chained"), tracer_total(t, "chain_late")
+    # chained: every late operation (the previous end was pending at the call) and the
+    # on-time k_next pair and pageable copy
+    check(chained >= 7 * ROUNDS, f"only {chained} chained starts, {7 * ROUNDS} expected at least")
+    check(late == 4 * ROUNDS, f"{late} chained starts dated by their call (chain_late), {4 * ROUNDS} planted")
+    print(f"  {n} operations: {len(late_err)} late ones dated {min(late_err)}..{max(late_err)} ns after the "
+          f"truth; idle before them {our_idle} ns traced, {true_idle} ns true; {len(exact_err)} queued "
+          f"distances and durations within {max(exact_err or [0])} ns; chained {chained}, chain_late {late}")
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
