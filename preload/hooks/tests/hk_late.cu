@@ -7,7 +7,9 @@
  *                    k_next, a pinned cudaMemcpyAsync, a cudaMemsetAsync, a graph
  *                    launch of k_graph. Then, on time: k_long, two k_next and a
  *                    cudaMemcpyAsync from pageable memory (which returns only once
- *                    done), a stream synchronisation.
+ *                    done), a stream synchronisation. Last, k_long and a k_next
+ *                    submitted on time whose call returns late (the shim sleeps
+ *                    LATE_US after the runtime returned), a synchronisation.
  *
  * Preload hk_late_shim.so (after libtrace.so when traced): without it the program
  * says so and exits with status 2. */
@@ -35,7 +37,8 @@ __global__ void k_graph(int v) {}
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 3;
   void (*arm)(unsigned) = (void (*)(unsigned))dlsym(RTLD_DEFAULT, "hk_late_arm");
-  if (!arm) {
+  void (*arm_after)(unsigned) = (void (*)(unsigned))dlsym(RTLD_DEFAULT, "hk_late_arm_after");
+  if (!arm || !arm_after) {
     fprintf(stderr, "hk_late: preload hk_late_shim.so\n");
     return 2;
   }
@@ -77,6 +80,11 @@ int main(int argc, char **argv) {
     CHECK(cudaMemcpyAsync(dev, pageable, bytes, cudaMemcpyHostToDevice, s));
     CHECK(cudaGetLastError());
     CHECK(cudaStreamSynchronize(s));
+    k_long<<<1, 1, 0, s>>>(r);
+    arm_after(LATE_US);
+    k_next<<<1, 1, 0, s>>>(r);
+    CHECK(cudaGetLastError());
+    CHECK(cudaStreamSynchronize(s));
   }
   CHECK(cudaGraphExecDestroy(exec));
   CHECK(cudaGraphDestroy(graph));
@@ -85,6 +93,6 @@ int main(int argc, char **argv) {
   CHECK(cudaFree(dev));
   CHECK(cudaFreeHost(pinned));
   free(pageable);
-  printf("late: %d rounds of 4 late operations and 4 on time\n", rounds);
+  printf("late: %d rounds of 4 late operations, 4 on time, 1 returning late\n", rounds);
   return 0;
 }

@@ -5,23 +5,28 @@
  * cudaMemcpyAsync, cudaMemsetAsync and
  * cudaGraphLaunch: when the program armed it (hk_late_arm), the calling thread's
  * next one of these calls sleeps that long before forwarding, as a host
- * descheduled there would. */
+ * descheduled there would; armed with hk_late_arm_after, it sleeps after the
+ * runtime returned (the work went out on time, the call returns late). */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <time.h>
 
-static __thread unsigned armed_us;
+static __thread unsigned armed_us, armed_after_us;
 
 /* The calling thread's next call of a shimmed entry point sleeps `us` microseconds
  * before it reaches the runtime. */
 __attribute__((visibility("default"))) void hk_late_arm(unsigned us) { armed_us = us; }
 
-/* Sleeps as armed (the whole time, through interruptions), then disarms. */
-static void late_if_armed(void) {
-  if (!armed_us)
+/* The calling thread's next call of a shimmed entry point sleeps `us` microseconds
+ * after the runtime returned (the work was submitted on time). */
+__attribute__((visibility("default"))) void hk_late_arm_after(unsigned us) { armed_after_us = us; }
+
+/* Sleeps *us microseconds (the whole time, through interruptions), then disarms. */
+static void sleep_armed(unsigned *us) {
+  if (!*us)
     return;
-  struct timespec left = {armed_us / 1000000, (long)(armed_us % 1000000) * 1000L};
-  armed_us = 0;
+  struct timespec left = {*us / 1000000, (long)(*us % 1000000) * 1000L};
+  *us = 0;
   while (nanosleep(&left, &left) != 0) {
   }
 }
@@ -30,8 +35,10 @@ static void late_if_armed(void) {
   __typeof__(&sym) real = (__typeof__(&sym))dlsym(RTLD_NEXT, #sym);                 \
   if (!real)                                                                       \
     return cudaErrorSharedObjectSymbolNotFound;                                    \
-  late_if_armed();                                                                 \
-  return real(__VA_ARGS__)
+  sleep_armed(&armed_us);                                                          \
+  cudaError_t r = real(__VA_ARGS__);                                               \
+  sleep_armed(&armed_after_us);                                                    \
+  return r
 
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
                                size_t smem, cudaStream_t stream);
