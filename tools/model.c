@@ -27,14 +27,17 @@
  * (its thread descheduled between the call's end and its record, or a slow first
  * stack capture: 21 ms under load, with the window still at its first 20 ms). Once
  * the file has reported drops it is not waited for (a dropped call never comes), so
- * a trace with drops keeps the window's memory. An API record releases nothing until
- * the next event is added, so that its detail record, right after it, is read before
- * an activity it unblocks is delivered. An entry is freed once its span was
- * delivered and either its activity was delivered too or the call was not marked
- * CT_API_TIMED (no GPU record will follow). Once the file reported drops or damage,
+ * a trace with drops keeps the window's memory. The preload writes a call's detail
+ * record before its API record (since 2026-12-03), so the detail is in the table
+ * whenever the span is delivered, however far apart the two land; in older files it
+ * comes right after: an API record releases nothing until the next event is added, so
+ * that its detail record is read before an activity it unblocks is delivered. An
+ * entry is freed once its span was delivered and either its activity was delivered
+ * too or the call was not marked CT_API_TIMED (no GPU record will follow). Once the file reported drops or damage,
  * a call whose GPU record never comes (dropped), or whose GPU work was delivered
  * without it, is given up on once its stream's later GPU work was delivered a window
- * earlier (model_waits.h). Memory is
+ * earlier (model_waits.h); and a call of which only the detail record came is given
+ * up on 2 s of trace time later (sweep_stranded_details). Memory is
  * therefore bounded by the window and the calls whose GPU work is still outstanding,
  * not by the trace.
  */
@@ -160,6 +163,8 @@ typedef struct model {
   int lossy;          /* the file reported drops, or the reader met damage (checked every
                          1024 records): waiting calls may be given up on */
   uint64_t seq, max_end, last_key, blocked_key;
+  uint64_t next_sweep; /* trace time of the next sweep_stranded_details */
+  uint64_t stranded_given_up; /* calls of which only the detail came, given up on */
   int released_any;
   int release_due;    /* the last event added was a call's: release before the next */
   /* per string id: cached api category/layer (0 = not computed) */
@@ -559,14 +564,34 @@ static void on_call(model *m, const ct_record *rec) {
   add_pending(m, CT_KIND_API, rec, a->end_ns, 1);
 }
 
+/* 1 when call e has only its detail record, which came more than JOIN_WAIT_NS of trace
+ * time (*newest, the newest end time read) ago: its API record and GPU record were
+ * both lost. */
+static int detail_stranded(const ct_call *e, void *newest) {
+  return e->detail && !e->has_call && !e->gpu_seen &&
+         e->detail_at + JOIN_WAIT_NS < *(const uint64_t *)newest;
+}
+
+/* Once the file reported drops or damage, every JOIN_WAIT_NS of trace time: gives up on
+ * the calls of which only the detail record came (detail_stranded). The preload writes
+ * a call's detail before its API record, so a detail alone waits for its call; when
+ * both the call and its GPU record were dropped, nothing else would ever free it. */
+static void sweep_stranded_details(model *m) {
+  if (!m->lossy || m->max_end < m->next_sweep) return;
+  m->next_sweep = m->max_end + JOIN_WAIT_NS;
+  m->stranded_given_up += ct_calls_sweep(&m->calls, detail_stranded, &m->max_end);
+}
+
 static void on_detail(model *m, const ct_record *rec, enum ct_detail kind) {
   uint64_t corr = rec->u.v[0];
   if (!corr) return;
+  sweep_stranded_details(m);
   ct_call *e = ct_calls_get(&m->calls, corr);
   if (!e) {
     m->oom = 1;
     return;
   }
+  if (!e->has_call) e->detail_at = m->max_end;
   e->detail = (uint8_t)kind;
   memset(e->d, 0, sizeof e->d);
   unsigned n = rec->nfields > 1 ? rec->nfields - 1u : 0;
@@ -749,7 +774,7 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   int rc = rs->damaged || m->oom ? 1 : 0;
   for (int i = 0; i < NRUNS; i++) free(m->runs[i].a);
   free(m->h.a);
-  st->calls_given_up = m->waits.given_up;
+  st->calls_given_up = m->waits.given_up + m->stranded_given_up;
   st->calls_peak = m->calls.peak;
   ct_calls_free(&m->calls);
   ct_waits_free(&m->waits);

@@ -17,7 +17,9 @@
  * work is known by then, the activity's times. Once the file reported drops or damage,
  * a call still waiting for its GPU record (or call) once its stream's later work was
  * delivered a window earlier is given up on (ct_model_stats.calls_given_up): a record
- * that late comes unjoined.
+ * that late comes unjoined. A detail record (the preload writes it before its API
+ * record) waits for its call; once the file reported drops or damage, one whose API
+ * and GPU records have not come within 2 s of trace time is given up on too.
  */
 #ifndef CUTRACE_MODEL_H
 #define CUTRACE_MODEL_H
@@ -144,7 +146,8 @@ typedef struct ct_model_stats {
   char message[300];             /* the reader's first problem, "" when none */
   uint16_t major, minor;
   uint64_t calls_given_up;       /* calls whose other record stopped being waited for
-                                    (model_waits.h: dropped or very late records) */
+                                    (model_waits.h: dropped or very late records; and
+                                    detail records whose call never came) */
   uint64_t calls_peak;           /* the most calls in flight at once (memory) */
 } ct_model_stats;
 

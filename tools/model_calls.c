@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define CALLS_RING_MIN 1024
-#define CALLS_RING_MAX (1u << 16) /* 11.5 MB of slots; wider windows use the overflow */
+#define CALLS_RING_MAX (1u << 16) /* 12 MB of slots; wider windows use the overflow */
 #define CALLS_GROW_AFTER 64       /* collisions in a stretch before the ring may double */
 
 /* ---- the overflow: linear probing, backward-shift deletion -------------------------- */
@@ -148,6 +148,27 @@ void ct_calls_remove(ct_calls *t, ct_call *e) {
   t->n--;
   if ((uintptr_t)e - (uintptr_t)t->ring < t->ring_cap * sizeof *e) e->corr = 0;
   else hash_remove(&t->over, e);
+}
+
+size_t ct_calls_sweep(ct_calls *t, int (*stale)(const ct_call *e, void *arg), void *arg) {
+  size_t removed = 0;
+  for (size_t i = 0; i < t->ring_cap; i++)
+    if (t->ring[i].corr && stale(&t->ring[i], arg)) {
+      t->ring[i].corr = 0;
+      removed++;
+    }
+  /* a removal shifts later entries of the probe run back into the hole: look at the
+   * same slot again (an entry shifted in from the wrapped start is only looked at twice) */
+  for (size_t i = 0; i < t->over.cap;) {
+    if (t->over.a[i].corr && stale(&t->over.a[i], arg)) {
+      hash_remove(&t->over, &t->over.a[i]);
+      removed++;
+    } else {
+      i++;
+    }
+  }
+  t->n -= removed;
+  return removed;
 }
 
 void ct_calls_free(ct_calls *t) {

@@ -28,6 +28,7 @@ typedef struct ct_call {
   uint8_t gpu_seen;               /* its GPU record was read (delivered or pending) */
   uint64_t tid, name, begin, end, flags;
   uint64_t depth, stack, parent;
+  uint64_t detail_at;             /* the newest end time read when its detail record came */
   uint64_t d[CALL_DETAIL_FIELDS]; /* the detail record's fields after corr */
 } ct_call;
 
@@ -65,6 +66,9 @@ ct_call *ct_calls_get(ct_calls *t, uint64_t corr);
 
 /* Removes e, an entry returned by ct_calls_find or ct_calls_get. */
 void ct_calls_remove(ct_calls *t, ct_call *e);
+
+/* Removes every entry for which stale(e, arg) is 1; returns how many. */
+size_t ct_calls_sweep(ct_calls *t, int (*stale)(const ct_call *e, void *arg), void *arg);
 
 /* Frees the table's memory (it is empty again). */
 void ct_calls_free(ct_calls *t);
