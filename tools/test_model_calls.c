@@ -4,7 +4,9 @@
  * widens from 100 to 200,000 and narrows again), some never removed (dropped GPU
  * records), ids far behind and ahead of the window, and entries re-fetched after later
  * additions moved them (ring to overflow, ring growth). After every step each id ever
- * added must be found exactly when it is in flight, with the fields stored for it.
+ * added must be found exactly when it is in flight, with the fields stored for it;
+ * the same after a sweep (ct_calls_sweep) removed two of every three ids, there and
+ * in a table whose overflow is dense.
  * usage: test_model_calls
  */
 #include <stdio.h>
@@ -63,6 +65,30 @@ static void verify(const ct_calls *t, uint64_t lo, uint64_t hi) {
   }
 }
 
+/* The sweep's test: two ids of every three. */
+static int two_of_three(const ct_call *e, void *arg) {
+  (void)arg;
+  return e->corr % 3 != 0;
+}
+
+/* Sweeps two of every three ids from t (in the ring and in the overflow, where a
+ * removal shifts later entries back into its slot) and checks t against the reference. */
+static void check_sweep(ct_calls *t, const char *label) {
+  size_t over_before = t->over.n, swept_want = 0, in_flight = 0;
+  for (uint64_t c = 1; c <= MAX_ID; c++) {
+    if (live[c] && c % 3 != 0) {
+      live[c] = 0;
+      swept_want++;
+    }
+    in_flight += live[c] != 0;
+  }
+  size_t swept = ct_calls_sweep(t, two_of_three, NULL);
+  CHECK(over_before > 100 && swept == swept_want && t->n == in_flight,
+        "%s: swept %zu of %zu (overflow %zu), %zu in flight, want %zu", label, swept,
+        swept_want, over_before, t->n, in_flight);
+  verify(t, 1, MAX_ID);
+}
+
 int main(void) {
   ct_calls t = {0};
   uint64_t next = 1, oldest = 1;
@@ -99,6 +125,13 @@ int main(void) {
     if (!live[c]) add(&t, c);
   verify(&t, 1, MAX_ID);
   CHECK(stale > 0, "the scenario leaves stale entries");
+  check_sweep(&t, "after the phases");
+  ct_calls_free(&t);
+  /* a dense overflow (about 45% of its slots: long probe runs) to sweep */
+  memset(live, 0, sizeof live);
+  for (uint64_t c = 1; c <= 183000; c++) add(&t, c);
+  CHECK(t.over.n * 5 > t.over.cap * 2, "dense overflow: %zu of %zu slots", t.over.n, t.over.cap);
+  check_sweep(&t, "a dense overflow");
   ct_calls_free(&t);
   CHECK(ct_calls_find(&t, 5) == NULL, "empty after free");
   ct_calls_get(&t, 5);
