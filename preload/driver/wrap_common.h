@@ -31,6 +31,32 @@
 void ctpd_emit_copy(uint64_t corr, uint64_t bytes, int dir, int src_mem, int dst_mem,
                     int async) CTPD_HIDDEN;
 
+/* The body of a copy wrapper: a span (timed as CT_GPU_MEMCPY on stream) and, when
+ * WHEN holds, its MEMOP record: bytes, dir (CT_MEMOP_*; 0: from where the pointers
+ * live), SRC_MEM and DST_MEM (expressions giving each side's CT_MEM_*), async. A timed
+ * copy evaluates its sides before its span closes: whether the call returned before
+ * the copy was done (ctph_copy_returns_early) decides how its start is bounded
+ * (preload/hooks/call.c); an untimed one after, its lookups out of the span. */
+#define CTPD_COPY_BODY(id, ptsz, realp, ra, type, stream, CALL, WHEN, bytes, dir, SRC_MEM,  \
+                       DST_MEM, async)                                                     \
+  int src_mem_ = 0, dst_mem_ = 0, sides_found_ = 0;                                        \
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, CT_GPU_MEMCPY, CALL,                   \
+                 if (c.timing && (WHEN)) {                                                 \
+                   src_mem_ = (SRC_MEM);                                                   \
+                   dst_mem_ = (DST_MEM);                                                   \
+                   sides_found_ = 1;                                                       \
+                   c.returns_early = ctph_copy_returns_early(                              \
+                       (dir) ? (dir) : ctph_copy_direction(src_mem_, dst_mem_), src_mem_,  \
+                       dst_mem_, (async));                                                 \
+                 },                                                                        \
+                 if (WHEN) {                                                               \
+                   if (!sides_found_) {                                                    \
+                     src_mem_ = (SRC_MEM);                                                 \
+                     dst_mem_ = (DST_MEM);                                                 \
+                   }                                                                       \
+                   ctpd_emit_copy(c.corr, (bytes), (dir), src_mem_, dst_mem_, (async));    \
+                 })
+
 /* The MEMOP record of a set of `bytes` bytes to `value` (device memory). */
 void ctpd_emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) CTPD_HIDDEN;
 

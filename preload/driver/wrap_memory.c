@@ -45,43 +45,43 @@ void ctpd_emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) {
 
 CTPD_INLINE CUresult copy_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr dst, CUdeviceptr src, size_t n) {
-  MEM_BODY(id, ptsz, realp, ra, copy_fn, (CUstream)0, CT_GPU_MEMCPY, real(dst, src, n),
-           ctpd_emit_copy(c.corr, n, 0, ctph_memory_type(DEV(src)), ctph_memory_type(DEV(dst)), 0));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, copy_fn, (CUstream)0, real(dst, src, n), 1, n, 0,
+                 ctph_memory_type(DEV(src)), ctph_memory_type(DEV(dst)), 0);
 }
 CTPD_INLINE CUresult copy_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-  MEM_BODY(id, ptsz, realp, ra, copy_async_fn, s, CT_GPU_MEMCPY, real(dst, src, n, s),
-           ctpd_emit_copy(c.corr, n, 0, ctph_memory_type(DEV(src)), ctph_memory_type(DEV(dst)), 1));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, copy_async_fn, s, real(dst, src, n, s), 1, n, 0,
+                 ctph_memory_type(DEV(src)), ctph_memory_type(DEV(dst)), 1);
 }
 CTPD_INLINE CUresult htod_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr dst, const void *src, size_t n) {
-  MEM_BODY(id, ptsz, realp, ra, htod_fn, (CUstream)0, CT_GPU_MEMCPY, real(dst, src, n),
-           ctpd_emit_copy(c.corr, n, CT_MEMOP_H2D, ctph_memory_type(src), CT_MEM_DEVICE, 0));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, htod_fn, (CUstream)0, real(dst, src, n), 1, n,
+                 CT_MEMOP_H2D, ctph_memory_type(src), CT_MEM_DEVICE, 0);
 }
 CTPD_INLINE CUresult htod_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr dst, const void *src, size_t n, CUstream s) {
-  MEM_BODY(id, ptsz, realp, ra, htod_async_fn, s, CT_GPU_MEMCPY, real(dst, src, n, s),
-           ctpd_emit_copy(c.corr, n, CT_MEMOP_H2D, ctph_memory_type(src), CT_MEM_DEVICE, 1));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, htod_async_fn, s, real(dst, src, n, s), 1, n,
+                 CT_MEMOP_H2D, ctph_memory_type(src), CT_MEM_DEVICE, 1);
 }
 CTPD_INLINE CUresult dtoh_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                void *dst, CUdeviceptr src, size_t n) {
-  MEM_BODY(id, ptsz, realp, ra, dtoh_fn, (CUstream)0, CT_GPU_MEMCPY, real(dst, src, n),
-           ctpd_emit_copy(c.corr, n, CT_MEMOP_D2H, CT_MEM_DEVICE, ctph_memory_type(dst), 0));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, dtoh_fn, (CUstream)0, real(dst, src, n), 1, n,
+                 CT_MEMOP_D2H, CT_MEM_DEVICE, ctph_memory_type(dst), 0);
 }
 CTPD_INLINE CUresult dtoh_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      void *dst, CUdeviceptr src, size_t n, CUstream s) {
-  MEM_BODY(id, ptsz, realp, ra, dtoh_async_fn, s, CT_GPU_MEMCPY, real(dst, src, n, s),
-           ctpd_emit_copy(c.corr, n, CT_MEMOP_D2H, CT_MEM_DEVICE, ctph_memory_type(dst), 1));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, dtoh_async_fn, s, real(dst, src, n, s), 1, n,
+                 CT_MEMOP_D2H, CT_MEM_DEVICE, ctph_memory_type(dst), 1);
 }
 CTPD_INLINE CUresult dtod_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr dst, CUdeviceptr src, size_t n) {
-  MEM_BODY(id, ptsz, realp, ra, copy_fn, (CUstream)0, CT_GPU_MEMCPY, real(dst, src, n),
-           ctpd_emit_copy(c.corr, n, CT_MEMOP_D2D, CT_MEM_DEVICE, CT_MEM_DEVICE, 0));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, copy_fn, (CUstream)0, real(dst, src, n), 1, n,
+                 CT_MEMOP_D2D, CT_MEM_DEVICE, CT_MEM_DEVICE, 0);
 }
 CTPD_INLINE CUresult dtod_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-  MEM_BODY(id, ptsz, realp, ra, copy_async_fn, s, CT_GPU_MEMCPY, real(dst, src, n, s),
-           ctpd_emit_copy(c.corr, n, CT_MEMOP_D2D, CT_MEM_DEVICE, CT_MEM_DEVICE, 1));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, copy_async_fn, s, real(dst, src, n, s), 1, n,
+                 CT_MEMOP_D2D, CT_MEM_DEVICE, CT_MEM_DEVICE, 1);
 }
 CTPD_INLINE CUresult set8_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr dst, unsigned char v, size_t n) {

@@ -45,57 +45,44 @@ static int side_memory(CUmemorytype type, const void *host, CUdeviceptr device) 
   }
 }
 
-static void emit_copy2d(uint64_t corr, const CUDA_MEMCPY2D *p, int async) {
-  if (!p)
-    return;
-  ctpd_emit_copy(corr, (uint64_t)p->WidthInBytes * p->Height, 0,
-                 side_memory(p->srcMemoryType, p->srcHost, p->srcDevice),
-                 side_memory(p->dstMemoryType, p->dstHost, p->dstDevice), async);
-}
-
-static void emit_copy3d(uint64_t corr, const CUDA_MEMCPY3D *p, int async) {
-  if (!p)
-    return;
-  ctpd_emit_copy(corr, (uint64_t)p->WidthInBytes * p->Height * p->Depth, 0,
-                 side_memory(p->srcMemoryType, p->srcHost, p->srcDevice),
-                 side_memory(p->dstMemoryType, p->dstHost, p->dstDevice), async);
-}
+/* The CT_MEM_* of a shaped copy's source and destination (p a CUDA_MEMCPY2D or 3D). */
+#define SRC_SIDE(p) side_memory((p)->srcMemoryType, (p)->srcHost, (p)->srcDevice)
+#define DST_SIDE(p) side_memory((p)->dstMemoryType, (p)->dstHost, (p)->dstDevice)
 
 #define MEM_BODY(id, ptsz, realp, ra, type, stream, gpu_type, CALL, DETAIL) \
   CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, gpu_type, CALL, (void)0, DETAIL)
 
 CTPD_INLINE CUresult copy2d_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                  const CUDA_MEMCPY2D *p) {
-  MEM_BODY(id, ptsz, realp, ra, copy2d_fn, (CUstream)0, CT_GPU_MEMCPY, real(p),
-           emit_copy2d(c.corr, p, 0));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, copy2d_fn, (CUstream)0, real(p), p,
+                 (uint64_t)p->WidthInBytes * p->Height, 0, SRC_SIDE(p), DST_SIDE(p), 0);
 }
 CTPD_INLINE CUresult copy2d_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                        const CUDA_MEMCPY2D *p, CUstream s) {
-  MEM_BODY(id, ptsz, realp, ra, copy2d_async_fn, s, CT_GPU_MEMCPY, real(p, s),
-           emit_copy2d(c.corr, p, 1));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, copy2d_async_fn, s, real(p, s), p,
+                 (uint64_t)p->WidthInBytes * p->Height, 0, SRC_SIDE(p), DST_SIDE(p), 1);
 }
 CTPD_INLINE CUresult copy3d_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                  const CUDA_MEMCPY3D *p) {
-  MEM_BODY(id, ptsz, realp, ra, copy3d_fn, (CUstream)0, CT_GPU_MEMCPY, real(p),
-           emit_copy3d(c.corr, p, 0));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, copy3d_fn, (CUstream)0, real(p), p,
+                 (uint64_t)p->WidthInBytes * p->Height * p->Depth, 0, SRC_SIDE(p), DST_SIDE(p), 0);
 }
 CTPD_INLINE CUresult copy3d_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                        const CUDA_MEMCPY3D *p, CUstream s) {
-  MEM_BODY(id, ptsz, realp, ra, copy3d_async_fn, s, CT_GPU_MEMCPY, real(p, s),
-           emit_copy3d(c.corr, p, 1));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, copy3d_async_fn, s, real(p, s), p,
+                 (uint64_t)p->WidthInBytes * p->Height * p->Depth, 0, SRC_SIDE(p), DST_SIDE(p), 1);
 }
 CTPD_INLINE CUresult peer_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
                                size_t n) {
-  MEM_BODY(id, ptsz, realp, ra, peer_fn, (CUstream)0, CT_GPU_MEMCPY, real(dst, dctx, src, sctx, n),
-           ctpd_emit_copy(c.corr, n, CT_MEMOP_P2P, CT_MEM_DEVICE, CT_MEM_DEVICE, 0));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, peer_fn, (CUstream)0, real(dst, dctx, src, sctx, n), 1, n,
+                 CT_MEMOP_P2P, CT_MEM_DEVICE, CT_MEM_DEVICE, 0);
 }
 CTPD_INLINE CUresult peer_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
                                      CUcontext sctx, size_t n, CUstream s) {
-  MEM_BODY(id, ptsz, realp, ra, peer_async_fn, s, CT_GPU_MEMCPY,
-           real(dst, dctx, src, sctx, n, s),
-           ctpd_emit_copy(c.corr, n, CT_MEMOP_P2P, CT_MEM_DEVICE, CT_MEM_DEVICE, 1));
+  CTPD_COPY_BODY(id, ptsz, realp, ra, peer_async_fn, s, real(dst, dctx, src, sctx, n, s), 1, n,
+                 CT_MEMOP_P2P, CT_MEM_DEVICE, CT_MEM_DEVICE, 1);
 }
 CTPD_INLINE CUresult set16_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                 CUdeviceptr dst, unsigned short v, size_t n) {

@@ -5,14 +5,17 @@
  *                    hk_late_shim (the call sleeps LATE_US before it submits; k_long
  *                    ends meanwhile), a stream synchronisation; the operations:
  *                    k_next, a pinned cudaMemcpyAsync, a cudaMemsetAsync, a graph
- *                    launch of k_graph. Then, on time: k_long, two k_next and a
+ *                    launch of k_graph, a pinned cuMemcpyHtoDAsync (the driver's,
+ *                    found with dlsym). Then, on time: k_long, two k_next and a
  *                    cudaMemcpyAsync from pageable memory (which returns only once
- *                    done), a stream synchronisation. Last, k_long and a k_next
+ *                    done), a stream synchronisation; k_long and a pageable
+ *                    cuMemcpyHtoDAsync, a synchronisation. Last, k_long and a k_next
  *                    submitted on time whose call returns late (the shim sleeps
  *                    LATE_US after the runtime returned), a synchronisation.
  *
  * Preload hk_late_shim.so (after libtrace.so when traced): without it the program
  * says so and exits with status 2. */
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -38,7 +41,10 @@ int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 3;
   void (*arm)(unsigned) = (void (*)(unsigned))dlsym(RTLD_DEFAULT, "hk_late_arm");
   void (*arm_after)(unsigned) = (void (*)(unsigned))dlsym(RTLD_DEFAULT, "hk_late_arm_after");
-  if (!arm || !arm_after) {
+  CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream) =
+      (CUresult(*)(CUdeviceptr, const void *, size_t, CUstream))dlsym(RTLD_DEFAULT,
+                                                                       "cuMemcpyHtoDAsync_v2");
+  if (!arm || !arm_after || !htod_async) {
     fprintf(stderr, "hk_late: preload hk_late_shim.so\n");
     return 2;
   }
@@ -60,7 +66,7 @@ int main(int argc, char **argv) {
   CHECK(cudaStreamEndCapture(side, &graph));
   CHECK(cudaGraphInstantiate(&exec, graph, 0));
   for (int r = 0; r < rounds; r++) {
-    for (int op = 0; op < 4; op++) {
+    for (int op = 0; op < 5; op++) {
       k_long<<<1, 1, 0, s>>>(r);
       arm(LATE_US);
       if (op == 0)
@@ -69,8 +75,10 @@ int main(int argc, char **argv) {
         CHECK(cudaMemcpyAsync(dev, pinned, bytes, cudaMemcpyHostToDevice, s));
       else if (op == 2)
         CHECK(cudaMemsetAsync(dev, r, bytes, s));
-      else
+      else if (op == 3)
         CHECK(cudaGraphLaunch(exec, s));
+      else if (htod_async((CUdeviceptr)dev, pinned, bytes, s) != CUDA_SUCCESS)
+        return 1;
       CHECK(cudaGetLastError());
       CHECK(cudaStreamSynchronize(s));
     }
@@ -79,6 +87,10 @@ int main(int argc, char **argv) {
     k_next<<<1, 1, 0, s>>>(-r);
     CHECK(cudaMemcpyAsync(dev, pageable, bytes, cudaMemcpyHostToDevice, s));
     CHECK(cudaGetLastError());
+    CHECK(cudaStreamSynchronize(s));
+    k_long<<<1, 1, 0, s>>>(r);
+    if (htod_async((CUdeviceptr)dev, pageable, bytes, s) != CUDA_SUCCESS)
+      return 1;
     CHECK(cudaStreamSynchronize(s));
     k_long<<<1, 1, 0, s>>>(r);
     arm_after(LATE_US);
@@ -93,6 +105,6 @@ int main(int argc, char **argv) {
   CHECK(cudaFree(dev));
   CHECK(cudaFreeHost(pinned));
   free(pageable);
-  printf("late: %d rounds of 4 late operations, 4 on time, 1 returning late\n", rounds);
+  printf("late: %d rounds of 5 late operations, 5 on time, 1 returning late\n", rounds);
   return 0;
 }

@@ -2,11 +2,13 @@
  * wrapper (which has already decided how to time the operation) and the
  * submission. Preloaded after libtrace.so, it stands between the tracer and the
  * runtime for __cudaLaunchKernel (what nvcc-13 <<<>>> stubs call), cudaLaunchKernel,
- * cudaMemcpyAsync, cudaMemsetAsync and
+ * cuMemcpyHtoDAsync_v2 (reached by the program through dlsym, the simulated
+ * libcuda.so.1 being loaded RTLD_LOCAL by the runtime), cudaMemcpyAsync, cudaMemsetAsync and
  * cudaGraphLaunch: when the program armed it (hk_late_arm), the calling thread's
  * next one of these calls sleeps that long before forwarding, as a host
  * descheduled there would; armed with hk_late_arm_after, it sleeps after the
  * runtime returned (the work went out on time, the call returns late). */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <time.h>
@@ -69,4 +71,28 @@ cudaMemsetAsync(void *dst, int value, size_t count, cudaStream_t stream) {
 __attribute__((visibility("default"))) cudaError_t cudaGraphLaunch(cudaGraphExec_t exec,
                                                                    cudaStream_t stream) {
   FORWARD(cudaGraphLaunch, exec, stream);
+}
+
+/* The driver's own definition: libcuda.so.1 is loaded RTLD_LOCAL by the runtime, so
+ * RTLD_NEXT may not see it. */
+static void *driver_symbol(const char *name) {
+  void *next = dlsym(RTLD_NEXT, name);
+  void *lib = next ? NULL : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (lib) {
+    next = dlsym(lib, name);
+    dlclose(lib);
+  }
+  return next;
+}
+
+__attribute__((visibility("default"))) CUresult
+cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream) {
+  __typeof__(&cuMemcpyHtoDAsync_v2) real =
+      (__typeof__(&cuMemcpyHtoDAsync_v2))driver_symbol("cuMemcpyHtoDAsync_v2");
+  if (!real)
+    return CUDA_ERROR_NOT_FOUND;
+  sleep_armed(&armed_us);
+  CUresult r = real(dst, src, bytes, stream);
+  sleep_armed(&armed_after_us);
+  return r;
 }
