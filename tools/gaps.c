@@ -141,6 +141,18 @@ static void on_thread(void *user, const ct_proc *p, const struct ct_thread *t, c
   if (th) th->name = ct_gaps_intern(f->g, name);
 }
 
+/* What an outermost call does to its stream (STREAM_ROLE_*). */
+static uint8_t stream_role(const ct_span *s, unsigned cls) {
+  if (s->is_tracer) return STREAM_ROLE_NONE;
+  if (cls & NAME_VALUE_WAIT) return STREAM_ROLE_VALUE_WAIT;
+  switch (s->category) {
+  case CT_CAT_LAUNCH: case CT_CAT_MEMCPY: case CT_CAT_MEMSET: case CT_CAT_GEMM: case CT_CAT_GRAPH:
+    return STREAM_ROLE_WORK;
+  default:
+    return STREAM_ROLE_NONE;
+  }
+}
+
 static void on_span(void *user, const ct_span *s) {
   fstate *f = user;
   keep_proc(f, s->proc);
@@ -153,7 +165,8 @@ static void on_span(void *user, const ct_span *s) {
                            (uint8_t)(!s->is_tracer && (cls & NAME_LAUNCH)),
                            (uint8_t)(!s->is_tracer && ct_gaps_is_blocking(s, cls)),
                            (uint8_t)(!s->is_tracer && (s->category == CT_CAT_ALLOC ||
-                                                       s->category == CT_CAT_FREE))};
+                                                       s->category == CT_CAT_FREE)),
+                           stream_role(s, cls), s->stream};
       ct_gaps_ring_push(&th->calls, &e);
       th->last_end = max_u64(th->last_end, s->end_ns);
       if (s->is_tracer) th->tracer_spans++;

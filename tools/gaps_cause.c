@@ -22,6 +22,23 @@ static int other_stream_ended_near(const devstate *d, uint64_t stream, uint64_t 
   return 0;
 }
 
+/* Whether the launching thread's last call on op's stream before op's own call held the
+ * stream on a memory value (cuStreamWaitValue32/64, cuStreamBatchMemOp): the GPU then
+ * waited for a write by another stream, the host or a peer, which the trace may not
+ * hold. Looks back over at most 64 of the thread's calls. */
+static int waited_on_value(const thstate *th, const opinfo *op) {
+  unsigned seen = 0;
+  for (unsigned i = th ? ring_skip_after(&th->calls, op->call_begin) : 0; th && i < th->calls.n && seen < 64;
+       i++) {
+    const span_ring_entry *e = ring_back(&th->calls, i);
+    if (e->begin >= op->call_begin) continue; /* op's own call, or later */
+    seen++;
+    if (e->stream_role == STREAM_ROLE_NONE || e->stream != op->stream) continue;
+    return e->stream_role == STREAM_ROLE_VALUE_WAIT;
+  }
+  return 0;
+}
+
 /* How the launching thread spent a gap: in the tracer's own work, in allocation and
  * release calls (cudaMalloc, cudaFree, cuMemFree_v2, ...: a free that first waited for
  * the GPU counts here, not as a sync), in blocking calls (syncs, synchronous copies),
@@ -83,6 +100,7 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
     if (t->stream != UINT64_MAX &&
         other_stream_ended_near(t->dev, t->stream, b, max_u64(thr, OTHER_STREAM_SLACK_NS), thr))
       return CT_GAP_OTHER_STREAM;
+    if (waited_on_value(ct_gaps_find_thread(f, op->tid), op)) return CT_GAP_OTHER_STREAM;
     if (op->call_begin < a && op->call_end > a) return CT_GAP_LAUNCH_OVERHEAD;
     return CT_GAP_OTHER;
   }

@@ -83,7 +83,14 @@ typedef struct span_ring_entry {
   const char *name;
   uint8_t is_tracer, is_launch, is_blocking;
   uint8_t is_alloc;       /* hooks.def category ALLOC or FREE (cudaMalloc, cuMemFree_v2, ...) */
+  uint8_t stream_role;    /* STREAM_ROLE_*: what the call does to its stream */
+  uint64_t stream;        /* the call's stream (meaningful with a stream_role) */
 } span_ring_entry;
+
+/* What a call does to the stream it names (span_ring_entry.stream_role). */
+enum { STREAM_ROLE_NONE, STREAM_ROLE_WORK /* queues GPU work: launches, copies, sets, GEMMs, graphs */,
+       STREAM_ROLE_VALUE_WAIT /* holds the stream until a memory value is written:
+                                 cuStreamWaitValue32/64, cuStreamBatchMemOp */ };
 
 /* A ring of recent spans in end order; cap is a power of two. */
 typedef struct ring {
@@ -213,6 +220,7 @@ static inline uint64_t overlap(uint64_t b1, uint64_t e1, uint64_t b2, uint64_t e
 #define NAME_MEMCPY 4      /* "cudaMemcpy..." or "cuMemcpy..." */
 #define NAME_LAUNCH 8      /* a call that launches kernels: "...Launch...", cuBLAS GEMMs */
 #define NAME_COMM 16       /* a communication kernel: NCCL's ("nccl...") or NVSHMEM's */
+#define NAME_VALUE_WAIT 32 /* "...WaitValue..." or "...BatchMemOp...": a stream memory wait */
 
 
 /* The slot for the next entry of a fixed ring of cap entries that keeps the newest

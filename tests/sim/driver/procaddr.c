@@ -320,6 +320,26 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuStreamSynchronize", 7000, 2, cuStreamSynchronize_ptsz) \
   X("cuStreamWaitEvent", 3020, 0, cuStreamWaitEvent) \
   X("cuStreamWaitEvent", 7000, 2, cuStreamWaitEvent_ptsz) \
+  X("cuStreamWaitValue32", 8000, 0, cuStreamWaitValue32) \
+  X("cuStreamWaitValue32", 8000, 2, cuStreamWaitValue32_ptsz) \
+  X("cuStreamWaitValue32", 11070, 0, cuStreamWaitValue32_v2) \
+  X("cuStreamWaitValue32", 11070, 2, cuStreamWaitValue32_v2_ptsz) \
+  X("cuStreamWaitValue64", 9000, 0, cuStreamWaitValue64) \
+  X("cuStreamWaitValue64", 9000, 2, cuStreamWaitValue64_ptsz) \
+  X("cuStreamWaitValue64", 11070, 0, cuStreamWaitValue64_v2) \
+  X("cuStreamWaitValue64", 11070, 2, cuStreamWaitValue64_v2_ptsz) \
+  X("cuStreamWriteValue32", 8000, 0, cuStreamWriteValue32) \
+  X("cuStreamWriteValue32", 8000, 2, cuStreamWriteValue32_ptsz) \
+  X("cuStreamWriteValue32", 11070, 0, cuStreamWriteValue32_v2) \
+  X("cuStreamWriteValue32", 11070, 2, cuStreamWriteValue32_v2_ptsz) \
+  X("cuStreamWriteValue64", 9000, 0, cuStreamWriteValue64) \
+  X("cuStreamWriteValue64", 9000, 2, cuStreamWriteValue64_ptsz) \
+  X("cuStreamWriteValue64", 11070, 0, cuStreamWriteValue64_v2) \
+  X("cuStreamWriteValue64", 11070, 2, cuStreamWriteValue64_v2_ptsz) \
+  X("cuStreamBatchMemOp", 8000, 0, cuStreamBatchMemOp) \
+  X("cuStreamBatchMemOp", 8000, 2, cuStreamBatchMemOp_ptsz) \
+  X("cuStreamBatchMemOp", 11070, 0, cuStreamBatchMemOp_v2) \
+  X("cuStreamBatchMemOp", 11070, 2, cuStreamBatchMemOp_v2_ptsz) \
   X("cuThreadExchangeStreamCaptureMode", 10010, 0, cuThreadExchangeStreamCaptureMode) \
   X("simcuda_hint_next_launch_ns", 0, 0, simcuda_hint_next_launch_ns) \
 

@@ -163,7 +163,8 @@ CUresult sim_check_device(CUdevice dev);
 /* ---- streams and the execution model (stream.c) ---- */
 
 enum sim_op_kind { SIM_OP_KERNEL, SIM_OP_MEMCPY, SIM_OP_MEMSET, SIM_OP_EVENT, SIM_OP_HOST,
-                   SIM_OP_PREFETCH /* a managed-memory migration: takes time, moves no bytes */ };
+                   SIM_OP_PREFETCH, /* a managed-memory migration: takes time, moves no bytes */
+                   SIM_OP_VALUE     /* a stream memory operation's write (streammem.c) */ };
 
 /* A strided copy (1-D copies have height = depth = 1). */
 struct sim_copy {

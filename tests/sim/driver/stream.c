@@ -173,6 +173,7 @@ static const char *op_kind_name(enum sim_op_kind k)
   case SIM_OP_MEMCPY: return "memcpy";
   case SIM_OP_MEMSET: return "memset";
   case SIM_OP_PREFETCH: return "prefetch";
+  case SIM_OP_VALUE: return "value";
   default: return "event";
   }
 }

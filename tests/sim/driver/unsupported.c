@@ -315,10 +315,6 @@
   X(cuSignalExternalSemaphoresAsync_ptsz) \
   X(cuStreamAttachMemAsync) \
   X(cuStreamAttachMemAsync_ptsz) \
-  X(cuStreamBatchMemOp) \
-  X(cuStreamBatchMemOp_ptsz) \
-  X(cuStreamBatchMemOp_v2) \
-  X(cuStreamBatchMemOp_v2_ptsz) \
   X(cuStreamBeginCaptureToGraph) \
   X(cuStreamBeginCaptureToGraph_ptsz) \
   X(cuStreamCopyAttributes) \
@@ -332,22 +328,6 @@
   X(cuStreamUpdateCaptureDependencies_ptsz) \
   X(cuStreamUpdateCaptureDependencies_v2) \
   X(cuStreamUpdateCaptureDependencies_v2_ptsz) \
-  X(cuStreamWaitValue32) \
-  X(cuStreamWaitValue32_ptsz) \
-  X(cuStreamWaitValue32_v2) \
-  X(cuStreamWaitValue32_v2_ptsz) \
-  X(cuStreamWaitValue64) \
-  X(cuStreamWaitValue64_ptsz) \
-  X(cuStreamWaitValue64_v2) \
-  X(cuStreamWaitValue64_v2_ptsz) \
-  X(cuStreamWriteValue32) \
-  X(cuStreamWriteValue32_ptsz) \
-  X(cuStreamWriteValue32_v2) \
-  X(cuStreamWriteValue32_v2_ptsz) \
-  X(cuStreamWriteValue64) \
-  X(cuStreamWriteValue64_ptsz) \
-  X(cuStreamWriteValue64_v2) \
-  X(cuStreamWriteValue64_v2_ptsz) \
   X(cuSurfObjectCreate) \
   X(cuSurfObjectDestroy) \
   X(cuSurfObjectGetResourceDesc) \
