@@ -50,16 +50,21 @@ static uint64_t location_value(CUmemLocation loc) {
   return loc.type == CU_MEM_LOCATION_TYPE_DEVICE && loc.id >= 0 ? 1 + (uint64_t)loc.id : 0;
 }
 
+/* A single prefetch: returns before it is done, so its return bounds its start
+ * (preload/hooks/call.c), as for an asynchronous pinned copy. */
+#define PREFETCH_BODY(id, ptsz, realp, ra, type, stream, CALL, DETAIL) \
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, CT_GPU_MEMCPY, CALL, c.returns_early = 1, DETAIL)
+
 CTPD_INLINE CUresult prefetch_v1_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                       CUdeviceptr p, size_t n, CUdevice dev, CUstream s) {
-  BATCH_BODY(id, ptsz, realp, ra, prefetch_v1_fn, s, real(p, n, dev, s),
-             ctph_emit_prefetch(c.corr, n, 0, dev >= 0 ? 1 + (uint64_t)dev : 0));
+  PREFETCH_BODY(id, ptsz, realp, ra, prefetch_v1_fn, s, real(p, n, dev, s),
+                ctph_emit_prefetch(c.corr, n, 0, dev >= 0 ? 1 + (uint64_t)dev : 0));
 }
 CTPD_INLINE CUresult prefetch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                    CUdeviceptr p, size_t n, CUmemLocation loc, unsigned flags,
                                    CUstream s) {
-  BATCH_BODY(id, ptsz, realp, ra, prefetch_fn, s, real(p, n, loc, flags, s),
-             ctph_emit_prefetch(c.corr, n, 0, location_value(loc)));
+  PREFETCH_BODY(id, ptsz, realp, ra, prefetch_fn, s, real(p, n, loc, flags, s),
+                ctph_emit_prefetch(c.corr, n, 0, location_value(loc)));
 }
 CTPD_INLINE CUresult prefetch_batch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                          CUdeviceptr *ptrs, size_t *sizes, size_t count,

@@ -348,9 +348,10 @@ static inline int ctph_copy_direction(int src_mem, int dst_mem) {
   return src_dev ? (dst_dev ? CT_MEMOP_D2D : CT_MEMOP_D2H) : (dst_dev ? CT_MEMOP_H2D : CT_MEMOP_H2H);
 }
 
-/* The body of every runtime copy, set and prefetch wrapper (memops*.c): forward,
- * and when tracing, a span (gpu_type timed on stream) + DETAIL (c.corr, r). */
-#define CTPH_MEMOP_BODY(sym, ptsz, stream, gpu_type, call_args, DETAIL)                \
+/* The body of the runtime's set, batch-copy and prefetch wrappers (memops*.c):
+ * forward, and when tracing, a span (gpu_type timed on stream), AFTER once the real
+ * call returned (r, c.timing known; before the span closes), DETAIL (c.corr, r). */
+#define CTPH_MEMOP_BODY_AFTER(sym, ptsz, stream, gpu_type, call_args, AFTER, DETAIL)   \
   __typeof__(&sym) real = CTPH_REAL(sym);                                              \
   if (!real)                                                                           \
     return cudaErrorSharedObjectSymbolNotFound;                                        \
@@ -359,8 +360,15 @@ static inline int ctph_copy_direction(int src_mem, int dst_mem) {
   ctph_call c;                                                                         \
   ctph_call_begin(&c, CTPH_ID_##sym, ptsz, gpu_type, (CUstream)(stream), 0);           \
   cudaError_t r = real call_args;                                                      \
+  if (c.traced) {                                                                      \
+    AFTER;                                                                             \
+  }                                                                                    \
   CTPH_FINISH(c, r, DETAIL);                                                           \
   return r
+
+/* CTPH_MEMOP_BODY_AFTER with nothing after the call. */
+#define CTPH_MEMOP_BODY(sym, ptsz, stream, gpu_type, call_args, DETAIL) \
+  CTPH_MEMOP_BODY_AFTER(sym, ptsz, stream, gpu_type, call_args, (void)0, DETAIL)
 
 /* ------------------------------------------------------ memops_batch.c */
 

@@ -7,7 +7,9 @@
  * One call is one MEMOP record and, when outermost, one GPU record (CT_GPU_MEMCPY)
  * timed on its stream from before its first operation to after its last: a batch's
  * copies run in no defined order, so the call is what the stream does; `count` says
- * how many copies or ranges it held and `bytes` their total.
+ * how many copies or ranges it held and `bytes` their total. A single prefetch's
+ * return bounds its start (it returns before it is done); a batch's does not: its
+ * first operations may start while the call still submits the rest.
  */
 #include "hooks_internal.h"
 
@@ -92,9 +94,12 @@ CTP_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *
   COPY_BATCH(cudaMemcpyBatchAsync_ptsz, 1);
 }
 
+/* A single prefetch returns before it is done (asynchronous to the host), so its
+ * return bounds its start (call.c), as for an asynchronous pinned copy. */
 #define PREFETCH(sym, ptsz)                                                                 \
-  CTPH_MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY, (ptr, count, location, flags, stream),   \
-                  ctph_emit_prefetch(c.corr, count, 0, location_value(location)))
+  CTPH_MEMOP_BODY_AFTER(sym, ptsz, stream, CT_GPU_MEMCPY, (ptr, count, location, flags, stream), \
+                        c.returns_early = 1,                                                \
+                        ctph_emit_prefetch(c.corr, count, 0, location_value(location)))
 
 /** cudaMemPrefetchAsync, traced. */
 CTP_EXPORT cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t count,
