@@ -1,6 +1,7 @@
 /*
  * Driver copies and sets with a shape or a peer: cuMemcpy2D / cuMemcpy2DUnaligned /
  * cuMemcpy3D (_v2, sync and Async, with _ptds / _ptsz), cuMemcpyPeer(Async),
+ * cuMemcpy3DPeer(Async) (a CT_MEMOP_P2P of WidthInBytes x Height x Depth),
  * cuMemsetD16 and the 2D sets cuMemsetD2D8 / D2D16 / D2D32 (sync and Async).
  * Recorded like wrap_memory.c's: API record (CT_API_DRIVER), MEMOP record and,
  * when outermost or inside a library call, a GPU record timed on the stream.
@@ -17,6 +18,8 @@ typedef CUresult (*copy2d_fn)(const CUDA_MEMCPY2D *);
 typedef CUresult (*copy2d_async_fn)(const CUDA_MEMCPY2D *, CUstream);
 typedef CUresult (*copy3d_fn)(const CUDA_MEMCPY3D *);
 typedef CUresult (*copy3d_async_fn)(const CUDA_MEMCPY3D *, CUstream);
+typedef CUresult (*peer3d_fn)(const CUDA_MEMCPY3D_PEER *);
+typedef CUresult (*peer3d_async_fn)(const CUDA_MEMCPY3D_PEER *, CUstream);
 typedef CUresult (*peer_fn)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t);
 typedef CUresult (*peer_async_fn)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t,
                                   CUstream);
@@ -84,6 +87,18 @@ CTPD_INLINE CUresult peer_async_body(enum ctph_id id, int ptsz, void *realp, con
   CTPD_COPY_BODY(id, ptsz, realp, ra, peer_async_fn, s, real(dst, dctx, src, sctx, n, s), 1, n,
                  CT_MEMOP_P2P, CT_MEM_DEVICE, CT_MEM_DEVICE, 1);
 }
+CTPD_INLINE CUresult peer3d_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                 const CUDA_MEMCPY3D_PEER *p) {
+  CTPD_COPY_BODY(id, ptsz, realp, ra, peer3d_fn, (CUstream)0, real(p), p,
+                 (uint64_t)p->WidthInBytes * p->Height * p->Depth, CT_MEMOP_P2P, SRC_SIDE(p),
+                 DST_SIDE(p), 0);
+}
+CTPD_INLINE CUresult peer3d_async_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                       const CUDA_MEMCPY3D_PEER *p, CUstream s) {
+  CTPD_COPY_BODY(id, ptsz, realp, ra, peer3d_async_fn, s, real(p, s), p,
+                 (uint64_t)p->WidthInBytes * p->Height * p->Depth, CT_MEMOP_P2P, SRC_SIDE(p),
+                 DST_SIDE(p), 1);
+}
 CTPD_INLINE CUresult set16_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                 CUdeviceptr dst, unsigned short v, size_t n) {
   MEM_BODY(id, ptsz, realp, ra, set16_fn, (CUstream)0, CT_GPU_MEMSET, real(dst, v, n),
@@ -135,6 +150,13 @@ CTPD_DEFINE(cuMemcpyPeer, 0, peer_body, PPEER, (d, dc, s, sc, n))
 CTPD_DEFINE(cuMemcpyPeer_ptds, 1, peer_body, PPEER, (d, dc, s, sc, n))
 CTPD_DEFINE(cuMemcpyPeerAsync, 0, peer_async_body, PPEER_A, (d, dc, s, sc, n, st))
 CTPD_DEFINE(cuMemcpyPeerAsync_ptsz, 1, peer_async_body, PPEER_A, (d, dc, s, sc, n, st))
+
+CTPD_DEFINE(cuMemcpy3DPeer, 0, peer3d_body, (const CUDA_MEMCPY3D_PEER *p), (p))
+CTPD_DEFINE(cuMemcpy3DPeer_ptds, 1, peer3d_body, (const CUDA_MEMCPY3D_PEER *p), (p))
+CTPD_DEFINE(cuMemcpy3DPeerAsync, 0, peer3d_async_body, (const CUDA_MEMCPY3D_PEER *p, CUstream s),
+            (p, s))
+CTPD_DEFINE(cuMemcpy3DPeerAsync_ptsz, 1, peer3d_async_body,
+            (const CUDA_MEMCPY3D_PEER *p, CUstream s), (p, s))
 
 CTPD_DEFINE(cuMemsetD16_v2, 0, set16_body, (CUdeviceptr d, unsigned short v, size_t n), (d, v, n))
 CTPD_DEFINE(cuMemsetD16_v2_ptds, 1, set16_body, (CUdeviceptr d, unsigned short v, size_t n),

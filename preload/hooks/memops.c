@@ -17,6 +17,8 @@ PT_DECL(cudaMemcpy2D_ptds, cudaMemcpy2D)
 PT_DECL(cudaMemcpy2DAsync_ptsz, cudaMemcpy2DAsync)
 PT_DECL(cudaMemcpy3D_ptds, cudaMemcpy3D)
 PT_DECL(cudaMemcpy3DAsync_ptsz, cudaMemcpy3DAsync)
+PT_DECL(cudaMemcpy3DPeer_ptds, cudaMemcpy3DPeer)
+PT_DECL(cudaMemcpy3DPeerAsync_ptsz, cudaMemcpy3DPeerAsync)
 PT_DECL(cudaMemcpyToSymbol_ptds, cudaMemcpyToSymbol)
 PT_DECL(cudaMemcpyFromSymbol_ptds, cudaMemcpyFromSymbol)
 PT_DECL(cudaMemcpyToSymbolAsync_ptsz, cudaMemcpyToSymbolAsync)
@@ -207,6 +209,35 @@ CTP_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void
                                            int src_device, size_t count, cudaStream_t stream) {
   COPY_BODY(cudaMemcpyPeerAsync, 0, stream, (dst, dst_device, src, src_device, count, stream),
             count, -1, src, dst, 1, SYM_NONE);
+}
+
+/* cudaMemcpy3DPeer and cudaMemcpy3DPeerAsync: a peer copy of the extent (as for
+ * cudaMemcpy3D: in elements when an array is involved). */
+#define PEER3D_BYTES(p) ((p) ? (uint64_t)(p)->extent.width * (p)->extent.height * (p)->extent.depth : 0)
+#define COPY3D_PEER(sym, ptsz, async, stream, ...)                                     \
+  COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), PEER3D_BYTES(p), -1, p ? p->srcPtr.ptr : NULL, \
+            p ? p->dstPtr.ptr : NULL, async, SYM_NONE)
+
+/** cudaMemcpy3DPeer, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p) {
+  COPY3D_PEER(cudaMemcpy3DPeer, 0, 0, 0, p);
+}
+
+/** cudaMemcpy3DPeer_ptds, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *p) {
+  COPY3D_PEER(cudaMemcpy3DPeer_ptds, 1, 0, 0, p);
+}
+
+/** cudaMemcpy3DPeerAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p,
+                                             cudaStream_t stream) {
+  COPY3D_PEER(cudaMemcpy3DPeerAsync, 0, 1, stream, p, stream);
+}
+
+/** cudaMemcpy3DPeerAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *p,
+                                                  cudaStream_t stream) {
+  COPY3D_PEER(cudaMemcpy3DPeerAsync_ptsz, 1, 1, stream, p, stream);
 }
 
 /* Copies to and from device symbols. */

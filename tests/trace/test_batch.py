@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Batch copies and managed-memory prefetches, end to end on the simulated GPU
-(programs/batch.cu: six planted calls on one non-blocking stream, listed there).
+"""Batch copies, managed-memory prefetches and 3-D peer copies, end to end on the simulated
+GPU (programs/batch.cu: eight planted calls on one non-blocking stream, listed there).
 
 Built twice: with the simulated libcudart.so (the runtime's calls are the spans, the
 driver calls they make only forward) and with the simulated runtime linked in
 statically (only the driver-level hooks see its calls: cuMemcpyBatchAsync_v2,
 cuMemPrefetchAsync_v2, cuMemPrefetchBatchAsync, as cuGetProcAddress gives them at
-13000). Both builds also call the driver's older ABIs themselves (cuMemcpyBatchAsync
-at 12080, cuMemPrefetchAsync at 8000). Asserted exactly, for each call: one outermost
+13000; cudaMemcpy3DPeerAsync's cuMemcpy3DPeerAsync). Both builds also call the
+driver's older ABIs themselves (cuMemcpyBatchAsync at 12080, cuMemPrefetchAsync at
+8000) and cuMemcpy3DPeerAsync. Asserted exactly, for each call: one outermost
 API record of its entry point (DRIVER flag at the driver level), one MEMOP record
 (bytes, kind, memory types, count, destination, async) and one GPU memcpy record on
 the same stream, which covers the simulator's operations of that call (truth log: one
@@ -36,7 +37,7 @@ require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_p
 tmp = tempfile.mkdtemp(prefix="cutrace-batch-")
 API_DRIVER = 0x10
 KB, MB = 1024, 1024 * 1024
-H2D, D2H, D2D, PREFETCH, MIXED = 1, 2, 3, 7, 8
+H2D, D2H, D2D, P2P, PREFETCH, MIXED = 1, 2, 3, 6, 7, 8
 UNKNOWN, DEVICE, PINNED, MANAGED = 0, 1, 2, 4
 EDGE_NS = 200000  # clock conversion and a loaded machine (as test_workloads' worst case)
 
@@ -50,10 +51,13 @@ PLANTED = [
      2, 0, 2),
     ("cuMemcpyBatchAsync", "cuMemcpyBatchAsync", 256 * KB, D2D, DEVICE, DEVICE, 2, 0, 2),
     ("cuMemPrefetchAsync", "cuMemPrefetchAsync", 2 * MB, PREFETCH, MANAGED, MANAGED, 0, 1, 1),
+    ("cudaMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", 128 * KB, P2P, DEVICE, DEVICE, 0, 0, 1),
+    ("cuMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", 128 * KB, P2P, DEVICE, DEVICE, 0, 0, 1),
 ]
 ENTRY_POINTS = {"cudaMemcpyBatchAsync", "cudaMemPrefetchAsync", "cudaMemPrefetchBatchAsync",
                 "cuMemcpyBatchAsync", "cuMemcpyBatchAsync_v2", "cuMemPrefetchAsync",
-                "cuMemPrefetchAsync_v2", "cuMemPrefetchBatchAsync"}
+                "cuMemPrefetchAsync_v2", "cuMemPrefetchBatchAsync", "cudaMemcpy3DPeerAsync",
+                "cuMemcpy3DPeerAsync"}
 
 
 def run(label, program):

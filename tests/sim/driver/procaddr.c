@@ -28,6 +28,8 @@ CUresult cuMemcpy2DUnaligned_v2_ptds();
 CUresult cuMemcpy2D_v2_ptds();
 CUresult cuMemcpy3DAsync_v2_ptsz();
 CUresult cuMemcpy3D_v2_ptds();
+CUresult cuMemcpy3DPeer_ptds();
+CUresult cuMemcpy3DPeerAsync_ptsz();
 CUresult cuMemcpyAsync_ptsz();
 CUresult cuMemcpyDtoDAsync_v2_ptsz();
 CUresult cuMemcpyDtoD_v2_ptds();
@@ -240,6 +242,10 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuMemcpyPeer", 7000, 2, cuMemcpyPeer_ptds) \
   X("cuMemcpyPeerAsync", 4000, 0, cuMemcpyPeerAsync) \
   X("cuMemcpyPeerAsync", 7000, 2, cuMemcpyPeerAsync_ptsz) \
+  X("cuMemcpy3DPeer", 4000, 0, cuMemcpy3DPeer) \
+  X("cuMemcpy3DPeer", 7000, 2, cuMemcpy3DPeer_ptds) \
+  X("cuMemcpy3DPeerAsync", 4000, 0, cuMemcpy3DPeerAsync) \
+  X("cuMemcpy3DPeerAsync", 7000, 2, cuMemcpy3DPeerAsync_ptsz) \
   X("cuMemcpyBatchAsync", 12080, 0, cuMemcpyBatchAsync) \
   X("cuMemcpyBatchAsync", 12080, 2, cuMemcpyBatchAsync_ptsz) \
   X("cuMemcpyBatchAsync", 13000, 0, cuMemcpyBatchAsync_v2) \

@@ -249,10 +249,6 @@
   X(cuMemcpy3DBatchAsync_ptsz) \
   X(cuMemcpy3DBatchAsync_v2) \
   X(cuMemcpy3DBatchAsync_v2_ptsz) \
-  X(cuMemcpy3DPeer) \
-  X(cuMemcpy3DPeerAsync) \
-  X(cuMemcpy3DPeerAsync_ptsz) \
-  X(cuMemcpy3DPeer_ptds) \
   X(cuMemcpyAtoA) \
   X(cuMemcpyAtoA_v2) \
   X(cuMemcpyAtoA_v2_ptds) \

@@ -35,6 +35,9 @@ cudaError_t rt_kernel_function(const void *func, CUfunction *out);
  * returns its device address and size. */
 cudaError_t rt_symbol_address(const void *symbol, CUdeviceptr *address, size_t *size);
 
+/* The primary context of `device` (retained), for peer copies; records the error. */
+cudaError_t rt_peer_context(int device, CUcontext *ctx);
+
 /* Returns the per-call function pointer: the _ptsz/_ptds driver variant when
  * `per_thread` is set and the driver has one. */
 #define RT_PICK(per_thread, member) \

@@ -385,7 +385,7 @@ SIM_EXPORT cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p,
   return memcpy_3d(p, stream, 1, 1);
 }
 
-static cudaError_t peer_context(int device, CUcontext *ctx)
+cudaError_t rt_peer_context(int device, CUcontext *ctx)
 {
   CUdevice dev;
   if (simdrv.DeviceGet(&dev, device) != CUDA_SUCCESS)
@@ -398,9 +398,9 @@ static cudaError_t memcpy_peer(void *dst, int dst_dev, const void *src, int src_
 {
   RT_ENTER();
   CUcontext dctx, sctx;
-  cudaError_t e = peer_context(dst_dev, &dctx);
+  cudaError_t e = rt_peer_context(dst_dev, &dctx);
   if (e == cudaSuccess)
-    e = peer_context(src_dev, &sctx);
+    e = rt_peer_context(src_dev, &sctx);
   if (e != cudaSuccess)
     return e;
   CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, s = (CUdeviceptr)(uintptr_t)src;

@@ -68,6 +68,10 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(Memcpy3D_pt, "cuMemcpy3D", PFN_cuMemcpy3D_v7000_ptds, SIMDRV_PTDS) \
   X(Memcpy3DAsync, "cuMemcpy3DAsync", PFN_cuMemcpy3DAsync_v3020, 0) \
   X(Memcpy3DAsync_pt, "cuMemcpy3DAsync", PFN_cuMemcpy3DAsync_v7000_ptsz, SIMDRV_PTDS) \
+  X(Memcpy3DPeer, "cuMemcpy3DPeer", PFN_cuMemcpy3DPeer_v4000, 0) \
+  X(Memcpy3DPeer_pt, "cuMemcpy3DPeer", PFN_cuMemcpy3DPeer_v7000_ptds, SIMDRV_PTDS) \
+  X(Memcpy3DPeerAsync, "cuMemcpy3DPeerAsync", PFN_cuMemcpy3DPeerAsync_v4000, 0) \
+  X(Memcpy3DPeerAsync_pt, "cuMemcpy3DPeerAsync", PFN_cuMemcpy3DPeerAsync_v7000_ptsz, SIMDRV_PTDS) \
   X(MemcpyPeer, "cuMemcpyPeer", PFN_cuMemcpyPeer_v4000, 0) \
   X(MemcpyPeer_pt, "cuMemcpyPeer", PFN_cuMemcpyPeer_v7000_ptds, SIMDRV_PTDS) \
   X(MemcpyPeerAsync, "cuMemcpyPeerAsync", PFN_cuMemcpyPeerAsync_v4000, 0) \

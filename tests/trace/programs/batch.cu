@@ -11,11 +11,14 @@
  *   4 cudaMemPrefetchBatchAsync: 1 MiB + 2 MiB of managed memory to the host
  *   5 cuMemcpyBatchAsync (12.8 ABI): 2 DtoD copies of 128 KiB
  *   6 cuMemPrefetchAsync (8.0 ABI): 2 MiB of managed memory to device 0
+ *   7 cudaMemcpy3DPeerAsync: device 0 to device 0, 4096 B x 16 rows x 2 slices
+ *   8 cuMemcpy3DPeerAsync (from cuGetProcAddress_v2 at 4000): the same shape again
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #undef cuMemcpyBatchAsync
@@ -49,7 +52,33 @@ static void *driver_proc(const char *name, int version) {
   return fn;
 }
 
-int main() {
+/* `batch loop N K` (bench/callgrind_launch.py): N cudaMemcpyBatchAsync calls of K
+ * device-to-device copies of 256 B each on one stream, then one synchronise. */
+static int loop(int n, int k) {
+  cudaStream_t s;
+  unsigned char *dev;
+  if (k < 1 || k > 1024 || cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess ||
+      cudaMalloc((void **)&dev, 2 * 1024 * 256) != cudaSuccess)
+    return 1;
+  static void *dsts[1024];
+  static const void *srcs[1024];
+  static size_t sizes[1024];
+  for (int i = 0; i < k; i++) {
+    dsts[i] = dev + (1024 + i) * 256;
+    srcs[i] = dev + i * 256;
+    sizes[i] = 256;
+  }
+  cudaMemcpyAttributes attr;
+  memset(&attr, 0, sizeof attr);
+  attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  size_t idx0 = 0;
+  for (int i = 0; i < n; i++)
+    if (cudaMemcpyBatchAsync(dsts, srcs, sizes, k, &attr, &idx0, 1, s) != cudaSuccess) return 1;
+  return cudaStreamSynchronize(s) == cudaSuccess ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 4 && !strcmp(argv[1], "loop")) return loop(atoi(argv[2]), atoi(argv[3]));
   cudaStream_t s;
   unsigned char *host, *back, *dev, *managed;
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
@@ -107,11 +136,44 @@ int main() {
     fprintf(stderr, "batch: cuMemPrefetchAsync failed\n");
     failed = 1;
   }
+  /* 7, 8: 3-D copies between (here the same) devices: dev -> dev + 2 MiB -> dev + 2 MiB + 128 KiB */
+  cudaMemcpy3DPeerParms peer;
+  memset(&peer, 0, sizeof peer);
+  peer.srcPtr = make_cudaPitchedPtr(dev, 4096, 4096, 16);
+  peer.dstPtr = make_cudaPitchedPtr(dev + 2 * MB, 4096, 4096, 16);
+  peer.extent = make_cudaExtent(4096, 16, 2);
+  check(cudaMemcpy3DPeerAsync(&peer, s), "3-D peer copy");
+  typedef CUresult (*peer3d_fn)(const CUDA_MEMCPY3D_PEER *, CUstream);
+  peer3d_fn peer3d = (peer3d_fn)driver_proc("cuMemcpy3DPeerAsync", 4000);
+  typedef CUresult (*ctx_get_fn)(CUcontext *);
+  ctx_get_fn ctx_get = (ctx_get_fn)driver_proc("cuCtxGetCurrent", 4000);
+  CUcontext ctx;
+  CUDA_MEMCPY3D_PEER dp;
+  memset(&dp, 0, sizeof dp);
+  dp.srcMemoryType = dp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  dp.srcDevice = d + 2 * MB;
+  dp.dstDevice = d + 2 * MB + 128 * KB;
+  dp.srcPitch = dp.dstPitch = 4096;
+  dp.srcHeight = dp.dstHeight = 16;
+  dp.WidthInBytes = 4096;
+  dp.Height = 16;
+  dp.Depth = 2;
+  if (!peer3d || !ctx_get || ctx_get(&ctx) != CUDA_SUCCESS) {
+    fprintf(stderr, "batch: cuMemcpy3DPeerAsync not found\n");
+    return 1;
+  }
+  dp.srcContext = dp.dstContext = ctx;
+  if (peer3d(&dp, (CUstream)s) != CUDA_SUCCESS) {
+    fprintf(stderr, "batch: cuMemcpy3DPeerAsync failed\n");
+    failed = 1;
+  }
   check(cudaStreamSynchronize(s), "sync");
   /* every byte where it belongs */
   if (memcmp(back, host + MB, 64 * KB) != 0) failed = 1;
   check(cudaMemcpy(back, dev + 3 * MB + 512 * KB, 256 * KB, cudaMemcpyDeviceToHost), "read back");
   if (memcmp(back, host, 256 * KB) != 0) failed = 1;
+  check(cudaMemcpy(back, dev + 2 * MB + 128 * KB, 128 * KB, cudaMemcpyDeviceToHost), "read back 3-D");
+  if (memcmp(back, host, 128 * KB) != 0) failed = 1;
   if (failed) {
     fprintf(stderr, "batch: bytes differ or a call failed\n");
     return 1;

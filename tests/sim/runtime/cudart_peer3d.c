@@ -1,0 +1,71 @@
+/* 3-D copies between devices of the simulated libcudart: cudaMemcpy3DPeer and
+ * cudaMemcpy3DPeerAsync (+_ptds/_ptsz), one cuMemcpy3DPeer(Async) each, with the two
+ * devices' primary contexts, as the real runtime does. Pitched linear memory only
+ * (arrays: cudaErrorNotSupported, as for cudaMemcpy3D here). */
+#include "cudart_internal.h"
+
+#include <string.h>
+
+static cudaError_t memcpy_3d_peer(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream, int async,
+                                  int pt)
+{
+  if (!p)
+    return rt_fail(cudaErrorInvalidValue);
+  if (p->srcArray || p->dstArray)
+    return rt_fail(cudaErrorNotSupported);
+  RT_ENTER();
+  CUDA_MEMCPY3D_PEER c;
+  memset(&c, 0, sizeof c);
+  cudaError_t e = rt_peer_context(p->srcDevice, &c.srcContext);
+  if (e == cudaSuccess)
+    e = rt_peer_context(p->dstDevice, &c.dstContext);
+  if (e != cudaSuccess)
+    return e;
+  c.srcXInBytes = p->srcPos.x;
+  c.srcY = p->srcPos.y;
+  c.srcZ = p->srcPos.z;
+  c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+  c.srcDevice = (CUdeviceptr)(uintptr_t)p->srcPtr.ptr;
+  c.srcPitch = p->srcPtr.pitch;
+  c.srcHeight = p->srcPtr.ysize;
+  c.dstXInBytes = p->dstPos.x;
+  c.dstY = p->dstPos.y;
+  c.dstZ = p->dstPos.z;
+  c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  c.dstDevice = (CUdeviceptr)(uintptr_t)p->dstPtr.ptr;
+  c.dstPitch = p->dstPtr.pitch;
+  c.dstHeight = p->dstPtr.ysize;
+  c.WidthInBytes = p->extent.width;
+  c.Height = p->extent.height;
+  c.Depth = p->extent.depth;
+  if (async) {
+    RT_NEED(RT_PICK(pt, Memcpy3DPeerAsync));
+    return rt_check(RT_PICK(pt, Memcpy3DPeerAsync)(&c, stream));
+  }
+  RT_NEED(RT_PICK(pt, Memcpy3DPeer));
+  return rt_check(RT_PICK(pt, Memcpy3DPeer)(&c));
+}
+
+/** Synchronous 3-D copy between devices. */
+SIM_EXPORT cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
+{
+  return memcpy_3d_peer(p, 0, 0, 0);
+}
+
+/** Synchronous 3-D copy between devices (per-thread default stream). */
+SIM_EXPORT cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *p)
+{
+  return memcpy_3d_peer(p, 0, 0, 1);
+}
+
+/** Stream-ordered 3-D copy between devices. */
+SIM_EXPORT cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
+{
+  return memcpy_3d_peer(p, stream, 1, 0);
+}
+
+/** Stream-ordered 3-D copy between devices (per-thread default stream). */
+SIM_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
+{
+  return memcpy_3d_peer(p, stream, 1, 1);
+}
