@@ -35,7 +35,8 @@ from rawdump import raw_records  # noqa: E402
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
 tmp = tempfile.mkdtemp(prefix="cutrace-batch-")
-API_DRIVER = 0x10
+API_CAPTURED, API_DRIVER = 0x2, 0x10
+CAPTURE_UNSUPPORTED = (900, 900)  # cudaErrorStreamCaptureUnsupported, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
 KB, MB = 1024, 1024 * 1024
 H2D, D2H, D2D, P2P, PREFETCH, MIXED = 1, 2, 3, 6, 7, 8
 UNKNOWN, DEVICE, PINNED, MANAGED = 0, 1, 2, 4
@@ -60,6 +61,30 @@ ENTRY_POINTS = {"cudaMemcpyBatchAsync", "cudaMemPrefetchAsync", "cudaMemPrefetch
                 "cuMemcpy3DPeerAsync"}
 
 
+def memops_of(recs):
+    return {r["corr"]: r for r in recs if r["kind"] == "memop"}
+
+
+def check_captured(label, calls, names, memops, gpu_corrs, static):
+    """Calls 9 and 10, on the capturing stream: the batch recorded with CT_API_CAPTURED,
+    its MEMOP and no GPU record; the refused prefetch with its error, no GPU record."""
+    want = ["cuMemcpyBatchAsync_v2", "cuMemPrefetchAsync_v2"] if static else \
+        ["cudaMemcpyBatchAsync", "cudaMemPrefetchAsync"]
+    got = [names.get(c["name"]) for c in calls]
+    if not check(got == want, f"{label}: calls in the capture {got}, want {want}"):
+        return
+    batch, prefetch = calls
+    check(batch["result"] == 0 and batch["flags"] & API_CAPTURED and batch["corr"] not in gpu_corrs,
+          f"{label}: captured batch: result {batch['result']}, flags {batch['flags']:#x}, "
+          f"GPU record {batch['corr'] in gpu_corrs}")
+    m = memops.get(batch["corr"], {})
+    check((m.get("bytes"), m.get("field_kind"), m.get("count")) == (8 * KB, D2D, 2),
+          f"{label}: captured batch's MEMOP {m}")
+    check(prefetch["result"] == CAPTURE_UNSUPPORTED[static] and prefetch["corr"] not in gpu_corrs,
+          f"{label}: refused prefetch: result {prefetch['result']}, GPU record "
+          f"{prefetch['corr'] in gpu_corrs}")
+
+
 def run(label, program):
     data = os.path.join(tmp, label)
     truth_path = os.path.join(tmp, label + ".truth")
@@ -75,12 +100,15 @@ def run(label, program):
     recs, names = raw_records(cutrace, path)
     static = label == "static"
     apis = [r for r in recs if r["kind"] == "api" and names.get(r["name"]) in ENTRY_POINTS]
+    apis.sort(key=lambda a: a["begin_ns"])
+    captured, apis = apis[len(PLANTED):], apis[:len(PLANTED)]
+    check_captured(label, captured, names, memops_of(recs), {r["corr"] for r in recs if r["kind"] == "gpu"},
+                   static)
     memops = {r["corr"]: r for r in recs if r["kind"] == "memop"}
     gpus = {r["corr"]: r for r in recs if r["kind"] == "gpu"}
     check(len(apis) == len(PLANTED),
           f"{label}: {len(apis)} calls of the batch entry points, planted {len(PLANTED)}: "
           f"{[names.get(a['name']) for a in apis]}")
-    apis.sort(key=lambda a: a["begin_ns"])
     stream_ops = [t for t in truth if t["kind"] in ("memcpy", "prefetch") and t["stream"] != "0x0"]
     check(len(stream_ops) == sum(p[8] for p in PLANTED),
           f"{label}: the simulator ran {len(stream_ops)} operations on the stream")

@@ -13,6 +13,10 @@
  *   6 cuMemPrefetchAsync (8.0 ABI): 2 MiB of managed memory to device 0
  *   7 cudaMemcpy3DPeerAsync: device 0 to device 0, 4096 B x 16 rows x 2 slices
  *   8 cuMemcpy3DPeerAsync (from cuGetProcAddress_v2 at 4000): the same shape again
+ * then, on a second stream being captured into a graph (never launched):
+ *   9 cudaMemcpyBatchAsync: 2 DtoD copies of 4 KiB (captured: no GPU record)
+ *  10 cudaMemPrefetchAsync: refused by the simulator inside a capture
+ *     (cudaErrorStreamCaptureUnsupported, the capture invalidated)
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -168,6 +172,24 @@ int main(int argc, char **argv) {
     failed = 1;
   }
   check(cudaStreamSynchronize(s), "sync");
+  /* 9, 10: inside a capture */
+  cudaStream_t cs;
+  cudaGraph_t graph = NULL;
+  check(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), "capture stream");
+  check(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal), "begin capture");
+  void *dsts9[2] = {dev + 3 * MB + 768 * KB, dev + 3 * MB + 772 * KB};
+  const void *srcs9[2] = {dev, dev + 4 * KB};
+  size_t sizes9[2] = {4 * KB, 4 * KB};
+  check(cudaMemcpyBatchAsync(dsts9, srcs9, sizes9, 2, &attr, &idx0, 1, cs), "captured batch");
+  if (cudaMemPrefetchAsync(managed, MB, to_dev, 0, cs) != cudaErrorStreamCaptureUnsupported) {
+    fprintf(stderr, "batch: a prefetch inside a capture was not refused\n");
+    failed = 1;
+  }
+  if (cudaStreamEndCapture(cs, &graph) != cudaErrorStreamCaptureInvalidated) {
+    fprintf(stderr, "batch: the refused prefetch did not invalidate the capture\n");
+    failed = 1;
+  }
+  cudaGetLastError();
   /* every byte where it belongs */
   if (memcmp(back, host + MB, 64 * KB) != 0) failed = 1;
   check(cudaMemcpy(back, dev + 3 * MB + 512 * KB, 256 * KB, cudaMemcpyDeviceToHost), "read back");
