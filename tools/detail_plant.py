@@ -4,7 +4,9 @@ thread's buffer between the two records while the thread is preempted: 30 ms of
 another thread's records (past the reader's first 20 ms reorder window) come between
 them. split_file(path, detail_first) writes the detail before its API record (as the
 preload does since 2026-12-03: CTPH_FINISH) or after it (as before), for
-test_detail_order.py.
+test_detail_order.py. late_attr_file(path, late): thread 8's launches of a kernel come
+before the KERNEL_ATTR and OCCUPANCY records they name (written by thread 7, which
+launched it first and was preempted) and 40 ms of another thread's records, or after.
 
 pid 12, thread 10's calls, in this order, 40 ms apart:
   corr 1  cudaLaunchKernel of KERNEL, grid 4x2x1, block 128x1x1, timed
@@ -80,3 +82,39 @@ def split_file(path, detail_first, split_ns=None):
     w.add("end", records=0, end_ns=t)
     w.save(path)
     return calls
+
+
+ATTR_KERNEL = "_Z1kv"
+
+
+def late_attr_file(path, late):
+    """pid 7: 3 launches by thread 8 of ATTR_KERNEL (grid 264, block 128, 512 bytes of
+    dynamic shared memory, attr 1: 64 registers, 1 KiB static shared memory, 8 resident
+    blocks per SM on a 132-SM device of 2,048 threads per SM), with its KERNEL_ATTR and
+    OCCUPANCY records before them or (late) after 40 ms of thread 9's records."""
+    w = TraceWriter()
+    w.add("process", pid=7, ppid=1, start_ns=10**9, host=w.string("h"))
+    w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132,
+          max_threads_per_sm=2048, warp_size=32, regs_per_sm=65536, smem_per_sm=233472,
+          max_blocks_per_sm=32)
+    name = w.string(ATTR_KERNEL)
+
+    def attributes():
+        w.add("kernel_attr", id=1, name=name, regs=64, static_smem=1024)
+        w.add("occupancy", attr=1, device=0, block_threads=128, dyn_smem=512, blocks_per_sm=8)
+
+    if not late:
+        attributes()
+    for i in range(3):
+        t = 10**9 + (i + 1) * 100 * 1000
+        w.add("launch", corr=i + 1, kernel=name, grid_x=264, grid_y=1, grid_z=1, block_x=128,
+              block_y=1, block_z=1, shmem=512, attr=1)
+        w.add("api", tid=8, name=w.string("cudaLaunchKernel"), begin_ns=t, end_ns=t + 2000,
+              corr=i + 1, flags=TIMED)
+        w.add("gpu", corr=i + 1, start_ns=t + 5000, end_ns=t + 25000, type=GPU_KERNEL, name=name)
+    w.add("tracer", tid=9, what=w.string("unwinder"), begin_ns=10**9, end_ns=10**9 + 40 * 10**6,
+          amount=1)
+    if late:
+        attributes()
+    w.add("end", records=0, end_ns=10**9 + 50 * 10**6)
+    w.save(path)

@@ -27,7 +27,8 @@
  * (its thread descheduled between the call's end and its record, or a slow first
  * stack capture: 21 ms under load, with the window still at its first 20 ms). Once
  * the file has reported drops it is not waited for (a dropped call never comes), so
- * a trace with drops keeps the window's memory. The preload writes a call's detail
+ * a trace with drops keeps the window's memory. A kernel whose LAUNCH names a
+ * KERNEL_ATTR record not read yet waits the same way (awaits_join). The preload writes a call's detail
  * record before its API record (since 2026-12-03), so the detail is in the table
  * whenever the span is delivered, however far apart the two land; in older files it
  * comes right after: an API record releases nothing until the next event is added, so
@@ -170,6 +171,8 @@ typedef struct model {
   /* per string id: cached api category/layer (0 = not computed) */
   uint8_t *api_cache;
   size_t api_cache_n;
+  uint8_t *attrs_read;  /* per KERNEL_ATTR id: 1 once its record was read */
+  size_t attrs_read_n;
   int oom;
   /* the time filter (ct_model_options from/to) */
   ct_model_options opt;
@@ -438,18 +441,45 @@ static int pend_min(const model *m) {
   return best;
 }
 
-/* 1 when p is an activity that should not be released yet: its call is not in the
- * file so far, the file has reported no drops (which may have taken the call), and
- * less than JOIN_WAIT_NS of trace time has passed since its end. */
-static int awaits_call(const model *m, const pend *p) {
+/* The index in ct_call.d (the detail's fields after corr) of a LAUNCH record's attr. */
+#define LAUNCH_ATTR_AT (offsetof(struct ct_launch, attr) / sizeof(uint64_t) - 1)
+#define MAX_ATTR_ID (1u << 24) /* KERNEL_ATTR ids noted as read (larger ones: not waited for) */
+
+/* Notes that the KERNEL_ATTR record of id was read. */
+static void note_attr_read(model *m, uint64_t id) {
+  if (!id || id >= MAX_ATTR_ID) return;
+  if (id >= m->attrs_read_n) {
+    size_t n = m->attrs_read_n ? m->attrs_read_n : 256;
+    while (n <= id) n *= 2;
+    uint8_t *na = realloc(m->attrs_read, n);
+    if (!na) return; /* its launches then just do not wait for it */
+    memset(na + m->attrs_read_n, 0, n - m->attrs_read_n);
+    m->attrs_read = na;
+    m->attrs_read_n = n;
+  }
+  m->attrs_read[id] = 1;
+}
+
+/* 1 when p is an activity that should not be released yet: its call, or the KERNEL_ATTR
+ * record its LAUNCH names (format 1.6), is not in the file so far, the file has
+ * reported no drops (which may have taken it), and less than JOIN_WAIT_NS of trace time
+ * has passed since its end. The first thread to launch a function writes its
+ * KERNEL_ATTR record; another thread's launch of it can reach the file first (the
+ * writer drains threads' buffers one by one, the first thread may be preempted), and
+ * a consumer writing activities as delivered (dump --chrome) would write the kernel
+ * without its attributes. */
+static int awaits_join(const model *m, const pend *p) {
   if (p->kind != CT_KIND_GPU || !p->v[0] || m->st->dropped || p->key + JOIN_WAIT_NS < m->max_end)
     return 0;
   const ct_call *e = ct_calls_find(&m->calls, p->v[0]);
-  return e && !e->has_call;
+  if (!e) return 0;
+  if (!e->has_call) return 1;
+  uint64_t attr = e->detail == CT_DETAIL_LAUNCH ? e->d[LAUNCH_ATTR_AT] : 0;
+  return attr && attr < MAX_ATTR_ID && (attr >= m->attrs_read_n || !m->attrs_read[attr]);
 }
 
 /* Releases every pending event with key + window < newest end, except that an
- * activity waiting for its call (awaits_call) holds back itself and all after it
+ * activity waiting for its call or kernel attributes (awaits_join) holds back itself and all after it
  * (all when drain). */
 static void release(model *m, int drain) {
   for (;;) {
@@ -459,7 +489,7 @@ static void release(model *m, int drain) {
       return;
     }
     const pend *f = i == NRUNS ? &m->h.a[0] : run_front(&m->runs[i]);
-    if (!drain && (!(f->key + m->window < m->max_end) || awaits_call(m, f))) {
+    if (!drain && (!(f->key + m->window < m->max_end) || awaits_join(m, f))) {
       m->blocked_key = f->key;
       return;
     }
@@ -710,6 +740,7 @@ static void handle(model *m, ct_record *rec) {
       m->ops->on_pause(m->user, &m->proc, &rec->u.pause, str_or_empty(m, rec->u.pause.why));
     break;
   case CT_KIND_KERNEL_ATTR:
+    note_attr_read(m, rec->u.kernel_attr.id);
     if (m->ops->on_kernel_attr)
       m->ops->on_kernel_attr(m->user, &m->proc, &rec->u.kernel_attr,
                              str_or_empty(m, rec->u.kernel_attr.name));
@@ -779,6 +810,7 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   ct_calls_free(&m->calls);
   ct_waits_free(&m->waits);
   free(m->api_cache);
+  free(m->attrs_read);
   free(m->cmdline);
   ct_reader_close(m->r);
   free(m);

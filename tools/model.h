@@ -13,7 +13,8 @@
  * (API record with the same corr, and its LAUNCH / MEMOP / GEMM detail record),
  * whichever of them the file holds first: an activity whose call has not been read
  * waits for it (and holds back what follows it) up to 2 s of trace time, unless the
- * file reported drops. A span is delivered with its detail record and, when its GPU
+ * file reported drops; so does a kernel whose LAUNCH names a KERNEL_ATTR record not
+ * read yet (format 1.6: written by the thread that launched the function first). A span is delivered with its detail record and, when its GPU
  * work is known by then, the activity's times. Once the file reported drops or damage,
  * a call still waiting for its GPU record (or call) once its stream's later work was
  * delivered a window earlier is given up on (ct_model_stats.calls_given_up): a record
@@ -127,9 +128,10 @@ typedef struct ct_model_ops {
    * the pause began or ended. why is "delay", "profiler", "nvtx" or "duration". */
   void (*on_pause)(void *user, const ct_proc *proc, const struct ct_pause *pause,
                    const char *why);
-  /* A launched function's attributes (format 1.6), delivered as read: usually before
-   * the launches naming its id (LAUNCH attr), but another thread's launch may come
-   * first: keep a table, resolve at output time. name "" when unknown. */
+  /* A launched function's attributes (format 1.6), delivered as read: before the
+   * activities whose LAUNCH names its id (attr), which wait for it (up to 2 s of trace
+   * time, not once the file reported drops); another thread's launch may still come
+   * first as a span: keep a table, resolve at output time. name "" when unknown. */
   void (*on_kernel_attr)(void *user, const ct_proc *proc, const struct ct_kernel_attr *attr,
                          const char *name);
   /* The resident blocks per SM of one launch shape (format 1.6), delivered as read

@@ -9,7 +9,11 @@ call slices (kernel, GEMM shape) and GPU slices (grid, block, memcpy label and b
 and gaps' "ended by" text. The same calls written the old way (detail right after its
 API record, no split) are read alike. (Written the old way and split, the tools deliver
 the calls, and the GPU work the poller wrote before the drain, without their details:
-the loss this order prevents.)
+the loss this order prevents.) Kernel attributes (format 1.6): launches by one thread
+that reach the file 40 ms before the KERNEL_ATTR and OCCUPANCY records they name
+(written by the thread that launched the kernel first, preempted): dump --chrome's
+kernel slices still carry the attributes (the model holds a kernel until its
+KERNEL_ATTR record is read), exactly as when the records come first.
 
 usage: test_detail_order.py CUTRACE"""
 import json
@@ -18,7 +22,7 @@ import sys
 import tempfile
 
 import tooltest
-from detail_plant import MIB, split_file
+from detail_plant import MIB, late_attr_file, split_file
 from tooltest import check, finish
 
 cutrace = sys.argv[1]
@@ -65,6 +69,16 @@ def check_gaps(label, path):
           f"{label}: gaps ({rc} {err!r}) names the copy that ended the gap:\n{out[-800:]}")
 
 
+def check_attributes(label, path, d):
+    out = os.path.join(d, "attr.json")
+    rc, _, err = tooltest.run(cutrace, "dump", "--chrome", "-o", out, path)
+    events = json.load(open(out))["traceEvents"] if rc == 0 else []
+    fields = ("registers per thread", "shared memory", "resident blocks per SM",
+              "theoretical occupancy %")
+    got = [tuple(e["args"].get(f) for f in fields) for e in events if e.get("cat") == "kernel"]
+    check(got == [(64, 1536, 8, 50.0)] * 3, f"{label}: kernel slices' attributes ({rc} {err!r}): {got}")
+
+
 with tempfile.TemporaryDirectory(prefix="ct-detail-") as d:
     for label, detail_first, split_ns in (("detail first, 30 ms apart", True, None),
                                           ("detail right after its call (old order)", False, 0)):
@@ -73,5 +87,10 @@ with tempfile.TemporaryDirectory(prefix="ct-detail-") as d:
         check_report(label, path)
         check_chrome(label, path, d)
         check_gaps(label, path)
+    for label, late in (("kernel attributes 40 ms after the launches", True),
+                        ("kernel attributes before the launches", False)):
+        path = os.path.join(d, "attr.ctr")
+        late_attr_file(path, late)
+        check_attributes(label, path, d)
 
 finish()
