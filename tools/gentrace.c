@@ -11,6 +11,12 @@
  *       and LAUNCH records (its GPU record comes without its call); a DROP record
  *       after every 1000 launches counts what they lost. N/10*9 spans, N/10*7 kernels
  *       of which N/10 without their call (N a multiple of 1000).
+ *   cutrace-gentrace --ranged FILE N STEP_CALLS OUTER [CHUNK_BYTES]
+ *       the launch loop inside NVTX ranges: a range "step" around every STEP_CALLS
+ *       launches (none when 0), and with OUTER 1 one range "train" around them all (the
+ *       steps then at depth 1). Each launch's GPU record comes after the next launch's
+ *       call (the last call of a step is pending when the step closes). A step holds
+ *       STEP_CALLS kernels of 2 us; train holds N.
  *   cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]
  *       a realistic mix (see gen_mixed below and docs/report.md "Testing"): two
  *       application threads and a tracer thread, three streams, three kernels of
@@ -105,6 +111,62 @@ static void gen_loop(ct_file_writer *w, unsigned long long n, int drops) {
     t += 4000;
   }
   add_end(w, t);
+}
+
+/* The launch loop in ranges (--ranged): 3 us calls every 4 us, steps separated by 1 us. */
+static void gen_ranged(ct_file_writer *w, unsigned long long n, unsigned long long step_calls,
+                       int outer) {
+  static const char cmd[] = "./ranged";
+  add_string(w, 1, "gen-host", 8);
+  add_string(w, 2, cmd, sizeof cmd - 1);
+  add_string(w, 3, "cutrace simulated GPU", 21);
+  add_string(w, 4, "__cudaLaunchKernel", 18);
+  add_string(w, 5, "_Z5emptyv", 9);
+  add_string(w, 6, "step", 4);
+  add_string(w, 7, "train", 5);
+  add_process(w, 4242, 1, 2, 3);
+  ct_record r = {0};
+  const uint64_t t0 = 1000100000ull;
+  uint64_t t = t0, step_begin = t, pending_corr = 0, pending_t = 0;
+  for (unsigned long long i = 0; i < n; i++) {
+    r.kind = CT_KIND_API;
+    r.u.api = (struct ct_api){.tid = 4242, .name = 4, .begin_ns = t, .end_ns = t + 3000,
+                              .corr = i + 1, .flags = CT_API_TIMED};
+    add(w, &r);
+    r.kind = CT_KIND_LAUNCH;
+    r.u.launch = (struct ct_launch){.corr = i + 1, .kernel = 5, .grid_x = 1, .grid_y = 1,
+                                    .grid_z = 1, .block_x = 32, .block_y = 1, .block_z = 1};
+    add(w, &r);
+    if (pending_corr) {
+      r.kind = CT_KIND_GPU;
+      r.u.gpu = (struct ct_gpu){.corr = pending_corr, .start_ns = pending_t + 5000,
+                                .end_ns = pending_t + 7000, .type = CT_GPU_KERNEL, .name = 5};
+      add(w, &r);
+    }
+    pending_corr = i + 1;
+    pending_t = t;
+    t += 4000;
+    if (step_calls && (i + 1) % step_calls == 0) {
+      r.kind = CT_KIND_RANGE;
+      r.u.range = (struct ct_range){.tid = 4242, .name = 6, .begin_ns = step_begin,
+                                    .end_ns = t - 500, .depth = outer ? 1 : 0};
+      add(w, &r);
+      t += 1000;
+      step_begin = t;
+    }
+  }
+  if (outer) {
+    r.kind = CT_KIND_RANGE;
+    r.u.range = (struct ct_range){.tid = 4242, .name = 7, .begin_ns = t0, .end_ns = t};
+    add(w, &r);
+  }
+  if (pending_corr) {
+    r.kind = CT_KIND_GPU;
+    r.u.gpu = (struct ct_gpu){.corr = pending_corr, .start_ns = pending_t + 5000,
+                              .end_ns = pending_t + 7000, .type = CT_GPU_KERNEL, .name = 5};
+    add(w, &r);
+  }
+  add_end(w, t + 10000);
 }
 
 /* ---- the mixed scenario ----------------------------------------------------------- */
@@ -284,11 +346,22 @@ int main(int argc, char **argv) {
     argv++;
     argc--;
   }
+  if (argc >= 6 && argc <= 7 && !strcmp(argv[1], "--ranged")) {
+    ct_file_writer *w = ct_file_writer_open(argv[2], argc == 7 ? strtoull(argv[6], NULL, 10)
+                                                               : 1 << 20);
+    if (!w) {
+      perror(argv[2]);
+      return 1;
+    }
+    gen_ranged(w, strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10), atoi(argv[5]));
+    return ct_file_writer_close(w) < 0 ? 1 : 0;
+  }
   int mixed_mode = argc > 1 && !strcmp(argv[1], "--mixed");
   if (mixed_mode ? (drops || argc < 4 || argc > 6) : (argc != 3 && argc != 4)) {
     fprintf(stderr, "usage: cutrace-gentrace FILE N [CHUNK_BYTES]\n"
                     "       cutrace-gentrace --drops FILE N [CHUNK_BYTES]\n"
-                    "       cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]\n");
+                    "       cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]\n"
+                    "       cutrace-gentrace --ranged FILE N STEP_CALLS OUTER [CHUNK_BYTES]\n");
     return 2;
   }
   const char *path = argv[mixed_mode ? 2 : 1];
