@@ -199,8 +199,8 @@ static void text_heading(const run_state *s, const file_info *f, const ct_report
   if (s->opt.by_callsite) return;
   if (s->opt.by_range) {
     if (r->range_calls_lost)
-      printf("(%llu calls made outside any closed range were too many to keep: their GPU work "
-             "is not attributed)\n", (unsigned long long)r->range_calls_lost);
+      printf("(%llu calls made outside any closed range could not be kept, no temporary file: "
+             "their GPU work is not attributed)\n", (unsigned long long)r->range_calls_lost);
     return;
   }
   printf("GPU activity %s in %llu activities; %llu CUDA calls",

@@ -22,10 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "range_queue.h"
 #include "reader.h"
 #include "report.h"
 
-#define QUEUE_MAX 65536
 #define MAX_LEVELS 8  /* ranges credited per call: the innermost 8 */
 #define AHEAD 16      /* records read ahead of their handling (see ct_range_each) */
 #define INLINE_LEVELS 2 /* of those, kept in the call's entry (the rest allocated apart) */
@@ -38,11 +38,14 @@ typedef struct range_inst {
   struct range_inst *prev, *next; /* the waiting list */
 } range_inst;
 
-/* A GPU-timed call, by corr: 72 bytes a slot (every queued call has one once its GPU
- * record was read, so a thread without ranges keeps QUEUE_MAX of them). */
+/* A call by corr, while only one of its API and GPU records was read: a queued call
+ * whose GPU record is to come (with the ranges that claimed it), or a GPU record whose
+ * call is to come. */
 typedef struct call_entry {
-  uint64_t device, stream, start, end;
-  uint8_t act_done, final;    /* GPU record seen; no more ranges can claim the call */
+  uint64_t device, stream, start, end; /* its GPU work (act_done) */
+  uint64_t tid, seq;          /* queued: its place in its thread's queue */
+  uint8_t act_done;           /* its GPU record came first */
+  uint8_t queued;             /* its call was queued; its GPU record is to come */
   uint8_t is_copy;            /* a copy or set (else a kernel, GEMM or graph) */
   uint8_t ninst;              /* ranges that claimed it */
   range_inst *inst[INLINE_LEVELS];
@@ -72,19 +75,6 @@ static void remove_call(ct_corr_table *calls, call_entry *e) {
   ct_corr_remove(calls, e);
 }
 
-/* A queued call of a thread. */
-typedef struct queued {
-  uint64_t begin, corr;
-} queued;
-
-/* A ring of queued calls (cap a power of two). */
-typedef struct thread_q {
-  queued *a;
-  size_t head, n, cap;
-} thread_q;
-
-static queued *q_at(const thread_q *q, size_t i) { return &q->a[(q->head + i) & (q->cap - 1)]; }
-
 /* Where each stream's display of GPU work stands (see credit). */
 typedef struct stream_pos {
   uint64_t last_start, last_end;
@@ -95,11 +85,12 @@ typedef struct ranges_state {
   ct_range_fn fn;
   void *user;
   ct_corr_table calls; /* corr -> call_entry */
-  ct_map *threads;     /* tid -> thread_q */
+  ct_map *threads;     /* tid -> ct_range_queue */
   ct_map *streams;     /* (device, stream) -> stream_pos */
   range_inst waiting;  /* list head */
+  uint64_t queued_in_memory; /* calls in the threads' queues' memory */
   uint64_t lost;
-  int oom;
+  int oom, file_failed;
   int window_known;    /* --from/--to resolved against the trace's start */
   uint64_t from, to;   /* ranges outside [from, to] are not handed over */
   ct_map *extents;     /* tid -> ct_range_extent, or NULL: every timed call is kept */
@@ -116,8 +107,8 @@ static void hand_over(ranges_state *s, range_inst *r) {
   free(r);
 }
 
-/* Adds a call's GPU work to a range: totals, and its stream's extent. */
-static void credit(range_inst *ri, const call_entry *e) {
+/* Adds a call's GPU work (done) to a range: totals, and its stream's extent. */
+static void credit(range_inst *ri, const ct_queued_call *e) {
   ct_range_span *r = &ri->r;
   r->gpu_ns += e->end > e->start ? e->end - e->start : 0;
   r->activities++;
@@ -132,14 +123,6 @@ static void credit(range_inst *ri, const call_entry *e) {
   }
   if (e->start < r->streams[i].start_ns) r->streams[i].start_ns = e->start;
   if (e->end > r->streams[i].end_ns) r->streams[i].end_ns = e->end;
-}
-
-/* Ends a queued call's attribution; the entry goes once its GPU work was seen too. */
-static void finalize(ranges_state *s, uint64_t corr) {
-  call_entry *e = ct_corr_find(&s->calls, corr, 0);
-  if (!e) return;
-  if (e->act_done) remove_call(&s->calls, e);
-  else e->final = 1;
 }
 
 /* 1 when no range of the extents can claim a call of tid beginning at begin. */
@@ -162,31 +145,71 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
     skip_call(s, a->corr);
     return;
   }
-  thread_q *q = ct_map_get(s->threads, &a->tid, sizeof a->tid, NULL);
+  ct_range_queue *q = ct_map_get(s->threads, &a->tid, sizeof a->tid, NULL);
   if (!q) {
     s->oom = 1;
     return;
   }
-  if (q->n == QUEUE_MAX) { /* too many calls outside any closed range: forget the oldest */
-    finalize(s, q_at(q, 0)->corr);
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->n--;
-    s->lost++;
+  ct_queued_call c = {.begin = a->begin_ns, .corr = a->corr};
+  call_entry *e = ct_corr_find(&s->calls, a->corr, 0);
+  if (e && e->act_done) { /* its GPU record came first: the call is queued done */
+    c.done = 1;
+    c.is_copy = e->is_copy;
+    c.device = e->device;
+    c.stream = e->stream;
+    c.start = e->start;
+    c.end = e->end;
+    remove_call(&s->calls, e);
+    e = NULL;
   }
-  if (q->n == q->cap) {
-    size_t ncap = q->cap ? q->cap * 2 : 64;
-    queued *na = malloc(ncap * sizeof *na);
-    if (!na) {
-      s->oom = 1;
-      return;
-    }
-    for (size_t i = 0; i < q->n; i++) na[i] = *q_at(q, i);
-    free(q->a);
-    q->a = na;
-    q->cap = ncap;
-    q->head = 0;
+  uint64_t seq, forgotten = 0;
+  size_t before = q->n;
+  int rc = ct_range_queue_push(q, &c, &seq, &forgotten);
+  s->queued_in_memory += q->n - before;
+  if (rc < 0) {
+    s->oom = 1;
+    return;
   }
-  *q_at(q, q->n++) = (queued){a->begin_ns, a->corr};
+  if (rc > 0) { /* no temporary file: the oldest calls lose their attribution, counted */
+    s->lost += forgotten;
+    s->file_failed = 1;
+  }
+  if (c.done) return;
+  if (!e && !(e = ct_corr_find(&s->calls, a->corr, 1))) {
+    s->oom = 1;
+    return;
+  }
+  e->queued = 1;
+  e->tid = a->tid;
+  e->seq = seq;
+}
+
+/* A range claiming the queued calls that began inside it (ct_range_queue_claim). */
+typedef struct claim_ctx {
+  ranges_state *s;
+  range_inst *ri;
+} claim_ctx;
+
+static void claim_call(void *user, ct_queued_call *c) {
+  claim_ctx *k = user;
+  if (c->ninst == MAX_LEVELS) return;
+  if (c->done) {
+    credit(k->ri, c);
+    c->ninst++;
+    return;
+  }
+  call_entry *e = ct_corr_find(&k->s->calls, c->corr, 0);
+  if (!e || !e->queued) { /* (its entry could not be made: out of memory) */
+    k->s->oom = 1;
+    return;
+  }
+  if (e->ninst == MAX_LEVELS) return;
+  if (add_claim(e, k->ri) < 0) {
+    k->s->oom = 1;
+    return;
+  }
+  c->ninst++;
+  k->ri->pending++;
 }
 
 /* rg's name is name (len bytes), looked up when the record was read. */
@@ -204,23 +227,15 @@ static void on_range(ranges_state *s, const struct ct_range *rg, const char *nam
   ri->r.flags = rg->flags;
   ri->r.name = name;
   ri->r.name_len = len;
-  thread_q *q = ct_map_get(s->threads, &rg->tid, sizeof rg->tid, NULL);
-  for (size_t i = 0; q && i < q->n; i++) {
-    const queued *qc = q_at(q, i);
-    if (qc->begin < rg->begin_ns || qc->begin > rg->end_ns) continue;
-    call_entry *e = ct_corr_find(&s->calls, qc->corr, 1);
-    if (!e) s->oom = 1;
-    if (!e || e->ninst == MAX_LEVELS) continue;
-    if (add_claim(e, ri) < 0) {
-      s->oom = 1;
-      continue;
+  ct_range_queue *q = ct_map_get(s->threads, &rg->tid, sizeof rg->tid, NULL);
+  if (q) {
+    claim_ctx k = {s, ri};
+    if (ct_range_queue_claim(q, rg->begin_ns, rg->end_ns, rg->depth == 0, claim_call, &k) < 0)
+      s->file_failed = s->oom = 1;
+    if (rg->depth == 0) { /* nothing later can enclose the queued calls */
+      s->queued_in_memory -= q->n;
+      ct_range_queue_clear(q);
     }
-    if (e->act_done) credit(ri, e);
-    else ri->pending++;
-  }
-  if (q && rg->depth == 0) { /* nothing later can enclose the queued calls */
-    for (size_t i = 0; i < q->n; i++) finalize(s, q_at(q, i)->corr);
-    q->n = q->head = 0;
   }
   if (!ri->pending) {
     hand_over(s, ri);
@@ -254,20 +269,29 @@ static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
     s->skipped[g->corr % SKIP_RING] = 0;
     return;
   }
-  e->act_done = 1;
-  e->is_copy = g->type == CT_GPU_MEMCPY || g->type == CT_GPU_MEMSET;
-  e->device = g->device;
-  e->stream = g->stream;
-  e->start = start;
-  e->end = end;
+  ct_queued_call work = {.device = g->device, .stream = g->stream, .start = start, .end = end,
+                         .is_copy = g->type == CT_GPU_MEMCPY || g->type == CT_GPU_MEMSET};
+  if (!e->queued) { /* its call is to come: kept until then */
+    e->act_done = 1;
+    e->is_copy = work.is_copy;
+    e->device = work.device;
+    e->stream = work.stream;
+    e->start = work.start;
+    e->end = work.end;
+    return;
+  }
   range_inst *done[MAX_LEVELS];
   unsigned ndone = 0;
   for (unsigned i = 0; i < e->ninst; i++) {
     range_inst *ri = claim_at(e, i);
-    credit(ri, e);
+    credit(ri, &work);
     if (--ri->pending == 0) done[ndone++] = ri;
   }
-  if (e->final) remove_call(&s->calls, e);
+  /* a call still queued is done now, for the ranges that may claim it later */
+  ct_range_queue *q = ct_map_get(s->threads, &e->tid, sizeof e->tid, NULL);
+  if (q && ct_range_queue_has(q, e->seq) && ct_range_queue_complete(q, e->seq, &work) < 0)
+    s->file_failed = s->oom = 1;
+  remove_call(&s->calls, e);
   for (unsigned i = 0; i < ndone; i++) hand_over(s, done[i]);
 }
 
@@ -298,7 +322,7 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
     s.extents = NULL; /* out of memory: every timed call is kept, as without extents */
   ct_reader_skip_kinds(s.rd, ~(1ull << CT_KIND_PROCESS | 1ull << CT_KIND_API |
                                1ull << CT_KIND_RANGE | 1ull << CT_KIND_GPU)); /* not decoded */
-  s.threads = ct_map_new(sizeof(thread_q));
+  s.threads = ct_map_new(sizeof(ct_range_queue));
   s.streams = ct_map_new(sizeof(stream_pos));
   /* Records are read AHEAD ahead of their handling, so that a GPU record's call entry
    * is fetched into the cache (the table scatters consecutive corrs) before it is looked
@@ -335,7 +359,8 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
     else if (rec.kind == CT_KIND_RANGE) on_range(&s, &rec.u.range, a->name, a->name_len);
     else if (rec.kind == CT_KIND_GPU) on_gpu(&s, &rec.u.gpu);
     else if (rec.kind == CT_KIND_PROCESS && proc_out) *proc_out = rec.u.process;
-    if (s.calls.n > st->calls_peak) st->calls_peak = s.calls.n;
+    if (s.calls.n + s.queued_in_memory > st->calls_peak)
+      st->calls_peak = s.calls.n + s.queued_in_memory;
   }
   /* ranges whose GPU work never came (lost records): what they have */
   while (s.waiting.next != &s.waiting) hand_over(&s, s.waiting.next);
@@ -348,13 +373,17 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
     snprintf(st->message, sizeof st->message, "%s; %llu record%s read before it", rs->message,
              (unsigned long long)rs->records, rs->records == 1 ? "" : "s");
     rc = 1;
+  } else if (s.file_failed && s.oom) {
+    snprintf(st->message, sizeof st->message,
+             "reading back a temporary file failed: some ranges miss GPU work");
+    rc = 1;
   } else if (s.oom || !s.threads || !s.streams) {
     snprintf(st->message, sizeof st->message, "out of memory: some ranges are missing");
     rc = 1;
   }
   if (lost) *lost += s.lost;
   for (size_t i = 0; s.threads && i < ct_map_count(s.threads); i++)
-    free(((thread_q *)ct_map_entry(s.threads, i, NULL, NULL))->a);
+    ct_range_queue_free(ct_map_entry(s.threads, i, NULL, NULL));
   ct_map_free(s.threads);
   ct_map_free(s.streams);
   for (size_t i = 0; i < s.calls.cap; i++) {
