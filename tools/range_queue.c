@@ -42,6 +42,7 @@ static int spill_half(ct_range_queue *q) {
   if (file_io(q, q->nfile, mem_at(q, 0), first, 1) < 0 ||
       (half > first && file_io(q, q->nfile + first, q->a, half - first, 1) < 0))
     return -1;
+  q->file_max = mem_at(q, half - 1)->max_begin;
   q->head = (q->head + half) & (q->cap - 1);
   q->n -= half;
   q->nfile += half;
@@ -118,8 +119,9 @@ static int max_begin_at(ct_range_queue *q, uint64_t pos, uint64_t *out) {
 
 int ct_range_queue_claim(ct_range_queue *q, uint64_t begin, uint64_t end, int last,
                          ct_range_claim_fn fn, void *user) {
-  /* the first call whose max_begin reaches begin: none before it began in the range */
-  uint64_t lo = 0, hi = q->nfile + q->n;
+  /* the first call whose max_begin reaches begin: none before it began in the range
+   * (in memory only, without reading the file, when no call there reaches it) */
+  uint64_t lo = q->nfile && q->file_max < begin ? q->nfile : 0, hi = q->nfile + q->n;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2, mb;
     if (max_begin_at(q, mid, &mb) < 0) return -1;

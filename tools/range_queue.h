@@ -43,6 +43,7 @@ typedef struct ct_range_queue {
   uint64_t nfile;     /* calls in the temporary file: seqs [first_seq, first_seq + nfile) */
   FILE *file;         /* NULL until the first call goes there */
   uint64_t last_max;  /* max_begin of the newest call */
+  uint64_t file_max;  /* max_begin of the newest call in the file */
   int failed;         /* the temporary file could not be written: no more spilling */
 } ct_range_queue;
 

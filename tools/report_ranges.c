@@ -6,14 +6,17 @@
  * It reads the records in file order with the reader, not through the model: a
  * thread's records reach the file in the order it emitted them, so the calls made
  * inside a range come before the RANGE record written when the range closed. Each
- * thread keeps the GPU-timed calls made since its last outermost (depth 0) range
- * closed; a RANGE record claims the queued calls that lie inside it, and an outermost
- * one then empties the queue (ranges nest per thread, so nothing later can enclose
- * those calls). A range instance is handed over once the GPU records of all the calls
- * it claimed were read (they may come before or after it). A library call timed by
- * its child launches (CT_API_INNER_TIMED) is not queued: its children are. Memory: the
- * queued calls (at most QUEUE_MAX per thread; older ones lose their attribution,
- * counted), the calls whose GPU work is pending and the ranges waiting for it.
+ * thread queues the GPU-timed calls made since its last outermost (depth 0) range
+ * closed (range_queue.h: every one of them, the older ones in a temporary file); a
+ * RANGE record claims the queued calls that began inside it, and an outermost one then
+ * empties the queue (ranges nest per thread, so nothing later can enclose those calls).
+ * A queued call holds its GPU work once its GPU record was read; until then (and for a
+ * GPU record read before its call) an entry by corr holds what is known, with the
+ * ranges that claimed the call. A range instance is handed over once the GPU records of
+ * all the calls it claimed were read (they may come before or after it). A library call
+ * timed by its child launches (CT_API_INNER_TIMED) is not queued: its children are.
+ * Memory: CT_RANGE_QUEUE_MEM queued calls per thread, the calls whose GPU work is
+ * pending and the ranges waiting for it.
  * Given the extents of each thread's ranges (ct_range_each_within: dump has read them
  * already), a call that no range can claim is not kept at all; its GPU record is
  * recognised by a ring of the corrs skipped (SKIP_RING, indexed by corr).
@@ -151,8 +154,12 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
     return;
   }
   ct_queued_call c = {.begin = a->begin_ns, .corr = a->corr};
-  call_entry *e = ct_corr_find(&s->calls, a->corr, 0);
-  if (e && e->act_done) { /* its GPU record came first: the call is queued done */
+  call_entry *e = ct_corr_find(&s->calls, a->corr, 1); /* new, unless its GPU record came */
+  if (!e) {
+    s->oom = 1;
+    return;
+  }
+  if (e->act_done) { /* its GPU record came first: the call is queued done */
     c.done = 1;
     c.is_copy = e->is_copy;
     c.device = e->device;
@@ -167,6 +174,7 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
   int rc = ct_range_queue_push(q, &c, &seq, &forgotten);
   s->queued_in_memory += q->n - before;
   if (rc < 0) {
+    if (e) remove_call(&s->calls, e);
     s->oom = 1;
     return;
   }
@@ -174,11 +182,7 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
     s->lost += forgotten;
     s->file_failed = 1;
   }
-  if (c.done) return;
-  if (!e && !(e = ct_corr_find(&s->calls, a->corr, 1))) {
-    s->oom = 1;
-    return;
-  }
+  if (!e) return;
   e->queued = 1;
   e->tid = a->tid;
   e->seq = seq;
@@ -342,6 +346,8 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
         a->name = ct_reader_string(s.rd, a->rec.u.range.name, &a->name_len);
       else if (a->rec.kind == CT_KIND_GPU)
         ct_corr_prefetch(&s.calls, a->rec.u.gpu.corr);
+      else if (a->rec.kind == CT_KIND_API)
+        ct_corr_prefetch(&s.calls, a->rec.u.api.corr);
       queued++;
     }
     if (!queued) break;
