@@ -46,7 +46,8 @@ typedef struct range_inst {
  * call is to come. */
 typedef struct call_entry {
   uint64_t device, stream, start, end; /* its GPU work (act_done) */
-  uint64_t tid, seq;          /* queued: its place in its thread's queue */
+  struct ct_range_queue *q;   /* queued: its thread's queue, */
+  uint64_t seq;               /* and its place there */
   uint8_t act_done;           /* its GPU record came first */
   uint8_t queued;             /* its call was queued; its GPU record is to come */
   uint8_t is_copy;            /* a copy or set (else a kernel, GEMM or graph) */
@@ -88,7 +89,9 @@ typedef struct ranges_state {
   ct_range_fn fn;
   void *user;
   ct_corr_table calls; /* corr -> call_entry */
-  ct_map *threads;     /* tid -> ct_range_queue */
+  ct_map *threads;     /* tid -> ct_range_queue (slots stay in place) */
+  uint64_t last_tid;   /* the thread of the last call queued, */
+  ct_range_queue *last_q; /* and its queue (NULL: none yet) */
   ct_map *streams;     /* (device, stream) -> stream_pos */
   range_inst waiting;  /* list head */
   uint64_t queued_in_memory; /* calls in the threads' queues' memory */
@@ -148,11 +151,14 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
     skip_call(s, a->corr);
     return;
   }
-  ct_range_queue *q = ct_map_get(s->threads, &a->tid, sizeof a->tid, NULL);
+  ct_range_queue *q = s->last_q && s->last_tid == a->tid
+                          ? s->last_q : ct_map_get(s->threads, &a->tid, sizeof a->tid, NULL);
   if (!q) {
     s->oom = 1;
     return;
   }
+  s->last_tid = a->tid;
+  s->last_q = q;
   ct_queued_call c = {.begin = a->begin_ns, .corr = a->corr};
   call_entry *e = ct_corr_find(&s->calls, a->corr, 1); /* new, unless its GPU record came */
   if (!e) {
@@ -184,7 +190,7 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
   }
   if (!e) return;
   e->queued = 1;
-  e->tid = a->tid;
+  e->q = q;
   e->seq = seq;
 }
 
@@ -292,8 +298,7 @@ static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
     if (--ri->pending == 0) done[ndone++] = ri;
   }
   /* a call still queued is done now, for the ranges that may claim it later */
-  ct_range_queue *q = ct_map_get(s->threads, &e->tid, sizeof e->tid, NULL);
-  if (q && ct_range_queue_has(q, e->seq) && ct_range_queue_complete(q, e->seq, &work) < 0)
+  if (ct_range_queue_has(e->q, e->seq) && ct_range_queue_complete(e->q, e->seq, &work) < 0)
     s->file_failed = s->oom = 1;
   remove_call(&s->calls, e);
   for (unsigned i = 0; i < ndone; i++) hand_over(s, done[i]);
