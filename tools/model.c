@@ -845,6 +845,7 @@ const char *ct_memop_label(uint64_t kind) {
   case CT_MEMOP_P2P: return "memcpy PtoP";
   case CT_MEMOP_PREFETCH: return "prefetch";
   case CT_MEMOP_MIXED: return "memcpy mixed";
+  case CT_MEMOP_DISCARD: return "discard";
   default: return "memcpy";
   }
 }

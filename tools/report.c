@@ -389,6 +389,7 @@ const char *ct_memop_kind_name(uint64_t kind) {
   case CT_MEMOP_P2P: return "PtoP";
   case CT_MEMOP_PREFETCH: return "prefetch";
   case CT_MEMOP_MIXED: return "mixed";
+  case CT_MEMOP_DISCARD: return "discard";
   default: return "unknown";
   }
 }

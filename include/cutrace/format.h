@@ -29,7 +29,7 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 7 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 8 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
@@ -37,7 +37,8 @@
                              1.6: KERNEL_ATTR, OCCUPANCY, launch.attr, device SM limits
                                   and CUDA versions,
                                   graph_kernel attr and shape;
-                             1.7: MEMOP kinds prefetch and mixed, memop.count */
+                             1.7: MEMOP kinds prefetch and mixed, memop.count;
+                             1.8: MEMOP kind discard */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -283,6 +284,7 @@
 #define CT_MEMOP_P2P 6
 #define CT_MEMOP_PREFETCH 7 /* 1.7: a managed-memory prefetch (bytes migrated) */
 #define CT_MEMOP_MIXED 8    /* 1.7: a batch whose copies go different ways */
+#define CT_MEMOP_DISCARD 9  /* 1.8: a managed-memory discard (bytes discarded) */
 
 /* CT_MEM_* memory types of a copy's source or destination. */
 #define CT_MEM_UNKNOWN 0

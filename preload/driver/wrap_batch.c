@@ -2,8 +2,9 @@
  * Driver batch copies and managed-memory prefetches: cuMemcpyBatchAsync (the CUDA
  * 12.8 ABI, with failIdx) and cuMemcpyBatchAsync_v2 (13.0, what cuda.h 13 means by
  * cuMemcpyBatchAsync), cuMemPrefetchAsync (8.0 ABI: a device ordinal) and
- * cuMemPrefetchAsync_v2 (12.2: a CUmemLocation), cuMemPrefetchBatchAsync (13.0),
- * each with its _ptsz form. Recorded like wrap_memory.c's copies: an API record
+ * cuMemPrefetchAsync_v2 (12.2: a CUmemLocation), cuMemPrefetchBatchAsync,
+ * cuMemDiscardBatchAsync and cuMemDiscardAndPrefetchBatchAsync (13.0; the latter
+ * recorded as a prefetch batch), each with its _ptsz form. Recorded like wrap_memory.c's copies: an API record
  * (CT_API_DRIVER), one MEMOP record for the whole call (ctph_emit_copy_batch,
  * ctph_emit_prefetch: count and total bytes) and, when outermost, one GPU record
  * (CT_GPU_MEMCPY) timed on the stream from before the first operation of the call
@@ -22,6 +23,7 @@ typedef CUresult (*prefetch_v1_fn)(CUdeviceptr, size_t, CUdevice, CUstream);
 typedef CUresult (*prefetch_fn)(CUdeviceptr, size_t, CUmemLocation, unsigned, CUstream);
 typedef CUresult (*prefetch_batch_fn)(CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *,
                                       size_t, unsigned long long, CUstream);
+typedef CUresult (*discard_batch_fn)(CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream);
 
 #define BATCH_BODY(id, ptsz, realp, ra, type, stream, CALL, DETAIL) \
   CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, CT_GPU_MEMCPY, CALL, (void)0, DETAIL)
@@ -76,6 +78,13 @@ CTPD_INLINE CUresult prefetch_batch_body(enum ctph_id id, int ptsz, void *realp,
                                 r == CUDA_SUCCESS && locs && num_locs ? location_value(locs[0]) : 0));
 }
 
+CTPD_INLINE CUresult discard_batch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                        CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                        unsigned long long flags, CUstream s) {
+  BATCH_BODY(id, ptsz, realp, ra, discard_batch_fn, s, real(ptrs, sizes, count, flags, s),
+             ctph_emit_discard(c.corr, ctph_batch_bytes(r == CUDA_SUCCESS, sizes, count), count));
+}
+
 #define BATCH_V1_PARAMS                                                                    \
   (CUdeviceptr * d, CUdeviceptr * sr, size_t * sz, size_t n, CUmemcpyAttributes * a,      \
    size_t * ai, size_t na, size_t * fi, CUstream s)
@@ -101,4 +110,12 @@ CTPD_DEFINE(cuMemPrefetchAsync_v2_ptsz, 1, prefetch_body,
 CTPD_DEFINE(cuMemPrefetchBatchAsync, 0, prefetch_batch_body, PREFETCH_BATCH_PARAMS,
             (p, sz, n, l, li, nl, f, s))
 CTPD_DEFINE(cuMemPrefetchBatchAsync_ptsz, 1, prefetch_batch_body, PREFETCH_BATCH_PARAMS,
+            (p, sz, n, l, li, nl, f, s))
+CTPD_DEFINE(cuMemDiscardBatchAsync, 0, discard_batch_body,
+            (CUdeviceptr * p, size_t * sz, size_t n, unsigned long long f, CUstream s), (p, sz, n, f, s))
+CTPD_DEFINE(cuMemDiscardBatchAsync_ptsz, 1, discard_batch_body,
+            (CUdeviceptr * p, size_t * sz, size_t n, unsigned long long f, CUstream s), (p, sz, n, f, s))
+CTPD_DEFINE(cuMemDiscardAndPrefetchBatchAsync, 0, prefetch_batch_body, PREFETCH_BATCH_PARAMS,
+            (p, sz, n, l, li, nl, f, s))
+CTPD_DEFINE(cuMemDiscardAndPrefetchBatchAsync_ptsz, 1, prefetch_batch_body, PREFETCH_BATCH_PARAMS,
             (p, sz, n, l, li, nl, f, s))

@@ -385,6 +385,10 @@ void ctph_emit_copy_batch(uint64_t corr, int ok, const uint64_t *dsts, const uin
  * device ordinal, 0 for the host). */
 void ctph_emit_prefetch(uint64_t corr, uint64_t bytes, uint64_t count, uint64_t value) CTPH_HIDDEN;
 
+/* The MEMOP record of a batch of `count` discards of managed memory, `bytes` in all
+ * (CT_MEMOP_DISCARD, format 1.8). */
+void ctph_emit_discard(uint64_t corr, uint64_t bytes, uint64_t count) CTPH_HIDDEN;
+
 /* The sum of sizes[0..count) when ok (the call succeeded), else 0. */
 uint64_t ctph_batch_bytes(int ok, const size_t *sizes, size_t count) CTPH_HIDDEN;
 

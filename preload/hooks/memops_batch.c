@@ -1,8 +1,10 @@
 /*
- * Batch copies and managed-memory prefetches of the runtime: cudaMemcpyBatchAsync,
- * cudaMemPrefetchAsync, cudaMemPrefetchBatchAsync (CUDA 13 signatures, each with
- * its _ptsz form), and the MEMOP records they share with the driver's forms
- * (preload/driver/wrap_batch.c).
+ * Batch copies and managed-memory prefetches and discards of the runtime:
+ * cudaMemcpyBatchAsync, cudaMemPrefetchAsync, cudaMemPrefetchBatchAsync,
+ * cudaMemDiscardBatchAsync, cudaMemDiscardAndPrefetchBatchAsync (CUDA 13 signatures,
+ * each with its _ptsz form), and the MEMOP records they share with the driver's
+ * forms (preload/driver/wrap_batch.c). A discard-and-prefetch batch is a prefetch
+ * (its MEMOP kind; the entry point says the pages were discarded first).
  *
  * One call is one MEMOP record and, when outermost, one GPU record (CT_GPU_MEMCPY)
  * timed on its stream from before its first operation to after its last: a batch's
@@ -18,6 +20,8 @@
 CTP_EXPORT __typeof__(cudaMemcpyBatchAsync) cudaMemcpyBatchAsync_ptsz;
 CTP_EXPORT __typeof__(cudaMemPrefetchAsync) cudaMemPrefetchAsync_ptsz;
 CTP_EXPORT __typeof__(cudaMemPrefetchBatchAsync) cudaMemPrefetchBatchAsync_ptsz;
+CTP_EXPORT __typeof__(cudaMemDiscardBatchAsync) cudaMemDiscardBatchAsync_ptsz;
+CTP_EXPORT __typeof__(cudaMemDiscardAndPrefetchBatchAsync) cudaMemDiscardAndPrefetchBatchAsync_ptsz;
 
 static void emit_memop(const struct ct_memop *m) {
   ct_record r = {.kind = CT_KIND_MEMOP};
@@ -63,6 +67,13 @@ void ctph_emit_prefetch(uint64_t corr, uint64_t bytes, uint64_t count, uint64_t 
   struct ct_memop m = {.corr = corr, .bytes = bytes, .kind = CT_MEMOP_PREFETCH,
                        .src_mem = CT_MEM_MANAGED, .dst_mem = CT_MEM_MANAGED, .async = 1,
                        .value = value, .count = count};
+  emit_memop(&m);
+}
+
+void ctph_emit_discard(uint64_t corr, uint64_t bytes, uint64_t count) {
+  struct ct_memop m = {.corr = corr, .bytes = bytes, .kind = CT_MEMOP_DISCARD,
+                       .src_mem = CT_MEM_MANAGED, .dst_mem = CT_MEM_MANAGED, .async = 1,
+                       .count = count};
   emit_memop(&m);
 }
 
@@ -138,4 +149,39 @@ CTP_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **ptrs, size_t *sizes
                                                       unsigned long long flags,
                                                       cudaStream_t stream) {
   PREFETCH_BATCH(cudaMemPrefetchBatchAsync_ptsz, 1);
+}
+
+#define DISCARD_BATCH(sym, ptsz)                                                            \
+  CTPH_MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY, (ptrs, sizes, count, flags, stream),    \
+                  ctph_emit_discard(c.corr, ctph_batch_bytes(r == cudaSuccess, sizes, count), count))
+
+/** cudaMemDiscardBatchAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **ptrs, size_t *sizes, size_t count,
+                                                unsigned long long flags, cudaStream_t stream) {
+  DISCARD_BATCH(cudaMemDiscardBatchAsync, 0);
+}
+
+/** cudaMemDiscardBatchAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **ptrs, size_t *sizes, size_t count,
+                                                     unsigned long long flags, cudaStream_t stream) {
+  DISCARD_BATCH(cudaMemDiscardBatchAsync_ptsz, 1);
+}
+
+/** cudaMemDiscardAndPrefetchBatchAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **ptrs, size_t *sizes, size_t count,
+                                                           struct cudaMemLocation *locs,
+                                                           size_t *loc_idxs, size_t num_locs,
+                                                           unsigned long long flags,
+                                                           cudaStream_t stream) {
+  PREFETCH_BATCH(cudaMemDiscardAndPrefetchBatchAsync, 0);
+}
+
+/** cudaMemDiscardAndPrefetchBatchAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **ptrs, size_t *sizes,
+                                                                size_t count,
+                                                                struct cudaMemLocation *locs,
+                                                                size_t *loc_idxs, size_t num_locs,
+                                                                unsigned long long flags,
+                                                                cudaStream_t stream) {
+  PREFETCH_BATCH(cudaMemDiscardAndPrefetchBatchAsync_ptsz, 1);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Batch copies, managed-memory prefetches and 3-D peer copies, end to end on the simulated
-GPU (programs/batch.cu: eight planted calls on one non-blocking stream, listed there).
+GPU (programs/batch.cu: ten planted calls on one non-blocking stream, listed there, then
+two in a capture).
 
 Built twice: with the simulated libcudart.so (the runtime's calls are the spans, the
 driver calls they make only forward) and with the simulated runtime linked in
@@ -38,7 +39,7 @@ tmp = tempfile.mkdtemp(prefix="cutrace-batch-")
 API_CAPTURED, API_DRIVER = 0x2, 0x10
 CAPTURE_UNSUPPORTED = (900, 900)  # cudaErrorStreamCaptureUnsupported, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
 KB, MB = 1024, 1024 * 1024
-H2D, D2H, D2D, P2P, PREFETCH, MIXED = 1, 2, 3, 6, 7, 8
+H2D, D2H, D2D, P2P, PREFETCH, MIXED, DISCARD = 1, 2, 3, 6, 7, 8, 9
 UNKNOWN, DEVICE, PINNED, MANAGED = 0, 1, 2, 4
 EDGE_NS = 200000  # clock conversion and a loaded machine (as test_workloads' worst case)
 
@@ -54,11 +55,16 @@ PLANTED = [
     ("cuMemPrefetchAsync", "cuMemPrefetchAsync", 2 * MB, PREFETCH, MANAGED, MANAGED, 0, 1, 1),
     ("cudaMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", 128 * KB, P2P, DEVICE, DEVICE, 0, 0, 1),
     ("cuMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", 128 * KB, P2P, DEVICE, DEVICE, 0, 0, 1),
+    ("cudaMemDiscardBatchAsync", "cuMemDiscardBatchAsync", 2 * MB, DISCARD, MANAGED, MANAGED, 2,
+     0, 2),
+    ("cudaMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync", 512 * KB,
+     PREFETCH, MANAGED, MANAGED, 1, 1, 1),
 ]
 ENTRY_POINTS = {"cudaMemcpyBatchAsync", "cudaMemPrefetchAsync", "cudaMemPrefetchBatchAsync",
                 "cuMemcpyBatchAsync", "cuMemcpyBatchAsync_v2", "cuMemPrefetchAsync",
                 "cuMemPrefetchAsync_v2", "cuMemPrefetchBatchAsync", "cudaMemcpy3DPeerAsync",
-                "cuMemcpy3DPeerAsync"}
+                "cuMemcpy3DPeerAsync", "cudaMemDiscardBatchAsync", "cuMemDiscardBatchAsync",
+                "cudaMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync"}
 
 
 def memops_of(recs):
@@ -66,7 +72,7 @@ def memops_of(recs):
 
 
 def check_captured(label, calls, names, memops, gpu_corrs, static):
-    """Calls 9 and 10, on the capturing stream: the batch recorded with CT_API_CAPTURED,
+    """Calls 11 and 12, on the capturing stream: the batch recorded with CT_API_CAPTURED,
     its MEMOP and no GPU record; the refused prefetch with its error, no GPU record."""
     want = ["cuMemcpyBatchAsync_v2", "cuMemPrefetchAsync_v2"] if static else \
         ["cudaMemcpyBatchAsync", "cudaMemPrefetchAsync"]
@@ -137,7 +143,7 @@ def run(label, program):
             continue
         streams.add(g["stream"])
         check(g["stream"] == api["stream"], f"{tag}: GPU stream {g['stream']}, call's {api['stream']}")
-        want_kinds = ["prefetch" if kind == PREFETCH else "memcpy"] * ops
+        want_kinds = ["prefetch" if kind in (PREFETCH, DISCARD) else "memcpy"] * ops
         if not check(len(mine) == ops and [t["kind"] for t in mine] == want_kinds,
                      f"{tag}: simulator operations {mine}"):
             continue
@@ -157,14 +163,18 @@ def run(label, program):
                       for a, pl in zip(apis, PLANTED) if pl[3] == PREFETCH and a["corr"] in gpus)
     pf = rows.get("prefetch", {})
     check((pf.get("count"), pf.get("bytes"), pf.get("src"), pf.get("dst"), pf.get("total_ns"))
-          == (3, 9 * MB, "managed", "managed", prefetch_ns),
+          == (4, 9 * MB + 512 * KB, "managed", "managed", prefetch_ns),
           f"{label}: report's prefetch row {pf}, GPU time {prefetch_ns}")
+    dc = rows.get("discard", {})
+    check((dc.get("count"), dc.get("bytes"), dc.get("src")) == (1, 2 * MB, "managed"),
+          f"{label}: report's discard row {dc}")
     mx = rows.get("mixed", {})
     check((mx.get("count"), mx.get("bytes"), mx.get("src")) == (1, 128 * KB, "unknown"),
           f"{label}: report's mixed row {mx}")
     events = chrome_events(cutrace, path, os.path.join(tmp, label + ".json"), label) or []
     slices = [e["name"] for e in events if e.get("cat") == "gpu_memcpy" and e.get("ph") == "X"]
-    check(sum("prefetch" in s for s in slices) == 3 and sum("mixed" in s for s in slices) == 1,
+    check(sum("prefetch" in s for s in slices) == 4 and sum("mixed" in s for s in slices) == 1
+          and sum("discard" in s for s in slices) == 1,
           f"{label}: chrome memcpy slices {slices}")
 
 

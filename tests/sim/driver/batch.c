@@ -13,8 +13,12 @@
  * each range must lie in managed memory; a prefetch is a SIM_OP_PREFETCH operation
  * that moves no bytes and lasts as long as a pinned copy of its size (the simulator
  * does not track where managed pages live: every prefetch migrates all of them).
- * Prefetches are refused inside a stream capture (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
- * the capture invalidated): the simulator's graphs have no prefetch node.
+ * cuMemDiscardBatchAsync (13.0): each range (managed memory) is one operation of the
+ * copy latency that leaves the bytes as they are (their content is undefined after a
+ * discard); cuMemDiscardAndPrefetchBatchAsync is modelled as cuMemPrefetchBatchAsync.
+ * Prefetches and discards are refused inside a stream capture
+ * (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the capture invalidated): the simulator's
+ * graphs have no prefetch node.
  */
 #include "legacy.h"
 
@@ -114,8 +118,9 @@ static CUresult check_location(CUmemLocation loc)
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* Enqueues the prefetch of [dptr, dptr + n) (managed memory) on the stream. */
-static CUresult prefetch_one(CUdeviceptr dptr, size_t n, CUstream hStream, int per_thread)
+/* Enqueues the prefetch (or, discard_only, the discard) of [dptr, dptr + n) (managed
+ * memory) on the stream: a discard takes the fixed latency only. */
+static CUresult managed_op(CUdeviceptr dptr, size_t n, CUstream hStream, int per_thread, int discard_only)
 {
   if (!n)
     return CUDA_ERROR_INVALID_VALUE;
@@ -133,8 +138,8 @@ static CUresult prefetch_one(CUdeviceptr dptr, size_t n, CUstream hStream, int p
   }
   if (r == CUDA_SUCCESS) {
     struct sim_op op = {.kind = SIM_OP_PREFETCH};
-    strcpy(op.name, "prefetch");
-    op.duration_ns = sim_transfer_ns(n, sim_knobs.pinned_gbps);
+    strcpy(op.name, discard_only ? "discard" : "prefetch");
+    op.duration_ns = discard_only ? sim_transfer_ns(0, sim_knobs.pinned_gbps) : sim_transfer_ns(n, sim_knobs.pinned_gbps);
     r = sim_submit(s, &op, NULL);
   }
   sim_unlock();
@@ -149,7 +154,7 @@ static CUresult prefetch(CUdeviceptr dptr, size_t n, CUmemLocation loc, unsigned
   if (flags)
     return CUDA_ERROR_INVALID_VALUE;
   CUresult r = check_location(loc);
-  return r == CUDA_SUCCESS ? prefetch_one(dptr, n, hStream, per_thread) : r;
+  return r == CUDA_SUCCESS ? managed_op(dptr, n, hStream, per_thread, 0) : r;
 }
 
 /* The 8.0 ABI's destination: a device ordinal, or CU_DEVICE_CPU for the host. */
@@ -205,7 +210,7 @@ static CUresult prefetch_batch(CUdeviceptr *dptrs, size_t *sizes, size_t count, 
   }
   CUresult r = CUDA_SUCCESS;
   for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++)
-    r = prefetch_one(dptrs[i], sizes[i], hStream, per_thread);
+    r = managed_op(dptrs[i], sizes[i], hStream, per_thread, 0);
   return r;
 }
 
@@ -222,6 +227,54 @@ SIM_API CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes,
                                               CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
                                               size_t numPrefetchLocs, unsigned long long flags,
                                               CUstream hStream)
+{
+  return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream, 1);
+}
+
+/* ---- discards (CUDA 13.0): a discard of each range; with prefetch, a prefetch then ---- */
+
+static CUresult discard_batch(CUdeviceptr *dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                              CUstream hStream, int per_thread)
+{
+  if (!sim_initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!count || !dptrs || !sizes || flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = CUDA_SUCCESS;
+  for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++)
+    r = managed_op(dptrs[i], sizes[i], hStream, per_thread, 1);
+  return r;
+}
+
+/** A batch of discards of managed memory. */
+SIM_API CUresult cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                        CUstream hStream)
+{
+  return discard_batch(dptrs, sizes, count, flags, hStream, 0);
+}
+
+/** cuMemDiscardBatchAsync, per-thread default stream entry point. */
+SIM_API CUresult cuMemDiscardBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                             unsigned long long flags, CUstream hStream)
+{
+  return discard_batch(dptrs, sizes, count, flags, hStream, 1);
+}
+
+/** A batch of discards, each range then prefetched (modelled as a prefetch: the
+ * simulator does not know that discarded pages need no copy). */
+SIM_API CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                                   CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                                   size_t numPrefetchLocs, unsigned long long flags,
+                                                   CUstream hStream)
+{
+  return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream, 0);
+}
+
+/** cuMemDiscardAndPrefetchBatchAsync, per-thread default stream entry point. */
+SIM_API CUresult cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                                        CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                                        size_t numPrefetchLocs, unsigned long long flags,
+                                                        CUstream hStream)
 {
   return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream, 1);
 }

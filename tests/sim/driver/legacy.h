@@ -89,6 +89,11 @@ CUresult cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBa
                             unsigned int flags);
 CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
                             unsigned int flags);
+CUresult cuMemDiscardBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                     CUstream hStream);
+CUresult cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+                                                CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
+                                                size_t numPrefetchLocs, unsigned long long flags, CUstream hStream);
 void simcuda_hint_next_launch_ns(unsigned long long ns);
 
 #endif

@@ -254,6 +254,10 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuMemPrefetchAsync", 8000, 2, cuMemPrefetchAsync_ptsz) \
   X("cuMemPrefetchAsync", 12020, 0, cuMemPrefetchAsync_v2) \
   X("cuMemPrefetchAsync", 12020, 2, cuMemPrefetchAsync_v2_ptsz) \
+  X("cuMemDiscardBatchAsync", 13000, 0, cuMemDiscardBatchAsync) \
+  X("cuMemDiscardBatchAsync", 13000, 2, cuMemDiscardBatchAsync_ptsz) \
+  X("cuMemDiscardAndPrefetchBatchAsync", 13000, 0, cuMemDiscardAndPrefetchBatchAsync) \
+  X("cuMemDiscardAndPrefetchBatchAsync", 13000, 2, cuMemDiscardAndPrefetchBatchAsync_ptsz) \
   X("cuMemPrefetchBatchAsync", 13000, 0, cuMemPrefetchBatchAsync) \
   X("cuMemPrefetchBatchAsync", 13000, 2, cuMemPrefetchBatchAsync_ptsz) \
   X("cuMemsetD16", 3020, 0, cuMemsetD16_v2) \

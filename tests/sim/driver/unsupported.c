@@ -208,10 +208,6 @@
   X(cuMemAllocPitch) \
   X(cuMemBatchDecompressAsync) \
   X(cuMemBatchDecompressAsync_ptsz) \
-  X(cuMemDiscardAndPrefetchBatchAsync) \
-  X(cuMemDiscardAndPrefetchBatchAsync_ptsz) \
-  X(cuMemDiscardBatchAsync) \
-  X(cuMemDiscardBatchAsync_ptsz) \
   X(cuMemExportToShareableHandle) \
   X(cuMemFree) \
   X(cuMemGetAccess) \

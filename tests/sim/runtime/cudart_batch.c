@@ -1,8 +1,9 @@
-/* Batched copies and managed-memory prefetches of the simulated libcudart, each
- * one driver call as in the real runtime: cudaMemcpyBatchAsync ->
+/* Batched copies and managed-memory prefetches and discards of the simulated
+ * libcudart, each one driver call as in the real runtime: cudaMemcpyBatchAsync ->
  * cuMemcpyBatchAsync (13.0 ABI: cuMemcpyBatchAsync_v2), cudaMemPrefetchAsync ->
- * cuMemPrefetchAsync (12.2 ABI: cuMemPrefetchAsync_v2), cudaMemPrefetchBatchAsync ->
- * cuMemPrefetchBatchAsync. The runtime structs and enums (cudaMemcpyAttributes,
+ * cuMemPrefetchAsync (12.2 ABI: cuMemPrefetchAsync_v2), cudaMemPrefetchBatchAsync,
+ * cudaMemDiscardBatchAsync, cudaMemDiscardAndPrefetchBatchAsync -> the driver's of
+ * the same names. The runtime structs and enums (cudaMemcpyAttributes,
  * cudaMemLocation) have the driver's layout and values, so they pass through as
  * they are. The _ptsz forms use the driver's per-thread variants. */
 #include "cudart_internal.h"
@@ -86,4 +87,57 @@ SIM_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *size
                                                       unsigned long long flags, cudaStream_t stream)
 {
   return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream, 1);
+}
+
+static cudaError_t discard_batch(void **dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                 cudaStream_t stream, int pt)
+{
+  RT_ENTER();
+  RT_NEED(RT_PICK(pt, MemDiscardBatchAsync));
+  return rt_check(RT_PICK(pt, MemDiscardBatchAsync)((CUdeviceptr *)dptrs, sizes, count, flags, stream));
+}
+
+/** A batch of discards of managed memory. */
+SIM_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags,
+                                                cudaStream_t stream)
+{
+  return discard_batch(dptrs, sizes, count, flags, stream, 0);
+}
+
+/** A batch of discards (per-thread default stream). */
+SIM_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t count,
+                                                     unsigned long long flags, cudaStream_t stream)
+{
+  return discard_batch(dptrs, sizes, count, flags, stream, 1);
+}
+
+static cudaError_t discard_prefetch_batch(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *locs,
+                                          size_t *locIdxs, size_t numLocs, unsigned long long flags,
+                                          cudaStream_t stream, int pt)
+{
+  RT_ENTER();
+  RT_NEED(RT_PICK(pt, MemDiscardAndPrefetchBatchAsync));
+  return rt_check(RT_PICK(pt, MemDiscardAndPrefetchBatchAsync)((CUdeviceptr *)dptrs, sizes, count,
+                                                               (CUmemLocation *)locs, locIdxs, numLocs, flags,
+                                                               stream));
+}
+
+/** A batch of discards, each range then prefetched. */
+SIM_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count,
+                                                           struct cudaMemLocation *prefetchLocs,
+                                                           size_t *prefetchLocIdxs, size_t numPrefetchLocs,
+                                                           unsigned long long flags, cudaStream_t stream)
+{
+  return discard_prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags,
+                                stream, 0);
+}
+
+/** A batch of discards and prefetches (per-thread default stream). */
+SIM_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t count,
+                                                                struct cudaMemLocation *prefetchLocs,
+                                                                size_t *prefetchLocIdxs, size_t numPrefetchLocs,
+                                                                unsigned long long flags, cudaStream_t stream)
+{
+  return discard_prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags,
+                                stream, 1);
 }

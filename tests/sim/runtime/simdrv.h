@@ -60,6 +60,12 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(MemPrefetchAsync_pt, "cuMemPrefetchAsync", PFN_cuMemPrefetchAsync_v12020_ptsz, SIMDRV_PTDS) \
   X(MemPrefetchBatchAsync, "cuMemPrefetchBatchAsync", PFN_cuMemPrefetchBatchAsync_v13000, 0) \
   X(MemPrefetchBatchAsync_pt, "cuMemPrefetchBatchAsync", PFN_cuMemPrefetchBatchAsync_v13000_ptsz, SIMDRV_PTDS) \
+  X(MemDiscardBatchAsync, "cuMemDiscardBatchAsync", PFN_cuMemDiscardBatchAsync_v13000, 0) \
+  X(MemDiscardBatchAsync_pt, "cuMemDiscardBatchAsync", PFN_cuMemDiscardBatchAsync_v13000_ptsz, SIMDRV_PTDS) \
+  X(MemDiscardAndPrefetchBatchAsync, "cuMemDiscardAndPrefetchBatchAsync", \
+    PFN_cuMemDiscardAndPrefetchBatchAsync_v13000, 0) \
+  X(MemDiscardAndPrefetchBatchAsync_pt, "cuMemDiscardAndPrefetchBatchAsync", \
+    PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, SIMDRV_PTDS) \
   X(Memcpy2DUnaligned, "cuMemcpy2DUnaligned", PFN_cuMemcpy2DUnaligned_v3020, 0) \
   X(Memcpy2DUnaligned_pt, "cuMemcpy2DUnaligned", PFN_cuMemcpy2DUnaligned_v7000_ptds, SIMDRV_PTDS) \
   X(Memcpy2DAsync, "cuMemcpy2DAsync", PFN_cuMemcpy2DAsync_v3020, 0) \

@@ -13,9 +13,11 @@
  *   6 cuMemPrefetchAsync (8.0 ABI): 2 MiB of managed memory to device 0
  *   7 cudaMemcpy3DPeerAsync: device 0 to device 0, 4096 B x 16 rows x 2 slices
  *   8 cuMemcpy3DPeerAsync (from cuGetProcAddress_v2 at 4000): the same shape again
+ *   9 cudaMemDiscardBatchAsync: managed 1 MiB at +1 MiB and 1 MiB at +6 MiB
+ *  10 cudaMemDiscardAndPrefetchBatchAsync: managed 512 KiB at +7 MiB to device 0
  * then, on a second stream being captured into a graph (never launched):
- *   9 cudaMemcpyBatchAsync: 2 DtoD copies of 4 KiB (captured: no GPU record)
- *  10 cudaMemPrefetchAsync: refused by the simulator inside a capture
+ *  11 cudaMemcpyBatchAsync: 2 DtoD copies of 4 KiB (captured: no GPU record)
+ *  12 cudaMemPrefetchAsync: refused by the simulator inside a capture
  *     (cudaErrorStreamCaptureUnsupported, the capture invalidated)
  */
 #include <cuda.h>
@@ -171,8 +173,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "batch: cuMemcpy3DPeerAsync failed\n");
     failed = 1;
   }
+  /* 9, 10: discards */
+  void *discards[2] = {managed + MB, managed + 6 * MB};
+  size_t discard_sizes[2] = {MB, MB};
+  check(cudaMemDiscardBatchAsync(discards, discard_sizes, 2, 0, s), "discard batch");
+  void *dp_ranges[1] = {managed + 7 * MB};
+  size_t dp_sizes[1] = {512 * KB};
+  check(cudaMemDiscardAndPrefetchBatchAsync(dp_ranges, dp_sizes, 1, &to_dev, &idx0, 1, 0, s),
+        "discard and prefetch batch");
   check(cudaStreamSynchronize(s), "sync");
-  /* 9, 10: inside a capture */
+  /* 11, 12: inside a capture */
   cudaStream_t cs;
   cudaGraph_t graph = NULL;
   check(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), "capture stream");

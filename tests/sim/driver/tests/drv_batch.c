@@ -1,4 +1,4 @@
-/* The simulated driver's batch copies and managed-memory prefetches: bytes moved,
+/* The simulated driver's batch copies and managed-memory prefetches and discards: bytes moved,
  * argument checks, the 12.8 and 13.0 ABIs through cuGetProcAddress, stream time
  * (a prefetch lasts as long as a pinned copy of its size), capture refusal. */
 #include "drv_test.h"
@@ -107,6 +107,16 @@ static void test_prefetches(CUstream s)
   CHECK_CU(cuMemPrefetchBatchAsync(ptrs, sizes, 3, &host, &idx0, 1, 0, s));
   CHECK_RESULT(cuMemPrefetchBatchAsync(ptrs, sizes, 3, locs, bad_idx, 2, 0, s), CUDA_ERROR_INVALID_VALUE);
   CHECK_RESULT(cuMemPrefetchBatchAsync(ptrs, sizes, 0, &host, &idx0, 1, 0, s), CUDA_ERROR_INVALID_VALUE);
+
+  /* discards: managed memory only, flags 0; with a prefetch, a prefetch's rules */
+  CHECK_CU(cuMemDiscardBatchAsync(ptrs, sizes, 3, 0, s));
+  CHECK_RESULT(cuMemDiscardBatchAsync(ptrs, sizes, 3, 1, s), CUDA_ERROR_INVALID_VALUE);
+  CUdeviceptr not_managed[1] = {device};
+  size_t one_mb[1] = {MB};
+  CHECK_RESULT(cuMemDiscardBatchAsync(not_managed, one_mb, 1, 0, s), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, 3, &host, &idx0, 1, 0, s));
+  CHECK_RESULT(cuMemDiscardAndPrefetchBatchAsync(not_managed, one_mb, 1, &host, &idx0, 1, 0, s),
+               CUDA_ERROR_INVALID_VALUE);
 
   /* refused inside a capture, which it invalidates */
   CHECK_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
