@@ -87,38 +87,61 @@ static void print_reasons(const ct_steps_file *f, const ct_step_reason *r, unsig
   printf("\n");
 }
 
-/* The table of steps, one row each. Returns 0, or -1 when out of memory. */
+#define STEP_COLS 14
+
+/* The cells of step i's row (a fixed buffer each: ptrs point into cells). */
+typedef struct step_row {
+  char cell[STEP_COLS][64];
+  char name[256];
+  const char *ptrs[STEP_COLS];
+} step_row;
+
+static void step_row_fill(const ct_steps_file *f, const ct_steps_summary *sum,
+                          const ct_steps_options *o, size_t i, step_row *row) {
+  const ct_step *s = &f->steps[i];
+  char b[24];
+  unsigned cause = largest_idle(s);
+  const ct_step_kernel *k = top_kernel(s);
+  char (*c)[64] = row->cell;
+  snprintf(c[0], 64, "%zu%s", i, i < o->skip ? "w" : is_outlier(sum, i) ? "*" : "");
+  snprintf(c[1], 64, "%s", ct_fmt_duration(s->begin_ns - f->first_ns, b, 24));
+  snprintf(c[2], 64, "%s", ct_fmt_duration(ct_step_time(s), b, 24));
+  snprintf(c[3], 64, "%s", ct_fmt_duration(s->end_ns - s->begin_ns, b, 24));
+  snprintf(c[4], 64, "%s", ct_fmt_duration(s->work_ns, b, 24));
+  snprintf(c[5], 64, "%s", ct_fmt_duration(gpu_span(s), b, 24));
+  snprintf(c[6], 64, "%.1f", ct_step_busy_pct(s));
+  snprintf(c[7], 64, "%s", ct_fmt_duration(ct_step_idle(s), b, 24));
+  snprintf(c[8], 64, "%s", cause < CT_GAP_NCAUSES ? ct_gap_cause_name(cause) : "-");
+  snprintf(c[9], 64, "%llu", (unsigned long long)s->kernels);
+  snprintf(c[10], 64, "%llu", (unsigned long long)(s->copies + s->sets));
+  uint64_t api_ns, api_calls = ct_step_api_calls(s, &api_ns);
+  snprintf(c[11], 64, "%llu / %s", (unsigned long long)api_calls, ct_fmt_duration(api_ns, b, 24));
+  snprintf(c[12], 64, "%llu", (unsigned long long)ct_step_calls_of(s, CT_CAT_SYNC, NULL));
+  for (int j = 0; j < STEP_COLS - 1; j++) row->ptrs[j] = c[j];
+  row->ptrs[STEP_COLS - 1] = k ? kernel_name(f, k->id, row->name, sizeof row->name) : "-";
+}
+
+/* The table of steps, one row each, printed as it is made (two passes over the steps:
+ * the column widths, then the rows; no row is kept). Returns 0. */
 static int print_text_rows(const ct_steps_file *f, const ct_steps_summary *sum,
                            const ct_steps_options *o) {
-  static const char *const headers[] = {"step", "begin", "time", "cpu", "gpu work", "gpu span",
-                                        "busy%", "idle", "most idle", "kernels", "copies",
-                                        "cuda calls", "syncs", "top kernel"};
-  ct_table *tb = ct_table_new(NULL, 14, headers, "rrrrrrrrlrrrrl");
-  if (!tb) return -1;
+  static const char *const headers[STEP_COLS] = {
+      "step", "begin", "time", "cpu", "gpu work", "gpu span", "busy%", "idle", "most idle",
+      "kernels", "copies", "cuda calls", "syncs", "top kernel"};
+  static const char align[] = "rrrrrrrrlrrrrl";
+  size_t widths[STEP_COLS] = {0};
+  step_row row;
+  ct_text_widths_add(widths, STEP_COLS, headers);
   for (size_t i = 0; i < f->nsteps; i++) {
-    const ct_step *s = &f->steps[i];
-    char b[6][24], name[256];
-    unsigned cause = largest_idle(s);
-    const ct_step_kernel *k = top_kernel(s);
-    ct_table_row(tb);
-    ct_table_cell(tb, "%zu%s", i, i < o->skip ? "w" : is_outlier(sum, i) ? "*" : "");
-    ct_table_cell(tb, "%s", ct_fmt_duration(s->begin_ns - f->first_ns, b[0], 24));
-    ct_table_cell(tb, "%s", ct_fmt_duration(ct_step_time(s), b[1], 24));
-    ct_table_cell(tb, "%s", ct_fmt_duration(s->end_ns - s->begin_ns, b[2], 24));
-    ct_table_cell(tb, "%s", ct_fmt_duration(s->work_ns, b[3], 24));
-    ct_table_cell(tb, "%s", ct_fmt_duration(gpu_span(s), b[4], 24));
-    ct_table_cell(tb, "%.1f", ct_step_busy_pct(s));
-    ct_table_cell(tb, "%s", ct_fmt_duration(ct_step_idle(s), b[5], 24));
-    ct_table_cell(tb, "%s", cause < CT_GAP_NCAUSES ? ct_gap_cause_name(cause) : "-");
-    ct_table_cell(tb, "%llu", (unsigned long long)s->kernels);
-    ct_table_cell(tb, "%llu", (unsigned long long)(s->copies + s->sets));
-    uint64_t api_ns, api_calls = ct_step_api_calls(s, &api_ns);
-    ct_table_cell(tb, "%llu / %s", (unsigned long long)api_calls, ct_fmt_duration(api_ns, b[0], 24));
-    ct_table_cell(tb, "%llu", (unsigned long long)ct_step_calls_of(s, CT_CAT_SYNC, NULL));
-    ct_table_cell(tb, "%s", k ? kernel_name(f, k->id, name, sizeof name) : "-");
+    step_row_fill(f, sum, o, i, &row);
+    ct_text_widths_add(widths, STEP_COLS, row.ptrs);
   }
-  ct_table_print(tb, stdout, CT_OUT_TEXT);
-  ct_table_free(tb);
+  if (!f->nsteps) printf("  (none)\n");
+  else ct_text_row_print(stdout, STEP_COLS, align, widths, headers);
+  for (size_t i = 0; i < f->nsteps; i++) {
+    step_row_fill(f, sum, o, i, &row);
+    ct_text_row_print(stdout, STEP_COLS, align, widths, row.ptrs);
+  }
   printf("(w: warmup, left out of the statistics; *: outlier)\n");
   printf("\n");
   return 0;

@@ -200,27 +200,36 @@ void ct_table_print(const ct_table *t, FILE *f, enum ct_out_format fmt) {
   }
   size_t *w = calloc((size_t)nc, sizeof *w);
   if (!w) return;
-  for (int c = 0; c < nc; c++) w[c] = text_width(t->headers[c]);
+  ct_text_widths_add(w, nc, (const char *const *)t->headers);
   for (size_t r = 0; r < t->rows; r++)
-    for (int c = 0; c < nc; c++) {
-      size_t x = text_width(t->cells[r * nc + c]);
-      if (x > w[c]) w[c] = x;
-    }
-  for (size_t r = 0; r <= t->rows; r++) {
-    fputs("  ", f);
-    for (int c = 0; c < nc; c++) {
-      const char *s = r == 0 ? t->headers[c] : t->cells[(r - 1) * nc + c];
-      if (!s) s = "";
-      size_t pad = w[c] - text_width(s);
-      int last = c == nc - 1;
-      if (t->align[c] == 'r') fprintf(f, "%*s%s", (int)pad, "", s);
-      else if (last) fputs(s, f);
-      else fprintf(f, "%s%*s", s, (int)pad, "");
-      if (!last) fputs("  ", f);
-    }
-    putc('\n', f);
-  }
+    ct_text_widths_add(w, nc, (const char *const *)t->cells + r * nc);
+  for (size_t r = 0; r <= t->rows; r++)
+    ct_text_row_print(f, nc, t->align, w,
+                      (const char *const *)(r == 0 ? t->headers : t->cells + (r - 1) * nc));
   free(w);
+}
+
+void ct_text_widths_add(size_t *widths, int ncols, const char *const *cells) {
+  for (int c = 0; c < ncols; c++) {
+    size_t x = text_width(cells[c]);
+    if (x > widths[c]) widths[c] = x;
+  }
+}
+
+void ct_text_row_print(FILE *f, int ncols, const char *align, const size_t *widths,
+                       const char *const *cells) {
+  fputs("  ", f);
+  for (int c = 0; c < ncols; c++) {
+    const char *s = cells[c];
+    if (!s) s = "";
+    size_t pad = widths[c] - text_width(s);
+    int last = c == ncols - 1;
+    if (align[c] == 'r') fprintf(f, "%*s%s", (int)pad, "", s);
+    else if (last) fputs(s, f);
+    else fprintf(f, "%s%*s", s, (int)pad, "");
+    if (!last) fputs("  ", f);
+  }
+  putc('\n', f);
 }
 
 void ct_table_free(ct_table *t) {

@@ -72,6 +72,19 @@ void ct_table_print(const ct_table *t, FILE *f, enum ct_out_format fmt);
 /* Frees the table. */
 void ct_table_free(ct_table *t);
 
+/*
+ * A text table printed row by row, without keeping its rows (a table of millions of
+ * rows): the caller makes two passes over its data, first widening widths (ncols
+ * entries, zeroed, then given the headers) with every row's cells, then printing the
+ * header row and each row with ct_text_row_print. The output is ct_table_print's in
+ * CT_OUT_TEXT (align as for ct_table_new; a NULL cell is empty).
+ */
+void ct_text_widths_add(size_t *widths, int ncols, const char *const *cells);
+
+/* Prints one row of such a table (or its header row: cells = the headers). */
+void ct_text_row_print(FILE *f, int ncols, const char *align, const size_t *widths,
+                       const char *const *cells);
+
 /* Writes one CSV field (quoted when needed). */
 void ct_csv_field(FILE *f, const char *s);
 

@@ -169,6 +169,16 @@ check(rc == 0 and 'steps: 6 instances of NVTX range "ProfilerStep#*" (ProfilerSt
       and "  step 4: 1.600 ms (1.60x): sync idle +1.280 ms (1.280 ms vs 0 ns); new sync calls "
           "+1.170 ms CPU (1 vs 0 calls)" in out
       and "setup: step 0 took no longer than the median" in out, f"text:\n{out}")
+# the table, printed row by row after a pass for the column widths: every right-aligned
+# cell ends where its header does
+lines = out.splitlines()
+head = next((i for i, l in enumerate(lines) if l.startswith("   step ") or l.startswith("  step ")), -1)
+rows = lines[head + 1:head + 7] if head >= 0 else []
+ends = [lines[head].index(h) + len(h) for h in ("step", "begin", "time", "gpu span", "kernels")] if rows else []
+check(len(rows) == 6 and [r.split()[0] for r in rows] == ["0", "1", "2*", "3", "4*", "5"] and
+      all(r.endswith("  k1()") for r in rows) and
+      all(r[e - 1] != " " and (e == len(r) or r[e] == " ") for r in rows for e in ends) and
+      rows[2].split()[1:5] == ["2.000", "ms", "2.000", "ms"], f"text table:\n{out}")
 
 # --range data: the 12 "data" ranges; --skip beyond the steps: nothing counted
 rc, out, err = run("--format", "json", "--range", "data", prof)
