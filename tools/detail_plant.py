@@ -6,7 +6,9 @@ them. split_file(path, detail_first) writes the detail before its API record (as
 preload does since 2026-12-03: CTPH_FINISH) or after it (as before), for
 test_detail_order.py. late_attr_file(path, late): thread 8's launches of a kernel come
 before the KERNEL_ATTR and OCCUPANCY records they name (written by thread 7, which
-launched it first and was preempted) and 40 ms of another thread's records, or after.
+launched it first and was preempted) and 40 ms of another thread's records, or after;
+late_stack_file(path, late): the same with the STACK records of the launches' call
+path (a Python frame, train.py:12 step) written by thread 7.
 
 pid 12, thread 10's calls, in this order, 40 ms apart:
   corr 1  cudaLaunchKernel of KERNEL, grid 4x2x1, block 128x1x1, timed
@@ -116,5 +118,37 @@ def late_attr_file(path, late):
           amount=1)
     if late:
         attributes()
+    w.add("end", records=0, end_ns=10**9 + 50 * 10**6)
+    w.save(path)
+
+
+def late_stack_file(path, late):
+    """pid 7: 3 launches by thread 8 whose API records name STACK node 3 (root 0x1000 <
+    train.py:12 step < 0x7000), with the STACK records before them or (late) after 40 ms
+    of thread 9's records."""
+    w = TraceWriter()
+    w.add("process", pid=7, start_ns=10**9)
+    w.add("pycode", id=2, file=w.string("/home/u/train.py"), qualname=w.string("step"),
+          first_line=10)
+
+    def stacks():
+        for nid, parent, pc in ((1, 0, 0x1000), (2, 1, (1 << 63) | (2 << 24) | 12), (3, 2, 0x7000)):
+            w.add("stack", id=nid, parent=parent, pc=pc)
+
+    if not late:
+        stacks()
+    name, kernel = w.string("cudaLaunchKernel"), w.string(ATTR_KERNEL)
+    for i in range(3):
+        t = 10**9 + (i + 1) * 100 * 1000
+        w.add("launch", corr=i + 1, kernel=kernel, grid_x=1, grid_y=1, grid_z=1, block_x=1,
+              block_y=1, block_z=1)
+        w.add("api", tid=8, name=name, begin_ns=t, end_ns=t + 2000, corr=i + 1, flags=TIMED,
+              stack=3)
+        w.add("gpu", corr=i + 1, start_ns=t + 5000, end_ns=t + 25000, type=GPU_KERNEL,
+              name=kernel)
+    w.add("tracer", tid=9, what=w.string("unwinder"), begin_ns=10**9, end_ns=10**9 + 40 * 10**6,
+          amount=1)
+    if late:
+        stacks()
     w.add("end", records=0, end_ns=10**9 + 50 * 10**6)
     w.save(path)

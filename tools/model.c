@@ -28,7 +28,8 @@
  * stack capture: 21 ms under load, with the window still at its first 20 ms). Once
  * the file has reported drops it is not waited for (a dropped call never comes), so
  * a trace with drops keeps the window's memory. A kernel whose LAUNCH names a
- * KERNEL_ATTR record not read yet waits the same way (awaits_join). The preload writes a call's detail
+ * KERNEL_ATTR record not read yet, and a span whose STACK node was not read yet, wait
+ * the same way (awaits_join). The preload writes a call's detail
  * record before its API record (since 2026-12-03), so the detail is in the table
  * whenever the span is delivered, however far apart the two land; in older files it
  * comes right after: an API record releases nothing until the next event is added, so
@@ -146,6 +147,12 @@ static void heap_pop(heap *h) {
 
 /* ---- the model state ----------------------------------------------------------- */
 
+/* A set of record ids read (KERNEL_ATTR, STACK: process-wide, 1, 2, ...), one bit each. */
+typedef struct id_set {
+  uint8_t *bits;
+  size_t n; /* bytes */
+} id_set;
+
 typedef struct model {
   ct_reader *r;
   const ct_model_ops *ops;
@@ -171,8 +178,8 @@ typedef struct model {
   /* per string id: cached api category/layer (0 = not computed) */
   uint8_t *api_cache;
   size_t api_cache_n;
-  uint8_t *attrs_read;  /* per KERNEL_ATTR id: 1 once its record was read */
-  size_t attrs_read_n;
+  id_set attrs_read;  /* the KERNEL_ATTR ids read */
+  id_set stacks_read; /* the STACK ids read */
   int oom;
   /* the time filter (ct_model_options from/to) */
   ct_model_options opt;
@@ -441,41 +448,54 @@ static int pend_min(const model *m) {
   return best;
 }
 
-/* The index in ct_call.d (the detail's fields after corr) of a LAUNCH record's attr. */
+/* The index in ct_call.d (the detail's fields after corr) of a LAUNCH record's attr,
+ * and in a pending API event's fields of its stack. */
 #define LAUNCH_ATTR_AT (offsetof(struct ct_launch, attr) / sizeof(uint64_t) - 1)
-#define MAX_ATTR_ID (1u << 24) /* KERNEL_ATTR ids noted as read (larger ones: not waited for) */
+#define API_STACK_AT (offsetof(struct ct_api, stack) / sizeof(uint64_t))
+#define MAX_READ_ID (1u << 26) /* ids noted as read (larger ones: not waited for) */
 
-/* Notes that the KERNEL_ATTR record of id was read. */
-static void note_attr_read(model *m, uint64_t id) {
-  if (!id || id >= MAX_ATTR_ID) return;
-  if (id >= m->attrs_read_n) {
-    size_t n = m->attrs_read_n ? m->attrs_read_n : 256;
-    while (n <= id) n *= 2;
-    uint8_t *na = realloc(m->attrs_read, n);
-    if (!na) return; /* its launches then just do not wait for it */
-    memset(na + m->attrs_read_n, 0, n - m->attrs_read_n);
-    m->attrs_read = na;
-    m->attrs_read_n = n;
+/* Notes that the record of id (a KERNEL_ATTR or STACK id) was read. */
+static void note_read(id_set *set, uint64_t id) {
+  if (!id || id >= MAX_READ_ID) return;
+  if (id / 8 >= set->n) {
+    size_t n = set->n ? set->n : 64;
+    while (n <= id / 8) n *= 2;
+    uint8_t *nb = realloc(set->bits, n);
+    if (!nb) return; /* what names it then just does not wait for it */
+    memset(nb + set->n, 0, n - set->n);
+    set->bits = nb;
+    set->n = n;
   }
-  m->attrs_read[id] = 1;
+  set->bits[id / 8] |= (uint8_t)(1u << (id % 8));
 }
 
-/* 1 when p is an activity that should not be released yet: its call, or the KERNEL_ATTR
- * record its LAUNCH names (format 1.6), is not in the file so far, the file has
- * reported no drops (which may have taken it), and less than JOIN_WAIT_NS of trace time
- * has passed since its end. The first thread to launch a function writes its
- * KERNEL_ATTR record; another thread's launch of it can reach the file first (the
- * writer drains threads' buffers one by one, the first thread may be preempted), and
- * a consumer writing activities as delivered (dump --chrome) would write the kernel
- * without its attributes. */
+/* 1 when id (not 0) names a record not read yet. */
+static inline int unread(const id_set *set, uint64_t id) {
+  return id < MAX_READ_ID && (id / 8 >= set->n || !(set->bits[id / 8] >> (id % 8) & 1));
+}
+
+/* 1 when p should not be released yet: p is an activity whose call, or the KERNEL_ATTR
+ * record its LAUNCH names (format 1.6), is not in the file so far, or a span whose
+ * STACK node (format 1.1) is not; the file has reported no drops (which may have taken
+ * it), and less than JOIN_WAIT_NS of trace time has passed since its end. The first
+ * thread to launch a function writes its KERNEL_ATTR record, the first to call from a
+ * call path its STACK records; another thread's launch or call can reach the file
+ * first (the writer drains threads' buffers one by one, the first thread may be
+ * preempted), and a consumer writing events as delivered (dump --chrome) would write
+ * the kernel without its attributes, the call without its call site. */
 static int awaits_join(const model *m, const pend *p) {
+  if (p->kind == CT_KIND_API) {
+    uint64_t stack = p->v[API_STACK_AT];
+    return stack && unread(&m->stacks_read, stack) && !m->st->dropped &&
+           p->key + JOIN_WAIT_NS >= m->max_end;
+  }
   if (p->kind != CT_KIND_GPU || !p->v[0] || m->st->dropped || p->key + JOIN_WAIT_NS < m->max_end)
     return 0;
   const ct_call *e = ct_calls_find(&m->calls, p->v[0]);
   if (!e) return 0;
   if (!e->has_call) return 1;
   uint64_t attr = e->detail == CT_DETAIL_LAUNCH ? e->d[LAUNCH_ATTR_AT] : 0;
-  return attr && attr < MAX_ATTR_ID && (attr >= m->attrs_read_n || !m->attrs_read[attr]);
+  return attr && unread(&m->attrs_read, attr);
 }
 
 /* Releases every pending event with key + window < newest end, except that an
@@ -721,6 +741,7 @@ static void handle(model *m, ct_record *rec) {
     if (m->ops->on_clock) m->ops->on_clock(m->user, &m->proc, &rec->u.clock);
     break;
   case CT_KIND_STACK:
+    note_read(&m->stacks_read, rec->u.stack.id);
     if (m->ops->on_stack) m->ops->on_stack(m->user, &m->proc, &rec->u.stack);
     break;
   case CT_KIND_MODULE:
@@ -740,7 +761,7 @@ static void handle(model *m, ct_record *rec) {
       m->ops->on_pause(m->user, &m->proc, &rec->u.pause, str_or_empty(m, rec->u.pause.why));
     break;
   case CT_KIND_KERNEL_ATTR:
-    note_attr_read(m, rec->u.kernel_attr.id);
+    note_read(&m->attrs_read, rec->u.kernel_attr.id);
     if (m->ops->on_kernel_attr)
       m->ops->on_kernel_attr(m->user, &m->proc, &rec->u.kernel_attr,
                              str_or_empty(m, rec->u.kernel_attr.name));
@@ -810,7 +831,8 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   ct_calls_free(&m->calls);
   ct_waits_free(&m->waits);
   free(m->api_cache);
-  free(m->attrs_read);
+  free(m->attrs_read.bits);
+  free(m->stacks_read.bits);
   free(m->cmdline);
   ct_reader_close(m->r);
   free(m);

@@ -13,7 +13,10 @@ the loss this order prevents.) Kernel attributes (format 1.6): launches by one t
 that reach the file 40 ms before the KERNEL_ATTR and OCCUPANCY records they name
 (written by the thread that launched the kernel first, preempted): dump --chrome's
 kernel slices still carry the attributes (the model holds a kernel until its
-KERNEL_ATTR record is read), exactly as when the records come first.
+KERNEL_ATTR record is read), exactly as when the records come first. Call stacks
+(format 1.1): launches whose STACK node's records come 40 ms later (written by the
+thread that called from that path first): dump --chrome's call slices still carry the
+call site and Python stack.
 
 usage: test_detail_order.py CUTRACE"""
 import json
@@ -22,7 +25,7 @@ import sys
 import tempfile
 
 import tooltest
-from detail_plant import MIB, late_attr_file, split_file
+from detail_plant import MIB, late_attr_file, late_stack_file, split_file
 from tooltest import check, finish
 
 cutrace = sys.argv[1]
@@ -79,6 +82,16 @@ def check_attributes(label, path, d):
     check(got == [(64, 1536, 8, 50.0)] * 3, f"{label}: kernel slices' attributes ({rc} {err!r}): {got}")
 
 
+def check_call_sites(label, path, d):
+    out = os.path.join(d, "stack.json")
+    rc, _, err = tooltest.run(cutrace, "dump", "--chrome", "-o", out, path)
+    events = json.load(open(out))["traceEvents"] if rc == 0 else []
+    got = [(e["args"].get("call site"), e["args"].get("python stack")) for e in events
+           if e.get("name") == "cudaLaunchKernel"]
+    check(got == [("train.py:12 step", "train.py:12 step")] * 3,
+          f"{label}: call slices' call sites ({rc} {err!r}): {got}")
+
+
 with tempfile.TemporaryDirectory(prefix="ct-detail-") as d:
     for label, detail_first, split_ns in (("detail first, 30 ms apart", True, None),
                                           ("detail right after its call (old order)", False, 0)):
@@ -92,5 +105,10 @@ with tempfile.TemporaryDirectory(prefix="ct-detail-") as d:
         path = os.path.join(d, "attr.ctr")
         late_attr_file(path, late)
         check_attributes(label, path, d)
+    for label, late in (("STACK records 40 ms after the calls", True),
+                        ("STACK records before the calls", False)):
+        path = os.path.join(d, "stack.ctr")
+        late_stack_file(path, late)
+        check_call_sites(label, path, d)
 
 finish()
