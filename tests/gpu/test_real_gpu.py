@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The bundled workloads, shared and static cudart, traced on a REAL GPU.
 
-usage: test_real_gpu.py CUTRACE WORKLOADS_DIR
+usage: test_real_gpu.py CUTRACE WORKLOADS_DIR [REAL_PROGRAMS SIM_PROGRAMS SIM_DIR]
 
 Skipped (exit 77) unless `nvidia-smi -L` lists a GPU. Runs each workload with the
 real CUDA stack (no simulator on LD_LIBRARY_PATH), untraced and under
@@ -27,10 +27,26 @@ real CUDA stack (no simulator on LD_LIBRARY_PATH), untraced and under
   nodes' attributes in the graphs table: what the real runtime's cudaFuncGetAttributes on
   a cudaKernel_t, the static runtime's CUfunction/CUkernel handles and cuBLAS's own
   kernels answer, which the simulator cannot show.
+With REAL_PROGRAMS (the build's tests/gpu), SIM_PROGRAMS (its tests/trace/programs) and
+SIM_DIR (its tests/sim), the test programs of entry points written from the headers
+alone (batch copies, prefetches, discards, 3-D peer copies, stream memory operations:
+tests/trace/programs/batch.cu and valuewait.cu) also run on the real GPU, untraced and
+traced (`batch_real`, `batch_real_static` with nvcc's static cudart, `valuewait_real`),
+and their twins built for the simulator (`batch`, `batch_static` with the simulated
+runtime linked in, `valuewait`) traced on the simulator, whose traces the e2e tests
+check against planted answers:
+- the traced run exits, prints and complains exactly as the untraced one (handles
+  aside): the wrappers pass the real driver's arguments and results through;
+- every call of those entry points is in the trace, with the same result as on the
+  simulator and the same MEMOP fields (bytes, kind, count, value, memory kinds): the
+  wrappers read CUDA 13's real structures as the simulator's tests say they should;
+  where the real driver answers differently from the simulator (a call the simulator
+  refuses and the driver accepts), the difference is printed as a finding of its own.
 Not timings: those are for scripts/gpu-check and docs/performance.md.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -168,11 +184,89 @@ def check_case(cutrace, program, args, kernels, gemms, tmp):
           f"{len(recs.get('gpu', []))} GPU records")
 
 
+# test programs whose entry points only the simulator has seen: real build, simulator twin
+PROGRAMS = [("batch_real", "batch"), ("batch_real_static", "batch_static"),
+            ("valuewait_real", "valuewait")]
+MEMOP_FIELDS = ("bytes", "kind", "count", "value", "src_mem", "dst_mem", "async")
+
+
+def scrub(text):
+    """Output with handles and addresses (which differ from run to run) masked."""
+    return re.sub(r"0x[0-9a-fA-F]+|\(nil\)", "ADDR", text)
+
+
+def program_calls(cutrace, trace):
+    """The trace's outermost API calls that carry a MEMOP record or name a stream memory
+    operation, in call order: (entry point, result, MEMOP fields or None), and the
+    number of dropped records."""
+    p = subprocess.run([cutrace, "dump", trace], capture_output=True, text=True, timeout=300)
+    strings, apis, memops, drops = {}, [], {}, 0
+    for line in p.stdout.splitlines():
+        m = re.match(r'string id=(\d+) "(.*)"$', line)
+        if m:
+            strings[int(m.group(1))] = m.group(2)
+            continue
+        kind, _, rest = line.partition(" ")
+        rec = {k: int(v) for k, v in re.findall(r"(\w+)=(-?\d+)(?=\s|$)", rest)}
+        if kind == "api" and rec.get("depth") == 0:
+            apis.append(rec)
+        elif kind == "memop":
+            memops[rec["corr"]] = tuple(rec.get(f) for f in MEMOP_FIELDS)
+        elif kind == "drop":
+            drops += rec.get("count", 0)
+    calls = []
+    for a in sorted(apis, key=lambda a: a["begin_ns"]):
+        name = strings.get(a["name"], "?")
+        if a["corr"] in memops or "StreamWriteValue" in name or "StreamWaitValue" in name \
+                or "StreamBatchMemOp" in name:
+            calls.append((name, a["result"], memops.get(a["corr"])))
+    return p.returncode, calls, drops
+
+
+def check_program(cutrace, program, twin, sim_dir, tmp):
+    """One test program on the real GPU against itself untraced, and its twin built for
+    the simulator traced there (the module docstring's second list)."""
+    label = os.path.basename(program)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUTRACE_", "SIMCUDA_"))}
+    env.pop("LD_PRELOAD", None)
+    plain = subprocess.run([program], env=env, capture_output=True, text=True, timeout=120)
+    real = os.path.join(tmp, label + ".real")
+    traced = subprocess.run([cutrace, "record", "-q", "-o", real, "--", program], env=env,
+                            capture_output=True, text=True, timeout=180)
+    check((traced.returncode, scrub(traced.stdout), scrub(traced.stderr)) ==
+          (plain.returncode, scrub(plain.stdout), scrub(plain.stderr)),
+          f"{label}: traced run differs from the untraced one: exit {traced.returncode} vs "
+          f"{plain.returncode}, output {scrub(traced.stdout + traced.stderr)[-300:]!r} vs "
+          f"{scrub(plain.stdout + plain.stderr)[-300:]!r}")
+    rc, calls, drops = program_calls(cutrace, real)
+    check(rc == 0 and drops == 0 and calls, f"{label}: dump exit {rc}, {drops} dropped, {len(calls)} calls")
+    sim = os.path.join(tmp, label + ".sim")
+    sim_env = dict(env, LD_LIBRARY_PATH=sim_dir + (":" + env["LD_LIBRARY_PATH"]
+                                                   if env.get("LD_LIBRARY_PATH") else ""))
+    subprocess.run([cutrace, "record", "-q", "-o", sim, "--", twin], env=sim_env,
+                   capture_output=True, text=True, timeout=180)
+    _, sim_calls, _ = program_calls(cutrace, sim)
+    names = [c[0] for c in calls]
+    if not check(names == [c[0] for c in sim_calls],
+                 f"{label}: calls on the real GPU {names}, on the simulator {[c[0] for c in sim_calls]}"):
+        return
+    for i, (got, want) in enumerate(zip(calls, sim_calls)):
+        if got[1] != want[1]:  # the real driver's own answer: a finding, not the tracer's fault
+            print(f"  {label}: finding: call {i + 1} {got[0]} returns {got[1]} on the real GPU, "
+                  f"{want[1]} on the simulator")
+        elif got[1] == 0:
+            check(got[2] == want[2], f"{label}: call {i + 1} {got[0]}: MEMOP {MEMOP_FIELDS} "
+                  f"{got[2]} on the real GPU, {want[2]} on the simulator")
+    print(f"  {label}: exit {traced.returncode}, {len(calls)} calls "
+          f"({sum(1 for c in calls if c[1] == 0)} succeeded) as on the simulator")
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 6):
         print(__doc__.split("\n\n")[1])
         return 2
-    cutrace, workloads = sys.argv[1:]
+    cutrace, workloads = sys.argv[1:3]
+    real_dir, twin_dir, sim_dir = sys.argv[3:6] if len(sys.argv) == 6 else (None, None, None)
     if not real_gpu():
         print("skip: no real GPU (nvidia-smi -L lists none)")
         return SKIP
@@ -182,6 +276,10 @@ def main():
                 program = os.path.join(workloads, variant)
                 if os.path.exists(program):
                     check_case(cutrace, program, args, kernels, gemms, tmp)
+        for name, twin in PROGRAMS if real_dir else []:
+            program, twin = os.path.join(real_dir, name), os.path.join(twin_dir, twin)
+            if os.path.exists(program) and os.path.exists(twin):
+                check_program(cutrace, program, twin, sim_dir, tmp)
     return finish()
 
 
