@@ -1,7 +1,7 @@
 /*
- * Driver batch copies and managed-memory prefetches: cuMemcpyBatchAsync (the CUDA
- * 12.8 ABI, with failIdx) and cuMemcpyBatchAsync_v2 (13.0, what cuda.h 13 means by
- * cuMemcpyBatchAsync), cuMemPrefetchAsync (8.0 ABI: a device ordinal) and
+ * Driver batch copies and managed-memory prefetches: cuMemcpyBatchAsync and
+ * cuMemcpy3DBatchAsync (the CUDA 12.8 ABI, with failIdx) and their _v2 (13.0, what
+ * cuda.h 13 means by the plain names), cuMemPrefetchAsync (8.0 ABI: a device ordinal) and
  * cuMemPrefetchAsync_v2 (12.2: a CUmemLocation), cuMemPrefetchBatchAsync,
  * cuMemDiscardBatchAsync and cuMemDiscardAndPrefetchBatchAsync (13.0; the latter
  * recorded as a prefetch batch), each with its _ptsz form. Recorded like wrap_memory.c's copies: an API record
@@ -13,12 +13,16 @@
 #include "wrap_common.h"
 
 #undef cuMemcpyBatchAsync /* cuda.h 13 maps these to their _v2 */
+#undef cuMemcpy3DBatchAsync
 #undef cuMemPrefetchAsync
 
 typedef CUresult (*batch_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
                                 CUmemcpyAttributes *, size_t *, size_t, size_t *, CUstream);
 typedef CUresult (*batch_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
                              CUmemcpyAttributes *, size_t *, size_t, CUstream);
+typedef CUresult (*batch3d_v1_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long,
+                                  CUstream);
+typedef CUresult (*batch3d_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
 typedef CUresult (*prefetch_v1_fn)(CUdeviceptr, size_t, CUdevice, CUstream);
 typedef CUresult (*prefetch_fn)(CUdeviceptr, size_t, CUmemLocation, unsigned, CUstream);
 typedef CUresult (*prefetch_batch_fn)(CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *,
@@ -45,6 +49,19 @@ CTPD_INLINE CUresult batch_body(enum ctph_id id, int ptsz, void *realp, const vo
              real(dsts, srcs, sizes, count, attrs, idxs, num_attrs, s),
              ctph_emit_copy_batch(c.corr, r == CUDA_SUCCESS, (const uint64_t *)dsts,
                                   (const uint64_t *)srcs, sizes, count));
+}
+
+CTPD_INLINE CUresult batch3d_v1_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                     size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx,
+                                     unsigned long long flags, CUstream s) {
+  BATCH_BODY(id, ptsz, realp, ra, batch3d_v1_fn, s, real(n, ops, fail_idx, flags, s),
+             ctph_emit_copy3d_batch(c.corr, r == CUDA_SUCCESS, ops, n));
+}
+CTPD_INLINE CUresult batch3d_body(enum ctph_id id, int ptsz, void *realp, const void *ra, size_t n,
+                                  CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
+                                  CUstream s) {
+  BATCH_BODY(id, ptsz, realp, ra, batch3d_fn, s, real(n, ops, flags, s),
+             ctph_emit_copy3d_batch(c.corr, r == CUDA_SUCCESS, ops, n));
 }
 
 /* The MEMOP value of a prefetch's destination: 1 + device ordinal, 0 for the host. */
@@ -119,3 +136,9 @@ CTPD_DEFINE(cuMemDiscardAndPrefetchBatchAsync, 0, prefetch_batch_body, PREFETCH_
             (p, sz, n, l, li, nl, f, s))
 CTPD_DEFINE(cuMemDiscardAndPrefetchBatchAsync_ptsz, 1, prefetch_batch_body, PREFETCH_BATCH_PARAMS,
             (p, sz, n, l, li, nl, f, s))
+#define B3D_V1 (size_t n, CUDA_MEMCPY3D_BATCH_OP * o, size_t * fi, unsigned long long f, CUstream s)
+#define B3D (size_t n, CUDA_MEMCPY3D_BATCH_OP * o, unsigned long long f, CUstream s)
+CTPD_DEFINE(cuMemcpy3DBatchAsync, 0, batch3d_v1_body, B3D_V1, (n, o, fi, f, s))
+CTPD_DEFINE(cuMemcpy3DBatchAsync_ptsz, 1, batch3d_v1_body, B3D_V1, (n, o, fi, f, s))
+CTPD_DEFINE(cuMemcpy3DBatchAsync_v2, 0, batch3d_body, B3D, (n, o, f, s))
+CTPD_DEFINE(cuMemcpy3DBatchAsync_v2_ptsz, 1, batch3d_body, B3D, (n, o, f, s))

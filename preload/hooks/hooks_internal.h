@@ -380,6 +380,13 @@ static inline int ctph_copy_direction(int src_mem, int dst_mem) {
 void ctph_emit_copy_batch(uint64_t corr, int ok, const uint64_t *dsts, const uint64_t *srcs,
                           const size_t *sizes, size_t count) CTPH_HIDDEN;
 
+/* The MEMOP record of a batch of `count` 3-D copies (cuMemcpy3DBatchAsync and the
+ * runtime's cudaMemcpy3DBatchAsync, whose operations have the same layout), as
+ * ctph_emit_copy_batch: bytes the extents' elements (bytes for pointer-to-pointer
+ * copies; an array's element size is not looked up), an array operand device memory. */
+void ctph_emit_copy3d_batch(uint64_t corr, int ok, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                            size_t count) CTPH_HIDDEN;
+
 /* The MEMOP record of a prefetch of `bytes` bytes of managed memory (CT_MEMOP_PREFETCH;
  * count: ranges of a batch call, 0 for a single prefetch; value: 1 + the destination
  * device ordinal, 0 for the host). */

@@ -1,6 +1,6 @@
 /*
  * Batch copies and managed-memory prefetches and discards of the runtime:
- * cudaMemcpyBatchAsync, cudaMemPrefetchAsync, cudaMemPrefetchBatchAsync,
+ * cudaMemcpyBatchAsync, cudaMemcpy3DBatchAsync, cudaMemPrefetchAsync, cudaMemPrefetchBatchAsync,
  * cudaMemDiscardBatchAsync, cudaMemDiscardAndPrefetchBatchAsync (CUDA 13 signatures,
  * each with its _ptsz form), and the MEMOP records they share with the driver's
  * forms (preload/driver/wrap_batch.c). A discard-and-prefetch batch is a prefetch
@@ -18,6 +18,10 @@
 /* The _ptsz forms have no prototype when compiling without per-thread default
  * stream; same argument lists as the plain forms. */
 CTP_EXPORT __typeof__(cudaMemcpyBatchAsync) cudaMemcpyBatchAsync_ptsz;
+CTP_EXPORT __typeof__(cudaMemcpy3DBatchAsync) cudaMemcpy3DBatchAsync_ptsz;
+
+_Static_assert(sizeof(struct cudaMemcpy3DBatchOp) == sizeof(CUDA_MEMCPY3D_BATCH_OP),
+               "the runtime's 3-D batch operation has the driver's layout");
 CTP_EXPORT __typeof__(cudaMemPrefetchAsync) cudaMemPrefetchAsync_ptsz;
 CTP_EXPORT __typeof__(cudaMemPrefetchBatchAsync) cudaMemPrefetchBatchAsync_ptsz;
 CTP_EXPORT __typeof__(cudaMemDiscardBatchAsync) cudaMemDiscardBatchAsync_ptsz;
@@ -37,29 +41,48 @@ uint64_t ctph_batch_bytes(int ok, const size_t *sizes, size_t count) {
   return bytes;
 }
 
+/* Adds copy i (bytes, the CT_MEM_* of its sides) to a batch's MEMOP: the direction and
+ * memory types the copies share, CT_MEMOP_MIXED / CT_MEM_UNKNOWN where they differ. */
+static void batch_add(struct ct_memop *m, size_t i, uint64_t bytes, int src_mem, int dst_mem) {
+  uint64_t dir = (uint64_t)ctph_copy_direction(src_mem, dst_mem);
+  m->bytes += bytes;
+  if (i == 0) {
+    m->kind = dir;
+    m->src_mem = (uint64_t)src_mem;
+    m->dst_mem = (uint64_t)dst_mem;
+    return;
+  }
+  if (m->kind != dir)
+    m->kind = CT_MEMOP_MIXED;
+  if (m->src_mem != (uint64_t)src_mem)
+    m->src_mem = CT_MEM_UNKNOWN;
+  if (m->dst_mem != (uint64_t)dst_mem)
+    m->dst_mem = CT_MEM_UNKNOWN;
+}
+
 void ctph_emit_copy_batch(uint64_t corr, int ok, const uint64_t *dsts, const uint64_t *srcs,
                           const size_t *sizes, size_t count) {
   struct ct_memop m = {.corr = corr, .async = 1, .count = count};
-  if (ok && dsts && srcs && sizes) {
-    for (size_t i = 0; i < count; i++) {
-      int src_mem = ctph_memory_type((const void *)(uintptr_t)srcs[i]);
-      int dst_mem = ctph_memory_type((const void *)(uintptr_t)dsts[i]);
-      uint64_t dir = (uint64_t)ctph_copy_direction(src_mem, dst_mem);
-      m.bytes += sizes[i];
-      if (i == 0) {
-        m.kind = dir;
-        m.src_mem = (uint64_t)src_mem;
-        m.dst_mem = (uint64_t)dst_mem;
-        continue;
-      }
-      if (m.kind != dir)
-        m.kind = CT_MEMOP_MIXED;
-      if (m.src_mem != (uint64_t)src_mem)
-        m.src_mem = CT_MEM_UNKNOWN;
-      if (m.dst_mem != (uint64_t)dst_mem)
-        m.dst_mem = CT_MEM_UNKNOWN;
-    }
-  }
+  if (ok && dsts && srcs && sizes)
+    for (size_t i = 0; i < count; i++)
+      batch_add(&m, i, sizes[i], ctph_memory_type((const void *)(uintptr_t)srcs[i]),
+                ctph_memory_type((const void *)(uintptr_t)dsts[i]));
+  emit_memop(&m);
+}
+
+/* CT_MEM_* of a 3-D batch operand: a pointer's from the driver, an array is device memory. */
+static int operand_memory(const CUmemcpy3DOperand *o) {
+  return o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY
+             ? CT_MEM_DEVICE
+             : ctph_memory_type((const void *)(uintptr_t)o->op.ptr.ptr);
+}
+
+void ctph_emit_copy3d_batch(uint64_t corr, int ok, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t count) {
+  struct ct_memop m = {.corr = corr, .async = 1, .count = count};
+  if (ok && ops)
+    for (size_t i = 0; i < count; i++)
+      batch_add(&m, i, (uint64_t)ops[i].extent.width * ops[i].extent.height * ops[i].extent.depth,
+                operand_memory(&ops[i].src), operand_memory(&ops[i].dst));
   emit_memop(&m);
 }
 
@@ -103,6 +126,24 @@ CTP_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *
                                                  size_t *attrs_idxs, size_t num_attrs,
                                                  cudaStream_t stream) {
   COPY_BATCH(cudaMemcpyBatchAsync_ptsz, 1);
+}
+
+#define COPY3D_BATCH(sym, ptsz)                                                             \
+  CTPH_MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMCPY, (num_ops, ops, flags, stream),          \
+                  ctph_emit_copy3d_batch(c.corr, r == cudaSuccess,                          \
+                                         (const CUDA_MEMCPY3D_BATCH_OP *)ops, num_ops))
+
+/** cudaMemcpy3DBatchAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t num_ops, struct cudaMemcpy3DBatchOp *ops,
+                                              unsigned long long flags, cudaStream_t stream) {
+  COPY3D_BATCH(cudaMemcpy3DBatchAsync, 0);
+}
+
+/** cudaMemcpy3DBatchAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t num_ops, struct cudaMemcpy3DBatchOp *ops,
+                                                   unsigned long long flags,
+                                                   cudaStream_t stream) {
+  COPY3D_BATCH(cudaMemcpy3DBatchAsync_ptsz, 1);
 }
 
 /* A single prefetch returns before it is done (asynchronous to the host), so its

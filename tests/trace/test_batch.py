@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Batch copies, managed-memory prefetches and 3-D peer copies, end to end on the simulated
-GPU (programs/batch.cu: ten planted calls on one non-blocking stream, listed there, then
-two in a capture).
+GPU (programs/batch.cu: twelve planted calls on one non-blocking stream, listed there,
+then two in a capture).
 
 Built twice: with the simulated libcudart.so (the runtime's calls are the spans, the
 driver calls they make only forward) and with the simulated runtime linked in
 statically (only the driver-level hooks see its calls: cuMemcpyBatchAsync_v2,
 cuMemPrefetchAsync_v2, cuMemPrefetchBatchAsync, as cuGetProcAddress gives them at
 13000; cudaMemcpy3DPeerAsync's cuMemcpy3DPeerAsync). Both builds also call the
-driver's older ABIs themselves (cuMemcpyBatchAsync at 12080, cuMemPrefetchAsync at
-8000) and cuMemcpy3DPeerAsync. Asserted exactly, for each call: one outermost
+driver's older ABIs themselves (cuMemcpyBatchAsync and cuMemcpy3DBatchAsync at 12080,
+cuMemPrefetchAsync at 8000) and cuMemcpy3DPeerAsync. Asserted exactly, for each call: one outermost
 API record of its entry point (DRIVER flag at the driver level), one MEMOP record
 (bytes, kind, memory types, count, destination, async) and one GPU memcpy record on
 the same stream, which covers the simulator's operations of that call (truth log: one
@@ -59,12 +59,15 @@ PLANTED = [
      0, 2),
     ("cudaMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync", 512 * KB,
      PREFETCH, MANAGED, MANAGED, 1, 1, 1),
+    ("cudaMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync_v2", 16 * KB, H2D, PINNED, DEVICE, 2, 0, 2),
+    ("cuMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync", 8 * KB, D2D, DEVICE, DEVICE, 1, 0, 1),
 ]
 ENTRY_POINTS = {"cudaMemcpyBatchAsync", "cudaMemPrefetchAsync", "cudaMemPrefetchBatchAsync",
                 "cuMemcpyBatchAsync", "cuMemcpyBatchAsync_v2", "cuMemPrefetchAsync",
                 "cuMemPrefetchAsync_v2", "cuMemPrefetchBatchAsync", "cudaMemcpy3DPeerAsync",
                 "cuMemcpy3DPeerAsync", "cudaMemDiscardBatchAsync", "cuMemDiscardBatchAsync",
-                "cudaMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync"}
+                "cudaMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync",
+                "cudaMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync_v2"}
 
 
 def memops_of(recs):
@@ -72,7 +75,7 @@ def memops_of(recs):
 
 
 def check_captured(label, calls, names, memops, gpu_corrs, static):
-    """Calls 11 and 12, on the capturing stream: the batch recorded with CT_API_CAPTURED,
+    """Calls 13 and 14, on the capturing stream: the batch recorded with CT_API_CAPTURED,
     its MEMOP and no GPU record; the refused prefetch with its error, no GPU record."""
     want = ["cuMemcpyBatchAsync_v2", "cuMemPrefetchAsync_v2"] if static else \
         ["cudaMemcpyBatchAsync", "cudaMemPrefetchAsync"]

@@ -8,6 +8,10 @@
  * rules. A copy refused half-way leaves the earlier ones enqueued (*failIdx says
  * which one failed).
  *
+ * cuMemcpy3DBatchAsync (12.8, failIdx) and _v2 (13.0): pointer-to-pointer operations
+ * only (an array operand: CUDA_ERROR_NOT_SUPPORTED; arrays are not simulated), each
+ * one 3-D copy of 1-byte elements (rowLength / layerHeight 0: tightly packed).
+ *
  * cuMemPrefetchAsync (8.0 ABI: a device ordinal, CU_DEVICE_CPU for the host),
  * cuMemPrefetchAsync_v2 (12.2: a CUmemLocation) and cuMemPrefetchBatchAsync (13.0):
  * each range must lie in managed memory; a prefetch is a SIM_OP_PREFETCH operation
@@ -103,6 +107,80 @@ SIM_API CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs
                                             CUstream hStream)
 {
   return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream, 1);
+}
+
+/* ---- 3-D batches: pointer operands only (arrays are not simulated) ---- */
+
+/* The CUDA_MEMCPY3D of one pointer-to-pointer operation (elements of 1 byte). */
+static CUresult op_to_3d(const CUDA_MEMCPY3D_BATCH_OP *o, CUDA_MEMCPY3D *c)
+{
+  if (o->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY || o->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (o->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER || o->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER
+      || !o->extent.width || !o->extent.height || !o->extent.depth
+      || o->srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_INVALID || o->srcAccessOrder >= CU_MEMCPY_SRC_ACCESS_ORDER_MAX)
+    return CUDA_ERROR_INVALID_VALUE;
+  size_t sr = o->src.op.ptr.rowLength ? o->src.op.ptr.rowLength : o->extent.width;
+  size_t sl = o->src.op.ptr.layerHeight ? o->src.op.ptr.layerHeight : o->extent.height;
+  size_t dr = o->dst.op.ptr.rowLength ? o->dst.op.ptr.rowLength : o->extent.width;
+  size_t dl = o->dst.op.ptr.layerHeight ? o->dst.op.ptr.layerHeight : o->extent.height;
+  if (sr < o->extent.width || dr < o->extent.width || sl < o->extent.height || dl < o->extent.height)
+    return CUDA_ERROR_INVALID_VALUE;
+  *c = (CUDA_MEMCPY3D){
+    .srcMemoryType = CU_MEMORYTYPE_UNIFIED, .srcDevice = o->src.op.ptr.ptr, .srcPitch = sr, .srcHeight = sl,
+    .dstMemoryType = CU_MEMORYTYPE_UNIFIED, .dstDevice = o->dst.op.ptr.ptr, .dstPitch = dr, .dstHeight = dl,
+    .WidthInBytes = o->extent.width, .Height = o->extent.height, .Depth = o->extent.depth,
+  };
+  return CUDA_SUCCESS;
+}
+
+static CUresult memcpy_3d_batch(size_t num_ops, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *failIdx,
+                                unsigned long long flags, CUstream hStream, int per_thread)
+{
+  if (failIdx)
+    *failIdx = SIZE_MAX;
+  if (!sim_initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (!num_ops || !ops || flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = stream_check(hStream, per_thread, 0);
+  for (size_t i = 0; r == CUDA_SUCCESS && i < num_ops; i++) {
+    CUDA_MEMCPY3D c;
+    r = op_to_3d(&ops[i], &c);
+    if (r == CUDA_SUCCESS)
+      r = sim_copy_3d_async(&c, hStream, per_thread);
+    if (r != CUDA_SUCCESS && failIdx)
+      *failIdx = i;
+  }
+  return r;
+}
+
+/** A batch of 3-D copies (CUDA 12.8 ABI, with failIdx). */
+SIM_API CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
+                                      unsigned long long flags, CUstream hStream)
+{
+  return memcpy_3d_batch(numOps, opList, failIdx, flags, hStream, 0);
+}
+
+/** cuMemcpy3DBatchAsync (12.8 ABI), per-thread default stream entry point. */
+SIM_API CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
+                                           unsigned long long flags, CUstream hStream)
+{
+  return memcpy_3d_batch(numOps, opList, failIdx, flags, hStream, 1);
+}
+
+/** A batch of 3-D copies (CUDA 13.0 ABI). */
+SIM_API CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags,
+                                         CUstream hStream)
+{
+  return memcpy_3d_batch(numOps, opList, NULL, flags, hStream, 0);
+}
+
+/** cuMemcpy3DBatchAsync_v2, per-thread default stream entry point. */
+SIM_API CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+                                              unsigned long long flags, CUstream hStream)
+{
+  return memcpy_3d_batch(numOps, opList, NULL, flags, hStream, 1);
 }
 
 /* ---- prefetches ---- */

@@ -267,6 +267,11 @@ SIM_API CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *pCopy, CUstream hStream) {
 /** cuMemcpy3DAsync, per-thread default stream entry point. */
 SIM_API CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream) { return copy_3d(pCopy, hStream, 1, 0); }
 
+CUresult sim_copy_3d_async(const CUDA_MEMCPY3D *p, CUstream hStream, int per_thread)
+{
+  return copy_3d(p, hStream, per_thread, 0);
+}
+
 /* A 3-D copy between contexts: one address space here, so a 3-D copy. */
 static CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER *p, CUstream hStream, int per_thread, int sync)
 {

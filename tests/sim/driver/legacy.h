@@ -23,6 +23,7 @@
 #undef cuStreamBeginCapture
 #undef cuStreamGetCaptureInfo
 #undef cuMemcpyBatchAsync
+#undef cuMemcpy3DBatchAsync
 #undef cuMemPrefetchAsync
 #undef cuStreamWaitValue32
 #undef cuStreamWaitValue64
@@ -94,6 +95,12 @@ CUresult cuMemDiscardBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t c
 CUresult cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count,
                                                 CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs,
                                                 size_t numPrefetchLocs, unsigned long long flags, CUstream hStream);
+CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags,
+                              CUstream hStream);
+CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
+                                   unsigned long long flags, CUstream hStream);
+CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags,
+                                      CUstream hStream);
 void simcuda_hint_next_launch_ns(unsigned long long ns);
 
 #endif

@@ -246,6 +246,10 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuMemcpy3DPeer", 7000, 2, cuMemcpy3DPeer_ptds) \
   X("cuMemcpy3DPeerAsync", 4000, 0, cuMemcpy3DPeerAsync) \
   X("cuMemcpy3DPeerAsync", 7000, 2, cuMemcpy3DPeerAsync_ptsz) \
+  X("cuMemcpy3DBatchAsync", 12080, 0, cuMemcpy3DBatchAsync) \
+  X("cuMemcpy3DBatchAsync", 12080, 2, cuMemcpy3DBatchAsync_ptsz) \
+  X("cuMemcpy3DBatchAsync", 13000, 0, cuMemcpy3DBatchAsync_v2) \
+  X("cuMemcpy3DBatchAsync", 13000, 2, cuMemcpy3DBatchAsync_v2_ptsz) \
   X("cuMemcpyBatchAsync", 12080, 0, cuMemcpyBatchAsync) \
   X("cuMemcpyBatchAsync", 12080, 2, cuMemcpyBatchAsync_ptsz) \
   X("cuMemcpyBatchAsync", 13000, 0, cuMemcpyBatchAsync_v2) \

@@ -75,6 +75,9 @@ void sim_kernel_attrs(const char *name, int *regs, int *static_smem, int *local_
 CUresult sim_copy_linear_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream,
                                int per_thread);
 
+/* Enqueues one stream-ordered 3-D copy (cuMemcpy3DAsync's rules; batch.c). */
+CUresult sim_copy_3d_async(const CUDA_MEMCPY3D *p, CUstream hStream, int per_thread);
+
 /* Modelled duration in ns of moving `bytes` at `gbps` (GB/s) plus the copy latency. */
 uint64_t sim_transfer_ns(size_t bytes, double gbps);
 

@@ -241,10 +241,6 @@
   X(cuMemcpy2DUnaligned) \
   X(cuMemcpy3D) \
   X(cuMemcpy3DAsync) \
-  X(cuMemcpy3DBatchAsync) \
-  X(cuMemcpy3DBatchAsync_ptsz) \
-  X(cuMemcpy3DBatchAsync_v2) \
-  X(cuMemcpy3DBatchAsync_v2_ptsz) \
   X(cuMemcpyAtoA) \
   X(cuMemcpyAtoA_v2) \
   X(cuMemcpyAtoA_v2_ptds) \

@@ -4,12 +4,13 @@
  * cuMemPrefetchAsync (12.2 ABI: cuMemPrefetchAsync_v2), cudaMemPrefetchBatchAsync,
  * cudaMemDiscardBatchAsync, cudaMemDiscardAndPrefetchBatchAsync -> the driver's of
  * the same names. The runtime structs and enums (cudaMemcpyAttributes,
- * cudaMemLocation) have the driver's layout and values, so they pass through as
- * they are. The _ptsz forms use the driver's per-thread variants. */
+ * cudaMemLocation, cudaMemcpy3DBatchOp) have the driver's layout and values, so they
+ * pass through as they are (cudaMemcpy3DBatchAsync -> cuMemcpy3DBatchAsync_v2). The _ptsz forms use the driver's per-thread variants. */
 #include "cudart_internal.h"
 
 _Static_assert(sizeof(struct cudaMemcpyAttributes) == sizeof(CUmemcpyAttributes), "attrs layout");
 _Static_assert(sizeof(struct cudaMemLocation) == sizeof(CUmemLocation), "location layout");
+_Static_assert(sizeof(struct cudaMemcpy3DBatchOp) == sizeof(CUDA_MEMCPY3D_BATCH_OP), "3-D op layout");
 
 static cudaError_t memcpy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
                                 struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
@@ -140,4 +141,26 @@ SIM_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **dptrs, si
 {
   return discard_prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags,
                                 stream, 1);
+}
+
+static cudaError_t memcpy_3d_batch(size_t num_ops, struct cudaMemcpy3DBatchOp *ops, unsigned long long flags,
+                                   cudaStream_t stream, int pt)
+{
+  RT_ENTER();
+  RT_NEED(RT_PICK(pt, Memcpy3DBatchAsync));
+  return rt_check(RT_PICK(pt, Memcpy3DBatchAsync)(num_ops, (CUDA_MEMCPY3D_BATCH_OP *)ops, flags, stream));
+}
+
+/** A batch of stream-ordered 3-D copies. */
+SIM_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList,
+                                              unsigned long long flags, cudaStream_t stream)
+{
+  return memcpy_3d_batch(numOps, opList, flags, stream, 0);
+}
+
+/** A batch of stream-ordered 3-D copies (per-thread default stream). */
+SIM_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t numOps, struct cudaMemcpy3DBatchOp *opList,
+                                                   unsigned long long flags, cudaStream_t stream)
+{
+  return memcpy_3d_batch(numOps, opList, flags, stream, 1);
 }

@@ -56,6 +56,8 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(MemcpyAsync_pt, "cuMemcpyAsync", PFN_cuMemcpyAsync_v7000_ptsz, SIMDRV_PTDS) \
   X(MemcpyBatchAsync, "cuMemcpyBatchAsync", PFN_cuMemcpyBatchAsync_v13000, 0) \
   X(MemcpyBatchAsync_pt, "cuMemcpyBatchAsync", PFN_cuMemcpyBatchAsync_v13000_ptsz, SIMDRV_PTDS) \
+  X(Memcpy3DBatchAsync, "cuMemcpy3DBatchAsync", PFN_cuMemcpy3DBatchAsync_v13000, 0) \
+  X(Memcpy3DBatchAsync_pt, "cuMemcpy3DBatchAsync", PFN_cuMemcpy3DBatchAsync_v13000_ptsz, SIMDRV_PTDS) \
   X(MemPrefetchAsync, "cuMemPrefetchAsync", PFN_cuMemPrefetchAsync_v12020, 0) \
   X(MemPrefetchAsync_pt, "cuMemPrefetchAsync", PFN_cuMemPrefetchAsync_v12020_ptsz, SIMDRV_PTDS) \
   X(MemPrefetchBatchAsync, "cuMemPrefetchBatchAsync", PFN_cuMemPrefetchBatchAsync_v13000, 0) \

@@ -15,9 +15,11 @@
  *   8 cuMemcpy3DPeerAsync (from cuGetProcAddress_v2 at 4000): the same shape again
  *   9 cudaMemDiscardBatchAsync: managed 1 MiB at +1 MiB and 1 MiB at +6 MiB
  *  10 cudaMemDiscardAndPrefetchBatchAsync: managed 512 KiB at +7 MiB to device 0
+ *  11 cudaMemcpy3DBatchAsync: two HtoD 3-D copies of 1024 B x 4 rows x 2 layers (pinned)
+ *  12 cuMemcpy3DBatchAsync (12.8 ABI, failIdx, at 12080): one DtoD copy of 4096 B x 2 rows
  * then, on a second stream being captured into a graph (never launched):
- *  11 cudaMemcpyBatchAsync: 2 DtoD copies of 4 KiB (captured: no GPU record)
- *  12 cudaMemPrefetchAsync: refused by the simulator inside a capture
+ *  13 cudaMemcpyBatchAsync: 2 DtoD copies of 4 KiB (captured: no GPU record)
+ *  14 cudaMemPrefetchAsync: refused by the simulator inside a capture
  *     (cudaErrorStreamCaptureUnsupported, the capture invalidated)
  */
 #include <cuda.h>
@@ -181,8 +183,36 @@ int main(int argc, char **argv) {
   size_t dp_sizes[1] = {512 * KB};
   check(cudaMemDiscardAndPrefetchBatchAsync(dp_ranges, dp_sizes, 1, &to_dev, &idx0, 1, 0, s),
         "discard and prefetch batch");
+  /* 11, 12: 3-D batches */
+  cudaMemcpy3DBatchOp ops3d[2];
+  memset(ops3d, 0, sizeof ops3d);
+  for (int i = 0; i < 2; i++) {
+    ops3d[i].src.type = cudaMemcpyOperandTypePointer;
+    ops3d[i].src.op.ptr.ptr = host + i * 8 * KB;
+    ops3d[i].dst.type = cudaMemcpyOperandTypePointer;
+    ops3d[i].dst.op.ptr.ptr = dev + 3 * MB + 800 * KB + i * 8 * KB;
+    ops3d[i].extent = make_cudaExtent(1024, 4, 2);
+    ops3d[i].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  }
+  check(cudaMemcpy3DBatchAsync(2, ops3d, 0, s), "3-D batch");
+  typedef CUresult (*batch3d_v1_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long, CUstream);
+  batch3d_v1_fn batch3d_v1 = (batch3d_v1_fn)driver_proc("cuMemcpy3DBatchAsync", 12080);
+  CUDA_MEMCPY3D_BATCH_OP op3d;
+  memset(&op3d, 0, sizeof op3d);
+  op3d.src.type = op3d.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  op3d.src.op.ptr.ptr = d;
+  op3d.dst.op.ptr.ptr = d + 3 * MB + 900 * KB;
+  op3d.extent.width = 4096;
+  op3d.extent.height = 2;
+  op3d.extent.depth = 1;
+  op3d.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  size_t fail3d = 5;
+  if (!batch3d_v1 || batch3d_v1(1, &op3d, &fail3d, 0, (CUstream)s) != CUDA_SUCCESS) {
+    fprintf(stderr, "batch: cuMemcpy3DBatchAsync (12.8) failed\n");
+    failed = 1;
+  }
   check(cudaStreamSynchronize(s), "sync");
-  /* 11, 12: inside a capture */
+  /* 13, 14: inside a capture */
   cudaStream_t cs;
   cudaGraph_t graph = NULL;
   check(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), "capture stream");
@@ -206,6 +236,8 @@ int main(int argc, char **argv) {
   if (memcmp(back, host, 256 * KB) != 0) failed = 1;
   check(cudaMemcpy(back, dev + 2 * MB + 128 * KB, 128 * KB, cudaMemcpyDeviceToHost), "read back 3-D");
   if (memcmp(back, host, 128 * KB) != 0) failed = 1;
+  check(cudaMemcpy(back, dev + 3 * MB + 800 * KB, 16 * KB, cudaMemcpyDeviceToHost), "read back 3-D batch");
+  if (memcmp(back, host, 16 * KB) != 0) failed = 1;
   if (failed) {
     fprintf(stderr, "batch: bytes differ or a call failed\n");
     return 1;

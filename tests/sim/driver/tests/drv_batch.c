@@ -59,6 +59,33 @@ static void test_batch_copies(CUstream s)
   CHECK_CU(v1(dsts, srcs, sizes, 2, &attr, &idx0, 1, &fail, s));
   CHECK(fail == SIZE_MAX);
   CHECK_CU(cuStreamSynchronize(s));
+
+  /* 3-D batches: a pitched pointer-to-pointer copy (rows of 1024 B in a 2048 B pitch),
+   * the 12.8 ABI's failIdx, arrays refused (not simulated), zero extents refused */
+  CUDA_MEMCPY3D_BATCH_OP op3;
+  memset(&op3, 0, sizeof op3);
+  op3.src.type = op3.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  op3.src.op.ptr.ptr = (CUdeviceptr)(uintptr_t)host;
+  op3.src.op.ptr.rowLength = 2048;
+  op3.dst.op.ptr.ptr = dev + 3 * N;
+  op3.extent.width = 1024;
+  op3.extent.height = 2;
+  op3.extent.depth = 1;
+  op3.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  CHECK_CU(cuMemcpy3DBatchAsync(1, &op3, 0, s));
+  CHECK_CU(cuStreamSynchronize(s));
+  CHECK_CU(cuMemcpyDtoH(back[0], dev + 3 * N, 2048));
+  CHECK(memcmp(back[0], host, 1024) == 0 && memcmp(back[0] + 1024, host + 2048, 1024) == 0);
+  typedef CUresult (*batch3d_v1_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long, CUstream);
+  batch3d_v1_fn b3_v1 = (batch3d_v1_fn)proc("cuMemcpy3DBatchAsync", 12080);
+  CUDA_MEMCPY3D_BATCH_OP two[2] = {op3, op3};
+  two[1].dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  CHECK_RESULT(b3_v1(2, two, &fail, 0, s), CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(fail == 1);
+  two[1] = op3;
+  two[1].extent.depth = 0;
+  CHECK_RESULT(cuMemcpy3DBatchAsync(2, two, 0, s), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuStreamSynchronize(s));
   CHECK_CU(cuMemFree(dev));
   CHECK_CU(cuMemFreeHost(host));
 }
