@@ -2,6 +2,7 @@
  * The writers of cutrace steps (cmd_steps.h): text (a table of steps per process, then
  * the summary), CSV (one row per step) and JSON (schema in docs/steps.md).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,26 @@ static int print_text_file(const ct_steps_file *f, const ct_identity *id,
 
 /* ---- CSV ----------------------------------------------------------------------------- */
 
+/* Writes one CSV field of the current row (a comma before all but the first), a number
+ * or a short name. */
+static void csv_cell(int *col, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void csv_cell(int *col, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if ((*col)++) putc(',', stdout);
+  ct_csv_field(stdout, buf);
+}
+
+/* Writes one CSV string field (any length) of the current row. */
+static void csv_str(int *col, const char *s) {
+  if ((*col)++) putc(',', stdout);
+  ct_csv_field(stdout, s);
+}
+
+/* One row per step, written as it is formatted (no table of every row's cells). */
 static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
   static const char *const fixed[] = {
       "pid", "rank", "step", "warmup", "outlier", "begin_ns", "time_ns", "cpu_ns", "gpu_work_ns",
@@ -202,58 +223,53 @@ static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
   enum { NFIXED = sizeof fixed / sizeof fixed[0] };
   static const char *const tail[] = {"kernels", "copies", "sets", "copy_gpu_ns", "cuda_calls",
                                      "cuda_ns", "syncs", "sync_ns", "top_kernel", "top_kernel_ns"};
-  enum { NTAIL = sizeof tail / sizeof tail[0], NCOLS = NFIXED + CT_GAP_NCAUSES + NTAIL };
-  const char *headers[NCOLS];
-  char idle_names[CT_GAP_NCAUSES][40];
-  for (unsigned i = 0; i < NFIXED; i++) headers[i] = fixed[i];
-  for (unsigned i = 0; i < CT_GAP_NCAUSES; i++) {
-    snprintf(idle_names[i], sizeof idle_names[i], "idle_%s_ns", ct_gap_cause_name(i));
-    headers[NFIXED + i] = idle_names[i];
-  }
-  for (unsigned i = 0; i < NTAIL; i++) headers[NFIXED + CT_GAP_NCAUSES + i] = tail[i];
-  ct_table *tb = ct_table_new(NULL, NCOLS, headers, NULL);
-  if (!tb) return -1;
+  enum { NTAIL = sizeof tail / sizeof tail[0] };
+  int col = 0;
+  for (unsigned i = 0; i < NFIXED; i++) csv_str(&col, fixed[i]);
+  for (unsigned i = 0; i < CT_GAP_NCAUSES; i++)
+    csv_cell(&col, "idle_%s_ns", ct_gap_cause_name(i));
+  for (unsigned i = 0; i < NTAIL; i++) csv_str(&col, tail[i]);
+  putc('\n', stdout);
   for (unsigned fi = 0; fi < c->nfiles; fi++) {
     const ct_steps_file *f = &c->files[fi];
     if (f->rc < 0 || f->rc == 2) continue;
     for (size_t i = 0; i < f->nsteps; i++) {
       const ct_step *s = &f->steps[i];
       const ct_step_kernel *k = top_kernel(s);
-      ct_table_row(tb);
-      ct_table_cell(tb, "%llu", (unsigned long long)f->proc.pid);
+      col = 0;
+      csv_cell(&col, "%llu", (unsigned long long)f->proc.pid);
       if (c->ids[fi].job.known & CT_JOB_RANK)
-        ct_table_cell(tb, "%llu", (unsigned long long)c->ids[fi].job.rank);
+        csv_cell(&col, "%llu", (unsigned long long)c->ids[fi].job.rank);
       else
-        ct_table_cell(tb, "%s", "");
-      ct_table_cell(tb, "%zu", i);
-      ct_table_cell(tb, "%d", i < c->o.skip);
-      ct_table_cell(tb, "%d", is_outlier(&sums[fi], i));
-      ct_table_cell(tb, "%llu", (unsigned long long)(s->begin_ns - f->first_ns));
-      ct_table_cell(tb, "%llu", (unsigned long long)ct_step_time(s));
-      ct_table_cell(tb, "%llu", (unsigned long long)(s->end_ns - s->begin_ns));
-      ct_table_cell(tb, "%llu", (unsigned long long)s->work_ns);
-      ct_table_cell(tb, "%llu", (unsigned long long)gpu_span(s));
-      ct_table_cell(tb, "%.2f", ct_step_busy_pct(s));
-      ct_table_cell(tb, "%llu", (unsigned long long)s->device_busy_ns);
-      ct_table_cell(tb, "%llu", (unsigned long long)ct_step_idle(s));
+        csv_str(&col, "");
+      csv_cell(&col, "%zu", i);
+      csv_cell(&col, "%d", i < c->o.skip);
+      csv_cell(&col, "%d", is_outlier(&sums[fi], i));
+      csv_cell(&col, "%llu", (unsigned long long)(s->begin_ns - f->first_ns));
+      csv_cell(&col, "%llu", (unsigned long long)ct_step_time(s));
+      csv_cell(&col, "%llu", (unsigned long long)(s->end_ns - s->begin_ns));
+      csv_cell(&col, "%llu", (unsigned long long)s->work_ns);
+      csv_cell(&col, "%llu", (unsigned long long)gpu_span(s));
+      csv_cell(&col, "%.2f", ct_step_busy_pct(s));
+      csv_cell(&col, "%llu", (unsigned long long)s->device_busy_ns);
+      csv_cell(&col, "%llu", (unsigned long long)ct_step_idle(s));
       for (unsigned ca = 0; ca < CT_GAP_NCAUSES; ca++)
-        ct_table_cell(tb, "%llu", (unsigned long long)s->idle_ns[ca]);
-      ct_table_cell(tb, "%llu", (unsigned long long)s->kernels);
-      ct_table_cell(tb, "%llu", (unsigned long long)s->copies);
-      ct_table_cell(tb, "%llu", (unsigned long long)s->sets);
-      ct_table_cell(tb, "%llu", (unsigned long long)s->copy_gpu_ns);
+        csv_cell(&col, "%llu", (unsigned long long)s->idle_ns[ca]);
+      csv_cell(&col, "%llu", (unsigned long long)s->kernels);
+      csv_cell(&col, "%llu", (unsigned long long)s->copies);
+      csv_cell(&col, "%llu", (unsigned long long)s->sets);
+      csv_cell(&col, "%llu", (unsigned long long)s->copy_gpu_ns);
       uint64_t api_ns, sync_ns, api_calls = ct_step_api_calls(s, &api_ns);
       uint64_t syncs = ct_step_calls_of(s, CT_CAT_SYNC, &sync_ns);
-      ct_table_cell(tb, "%llu", (unsigned long long)api_calls);
-      ct_table_cell(tb, "%llu", (unsigned long long)api_ns);
-      ct_table_cell(tb, "%llu", (unsigned long long)syncs);
-      ct_table_cell(tb, "%llu", (unsigned long long)sync_ns);
-      ct_table_cell(tb, "%s", k && k->id < f->nkernel_names ? f->kernel_names[k->id] : "");
-      ct_table_cell(tb, "%llu", (unsigned long long)(k ? k->ns : 0));
+      csv_cell(&col, "%llu", (unsigned long long)api_calls);
+      csv_cell(&col, "%llu", (unsigned long long)api_ns);
+      csv_cell(&col, "%llu", (unsigned long long)syncs);
+      csv_cell(&col, "%llu", (unsigned long long)sync_ns);
+      csv_str(&col, k && k->id < f->nkernel_names ? f->kernel_names[k->id] : "");
+      csv_cell(&col, "%llu", (unsigned long long)(k ? k->ns : 0));
+      putc('\n', stdout);
     }
   }
-  ct_table_print(tb, stdout, CT_OUT_CSV);
-  ct_table_free(tb);
   return 0;
 }
 
