@@ -1,8 +1,11 @@
-"""The planted trace that holds every record kind (formats 1.0 to 1.6: PROCESS, JOB,
+"""The planted trace that holds every record kind (formats 1.0 to 1.7: PROCESS, JOB,
 DEVICE with its SM limits, THREAD, STREAM, MODULE, PYCODE, STACK, CLOCK, GRAPH,
-GRAPH_KERNEL, KERNEL_ATTR, OCCUPANCY, API, LAUNCH, GPU, MEMOP, RANGE, TRACER, GEMM,
-GRAPH_LAUNCH, ALLOC, PAUSE, MARK, DROP, END), for the tools' fuzz test
-(test_fuzz_cli.py) and damage test (test_damage.py)."""
+GRAPH_KERNEL, KERNEL_ATTR, OCCUPANCY, API, LAUNCH, GPU, MEMOP (every kind: copies, a
+set, a peer copy, a prefetch, batches of copies going one way and mixed ways, a batch
+of prefetches), RANGE, TRACER, GEMM, GRAPH_LAUNCH, ALLOC, PAUSE, MARK, DROP, END), and
+the driver's stream memory operations (spans on a stream, no GPU record), each detail
+record before its API record as the preload writes them since 1.7, for the tools' fuzz
+test (test_fuzz_cli.py) and damage test (test_damage.py)."""
 from tracewrite import TraceWriter
 
 US, MS, T0 = 1000, 1000 * 1000, 10**9
@@ -27,6 +30,34 @@ class OneRecordPerFrame(TraceWriter):
         self.frame()
         super().add(kind, **fields)
         self.ends.append(len(self.body))
+
+
+MEMOPS = [  # name, flags, MEMOP fields (1.7: prefetch 7, mixed 8, count), GPU type
+    ("cuMemsetD32Async", 0x14, dict(bytes=512, kind=5, dst_mem=1, value=7), 3),
+    ("cuMemcpyPeerAsync", 0x14, dict(bytes=1 << 16, kind=6, src_mem=1, dst_mem=1), 2),
+    ("cudaMemPrefetchAsync", 0x4, dict(bytes=1 << 20, kind=7, src_mem=4, dst_mem=4, value=1), 2),
+    ("cuMemcpyBatchAsync_v2", 0x14, dict(bytes=3 << 12, kind=1, src_mem=2, dst_mem=1, count=3), 2),
+    ("cudaMemcpyBatchAsync", 0x4, dict(bytes=5 << 12, kind=8, count=5), 2),
+    ("cuMemPrefetchBatchAsync", 0x14, dict(bytes=4 << 20, kind=7, src_mem=4, dst_mem=4, count=4), 2),
+]
+STREAM_MEMOPS = ("cuStreamWriteValue32_v2", "cuStreamWaitValue32_v2", "cuStreamWriteValue64",
+                 "cuStreamWaitValue64_v2_ptsz", "cuStreamBatchMemOp_v2")
+
+
+def memops(w, t):
+    """The 1.7 MEMOP kinds and the stream memory operations, from time t on stream 1:
+    the detail first, then the API record, then the GPU record; 20 us apart."""
+    for i, (name, flags, fields, gpu_type) in enumerate(MEMOPS):
+        c, at = 300 + i, t + 20 * US * i
+        w.add("memop", corr=c, **{"async": 1}, **fields)
+        w.add("api", tid=7, name=w.string(name), begin_ns=at, end_ns=at + 2 * US, corr=c,
+              stream=1, flags=flags)
+        w.add("gpu", corr=c, stream=1, start_ns=at + 3 * US, end_ns=at + 15 * US, type=gpu_type)
+    t += 20 * US * len(MEMOPS)
+    for i, name in enumerate(STREAM_MEMOPS):
+        w.add("api", tid=7, name=w.string(name), begin_ns=t + 4 * US * i,
+              end_ns=t + 4 * US * i + US, corr=320 + i, stream=1,
+              flags=0x10 | (1 if name.endswith("_ptsz") else 0))
 
 
 def fill(w):
@@ -86,6 +117,7 @@ def fill(w):
         w.add("api", tid=7, name=w.string(name), begin_ns=t + (70 + 5 * k) * US,
               end_ns=t + (72 + 5 * k) * US, corr=200 + k)
         w.add("alloc", corr=200 + k, ptr=ptr, bytes=size, kind=1, release=release)
+    memops(w, t + 100 * US)
     w.add("pause", begin_ns=t + MS, end_ns=0, why=w.string("profiler"))
     w.add("pause", begin_ns=t + MS, end_ns=t + 2 * MS, why=w.string("profiler"))
     w.add("mark", tid=7, name=w.string("m"), ts_ns=t + 3 * MS)
