@@ -18,6 +18,15 @@ durations and distances to the previous operation within 2 us, absolute times
 within the clock mapping's error (20 us), copies from pageable memory (which
 return only once done, so their return bounds nothing) through the runtime and the
 driver included.
+
+Under load the host can be late where the plan has it on time (the call of an
+operation planted behind k_long begins after k_long ended, or an on-time call returns
+after it): such an operation legitimately neither chains nor counts as chain_late, or
+counts as chain_late though on time. Each call is judged against the simulator's
+truth: when one began less than 1 ms before its previous operation's true end (2 ms
+as planned), or an on-time one returned less than 1 ms before it, the run is spoiled
+and made again (3 tries); the last is judged with those operations' counts left open
+(the others' stay exact) and their plan checks skipped.
 """
 import os
 import sys
@@ -43,6 +52,28 @@ DRIVER_COPIES = (9, 15)  # indexes in ROUND of the copies made through the drive
 LATE = sum(1 for r in ROUND if r[2] == "before")
 EXACT_NS = 2000     # event resolution (512 ns) and the clock mapping's error
 CALL_SLACK_NS = 20000
+# indexes in ROUND of the operations queued behind a running one when their call
+# begins (chained), of those dated at their call's return (chain_late), and of the
+# on-time ones whose call returns before they start (not chain_late)
+CHAINED = (1, 3, 5, 7, 9, 11, 12, 13, 15, 17)
+CHAIN_LATE = tuple(i for i, r in enumerate(ROUND) if r[2])
+ON_TIME_RETURNS_EARLY = (11, 12)
+PLAN_MARGIN_NS = 1000000  # the plan leaves 2 ms (k_long) for each of these
+
+
+def spoiled(ours, truth, apis):
+    """The operations whose planned host timing the load undid: {index: why}."""
+    bad = {}
+    for i in range(1, len(ours)):
+        pos, prev_end = i % len(ROUND), int(truth[i - 1][6])
+        api = apis.get(ours[i]["corr"])
+        if api is None or pos not in CHAINED:
+            continue
+        if prev_end - api["begin_ns"] < PLAN_MARGIN_NS:
+            bad[i] = f"call began {(api['begin_ns'] - prev_end) / 1e6:+.3f} ms from the previous end"
+        elif pos in ON_TIME_RETURNS_EARLY and prev_end - api["end_ns"] < PLAN_MARGIN_NS:
+            bad[i] = f"call returned {(api['end_ns'] - prev_end) / 1e6:+.3f} ms from the previous end"
+    return bad
 
 
 def tracer_total(t, label):
@@ -64,15 +95,25 @@ def main():
                  "SIMCUDA_CLOCK_DRIFT_PPM": "50", "SIMCUDA_TRUTH_FILE": truth_path,
                  "CUTRACE_EVENT_CHAIN": "1"}
         rc0, out0, _ = run.run([app, str(ROUNDS)], extra, traced=False, preload_after=shim)
-        os.unlink(truth_path)
-        rc, out, t = run.run([app, str(ROUNDS)], extra, preload_after=shim)
-        truth = [line.split() for line in open(truth_path)] if os.path.exists(truth_path) else []
+        n, bad = len(ROUND) * ROUNDS, {}
+        for attempt in range(1, 4):
+            if os.path.exists(truth_path):
+                os.unlink(truth_path)
+            rc, out, t = run.run([app, str(ROUNDS)], extra, preload_after=shim)
+            truth = [line.split() for line in open(truth_path)] if os.path.exists(truth_path) else []
+            if rc != 0 or not t or len(truth) != n or len(t.of("gpu")) != n:
+                break
+            bad = spoiled(sorted(t.of("gpu"), key=lambda g: g["corr"]), truth,
+                          {a["corr"]: a for a in t.of("api")})
+            if not bad:
+                break
+            print(f"  try {attempt}: the load undid the plan of {len(bad)} operations: "
+                  f"{sorted(bad.items())[:3]}")
     check(rc0 == rc and out0 == out, f"output or status differ: untraced {rc0} {out0!r}, traced {rc} {out!r}")
     if not check(rc == 0 and t and truth, f"run failed: {out}"):
         return finish()
     ours = sorted(t.of("gpu"), key=lambda g: g["corr"])
     apis = {a["corr"]: a for a in t.of("api")}
-    n = len(ROUND) * ROUNDS
     if not check(len(ours) == len(truth) == n, f"{len(ours)} GPU records, {len(truth)} true, {n} expected"):
         return finish()
     late_err, exact_err = [], []
@@ -95,7 +136,7 @@ def main():
             check(err >= -EXACT_NS, f"#{i} {name}: dated {-err} ns before its true start (idle hidden)")
             check(api["begin_ns"] <= g["start_ns"] <= api["end_ns"] + CALL_SLACK_NS,
                   f"#{i} {name}: start {g['start_ns']} outside its call [{api['begin_ns']}, {api['end_ns']}]")
-        elif late == "after":
+        elif late == "after" and i not in bad:
             # planted: submitted behind k_long, the call returned after the kernel had run
             check(start == int(truth[i - 1][6]) and api["end_ns"] > end + 1000000,
                   f"#{i} {name}: not submitted on time, or returned on time (truth {x})")
@@ -105,6 +146,8 @@ def main():
             check(api["end_ns"] - 1000000 < g["start_ns"] <= g["end_ns"] <= api["end_ns"] + CALL_SLACK_NS,
                   f"#{i} {name}: [{g['start_ns']}, {g['end_ns']}], truth [{start}, {end}], call ended "
                   f"{api['end_ns']}")
+        elif late == "after":
+            pass  # the load undid the plan: judged by the rule below only
         elif start > enqueue + 1000:
             # queued on time behind other work: chained, exact to the clock mapping's
             # error, and exact in duration and in distance to the previous operation
@@ -118,7 +161,7 @@ def main():
             else:
                 exact_err.append(abs((g["end_ns"] - g["start_ns"]) - (end - start)))
                 check(exact_err[-1] <= EXACT_NS, f"#{i} {name}: duration {exact_err[-1]} ns off")
-    check(len(late_err) == LATE * ROUNDS and len(exact_err) >= 6 * ROUNDS,
+    check(len(late_err) == LATE * ROUNDS and len(exact_err) >= 6 * ROUNDS - 2 * len(bad),
           f"{len(late_err)} late and {len(exact_err)} exact times judged")
     # the idle before each late operation, as gaps would see it
     before = [i for i in range(n) if ROUND[i % len(ROUND)][2] == "before"]
@@ -128,13 +171,18 @@ def main():
           f"idle before the late operations: {our_idle} ns in the trace, {true_idle} ns true")
     chained, late = tracer_total(t, "chained"), tracer_total(t, "chain_late")
     # chained: every late operation (the previous end was pending when the call began)
-    # and the on-time k_next pair and pageable copies
-    check(chained >= (LATE + 5) * ROUNDS, f"only {chained} chained starts, {(LATE + 5) * ROUNDS} expected at least")
-    check(late == (LATE + 1) * ROUNDS,
-          f"{late} chained starts dated by their call (chain_late), {(LATE + 1) * ROUNDS} planted")
+    # and the on-time k_next pair and pageable copies; those the load spoiled may not be
+    sure = [i for i in range(n) if i % len(ROUND) in CHAINED and i not in bad]
+    check(chained >= len(sure), f"only {chained} chained starts, {len(sure)} expected at least "
+          f"({len(bad)} spoiled by load: {sorted(bad.items())[:3]})")
+    late_sure = sum(1 for i in sure if i % len(ROUND) in CHAIN_LATE)
+    check(late_sure <= late <= late_sure + len(bad),
+          f"{late} chained starts dated by their call (chain_late), {late_sure} planted"
+          f"{f' and up to {len(bad)} spoiled by load' if bad else ''}")
     print(f"  {n} operations: {len(late_err)} late ones dated {min(late_err)}..{max(late_err)} ns after the "
           f"truth; idle before them {our_idle} ns traced, {true_idle} ns true; {len(exact_err)} queued "
-          f"distances and durations within {max(exact_err or [0])} ns; chained {chained}, chain_late {late}")
+          f"distances and durations within {max(exact_err or [0])} ns; chained {chained}, chain_late {late}; "
+          f"{len(bad)} spoiled by load")
     return finish()
 
 
