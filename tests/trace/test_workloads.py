@@ -94,7 +94,10 @@ for kind in ("memcpy", "memset") if not captured else ():  # a graph's copies ar
 # itself returned after the operation had ended (a first launch that loads a module,
 # a thread preempted inside the call on a loaded host), the measured end is only an
 # upper bound. Those operations are counted and left out of the accuracy bounds, which
-# are the issue's: duration within 2 us, start and end within 20 us of the truth.
+# are the issue's: duration within 2 us, start and end within 20 us of the truth. One
+# whose call returned after it started (on an idle stream, more so on a loaded host or
+# in a sanitizer build) may be dated at the return: its start must lie in [truth,
+# return], and its start and duration errors count beyond that uncertainty.
 if files and not captured:
     recs, strings = records_of[files[0]]
     apis = {r["corr"]: r for r in recs if r["kind"] == "api"}
@@ -103,8 +106,8 @@ if files and not captured:
     for r in recs:
         if r["kind"] == "gpu" and r.get("type") == 1:
             gpu[kernel_identifier(strings.get(r.get("name", 0), ""))].append(r)
-    worst_edge = worst_dur = compared = bounded = 0
-    edges, durs = [], []
+    worst_edge = worst_dur = compared = bounded = started_in_call = 0
+    edges, durs, late_starts = [], [], []
     for ident, ops in truth_kernels.items():
         mine = gpu.get(ident, [])
         rep_total = rep_kernels.get(ident, (0, 0))[1]
@@ -153,16 +156,30 @@ if files and not captured:
                 bounded += 1
                 continue
             compared += 1
-            edges.append(max(abs(r["start_ns"] - t["start_ns"]), abs(r["end_ns"] - t["end_ns"])))
-            durs.append(abs((r["end_ns"] - r["start_ns"]) - (t["end_ns"] - t["start_ns"])))
-            worst_edge = max(worst_edge, abs(r["start_ns"] - t["start_ns"]), abs(r["end_ns"] - t["end_ns"]))
-            worst_dur = max(worst_dur, abs((r["end_ns"] - r["start_ns"]) - (t["end_ns"] - t["start_ns"])))
+            dur_err = (r["end_ns"] - r["start_ns"]) - (t["end_ns"] - t["start_ns"])
+            start_err = r["start_ns"] - t["start_ns"]
+            if a.get("end_ns", 0) > t["start_ns"]:
+                # The call returned after the operation started: a start event that had
+                # completed by then dates it at the return (docs/preload.md, GPU timing),
+                # so its start lies in [truth, return] and its duration is short by up to
+                # return - truth; what is judged is the error beyond that.
+                started_in_call += 1
+                slack = a["end_ns"] - t["start_ns"]
+                if not -20000 <= start_err <= slack + 20000:
+                    late_starts.append((ident, start_err, slack))
+                start_err = max(0, start_err - slack) if start_err > 0 else start_err
+                dur_err = min(0, dur_err + slack) if dur_err < 0 else dur_err
+            edges.append(max(abs(start_err), abs(r["end_ns"] - t["end_ns"])))
+            durs.append(abs(dur_err))
+            worst_edge = max(worst_edge, edges[-1])
+            worst_dur = max(worst_dur, durs[-1])
     def p50(v):
         return sorted(v)[(len(v) - 1) // 2] if v else 0
 
     def p95(v):
         return sorted(v)[int(0.95 * (len(v) - 1))] if v else 0
-    print(f"{name}: {compared} operations compared, {bounded} bounded by their launch call; start/end "
+    print(f"{name}: {compared} operations compared ({started_in_call} of them started before their launch "
+          f"call returned), {bounded} bounded by their launch call; start/end "
           f"error p95 {p95(edges) / 1000:.2f} us, worst {worst_edge / 1000:.2f} us; duration error p95 "
           f"{p95(durs) / 1000:.2f} us, worst {worst_dur / 1000:.2f} us")
     # The bounds hold for the typical operation (start/end: 95% of them); the worst case gets room for
@@ -172,6 +189,8 @@ if files and not captured:
     h.check(p50(durs) <= 2000, f"GPU duration median {p50(durs)} ns from the truth (> 2 us)")
     h.check(worst_edge <= 200000, f"GPU start/end {worst_edge} ns from the truth (> 200 us)")
     h.check(worst_dur <= 10000, f"GPU duration {worst_dur} ns from the truth (> 10 us)")
+    h.check(not late_starts, f"starts outside [truth - 20 us, call return + 20 us] (kernel, ns from the truth, "
+            f"return from the truth): {late_starts[:5]}")
     drops = sum(r.get("count", 0) for r in recs if r["kind"] == "drop")
     h.check(drops == 0, f"{drops} records dropped")
 h.finish()
