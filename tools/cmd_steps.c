@@ -127,7 +127,7 @@ int cmd_steps(int argc, char **argv) {
     fprintf(stderr, "cutrace steps: %s\n", err);
     c.status = 2;
   } else if (ct_steps_print(&c) < 0) {
-    fprintf(stderr, "cutrace steps: out of memory\n");
+    fprintf(stderr, "cutrace steps: out of memory, or the steps' temporary file could not be read\n");
     c.status = 2;
   }
   for (unsigned i = 0; i < c.nfiles; i++) ct_steps_file_free(&c.files[i]);

@@ -18,7 +18,8 @@ typedef struct steps_cli {
 } steps_cli;
 
 /* Writes every file's steps and summary to stdout in c->fmt (files without steps are
- * left out: their error was printed when read). Returns 0, or -1 when out of memory. */
+ * left out: their error was printed when read). Returns 0, or -1 when out of memory or
+ * the steps' temporary file could not be read (steps_rows.c). */
 int ct_steps_print(const steps_cli *c);
 
 #endif

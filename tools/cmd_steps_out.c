@@ -98,8 +98,8 @@ typedef struct step_row {
 } step_row;
 
 static void step_row_fill(const ct_steps_file *f, const ct_steps_summary *sum,
-                          const ct_steps_options *o, size_t i, step_row *row) {
-  const ct_step *s = &f->steps[i];
+                          const ct_steps_options *o, size_t i, const ct_step *s,
+                          step_row *row) {
   char b[24];
   unsigned cause = largest_idle(s);
   const ct_step_kernel *k = top_kernel(s);
@@ -123,7 +123,8 @@ static void step_row_fill(const ct_steps_file *f, const ct_steps_summary *sum,
 }
 
 /* The table of steps, one row each, printed as it is made (two passes over the steps:
- * the column widths, then the rows; no row is kept). Returns 0. */
+ * the column widths, then the rows; no row is kept). Returns 0, -1 when the steps
+ * could not be read back. */
 static int print_text_rows(const ct_steps_file *f, const ct_steps_summary *sum,
                            const ct_steps_options *o) {
   static const char *const headers[STEP_COLS] = {
@@ -133,16 +134,25 @@ static int print_text_rows(const ct_steps_file *f, const ct_steps_summary *sum,
   size_t widths[STEP_COLS] = {0};
   step_row row;
   ct_text_widths_add(widths, STEP_COLS, headers);
-  for (size_t i = 0; i < f->nsteps; i++) {
-    step_row_fill(f, sum, o, i, &row);
+  ct_steps_cursor cur;
+  const ct_step *s;
+  if (ct_steps_cursor_open(f, &cur) < 0) return -1;
+  for (size_t i = 0; (s = ct_steps_cursor_next(&cur)); i++) {
+    step_row_fill(f, sum, o, i, s, &row);
     ct_text_widths_add(widths, STEP_COLS, row.ptrs);
   }
+  int failed = cur.failed;
+  ct_steps_cursor_close(&cur);
+  if (failed || ct_steps_cursor_open(f, &cur) < 0) return -1;
   if (!f->nsteps) printf("  (none)\n");
   else ct_text_row_print(stdout, STEP_COLS, align, widths, headers);
-  for (size_t i = 0; i < f->nsteps; i++) {
-    step_row_fill(f, sum, o, i, &row);
+  for (size_t i = 0; (s = ct_steps_cursor_next(&cur)); i++) {
+    step_row_fill(f, sum, o, i, s, &row);
     ct_text_row_print(stdout, STEP_COLS, align, widths, row.ptrs);
   }
+  failed = cur.failed;
+  ct_steps_cursor_close(&cur);
+  if (failed) return -1;
   printf("(w: warmup, left out of the statistics; *: outlier)\n");
   printf("\n");
   return 0;
@@ -176,7 +186,7 @@ static int print_text_file(const ct_steps_file *f, const ct_identity *id,
   if (sum->counted) {
     if (sum->setup_ns > 0) {
       printf("setup: step 0 took %s, %s more than the median: ",
-             ct_fmt_duration(ct_step_time(&f->steps[0]), b[0], 24),
+             ct_fmt_duration(sum->setup_time_ns, b[0], 24),
              ct_fmt_duration((uint64_t)sum->setup_ns, b[1], 24));
       print_reasons(f, sum->setup, sum->nsetup);
     } else {
@@ -186,7 +196,7 @@ static int print_text_file(const ct_steps_file *f, const ct_identity *id,
   printf("outliers (> %.2fx the median): %zu\n", o->outlier_factor, sum->noutliers);
   for (size_t i = 0; i < sum->noutliers; i++) {
     const ct_step_outlier *ol = &sum->outliers[i];
-    uint64_t t = ct_step_time(&f->steps[ol->step]);
+    uint64_t t = ol->time_ns;
     printf("  step %zu: %s (%.2fx): ", ol->step, ct_fmt_duration(t, b[0], 24),
            sum->median_ns ? (double)t / (double)sum->median_ns : 0.0);
     print_reasons(f, ol->reason, ol->nreasons);
@@ -233,8 +243,10 @@ static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
   for (unsigned fi = 0; fi < c->nfiles; fi++) {
     const ct_steps_file *f = &c->files[fi];
     if (f->rc < 0 || f->rc == 2) continue;
-    for (size_t i = 0; i < f->nsteps; i++) {
-      const ct_step *s = &f->steps[i];
+    ct_steps_cursor cur;
+    const ct_step *s;
+    if (ct_steps_cursor_open(f, &cur) < 0) return -1;
+    for (size_t i = 0; (s = ct_steps_cursor_next(&cur)); i++) {
       const ct_step_kernel *k = top_kernel(s);
       col = 0;
       csv_cell(&col, "%llu", (unsigned long long)f->proc.pid);
@@ -269,6 +281,9 @@ static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
       csv_cell(&col, "%llu", (unsigned long long)(k ? k->ns : 0));
       putc('\n', stdout);
     }
+    int failed = cur.failed;
+    ct_steps_cursor_close(&cur);
+    if (failed) return -1;
   }
   return 0;
 }
@@ -300,8 +315,7 @@ static void json_reasons(ct_json *j, const ct_steps_file *f, const ct_step_reaso
 }
 
 static void json_step(ct_json *j, const ct_steps_file *f, const ct_steps_summary *sum,
-                      const ct_steps_options *o, size_t i) {
-  const ct_step *s = &f->steps[i];
+                      const ct_steps_options *o, size_t i, const ct_step *s) {
   ct_json_begin_object(j);
   ct_json_kv_uint(j, "step", i);
   ct_json_kv_bool(j, "warmup", i < o->skip);
@@ -348,7 +362,8 @@ static void json_step(ct_json *j, const ct_steps_file *f, const ct_steps_summary
   ct_json_end_object(j);
 }
 
-static void json_file(ct_json *j, const ct_steps_file *f, const ct_identity *id,
+/* Returns 0, -1 when the steps could not be read back. */
+static int json_file(ct_json *j, const ct_steps_file *f, const ct_identity *id,
                       const ct_steps_summary *sum, const ct_steps_options *o, int rows) {
   ct_json_begin_object(j);
   ct_json_kv_string(j, "path", f->path);
@@ -386,7 +401,7 @@ static void json_file(ct_json *j, const ct_steps_file *f, const ct_identity *id,
   ct_json_begin_array(j);
   for (size_t i = 0; i < sum->noutliers; i++) {
     const ct_step_outlier *ol = &sum->outliers[i];
-    uint64_t t = ct_step_time(&f->steps[ol->step]);
+    uint64_t t = ol->time_ns;
     ct_json_begin_object(j);
     ct_json_kv_uint(j, "step", ol->step);
     ct_json_kv_uint(j, "time_ns", t);
@@ -400,10 +415,17 @@ static void json_file(ct_json *j, const ct_steps_file *f, const ct_identity *id,
   if (rows) {
     ct_json_key(j, "steps");
     ct_json_begin_array(j);
-    for (size_t i = 0; i < f->nsteps; i++) json_step(j, f, sum, o, i);
+    ct_steps_cursor cur;
+    const ct_step *s;
+    if (ct_steps_cursor_open(f, &cur) < 0) return -1;
+    for (size_t i = 0; (s = ct_steps_cursor_next(&cur)); i++) json_step(j, f, sum, o, i, s);
+    int failed = cur.failed;
+    ct_steps_cursor_close(&cur);
+    if (failed) return -1;
     ct_json_end_array(j);
   }
   ct_json_end_object(j);
+  return 0;
 }
 
 int ct_steps_print(const steps_cli *c) {
@@ -421,9 +443,9 @@ int ct_steps_print(const steps_cli *c) {
     ct_json_begin_object(&j);
     ct_json_key(&j, "processes");
     ct_json_begin_array(&j);
-    for (unsigned i = 0; i < c->nfiles; i++)
+    for (unsigned i = 0; i < c->nfiles && rc == 0; i++)
       if (c->files[i].rc >= 0 && c->files[i].rc != 2)
-        json_file(&j, &c->files[i], &c->ids[i], &sums[i], &c->o, !c->summary);
+        rc = json_file(&j, &c->files[i], &c->ids[i], &sums[i], &c->o, !c->summary);
     ct_json_end_array(&j);
     ct_json_end_object(&j);
     ct_json_finish(&j);

@@ -221,8 +221,8 @@ static int collect_steps(const char *path, ct_steps_file *f, ct_map *extents) {
   }
   qsort(c.v, c.n, sizeof *c.v, by_begin);
   f->tid = stepping_thread(&c);
-  f->steps = calloc(c.n, sizeof *f->steps);
-  if (!f->steps) {
+  f->spans = calloc(c.n, sizeof *f->spans);
+  if (!f->spans) {
     free(c.v);
     return -1;
   }
@@ -233,7 +233,7 @@ static int collect_steps(const char *path, ct_steps_file *f, ct_map *extents) {
       f->ignored++;
       continue;
     }
-    ct_step *s = &f->steps[f->nsteps++];
+    ct_step_span *s = &f->spans[f->nsteps++];
     s->begin_ns = in->begin_ns;
     s->end_ns = in->end_ns;
     s->gpu_first_ns = in->gpu_first_ns;
@@ -242,8 +242,8 @@ static int collect_steps(const char *path, ct_steps_file *f, ct_map *extents) {
   }
   free(c.v);
   for (size_t i = 0; i < f->nsteps; i++) {
-    ct_step *s = &f->steps[i];
-    if (i + 1 < f->nsteps) s->interval_end_ns = f->steps[i + 1].begin_ns;
+    ct_step_span *s = &f->spans[i];
+    if (i + 1 < f->nsteps) s->interval_end_ns = f->spans[i + 1].begin_ns;
     else s->interval_end_ns = s->gpu_last_ns > s->end_ns ? s->gpu_last_ns : s->end_ns;
   }
   return rc;
@@ -278,11 +278,10 @@ int ct_steps_read(const char *path, const ct_steps_options *o, ct_steps_file *f)
 }
 
 void ct_steps_file_free(ct_steps_file *f) {
-  for (size_t i = 0; f->steps && i < f->nsteps; i++) {
-    free(f->steps[i].kernel);
-    free(f->steps[i].calls);
-  }
-  free(f->steps);
+  free(f->spans);
+  ct_step_rows_free(f->rows);
+  free(f->dev_busy);
+  free(f->dev_idle);
   for (size_t i = 0; i < f->nkernel_names; i++) free(f->kernel_names[i]);
   free(f->kernel_names);
   free(f->range);

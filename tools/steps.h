@@ -7,7 +7,11 @@
  *
  * Streaming: a file is read twice (its NVTX ranges, then the model feeding both the
  * gaps analysis and the step accounting; a third, cheaper read of the RANGE records only when the range is chosen
- * automatically). Memory grows with the number of steps, never with the records.
+ * automatically). Memory grows with the number of steps, never with the records, by
+ * about 80 bytes a step (their CPU ranges and GPU spans, the statistics' scratch): the
+ * rows of the steps measured (their GPU work, idle time, calls and kernels) are kept in
+ * memory for the newest CT_STEPS_ROWS_MEM steps only, the older ones in an unnamed
+ * temporary file (steps_rows.c), read back in order by a cursor.
  */
 #ifndef CUTRACE_STEPS_H
 #define CUTRACE_STEPS_H
@@ -80,6 +84,14 @@ uint64_t ct_step_calls_of(const ct_step *s, unsigned cat, uint64_t *ns);
 /* All its outermost CUDA calls: the count, their time in *ns. */
 uint64_t ct_step_api_calls(const ct_step *s, uint64_t *ns);
 
+/* A step's CPU range, interval and GPU span (as ct_step's), kept in memory for every
+ * step: what attributes the trace's events to the steps. */
+typedef struct ct_step_span {
+  uint64_t begin_ns, end_ns, interval_end_ns, gpu_first_ns, gpu_last_ns;
+} ct_step_span;
+
+struct ct_step_rows;
+
 /* The steps of one trace file. */
 typedef struct ct_steps_file {
   char *path;
@@ -94,8 +106,11 @@ typedef struct ct_steps_file {
   int has_device;
   uint64_t device;           /* the device whose busy and idle time the steps show */
   uint64_t first_ns;         /* first event of the file (begins are shown relative to it) */
-  ct_step *steps;
+  ct_step_span *spans;       /* every step's, in order */
   size_t nsteps;
+  struct ct_step_rows *rows; /* the measured steps (read them with a ct_steps_cursor) */
+  uint64_t *dev_busy;        /* [nsteps] when the step device's times are not in the */
+  uint64_t (*dev_idle)[CT_GAP_NCAUSES]; /* rows (it was not the first device seen) */
   char **kernel_names;       /* mangled */
   size_t nkernel_names;
   ct_model_stats st;
@@ -112,6 +127,31 @@ int ct_steps_read(const char *path, const ct_steps_options *o, ct_steps_file *ou
 
 /* Frees what ct_steps_read allocated. */
 void ct_steps_file_free(ct_steps_file *f);
+
+/* Reads the measured steps of a file in order, step 0 first. */
+typedef struct ct_steps_cursor {
+  const ct_steps_file *f;
+  size_t next;                        /* the index of the step next returns */
+  uint64_t offset;                    /* in the temporary file */
+  char *buf;                          /* read-ahead from the file */
+  size_t buf_pos, buf_len;
+  void *patch;                        /* the patched steps, sorted (steps_rows.c) */
+  size_t npatch, next_patch;
+  ct_step row;                        /* the step returned last */
+  ct_step_calls calls[CT_STEP_NCATS];
+  ct_step_kernel kernel[CT_STEP_KERNELS];
+  int failed;                         /* reading the temporary file failed */
+} ct_steps_cursor;
+
+/* Starts reading f's steps. Returns 0, -1 when out of memory (c needs no close then). */
+int ct_steps_cursor_open(const ct_steps_file *f, ct_steps_cursor *c);
+
+/* The next step (valid until the next call), or NULL after the last one or when the
+ * temporary file could not be read (c->failed). */
+const ct_step *ct_steps_cursor_next(ct_steps_cursor *c);
+
+/* Frees what the cursor holds. */
+void ct_steps_cursor_close(ct_steps_cursor *c);
 
 /* ---- statistics and outliers (steps_summary.c) ----------------------------------- */
 
@@ -135,6 +175,7 @@ typedef struct ct_step_reason {
 /* A step slower than outlier_factor times the median, with its reasons ranked. */
 typedef struct ct_step_outlier {
   size_t step;
+  uint64_t time_ns;                       /* its ct_step_time */
   unsigned nreasons;
   ct_step_reason reason[CT_STEP_REASONS]; /* largest excess over the median first */
 } ct_step_outlier;
@@ -144,6 +185,7 @@ typedef struct ct_steps_summary {
   uint64_t median_ns, mean_ns, p90_ns, min_ns, max_ns;
   uint64_t median_work_ns, median_cpu_ns;
   double median_busy_pct;
+  uint64_t setup_time_ns;       /* step 0's time */
   int64_t setup_ns;             /* step 0's time less the median */
   unsigned nsetup;              /* what made step 0 longer, ranked */
   ct_step_reason setup[CT_STEP_REASONS];
@@ -153,7 +195,8 @@ typedef struct ct_steps_summary {
 
 /*
  * Computes the statistics of f's steps (the first o->skip left out; p90 is the
- * nearest rank) and its outliers. Returns 0, or -1 when out of memory.
+ * nearest rank) and its outliers. Returns 0, or -1 when out of memory or the steps'
+ * temporary file could not be read.
  */
 int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_steps_summary *s);
 

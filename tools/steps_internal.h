@@ -4,6 +4,8 @@
  *   steps_measure.c  the pass over the model and the gaps analysis that measures them
  *   steps_union.c    busy time as a union of intervals, folded as it becomes final
  *   steps_summary.c  statistics, outliers and their reasons
+ *   steps_rows.c     the measured steps: the newest in memory, the older ones in a
+ *                    temporary file; the cursor that reads them back
  */
 #ifndef CUTRACE_STEPS_INTERNAL_H
 #define CUTRACE_STEPS_INTERNAL_H
@@ -18,6 +20,31 @@
  * the gaps analysis. Returns 0 clean, 1 partial, -1 unreadable (f->st set).
  */
 int ct_steps_measure(const char *path, ct_steps_file *f);
+
+#ifndef CT_STEPS_ROWS_MEM /* (a test build sets it small) */
+#define CT_STEPS_ROWS_MEM 4096 /* the newest steps kept in memory while measuring */
+#endif
+
+/* Creates f->rows, empty. Returns 0, -1 when out of memory. */
+int ct_step_rows_new(ct_steps_file *f);
+
+/*
+ * The row of step i to add to (created from f->spans when first asked for). The
+ * newest CT_STEPS_ROWS_MEM rows asked for are in memory; asking for a later one moves
+ * the oldest to the temporary file (or, when it cannot be written, keeps them all in
+ * memory). A row already in the file gets a patch row instead (zero, no CPU range):
+ * what is added to it is added to the file's row when read, as if added there.
+ * *kernel_limit gets how many kernels the row may keep by name (CT_STEP_KERNELS; a
+ * patch row any number). Valid until the next call; NULL when out of memory.
+ */
+ct_step *ct_step_rows_get(ct_steps_file *f, size_t i, unsigned *kernel_limit);
+
+/* Creates the rows never asked for and flushes the file, once measured. Returns 0, -1
+ * when out of memory. */
+int ct_step_rows_finish(ct_steps_file *f);
+
+/* Frees the rows and closes their file; NULL is ignored. */
+void ct_step_rows_free(struct ct_step_rows *r);
 
 /* One busy block [start, end). */
 typedef struct ct_busy_block {

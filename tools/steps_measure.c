@@ -36,6 +36,7 @@ typedef struct dev_acc {
   ct_busy_union u;
   uint64_t *busy;                     /* [nsteps], unless in_steps */
   uint64_t (*idle)[CT_GAP_NCAUSES];   /* [nsteps], unless in_steps */
+  uint64_t busy_total;                /* its busy time inside the steps' intervals */
 } dev_acc;
 
 typedef struct mstate {
@@ -61,12 +62,12 @@ typedef struct kernel_id {
 static size_t steps_begun(const ct_steps_file *f, uint64_t t, size_t *hint) {
   size_t n = f->nsteps, h = *hint;
   for (size_t k = h; k <= h + 1 && k <= n; k++)
-    if ((k == 0 || f->steps[k - 1].begin_ns <= t) && (k == n || f->steps[k].begin_ns > t))
+    if ((k == 0 || f->spans[k - 1].begin_ns <= t) && (k == n || f->spans[k].begin_ns > t))
       return *hint = k;
   size_t lo = 0, hi = n; /* first step beginning after t */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (f->steps[mid].begin_ns <= t) lo = mid + 1;
+    if (f->spans[mid].begin_ns <= t) lo = mid + 1;
     else hi = mid;
   }
   return *hint = lo;
@@ -75,35 +76,44 @@ static size_t steps_begun(const ct_steps_file *f, uint64_t t, size_t *hint) {
 /* The step whose CPU range holds t (-1 when none). */
 static long step_at(const ct_steps_file *f, uint64_t t, size_t *hint) {
   size_t lo = steps_begun(f, t, hint);
-  if (!lo || t > f->steps[lo - 1].end_ns) return -1;
+  if (!lo || t > f->spans[lo - 1].end_ns) return -1;
   return (long)lo - 1;
 }
 
 /* The step whose interval [begin, interval end) holds t (-1 when none). */
 static long interval_at(const ct_steps_file *f, uint64_t t, size_t *hint) {
   size_t lo = steps_begun(f, t, hint);
-  if (!lo || t >= f->steps[lo - 1].interval_end_ns) return -1;
+  if (!lo || t >= f->spans[lo - 1].interval_end_ns) return -1;
   return (long)lo - 1;
 }
 
-/* Calls add(m, dev, step, ns) for each step interval [start, end) overlaps. */
+/* Adds the part of [start, end) inside each step's interval to the step's busy time
+ * (is_idle 0) or idle time of cause on device dev. */
 static void split_over_steps(mstate *m, unsigned dev, unsigned cause, uint64_t start,
                              uint64_t end, int is_idle) {
-  const ct_steps_file *f = m->f;
+  ct_steps_file *f = m->f;
   size_t lo = 0, hi = f->nsteps;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (f->steps[mid].begin_ns <= start) lo = mid + 1;
+    if (f->spans[mid].begin_ns <= start) lo = mid + 1;
     else hi = mid;
   }
-  for (size_t i = lo ? lo - 1 : 0; i < f->nsteps && f->steps[i].begin_ns < end; i++) {
-    uint64_t a = start > f->steps[i].begin_ns ? start : f->steps[i].begin_ns;
-    uint64_t b = end < f->steps[i].interval_end_ns ? end : f->steps[i].interval_end_ns;
+  for (size_t i = lo ? lo - 1 : 0; i < f->nsteps && f->spans[i].begin_ns < end; i++) {
+    uint64_t a = start > f->spans[i].begin_ns ? start : f->spans[i].begin_ns;
+    uint64_t b = end < f->spans[i].interval_end_ns ? end : f->spans[i].interval_end_ns;
     if (b <= a) continue;
-    ct_step *s = &m->f->steps[i];
-    const dev_acc *d = &m->dev[dev];
-    if (is_idle) (d->in_steps ? s->idle_ns : d->idle[i])[cause] += b - a;
-    else *(d->in_steps ? &s->device_busy_ns : &d->busy[i]) += b - a;
+    dev_acc *d = &m->dev[dev];
+    if (!is_idle) d->busy_total += b - a;
+    if (!d->in_steps) {
+      if (is_idle) d->idle[i][cause] += b - a;
+      else d->busy[i] += b - a;
+      continue;
+    }
+    unsigned limit;
+    ct_step *s = ct_step_rows_get(f, i, &limit);
+    if (!s) m->oom = 1;
+    else if (is_idle) s->idle_ns[cause] += b - a;
+    else s->device_busy_ns += b - a;
   }
 }
 
@@ -143,11 +153,14 @@ static void fold_device_block(void *user, uint64_t start, uint64_t end) {
 
 static void fold_work_block(void *user, uint64_t start, uint64_t end) {
   fold_ctx *c = user;
-  c->m->f->steps[c->step].work_ns += end - start;
+  unsigned limit;
+  ct_step *s = ct_step_rows_get(c->m->f, c->step, &limit);
+  if (s) s->work_ns += end - start;
+  else c->m->oom = 1;
 }
 
-/* The step's kernel entry for name (a new one while fewer than CT_STEP_KERNELS), or NULL. */
-static ct_step_kernel *step_kernel(mstate *m, ct_step *s, const char *name) {
+/* The step's kernel entry for name (a new one while fewer than limit), or NULL. */
+static ct_step_kernel *step_kernel(mstate *m, ct_step *s, unsigned limit, const char *name) {
   ct_steps_file *f = m->f;
   if (!name) name = "(unknown kernel)";
   int created = 0;
@@ -170,10 +183,10 @@ static ct_step_kernel *step_kernel(mstate *m, ct_step *s, const char *name) {
   }
   for (unsigned i = 0; i < s->nkernels; i++)
     if (s->kernel[i].id == k->id_plus_1 - 1) return &s->kernel[i];
-  if (s->nkernels == CT_STEP_KERNELS) return NULL;
+  if (s->nkernels >= limit) return NULL;
   ct_step_kernel *nk = s->kernel;
   unsigned n = s->nkernels;
-  if (n == 0 || (n >= 4 && !(n & (n - 1)))) { /* capacity 4, 8, 16: few reallocs */
+  if (n == 0 || (n >= 4 && !(n & (n - 1)))) { /* capacity 4, 8, 16 (a patch row more) */
     nk = realloc(s->kernel, (n ? 2 * n : 4) * sizeof *nk);
     if (!nk) {
       m->oom = 1;
@@ -189,7 +202,7 @@ static ct_step_kernel *step_kernel(mstate *m, ct_step *s, const char *name) {
  * whose blocks all did (a later activity of such a step, rare, starts its union anew). */
 static void sweep_work(mstate *m, uint64_t horizon) {
   ct_steps_file *f = m->f;
-  while (m->swept < f->nsteps && f->steps[m->swept].interval_end_ns < horizon) {
+  while (m->swept < f->nsteps && f->spans[m->swept].interval_end_ns < horizon) {
     ct_busy_union *u = &m->work[m->swept];
     fold_ctx c = {m, 0, m->swept};
     ct_busy_fold(u, horizon, fold_work_block, &c);
@@ -218,14 +231,19 @@ static void on_activity(void *user, const ct_activity *a) {
            : a->tid == m->f->tid ? step_at(m->f, a->call_begin_ns, &m->activity_hint)
                                  : -1;
   if (i < 0) return;
-  ct_step *s = &m->f->steps[i];
+  if (ct_busy_add(&m->work[i], a->start_ns, a->end_ns) < 0) m->oom = 1;
+  fold_ctx c = {m, 0, (size_t)i};
+  ct_busy_fold(&m->work[i], horizon, fold_work_block, &c);
+  unsigned limit;
+  ct_step *s = ct_step_rows_get(m->f, (size_t)i, &limit); /* after the fold: it asks too */
+  if (!s) {
+    m->oom = 1;
+    return;
+  }
   if (m->f->all_threads) { /* the span of every thread's work (else ct_range_each's) */
     if (!s->gpu_last_ns || a->start_ns < s->gpu_first_ns) s->gpu_first_ns = a->start_ns;
     if (a->end_ns > s->gpu_last_ns) s->gpu_last_ns = a->end_ns;
   }
-  if (ct_busy_add(&m->work[i], a->start_ns, a->end_ns) < 0) m->oom = 1;
-  fold_ctx c = {m, 0, (size_t)i};
-  ct_busy_fold(&m->work[i], horizon, fold_work_block, &c);
   if (a->type == CT_GPU_MEMCPY || a->type == CT_GPU_MEMSET) {
     if (a->type == CT_GPU_MEMCPY) s->copies++;
     else s->sets++;
@@ -233,7 +251,7 @@ static void on_activity(void *user, const ct_activity *a) {
     return;
   }
   s->kernels++;
-  ct_step_kernel *k = step_kernel(m, s, a->name);
+  ct_step_kernel *k = step_kernel(m, s, limit, a->name);
   if (k) {
     k->count++;
     k->ns += dur;
@@ -248,7 +266,12 @@ static void on_span(void *user, const ct_span *sp) {
     return;
   long i = step_at(m->f, sp->begin_ns, &m->span_hint);
   if (i < 0) return;
-  ct_step *s = &m->f->steps[i];
+  unsigned limit;
+  ct_step *s = ct_step_rows_get(m->f, (size_t)i, &limit);
+  if (!s) {
+    m->oom = 1;
+    return;
+  }
   unsigned cat = (unsigned)sp->category < CT_STEP_NCATS ? (unsigned)sp->category : CT_CAT_OTHER;
   unsigned k = 0;
   while (k < s->ncalls && s->calls[k].category != cat) k++;
@@ -279,7 +302,8 @@ static void on_gap(void *user, const ct_gap_info *g) {
   split_over_steps(m, (unsigned)g->device, cause, g->start_ns, g->end_ns, 1);
 }
 
-/* Moves the busiest device's accumulators into the steps; frees the rest. */
+/* Folds what is left; the busiest device's times become the steps' (when it is not the
+ * first device seen, whose times the rows hold, f keeps its arrays); frees the rest. */
 static void finish(mstate *m) {
   ct_steps_file *f = m->f;
   uint64_t best = 0;
@@ -288,18 +312,18 @@ static void finish(mstate *m) {
     if (!m->dev[d].used) continue;
     fold_ctx c = {m, d, 0};
     ct_busy_fold(&m->dev[d].u, UINT64_MAX, fold_device_block, &c);
-    uint64_t busy = 0;
-    for (size_t i = 0; i < f->nsteps; i++)
-      busy += m->dev[d].in_steps ? f->steps[i].device_busy_ns : m->dev[d].busy[i];
-    if (best_dev < 0 || busy > best) best = busy, best_dev = (int)d;
+    if (best_dev < 0 || m->dev[d].busy_total > best) best = m->dev[d].busy_total, best_dev = (int)d;
   }
   for (size_t i = 0; i < f->nsteps; i++) {
     fold_ctx c = {m, 0, i};
     ct_busy_fold(&m->work[i], UINT64_MAX, fold_work_block, &c);
     ct_busy_free(&m->work[i]);
-    if (best_dev < 0 || m->dev[best_dev].in_steps) continue;
-    f->steps[i].device_busy_ns = m->dev[best_dev].busy[i];
-    memcpy(f->steps[i].idle_ns, m->dev[best_dev].idle[i], sizeof f->steps[i].idle_ns);
+  }
+  if (best_dev >= 0 && !m->dev[best_dev].in_steps) {
+    f->dev_busy = m->dev[best_dev].busy;
+    f->dev_idle = m->dev[best_dev].idle;
+    m->dev[best_dev].busy = NULL;
+    m->dev[best_dev].idle = NULL;
   }
   f->has_device = best_dev >= 0;
   f->device = best_dev >= 0 ? (uint64_t)best_dev : 0;
@@ -308,6 +332,7 @@ static void finish(mstate *m) {
     free(m->dev[d].busy);
     free(m->dev[d].idle);
   }
+  if (ct_step_rows_finish(f) < 0) m->oom = 1;
 }
 
 int ct_steps_measure(const char *path, ct_steps_file *f) {
@@ -317,13 +342,11 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
   o.top = 0;
   ct_gaps *g = ct_gaps_new(&o);
   m.kernel_ids = ct_map_new(sizeof(kernel_id));
-  m.work = calloc(f->nsteps, sizeof *m.work);
-  for (size_t i = 0; f->all_threads && i < f->nsteps; i++)
-    f->steps[i].gpu_first_ns = f->steps[i].gpu_last_ns = 0;
+  m.work = calloc(f->nsteps ? f->nsteps : 1, sizeof *m.work);
   const ct_model_ops *gaps_ops = NULL;
   ct_gaps_file *gf = NULL;
   if (g) ct_gaps_set_callback(g, on_gap, &m);
-  if (g && m.kernel_ids && m.work) gf = ct_gaps_file_begin(g, path, &gaps_ops);
+  if (g && m.kernel_ids && m.work && ct_step_rows_new(f) == 0) gf = ct_gaps_file_begin(g, path, &gaps_ops);
   int rc = -1;
   if (gf) {
     static const ct_model_ops steps_ops = {.on_span = on_span, .on_activity = on_activity};
@@ -333,8 +356,8 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
     rc = ct_model_tee_read(&tee, path, NULL, &f->st);
     rc = ct_gaps_file_end(gf, rc, &f->st); /* hands over the last gaps */
     f->first_ns = f->st.first_ns;
-    if (f->nsteps && (!f->first_ns || f->steps[0].begin_ns < f->first_ns))
-      f->first_ns = f->steps[0].begin_ns; /* a range may open before the first call */
+    if (f->nsteps && (!f->first_ns || f->spans[0].begin_ns < f->first_ns))
+      f->first_ns = f->spans[0].begin_ns; /* a range may open before the first call */
     finish(&m);
   } else {
     snprintf(f->st.message, sizeof f->st.message, "out of memory");

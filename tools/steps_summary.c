@@ -7,6 +7,9 @@
  * of a category of CUDA calls and the GPU time of copies and sets. A sync that waits
  * longer because the GPU had more to do is the symptom, not the cause: the kernel or
  * idle time that grew says why.
+ *
+ * The steps are read with a cursor (steps_rows.c), once per median: the values of one
+ * quantity, 8 bytes a counted step, are what is kept in memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +100,7 @@ typedef struct ctx {
   const ct_steps_file *f;
   size_t first;      /* the first counted step */
   uint64_t *scratch; /* nsteps values */
+  int failed;        /* the steps could not be read back */
   /* medians over the counted steps, computed once */
   uint64_t idle[CT_GAP_NCAUSES], cat_ns[CT_STEP_NCATS], cat_calls[CT_STEP_NCATS];
   uint64_t copy_ns, copies;
@@ -104,20 +108,27 @@ typedef struct ctx {
   unsigned char *kernel_known;
 } ctx;
 
-/* The median of q(., which) over the counted steps. */
-static uint64_t median_q(const ctx *c, quantity_fn q, unsigned which) {
+/* The median of q(., which) over the counted steps (0, c->failed set, when they could
+ * not be read). */
+static uint64_t median_q(ctx *c, quantity_fn q, unsigned which) {
   size_t n = 0;
-  for (size_t i = c->first; i < c->f->nsteps; i++) c->scratch[n++] = q(&c->f->steps[i], which);
+  ct_steps_cursor cur;
+  if (ct_steps_cursor_open(c->f, &cur) < 0) {
+    c->failed = 1;
+    return 0;
+  }
+  const ct_step *s;
+  for (size_t i = 0; (s = ct_steps_cursor_next(&cur)); i++)
+    if (i >= c->first) c->scratch[n++] = q(s, which);
+  if (cur.failed) c->failed = 1;
+  ct_steps_cursor_close(&cur);
   return median_of(c->scratch, n);
 }
 
-/* Computes the medians every explanation compares with. */
-static void prepare(ctx *c) {
+/* Computes the medians every explanation compares with; called: the categories some
+ * counted step called (the others' medians are 0). */
+static void prepare(ctx *c, unsigned called) {
   for (unsigned k = 0; k < CT_GAP_NCAUSES; k++) c->idle[k] = median_q(c, q_idle, k);
-  unsigned called = 0; /* the categories some counted step called: the others' medians are 0 */
-  for (size_t i = c->first; i < c->f->nsteps; i++)
-    for (unsigned k = 0; k < c->f->steps[i].ncalls; k++)
-      called |= 1u << c->f->steps[i].calls[k].category;
   for (unsigned k = 0; k < CT_STEP_NCATS; k++) {
     c->cat_ns[k] = called >> k & 1 ? median_q(c, q_cat_ns, k) : 0;
     c->cat_calls[k] = called >> k & 1 ? median_q(c, q_cat_calls, k) : 0;
@@ -181,11 +192,77 @@ static unsigned explain(ctx *c, const ct_step *s, uint64_t median_ns, ct_step_re
   return n;
 }
 
-static int slower_first(const void *a, const void *b, void *steps) {
-  const ct_step *st = steps;
-  uint64_t x = ct_step_time(&st[((const ct_step_outlier *)a)->step]);
-  uint64_t y = ct_step_time(&st[((const ct_step_outlier *)b)->step]);
+static int slower_first(const void *a, const void *b) {
+  uint64_t x = ((const ct_step_outlier *)a)->time_ns, y = ((const ct_step_outlier *)b)->time_ns;
   return x > y ? -1 : x < y;
+}
+
+/* A deep copy of s (its lists in lists, room for every category and kernel). */
+static void copy_step(ct_step *out, const ct_step *s, ct_step_calls *calls,
+                      ct_step_kernel *kernel) {
+  *out = *s;
+  memcpy(calls, s->calls, s->ncalls * sizeof *calls);
+  memcpy(kernel, s->kernel, s->nkernels * sizeof *kernel);
+  out->calls = calls;
+  out->kernel = kernel;
+}
+
+/* The statistics of step time over the counted steps, the categories they called, and
+ * a copy of step 0 (*first). Returns 0, -1 when the steps could not be read. */
+static int first_pass(ctx *c, ct_steps_summary *s, unsigned *called, ct_step *first,
+                      ct_step_calls *calls, ct_step_kernel *kernel) {
+  ct_steps_cursor cur;
+  if (ct_steps_cursor_open(c->f, &cur) < 0) return -1;
+  uint64_t total = 0;
+  const ct_step *st;
+  for (size_t i = 0; (st = ct_steps_cursor_next(&cur)); i++) {
+    if (i == 0) copy_step(first, st, calls, kernel);
+    if (i < c->first) continue;
+    uint64_t t = ct_step_time(st);
+    total += t;
+    if (i == c->first || t < s->min_ns) s->min_ns = t;
+    if (t > s->max_ns) s->max_ns = t;
+    for (unsigned k = 0; k < st->ncalls; k++) *called |= 1u << st->calls[k].category;
+  }
+  int failed = cur.failed;
+  ct_steps_cursor_close(&cur);
+  if (s->counted) s->mean_ns = total / s->counted;
+  return failed ? -1 : 0;
+}
+
+/* The outliers (s->noutliers of them, counted already), explained. Returns 0, -1. */
+static int find_outliers(ctx *c, const ct_steps_options *o, ct_steps_summary *s) {
+  s->outliers = calloc(s->noutliers, sizeof *s->outliers);
+  ct_steps_cursor cur;
+  if (!s->outliers || ct_steps_cursor_open(c->f, &cur) < 0) return -1;
+  size_t n = 0;
+  const ct_step *st;
+  for (size_t i = 0; n < s->noutliers && (st = ct_steps_cursor_next(&cur)); i++) {
+    if (i < c->first ||
+        !((double)ct_step_time(st) > o->outlier_factor * (double)s->median_ns))
+      continue;
+    s->outliers[n].step = i;
+    s->outliers[n].time_ns = ct_step_time(st);
+    s->outliers[n].nreasons = explain(c, st, s->median_ns, s->outliers[n].reason);
+    n++;
+  }
+  int failed = cur.failed || n < s->noutliers;
+  ct_steps_cursor_close(&cur);
+  qsort(s->outliers, n, sizeof *s->outliers, slower_first);
+  return failed || c->failed ? -1 : 0;
+}
+
+/* How many counted steps are slower than outlier_factor times the median. */
+static int count_outliers(ctx *c, const ct_steps_options *o, ct_steps_summary *s) {
+  ct_steps_cursor cur;
+  if (ct_steps_cursor_open(c->f, &cur) < 0) return -1;
+  const ct_step *st;
+  for (size_t i = 0; (st = ct_steps_cursor_next(&cur)); i++)
+    if (i >= c->first && (double)ct_step_time(st) > o->outlier_factor * (double)s->median_ns)
+      s->noutliers++;
+  int failed = cur.failed;
+  ct_steps_cursor_close(&cur);
+  return failed ? -1 : 0;
 }
 
 int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_steps_summary *s) {
@@ -194,15 +271,16 @@ int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_ste
            .scratch = malloc((f->nsteps ? f->nsteps : 1) * sizeof(uint64_t))};
   if (!c.scratch) return -1;
   s->counted = f->nsteps - c.first;
-  uint64_t total = 0;
-  for (size_t i = c.first; i < f->nsteps; i++) {
-    uint64_t t = ct_step_time(&f->steps[i]);
-    total += t;
-    if (i == c.first || t < s->min_ns) s->min_ns = t;
-    if (t > s->max_ns) s->max_ns = t;
+  unsigned called = 0;
+  ct_step first;
+  ct_step_calls first_calls[CT_STEP_NCATS];
+  ct_step_kernel first_kernel[CT_STEP_KERNELS];
+  memset(&first, 0, sizeof first);
+  if (first_pass(&c, s, &called, &first, first_calls, first_kernel) < 0) {
+    free(c.scratch);
+    return -1;
   }
   if (s->counted) {
-    s->mean_ns = total / s->counted;
     s->median_ns = median_q(&c, q_time, 0); /* leaves the times in scratch */
     s->p90_ns = rank_of(c.scratch, s->counted, (s->counted * 9 + 9) / 10); /* ceil(0.9 n) */
     s->median_work_ns = median_q(&c, q_work, 0);
@@ -217,37 +295,19 @@ int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_ste
     free(c.scratch);
     return -1;
   }
-  prepare(&c);
+  prepare(&c, called);
+  if (f->nsteps) s->setup_time_ns = ct_step_time(&first);
   if (f->nsteps && s->counted) {
-    s->setup_ns = (int64_t)ct_step_time(&f->steps[0]) - (int64_t)s->median_ns;
-    if (s->setup_ns > 0) s->nsetup = explain(&c, &f->steps[0], s->median_ns, s->setup);
+    s->setup_ns = (int64_t)s->setup_time_ns - (int64_t)s->median_ns;
+    if (s->setup_ns > 0) s->nsetup = explain(&c, &first, s->median_ns, s->setup);
   }
-  for (size_t i = c.first; i < f->nsteps; i++)
-    if ((double)ct_step_time(&f->steps[i]) > o->outlier_factor * (double)s->median_ns)
-      s->noutliers++;
-  if (s->noutliers) {
-    s->outliers = calloc(s->noutliers, sizeof *s->outliers);
-    if (!s->outliers) {
-      free(c.scratch);
-      free(c.kernel);
-      free(c.kernel_known);
-      s->noutliers = 0;
-      return -1;
-    }
-    size_t n = 0;
-    for (size_t i = c.first; i < f->nsteps; i++) {
-      if (!((double)ct_step_time(&f->steps[i]) > o->outlier_factor * (double)s->median_ns))
-        continue;
-      s->outliers[n].step = i;
-      s->outliers[n].nreasons = explain(&c, &f->steps[i], s->median_ns, s->outliers[n].reason);
-      n++;
-    }
-    qsort_r(s->outliers, s->noutliers, sizeof *s->outliers, slower_first, f->steps);
-  }
+  int rc = c.failed ? -1 : count_outliers(&c, o, s);
+  if (rc == 0 && s->noutliers) rc = find_outliers(&c, o, s);
   free(c.scratch);
   free(c.kernel);
   free(c.kernel_known);
-  return 0;
+  if (rc < 0) ct_steps_summary_free(s);
+  return rc;
 }
 
 void ct_steps_summary_free(ct_steps_summary *s) {

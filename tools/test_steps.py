@@ -21,6 +21,8 @@ a generated mixed trace (cutrace-gentrace --mixed: one NVTX "step" per iteration
 iteration a step; truncated: the steps before the damage, status 1.
 
 usage: test_steps.py CUTRACE GENTRACE"""
+import csv
+import io
 import json
 import os
 import shutil
@@ -258,6 +260,38 @@ p2 = json.loads(out)["processes"][0] if out else {}
 check(rc == 0 and p2.get("device") == 1
       and [x["device_busy_ns"] for x in p2.get("steps", [])] == [500 * US] * 3,
       f"two devices: {rc} {err!r} {p2.get('device')} {[x['device_busy_ns'] for x in p2.get('steps', [])]}")
+
+# generated, 300 steps of 10 calls (cutrace-gentrace --ranged 3000 10 0: 3 us calls every
+# 4 us, a 2 us kernel 5 us after each call begins, a range around every 10 calls ending
+# 0.5 us after the 10th call, the next 1 us after it): each step 41 us (the last 43 us:
+# its interval ends with its last kernel), CPU range 39.5 us, 10 kernels of 2 us (GPU
+# span 38 us), 10 calls of 3 us; the device busy 20 us inside each interval (the
+# previous step's last kernel runs in its first 2 us, its own last one in the next
+# step's: the first step 18 us, the last 22 us), the rest idle "launch_overhead" but
+# before the first kernel. More steps than the test build's 4 kept in memory.
+ranged = os.path.join(tmp, "ranged.ctr")
+subprocess.run([gentrace, "--ranged", ranged, "3000", "10", "0"], check=True)
+rc, out, err = run("--format", "csv", ranged)
+rows = list(csv.DictReader(io.StringIO(out))) if rc == 0 else []
+bad = []
+for i, r in enumerate(rows):
+    first, last = i == 0, i == len(rows) - 1
+    want = {"step": i, "time_ns": 43000 if last else 41000, "cpu_ns": 39500,
+            "gpu_work_ns": 20000, "gpu_span_ns": 38000, "kernels": 10, "copies": 0,
+            "device_busy_ns": 18000 if first else 22000 if last else 20000,
+            "idle_launch_overhead_ns": 18000 if first else 21000, "idle_host_wait_ns": 0,
+            "idle_sync_ns": 0, "cuda_calls": 10, "cuda_ns": 30000, "top_kernel_ns": 20000,
+            "outlier": 0}
+    got = {k: int(r[k]) for k in want}
+    if got != want or r["top_kernel"] != "_Z5emptyv":
+        bad.append((i, got, r["top_kernel"]))
+check(rc == 0 and len(rows) == 300 and not bad,
+      f"ranged: {rc} {err!r} {len(rows)} steps, wrong: {bad[:3]}")
+rc, out, err = run("--format", "json", "--summary", ranged)
+summ = json.loads(out)["processes"][0]["summary"] if rc == 0 else {}
+check(summ.get("steps") == 300 and summ.get("median_ns") == 41000 and summ.get("max_ns") == 43000
+      and summ.get("setup_ns") == 0 and summ.get("outliers") == [],
+      f"ranged summary: {rc} {err!r} {summ}")
 
 # generated: 20000 iterations, one step each; truncated: the steps before the damage
 mixed = os.path.join(tmp, "mixed.ctr")
