@@ -221,26 +221,23 @@ static int collect_steps(const char *path, ct_steps_file *f, ct_map *extents) {
   }
   qsort(c.v, c.n, sizeof *c.v, by_begin);
   f->tid = stepping_thread(&c);
-  f->spans = calloc(c.n, sizeof *f->spans);
-  if (!f->spans) {
-    free(c.v);
-    return -1;
-  }
+  /* The spans take the instances' place (each written at or before the instance it
+   * comes from, once that is read; memcpy: the two types share the bytes). */
+  _Static_assert(sizeof(instance) == sizeof(ct_step_span), "spans reuse the instances");
   uint64_t last_end = 0;
   for (size_t i = 0; i < c.n; i++) {
-    const instance *in = &c.v[i];
-    if (in->tid != f->tid || (f->nsteps && in->begin_ns < last_end)) {
+    instance in;
+    memcpy(&in, &c.v[i], sizeof in);
+    if (in.tid != f->tid || (f->nsteps && in.begin_ns < last_end)) {
       f->ignored++;
       continue;
     }
-    ct_step_span *s = &f->spans[f->nsteps++];
-    s->begin_ns = in->begin_ns;
-    s->end_ns = in->end_ns;
-    s->gpu_first_ns = in->gpu_first_ns;
-    s->gpu_last_ns = in->gpu_last_ns;
-    last_end = in->end_ns;
+    ct_step_span s = {in.begin_ns, in.end_ns, 0, in.gpu_first_ns, in.gpu_last_ns};
+    memcpy((char *)c.v + f->nsteps++ * sizeof s, &s, sizeof s);
+    last_end = in.end_ns;
   }
-  free(c.v);
+  f->spans = realloc(c.v, f->nsteps * sizeof *f->spans); /* at least 1: c.n > 0 */
+  if (!f->spans) f->spans = (ct_step_span *)(void *)c.v;
   for (size_t i = 0; i < f->nsteps; i++) {
     ct_step_span *s = &f->spans[i];
     if (i + 1 < f->nsteps) s->interval_end_ns = f->spans[i + 1].begin_ns;
