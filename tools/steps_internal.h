@@ -39,8 +39,7 @@ int ct_step_rows_new(ct_steps_file *f);
  */
 ct_step *ct_step_rows_get(ct_steps_file *f, size_t i, unsigned *kernel_limit);
 
-/* Creates the rows never asked for and flushes the file, once measured. Returns 0, -1
- * when out of memory. */
+/* Creates the rows never asked for, once measured. Returns 0, -1 when out of memory. */
 int ct_step_rows_finish(ct_steps_file *f);
 
 /* Frees the rows and closes their file; NULL is ignored. */

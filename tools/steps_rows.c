@@ -54,17 +54,26 @@ static void row_free_lists(ct_step *s) {
 /* Appends row s to the file: the struct (its list pointers cleared), its calls, its
  * kernels. Returns 0, -1 when the file failed. */
 static int row_write(FILE *file, const ct_step *s) {
-  ct_step fixed = *s;
+  ct_step fixed;
+  memcpy(&fixed, s, sizeof fixed); /* its padding too, zeroed when the row was made */
   fixed.calls = NULL;
   fixed.kernel = NULL;
   if (fwrite(&fixed, sizeof fixed, 1, file) != 1) return -1;
-  if (s->ncalls && fwrite(s->calls, sizeof *s->calls, s->ncalls, file) != s->ncalls) return -1;
+  ct_step_calls calls[CT_STEP_NCATS];
+  memset(calls, 0, sizeof calls); /* no padding bytes of ours in the file */
+  for (unsigned k = 0; k < s->ncalls && k < CT_STEP_NCATS; k++) {
+    calls[k].category = s->calls[k].category;
+    calls[k].count = s->calls[k].count;
+    calls[k].ns = s->calls[k].ns;
+  }
+  if (s->ncalls && fwrite(calls, sizeof *calls, s->ncalls, file) != s->ncalls) return -1;
   if (s->nkernels && fwrite(s->kernel, sizeof *s->kernel, s->nkernels, file) != s->nkernels)
     return -1;
   return 0;
 }
 
-/* Moves the older half of the rows in memory to the file. Returns 0, -1 when the file
+/* Moves the older half of the rows in memory to the file, flushed (a write that fails
+ * is seen here, while the rows are still in memory). Returns 0, -1 when the file
  * failed (the rows stay in memory; bytes written past the file's last whole row are
  * never read). */
 static int spill(struct ct_step_rows *r) {
@@ -73,6 +82,7 @@ static int spill(struct ct_step_rows *r) {
   if (!n) n = 1;
   for (size_t k = 0; k < n; k++)
     if (row_write(r->file, &r->mem[k]) < 0) return -1;
+  if (fflush(r->file) != 0) return -1;
   for (size_t k = 0; k < n; k++) row_free_lists(&r->mem[k]);
   memmove(r->mem, r->mem + n, (r->hi - r->lo - n) * sizeof *r->mem);
   r->lo += n;
@@ -120,9 +130,8 @@ ct_step *ct_step_rows_get(ct_steps_file *f, size_t i, unsigned *kernel_limit) {
 }
 
 int ct_step_rows_finish(ct_steps_file *f) {
-  unsigned limit;
+  unsigned limit; /* (the file needs no flush: each spill flushed its rows) */
   if (f->rows->hi < f->nsteps && !ct_step_rows_get(f, f->nsteps - 1, &limit)) return -1;
-  if (f->rows->file && fflush(f->rows->file) != 0) return -1;
   return 0;
 }
 

@@ -24,6 +24,8 @@ usage: test_steps.py CUTRACE GENTRACE"""
 import csv
 import io
 import json
+import resource
+import signal
 import os
 import shutil
 import subprocess
@@ -287,6 +289,15 @@ for i, r in enumerate(rows):
         bad.append((i, got, r["top_kernel"]))
 check(rc == 0 and len(rows) == 300 and not bad,
       f"ranged: {rc} {err!r} {len(rows)} steps, wrong: {bad[:3]}")
+# the temporary file failing (a 4 KiB file size limit, SIGXFSZ ignored): the rows stay
+# in memory, the same output, nothing said
+def small_files():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+lim = subprocess.run([cutrace, "steps", "--format", "csv", ranged], capture_output=True,
+                     text=True, timeout=60, preexec_fn=small_files)
+check((lim.returncode, lim.stdout, lim.stderr) == (0, out, ""),
+      f"temporary file failing: {lim.returncode} {lim.stderr!r} same rows: {lim.stdout == out}")
 rc, out, err = run("--format", "json", "--summary", ranged)
 summ = json.loads(out)["processes"][0]["summary"] if rc == 0 else {}
 check(summ.get("steps") == 300 and summ.get("median_ns") == 41000 and summ.get("max_ns") == 43000
