@@ -59,7 +59,7 @@
   X(STREAM, 5, stream)       /* first use of a stream */                        \
   X(API, 6, api)             /* CPU span of one intercepted call */             \
   X(LAUNCH, 7, launch)       /* arguments of a kernel launch (by corr) */       \
-  X(MEMOP, 8, memop)         /* arguments of a copy or set (by corr) */         \
+  X(MEMOP, 8, memop)         /* a copy, set, prefetch or discard (by corr) */   \
   X(GEMM, 9, gemm)           /* arguments of a cuBLAS GEMM (by corr) */         \
   X(GPU, 10, gpu)            /* one GPU activity, timed on the GPU */           \
   X(DROP, 11, drop)          /* records lost, counted */                        \
@@ -193,7 +193,7 @@
   F(known, D) F(rank, D) F(world_size, D) F(local_rank, D) F(local_world_size, D) \
   F(node_rank, D) F(source, D) F(job_id, D) F(visible_devices, D)
 /* The detail record of a successful allocation or release call (1.5; same corr as its
- * API record, written right after it): `ptr` the address it returned (an allocation)
+ * API record, written right before it, as every detail record: docs/format.md): `ptr` the address it returned (an allocation)
  * or was given (a release; never 0: a call on NULL has no ALLOC record), `bytes` the
  * size asked for (a pitched allocation: pitch x height; 0 for a release: the
  * allocation with the same ptr says), `kind` CT_ALLOC_*, `release` 1 for a free or an
