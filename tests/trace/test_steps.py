@@ -11,6 +11,9 @@ late (seen: 40 ms at load 6 on 2 cores), or the program's thread be preempted as
 the plants are large enough that neither hides one nor lifts the median over one, and a
 step they make an outlier must say so (its first reason sync or host_wait idle, and no
 outlier without it).
+A synchronize that returns more than 100 ms after the GPU finished (the simulator's truth
+log) spoils the run: the idle it ends is `sync` (at load 8-17 step 3's 600 ms came out
+as sync once); such a run is made again, at most 3 times, and the last judged as is.
 Asserted exactly: the steps' busy and idle time by cause add up to the device's in
 `cutrace gaps`; the chosen range ("step", most frequent outermost: not "fwd", which
 is more frequent but nested, nor "init"), 9 steps, per-step kernel/copy/sync counts and
@@ -31,7 +34,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
+from harness import read_truth  # noqa: E402
+from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
@@ -44,12 +50,41 @@ env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
            SIMCUDA_KERNEL_US=f"s_work={KERNEL_US},default=20", SIMCUDA_PAGEABLE_GBPS="0.16")
 for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_CAPTURE", "CUTRACE_DELAY", "CUTRACE_DURATION"):
     env.pop(k, None)
-data = os.path.join(tmp, "data")
-p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program, str(KERNEL_US)],
-                   env=env, capture_output=True, text=True, timeout=120)
-if not check(p.returncode == 0 and "steps: ok" in p.stdout,
-             f"record: status {p.returncode}, {p.stdout!r}, {p.stderr[-400:]!r}"):
-    sys.exit(finish())
+SYNC_LATE_NS = 100_000_000  # a sync returning later than this after the GPU: load's doing
+ATTEMPTS = 3
+
+
+def late_syncs(data, truth_path):
+    """The cudaDeviceSynchronize calls of the recorded run (its one trace file) that
+    returned more than SYNC_LATE_NS after the simulator's truth shows the GPU done with
+    every kernel launched before them: [(begin_ns, ms late)]."""
+    files = os.listdir(data) if os.path.isdir(data) else []
+    if len(files) != 1:
+        return []
+    recs, names = raw_records(cutrace, os.path.join(data, files[0]))
+    truth = read_truth(truth_path)
+    late = []
+    for r in recs:
+        if r["kind"] == "api" and r.get("depth") == 0 and names.get(r["name"]) == "cudaDeviceSynchronize":
+            done = max((t["end_ns"] for t in truth if t["enqueue_ns"] < r["begin_ns"]), default=None)
+            if done is not None and r["end_ns"] - done > SYNC_LATE_NS:
+                late.append((r["begin_ns"], (r["end_ns"] - done) / 1e6))
+    return late
+
+
+for attempt in range(1, ATTEMPTS + 1):
+    data = os.path.join(tmp, f"data{attempt}")
+    truth_path = os.path.join(tmp, f"truth{attempt}")
+    env["SIMCUDA_TRUTH_FILE"] = truth_path
+    p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program, str(KERNEL_US)],
+                       env=env, capture_output=True, text=True, timeout=120)
+    if not check(p.returncode == 0 and "steps: ok" in p.stdout,
+                 f"record: status {p.returncode}, {p.stdout!r}, {p.stderr[-400:]!r}"):
+        sys.exit(finish())
+    late = late_syncs(data, truth_path)
+    if not late or attempt == ATTEMPTS:
+        break
+    print(f"run {attempt}: load spoiled it: syncs returned late {[f'{ms:.0f} ms' for _, ms in late]}; again")
 
 
 def steps(*args):
@@ -111,8 +146,28 @@ for s in st:
 check(all(st[6]["top_kernel"]["ns"] > s["top_kernel"]["ns"] for s in st if s["step"] != 6),
       "step 6 has the most kernel time (one kernel 5x)")
 host_wait3 = st[3]["idle_by_cause"]["host_wait"]
-check(host_wait3 == max(st[3]["idle_by_cause"].values()) and host_wait3 > 0,
-      f"step 3 idle is host_wait: {st[3]['idle_by_cause']}")
+
+
+def longest_gap():
+    """The longest device gap, its cause, the truth's GPU idle around it and the launching
+    thread's longest calls, each relative to the gap's start (for a failure message)."""
+    r = subprocess.run([cutrace, "gaps", "--format", "json", "--top", "1", data],
+                       capture_output=True, text=True)
+    gap = (json.loads(r.stdout)["gaps"] or [None])[0] if r.returncode == 0 else None
+    if gap is None:
+        return f"no gap: {r.stderr!r}"
+    a = gap["start_ns"]
+    truth = read_truth(truth_path)
+    done = max((t["end_ns"] for t in truth if t["start_ns"] <= a + 1_000_000), default=a)
+    calls = [(c["name"], (c["begin_ns"] - a) // 1000, (c["end_ns"] - a) // 1000)
+             for th in gap["threads"] if th["launching"] for c in th["longest_calls"]]
+    return (f"longest gap {gap['dur_ns'] / 1e6:.1f} ms {gap['cause']}, the truth's GPU done "
+            f"{(done - a) / 1e3:+.0f} us from its start; calls (us from its start): {calls}")
+
+
+if not check(host_wait3 == max(st[3]["idle_by_cause"].values()) and host_wait3 > 0,
+             f"step 3 idle is host_wait: {st[3]['idle_by_cause']}"):
+    print(longest_gap())
 
 # All GPU work lies inside the steps' intervals (init launches nothing; the last step's
 # interval ends with its GPU work): the steps' busy and idle time by cause add up exactly
