@@ -74,9 +74,16 @@ def phase_of(t):
 
 
 def in_truth(g):
-    """True when the simulator's main stream was idle over reported gap g (edges within 30 us)."""
-    return any(abs(g["start_ns"] - b) <= 30000 and abs(g["start_ns"] + g["dur_ns"] - e) <= 30000
-               for b, e, _ in all_truth_gaps)
+    """True when the simulator's main stream was idle over reported gap g (edges within 30 us,
+    the end possibly later as match allows), or g lies inside the call that launched the
+    work ending it: a stream that went idle while the host sat in the call after
+    submitting has its start dated at the return, idle the GPU did not have
+    (docs/preload.md "GPU timing")."""
+    call = g.get("ended_by") or {}
+    if (call.get("call_end_ns") is not None and call["call_begin_ns"] - 30000 <= g["start_ns"]
+            and g["start_ns"] + g["dur_ns"] <= call["call_end_ns"] + 30000):
+        return True
+    return bool(match_one(g, [(b, e) for b, e, _ in all_truth_gaps]))
 
 
 # The launch call of each GPU operation of the trace, joined by correlation id: for an
@@ -97,18 +104,19 @@ def edge_ok(got, truth, call):
     return call is not None and call[0] <= truth + 30000 and truth < got <= call[1] + 30000
 
 
+def match_one(g, truth_gaps):
+    """The truth gaps [(tb, te)] whose edges reported gap g has within 30 us, or later up
+    to the return of the call that launched the operation making the edge."""
+    ended_by = g.get("ended_by") or {}
+    end_call = (ended_by["call_begin_ns"], ended_by["call_end_ns"]) if ended_by.get("call_end_ns") else None
+    start_call = call_of.get(gpu_end_corr.get(g["start_ns"]))
+    return [(tb, te) for tb, te in truth_gaps if edge_ok(g["start_ns"], tb, start_call)
+            and edge_ok(g["start_ns"] + g["dur_ns"], te, end_call)]
+
+
 def match(tb, te):
-    """Reported main-stream or device gaps whose edges are within 30 us of (tb, te), or
-    later up to the return of the call that launched the operation making the edge."""
-    found = []
-    for g in reported:
-        ended_by = g.get("ended_by") or {}
-        end_call = (ended_by["call_begin_ns"], ended_by["call_end_ns"]) if ended_by.get("call_end_ns") else None
-        if (g.get("stream") in (0, None)
-                and edge_ok(g["start_ns"], tb, call_of.get(gpu_end_corr.get(g["start_ns"])))
-                and edge_ok(g["start_ns"] + g["dur_ns"], te, end_call)):
-            found.append(g)
-    return found
+    """Reported main-stream or device gaps matching the truth gap (tb, te) (match_one)."""
+    return [g for g in reported if g.get("stream") in (0, None) and match_one(g, [(tb, te)])]
 
 
 def nearest(tb, te):
