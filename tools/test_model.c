@@ -172,13 +172,8 @@ static void on_activity(void *user, const ct_activity *a) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: test_model DIR\n");
-    return 2;
-  }
   char path[4096];
-  snprintf(path, sizeof path, "%s/model-test.ctr", argv[1]);
-  remove(path);
+  test_trace_path(argc, argv, "model-test.ctr", path, sizeof path);
   write_trace(path);
   ct_model_ops ops = {.on_span = on_span, .on_activity = on_activity};
 

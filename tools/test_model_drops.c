@@ -129,13 +129,8 @@ static void on_activity(void *user, const ct_activity *a) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: test_model_drops DIR\n");
-    return 2;
-  }
   char path[4096];
-  snprintf(path, sizeof path, "%s/model-drops-test.ctr", argv[1]);
-  remove(path);
+  test_trace_path(argc, argv, "model-drops-test.ctr", path, sizeof path);
   write_trace(path, 1);
   ct_model_ops ops = {.on_span = on_span, .on_activity = on_activity};
   seen s = {0};

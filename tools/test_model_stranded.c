@@ -93,13 +93,8 @@ static void read_trace(const char *path, const char *label, ct_model_stats *st) 
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: test_model_stranded DIR\n");
-    return 2;
-  }
   char path[4096];
-  snprintf(path, sizeof path, "%s/model-stranded-test.ctr", argv[1]);
-  remove(path);
+  test_trace_path(argc, argv, "model-stranded-test.ctr", path, sizeof path);
   write_trace(path, 1);
   ct_model_stats st;
   read_trace(path, "with DROP records", &st);

@@ -91,13 +91,8 @@ static void on_range(void *user, const ct_range_span *r) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: test_range_extents DIR\n");
-    return 2;
-  }
   char path[4096];
-  snprintf(path, sizeof path, "%s/range-extents-test.ctr", argv[1]);
-  remove(path);
+  test_trace_path(argc, argv, "range-extents-test.ctr", path, sizeof path);
   write_trace(path);
 
   /* the extents, from the RANGE records as dump's model pass delivers them */

@@ -148,13 +148,9 @@ static void on_range(void *user, const ct_range_span *r) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: test_range_long DIR\n");
-    return 2;
-  }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/range-long-test-%d.ctr", argv[1], CT_RANGE_QUEUE_MEM);
-  remove(path);
+  char name[64], path[4096];
+  snprintf(name, sizeof name, "range-long-test-%d.ctr", CT_RANGE_QUEUE_MEM);
+  test_trace_path(argc, argv, name, path, sizeof path);
   write_trace(path);
   seen s = {0};
   ct_model_stats st;

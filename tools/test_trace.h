@@ -1,7 +1,7 @@
 /*
  * Writing the planted trace files of the tools' C unit tests (test_model,
- * test_model_drops, test_range_extents): a failure to write is no test result, so
- * each helper reports it (perror) and exits 1.
+ * test_model_drops, test_model_stranded, test_range_extents, test_range_long): a
+ * failure to write is no test result, so each helper reports it (perror) and exits 1.
  */
 #ifndef CT_TEST_TRACE_H
 #define CT_TEST_TRACE_H
@@ -12,6 +12,18 @@
 #include <string.h>
 
 #include "codec.h"
+
+/* The planted trace's path, DIR/name for the test's one argument DIR, into path (size
+ * bytes), any file left there by an earlier run removed; a wrong command line is
+ * answered with the usage line and exit status 2. */
+static inline void test_trace_path(int argc, char **argv, const char *name, char *path, size_t size) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s DIR\n", program_invocation_short_name);
+    exit(2);
+  }
+  snprintf(path, size, "%s/%s", argv[1], name);
+  remove(path);
+}
 
 /* A writer of path with chunks of chunk_bytes. */
 static inline ct_file_writer *test_trace_open(const char *path, size_t chunk_bytes) {

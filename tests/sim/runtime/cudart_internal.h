@@ -47,6 +47,31 @@ cudaError_t rt_peer_context(int device, CUcontext *ctx);
 #define RT_NEED(fn) \
   do { if (!(fn)) return rt_fail(cudaErrorNotSupported); } while (0)
 
+/* Fills the driver's 3-D copy descriptor `c` (CUDA_MEMCPY3D or CUDA_MEMCPY3D_PEER, whose
+ * linear-memory fields have the same names) from the runtime's parameters `p`
+ * (cudaMemcpy3DParms or cudaMemcpy3DPeerParms): positions, pitched pointers as unified
+ * memory, extent. Arrays are refused before this. */
+#define RT_MEMCPY3D_LINEAR(c, p)                                 \
+  do {                                                           \
+    (c).srcXInBytes = (p)->srcPos.x;                             \
+    (c).srcY = (p)->srcPos.y;                                    \
+    (c).srcZ = (p)->srcPos.z;                                    \
+    (c).srcMemoryType = CU_MEMORYTYPE_UNIFIED;                   \
+    (c).srcDevice = (CUdeviceptr)(uintptr_t)(p)->srcPtr.ptr;     \
+    (c).srcPitch = (p)->srcPtr.pitch;                            \
+    (c).srcHeight = (p)->srcPtr.ysize;                           \
+    (c).dstXInBytes = (p)->dstPos.x;                             \
+    (c).dstY = (p)->dstPos.y;                                    \
+    (c).dstZ = (p)->dstPos.z;                                    \
+    (c).dstMemoryType = CU_MEMORYTYPE_UNIFIED;                   \
+    (c).dstDevice = (CUdeviceptr)(uintptr_t)(p)->dstPtr.ptr;     \
+    (c).dstPitch = (p)->dstPtr.pitch;                            \
+    (c).dstHeight = (p)->dstPtr.ysize;                           \
+    (c).WidthInBytes = (p)->extent.width;                        \
+    (c).Height = (p)->extent.height;                             \
+    (c).Depth = (p)->extent.depth;                               \
+  } while (0)
+
 /* Enters the runtime or returns the error. */
 #define RT_ENTER() \
   do { cudaError_t rt_e_ = rt_enter(); if (rt_e_ != cudaSuccess) return rt_e_; } while (0)

@@ -336,23 +336,7 @@ static cudaError_t memcpy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t str
   RT_ENTER();
   CUDA_MEMCPY3D c;
   memset(&c, 0, sizeof c);
-  c.srcXInBytes = p->srcPos.x;
-  c.srcY = p->srcPos.y;
-  c.srcZ = p->srcPos.z;
-  c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-  c.srcDevice = (CUdeviceptr)(uintptr_t)p->srcPtr.ptr;
-  c.srcPitch = p->srcPtr.pitch;
-  c.srcHeight = p->srcPtr.ysize;
-  c.dstXInBytes = p->dstPos.x;
-  c.dstY = p->dstPos.y;
-  c.dstZ = p->dstPos.z;
-  c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-  c.dstDevice = (CUdeviceptr)(uintptr_t)p->dstPtr.ptr;
-  c.dstPitch = p->dstPtr.pitch;
-  c.dstHeight = p->dstPtr.ysize;
-  c.WidthInBytes = p->extent.width;
-  c.Height = p->extent.height;
-  c.Depth = p->extent.depth;
+  RT_MEMCPY3D_LINEAR(c, p);
   if (async) {
     RT_NEED(RT_PICK(pt, Memcpy3DAsync));
     return rt_check(RT_PICK(pt, Memcpy3DAsync)(&c, stream));
