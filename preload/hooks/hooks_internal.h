@@ -92,6 +92,8 @@ struct ctph_driver {
   CUresult (*FuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
   CUresult (*KernelGetFunction)(CUfunction *, CUkernel);
   CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
+  /* the element size of a CUDA array in a 3-D copy (memops_batch.c) */
+  CUresult (*Array3DGetDescriptor)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
 };
 
 extern struct ctph_driver ctph_drv CTPH_HIDDEN;
@@ -380,10 +382,18 @@ static inline int ctph_copy_direction(int src_mem, int dst_mem) {
 void ctph_emit_copy_batch(uint64_t corr, int ok, const uint64_t *dsts, const uint64_t *srcs,
                           const size_t *sizes, size_t count) CTPH_HIDDEN;
 
+/* Bytes per element of a CUDA array (a CUarray, or the runtime's cudaArray_t, which is
+ * the same handle), from the driver's descriptor (one cuArray3DGetDescriptor_v2 call,
+ * the tracer's own): component size x channels for the integer, half, float and
+ * normalised formats; 1 for the others (block-compressed, YUV) and when the query
+ * fails, so that an extent in elements is counted as bytes. */
+uint64_t ctph_array_element_size(const void *array) CTPH_HIDDEN;
+
 /* The MEMOP record of a batch of `count` 3-D copies (cuMemcpy3DBatchAsync and the
  * runtime's cudaMemcpy3DBatchAsync, whose operations have the same layout), as
- * ctph_emit_copy_batch: bytes the extents' elements (bytes for pointer-to-pointer
- * copies; an array's element size is not looked up), an array operand device memory. */
+ * ctph_emit_copy_batch: bytes the extents' elements times their element size (1
+ * between pointers; an array operand's, ctph_array_element_size), an array operand
+ * device memory. */
 void ctph_emit_copy3d_batch(uint64_t corr, int ok, const CUDA_MEMCPY3D_BATCH_OP *ops,
                             size_t count) CTPH_HIDDEN;
 

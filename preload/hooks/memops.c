@@ -6,7 +6,7 @@
  * for _ptds). Memory types come from the driver's pointer attributes at each call:
  * nothing is cached, so freed and reused addresses are never misreported.
  */
-#include "hooks_internal.h"
+#include "memops_copy.h"
 
 /* The _ptds / _ptsz forms have no prototype when compiling without per-thread
  * default stream; same argument lists as the plain forms. */
@@ -29,42 +29,6 @@ PT_DECL(cudaMemset2D_ptds, cudaMemset2D)
 PT_DECL(cudaMemset2DAsync_ptsz, cudaMemset2DAsync)
 #undef PT_DECL
 
-/* Which side of a copy is a device symbol (device memory by definition). */
-enum { SYM_NONE, SYM_SRC, SYM_DST };
-
-/* A copy's direction (CT_MEMOP_*) and the memory type (CT_MEM_*) of each side. */
-struct copy_sides {
-  int dir, src_mem, dst_mem;
-};
-
-/* The sides of a copy; kind is a cudaMemcpyKind, or -1 for peer. */
-static struct copy_sides find_copy_sides(int kind, const void *src, const void *dst, int symbol) {
-  struct copy_sides s;
-  s.src_mem = symbol == SYM_SRC ? CT_MEM_DEVICE : ctph_memory_type(src);
-  s.dst_mem = symbol == SYM_DST ? CT_MEM_DEVICE : ctph_memory_type(dst);
-  switch (kind) {
-  case -1: s.dir = CT_MEMOP_P2P; break;
-  case cudaMemcpyHostToHost: s.dir = CT_MEMOP_H2H; break;
-  case cudaMemcpyHostToDevice: s.dir = CT_MEMOP_H2D; break;
-  case cudaMemcpyDeviceToHost: s.dir = CT_MEMOP_D2H; break;
-  case cudaMemcpyDeviceToDevice: s.dir = CT_MEMOP_D2D; break;
-  default: s.dir = ctph_copy_direction(s.src_mem, s.dst_mem); /* cudaMemcpyDefault */
-  }
-  return s;
-}
-
-/* Writes the MEMOP record of a copy. */
-static void emit_copy(uint64_t corr, uint64_t bytes, const struct copy_sides *s, int async) {
-  ct_record r = {.kind = CT_KIND_MEMOP};
-  r.u.memop.corr = corr;
-  r.u.memop.bytes = bytes;
-  r.u.memop.kind = (uint64_t)s->dir;
-  r.u.memop.src_mem = (uint64_t)s->src_mem;
-  r.u.memop.dst_mem = (uint64_t)s->dst_mem;
-  r.u.memop.async = (uint64_t)async;
-  ctp_emit(&r);
-}
-
 /* Writes the MEMOP record of a set. */
 static void emit_set(uint64_t corr, uint64_t bytes, const void *dst, int value, int async) {
   ct_record r = {.kind = CT_KIND_MEMOP};
@@ -77,41 +41,26 @@ static void emit_set(uint64_t corr, uint64_t bytes, const void *dst, int value, 
   ctp_emit(&r);
 }
 
-/* Bytes moved by a 3D copy: the extent (width in bytes for pitched pointers; in
- * elements when an array is involved, whose element size is not known here). */
-static uint64_t copy3d_bytes(const struct cudaMemcpy3DParms *p) {
-  return p ? (uint64_t)p->extent.width * p->extent.height * p->extent.depth : 0;
-}
+/* Bytes moved by a 3-D copy (cudaMemcpy3DParms or cudaMemcpy3DPeerParms p, ok: the
+ * call succeeded): the extent, whose width is bytes between pitched pointers and
+ * elements when an array takes part: times the array's element size, asked of the
+ * driver (ctph_array_element_size) only after a successful call; 1 when unknown. */
+#define COPY3D_BYTES(p, ok)                                                               \
+  ((p) ? (uint64_t)(p)->extent.width * (p)->extent.height * (p)->extent.depth *            \
+             ((ok) && ((p)->srcArray || (p)->dstArray)                                     \
+                  ? ctph_array_element_size((p)->srcArray ? (const void *)(p)->srcArray    \
+                                                          : (const void *)(p)->dstArray)   \
+                  : 1)                                                                     \
+       : 0)
+
+/* DEV_* of a 3-D copy's array sides (an array is device memory). */
+#define COPY3D_ARRAYS(p) ((p) ? ((p)->srcArray ? DEV_SRC : 0) | ((p)->dstArray ? DEV_DST : 0) : 0)
 
 #define MEMOP_BODY CTPH_MEMOP_BODY
 
-/* The body of every copy wrapper: MEMOP_BODY, the MEMOP record from the copy's sides.
- * A timed copy finds its sides before the span closes: whether the call returned
- * before the copy was done decides how its start is bounded (call.c); an untimed
- * one after, its lookups out of the span. */
-#define COPY_BODY(sym, ptsz, stream, call_args, bytes, kind, src, dst, async, symbol)  \
-  __typeof__(&sym) real = CTPH_REAL(sym);                                              \
-  if (!real)                                                                           \
-    return cudaErrorSharedObjectSymbolNotFound;                                        \
-  if (CTP_UNLIKELY(!ctph_on()))                                                        \
-    return real call_args;                                                             \
-  ctph_call c;                                                                         \
-  ctph_call_begin(&c, CTPH_ID_##sym, ptsz, CT_GPU_MEMCPY, (CUstream)(stream), 0);      \
-  cudaError_t r = real call_args;                                                      \
-  struct copy_sides sides = {0, 0, 0};                                                 \
-  int sides_found = c.traced && c.timing;                                              \
-  if (sides_found) {                                                                   \
-    sides = find_copy_sides((kind), (src), (dst), (symbol));                           \
-    c.returns_early = ctph_copy_returns_early(sides.dir, sides.src_mem, sides.dst_mem, \
-                                              (async));                                \
-  }                                                                                    \
-  CTPH_FINISH(c, r, if (!sides_found) sides = find_copy_sides((kind), (src), (dst), (symbol)); \
-              emit_copy(c.corr, (bytes), &sides, (async)));                            \
-  return r
-
 /* cudaMemcpy and cudaMemcpyAsync. */
 #define COPY(sym, ptsz, async, stream, ...)                                            \
-  COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), count, kind, src, dst, async, SYM_NONE)
+  CTPH_COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), count, kind, src, dst, async, DEV_NONE)
 
 /** cudaMemcpy, traced. */
 CTP_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
@@ -139,8 +88,8 @@ CTP_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t c
 
 /* cudaMemcpy2D and cudaMemcpy2DAsync: width bytes by height rows. */
 #define COPY2D(sym, ptsz, async, stream, ...)                                          \
-  COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), (uint64_t)width * height, kind, src, dst, \
-            async, SYM_NONE)
+  CTPH_COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), (uint64_t)width * height, kind, src, dst, \
+            async, DEV_NONE)
 
 /** cudaMemcpy2D, traced. */
 CTP_EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -172,9 +121,9 @@ CTP_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const vo
 
 /* cudaMemcpy3D and cudaMemcpy3DAsync. */
 #define COPY3D(sym, ptsz, async, stream, ...)                                          \
-  COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), copy3d_bytes(p),                         \
-            p ? (int)p->kind : cudaMemcpyDefault, p ? p->srcPtr.ptr : NULL,            \
-            p ? p->dstPtr.ptr : NULL, async, SYM_NONE)
+  CTPH_COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), COPY3D_BYTES(p, r == cudaSuccess),     \
+                 p ? (int)p->kind : cudaMemcpyDefault, p ? p->srcPtr.ptr : NULL,       \
+                 p ? p->dstPtr.ptr : NULL, async, COPY3D_ARRAYS(p))
 
 /** cudaMemcpy3D, traced. */
 CTP_EXPORT cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p) {
@@ -200,23 +149,22 @@ CTP_EXPORT cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p,
 /** cudaMemcpyPeer, traced. */
 CTP_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dst_device, const void *src, int src_device,
                                       size_t count) {
-  COPY_BODY(cudaMemcpyPeer, 0, 0, (dst, dst_device, src, src_device, count), count, -1, src,
-            dst, 0, SYM_NONE);
+  CTPH_COPY_BODY(cudaMemcpyPeer, 0, 0, (dst, dst_device, src, src_device, count), count, -1, src,
+            dst, 0, DEV_NONE);
 }
 
 /** cudaMemcpyPeerAsync, traced. */
 CTP_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src,
                                            int src_device, size_t count, cudaStream_t stream) {
-  COPY_BODY(cudaMemcpyPeerAsync, 0, stream, (dst, dst_device, src, src_device, count, stream),
-            count, -1, src, dst, 1, SYM_NONE);
+  CTPH_COPY_BODY(cudaMemcpyPeerAsync, 0, stream, (dst, dst_device, src, src_device, count, stream),
+            count, -1, src, dst, 1, DEV_NONE);
 }
 
 /* cudaMemcpy3DPeer and cudaMemcpy3DPeerAsync: a peer copy of the extent (as for
- * cudaMemcpy3D: in elements when an array is involved). */
-#define PEER3D_BYTES(p) ((p) ? (uint64_t)(p)->extent.width * (p)->extent.height * (p)->extent.depth : 0)
+ * cudaMemcpy3D: the element size of an array that takes part). */
 #define COPY3D_PEER(sym, ptsz, async, stream, ...)                                     \
-  COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), PEER3D_BYTES(p), -1, p ? p->srcPtr.ptr : NULL, \
-            p ? p->dstPtr.ptr : NULL, async, SYM_NONE)
+  CTPH_COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), COPY3D_BYTES(p, r == cudaSuccess), -1, \
+                 p ? p->srcPtr.ptr : NULL, p ? p->dstPtr.ptr : NULL, async, COPY3D_ARRAYS(p))
 
 /** cudaMemcpy3DPeer, traced. */
 CTP_EXPORT cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p) {
@@ -242,9 +190,9 @@ CTP_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerP
 
 /* Copies to and from device symbols. */
 #define TO_SYMBOL(sym, ptsz, async, stream, ...)                                       \
-  COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), count, kind, src, symbol, async, SYM_DST)
+  CTPH_COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), count, kind, src, symbol, async, DEV_DST)
 #define FROM_SYMBOL(sym, ptsz, async, stream, ...)                                     \
-  COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), count, kind, symbol, dst, async, SYM_SRC)
+  CTPH_COPY_BODY(sym, ptsz, stream, (__VA_ARGS__), count, kind, symbol, dst, async, DEV_SRC)
 
 /** cudaMemcpyToSymbol, traced. */
 CTP_EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,

@@ -77,11 +77,46 @@ static int operand_memory(const CUmemcpy3DOperand *o) {
              : ctph_memory_type((const void *)(uintptr_t)o->op.ptr.ptr);
 }
 
+uint64_t ctph_array_element_size(const void *array) {
+  CUDA_ARRAY3D_DESCRIPTOR d;
+  if (!array || !ctph_driver_load() || !ctph_drv.Array3DGetDescriptor ||
+      ctph_drv.Array3DGetDescriptor(&d, (CUarray)(uintptr_t)array) != CUDA_SUCCESS)
+    return 1;
+  uint64_t channels = d.NumChannels;
+  switch (d.Format) {
+  case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: return channels;
+  case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF:
+    return 2 * channels;
+  case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT:
+    return 4 * channels;
+  case CU_AD_FORMAT_UNORM_INT8X1: case CU_AD_FORMAT_SNORM_INT8X1: return 1;
+  case CU_AD_FORMAT_UNORM_INT8X2: case CU_AD_FORMAT_SNORM_INT8X2:
+  case CU_AD_FORMAT_UNORM_INT16X1: case CU_AD_FORMAT_SNORM_INT16X1: return 2;
+  case CU_AD_FORMAT_UNORM_INT8X4: case CU_AD_FORMAT_SNORM_INT8X4:
+  case CU_AD_FORMAT_UNORM_INT16X2: case CU_AD_FORMAT_SNORM_INT16X2:
+  case CU_AD_FORMAT_UNORM_INT_101010_2: return 4;
+  case CU_AD_FORMAT_UNORM_INT16X4: case CU_AD_FORMAT_SNORM_INT16X4: return 8;
+  default: return 1;
+  }
+}
+
+/* Bytes per element of a 3-D batch operation: 1 between pointers, else its (first)
+ * array operand's. */
+static uint64_t op_element_size(const CUDA_MEMCPY3D_BATCH_OP *o) {
+  if (o->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+    return ctph_array_element_size(o->src.op.array.array);
+  if (o->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+    return ctph_array_element_size(o->dst.op.array.array);
+  return 1;
+}
+
 void ctph_emit_copy3d_batch(uint64_t corr, int ok, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t count) {
   struct ct_memop m = {.corr = corr, .async = 1, .count = count};
   if (ok && ops)
     for (size_t i = 0; i < count; i++)
-      batch_add(&m, i, (uint64_t)ops[i].extent.width * ops[i].extent.height * ops[i].extent.depth,
+      batch_add(&m, i,
+                (uint64_t)ops[i].extent.width * ops[i].extent.height * ops[i].extent.depth *
+                    op_element_size(&ops[i]),
                 operand_memory(&ops[i].src), operand_memory(&ops[i].dst));
   emit_memop(&m);
 }

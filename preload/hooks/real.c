@@ -167,6 +167,7 @@ static const struct driver_sym driver_syms[] = {
     DRV(KernelGetFunction, "cuKernelGetFunction", "cuKernelGetFunction", 0, 12000),
     DRV(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
         "cuOccupancyMaxActiveBlocksPerMultiprocessor", 0, 6050),
+    DRV(Array3DGetDescriptor, "cuArray3DGetDescriptor", "cuArray3DGetDescriptor_v2", 0, 3020),
 };
 #undef DRV
 

@@ -8,9 +8,9 @@
  * rules. A copy refused half-way leaves the earlier ones enqueued (*failIdx says
  * which one failed).
  *
- * cuMemcpy3DBatchAsync (12.8, failIdx) and _v2 (13.0): pointer-to-pointer operations
- * only (an array operand: CUDA_ERROR_NOT_SUPPORTED; arrays are not simulated), each
- * one 3-D copy of 1-byte elements (rowLength / layerHeight 0: tightly packed).
+ * cuMemcpy3DBatchAsync (12.8, failIdx) and _v2 (13.0): each operation one 3-D copy,
+ * its extent in elements: 1 byte between pointers, the array's element size when an
+ * operand is an array (array.c; rowLength / layerHeight 0: tightly packed).
  *
  * cuMemPrefetchAsync (8.0 ABI: a device ordinal, CU_DEVICE_CPU for the host),
  * cuMemPrefetchAsync_v2 (12.2: a CUmemLocation) and cuMemPrefetchBatchAsync (13.0):
@@ -109,29 +109,59 @@ SIM_API CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs
   return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream, 1);
 }
 
-/* ---- 3-D batches: pointer operands only (arrays are not simulated) ---- */
+/* ---- 3-D batches ---- */
 
-/* The CUDA_MEMCPY3D of one pointer-to-pointer operation (elements of 1 byte). */
+/* One operand of a 3-D batch operation as a side of a CUDA_MEMCPY3D (c's src or dst
+ * fields): an array at its offset (elements of `element` bytes), or a pointer whose
+ * rows and layers hold rowLength x layerHeight elements (0: tightly packed). */
+static CUresult operand_side(const CUmemcpy3DOperand *o, const CUextent3D *e, size_t element, CUmemorytype *type,
+                             CUdeviceptr *device, CUarray *array, size_t *x, size_t *y, size_t *z, size_t *pitch,
+                             size_t *height)
+{
+  if (o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
+    *type = CU_MEMORYTYPE_ARRAY;
+    *array = o->op.array.array;
+    *x = o->op.array.offset.x * element;
+    *y = o->op.array.offset.y;
+    *z = o->op.array.offset.z;
+    return CUDA_SUCCESS;
+  }
+  if (o->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+    return CUDA_ERROR_INVALID_VALUE;
+  size_t row = o->op.ptr.rowLength ? o->op.ptr.rowLength : e->width;
+  size_t layer = o->op.ptr.layerHeight ? o->op.ptr.layerHeight : e->height;
+  if (row < e->width || layer < e->height)
+    return CUDA_ERROR_INVALID_VALUE;
+  *type = CU_MEMORYTYPE_UNIFIED;
+  *device = o->op.ptr.ptr;
+  *pitch = row * element;
+  *height = layer;
+  return CUDA_SUCCESS;
+}
+
+/* The CUDA_MEMCPY3D of one operation: elements of 1 byte between pointers, else of the
+ * array's element size (two arrays: the same size, else CUDA_ERROR_INVALID_VALUE). */
 static CUresult op_to_3d(const CUDA_MEMCPY3D_BATCH_OP *o, CUDA_MEMCPY3D *c)
 {
-  if (o->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY || o->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
-    return CUDA_ERROR_NOT_SUPPORTED;
-  if (o->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER || o->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER
-      || !o->extent.width || !o->extent.height || !o->extent.depth
+  if (!o->extent.width || !o->extent.height || !o->extent.depth
       || o->srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_INVALID || o->srcAccessOrder >= CU_MEMCPY_SRC_ACCESS_ORDER_MAX)
     return CUDA_ERROR_INVALID_VALUE;
-  size_t sr = o->src.op.ptr.rowLength ? o->src.op.ptr.rowLength : o->extent.width;
-  size_t sl = o->src.op.ptr.layerHeight ? o->src.op.ptr.layerHeight : o->extent.height;
-  size_t dr = o->dst.op.ptr.rowLength ? o->dst.op.ptr.rowLength : o->extent.width;
-  size_t dl = o->dst.op.ptr.layerHeight ? o->dst.op.ptr.layerHeight : o->extent.height;
-  if (sr < o->extent.width || dr < o->extent.width || sl < o->extent.height || dl < o->extent.height)
+  int src_array = o->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY, dst_array = o->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  size_t se = src_array ? sim_array_element_size(o->src.op.array.array) : 1;
+  size_t de = dst_array ? sim_array_element_size(o->dst.op.array.array) : 1;
+  if (!se || !de)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (src_array && dst_array && se != de)
     return CUDA_ERROR_INVALID_VALUE;
-  *c = (CUDA_MEMCPY3D){
-    .srcMemoryType = CU_MEMORYTYPE_UNIFIED, .srcDevice = o->src.op.ptr.ptr, .srcPitch = sr, .srcHeight = sl,
-    .dstMemoryType = CU_MEMORYTYPE_UNIFIED, .dstDevice = o->dst.op.ptr.ptr, .dstPitch = dr, .dstHeight = dl,
-    .WidthInBytes = o->extent.width, .Height = o->extent.height, .Depth = o->extent.depth,
-  };
-  return CUDA_SUCCESS;
+  size_t element = src_array ? se : de;
+  *c = (CUDA_MEMCPY3D){.WidthInBytes = o->extent.width * element, .Height = o->extent.height,
+                       .Depth = o->extent.depth};
+  CUresult r = operand_side(&o->src, &o->extent, element, &c->srcMemoryType, &c->srcDevice, &c->srcArray,
+                            &c->srcXInBytes, &c->srcY, &c->srcZ, &c->srcPitch, &c->srcHeight);
+  if (r == CUDA_SUCCESS)
+    r = operand_side(&o->dst, &o->extent, element, &c->dstMemoryType, &c->dstDevice, &c->dstArray,
+                     &c->dstXInBytes, &c->dstY, &c->dstZ, &c->dstPitch, &c->dstHeight);
+  return r;
 }
 
 static CUresult memcpy_3d_batch(size_t num_ops, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *failIdx,

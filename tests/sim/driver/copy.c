@@ -41,11 +41,8 @@ static size_t extent_of(size_t width, size_t height, size_t depth, size_t pitch,
   return (depth - 1) * slice + (height - 1) * pitch + width;
 }
 
-/* Memory-type expectations of an explicit direction (0 = any). */
-enum expect { EXPECT_ANY, EXPECT_HOST, EXPECT_DEVICE };
-
 /* Enqueues a copy. `sync` is set for the non-Async entry points. */
-static CUresult copy_common(const struct sim_copy *c, enum expect dst_expect, enum expect src_expect,
+CUresult sim_copy_submit(const struct sim_copy *c, enum sim_expect dst_expect, enum sim_expect src_expect,
                             CUstream hStream, int per_thread, int sync)
 {
   if (!sim_initialized)
@@ -59,12 +56,17 @@ static CUresult copy_common(const struct sim_copy *c, enum expect dst_expect, en
   struct sim_stream *s;
   CUresult r = sim_stream_resolve(hStream, per_thread, &s);
   enum side dst_side = SIDE_PAGEABLE, src_side = SIDE_PAGEABLE;
-  if (r == CUDA_SUCCESS)
+  /* an array's bytes are device memory, their bounds checked by array.c */
+  if (r == CUDA_SUCCESS && dst_expect == SIM_EXPECT_ARRAY)
+    dst_side = SIDE_DEVICE;
+  else if (r == CUDA_SUCCESS)
     r = classify(c->dst, extent_of(c->width, c->height, c->depth, c->dst_pitch, c->dst_slice), &dst_side);
-  if (r == CUDA_SUCCESS)
+  if (r == CUDA_SUCCESS && src_expect == SIM_EXPECT_ARRAY)
+    src_side = SIDE_DEVICE;
+  else if (r == CUDA_SUCCESS)
     r = classify(c->src, extent_of(c->width, c->height, c->depth, c->src_pitch, c->src_slice), &src_side);
-  if (r == CUDA_SUCCESS && ((dst_expect == EXPECT_DEVICE && dst_side == SIDE_PAGEABLE)
-                            || (src_expect == EXPECT_DEVICE && src_side == SIDE_PAGEABLE)))
+  if (r == CUDA_SUCCESS && ((dst_expect == SIM_EXPECT_DEVICE && dst_side == SIDE_PAGEABLE)
+                            || (src_expect == SIM_EXPECT_DEVICE && src_side == SIDE_PAGEABLE)))
     r = CUDA_ERROR_INVALID_VALUE;
   if (r == CUDA_SUCCESS && sync && sim_capture_forbids_unsafe_call())
     r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
@@ -73,8 +75,8 @@ static CUresult copy_common(const struct sim_copy *c, enum expect dst_expect, en
     return r;
   }
   /* An explicit host side is host memory even when it is mapped device-visible. */
-  int dst_dev = dst_expect == EXPECT_HOST ? 0 : dst_side == SIDE_DEVICE;
-  int src_dev = src_expect == EXPECT_HOST ? 0 : src_side == SIDE_DEVICE;
+  int dst_dev = dst_expect == SIM_EXPECT_HOST ? 0 : dst_side == SIDE_DEVICE;
+  int src_dev = src_expect == SIM_EXPECT_HOST ? 0 : src_side == SIDE_DEVICE;
   struct sim_op op = {.kind = SIM_OP_MEMCPY, .u.copy = *c};
   double gbps;
   int pageable = 0;
@@ -114,43 +116,43 @@ CUresult sim_copy_linear_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstr
                                int per_thread)
 {
   struct sim_copy c = linear(dst, DPTR(src), n);
-  return copy_common(&c, EXPECT_ANY, EXPECT_ANY, hStream, per_thread, 0);
+  return sim_copy_submit(&c, SIM_EXPECT_ANY, SIM_EXPECT_ANY, hStream, per_thread, 0);
 }
 
 /* X(name, per_thread, sync, dst expect, src expect, dst argument, src argument). */
 #define SIM_LINEAR_COPIES(X)                                                               \
-  X(cuMemcpyHtoD_v2, 0, 1, EXPECT_DEVICE, EXPECT_HOST, CUdeviceptr dst, const void *src)   \
-  X(cuMemcpyHtoD_v2_ptds, 1, 1, EXPECT_DEVICE, EXPECT_HOST, CUdeviceptr dst, const void *src) \
-  X(cuMemcpyDtoH_v2, 0, 1, EXPECT_HOST, EXPECT_DEVICE, void *dst, CUdeviceptr src)         \
-  X(cuMemcpyDtoH_v2_ptds, 1, 1, EXPECT_HOST, EXPECT_DEVICE, void *dst, CUdeviceptr src)    \
-  X(cuMemcpyDtoD_v2, 0, 1, EXPECT_DEVICE, EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
-  X(cuMemcpyDtoD_v2_ptds, 1, 1, EXPECT_DEVICE, EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
-  X(cuMemcpy, 0, 1, EXPECT_ANY, EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)              \
-  X(cuMemcpy_ptds, 1, 1, EXPECT_ANY, EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)
+  X(cuMemcpyHtoD_v2, 0, 1, SIM_EXPECT_DEVICE, SIM_EXPECT_HOST, CUdeviceptr dst, const void *src)   \
+  X(cuMemcpyHtoD_v2_ptds, 1, 1, SIM_EXPECT_DEVICE, SIM_EXPECT_HOST, CUdeviceptr dst, const void *src) \
+  X(cuMemcpyDtoH_v2, 0, 1, SIM_EXPECT_HOST, SIM_EXPECT_DEVICE, void *dst, CUdeviceptr src)         \
+  X(cuMemcpyDtoH_v2_ptds, 1, 1, SIM_EXPECT_HOST, SIM_EXPECT_DEVICE, void *dst, CUdeviceptr src)    \
+  X(cuMemcpyDtoD_v2, 0, 1, SIM_EXPECT_DEVICE, SIM_EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
+  X(cuMemcpyDtoD_v2_ptds, 1, 1, SIM_EXPECT_DEVICE, SIM_EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
+  X(cuMemcpy, 0, 1, SIM_EXPECT_ANY, SIM_EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)              \
+  X(cuMemcpy_ptds, 1, 1, SIM_EXPECT_ANY, SIM_EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)
 
 #define SIM_ASYNC_COPIES(X)                                                                \
-  X(cuMemcpyHtoDAsync_v2, 0, 0, EXPECT_DEVICE, EXPECT_HOST, CUdeviceptr dst, const void *src) \
-  X(cuMemcpyHtoDAsync_v2_ptsz, 1, 0, EXPECT_DEVICE, EXPECT_HOST, CUdeviceptr dst, const void *src) \
-  X(cuMemcpyDtoHAsync_v2, 0, 0, EXPECT_HOST, EXPECT_DEVICE, void *dst, CUdeviceptr src)    \
-  X(cuMemcpyDtoHAsync_v2_ptsz, 1, 0, EXPECT_HOST, EXPECT_DEVICE, void *dst, CUdeviceptr src) \
-  X(cuMemcpyDtoDAsync_v2, 0, 0, EXPECT_DEVICE, EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
-  X(cuMemcpyDtoDAsync_v2_ptsz, 1, 0, EXPECT_DEVICE, EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
-  X(cuMemcpyAsync, 0, 0, EXPECT_ANY, EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)         \
-  X(cuMemcpyAsync_ptsz, 1, 0, EXPECT_ANY, EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)
+  X(cuMemcpyHtoDAsync_v2, 0, 0, SIM_EXPECT_DEVICE, SIM_EXPECT_HOST, CUdeviceptr dst, const void *src) \
+  X(cuMemcpyHtoDAsync_v2_ptsz, 1, 0, SIM_EXPECT_DEVICE, SIM_EXPECT_HOST, CUdeviceptr dst, const void *src) \
+  X(cuMemcpyDtoHAsync_v2, 0, 0, SIM_EXPECT_HOST, SIM_EXPECT_DEVICE, void *dst, CUdeviceptr src)    \
+  X(cuMemcpyDtoHAsync_v2_ptsz, 1, 0, SIM_EXPECT_HOST, SIM_EXPECT_DEVICE, void *dst, CUdeviceptr src) \
+  X(cuMemcpyDtoDAsync_v2, 0, 0, SIM_EXPECT_DEVICE, SIM_EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
+  X(cuMemcpyDtoDAsync_v2_ptsz, 1, 0, SIM_EXPECT_DEVICE, SIM_EXPECT_DEVICE, CUdeviceptr dst, CUdeviceptr src) \
+  X(cuMemcpyAsync, 0, 0, SIM_EXPECT_ANY, SIM_EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)         \
+  X(cuMemcpyAsync_ptsz, 1, 0, SIM_EXPECT_ANY, SIM_EXPECT_ANY, CUdeviceptr dst, CUdeviceptr src)
 
 #define SIM_DEFINE_LINEAR(name, pt, sync, de, se, dst_decl, src_decl)                       \
   /** A linear copy (see the CUDA driver API of the same name). */                         \
   SIM_API CUresult name(dst_decl, src_decl, size_t ByteCount)                               \
   {                                                                                         \
     struct sim_copy c = linear((CUdeviceptr)(uintptr_t)dst, DPTR(src), ByteCount);          \
-    return copy_common(&c, de, se, NULL, pt, sync);                                         \
+    return sim_copy_submit(&c, de, se, NULL, pt, sync);                                         \
   }
 #define SIM_DEFINE_ASYNC(name, pt, sync, de, se, dst_decl, src_decl)                        \
   /** A stream-ordered linear copy (see the CUDA driver API of the same name). */          \
   SIM_API CUresult name(dst_decl, src_decl, size_t ByteCount, CUstream hStream)             \
   {                                                                                         \
     struct sim_copy c = linear((CUdeviceptr)(uintptr_t)dst, DPTR(src), ByteCount);          \
-    return copy_common(&c, de, se, hStream, pt, sync);                                      \
+    return sim_copy_submit(&c, de, se, hStream, pt, sync);                                      \
   }
 
 SIM_LINEAR_COPIES(SIM_DEFINE_LINEAR)
@@ -161,7 +163,7 @@ SIM_API CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdev
                               CUcontext srcContext, size_t ByteCount)
 {
   struct sim_copy c = linear(dstDevice, DPTR(srcDevice), ByteCount);
-  return copy_common(&c, EXPECT_DEVICE, EXPECT_DEVICE, NULL, 0, 1);
+  return sim_copy_submit(&c, SIM_EXPECT_DEVICE, SIM_EXPECT_DEVICE, NULL, 0, 1);
 }
 
 /** cuMemcpyPeer through the per-thread default stream entry point. */
@@ -169,7 +171,7 @@ SIM_API CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, 
                                    CUcontext srcContext, size_t ByteCount)
 {
   struct sim_copy c = linear(dstDevice, DPTR(srcDevice), ByteCount);
-  return copy_common(&c, EXPECT_DEVICE, EXPECT_DEVICE, NULL, 1, 1);
+  return sim_copy_submit(&c, SIM_EXPECT_DEVICE, SIM_EXPECT_DEVICE, NULL, 1, 1);
 }
 
 /** Stream-ordered copy between contexts. */
@@ -177,7 +179,7 @@ SIM_API CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, 
                                    CUcontext srcContext, size_t ByteCount, CUstream hStream)
 {
   struct sim_copy c = linear(dstDevice, DPTR(srcDevice), ByteCount);
-  return copy_common(&c, EXPECT_DEVICE, EXPECT_DEVICE, hStream, 0, 0);
+  return sim_copy_submit(&c, SIM_EXPECT_DEVICE, SIM_EXPECT_DEVICE, hStream, 0, 0);
 }
 
 /** cuMemcpyPeerAsync through the per-thread default stream entry point. */
@@ -185,20 +187,7 @@ SIM_API CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstCont
                                         CUcontext srcContext, size_t ByteCount, CUstream hStream)
 {
   struct sim_copy c = linear(dstDevice, DPTR(srcDevice), ByteCount);
-  return copy_common(&c, EXPECT_DEVICE, EXPECT_DEVICE, hStream, 1, 0);
-}
-
-/* The address and expectation of one side of a 2-D/3-D copy descriptor. */
-static CUresult side_address(CUmemorytype type, const void *host, CUdeviceptr device, CUarray array,
-                             char **out, enum expect *expect)
-{
-  switch (type) {
-  case CU_MEMORYTYPE_HOST: *out = (char *)host; *expect = EXPECT_HOST; return CUDA_SUCCESS;
-  case CU_MEMORYTYPE_DEVICE: *out = (char *)(uintptr_t)device; *expect = EXPECT_DEVICE; return CUDA_SUCCESS;
-  case CU_MEMORYTYPE_UNIFIED: *out = (char *)(uintptr_t)device; *expect = EXPECT_ANY; return CUDA_SUCCESS;
-  case CU_MEMORYTYPE_ARRAY: (void)array; return CUDA_ERROR_NOT_SUPPORTED; /* arrays: not simulated */
-  default: return CUDA_ERROR_INVALID_VALUE;
-  }
+  return sim_copy_submit(&c, SIM_EXPECT_DEVICE, SIM_EXPECT_DEVICE, hStream, 1, 0);
 }
 
 static CUresult copy_3d(const CUDA_MEMCPY3D *p, CUstream hStream, int per_thread, int sync);
@@ -233,29 +222,57 @@ SIM_API CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *pCopy, CUstream hStream) {
 /** cuMemcpy2DAsync, per-thread default stream entry point. */
 SIM_API CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream) { return copy_2d(pCopy, hStream, 1, 0); }
 
+/* One side of a 2-D/3-D copy descriptor: the address of its first byte, its pitch and
+ * layer size, and what the copy expects of it. An array side's region is checked
+ * against the array (sim_array_region); a linear side's pitch must hold a row and, for
+ * several layers, its height the rows. */
+struct copy_side {
+  char *origin;
+  size_t pitch, slice;
+  enum sim_expect expect;
+};
+
+static CUresult side_of(CUmemorytype type, const void *host, CUdeviceptr device, CUarray array, size_t x, size_t y,
+                        size_t z, size_t pitch, size_t rows, const CUDA_MEMCPY3D *p, struct copy_side *out)
+{
+  char *base;
+  switch (type) {
+  case CU_MEMORYTYPE_HOST: base = (char *)host; out->expect = SIM_EXPECT_HOST; break;
+  case CU_MEMORYTYPE_DEVICE: base = (char *)(uintptr_t)device; out->expect = SIM_EXPECT_DEVICE; break;
+  case CU_MEMORYTYPE_UNIFIED: base = (char *)(uintptr_t)device; out->expect = SIM_EXPECT_ANY; break;
+  case CU_MEMORYTYPE_ARRAY:
+    out->expect = SIM_EXPECT_ARRAY;
+    return sim_array_region(array, x, y, z, p->WidthInBytes, p->Height, p->Depth, &out->origin, &out->pitch,
+                            &out->slice);
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  if ((p->Height > 1 || p->Depth > 1) && pitch < p->WidthInBytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (p->Depth > 1 && rows < p->Height)
+    return CUDA_ERROR_INVALID_VALUE;
+  out->pitch = pitch;
+  out->slice = pitch * rows;
+  out->origin = base + z * out->slice + y * pitch + x;
+  return CUDA_SUCCESS;
+}
+
 static CUresult copy_3d(const CUDA_MEMCPY3D *p, CUstream hStream, int per_thread, int sync)
 {
   if (!p)
     return CUDA_ERROR_INVALID_VALUE;
-  char *dst, *src;
-  enum expect de, se;
-  CUresult r = side_address(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst, &de);
+  struct copy_side d, s;
+  CUresult r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY, p->dstZ,
+                       p->dstPitch, p->dstHeight, p, &d);
   if (r == CUDA_SUCCESS)
-    r = side_address(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src, &se);
+    r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes, p->srcY, p->srcZ,
+                p->srcPitch, p->srcHeight, p, &s);
   if (r != CUDA_SUCCESS)
     return r;
-  if ((p->Height > 1 || p->Depth > 1) && (p->dstPitch < p->WidthInBytes || p->srcPitch < p->WidthInBytes))
-    return CUDA_ERROR_INVALID_VALUE;
-  size_t dst_slice = p->dstPitch * p->dstHeight, src_slice = p->srcPitch * p->srcHeight;
-  if (p->Depth > 1 && (p->dstHeight < p->Height || p->srcHeight < p->Height))
-    return CUDA_ERROR_INVALID_VALUE;
   struct sim_copy c = {
-    .dst = dst + p->dstZ * dst_slice + p->dstY * p->dstPitch + p->dstXInBytes,
-    .src = src + p->srcZ * src_slice + p->srcY * p->srcPitch + p->srcXInBytes,
-    .width = p->WidthInBytes, .height = p->Height, .depth = p->Depth,
-    .dst_pitch = p->dstPitch, .src_pitch = p->srcPitch, .dst_slice = dst_slice, .src_slice = src_slice,
+    .dst = d.origin, .src = s.origin, .width = p->WidthInBytes, .height = p->Height, .depth = p->Depth,
+    .dst_pitch = d.pitch, .src_pitch = s.pitch, .dst_slice = d.slice, .src_slice = s.slice,
   };
-  return copy_common(&c, de, se, hStream, per_thread, sync);
+  return sim_copy_submit(&c, d.expect, s.expect, hStream, per_thread, sync);
 }
 
 /** A 3-D copy. */

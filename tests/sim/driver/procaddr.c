@@ -23,6 +23,13 @@ CUresult cuLaunchKernel_ptsz();
 CUresult cuMemAllocAsync_ptsz();
 CUresult cuMemAllocFromPoolAsync_ptsz();
 CUresult cuMemFreeAsync_ptsz();
+CUresult cuMemcpyHtoA_v2_ptds();
+CUresult cuMemcpyAtoH_v2_ptds();
+CUresult cuMemcpyDtoA_v2_ptds();
+CUresult cuMemcpyAtoD_v2_ptds();
+CUresult cuMemcpyAtoA_v2_ptds();
+CUresult cuMemcpyHtoAAsync_v2_ptsz();
+CUresult cuMemcpyAtoHAsync_v2_ptsz();
 CUresult cuMemcpy2DAsync_v2_ptsz();
 CUresult cuMemcpy2DUnaligned_v2_ptds();
 CUresult cuMemcpy2D_v2_ptds();
@@ -72,6 +79,25 @@ CUresult cuStreamWaitEvent_ptsz();
 /* X(name, first CUDA version with this ABI, flags (2 = per-thread default
  * stream variant), function). Rows of one name are sorted by flags, version. */
 #define SIM_PROC_TABLE(X) \
+  X("cuArrayCreate", 3020, 0, cuArrayCreate_v2) \
+  X("cuArray3DCreate", 3020, 0, cuArray3DCreate_v2) \
+  X("cuArrayGetDescriptor", 3020, 0, cuArrayGetDescriptor_v2) \
+  X("cuArray3DGetDescriptor", 3020, 0, cuArray3DGetDescriptor_v2) \
+  X("cuArrayDestroy", 2000, 0, cuArrayDestroy) \
+  X("cuMemcpyHtoA", 3020, 0, cuMemcpyHtoA_v2) \
+  X("cuMemcpyHtoA", 7000, 2, cuMemcpyHtoA_v2_ptds) \
+  X("cuMemcpyAtoH", 3020, 0, cuMemcpyAtoH_v2) \
+  X("cuMemcpyAtoH", 7000, 2, cuMemcpyAtoH_v2_ptds) \
+  X("cuMemcpyDtoA", 3020, 0, cuMemcpyDtoA_v2) \
+  X("cuMemcpyDtoA", 7000, 2, cuMemcpyDtoA_v2_ptds) \
+  X("cuMemcpyAtoD", 3020, 0, cuMemcpyAtoD_v2) \
+  X("cuMemcpyAtoD", 7000, 2, cuMemcpyAtoD_v2_ptds) \
+  X("cuMemcpyAtoA", 3020, 0, cuMemcpyAtoA_v2) \
+  X("cuMemcpyAtoA", 7000, 2, cuMemcpyAtoA_v2_ptds) \
+  X("cuMemcpyHtoAAsync", 3020, 0, cuMemcpyHtoAAsync_v2) \
+  X("cuMemcpyHtoAAsync", 7000, 2, cuMemcpyHtoAAsync_v2_ptsz) \
+  X("cuMemcpyAtoHAsync", 3020, 0, cuMemcpyAtoHAsync_v2) \
+  X("cuMemcpyAtoHAsync", 7000, 2, cuMemcpyAtoHAsync_v2_ptsz) \
   X("cuCtxCreate", 3020, 0, cuCtxCreate_v2) \
   X("cuCtxCreate", 12050, 0, cuCtxCreate_v4) \
   X("cuCtxDestroy", 2000, 0, cuCtxDestroy) \

@@ -78,6 +78,31 @@ CUresult sim_copy_linear_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstr
 /* Enqueues one stream-ordered 3-D copy (cuMemcpy3DAsync's rules; batch.c). */
 CUresult sim_copy_3d_async(const CUDA_MEMCPY3D *p, CUstream hStream, int per_thread);
 
+/* What a copy expects of one side: anything, host memory, device memory, or an
+ * array's bytes (device memory whose bounds the caller checked: array.c). */
+enum sim_expect { SIM_EXPECT_ANY, SIM_EXPECT_HOST, SIM_EXPECT_DEVICE, SIM_EXPECT_ARRAY };
+
+struct sim_copy;
+
+/* Enqueues one strided copy with the copy engine's rules (copy.c): the sides'
+ * memory checked and classified, the duration from the direction and host memory
+ * type, synchronous with the host when `sync` (the non-Async entry points; not
+ * device to device) or when a host side is pageable. Lock NOT held. */
+CUresult sim_copy_submit(const struct sim_copy *c, enum sim_expect dst_expect, enum sim_expect src_expect,
+                         CUstream hStream, int per_thread, int sync);
+
+/* ---- arrays (array.c) ---- */
+
+/* Bytes per element of an array; 0 for a handle that is not a live array. */
+size_t sim_array_element_size(CUarray h);
+
+/* The region of an array a 2-D/3-D copy touches: `width_bytes` x `height` x `depth`
+ * from (x_bytes, y, z); its first byte, the array's row pitch and layer size.
+ * CUDA_ERROR_INVALID_HANDLE for a handle that is not an array, CUDA_ERROR_INVALID_VALUE
+ * for a region outside it. Lock NOT held. */
+CUresult sim_array_region(CUarray h, size_t x_bytes, size_t y, size_t z, size_t width_bytes, size_t height,
+                          size_t depth, char **origin, size_t *pitch, size_t *slice);
+
 /* Modelled duration in ns of moving `bytes` at `gbps` (GB/s) plus the copy latency. */
 uint64_t sim_transfer_ns(size_t bytes, double gbps);
 
@@ -117,6 +142,7 @@ enum sim_kind {
   SIM_KIND_GRAPH_EXEC,
   SIM_KIND_GRAPH_NODE,
   SIM_KIND_MEM_HANDLE, /* cuMemCreate's physical memory (vmm.c) */
+  SIM_KIND_ARRAY,      /* a CUDA array (array.c) */
 };
 
 /* Remembers that `handle` is a live object of `kind` (lock held). Returns 0, or

@@ -12,14 +12,9 @@
 
 #define SIM_UNSUPPORTED(X) \
   X(cuArray3DCreate) \
-  X(cuArray3DCreate_v2) \
   X(cuArray3DGetDescriptor) \
-  X(cuArray3DGetDescriptor_v2) \
   X(cuArrayCreate) \
-  X(cuArrayCreate_v2) \
-  X(cuArrayDestroy) \
   X(cuArrayGetDescriptor) \
-  X(cuArrayGetDescriptor_v2) \
   X(cuArrayGetMemoryRequirements) \
   X(cuArrayGetPlane) \
   X(cuArrayGetSparseProperties) \
@@ -242,30 +237,16 @@
   X(cuMemcpy3D) \
   X(cuMemcpy3DAsync) \
   X(cuMemcpyAtoA) \
-  X(cuMemcpyAtoA_v2) \
-  X(cuMemcpyAtoA_v2_ptds) \
   X(cuMemcpyAtoD) \
-  X(cuMemcpyAtoD_v2) \
-  X(cuMemcpyAtoD_v2_ptds) \
   X(cuMemcpyAtoH) \
   X(cuMemcpyAtoHAsync) \
-  X(cuMemcpyAtoHAsync_v2) \
-  X(cuMemcpyAtoHAsync_v2_ptsz) \
-  X(cuMemcpyAtoH_v2) \
-  X(cuMemcpyAtoH_v2_ptds) \
   X(cuMemcpyDtoA) \
-  X(cuMemcpyDtoA_v2) \
-  X(cuMemcpyDtoA_v2_ptds) \
   X(cuMemcpyDtoD) \
   X(cuMemcpyDtoDAsync) \
   X(cuMemcpyDtoH) \
   X(cuMemcpyDtoHAsync) \
   X(cuMemcpyHtoA) \
   X(cuMemcpyHtoAAsync) \
-  X(cuMemcpyHtoAAsync_v2) \
-  X(cuMemcpyHtoAAsync_v2_ptsz) \
-  X(cuMemcpyHtoA_v2) \
-  X(cuMemcpyHtoA_v2_ptds) \
   X(cuMemcpyHtoD) \
   X(cuMemcpyHtoDAsync) \
   X(cuMemsetD16) \

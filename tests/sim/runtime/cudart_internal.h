@@ -50,7 +50,7 @@ cudaError_t rt_peer_context(int device, CUcontext *ctx);
 /* Fills the driver's 3-D copy descriptor `c` (CUDA_MEMCPY3D or CUDA_MEMCPY3D_PEER, whose
  * linear-memory fields have the same names) from the runtime's parameters `p`
  * (cudaMemcpy3DParms or cudaMemcpy3DPeerParms): positions, pitched pointers as unified
- * memory, extent. Arrays are refused before this. */
+ * memory, extent. */
 #define RT_MEMCPY3D_LINEAR(c, p)                                 \
   do {                                                           \
     (c).srcXInBytes = (p)->srcPos.x;                             \
@@ -71,6 +71,12 @@ cudaError_t rt_peer_context(int device, CUcontext *ctx);
     (c).Height = (p)->extent.height;                             \
     (c).Depth = (p)->extent.depth;                               \
   } while (0)
+
+/* The driver descriptor of a cudaMemcpy3D (cudart_array.c): linear sides as
+ * RT_MEMCPY3D_LINEAR, array sides as CU_MEMORYTYPE_ARRAY, their x position and the
+ * extent's width (elements of the array when one takes part) in bytes. Records and
+ * returns the error of an array the driver does not know. */
+cudaError_t rt_memcpy3d_descriptor(const struct cudaMemcpy3DParms *p, CUDA_MEMCPY3D *c);
 
 /* Enters the runtime or returns the error. */
 #define RT_ENTER() \

@@ -329,14 +329,13 @@ static cudaError_t memcpy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t str
 {
   if (!p)
     return rt_fail(cudaErrorInvalidValue);
-  if (p->srcArray || p->dstArray)
-    return rt_fail(cudaErrorNotSupported);
   if (check_kind(p->kind))
     return cudaErrorInvalidMemcpyDirection;
   RT_ENTER();
   CUDA_MEMCPY3D c;
-  memset(&c, 0, sizeof c);
-  RT_MEMCPY3D_LINEAR(c, p);
+  cudaError_t e = rt_memcpy3d_descriptor(p, &c);
+  if (e != cudaSuccess)
+    return e;
   if (async) {
     RT_NEED(RT_PICK(pt, Memcpy3DAsync));
     return rt_check(RT_PICK(pt, Memcpy3DAsync)(&c, stream));
@@ -345,7 +344,7 @@ static cudaError_t memcpy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t str
   return rt_check(RT_PICK(pt, Memcpy3D)(&c));
 }
 
-/** Synchronous 3-D copy between pitched linear allocations (no arrays). */
+/** Synchronous 3-D copy between pitched linear allocations and CUDA arrays. */
 SIM_EXPORT cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
 {
   return memcpy_3d(p, 0, 0, 0);

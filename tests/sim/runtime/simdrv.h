@@ -68,6 +68,9 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
     PFN_cuMemDiscardAndPrefetchBatchAsync_v13000, 0) \
   X(MemDiscardAndPrefetchBatchAsync_pt, "cuMemDiscardAndPrefetchBatchAsync", \
     PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, SIMDRV_PTDS) \
+  X(Array3DCreate, "cuArray3DCreate", PFN_cuArray3DCreate_v3020, 0) \
+  X(Array3DGetDescriptor, "cuArray3DGetDescriptor", PFN_cuArray3DGetDescriptor_v3020, 0) \
+  X(ArrayDestroy, "cuArrayDestroy", PFN_cuArrayDestroy_v2000, 0) \
   X(Memcpy2DUnaligned, "cuMemcpy2DUnaligned", PFN_cuMemcpy2DUnaligned_v3020, 0) \
   X(Memcpy2DUnaligned_pt, "cuMemcpy2DUnaligned", PFN_cuMemcpy2DUnaligned_v7000_ptds, SIMDRV_PTDS) \
   X(Memcpy2DAsync, "cuMemcpy2DAsync", PFN_cuMemcpy2DAsync_v3020, 0) \

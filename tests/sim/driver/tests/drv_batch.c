@@ -61,7 +61,8 @@ static void test_batch_copies(CUstream s)
   CHECK_CU(cuStreamSynchronize(s));
 
   /* 3-D batches: a pitched pointer-to-pointer copy (rows of 1024 B in a 2048 B pitch),
-   * the 12.8 ABI's failIdx, arrays refused (not simulated), zero extents refused */
+   * the 12.8 ABI's failIdx, an array operand that is no array refused (arrays:
+   * drv_array.c), zero extents refused */
   CUDA_MEMCPY3D_BATCH_OP op3;
   memset(&op3, 0, sizeof op3);
   op3.src.type = op3.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
@@ -80,7 +81,7 @@ static void test_batch_copies(CUstream s)
   batch3d_v1_fn b3_v1 = (batch3d_v1_fn)proc("cuMemcpy3DBatchAsync", 12080);
   CUDA_MEMCPY3D_BATCH_OP two[2] = {op3, op3};
   two[1].dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
-  CHECK_RESULT(b3_v1(2, two, &fail, 0, s), CUDA_ERROR_NOT_SUPPORTED);
+  CHECK_RESULT(b3_v1(2, two, &fail, 0, s), CUDA_ERROR_INVALID_HANDLE);
   CHECK(fail == 1);
   two[1] = op3;
   two[1].extent.depth = 0;
