@@ -1,5 +1,5 @@
 /* CUDA arrays in the simulated libcudart: cudaMallocArray, cudaMalloc3DArray,
- * cudaFreeArray, cudaArrayGetInfo (a cudaArray_t is the driver's CUarray, as the CUDA
+ * cudaFreeArray, cudaArrayGetInfo, cudaCreateChannelDesc (a cudaArray_t is the driver's CUarray, as the CUDA
  * documentation says the two types are interchangeable), the copies to, from and
  * between arrays (cudaMemcpy{,2D}{To,From}Array(Async), cudaMemcpy{,2D}ArrayToArray,
  * each with _ptds/_ptsz) and the descriptor of cudaMemcpy3D with arrays.
@@ -76,6 +76,14 @@ static cudaError_t driver_format(const struct cudaChannelFormatDesc *desc, CUarr
     return rt_fail(cudaErrorInvalidChannelDescriptor);
   *channels = n;
   return cudaSuccess;
+}
+
+/** A channel descriptor of the given bit sizes and kind (no checks, as the real one). */
+SIM_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
+                                                            enum cudaChannelFormatKind f)
+{
+  struct cudaChannelFormatDesc d = {x, y, z, w, f};
+  return d;
 }
 
 static cudaError_t malloc_array(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width,
