@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Copies to, from and between CUDA arrays, end to end on the simulated GPU
-(programs/arrays.cu: eighteen planted calls, listed there).
+(programs/arrays.cu: twenty-one planted calls, listed there).
 
 Built twice: with the simulated libcudart.so (the runtime's array copies are the spans,
 the driver calls they make only forward) and with the simulated runtime linked in
@@ -66,6 +66,9 @@ PLANTED = [
     ("cuMemcpyAtoH_v2", "cuMemcpyAtoH_v2", 0, 512, D2H, DEVICE, PAGEABLE, 0, 0, 1, 0),
     ("cuMemcpy2D_v2", "cuMemcpy2D_v2", 0, 1024, H2D, PINNED, DEVICE, 0, 0, 1, 0),
     ("cudaMemcpy2DToArray", "cuMemcpy3D_v2", 0, 4096, H2D, PINNED, DEVICE, 0, 0, 0, INVALID_VALUE),
+    ("cudaMemcpyFromArray", "cuMemcpy3D_v2", 0, 1024, D2H, DEVICE, PAGEABLE, 0, 0, 1, 0),
+    ("cudaMemcpy2DFromArray", "cuMemcpy3D_v2", 0, 512, D2D, DEVICE, DEVICE, 0, 0, 1, 0),
+    ("cudaMemcpyToArrayAsync", "cuMemcpy3DAsync_v2", 0, 2048, H2D, PINNED, DEVICE, 1, 0, 1, 0),
 ]
 
 

@@ -25,6 +25,9 @@
  *  17 cuMemcpy2D_v2              A <- pinned (host), 256 B x 4 rows   HtoD   1024
  *  18 cudaMemcpy2DToArray        A (rows 30..33) <- pinned, 1024 B x 4 rows: fails
  *                                (past the array's 32 rows), cudaErrorInvalidValue
+ *  19 cudaMemcpyFromArray        pageable <- A, 1024 B                DtoH   1024
+ *  20 cudaMemcpy2DFromArray      dev <- B, 256 B x 2 rows             DtoD    512
+ *  21 cudaMemcpyToArrayAsync     B <- pinned, 2048 B                  HtoD   2048 s
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -32,6 +35,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* the 1-D runtime array copies are deprecated, and still exported and used (nvcc includes
+ * cuda_runtime.h before this file, so CUDA_ENABLE_DEPRECATED would come too late) */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 extern "C" cudaError_t cudaMemcpy2DToArray_ptds(cudaArray_t, size_t, size_t, const void *, size_t,
                                                 size_t, size_t, cudaMemcpyKind);
@@ -77,7 +84,43 @@ typedef CUresult (*copy2d_fn)(const CUDA_MEMCPY2D *);
 
 #define DRV(type, name, version, flags) ((type)driver_proc(name, version, flags))
 
-int main() {
+/* `arrays loop N WHAT` (bench/callgrind_launch.py): N copies of 256 B on one non-blocking
+ * stream, then one synchronise. WHAT: 2d (cudaMemcpy2DToArrayAsync from pinned memory),
+ * 3d (cudaMemcpy3DAsync into a 3-D array of 4-byte elements: 64 x 1 x 1), htoa
+ * (cuMemcpyHtoAAsync_v2), atoa (cuMemcpyAtoA_v2), plain (cudaMemcpyAsync into device
+ * memory, for comparison). */
+static int loop(int n, const char *what) {
+  cudaStream_t s;
+  unsigned char *pinned, *dev;
+  cudaArray_t a, c;
+  cudaChannelFormatDesc f4 = cudaCreateChannelDesc<float4>();
+  cudaChannelFormatDesc us2 = cudaCreateChannelDesc<ushort2>();
+  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) || cudaMallocHost((void **)&pinned, 256) ||
+      cudaMalloc((void **)&dev, 256) || cudaMallocArray(&a, &f4, 64, 4) ||
+      cudaMalloc3DArray(&c, &us2, make_cudaExtent(64, 2, 2)))
+    return 1;
+  htoa_async_fn htoa = DRV(htoa_async_fn, "cuMemcpyHtoAAsync", 3020, 0);
+  atoa_fn atoa = DRV(atoa_fn, "cuMemcpyAtoA", 3020, 0);
+  cudaMemcpy3DParms p;
+  memset(&p, 0, sizeof p);
+  p.srcPtr = make_cudaPitchedPtr(pinned, 256, 64, 1);
+  p.dstArray = c;
+  p.extent = make_cudaExtent(64, 1, 1);
+  p.kind = cudaMemcpyHostToDevice;
+  for (int i = 0; i < n; i++) {
+    int r;
+    if (!strcmp(what, "2d")) r = cudaMemcpy2DToArrayAsync(a, 0, 0, pinned, 256, 256, 1, cudaMemcpyHostToDevice, s);
+    else if (!strcmp(what, "3d")) r = cudaMemcpy3DAsync(&p, s);
+    else if (!strcmp(what, "htoa")) r = htoa((CUarray)a, 0, pinned, 256, (CUstream)s);
+    else if (!strcmp(what, "atoa")) r = atoa((CUarray)a, 1024, (CUarray)a, 0, 256);
+    else r = cudaMemcpyAsync(dev, pinned, 256, cudaMemcpyHostToDevice, s);
+    if (r) return 1;
+  }
+  return cudaStreamSynchronize(s) == cudaSuccess ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 4 && !strcmp(argv[1], "loop")) return loop(atoi(argv[2]), argv[3]);
   enum { ROW = 1024, ROWS = 32, BYTES = ROW * ROWS, DBYTES = 4096 * 4 };
   cudaStream_t s;
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
@@ -179,6 +222,11 @@ int main() {
   cudaError_t e = cudaMemcpy2DToArray(a, 0, 30, pinned, ROW, ROW, 4, cudaMemcpyHostToDevice);
   printf("18: %s\n", cudaGetErrorName(e));
   if (e != cudaErrorInvalidValue || cudaGetLastError() != cudaErrorInvalidValue) failed = 1;
+
+  /* 19-21: the runtime's other forms */
+  check(cudaMemcpyFromArray(pageable, a, 0, 0, 1024, cudaMemcpyDeviceToHost), "19");
+  check(cudaMemcpy2DFromArray(dev, 256, b, 0, 0, 256, 2, cudaMemcpyDeviceToDevice), "20");
+  check(cudaMemcpyToArrayAsync(b, 0, 0, pinned, 2048, cudaMemcpyHostToDevice, s), "21");
 
   check(cudaStreamSynchronize(s), "sync");
   check(cudaDeviceSynchronize(), "sync");
