@@ -8,8 +8,13 @@
  * longer because the GPU had more to do is the symptom, not the cause: the kernel or
  * idle time that grew says why.
  *
- * The steps are read with a cursor (steps_rows.c), once per median: the values of one
- * quantity, 8 bytes a counted step, are what is kept in memory.
+ * The steps are read with a cursor (steps_rows.c), once per median when at most
+ * CT_STEPS_SELECT_MEM steps are counted (their values of one quantity in memory, then a
+ * selection). With more, memory stays bounded: a first pass counts the values in
+ * buckets of 1/1024 relative width (exact below 2048), the next ones only those of the
+ * bucket holding the rank, in CT_STEPS_SELECT_BUCKETS equal parts, until it holds at
+ * most CT_STEPS_SELECT_MEM values; a last pass collects them for a selection. Two to
+ * three passes per median for step times spread over a few orders of magnitude.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,16 @@
 #include "steps.h"
 
 #define MIN_SHARE_PCT 5
+
+#ifndef CT_STEPS_SELECT_MEM /* (a test build sets both small) */
+#define CT_STEPS_SELECT_MEM 65536 /* values selected from in memory (512 KiB) */
+#endif
+#ifndef CT_STEPS_SELECT_BUCKETS
+#define CT_STEPS_SELECT_BUCKETS 65536 /* parts of a bucket refined in one pass */
+#endif
+#define EXACT_BELOW 2048u /* first pass: one bucket per value below this, */
+#define MANTISSA_BITS 10  /* above it 1024 per power of two */
+#define COARSE_BUCKETS (EXACT_BELOW + (64 - 11) * (1u << MANTISSA_BITS))
 
 /* Moves the k-th smallest of v[0 .. n) to v[k], smaller ones before it, larger after
  * (quickselect, median-of-three pivots): linear time on average, no allocation. */
@@ -99,7 +114,9 @@ static uint64_t q_kernel_count(const ct_step *s, unsigned id) {
 typedef struct ctx {
   const ct_steps_file *f;
   size_t first;      /* the first counted step */
-  uint64_t *scratch; /* nsteps values */
+  size_t counted;
+  uint64_t *scratch; /* min(counted, CT_STEPS_SELECT_MEM) values */
+  uint64_t *buckets; /* the bucket counts of a refining pass (NULL until needed) */
   int failed;        /* the steps could not be read back */
   /* medians over the counted steps, computed once */
   uint64_t idle[CT_GAP_NCAUSES], cat_ns[CT_STEP_NCATS], cat_calls[CT_STEP_NCATS];
@@ -108,21 +125,119 @@ typedef struct ctx {
   unsigned char *kernel_known;
 } ctx;
 
-/* The median of q(., which) over the counted steps (0, c->failed set, when they could
- * not be read). */
-static uint64_t median_q(ctx *c, quantity_fn q, unsigned which) {
-  size_t n = 0;
+/* The first pass's bucket of v, and the values it holds, [*lo, *hi]. */
+static size_t coarse_bucket(uint64_t v) {
+  if (v < EXACT_BELOW) return (size_t)v;
+  unsigned e = 63u - (unsigned)__builtin_clzll(v); /* 11 .. 63 */
+  uint64_t mantissa = (v >> (e - MANTISSA_BITS)) & ((1u << MANTISSA_BITS) - 1);
+  return EXACT_BELOW + (size_t)(e - 11) * (1u << MANTISSA_BITS) + (size_t)mantissa;
+}
+
+static void coarse_bounds(size_t b, uint64_t *lo, uint64_t *hi) {
+  if (b < EXACT_BELOW) {
+    *lo = *hi = b;
+    return;
+  }
+  unsigned e = 11 + (unsigned)((b - EXACT_BELOW) >> MANTISSA_BITS);
+  uint64_t mantissa = (b - EXACT_BELOW) & ((1u << MANTISSA_BITS) - 1);
+  uint64_t unit = 1ull << (e - MANTISSA_BITS);
+  *lo = ((1ull << MANTISSA_BITS) + mantissa) * unit;
+  *hi = *lo + (unit - 1);
+}
+
+/* The values of q over the counted steps that fall inside [lo, hi]: kept in c->scratch
+ * (collect: there are at most CT_STEPS_SELECT_MEM) or counted in c->buckets (the
+ * first pass's when coarse, else hi - lo + 1 split in CT_STEPS_SELECT_BUCKETS parts of
+ * width). *above gets the least value above hi (UINT64_MAX when none). Returns the
+ * number of values kept, or -1 (c->failed) when the steps could not be read. */
+static long long values_pass(ctx *c, quantity_fn q, unsigned which, uint64_t lo, uint64_t hi,
+                             int collect, int coarse, uint64_t width, uint64_t *above) {
   ct_steps_cursor cur;
   if (ct_steps_cursor_open(c->f, &cur) < 0) {
     c->failed = 1;
+    return -1;
+  }
+  size_t n = 0;
+  *above = UINT64_MAX;
+  const ct_step *s;
+  for (size_t i = 0; (s = ct_steps_cursor_next(&cur)); i++) {
+    if (i < c->first) continue;
+    uint64_t v = q(s, which);
+    if (v > hi && v < *above) *above = v;
+    if (v < lo || v > hi) continue;
+    if (collect) c->scratch[n++] = v;
+    else c->buckets[coarse ? coarse_bucket(v) : (size_t)((v - lo) / width)]++;
+  }
+  int failed = cur.failed;
+  ct_steps_cursor_close(&cur);
+  if (failed) c->failed = 1;
+  return failed ? -1 : (long long)n;
+}
+
+/* The values of rank r and r + 1 (0-based, in increasing order) of q over the counted
+ * steps, more than CT_STEPS_SELECT_MEM of them, in bounded memory (see the top). *next
+ * is left alone when r + 1 is not a rank. Returns 0, -1 (c->failed) when unreadable or
+ * out of memory. */
+static int select_bounded(ctx *c, quantity_fn q, unsigned which, size_t r, uint64_t *out,
+                          uint64_t *next) {
+  size_t nb = CT_STEPS_SELECT_BUCKETS > COARSE_BUCKETS ? CT_STEPS_SELECT_BUCKETS : COARSE_BUCKETS;
+  if (!c->buckets && !(c->buckets = malloc(nb * sizeof *c->buckets))) {
+    c->failed = 1;
+    return -1;
+  }
+  uint64_t lo = 0, hi = UINT64_MAX, above, width = 0;
+  size_t below = 0, inside = c->counted; /* values under lo; inside [lo, hi] */
+  for (int coarse = 1; inside > CT_STEPS_SELECT_MEM && lo < hi; coarse = 0) {
+    size_t parts = coarse ? COARSE_BUCKETS : CT_STEPS_SELECT_BUCKETS;
+    if (!coarse) width = (hi - lo) / parts + 1;
+    memset(c->buckets, 0, parts * sizeof *c->buckets);
+    if (values_pass(c, q, which, lo, hi, 0, coarse, width, &above) < 0) return -1;
+    size_t b = 0, cum = below;
+    while (b + 1 < parts && cum + c->buckets[b] <= r) cum += c->buckets[b++];
+    uint64_t blo, bhi;
+    if (coarse) {
+      coarse_bounds(b, &blo, &bhi);
+    } else {
+      blo = lo + b * width;
+      bhi = hi - blo < width - 1 ? hi : blo + (width - 1);
+    }
+    lo = blo, hi = bhi, below = cum, inside = (size_t)c->buckets[b];
+  }
+  if (lo == hi) { /* every value inside is lo */
+    *out = lo;
+    if (r + 1 < below + inside) *next = lo;
+    else if (r + 1 < c->counted && values_pass(c, q, which, lo, hi, 0, 0, 1, next) < 0) return -1;
     return 0;
   }
-  const ct_step *s;
-  for (size_t i = 0; (s = ct_steps_cursor_next(&cur)); i++)
-    if (i >= c->first) c->scratch[n++] = q(s, which);
-  if (cur.failed) c->failed = 1;
-  ct_steps_cursor_close(&cur);
-  return median_of(c->scratch, n);
+  long long n = values_pass(c, q, which, lo, hi, 1, 0, 1, &above);
+  if (n < 0) return -1;
+  select_kth(c->scratch, (size_t)n, r - below);
+  *out = c->scratch[r - below];
+  if (r + 1 - below < (size_t)n) { /* the least value after it */
+    uint64_t m = UINT64_MAX;
+    for (size_t i = r - below + 1; i < (size_t)n; i++)
+      if (c->scratch[i] < m) m = c->scratch[i];
+    *next = m;
+  } else if (r + 1 < c->counted) {
+    *next = above;
+  }
+  return 0;
+}
+
+/* The median of q(., which) over the counted steps (0, c->failed set, when they could
+ * not be read). With at most CT_STEPS_SELECT_MEM counted, their values are left in
+ * c->scratch. */
+static uint64_t median_q(ctx *c, quantity_fn q, unsigned which) {
+  size_t n = c->counted;
+  if (!n) return 0;
+  if (n > CT_STEPS_SELECT_MEM) {
+    uint64_t lower = 0, upper = 0; /* ranks (n - 1) / 2 and n / 2 */
+    if (select_bounded(c, q, which, (n - 1) / 2, &lower, &upper) < 0) return 0;
+    return n % 2 ? lower : lower + (upper - lower) / 2;
+  }
+  uint64_t above;
+  long long k = values_pass(c, q, which, 0, UINT64_MAX, 1, 0, 1, &above);
+  return k < 0 ? 0 : median_of(c->scratch, (size_t)k);
 }
 
 /* Computes the medians every explanation compares with; called: the categories some
@@ -267,22 +382,26 @@ static int count_outliers(ctx *c, const ct_steps_options *o, ct_steps_summary *s
 
 int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_steps_summary *s) {
   memset(s, 0, sizeof *s);
-  ctx c = {.f = f, .first = o->skip < f->nsteps ? (size_t)o->skip : f->nsteps,
-           .scratch = malloc((f->nsteps ? f->nsteps : 1) * sizeof(uint64_t))};
-  if (!c.scratch) return -1;
-  s->counted = f->nsteps - c.first;
+  ctx c = {.f = f, .first = o->skip < f->nsteps ? (size_t)o->skip : f->nsteps};
+  c.counted = f->nsteps - c.first;
+  size_t keep = c.counted < CT_STEPS_SELECT_MEM ? c.counted : CT_STEPS_SELECT_MEM;
+  if (!(c.scratch = malloc((keep ? keep : 1) * sizeof(uint64_t)))) return -1;
+  s->counted = c.counted;
   unsigned called = 0;
   ct_step first;
   ct_step_calls first_calls[CT_STEP_NCATS];
   ct_step_kernel first_kernel[CT_STEP_KERNELS];
   memset(&first, 0, sizeof first);
   if (first_pass(&c, s, &called, &first, first_calls, first_kernel) < 0) {
-    free(c.scratch);
+    free(c.scratch); /* (no buckets yet) */
     return -1;
   }
   if (s->counted) {
-    s->median_ns = median_q(&c, q_time, 0); /* leaves the times in scratch */
-    s->p90_ns = rank_of(c.scratch, s->counted, (s->counted * 9 + 9) / 10); /* ceil(0.9 n) */
+    s->median_ns = median_q(&c, q_time, 0); /* leaves the times in scratch, when few */
+    size_t p90_rank = (s->counted * 9 + 9) / 10; /* ceil(0.9 n), 1-based */
+    uint64_t unused;
+    if (s->counted <= CT_STEPS_SELECT_MEM) s->p90_ns = rank_of(c.scratch, s->counted, p90_rank);
+    else if (select_bounded(&c, q_time, 0, p90_rank - 1, &s->p90_ns, &unused) < 0) s->p90_ns = 0;
     s->median_work_ns = median_q(&c, q_work, 0);
     s->median_cpu_ns = median_q(&c, q_cpu, 0);
     s->median_busy_pct = (double)median_q(&c, q_busy, 0) / 1000.0;
@@ -293,6 +412,7 @@ int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_ste
     free(c.kernel);
     free(c.kernel_known);
     free(c.scratch);
+    free(c.buckets);
     return -1;
   }
   prepare(&c, called);
@@ -304,6 +424,7 @@ int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_ste
   int rc = c.failed ? -1 : count_outliers(&c, o, s);
   if (rc == 0 && s->noutliers) rc = find_outliers(&c, o, s);
   free(c.scratch);
+  free(c.buckets);
   free(c.kernel);
   free(c.kernel_known);
   if (rc < 0) ct_steps_summary_free(s);

@@ -304,6 +304,50 @@ check(summ.get("steps") == 300 and summ.get("median_ns") == 41000 and summ.get("
       and summ.get("setup_ns") == 0 and summ.get("outliers") == [],
       f"ranged summary: {rc} {err!r} {summ}")
 
+# step times spread over nine orders of magnitude, ties among them: the exact median
+# (odd and even counts), p90 (nearest rank) and the median CPU range, as sorting them
+# gives. The test build with 4 values in memory (cutrace-rows4) finds them by refining
+# buckets over the steps (steps_summary.c), the default build by selection in memory.
+def spread_trace(path, times):
+    w = TraceWriter()
+    w.add("process", pid=PID, start_ns=T0)
+    name = w.string("it")
+    begin = T0
+    for t in times:
+        w.add("range", tid=PID, name=name, begin_ns=begin, end_ns=begin + max(1, t // 2), depth=0)
+        begin += t
+    w.add("end", records=0, end_ns=begin + 10**6)
+    w.save(path)
+
+
+def nearest_rank(values, pct):
+    v = sorted(values)
+    return v[-(-len(v) * pct // 100) - 1]
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else v[n // 2 - 1] + (v[n // 2] - v[n // 2 - 1]) // 2
+
+
+rng = __import__("random").Random(5)
+pool = [1, 7, 2047, 2048, 2049, 2050, 4095, 4096, 10**6 + 1, 3 * 10**6, 5 * 10**9]
+spread_times = [rng.choice(pool) if rng.random() < 0.4 else rng.randrange(1, 10**rng.randrange(1, 10))
+                for _ in range(301)]
+spread = os.path.join(tmp, "spread.ctr")
+spread_trace(spread, spread_times)
+real = spread_times[:-1] + [max(1, spread_times[-1] // 2)]  # the last step ends with its range
+cpus = [max(1, t // 2) for t in spread_times]
+for skip in (0, 1):
+    rc, out, err = run("--format", "json", "--summary", "--skip", str(skip), spread)
+    summ = json.loads(out)["processes"][0]["summary"] if rc == 0 else {}
+    want = {"counted": 301 - skip, "median_ns": median(real[skip:]),
+            "p90_ns": nearest_rank(real[skip:], 90), "min_ns": min(real[skip:]),
+            "max_ns": max(real[skip:]), "median_cpu_ns": median(cpus[skip:])}
+    got = {k: summ.get(k) for k in want}
+    check(rc == 0 and got == want, f"spread --skip {skip}: {rc} {err!r} {got} want {want}")
+
 # generated: 20000 iterations, one step each; truncated: the steps before the damage
 mixed = os.path.join(tmp, "mixed.ctr")
 subprocess.run([gentrace, "--mixed", mixed, "20000", "300", "16384"], check=True)
