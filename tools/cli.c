@@ -18,6 +18,72 @@ const char *cli_option_value(int argc, char **argv, int *i, const char *name) {
   return *i + 1 < argc ? argv[++*i] : "";
 }
 
+/* The entry of valued that arg names, alone or as "NAME=value"; NULL when none. */
+static const char *valued_option(const char *arg, const char *const *valued) {
+  for (; valued && *valued; valued++) {
+    size_t n = strlen(*valued);
+    if (!strncmp(arg, *valued, n) && (arg[n] == 0 || arg[n] == '=')) return *valued;
+  }
+  return NULL;
+}
+
+/* cli_run_options_first's new argv (free it; its strings are argv's own, an '=' cut to
+ * '\0'), its count in *out_argc; NULL after one line on stderr. */
+static char **options_first(int argc, char **argv, const char *const *valued, int *out_argc) {
+  /* at most one more slot per argument (a split "--name=value") and the final NULL */
+  char **out = calloc(2 * (size_t)argc + 1, sizeof *out);
+  char **operands = calloc((size_t)argc + 1, sizeof *operands);
+  if (!out || !operands) {
+    fprintf(stderr, "cutrace %s: out of memory\n", argv[0]);
+    free(out);
+    free(operands);
+    return NULL;
+  }
+  int n = 0, nops = 0, i = 1;
+  out[n++] = argv[0];
+  for (; i < argc && strcmp(argv[i], "--"); i++) {
+    char *a = argv[i];
+    const char *name = a[0] == '-' && a[1] ? valued_option(a, valued) : NULL;
+    if (a[0] != '-' || !a[1]) {
+      operands[nops++] = a;
+    } else if (!name) {
+      out[n++] = a; /* a flag, or an unknown option the command will name */
+    } else if (a[strlen(name)] == '=' && name[1] == '-') {
+      a[strlen(name)] = '\0';
+      out[n++] = a;
+      out[n++] = a + strlen(name) + 1;
+    } else if (a[strlen(name)] == '=') {
+      out[n++] = a; /* "-o=x": left for the command to refuse */
+    } else if (i + 1 < argc) {
+      out[n++] = a;
+      out[n++] = argv[++i];
+    } else {
+      fprintf(stderr, "cutrace %s: %s needs a value (try: cutrace %s --help)\n", argv[0], a,
+              argv[0]);
+      free(out);
+      free(operands);
+      return NULL;
+    }
+  }
+  if (i < argc) out[n++] = argv[i++]; /* "--": what follows are operands */
+  for (int k = 0; k < nops; k++) out[n++] = operands[k];
+  while (i < argc) out[n++] = argv[i++];
+  out[n] = NULL;
+  free(operands);
+  *out_argc = n;
+  return out;
+}
+
+int cli_run_options_first(int argc, char **argv, const char *const *valued,
+                          int (*run)(int argc, char **argv)) {
+  int n;
+  char **args = options_first(argc, argv, valued, &n);
+  if (!args) return 2;
+  int rc = run(n, args);
+  free(args);
+  return rc;
+}
+
 int cli_is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
 
 int cli_run_on_traces(int argc, char **argv, const char *usage,
@@ -78,6 +144,24 @@ int cli_file_status(const char *cmd, const char *path, int rc, const ct_model_st
 
 /* ---- --from / --to ---------------------------------------------------------------- */
 
+int cli_parse_duration(const char *s, uint64_t unit_ns, uint64_t *ns) {
+  if (*s == '+') s++;
+  if (!((*s >= '0' && *s <= '9') || *s == '.')) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || v < 0) return -1;
+  double scale = (double)unit_ns;
+  if (!strcmp(end, "ms")) scale = 1e6;
+  else if (!strcmp(end, "us")) scale = 1e3;
+  else if (!strcmp(end, "ns")) scale = 1;
+  else if (!strcmp(end, "s")) scale = 1e9;
+  else if (*end) return -1;
+  if (v * scale > 1e18) return -1; /* about 31 years */
+  *ns = (uint64_t)(v * scale + 0.5);
+  return 0;
+}
+
 /* Parses a time bound: "@NS" (absolute host ns), or a number of seconds after the
  * trace's start with an optional unit (s, ms, us, ns) and an optional leading '+'. */
 static int parse_time_bound(const char *s, ct_time_bound *b) {
@@ -87,20 +171,7 @@ static int parse_time_bound(const char *s, ct_time_bound *b) {
     b->absolute = 1;
     return ct_parse_u64(s + 1, &b->ns);
   }
-  if (*s == '+') s++;
-  if (!((*s >= '0' && *s <= '9') || *s == '.')) return -1;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || v < 0) return -1;
-  double scale = 1e9;
-  if (!strcmp(end, "ms")) scale = 1e6;
-  else if (!strcmp(end, "us")) scale = 1e3;
-  else if (!strcmp(end, "ns")) scale = 1;
-  else if (*end && strcmp(end, "s")) return -1;
-  if (v * scale > 1e18) return -1; /* about 31 years */
-  b->ns = (uint64_t)(v * scale + 0.5);
-  return 0;
+  return cli_parse_duration(s, 1000000000, &b->ns);
 }
 
 int cli_take_time_filter(const char *cmd, int *argc, char **argv) {

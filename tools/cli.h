@@ -23,9 +23,30 @@ int cli_run_on_traces(int argc, char **argv, const char *usage,
  */
 int cli_take_time_filter(const char *cmd, int *argc, char **argv);
 
+/*
+ * Parses a duration: a number (decimals allowed, an optional leading '+') with an
+ * optional unit, s, ms, us or ns ("2.5ms", "40us"); a bare number counts unit_ns
+ * nanoseconds each. Sets *ns (rounded to the nearest ns) and returns 0, or -1 when s is
+ * not one or above 10^18 ns.
+ */
+int cli_parse_duration(const char *s, uint64_t unit_ns, uint64_t *ns);
+
 /* The value of option NAME at argv[*i] ("--name=V" or "--name V"), advancing *i past a
  * separate value; NULL when argv[*i] is not NAME, "" when its value is missing. */
 const char *cli_option_value(int argc, char **argv, int *i, const char *name);
+
+/*
+ * Runs a subcommand with its options put before its operands, as GNU getopt does, so
+ * that `cutrace report DIR --limit 5` reads as `cutrace report --limit 5 DIR`. argv[0]
+ * is the subcommand's name; valued lists the options that take a value (NULL-terminated):
+ * each keeps the argument after it, and "--name=value" becomes "--name" "value". An
+ * argument is an option when it starts with '-' and is not "-" alone; everything after
+ * "--" stays an operand, behind the "--". Operands keep their order. Returns what
+ * run(new argc, new argv) returns, or 2 after one line on stderr when a valued option
+ * is last (its value missing) or memory ran out.
+ */
+int cli_run_options_first(int argc, char **argv, const char *const *valued,
+                          int (*run)(int argc, char **argv));
 
 /* 1 when arg is "--help" or "-h". */
 int cli_is_help(const char *arg);

@@ -158,7 +158,7 @@ static int read_sides(diff_cli *c) {
   return 0;
 }
 
-int cmd_diff(int argc, char **argv) {
+static int run_diff(int argc, char **argv) {
   diff_cli c;
   memset(&c, 0, sizeof c);
   c.threshold_pct = 5;
@@ -185,4 +185,10 @@ int cmd_diff(int argc, char **argv) {
     free(c.inputs[k]);
   }
   return rc ? rc : c.status;
+}
+
+/* Options may follow the traces and take --name=value (cli_run_options_first). */
+int cmd_diff(int argc, char **argv) {
+  static const char *const valued[] = {"--format", "--limit", "--by", "--per-range", "--threshold", NULL};
+  return cli_run_options_first(argc, argv, valued, run_diff);
 }

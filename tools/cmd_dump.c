@@ -31,7 +31,7 @@ static const char usage[] =
     "                  --perfetto: .pftrace; the files of one rank together), for HTA's\n"
     "                  TraceAnalysis(trace_dir=DIR)\n"
     "  --no-gaps       leave out the GPU idle gap tracks\n"
-    "  --gap-min NS    shortest gap shown as a slice (default 1000 ns)\n"
+    "  --gap-min NS    shortest gap shown as a slice (default 1000 ns; or with a unit: 5us)\n"
     "  --queues        a counter track per stream: operations queued and not finished\n"
     "  --no-memory     leave out the live-bytes counter tracks of allocations (device memory,\n"
     "                  pinned memory, ...; format 1.5 traces) and Kineto's [memory] events\n"
@@ -244,7 +244,7 @@ static int bad_usage(const char *what, const char *arg) {
   return 2;
 }
 
-int cmd_dump(int argc, char **argv) {
+static int run_dump(int argc, char **argv) {
   int chrome = 0, i = 1;
   const char *out_path = NULL, *split_dir = NULL;
   ct_chrome_options opt = {.gaps = 1, .gap_min_ns = 1000};
@@ -271,8 +271,8 @@ int cmd_dump(int argc, char **argv) {
       if (i + 1 >= argc) return bad_usage("missing value after", a);
       if (!strcmp(a, "-o")) out_path = argv[++i];
       else if (!strcmp(a, "--split")) split_dir = argv[++i];
-      else if (ct_parse_u64(argv[++i], &opt.gap_min_ns) < 0)
-        return bad_usage("--gap-min needs a number of ns, not", argv[i]);
+      else if (cli_parse_duration(argv[++i], 1, &opt.gap_min_ns) < 0)
+        return bad_usage("--gap-min needs nanoseconds (or 5us, 1ms), not", argv[i]);
     } else {
       return bad_usage("unknown option", a);
     }
@@ -333,4 +333,10 @@ int cmd_dump(int argc, char **argv) {
   /* unreadable files next to readable ones make a partial result, alone an error */
   if (run.unreadable) return run.unreadable < run.files ? (run.status > 1 ? run.status : 1) : 2;
   return run.status;
+}
+
+/* Options may follow the traces and take --name=value (cli_run_options_first). */
+int cmd_dump(int argc, char **argv) {
+  static const char *const valued[] = {"-o", "--gap-min", "--split", NULL};
+  return cli_run_options_first(argc, argv, valued, run_dump);
 }

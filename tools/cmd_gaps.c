@@ -24,10 +24,12 @@ static const char usage_text[] =
     "  --summary               at most 6 lines: busy share, idle by cause, largest gap\n"
     "  --top N                 how many of the largest gaps to show (default 10)\n"
     "  --min-gap US            list only gaps of at least US microseconds (default 0)\n"
-    "  --launch-threshold US   gaps shorter than this are launch overhead (default 10)\n"
+    "  --launch-threshold US   gaps shorter than this are always launch overhead (default 10;\n"
+    "                          longer ones too when the launching call was slow, docs/gaps.md)\n"
     "  --launch-bound-min N    kernels in a row shorter than their launch call (default 20)\n"
     "  --repeat-min N          copies or syncs before a finding names them (default 4)\n"
     "  --sync-work US          a sync waiting on less GPU work is flagged (default 50)\n"
+    "                          (US: microseconds, or with a unit: 2ms, 500ns)\n"
     "  --graph-min N           repetitions of a kernel sequence before it is named a CUDA-graph\n"
     "                          candidate (default 10)\n"
     "  --from T, --to T        only what overlaps that window (T: seconds after the trace's\n"
@@ -37,23 +39,8 @@ static const char usage_text[] =
     "Each listed gap names the call that ended it, the innermost NVTX range open on its\n"
     "thread and, for traces recorded with `cutrace record --stacks`, its call site.\n";
 
-/* Parses microseconds with up to 3 decimals ("2.5") into ns. Returns 0 or -1. */
-static int parse_us(const char *s, uint64_t *ns) {
-  uint64_t whole = 0, frac = 0;
-  unsigned digits = 0, fdigits = 0;
-  const char *p = s;
-  for (; *p >= '0' && *p <= '9'; p++, digits++) {
-    if (whole > UINT64_MAX / 10000) return -1;
-    whole = whole * 10 + (uint64_t)(*p - '0');
-  }
-  if (*p == '.')
-    for (p++; *p >= '0' && *p <= '9'; p++, fdigits++)
-      if (fdigits < 3) frac = frac * 10 + (uint64_t)(*p - '0');
-  if (*p || (!digits && !fdigits)) return -1;
-  for (unsigned i = fdigits; i < 3; i++) frac *= 10;
-  *ns = whole * 1000 + frac;
-  return 0;
-}
+/* Parses a duration in microseconds, or with a unit ("2ms", "500ns"), into ns. */
+static int parse_us(const char *s, uint64_t *ns) { return cli_parse_duration(s, 1000, ns); }
 
 static int add_input(const char *path, void *arg) {
   gaps_cli *c = arg;
@@ -120,12 +107,12 @@ int cmd_gaps(int argc, char **argv) {
       if (ct_parse_out_format(v, &c.fmt) < 0 || c.fmt == CT_OUT_CSV)
         rc = bad("--format takes text or json, not", v);
     } else if (!strncmp(a, "--min-gap", 9)) {
-      if (parse_us(v, &o.min_gap_ns) < 0) rc = bad("--min-gap takes microseconds, not", v);
+      if (parse_us(v, &o.min_gap_ns) < 0) rc = bad("--min-gap takes microseconds (or 2ms, 500ns), not", v);
     } else if (!strncmp(a, "--launch-threshold", 18)) {
       if (parse_us(v, &o.launch_threshold_ns) < 0)
-        rc = bad("--launch-threshold takes microseconds, not", v);
+        rc = bad("--launch-threshold takes microseconds (or 2ms, 500ns), not", v);
     } else if (!strncmp(a, "--sync-work", 11)) {
-      if (parse_us(v, &o.sync_work_ns) < 0) rc = bad("--sync-work takes microseconds, not", v);
+      if (parse_us(v, &o.sync_work_ns) < 0) rc = bad("--sync-work takes microseconds (or 2ms, 500ns), not", v);
     } else if (!strncmp(a, "--top", 5)) {
       if (ct_parse_u64(v, &x) < 0 || x > 10000) rc = bad("--top takes a count up to 10000, not", v);
       else o.top = (unsigned)x;

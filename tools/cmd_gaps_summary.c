@@ -24,7 +24,8 @@ void ct_gaps_print_summary(const gaps_cli *c) {
              !strcmp(why, "profiler") ? "; did the program call cudaProfilerStart?"
              : !strcmp(why, "nvtx") ? "; did the program open the NVTX range?" : "");
     else
-      printf("cutrace gaps: no GPU activity in the trace\n");
+      printf("cutrace gaps: no GPU activity in the trace (no kernel, copy or set was timed; "
+             "cutrace report lists the CUDA calls the program made)\n");
     return;
   }
   for (unsigned i = 0; i < n && lines < 4; i++, lines++) {

@@ -84,7 +84,7 @@ static int info_file(const char *path, void *arg) {
   char err[300];
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   if (!r) {
-    fprintf(stderr, "cutrace: %s\n", err);
+    fprintf(stderr, "cutrace info: %s\n", err);
     *status = 2;
     return 0;
   }
@@ -173,8 +173,8 @@ static int info_file(const char *path, void *arg) {
   free(devices);
   if (last)
     printf("  %-14s %.6f s\n", "time span", (double)(last - first) / 1e9);
-  printf("  %-14s %llu in %llu frames\n", "records", (unsigned long long)st->records,
-         (unsigned long long)st->frames);
+  printf("  %-14s %llu in %llu frame%s\n", "records", (unsigned long long)st->records,
+         (unsigned long long)st->frames, st->frames == 1 ? "" : "s");
   for (unsigned k = 1; k < CT_MAX_KINDS; k++)
     if (counts[k]) printf("    %-12s %llu\n", ct_kind_name(k), (unsigned long long)counts[k]);
   printf("  %-14s %llu\n", "dropped", (unsigned long long)drops);
@@ -188,7 +188,7 @@ static int info_file(const char *path, void *arg) {
   if (st->damaged) {
     printf("  %-14s partial: %s (%llu bytes skipped)\n", "end", st->message,
            (unsigned long long)st->skipped_bytes);
-    fprintf(stderr, "cutrace: %s: %s; %llu record%s read\n", path, st->message,
+    fprintf(stderr, "cutrace info: %s: %s; %llu record%s read\n", path, st->message,
             (unsigned long long)st->records, st->records == 1 ? "" : "s");
     if (*status < 1) *status = 1;
   } else {
@@ -199,9 +199,16 @@ static int info_file(const char *path, void *arg) {
   return 0;
 }
 
+static const char usage[] =
+    "cutrace info [DIR|FILE...]\n"
+    "  Per trace file: format version, process (pid, command, host), rank in a distributed\n"
+    "  job, CUDA driver and runtime versions, devices, time span, records per kind, records\n"
+    "  the tracer dropped, and whether the file ended cleanly or where it stopped (exit\n"
+    "  status 1 then: every record before the damage was read). No options.";
+
 int cmd_info(int argc, char **argv) {
   cli_progress_start("info");
-  int rc = cli_run_on_traces(argc, argv, "cutrace info [DIR|FILE...]", info_file);
+  int rc = cli_run_on_traces(argc, argv, usage, info_file);
   cli_progress_done();
   return rc;
 }

@@ -295,7 +295,7 @@ static int bad_usage(const char *fmt, const char *arg) {
   return 2;
 }
 
-int cmd_report(int argc, char **argv) {
+static int run_report(int argc, char **argv) {
   run_state s;
   memset(&s, 0, sizeof s);
   s.opt.sort = "total";
@@ -401,4 +401,10 @@ int cmd_report(int argc, char **argv) {
     return 2;
   }
   return s.status;
+}
+
+/* Options may follow the traces and take --name=value (cli_run_options_first). */
+int cmd_report(int argc, char **argv) {
+  static const char *const valued[] = {"--format", "--sort", "--limit", "--tables", "--by", NULL};
+  return cli_run_options_first(argc, argv, valued, run_report);
 }

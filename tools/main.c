@@ -58,6 +58,8 @@ static void usage(FILE *f) {
              "report, gaps, diff, dump and steps take --from T and --to T: only what overlaps\n"
              "that window (T: seconds after each trace's start, 2.5, 300ms, 40us; or @NS, a\n"
              "host time as gaps prints it); the time outside counts as not recorded.\n"
+             "Options may come before or after the traces (record: before CMD), a value as\n"
+             "--name V or --name=V.\n"
              "'cutrace COMMAND --help' describes a command's options.\n"
              "Exit status: 0 clean, 1 partial result (damaged input), 2 usage or unreadable input.\n");
 }

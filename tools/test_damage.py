@@ -95,7 +95,7 @@ for i in (kinds.index("occupancy") + 1, kinds.index("launch") + 1):
     path = write(f"cut{i}.ctr", data[:starts[i] + 5])
     for cmd in COMMANDS:
         rc, out, err = run(*cmd, path)
-        name = "cutrace" if cmd[0] == "info" else f"cutrace {cmd[0]}"
+        name = f"cutrace {cmd[0]}"
         tail = "" if cmd[0] == "info" else " before it (partial result)"
         want = (f"{name}: {path}: truncated (last frame incomplete) at offset {starts[i]}; "
                 f"{read(i)}{tail}\n")

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The command line as a newcomer types it, on a generated launch loop of known content
+(cutrace-gentrace FILE 200: 200 kernels of 2 us every 4 us, so 199 gaps of 2 us):
+options after the traces and --name=value read as options first (report, dump, diff),
+durations with a unit (gaps --min-gap 2us, dump --gap-min 2us), a valued option
+without its value, info's help and messages."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+cutrace, gentrace = sys.argv[1], sys.argv[2]
+import tooltest
+from tooltest import check, finish
+
+
+def run(*args):
+    return tooltest.run(cutrace, *args)
+
+
+def same(label, first, after):
+    """Runs cutrace with the options first and then after the traces: same output."""
+    r1, r2 = run(*first), run(*after)
+    check(r1[0] == 0 and r1 == r2, f"{label}: {first} and {after} differ: {r1[0]} {r1[2]!r} / "
+          f"{r2[0]} {r2[2]!r}")
+    return r1[1]
+
+
+with tempfile.TemporaryDirectory() as d:
+    trace = os.path.join(d, "gen.4242.ctr")
+    subprocess.run([gentrace, trace, "200"], check=True)
+
+    out = same("report", ["report", "--format", "csv", "--tables", "kernels", "--limit", "1", d],
+               ["report", d, "--format=csv", "--tables", "kernels", "--limit=1"])
+    rows = out.splitlines()
+    check(len(rows) == 2 and rows[1].startswith("kernels,") and ",200," in rows[1],
+          f"report csv: the header and one kernel row of 200 calls: {rows}")
+    same("report --", ["report", "--tables", "apis", "--", trace], ["report", trace, "--tables", "apis"])
+
+    out = same("diff", ["diff", "--format", "json", "--limit", "1", trace, d],
+               ["diff", trace, "--limit=1", d, "--format=json"])
+    doc = json.loads(out)
+    check(doc["status"] == "clean" and all(r["status"] == "same" for r in doc["kernels"]),
+          f"diff of a trace with itself: every kernel same: {doc['kernels']}")
+
+    f1, f2 = os.path.join(d, "a.json"), os.path.join(d, "b.json")
+    same("dump --chrome", ["dump", "--chrome", "--gap-min", "2000", "-o", f1, trace],
+         ["dump", trace, "--chrome", "-o", f2, "--gap-min=2us"])
+    check(open(f1).read() == open(f2).read(), "dump --chrome: the same document either way")
+    gaps = [e for e in json.load(open(f1))["traceEvents"] if e.get("cat") == "gap"]
+    check(len(gaps) == 2 * 199, f"--gap-min 2us: the 199 gaps of 2 us are slices on the device's "
+          f"and the stream's gap tracks: {len(gaps)}")
+    rc, out, err = run("dump", "--chrome", "--gap-min", "2.5us", "-o", f2, trace)
+    gaps = [e for e in json.load(open(f2))["traceEvents"] if e.get("cat") == "gap"]
+    check(rc == 0 and not gaps, f"--gap-min 2.5us: no gap slice: {len(gaps)}")
+    rc, out, err = run("dump", "--chrome", "--gap-min", "2 us", trace)
+    check(rc == 2 and err.startswith("cutrace dump: --gap-min needs nanoseconds"), f"bad unit: {err!r}")
+
+    # gaps: --min-gap with a unit is the same as microseconds
+    n_gaps = {}
+    for v in ("2", "2us", "0.002ms", "2000ns", "2.5us"):
+        rc, out, err = run("gaps", "--format", "json", "--top", "1000", "--min-gap", v, trace)
+        n_gaps[v] = len(json.loads(out)["gaps"]) if rc == 0 else err
+    check(n_gaps == {"2": 199, "2us": 199, "0.002ms": 199, "2000ns": 199, "2.5us": 0},
+          f"gaps --min-gap in any unit: {n_gaps}")
+    rc, out, err = run("gaps", "--min-gap", "2 ms", trace)
+    check(rc == 2 and "--min-gap takes microseconds" in err, f"gaps bad unit: {err!r}")
+
+    # errors: one line, exit 2, nothing on stdout
+    for args, want in ((["report", trace, "--limit"], "cutrace report: --limit needs a value"),
+                       (["dump", trace, "--chrome", "-o"], "cutrace dump: -o needs a value"),
+                       (["diff", trace, trace, "--by"], "cutrace diff: --by needs a value"),
+                       (["report", trace, "--bogus"], "cutrace report: unknown option '--bogus'"),
+                       (["dump", trace, "--chrome", "-o=x"], "cutrace dump: unknown option '-o=x'"),
+                       (["report", "--limit=x", trace], "cutrace report: --limit needs a number, not 'x'")):
+        rc, out, err = run(*args)
+        check(rc == 2 and not out and err.startswith(want) and err.count("\n") == 1,
+              f"{args}: {rc} {err!r}")
+
+    # info: a description under --help; its messages name the command
+    rc, out, err = run("info", "--help")
+    check(rc == 0 and out.startswith("usage: cutrace info") and "dropped" in out, f"info --help: {out!r}")
+    rc, out, err = run("info", os.path.join(d, "missing.ctr"))
+    check(rc == 2 and err.startswith("cutrace info: ") and "No such file" in err, f"info missing: {err!r}")
+    rc, out, err = run("info", trace)
+    check(rc == 0 and "records        608 in 1 frame\n" in out, f"info: one frame: {out!r}")
+
+finish()
