@@ -264,7 +264,7 @@ static void print_findings(const gaps_cli *c) {
       break;
     case CT_FIND_GRAPH_CANDIDATE:
       printf("thread %llu stream %llu repeated %llu kernels %llu times (%s): GPU %s, idle %s "
-             "inside the instances (%.1f%% of their %s) waiting on launches. %s\n",
+             "inside the instances (%.1f%% of their %s) waiting on launches: %s\n",
              (unsigned long long)f->tid, (unsigned long long)f->stream,
              (unsigned long long)f->length, (unsigned long long)f->count, f->what,
              ct_fmt_duration(f->gpu_ns, b1, sizeof b1), ct_fmt_duration(f->idle_ns, b2, sizeof b2),
