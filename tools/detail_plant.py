@@ -7,8 +7,13 @@ preload does since 2026-12-03: CTPH_FINISH) or after it (as before), for
 test_detail_order.py. late_attr_file(path, late): thread 8's launches of a kernel come
 before the KERNEL_ATTR and OCCUPANCY records they name (written by thread 7, which
 launched it first and was preempted) and 40 ms of another thread's records, or after;
-late_stack_file(path, late): the same with the STACK records of the launches' call
-path (a Python frame, train.py:12 step) written by thread 7.
+late_shape_file(path, late): thread 7's first launch of the kernel (KERNEL_ATTR and
+OCCUPANCY for block 128 before it) and thread 8's launches of a new shape (block 256)
+before the OCCUPANCY record of that shape (thread 7's second launch, preempted), or
+after. late_stack_file(path, late, ancestors_only): the same with the STACK records of
+the launches' call path (a Python frame, train.py:12 step) written by thread 7, or
+(ancestors_only) only its ancestors late: the leaf node written by thread 8 before its
+calls, its parent and root by thread 7 after.
 
 pid 12, thread 10's calls, in this order, 40 ms apart:
   corr 1  cudaLaunchKernel of KERNEL, grid 4x2x1, block 128x1x1, timed
@@ -122,21 +127,64 @@ def late_attr_file(path, late):
     w.save(path)
 
 
-def late_stack_file(path, late):
+def late_shape_file(path, late):
+    """pid 7, the device of late_attr_file: thread 7 launches ATTR_KERNEL (attr 1: 64
+    registers, 1 KiB static shared memory) with block 128 (8 resident blocks per SM),
+    its KERNEL_ATTR and OCCUPANCY records first; then thread 8 launches it 3 times with
+    block 256 and 512 bytes of dynamic shared memory (6 resident blocks per SM: 75 %),
+    the OCCUPANCY record of that shape before them or (late) after 40 ms of thread 9's
+    records."""
+    w = TraceWriter()
+    w.add("process", pid=7, ppid=1, start_ns=10**9, host=w.string("h"))
+    w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132,
+          max_threads_per_sm=2048, warp_size=32, regs_per_sm=65536, smem_per_sm=233472,
+          max_blocks_per_sm=32)
+    name, api = w.string(ATTR_KERNEL), w.string("cudaLaunchKernel")
+
+    def launch(corr, tid, t, block, shmem):
+        w.add("launch", corr=corr, kernel=name, grid_x=264, grid_y=1, grid_z=1, block_x=block,
+              block_y=1, block_z=1, shmem=shmem, attr=1)
+        w.add("api", tid=tid, name=api, begin_ns=t, end_ns=t + 2000, corr=corr, flags=TIMED)
+        w.add("gpu", corr=corr, start_ns=t + 5000, end_ns=t + 25000, type=GPU_KERNEL, name=name)
+
+    def new_shape():
+        w.add("occupancy", attr=1, device=0, block_threads=256, dyn_smem=512, blocks_per_sm=6)
+
+    w.add("kernel_attr", id=1, name=name, regs=64, static_smem=1024)
+    w.add("occupancy", attr=1, device=0, block_threads=128, dyn_smem=0, blocks_per_sm=8)
+    launch(1, 7, 10**9 + 50 * 1000, 128, 0)
+    if not late:
+        new_shape()
+    for i in range(3):
+        launch(i + 2, 8, 10**9 + (i + 1) * 100 * 1000, 256, 512)
+    w.add("tracer", tid=9, what=w.string("unwinder"), begin_ns=10**9, end_ns=10**9 + 40 * 10**6,
+          amount=1)
+    if late:
+        new_shape()
+    w.add("end", records=0, end_ns=10**9 + 50 * 10**6)
+    w.save(path)
+
+
+def late_stack_file(path, late, ancestors_only=False):
     """pid 7: 3 launches by thread 8 whose API records name STACK node 3 (root 0x1000 <
     train.py:12 step < 0x7000), with the STACK records before them or (late) after 40 ms
-    of thread 9's records."""
+    of thread 9's records; ancestors_only (with late): node 3 before them, nodes 1 and 2
+    after."""
     w = TraceWriter()
     w.add("process", pid=7, start_ns=10**9)
     w.add("pycode", id=2, file=w.string("/home/u/train.py"), qualname=w.string("step"),
           first_line=10)
 
-    def stacks():
-        for nid, parent, pc in ((1, 0, 0x1000), (2, 1, (1 << 63) | (2 << 24) | 12), (3, 2, 0x7000)):
+    nodes = ((1, 0, 0x1000), (2, 1, (1 << 63) | (2 << 24) | 12), (3, 2, 0x7000))
+
+    def stacks(which):
+        for nid, parent, pc in which:
             w.add("stack", id=nid, parent=parent, pc=pc)
 
     if not late:
-        stacks()
+        stacks(nodes)
+    elif ancestors_only:
+        stacks(nodes[2:])
     name, kernel = w.string("cudaLaunchKernel"), w.string(ATTR_KERNEL)
     for i in range(3):
         t = 10**9 + (i + 1) * 100 * 1000
@@ -149,6 +197,6 @@ def late_stack_file(path, late):
     w.add("tracer", tid=9, what=w.string("unwinder"), begin_ns=10**9, end_ns=10**9 + 40 * 10**6,
           amount=1)
     if late:
-        stacks()
+        stacks(nodes[:2] if ancestors_only else nodes)
     w.add("end", records=0, end_ns=10**9 + 50 * 10**6)
     w.save(path)

@@ -28,8 +28,9 @@
  * stack capture: 21 ms under load, with the window still at its first 20 ms). Once
  * the file has reported drops it is not waited for (a dropped call never comes), so
  * a trace with drops keeps the window's memory. A kernel whose LAUNCH names a
- * KERNEL_ATTR record not read yet, and a span whose STACK node was not read yet, wait
- * the same way (awaits_join). The preload writes a call's detail
+ * KERNEL_ATTR record or whose shape's OCCUPANCY record was not read yet, and a span
+ * whose STACK node or one of its ancestors was not read yet, wait the same way
+ * (awaits_join, model_ready.h). The preload writes a call's detail
  * record before its API record (since 2026-12-03), so the detail is in the table
  * whenever the span is delivered, however far apart the two land; in older files it
  * comes right after: an API record releases nothing until the next event is added, so
@@ -52,6 +53,7 @@
 #include <string.h>
 
 #include "model_calls.h"
+#include "model_ready.h"
 #include "model_waits.h"
 #include "progress.h"
 #include "reader.h"
@@ -147,12 +149,6 @@ static void heap_pop(heap *h) {
 
 /* ---- the model state ----------------------------------------------------------- */
 
-/* A set of record ids read (KERNEL_ATTR, STACK: process-wide, 1, 2, ...), one bit each. */
-typedef struct id_set {
-  uint8_t *bits;
-  size_t n; /* bytes */
-} id_set;
-
 typedef struct model {
   ct_reader *r;
   const ct_model_ops *ops;
@@ -178,8 +174,7 @@ typedef struct model {
   /* per string id: cached api category/layer (0 = not computed) */
   uint8_t *api_cache;
   size_t api_cache_n;
-  id_set attrs_read;  /* the KERNEL_ATTR ids read */
-  id_set stacks_read; /* the STACK ids read */
+  ct_ready ready;     /* the KERNEL_ATTR, STACK and OCCUPANCY records read (model_ready.h) */
   int oom;
   /* the time filter (ct_model_options from/to) */
   ct_model_options opt;
@@ -448,54 +443,52 @@ static int pend_min(const model *m) {
   return best;
 }
 
-/* The index in ct_call.d (the detail's fields after corr) of a LAUNCH record's attr,
+/* The index in ct_call.d (the detail's fields after corr) of a LAUNCH record's field,
  * and in a pending API event's fields of its stack. */
-#define LAUNCH_ATTR_AT (offsetof(struct ct_launch, attr) / sizeof(uint64_t) - 1)
+#define LAUNCH_AT(field) (offsetof(struct ct_launch, field) / sizeof(uint64_t) - 1)
 #define API_STACK_AT (offsetof(struct ct_api, stack) / sizeof(uint64_t))
-#define MAX_READ_ID (1u << 26) /* ids noted as read (larger ones: not waited for) */
 
-/* Notes that the record of id (a KERNEL_ATTR or STACK id) was read. */
-static void note_read(id_set *set, uint64_t id) {
-  if (!id || id >= MAX_READ_ID) return;
-  if (id / 8 >= set->n) {
-    size_t n = set->n ? set->n : 64;
-    while (n <= id / 8) n *= 2;
-    uint8_t *nb = realloc(set->bits, n);
-    if (!nb) return; /* what names it then just does not wait for it */
-    memset(nb + set->n, 0, n - set->n);
-    set->bits = nb;
-    set->n = n;
-  }
-  set->bits[id / 8] |= (uint8_t)(1u << (id % 8));
-}
-
-/* 1 when id (not 0) names a record not read yet. */
-static inline int unread(const id_set *set, uint64_t id) {
-  return id < MAX_READ_ID && (id / 8 >= set->n || !(set->bits[id / 8] >> (id % 8) & 1));
-}
-
-/* 1 when p should not be released yet: p is an activity whose call, or the KERNEL_ATTR
- * record its LAUNCH names (format 1.6), is not in the file so far, or a span whose
- * STACK node (format 1.1) is not; the file has reported no drops (which may have taken
- * it), and less than JOIN_WAIT_NS of trace time has passed since its end. The first
- * thread to launch a function writes its KERNEL_ATTR record, the first to call from a
- * call path its STACK records; another thread's launch or call can reach the file
- * first (the writer drains threads' buffers one by one, the first thread may be
- * preempted), and a consumer writing events as delivered (dump --chrome) would write
- * the kernel without its attributes, the call without its call site. */
-static int awaits_join(const model *m, const pend *p) {
+/* 1 when p should not be released yet: p is an activity whose call, the KERNEL_ATTR
+ * record its LAUNCH names or its launch shape's OCCUPANCY record (format 1.6) is not in
+ * the file so far, or a span whose STACK node or one of the node's ancestors (format
+ * 1.1) is not; the file has reported no drops (which may have taken it), and less than
+ * JOIN_WAIT_NS of trace time has passed since its end. The first thread to launch a
+ * function writes its KERNEL_ATTR record, the first to launch a shape its OCCUPANCY
+ * record, the first to call from a call path its STACK records; another thread's launch
+ * or call can reach the file first (the writer drains threads' buffers one by one, the
+ * first thread may be preempted), and a consumer writing events as delivered (dump
+ * --chrome) would write the kernel without its attributes or occupancy, the call
+ * without its call site or with a truncated stack. A record waited for in vain is
+ * settled (model_ready.h): what names it later does not wait again. */
+static int awaits_join(model *m, const pend *p) {
+  if (m->st->dropped) return 0;
+  int expired = p->key + JOIN_WAIT_NS < m->max_end;
   if (p->kind == CT_KIND_API) {
     uint64_t stack = p->v[API_STACK_AT];
-    return stack && unread(&m->stacks_read, stack) && !m->st->dropped &&
-           p->key + JOIN_WAIT_NS >= m->max_end;
-  }
-  if (p->kind != CT_KIND_GPU || !p->v[0] || m->st->dropped || p->key + JOIN_WAIT_NS < m->max_end)
+    if (ct_ready_stack(&m->ready, stack)) return 0;
+    if (!expired) return 1;
+    ct_ready_stack_settle(&m->ready, stack);
     return 0;
+  }
+  if (p->kind != CT_KIND_GPU || !p->v[0]) return 0;
   const ct_call *e = ct_calls_find(&m->calls, p->v[0]);
   if (!e) return 0;
-  if (!e->has_call) return 1;
-  uint64_t attr = e->detail == CT_DETAIL_LAUNCH ? e->d[LAUNCH_ATTR_AT] : 0;
-  return attr && unread(&m->attrs_read, attr);
+  if (!e->has_call) return !expired;
+  if (e->detail != CT_DETAIL_LAUNCH || !e->d[LAUNCH_AT(attr)]) return 0;
+  uint64_t attr = e->d[LAUNCH_AT(attr)];
+  if (!ct_ready_attr(&m->ready, attr)) {
+    if (!expired) return 1;
+    ct_ready_attr_settle(&m->ready, attr);
+  }
+  const struct ct_gpu *g = (const struct ct_gpu *)p->v;
+  ct_shape shape = {attr, g->device,
+                    e->d[LAUNCH_AT(block_x)] * e->d[LAUNCH_AT(block_y)] * e->d[LAUNCH_AT(block_z)],
+                    e->d[LAUNCH_AT(shmem)]};
+  if (!ct_ready_shape(&m->ready, &shape)) {
+    if (!expired) return 1;
+    ct_ready_shape_settle(&m->ready, &shape);
+  }
+  return 0;
 }
 
 /* Releases every pending event with key + window < newest end, except that an
@@ -741,7 +734,7 @@ static void handle(model *m, ct_record *rec) {
     if (m->ops->on_clock) m->ops->on_clock(m->user, &m->proc, &rec->u.clock);
     break;
   case CT_KIND_STACK:
-    note_read(&m->stacks_read, rec->u.stack.id);
+    ct_ready_stack_read(&m->ready, rec->u.stack.id, rec->u.stack.parent);
     if (m->ops->on_stack) m->ops->on_stack(m->user, &m->proc, &rec->u.stack);
     break;
   case CT_KIND_MODULE:
@@ -761,14 +754,18 @@ static void handle(model *m, ct_record *rec) {
       m->ops->on_pause(m->user, &m->proc, &rec->u.pause, str_or_empty(m, rec->u.pause.why));
     break;
   case CT_KIND_KERNEL_ATTR:
-    note_read(&m->attrs_read, rec->u.kernel_attr.id);
+    ct_ready_attr_settle(&m->ready, rec->u.kernel_attr.id);
     if (m->ops->on_kernel_attr)
       m->ops->on_kernel_attr(m->user, &m->proc, &rec->u.kernel_attr,
                              str_or_empty(m, rec->u.kernel_attr.name));
     break;
-  case CT_KIND_OCCUPANCY:
+  case CT_KIND_OCCUPANCY: {
+    const struct ct_occupancy *o = &rec->u.occupancy;
+    ct_ready_shape_settle(&m->ready,
+                          &(ct_shape){o->attr, o->device, o->block_threads, o->dyn_smem});
     if (m->ops->on_occupancy) m->ops->on_occupancy(m->user, &m->proc, &rec->u.occupancy);
     break;
+  }
   case CT_KIND_END: m->st->has_end = 1; break;
   default: break;
   }
@@ -831,8 +828,7 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   ct_calls_free(&m->calls);
   ct_waits_free(&m->waits);
   free(m->api_cache);
-  free(m->attrs_read.bits);
-  free(m->stacks_read.bits);
+  ct_ready_free(&m->ready);
   free(m->cmdline);
   ct_reader_close(m->r);
   free(m);

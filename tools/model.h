@@ -13,9 +13,10 @@
  * (API record with the same corr, and its LAUNCH / MEMOP / GEMM detail record),
  * whichever of them the file holds first: an activity whose call has not been read
  * waits for it (and holds back what follows it) up to 2 s of trace time, unless the
- * file reported drops; so does a kernel whose LAUNCH names a KERNEL_ATTR record not
- * read yet (format 1.6: written by the thread that launched the function first), and a
- * span whose STACK node was not read yet. A span is delivered with its detail record and, when its GPU
+ * file reported drops; so does a kernel whose LAUNCH names a KERNEL_ATTR record, or
+ * whose launch shape's OCCUPANCY record, was not read yet (format 1.6: written by the
+ * thread that launched the function, the shape, first), and a span whose STACK node or
+ * one of its ancestors was not read yet (tools/model_ready.h). A span is delivered with its detail record and, when its GPU
  * work is known by then, the activity's times. Once the file reported drops or damage,
  * a call still waiting for its GPU record (or call) once its stream's later work was
  * delivered a window earlier is given up on (ct_model_stats.calls_given_up): a record
@@ -106,10 +107,10 @@ typedef struct ct_model_ops {
                    const char *name);
   void (*on_drop)(void *user, const ct_proc *proc, const struct ct_drop *drop);
   void (*on_clock)(void *user, const ct_proc *proc, const struct ct_clock *clock);
-  /* A call-stack node (format 1.1): delivered as read; a span naming a node not read
-   * yet waits for it (up to 2 s of trace time, not once the file reported drops), but
-   * its ancestors may still come later and an activity's call_stack may name it before
-   * (ids are process-wide): keep a table, resolve at output time. */
+  /* A call-stack node (format 1.1): delivered as read; a span naming a node waits for
+   * it and its ancestors (up to 2 s of trace time, not once the file reported drops),
+   * but an activity's call_stack may name it before (ids are process-wide): keep a
+   * table, resolve at output time. */
   void (*on_stack)(void *user, const ct_proc *proc, const struct ct_stack *node);
   /* A loaded ELF object (format 1.1); path and build_id resolved ("" when none). */
   void (*on_module)(void *user, const ct_proc *proc, const struct ct_module *module,
@@ -137,7 +138,8 @@ typedef struct ct_model_ops {
    * first as a span: keep a table, resolve at output time. name "" when unknown. */
   void (*on_kernel_attr)(void *user, const ct_proc *proc, const struct ct_kernel_attr *attr,
                          const char *name);
-  /* The resident blocks per SM of one launch shape (format 1.6), delivered as read
+  /* The resident blocks per SM of one launch shape (format 1.6), delivered as read:
+   * before the activities of that shape, which wait for it as for their KERNEL_ATTR
    * (same caveat as on_kernel_attr). */
   void (*on_occupancy)(void *user, const ct_proc *proc, const struct ct_occupancy *occ);
 } ct_model_ops;

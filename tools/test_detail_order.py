@@ -13,10 +13,13 @@ the loss this order prevents.) Kernel attributes (format 1.6): launches by one t
 that reach the file 40 ms before the KERNEL_ATTR and OCCUPANCY records they name
 (written by the thread that launched the kernel first, preempted): dump --chrome's
 kernel slices still carry the attributes (the model holds a kernel until its
-KERNEL_ATTR record is read), exactly as when the records come first. Call stacks
+KERNEL_ATTR record is read), exactly as when the records come first; so do launches of
+a new shape of a kernel whose attributes were read, 40 ms before that shape's OCCUPANCY
+record (the model holds a kernel until its shape's OCCUPANCY record is read). Call stacks
 (format 1.1): launches whose STACK node's records come 40 ms later (written by the
 thread that called from that path first): dump --chrome's call slices still carry the
-call site and Python stack.
+call site and Python stack; and when only the node's parent and root come 40 ms later
+(the model holds a call until its STACK node and all its ancestors are read).
 
 usage: test_detail_order.py CUTRACE"""
 import json
@@ -25,7 +28,7 @@ import sys
 import tempfile
 
 import tooltest
-from detail_plant import MIB, late_attr_file, late_stack_file, split_file
+from detail_plant import MIB, late_attr_file, late_shape_file, late_stack_file, split_file
 from tooltest import check, finish
 
 cutrace = sys.argv[1]
@@ -82,6 +85,17 @@ def check_attributes(label, path, d):
     check(got == [(64, 1536, 8, 50.0)] * 3, f"{label}: kernel slices' attributes ({rc} {err!r}): {got}")
 
 
+def check_shapes(label, path, d):
+    out = os.path.join(d, "shape.json")
+    rc, _, err = tooltest.run(cutrace, "dump", "--chrome", "-o", out, path)
+    events = json.load(open(out))["traceEvents"] if rc == 0 else []
+    fields = ("registers per thread", "shared memory", "resident blocks per SM",
+              "theoretical occupancy %")
+    got = [tuple(e["args"].get(f) for f in fields) for e in events if e.get("cat") == "kernel"]
+    check(got == [(64, 1024, 8, 50.0)] + [(64, 1536, 6, 75.0)] * 3,
+          f"{label}: kernel slices' attributes and occupancy ({rc} {err!r}): {got}")
+
+
 def check_call_sites(label, path, d):
     out = os.path.join(d, "stack.json")
     rc, _, err = tooltest.run(cutrace, "dump", "--chrome", "-o", out, path)
@@ -105,10 +119,17 @@ with tempfile.TemporaryDirectory(prefix="ct-detail-") as d:
         path = os.path.join(d, "attr.ctr")
         late_attr_file(path, late)
         check_attributes(label, path, d)
-    for label, late in (("STACK records 40 ms after the calls", True),
-                        ("STACK records before the calls", False)):
+    for label, late in (("a new shape's OCCUPANCY record 40 ms after its launches", True),
+                        ("a new shape's OCCUPANCY record before its launches", False)):
+        path = os.path.join(d, "shape.ctr")
+        late_shape_file(path, late)
+        check_shapes(label, path, d)
+    for label, late, ancestors_only in (
+            ("STACK records 40 ms after the calls", True, False),
+            ("the STACK node's parent and root 40 ms after the calls", True, True),
+            ("STACK records before the calls", False, False)):
         path = os.path.join(d, "stack.ctr")
-        late_stack_file(path, late)
+        late_stack_file(path, late, ancestors_only)
         check_call_sites(label, path, d)
 
 finish()
