@@ -1,8 +1,8 @@
-"""The planted trace that holds every record kind (formats 1.0 to 1.7: PROCESS, JOB,
+"""The planted trace that holds every record kind (formats 1.0 to 1.8: PROCESS, JOB,
 DEVICE with its SM limits, THREAD, STREAM, MODULE, PYCODE, STACK, CLOCK, GRAPH,
-GRAPH_KERNEL, KERNEL_ATTR, OCCUPANCY, API, LAUNCH, GPU, MEMOP (every kind: copies, a
-set, a peer copy, a prefetch, batches of copies going one way and mixed ways, a batch
-of prefetches), RANGE, TRACER, GEMM, GRAPH_LAUNCH, ALLOC, PAUSE, MARK, DROP, END), and
+GRAPH_KERNEL, KERNEL_ATTR, OCCUPANCY, API, LAUNCH, GPU, MEMOP (every kind: copies each
+way, a set, a peer copy, a prefetch, batches of copies going one way and mixed ways, a
+batch of prefetches, a batch of discards), RANGE, TRACER, GEMM, GRAPH_LAUNCH, ALLOC, PAUSE, MARK, DROP, END), and
 the driver's stream memory operations (spans on a stream, no GPU record), each detail
 record before its API record as the preload writes them since 1.7, for the tools' fuzz
 test (test_fuzz_cli.py) and damage test (test_damage.py)."""
@@ -32,20 +32,24 @@ class OneRecordPerFrame(TraceWriter):
         self.ends.append(len(self.body))
 
 
-MEMOPS = [  # name, flags, MEMOP fields (1.7: prefetch 7, mixed 8, count), GPU type
+MEMOPS = [  # name, flags, MEMOP fields (1.7: prefetch 7, mixed 8, count; 1.8: discard 9), GPU type
+    ("cudaMemcpyAsync", 0x4, dict(bytes=8192, kind=2, src_mem=1, dst_mem=2), 2),
+    ("cuMemcpyDtoDAsync_v2", 0x14, dict(bytes=1 << 12, kind=3, src_mem=1, dst_mem=1), 2),
+    ("cudaMemcpyAsync", 0x4, dict(bytes=256, kind=4, src_mem=2, dst_mem=3), 2),
     ("cuMemsetD32Async", 0x14, dict(bytes=512, kind=5, dst_mem=1, value=7), 3),
     ("cuMemcpyPeerAsync", 0x14, dict(bytes=1 << 16, kind=6, src_mem=1, dst_mem=1), 2),
     ("cudaMemPrefetchAsync", 0x4, dict(bytes=1 << 20, kind=7, src_mem=4, dst_mem=4, value=1), 2),
     ("cuMemcpyBatchAsync_v2", 0x14, dict(bytes=3 << 12, kind=1, src_mem=2, dst_mem=1, count=3), 2),
     ("cudaMemcpyBatchAsync", 0x4, dict(bytes=5 << 12, kind=8, count=5), 2),
     ("cuMemPrefetchBatchAsync", 0x14, dict(bytes=4 << 20, kind=7, src_mem=4, dst_mem=4, count=4), 2),
+    ("cudaMemDiscardBatchAsync", 0x4, dict(bytes=2 << 20, kind=9, src_mem=4, dst_mem=4, count=2), 2),
 ]
 STREAM_MEMOPS = ("cuStreamWriteValue32_v2", "cuStreamWaitValue32_v2", "cuStreamWriteValue64",
                  "cuStreamWaitValue64_v2_ptsz", "cuStreamBatchMemOp_v2")
 
 
 def memops(w, t):
-    """The 1.7 MEMOP kinds and the stream memory operations, from time t on stream 1:
+    """The other MEMOP kinds and the stream memory operations, from time t on stream 1:
     the detail first, then the API record, then the GPU record; 20 us apart."""
     for i, (name, flags, fields, gpu_type) in enumerate(MEMOPS):
         c, at = 300 + i, t + 20 * US * i

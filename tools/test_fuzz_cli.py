@@ -102,6 +102,33 @@ framed = planted("framed.ctr", planted_all.OneRecordPerFrame)
 sane = subprocess.run([cutrace, "report", "--format", "json", os.path.join(tmp, "base.ctr")],
                       capture_output=True, text=True, timeout=60)
 check(sane.returncode == 0 and '"gpu_total_ns"' in sane.stdout, f"the planted trace reads clean: {sane.stderr}")
+
+
+def defined(prefix):
+    """{value: name} of the format header's record kinds (prefix "X(") or #defines."""
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include", "cutrace",
+                          "format.h")
+    found = {}
+    for line in open(header):
+        words = line.replace("(", " ").replace(",", " ").replace(")", " ").split()
+        if prefix == "X(" and line.lstrip().startswith("X("):
+            found[int(words[2])] = words[1]
+        elif prefix != "X(" and len(words) >= 3 and words[0] == "#define" and words[1].startswith(prefix):
+            found[int(words[2])] = words[1]
+    return found
+
+
+# the corpus holds every record kind and MEMOP kind of the format (a new one must be
+# planted too, or the fuzzing never reaches its code)
+dump = subprocess.run([cutrace, "dump", os.path.join(tmp, "base.ctr")], capture_output=True,
+                      text=True, timeout=60).stdout.splitlines()
+held = {ln.split()[0] for ln in dump if ln.strip()}
+missing = sorted(name for name in defined("X(").values() if name.lower() not in held)
+check(not missing and len(held) > 20, f"record kinds not in the planted trace: {missing}")
+memop_kinds = {int(w[5:]) for ln in dump if ln.startswith("memop ") for w in ln.split()
+               if w.startswith("kind=")}
+missing = sorted(name for value, name in defined("CT_MEMOP_").items() if value not in memop_kinds)
+check(not missing and len(memop_kinds) >= 9, f"MEMOP kinds not in the planted trace: {missing}")
 redef = redefined_strings()
 for cmd in COMMANDS:
     p = subprocess.run([cutrace, *cmd, redef], capture_output=True, text=True, timeout=60,
