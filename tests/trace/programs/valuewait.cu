@@ -1,8 +1,8 @@
 /* Stream memory operations between two non-blocking streams, for test_valuewait.py.
  * Driver entry points from cuGetProcAddress_v2 (13000: the _v2 forms; 8000/9000: the
  * older ABI's). Planted, in this order:
- *   s2: vw_long (20 ms, SIMCUDA_KERNEL_US), cuStreamWriteValue32(flag = 1)
- *   s1: vw_short (5 ms), cuStreamWaitValue32(flag >= 1), vw_after (1 ms)
+ *   s2: vw_long (60 ms in test_valuewait.py: SIMCUDA_KERNEL_US), cuStreamWriteValue32(flag = 1)
+ *   s1: vw_short (30 ms), cuStreamWaitValue32(flag >= 1), vw_after (1 ms)
  *   s1: cuStreamBatchMemOp: write64(flag64 = 7), wait64(flag64 == 7)
  *   s1: cuStreamWaitValue32 (8.0 ABI, flag == 1), cuStreamWriteValue64 (9.0 ABI, flag64 = 9)
  * so vw_after cannot start before vw_long's end. Prints the two streams' handles and
