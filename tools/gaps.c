@@ -141,10 +141,17 @@ static void on_thread(void *user, const ct_proc *p, const struct ct_thread *t, c
   if (th) th->name = ct_gaps_intern(f->g, name);
 }
 
-/* What an outermost call does to its stream (STREAM_ROLE_*). */
+/* Whether a span is a batch of stream memory operations known to hold no wait: its
+ * MEMOP record (format 1.9) counts none. A batch without one (an older file) is a wait. */
+static int batch_without_wait(const ct_span *s) {
+  return s->detail == CT_DETAIL_MEMOP && s->d.memop.kind == CT_MEMOP_STREAM_OPS && !s->d.memop.value;
+}
+
+/* What an outermost call does to its stream (STREAM_ROLE_*): a batch of writes (or
+ * flushes) only is none, as a single cuStreamWriteValue32 is. */
 static uint8_t stream_role(const ct_span *s, unsigned cls) {
   if (s->is_tracer) return STREAM_ROLE_NONE;
-  if (cls & NAME_VALUE_WAIT) return STREAM_ROLE_VALUE_WAIT;
+  if ((cls & NAME_VALUE_WAIT) && !batch_without_wait(s)) return STREAM_ROLE_VALUE_WAIT;
   switch (s->category) {
   case CT_CAT_LAUNCH: case CT_CAT_MEMCPY: case CT_CAT_MEMSET: case CT_CAT_GEMM: case CT_CAT_GRAPH:
     return STREAM_ROLE_WORK;

@@ -90,7 +90,8 @@ typedef struct span_ring_entry {
 /* What a call does to the stream it names (span_ring_entry.stream_role). */
 enum { STREAM_ROLE_NONE, STREAM_ROLE_WORK /* queues GPU work: launches, copies, sets, GEMMs, graphs */,
        STREAM_ROLE_VALUE_WAIT /* holds the stream until a memory value is written:
-                                 cuStreamWaitValue32/64, cuStreamBatchMemOp */ };
+                                 cuStreamWaitValue32/64, a cuStreamBatchMemOp with a wait
+                                 (or without its format-1.9 MEMOP record) */ };
 
 /* A ring of recent spans in end order; cap is a power of two. */
 typedef struct ring {

@@ -864,6 +864,7 @@ const char *ct_memop_label(uint64_t kind) {
   case CT_MEMOP_PREFETCH: return "prefetch";
   case CT_MEMOP_MIXED: return "memcpy mixed";
   case CT_MEMOP_DISCARD: return "discard";
+  case CT_MEMOP_STREAM_OPS: return "stream memory operations";
   default: return "memcpy";
   }
 }

@@ -390,6 +390,7 @@ const char *ct_memop_kind_name(uint64_t kind) {
   case CT_MEMOP_PREFETCH: return "prefetch";
   case CT_MEMOP_MIXED: return "mixed";
   case CT_MEMOP_DISCARD: return "discard";
+  case CT_MEMOP_STREAM_OPS: return "stream_ops";
   default: return "unknown";
   }
 }

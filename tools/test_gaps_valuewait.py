@@ -15,7 +15,11 @@ Thread 77, device 0, times from t0:
             (call [45, 46]) runs [60040, 61040]: the call before f on its stream is the
             copy, so the gap [40060, 60040] is other (the wait preceded the copy, not f);
             it is the device's only gap (e keeps the device busy until 40040).
-A second trace holds the same stream-1 sequence with cuStreamBatchMemOp_v2 as the wait.
+A second trace holds the same stream-1 sequence with cuStreamBatchMemOp_v2 as the wait
+and no MEMOP record (a file before format 1.9: a batch is taken for a wait); a third
+with the batch's MEMOP (kind stream_ops 10, 2 operations) counting one wait: the same;
+a fourth whose MEMOP counts no wait (writes only, 12 bytes): no wait, stream 1's gap is
+`other` like stream 2's, and the text lists no wait of a stream on another stream.
 
 usage: test_gaps_valuewait.py CUTRACE
 """
@@ -32,6 +36,7 @@ from tracewrite import TraceWriter  # noqa: E402
 
 US = 1000
 TIMED, DRIVER = 0x4, 0x10
+STREAM_OPS = 10  # CT_MEMOP_STREAM_OPS
 T0 = 10**9
 cutrace = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="cutrace-valuewait-")
@@ -54,8 +59,11 @@ class Planted:
             self.s[v] = self.w.string(v)
         return self.s[v]
 
-    def call(self, name, stream, b, e, flags):
+    def call(self, name, stream, b, e, flags, waits=None):
         self.corr += 1
+        if waits is not None:  # a batch's MEMOP (format 1.9), before its call as the writer has it
+            self.w.add("memop", corr=self.corr, bytes=12 if waits == 0 else 4, kind=STREAM_OPS,
+                       count=2, value=waits, **{"async": 1})
         self.w.add("api", tid=77, name=self.str(name), begin_ns=T0 + b, end_ns=T0 + e,
                    corr=self.corr, stream=stream, flags=flags)
         return self.corr
@@ -87,15 +95,15 @@ def stream_gaps(path):
         return {}
 
 
-def write(path, wait_name):
+def write(path, wait_name, waits):
     p = Planted()
     p.kernel("_Z1av", 1, 0, 10 * US, 5010 * US)
-    p.call(wait_name, 1, 7 * US, 8 * US, DRIVER)
+    p.call(wait_name, 1, 7 * US, 8 * US, DRIVER, waits)
     p.kernel("_Z1bv", 1, 9 * US, 20010 * US, 25010 * US)
     p.kernel("_Z1cv", 2, 20 * US, 30 * US, 5030 * US)
     p.kernel("_Z1dv", 2, 31 * US, 20030 * US, 25030 * US)
     p.kernel("_Z1ev", 3, 38 * US, 40 * US, 40040 * US)
-    p.call(wait_name, 3, 41 * US, 42 * US, DRIVER)
+    p.call(wait_name, 3, 41 * US, 42 * US, DRIVER, waits)
     p.copy(3, 43 * US, 40040 * US, 40060 * US)
     p.kernel("_Z1fv", 3, 45 * US, 60040 * US, 61040 * US)
     p.save(path)
@@ -109,23 +117,27 @@ def idle(entry, cause, ns):
     return {f"{c}_ns": ns if c == cause else 0 for c in CAUSES}
 
 
-for wait_name in ("cuStreamWaitValue32_v2", "cuStreamBatchMemOp_v2"):
-    path = os.path.join(tmp, wait_name + ".ctr")
-    write(path, wait_name)
+# (entry point, the waits its MEMOP counts: None = no MEMOP record)
+for wait_name, waits in (("cuStreamWaitValue32_v2", None), ("cuStreamBatchMemOp_v2", None),
+                         ("cuStreamBatchMemOp_v2", 1), ("cuStreamBatchMemOp_v2", 0)):
+    label = f"{wait_name} (MEMOP waits {waits})"
+    path = os.path.join(tmp, f"{wait_name}.{waits}.ctr")
+    write(path, wait_name, waits)
     doc = stream_gaps(path)
     streams = {s["stream"]: s for s in doc.get("streams", [])}
-    want = {1: ("other_stream", 15000 * US), 2: ("other", 15000 * US), 3: ("other", 19980 * US)}
+    want = {1: ("other_stream" if waits != 0 else "other", 15000 * US), 2: ("other", 15000 * US),
+            3: ("other", 19980 * US)}
     for st, (cause, ns) in want.items():
         got = streams.get(st, {})
         check(got.get("gaps") == 1 and got.get("idle") == idle(got, cause, ns),
-              f"{wait_name}: stream {st}: gaps {got.get('gaps')}, idle {got.get('idle')}, "
+              f"{label}: stream {st}: gaps {got.get('gaps')}, idle {got.get('idle')}, "
               f"want one gap, {ns} ns {cause}")
     devs = doc.get("devices", [{}])
     check(len(devs) == 1 and devs[0].get("gaps") == 1
           and devs[0].get("idle") == idle(devs[0], "other", 19980 * US),
-          f"{wait_name}: device gaps {devs}")
+          f"{label}: device gaps {devs}")
     text = subprocess.run([cutrace, "gaps", path], capture_output=True, text=True, timeout=60).stdout
-    check("Largest waits of a stream on another stream" in text and " on device 0 stream 1 at " in text,
-          f"{wait_name}: text lists stream 1's wait:\n{text}")
+    listed = "Largest waits of a stream on another stream" in text and " on device 0 stream 1 at " in text
+    check(listed == (waits != 0), f"{label}: text lists stream 1's wait: {listed}\n{text}")
 
 sys.exit(finish())

@@ -29,7 +29,7 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 8 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 9 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
@@ -38,7 +38,8 @@
                                   and CUDA versions,
                                   graph_kernel attr and shape;
                              1.7: MEMOP kinds prefetch and mixed, memop.count;
-                             1.8: MEMOP kind discard */
+                             1.8: MEMOP kind discard;
+                             1.9: MEMOP kind stream_ops */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -59,7 +60,7 @@
   X(STREAM, 5, stream)       /* first use of a stream */                        \
   X(API, 6, api)             /* CPU span of one intercepted call */             \
   X(LAUNCH, 7, launch)       /* arguments of a kernel launch (by corr) */       \
-  X(MEMOP, 8, memop)         /* a copy, set, prefetch or discard (by corr) */   \
+  X(MEMOP, 8, memop)         /* a copy, set, prefetch, discard or memory-op batch */ \
   X(GEMM, 9, gemm)           /* arguments of a cuBLAS GEMM (by corr) */         \
   X(GPU, 10, gpu)            /* one GPU activity, timed on the GPU */           \
   X(DROP, 11, drop)          /* records lost, counted */                        \
@@ -285,6 +286,9 @@
 #define CT_MEMOP_PREFETCH 7 /* 1.7: a managed-memory prefetch (bytes migrated) */
 #define CT_MEMOP_MIXED 8    /* 1.7: a batch whose copies go different ways */
 #define CT_MEMOP_DISCARD 9  /* 1.8: a managed-memory discard (bytes discarded) */
+#define CT_MEMOP_STREAM_OPS 10 /* 1.9: a batch of stream memory operations (cuStreamBatchMemOp):
+                                  count the operations, value the waits among them,
+                                  bytes what its writes write */
 
 /* CT_MEM_* memory types of a copy's source or destination. */
 #define CT_MEM_UNKNOWN 0

@@ -406,6 +406,13 @@ void ctph_emit_prefetch(uint64_t corr, uint64_t bytes, uint64_t count, uint64_t 
  * (CT_MEMOP_DISCARD, format 1.8). */
 void ctph_emit_discard(uint64_t corr, uint64_t bytes, uint64_t count) CTPH_HIDDEN;
 
+/* The MEMOP record of a batch of `count` stream memory operations (cuStreamBatchMemOp,
+ * CT_MEMOP_STREAM_OPS, format 1.9): value the wait operations among them, bytes what
+ * its write operations write (4 or 8 each). ok = 0 (the call failed: the array may be
+ * invalid, and nothing was queued) reads none of it: value and bytes 0. */
+void ctph_emit_stream_ops(uint64_t corr, int ok, const CUstreamBatchMemOpParams *ops,
+                          unsigned count) CTPH_HIDDEN;
+
 /* The sum of sizes[0..count) when ok (the call succeeded), else 0. */
 uint64_t ctph_batch_bytes(int ok, const size_t *sizes, size_t count) CTPH_HIDDEN;
 

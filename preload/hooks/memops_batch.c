@@ -135,6 +135,21 @@ void ctph_emit_discard(uint64_t corr, uint64_t bytes, uint64_t count) {
   emit_memop(&m);
 }
 
+void ctph_emit_stream_ops(uint64_t corr, int ok, const CUstreamBatchMemOpParams *ops,
+                          unsigned count) {
+  struct ct_memop m = {.corr = corr, .kind = CT_MEMOP_STREAM_OPS, .async = 1, .count = count};
+  for (unsigned i = 0; ok && ops && i < count; i++) {
+    switch (ops[i].operation) {
+    case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+    case CU_STREAM_MEM_OP_WAIT_VALUE_64: m.value++; break;
+    case CU_STREAM_MEM_OP_WRITE_VALUE_32: m.bytes += 4; break;
+    case CU_STREAM_MEM_OP_WRITE_VALUE_64: m.bytes += 8; break;
+    default: break; /* flushes, barriers, later kinds: neither wait nor write */
+    }
+  }
+  emit_memop(&m);
+}
+
 /* The MEMOP value of a prefetch's destination: 1 + device ordinal, 0 for the host. */
 static uint64_t location_value(struct cudaMemLocation loc) {
   return loc.type == cudaMemLocationTypeDevice && loc.id >= 0 ? 1 + (uint64_t)loc.id : 0;

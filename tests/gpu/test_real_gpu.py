@@ -30,11 +30,12 @@ real CUDA stack (no simulator on LD_LIBRARY_PATH), untraced and under
 With REAL_PROGRAMS (the build's tests/gpu), SIM_PROGRAMS (its tests/trace/programs) and
 SIM_DIR (its tests/sim), the test programs of entry points written from the headers
 alone (batch copies, prefetches, discards, 3-D peer copies, stream memory operations,
-array copies: tests/trace/programs/batch.cu, valuewait.cu and arrays.cu) also run on the
-real GPU, untraced and traced (`batch_real`, `batch_real_static` and `arrays_real_static`
-with nvcc's static cudart, `valuewait_real`, `arrays_real`), and their twins built for the
-simulator (`batch`, `batch_static` and `arrays_static` with the simulated runtime linked
-in, `valuewait`, `arrays`) traced on the simulator, whose traces the e2e tests
+array copies: tests/trace/programs/batch.cu, valuewait.cu, arrays.cu and streamops.cu) also
+run on the real GPU, untraced and traced (`batch_real`, `batch_real_static` and
+`arrays_real_static` with nvcc's static cudart, `valuewait_real`, `arrays_real`,
+`streamops_real`), and their twins built for the simulator (`batch`, `batch_static` and
+`arrays_static` with the simulated runtime linked in, `valuewait`, `arrays`, `streamops`)
+traced on the simulator, whose traces the e2e tests
 check against planted answers:
 - the traced run exits, prints and complains exactly as the untraced one (handles
   aside): the wrappers pass the real driver's arguments and results through;
@@ -188,7 +189,7 @@ def check_case(cutrace, program, args, kernels, gemms, tmp):
 # test programs whose entry points only the simulator has seen: real build, simulator twin
 PROGRAMS = [("batch_real", "batch"), ("batch_real_static", "batch_static"),
             ("valuewait_real", "valuewait"), ("arrays_real", "arrays"),
-            ("arrays_real_static", "arrays_static")]
+            ("arrays_real_static", "arrays_static"), ("streamops_real", "streamops")]
 MEMOP_FIELDS = ("bytes", "kind", "count", "value", "src_mem", "dst_mem", "async")
 
 
