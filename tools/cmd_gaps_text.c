@@ -142,7 +142,8 @@ static void print_ending_call(const ct_gap_call *c) {
     putchar('\n');
   }
   if (c->nframes > first + TEXT_FRAMES)
-    printf("      (%u more frames: --format json)\n", c->nframes - first - TEXT_FRAMES);
+    printf("      (%u more frame%s: --format json)\n", c->nframes - first - TEXT_FRAMES,
+           c->nframes - first - TEXT_FRAMES == 1 ? "" : "s");
 }
 
 static void print_top_gaps(const gaps_cli *c) {
@@ -226,9 +227,10 @@ static void print_findings(const gaps_cli *c) {
     printf("  - %s device %llu: ", ct_gaps_who(p, w, sizeof w), (unsigned long long)f->device);
     switch (f->kind) {
     case CT_FIND_LAUNCH_BOUND:
-      printf("%llu kernels in %llu stretches ran no longer than their launch calls (GPU %s, calls %s); "
+      printf("%llu kernels in %llu stretch%s ran no longer than their launch calls (GPU %s, calls %s); "
              "longest: %llu kernels from +%s to +%s. %s\n",
              (unsigned long long)f->count, (unsigned long long)f->stretches,
+             f->stretches == 1 ? "" : "es",
              ct_fmt_duration(f->gpu_ns, b1, sizeof b1), ct_fmt_duration(f->cpu_ns, b2, sizeof b2),
              (unsigned long long)f->longest_count,
              ct_fmt_duration(f->first_ns - ct_gaps_trace_start(p), b3, sizeof b3),

@@ -354,6 +354,7 @@ static int run_report(int argc, char **argv) {
   if (s.opt.fmt == CT_OUT_JSON) {
     ct_json_init(&s.json, stdout, 1);
     ct_json_begin_object(&s.json);
+    ct_json_kv_string(&s.json, "schema", "cutrace-report/1"); /* as gaps and diff name theirs */
     ct_json_kv_uint(&s.json, "cutrace_report", 1);
     ct_json_kv_bool(&s.json, "per_process", s.opt.per_process);
     if (s.opt.per_process) {

@@ -3,7 +3,7 @@
 (cutrace-gentrace FILE 200: 200 kernels of 2 us every 4 us, so 199 gaps of 2 us):
 options after the traces and --name=value read as options first (report, dump, diff),
 durations with a unit (gaps --min-gap 2us, dump --gap-min 2us), a valued option
-without its value, info's help and messages."""
+without its value, info's help and messages, the JSON outputs' schema names."""
 import json
 import os
 import subprocess
@@ -77,6 +77,14 @@ with tempfile.TemporaryDirectory() as d:
         rc, out, err = run(*args)
         check(rc == 2 and not out and err.startswith(want) and err.count("\n") == 1,
               f"{args}: {rc} {err!r}")
+
+    # every JSON output names its schema the same way
+    schemas = {}
+    for cmd in (["report"], ["gaps"], ["diff", trace]):
+        rc, out, err = run(*cmd, "--format", "json", trace)
+        schemas[cmd[0]] = json.loads(out).get("schema") if rc == 0 else err
+    check(schemas == {"report": "cutrace-report/1", "gaps": "cutrace-gaps/1", "diff": "cutrace-diff/1"},
+          f"JSON schemas: {schemas}")
 
     # info: a description under --help; its messages name the command
     rc, out, err = run("info", "--help")
