@@ -69,8 +69,11 @@ void ct_gaps_print_summary(const gaps_cli *c) {
   if (ntop) {
     const ct_gap_detail *d = &top[0];
     char b1[24], b2[24], name[256];
-    printf("largest gap: %s on GPU %llu at +%s (%s", ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1),
-           (unsigned long long)d->device,
+    char w[400];
+    printf("largest gap: %s on GPU %llu", ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1),
+           (unsigned long long)d->device);
+    if (np > 1) printf(" of %s", ct_gaps_who(&procs[d->proc], w, sizeof w)); /* which process */
+    printf(" at +%s (%s",
            ct_fmt_duration(d->start_ns - ct_gaps_trace_start(&procs[d->proc]), b2, sizeof b2),
            ct_gap_cause_name(d->cause));
     if (d->op_name) printf("; ended by %s", ct_gaps_op_label(d, name, sizeof name));

@@ -3,9 +3,11 @@
 (cutrace-gentrace FILE 200: 200 kernels of 2 us every 4 us, so 199 gaps of 2 us):
 options after the traces and --name=value read as options first (report, dump, diff),
 durations with a unit (gaps --min-gap 2us, dump --gap-min 2us), a valued option
-without its value, info's help and messages, the JSON outputs' schema names."""
+without its value, info's help and messages, the JSON outputs' schema names, the process of the largest gap
+in gaps --summary of several files."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -85,6 +87,17 @@ with tempfile.TemporaryDirectory() as d:
         schemas[cmd[0]] = json.loads(out).get("schema") if rc == 0 else err
     check(schemas == {"report": "cutrace-report/1", "gaps": "cutrace-gaps/1", "diff": "cutrace-diff/1"},
           f"JSON schemas: {schemas}")
+
+    # gaps --summary (cutrace record's): the largest gap names its process when there are several
+    two = os.path.join(d, "two")
+    os.mkdir(two)
+    for pid in ("4242", "4343"):
+        subprocess.run([gentrace, "--mixed", os.path.join(two, f"gen.{pid}.ctr"), "5", pid], check=True)
+    for path, want in ((two, re.compile(r"largest gap: \S+ \S+ on GPU 0 of pid (4242|4343) at \+")),
+                       (os.path.join(two, "gen.4242.ctr"), re.compile(r"largest gap: \S+ \S+ on GPU 0 at \+"))):
+        rc, out, err = run("gaps", "--summary", path)
+        line = [l for l in out.splitlines() if l.startswith("largest gap:")]
+        check(rc == 0 and len(line) == 1 and want.match(line[0]), f"gaps --summary {path}: {out!r}")
 
     # info: a description under --help; its messages name the command
     rc, out, err = run("info", "--help")
