@@ -383,7 +383,11 @@ int ct_expand_inputs(int argc, char *const argv[], int (*fn)(const char *path, v
   for (int i = 0; i < argc; i++) {
     struct stat sb;
     if (strcmp(argv[i], "-") != 0 && stat(argv[i], &sb) < 0) {
-      snprintf(err, errlen, "%s: %s", argv[i], strerror(errno));
+      int missing_default = argv == default_input && errno == ENOENT;
+      snprintf(err, errlen, "%s: %s%s", argv[i], strerror(errno),
+               missing_default ? " (the default trace directory: name a trace DIR or FILE, or "
+                                 "record one with cutrace record -- CMD)"
+                               : "");
       return -1;
     }
     if (strcmp(argv[i], "-") != 0 && S_ISDIR(sb.st_mode)) {

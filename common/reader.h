@@ -69,8 +69,8 @@ void ct_reader_close(ct_reader *r);
  * Expands the arguments of a tool into trace files: a directory stands for every
  * *.ctr file in it (sorted by name), a file for itself; no arguments means
  * "cutrace.data". Calls fn(path, arg) for each. Returns the number of files, or
- * -1 with a message in err when an argument does not exist or a directory holds
- * no trace.
+ * -1 with a message in err when an argument does not exist (for a missing default,
+ * with a hint to name a trace or record one) or a directory holds no trace.
  */
 int ct_expand_inputs(int argc, char *const argv[], int (*fn)(const char *path, void *arg),
                      void *arg, char *err, size_t errlen);

@@ -60,13 +60,22 @@ static void usage(FILE *f) {
              "host time as gaps prints it); the time outside counts as not recorded.\n"
              "Options may come before or after the traces (record: before CMD), a value as\n"
              "--name V or --name=V.\n"
-             "'cutrace COMMAND --help' describes a command's options.\n"
+             "'cutrace COMMAND --help' (or 'cutrace help COMMAND') describes a command's options.\n"
              "Exit status: 0 clean, 1 partial result (damaged input), 2 usage or unreadable input.\n");
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "help") && argc > 2) { /* cutrace help gaps: cutrace gaps --help */
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+      if (!strcmp(argv[2], commands[i].name)) {
+        char *help_argv[] = {argv[2], "--help", NULL};
+        return commands[i].run(2, help_argv);
+      }
+    fprintf(stderr, "cutrace: unknown command '%s' (try: cutrace --help)\n", argv[2]);
     return 2;
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

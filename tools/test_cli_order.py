@@ -4,7 +4,7 @@
 options after the traces and --name=value read as options first (report, dump, diff),
 durations with a unit (gaps --min-gap 2us, dump --gap-min 2us), a valued option
 without its value, info's help and messages, the JSON outputs' schema names, the process of the largest gap
-in gaps --summary of several files."""
+in gaps --summary of several files, cutrace help COMMAND, a missing default trace."""
 import json
 import os
 import re
@@ -98,6 +98,21 @@ with tempfile.TemporaryDirectory() as d:
         rc, out, err = run("gaps", "--summary", path)
         line = [l for l in out.splitlines() if l.startswith("largest gap:")]
         check(rc == 0 and len(line) == 1 and want.match(line[0]), f"gaps --summary {path}: {out!r}")
+
+    # cutrace help COMMAND is COMMAND --help; a missing default trace directory says what to do
+    for cmd in ("record", "collect", "report", "gaps", "steps", "diff", "dump", "info"):
+        check(run("help", cmd) == run(cmd, "--help") and run(cmd, "--help")[0] == 0,
+              f"cutrace help {cmd}")
+    rc, out, err = run("help", "bogus")
+    check(rc == 2 and err == "cutrace: unknown command 'bogus' (try: cutrace --help)\n", f"help bogus: {err!r}")
+    empty = os.path.join(d, "empty")
+    os.mkdir(empty)
+    p = subprocess.run([os.path.abspath(cutrace), "report"], cwd=empty, capture_output=True, text=True)
+    check(p.returncode == 2 and p.stderr == "cutrace report: cutrace.data: No such file or directory (the "
+          "default trace directory: name a trace DIR or FILE, or record one with cutrace record -- CMD)\n",
+          f"report without a trace: {p.stderr!r}")
+    rc, out, err = run("report", os.path.join(empty, "cutrace.data"))
+    check(rc == 2 and err.endswith("cutrace.data: No such file or directory\n"), f"a named one: {err!r}")
 
     # info: a description under --help; its messages name the command
     rc, out, err = run("info", "--help")
