@@ -49,8 +49,9 @@ STREAM_MEMOPS = ("cuStreamWriteValue32_v2", "cuStreamWaitValue32_v2", "cuStreamW
 
 
 def memops(w, t):
-    """The other MEMOP kinds and the stream memory operations, from time t on stream 1:
-    the detail first, then the API record, then the GPU record; 20 us apart."""
+    """The other MEMOP kinds and the stream memory operations (the batch's MEMOP of
+    kind stream_ops), from time t on stream 1: the detail first, then the API record,
+    then the GPU record; 20 us apart."""
     for i, (name, flags, fields, gpu_type) in enumerate(MEMOPS):
         c, at = 300 + i, t + 20 * US * i
         w.add("memop", corr=c, **{"async": 1}, **fields)
@@ -59,6 +60,8 @@ def memops(w, t):
         w.add("gpu", corr=c, stream=1, start_ns=at + 3 * US, end_ns=at + 15 * US, type=gpu_type)
     t += 20 * US * len(MEMOPS)
     for i, name in enumerate(STREAM_MEMOPS):
+        if "BatchMemOp" in name:  # its MEMOP (format 1.9): a write and a wait
+            w.add("memop", corr=320 + i, bytes=4, kind=10, count=2, value=1, **{"async": 1})
         w.add("api", tid=7, name=w.string(name), begin_ns=t + 4 * US * i,
               end_ns=t + 4 * US * i + US, corr=320 + i, stream=1,
               flags=0x10 | (1 if name.endswith("_ptsz") else 0))

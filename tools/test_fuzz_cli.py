@@ -128,7 +128,7 @@ check(not missing and len(held) > 20, f"record kinds not in the planted trace: {
 memop_kinds = {int(w[5:]) for ln in dump if ln.startswith("memop ") for w in ln.split()
                if w.startswith("kind=")}
 missing = sorted(name for value, name in defined("CT_MEMOP_").items() if value not in memop_kinds)
-check(not missing and len(memop_kinds) >= 9, f"MEMOP kinds not in the planted trace: {missing}")
+check(not missing and len(memop_kinds) >= 10, f"MEMOP kinds not in the planted trace: {missing}")
 redef = redefined_strings()
 for cmd in COMMANDS:
     p = subprocess.run([cutrace, *cmd, redef], capture_output=True, text=True, timeout=60,
