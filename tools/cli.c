@@ -127,7 +127,18 @@ void cli_progress_done(void) {
   ct_model_progress_hook = NULL;
 }
 
+void cli_report_drops(const char *cmd, const char *path, const ct_model_stats *st) {
+  if (!st->dropped) return;
+  cli_progress_done();
+  fprintf(stderr,
+          "cutrace %s: %s: the tracer lost %llu record%s (its buffers were full: "
+          "CUTRACE_BUFFER_KB); what happened near them is missing, idle time there may be "
+          "work\n",
+          cmd, path, (unsigned long long)st->dropped, st->dropped == 1 ? "" : "s");
+}
+
 int cli_file_status(const char *cmd, const char *path, int rc, const ct_model_stats *st) {
+  if (rc >= 0) cli_report_drops(cmd, path, st);
   if (rc == 0) return 0;
   cli_progress_done();
   if (rc < 0) {

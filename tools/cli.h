@@ -61,9 +61,17 @@ void cli_progress_start(const char *cmd);
 void cli_progress_done(void);
 
 /*
+ * When the file's DROP records counted lost records (st->dropped), says so on stderr in
+ * one line, "cutrace CMD: FILE: the tracer lost N records ...": the totals and the idle
+ * time read from it are incomplete. Nothing otherwise.
+ */
+void cli_report_drops(const char *cmd, const char *path, const ct_model_stats *st);
+
+/*
  * Says on stderr what happened to one file read through the model (rc as
  * ct_model_read returns it) and returns the exit status it deserves: 0 clean,
- * 1 partial ("cutrace CMD: FILE: where it stopped"), 2 unreadable.
+ * 1 partial ("cutrace CMD: FILE: where it stopped"), 2 unreadable. Lost records are
+ * reported first (cli_report_drops); they do not change the status.
  */
 int cli_file_status(const char *cmd, const char *path, int rc, const ct_model_stats *st);
 

@@ -52,6 +52,7 @@ static int add_input(const char *path, void *arg) {
   ct_model_stats st;
   in->rc = ct_gaps_add_file(c->g, path, &st);
   snprintf(in->message, sizeof in->message, "%s", st.message);
+  if (in->rc >= 0) cli_report_drops("gaps", path, &st);
   if (in->rc < 0) {
     fprintf(stderr, "cutrace gaps: %s: %s\n", path, st.message[0] ? st.message : "unreadable");
     c->status = 2;

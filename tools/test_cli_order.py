@@ -4,7 +4,7 @@
 options after the traces and --name=value read as options first (report, dump, diff),
 durations with a unit (gaps --min-gap 2us, dump --gap-min 2us), a valued option
 without its value, info's help and messages, the JSON outputs' schema names, the process of the largest gap
-in gaps --summary of several files, cutrace help COMMAND, a missing default trace."""
+in gaps --summary of several files, cutrace help COMMAND, a missing default trace, records the tracer lost."""
 import json
 import os
 import re
@@ -113,6 +113,18 @@ with tempfile.TemporaryDirectory() as d:
           f"report without a trace: {p.stderr!r}")
     rc, out, err = run("report", os.path.join(empty, "cutrace.data"))
     check(rc == 2 and err.endswith("cutrace.data: No such file or directory\n"), f"a named one: {err!r}")
+
+    # records the tracer lost (DROP records: 1000 of 2000 launches' records) are said, once per
+    # file read, on stderr; a clean trace says nothing
+    lossy = os.path.join(d, "lossy.ctr")
+    subprocess.run([gentrace, "--drops", lossy, "2000"], check=True, capture_output=True)
+    said = (f"{lossy}: the tracer lost 1000 records (its buffers were full: CUTRACE_BUFFER_KB); "
+            "what happened near them is missing, idle time there may be work\n")
+    for cmd in (["report"], ["gaps"], ["gaps", "--summary"], ["dump", "--chrome", "-o", f1], ["diff", trace]):
+        rc, out, err = run(*cmd, lossy)
+        check(rc == 0 and err == f"cutrace {cmd[0]}: {said}", f"{cmd} of lost records: {rc} {err!r}")
+        rc, out, err = run(*cmd, trace)
+        check(rc == 0 and err == "", f"{cmd} of a clean trace: {rc} {err!r}")
 
     # info: a description under --help; its messages name the command
     rc, out, err = run("info", "--help")
