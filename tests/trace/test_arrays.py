@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Copies to, from and between CUDA arrays, end to end on the simulated GPU
-(programs/arrays.cu: twenty-one planted calls, listed there).
+(programs/arrays.cu: twenty-two planted calls, listed there).
 
 Built twice: with the simulated libcudart.so (the runtime's array copies are the spans,
 the driver calls they make only forward) and with the simulated runtime linked in
@@ -16,7 +16,8 @@ array's elements times their size) and, for a call that succeeded, one GPU memcp
 on the call's stream that covers the simulator's operations of that call (truth log: one
 line per copy, its direction the MEMOP's); the failing call (past the array's last row)
 keeps cudaErrorInvalidValue / CUDA_ERROR_INVALID_VALUE and has no GPU record and no
-truth line. The program's output is the same traced and untraced. `cutrace report
+truth line; the call into a capturing stream is flagged CT_API_CAPTURED, with its MEMOP
+and no GPU record. The program's output is the same traced and untraced. `cutrace report
 --format json`: the memory operations table's rows (count and bytes per direction and
 memory types, GPU time the sum of the GPU records); `dump --chrome`: the copies' slices.
 
@@ -37,7 +38,7 @@ from rawdump import raw_records  # noqa: E402
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
 tmp = tempfile.mkdtemp(prefix="cutrace-arrays-")
-API_PTSZ, API_DRIVER = 0x1, 0x10
+API_PTSZ, API_CAPTURED, API_DRIVER = 0x1, 0x2, 0x10
 INVALID_VALUE = 1  # cudaErrorInvalidValue and CUDA_ERROR_INVALID_VALUE
 H2D, D2H, D2D = 1, 2, 3
 DEVICE, PINNED, PAGEABLE = 1, 2, 3
@@ -69,7 +70,9 @@ PLANTED = [
     ("cudaMemcpyFromArray", "cuMemcpy3D_v2", 0, 1024, D2H, DEVICE, PAGEABLE, 0, 0, 1, 0),
     ("cudaMemcpy2DFromArray", "cuMemcpy3D_v2", 0, 512, D2D, DEVICE, DEVICE, 0, 0, 1, 0),
     ("cudaMemcpyToArrayAsync", "cuMemcpy3DAsync_v2", 0, 2048, H2D, PINNED, DEVICE, 1, 0, 1, 0),
+    ("cudaMemcpy2DToArrayAsync", "cuMemcpy3DAsync_v2", 0, 2048, H2D, PINNED, DEVICE, 1, 0, 0, 0),
 ]
+CAPTURED = len(PLANTED) - 1  # the last call is made into a capturing stream
 
 
 def is_driver(name):
@@ -80,20 +83,22 @@ def planted_names(static):
     return {p[1] if static else p[0] for p in PLANTED}
 
 
-def check_call(tag, api, planted, memop, gpu, mine):
-    """One planted call: its API record, MEMOP record, GPU record against its truth lines."""
+def check_call(tag, api, planted, memop, gpu, mine, captured):
+    """One planted call: its API record, MEMOP record, GPU record against its truth lines
+    (a captured call: flagged CT_API_CAPTURED, no GPU record, no truth line)."""
     _, _, ptsz, nbytes, kind, src, dst, is_async, count, ops, result = planted
     check(api["depth"] == 0 and api["result"] == result,
           f"{tag}: depth {api['depth']}, result {api['result']}, planted {result}")
     check(bool(api["flags"] & API_PTSZ) == bool(ptsz), f"{tag}: flags {api['flags']:#x}")
+    check(bool(api["flags"] & API_CAPTURED) == captured, f"{tag}: flags {api['flags']:#x}")
     if check(memop is not None, f"{tag}: no MEMOP record"):
         got = (memop["bytes"], memop["field_kind"], memop["src_mem"], memop["dst_mem"],
                memop["async"], memop["count"])
         want = (nbytes, kind, src, dst, is_async, count)
         check(got == want, f"{tag}: MEMOP (bytes, kind, src, dst, async, count) {got}, "
               f"planted {want}")
-    if result:
-        check(gpu is None and not mine, f"{tag}: a failed call with GPU record {gpu}, "
+    if result or captured:
+        check(gpu is None and not mine, f"{tag}: a failed or captured call with GPU record {gpu}, "
               f"simulator operations {mine}")
         return
     if not check(gpu is not None and gpu["type"] == 2, f"{tag}: no GPU memcpy record {gpu}"):
@@ -125,7 +130,7 @@ def check_report(label, path, calls, gpus):
     rows = {(r["kind"], r["src"], r["dst"]): r for r in json.loads(p.stdout)["memcpy"]}
     want = {}
     for api, planted in calls:
-        if planted[10]:
+        if planted[10] or not planted[9]:  # failed, captured
             continue
         key = (DIRECTION[planted[4]], names[planted[5]], names[planted[6]])
         count, nbytes, ns = want.get(key, (0, 0, 0))
@@ -165,11 +170,12 @@ def run(label, program):
         check(name == want, f"{tag}: entry point {name}")
         check(bool(api["flags"] & API_DRIVER) == is_driver(want), f"{tag}: flags {api['flags']:#x}")
         mine, truth = truth[:planted[9]], truth[planted[9]:]
-        check_call(tag, api, planted, memops.get(api["corr"]), gpus.get(api["corr"]), mine)
+        check_call(tag, api, planted, memops.get(api["corr"]), gpus.get(api["corr"]), mine,
+                   i == CAPTURED)
     check_report(label, path, list(zip(apis, PLANTED)), gpus)
     events = chrome_events(cutrace, path, os.path.join(tmp, label + ".json"), label) or []
     slices = [e["name"] for e in events if e.get("cat") == "gpu_memcpy" and e.get("ph") == "X"]
-    check(len(slices) == sum(1 for p in PLANTED if not p[10]),
+    check(len(slices) == sum(1 for p in PLANTED if p[9]),
           f"{label}: chrome memcpy slices {slices}")
 
 

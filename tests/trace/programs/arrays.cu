@@ -28,6 +28,8 @@
  *  19 cudaMemcpyFromArray        pageable <- A, 1024 B                DtoH   1024
  *  20 cudaMemcpy2DFromArray      dev <- B, 256 B x 2 rows             DtoD    512
  *  21 cudaMemcpyToArrayAsync     B <- pinned, 2048 B                  HtoD   2048 s
+ *  22 cudaMemcpy2DToArrayAsync   B (row 4) <- pinned, 512 B x 4 rows  HtoD   2048, on a
+ *                                second stream being captured: no GPU work, no truth line
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -228,12 +230,27 @@ int main(int argc, char **argv) {
   check(cudaMemcpy2DFromArray(dev, 256, b, 0, 0, 256, 2, cudaMemcpyDeviceToDevice), "20");
   check(cudaMemcpyToArrayAsync(b, 0, 0, pinned, 2048, cudaMemcpyHostToDevice, s), "21");
 
+  /* 22: into a stream being captured (the graph is never launched) */
+  cudaStream_t cs;
+  cudaGraph_t graph;
+  check(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), "capture stream");
+  check(cudaStreamBeginCapture(cs, cudaStreamCaptureModeGlobal), "begin capture");
+  check(cudaMemcpy2DToArrayAsync(b, 0, 4, pinned, ROW, 512, 4, cudaMemcpyHostToDevice, cs), "22");
+  check(cudaStreamEndCapture(cs, &graph), "end capture");
+  check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  check(cudaStreamDestroy(cs), "cudaStreamDestroy");
+
   check(cudaStreamSynchronize(s), "sync");
   check(cudaDeviceSynchronize(), "sync");
   check(cudaFreeArray(a), "cudaFreeArray");
   check(cudaFreeArray(b), "cudaFreeArray");
   check(cudaFreeArray(c), "cudaFreeArray");
   check_cu(DRV(array_destroy_fn, "cuArrayDestroy", 2000, 0)(d), "cuArrayDestroy");
+  check(cudaFreeHost(pinned), "cudaFreeHost");
+  check(cudaFreeHost(pinned_back), "cudaFreeHost");
+  check(cudaFree(dev), "cudaFree");
+  check(cudaStreamDestroy(s), "cudaStreamDestroy");
+  free(pageable);
   if (!failed) printf("arrays: ok\n");
   return failed;
 }
