@@ -265,10 +265,11 @@ static void print_findings(const gaps_cli *c) {
              ct_fmt_duration(f->last_ns - ct_gaps_trace_start(p), b4, sizeof b4), f->fix);
       break;
     case CT_FIND_GRAPH_CANDIDATE:
-      printf("thread %llu stream %llu repeated %llu kernels %llu times (%s): GPU %s, idle %s "
+      printf("thread %llu stream %llu repeated %llu kernel%s %llu times (%s): GPU %s, idle %s "
              "inside the instances (%.1f%% of their %s) waiting on launches: %s\n",
              (unsigned long long)f->tid, (unsigned long long)f->stream,
-             (unsigned long long)f->length, (unsigned long long)f->count, f->what,
+             (unsigned long long)f->length, f->length == 1 ? "" : "s", (unsigned long long)f->count,
+             f->what,
              ct_fmt_duration(f->gpu_ns, b1, sizeof b1), ct_fmt_duration(f->idle_ns, b2, sizeof b2),
              f->span_ns ? 100.0 * (double)f->idle_ns / (double)f->span_ns : 0.0,
              ct_fmt_duration(f->span_ns, b3, sizeof b3), f->fix);

@@ -38,6 +38,8 @@ typedef struct graph_kernel {
   uint64_t start, end;
   uint64_t cum_idle; /* idle waited on launches, up to and including this kernel's gap */
   uint64_t cum_gpu;  /* GPU time, including this kernel */
+  uint64_t seq;      /* its place among the file's kernels (1, 2, ...): instances overlap by
+                        kernels, not by times (a kernel mapped to 0 ns ends where it starts) */
 } graph_kernel;
 
 /* The recent kernels one thread launched on one stream. */
@@ -51,6 +53,7 @@ typedef struct graph_history {
 typedef struct graph_seq {
   uint64_t key, tid, stream, device;
   uint64_t count, gpu_ns, idle_ns, span_ns, first_ns, last_end;
+  uint64_t last_seq; /* the seq of the last counted instance's last kernel */
   unsigned len;
   const char *names[GRAPH_MAX_LEN];
 } graph_seq;
@@ -59,6 +62,7 @@ struct graph_state {
   graph_history *hist;
   unsigned nhist;
   uint64_t clock;
+  uint64_t kernels; /* kernels seen: the next graph_kernel's seq */
   struct { const char *name; uint64_t hash; } names[GRAPH_NAME_CACHE];
   struct { uint64_t stream, tid; int set; } owners[GRAPH_STREAM_OWNERS];
   graph_seq slots[GRAPH_SLOTS];
@@ -133,11 +137,12 @@ static void count_seq(struct graph_state *gs, const graph_history *h, unsigned l
     e->device = h->device;
     e->first_ns = first->start;
     for (unsigned i = 0; i < len; i++) e->names[i] = hist_back(h, len - 1 - i)->name;
-  } else if (first->start < e->last_end) {
+  } else if (first->seq <= e->last_seq) {
     return; /* overlaps the previous counted instance */
   }
   e->count++;
   e->last_end = last->end;
+  e->last_seq = last->seq;
   e->gpu_ns += last->cum_gpu - first->cum_gpu + (first->end - first->start);
   e->idle_ns += last->cum_idle - first->cum_idle;
   e->span_ns += last->end > first->start ? last->end - first->start : 0;
@@ -191,7 +196,8 @@ void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *nam
     idle += prev->cum_idle;
     gpu = prev->cum_gpu;
   }
-  *k = (graph_kernel){name, name_hash(gs, name), a->start_ns, a->end_ns, idle, gpu + (a->end_ns - a->start_ns)};
+  *k = (graph_kernel){name,         name_hash(gs, name), a->start_ns, a->end_ns, idle,
+                      gpu + (a->end_ns - a->start_ns), ++gs->kernels};
   h->n++;
   uint64_t hash = mix64(h->tid * 0x9e3779b97f4a7c15ull ^ h->stream);
   unsigned depth = h->n < GRAPH_MAX_LEN ? (unsigned)h->n : GRAPH_MAX_LEN;
@@ -234,6 +240,20 @@ static void abbreviate(const char *mangled, char *out, size_t len) {
   out[n] = 0;
 }
 
+/* The shortest p dividing e's length such that e is its first p names repeated (1 for
+ * tiny > tiny > tiny, 2 for a > b > a > b); e's length when there is none. */
+static unsigned sequence_period(const graph_seq *e) {
+  for (unsigned p = 1; p < e->len; p++) {
+    if (e->len % p) continue;
+    unsigned k = p;
+    while (k < e->len && (e->names[k] == e->names[k - p] ||
+                          (e->names[k] && e->names[k - p] && !strcmp(e->names[k], e->names[k - p]))))
+      k++;
+    if (k == e->len) return p;
+  }
+  return e->len;
+}
+
 /* Adds the file's graph candidates to the analysis (at the end of its file): per
  * launching thread the sequence repeated at least graph_min times that covers the most
  * launches, when the idle inside its instances is at least 5% of their span; ranked by
@@ -259,17 +279,19 @@ void ct_gaps_graph_findings(fstate *f) {
   qsort(best, keep, sizeof *best, by_idle_desc);
   for (unsigned i = 0; i < keep; i++) {
     const graph_seq *e = best[i];
+    /* a loop of one kernel counted as tiny > tiny > tiny is named tiny, x3 the repetitions */
+    unsigned period = sequence_period(e);
     char what[GRAPH_MAX_LEN * 52 + 1] = "", name[52];
-    for (unsigned k = 0; k < e->len; k++) {
+    for (unsigned k = 0; k < period; k++) {
       abbreviate(e->names[k], name, sizeof name);
       if (k) strcat(what, " > ");
       strcat(what, name);
     }
     ct_gaps_finding fd = {.kind = CT_FIND_GRAPH_CANDIDATE, .proc = f->proc, .device = e->device,
-                          .what = ct_gaps_intern(g, what), .count = e->count,
+                          .what = ct_gaps_intern(g, what), .count = e->count * (e->len / period),
                           .gpu_ns = e->gpu_ns, .first_ns = e->first_ns,
                           .last_ns = e->last_end, .tid = e->tid, .stream = e->stream,
-                          .length = e->len, .idle_ns = e->idle_ns, .span_ns = e->span_ns,
+                          .length = period, .idle_ns = e->idle_ns, .span_ns = e->span_ns,
                           .fix = "capture the sequence into a CUDA graph (cudaStreamBeginCapture, "
                                  "torch.cuda.graphs / torch.cuda.CUDAGraph) or use "
                                  "torch.compile(mode=\"reduce-overhead\"); or fuse the kernels"};

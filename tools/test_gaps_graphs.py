@@ -14,7 +14,9 @@ previous kernel ended (the GPU never waited on a launch): no candidate. A third 
 copy by thread 77 on stream 1 between layer_b and layer_c of every instance: the kernels
 are no longer consecutive, and the candidate is layer_a > layer_b (30 times, 240 us idle).
 A fourth separates the 30 instances by 600 kernels of distinct names each (9,000 new
-sequences per period against a table of 16,384): the body still counts 30 times.
+sequences per period against a table of 16,384): the body still counts 30 times. A fifth
+launches one kernel 33 times (2 us kernels, then 0 ns ones): named by that kernel alone,
+33 repetitions.
 
 usage: test_gaps_graphs.py CUTRACE
 """
@@ -184,4 +186,23 @@ p.save(path)
 got = [(f["what"], f["count"], f["idle_ns"]) for f in candidates(gaps(path))]
 check(got == [("layer_a > layer_b > layer_c > layer_d", 30, 720 * US)],
       f"600 distinct kernels between instances: {got}")
+
+# One kernel launched 33 times in a row, the GPU waiting on each launch: counted as
+# tiny > tiny > tiny (11 x 3 covers all 33; tiny > tiny 16 x 2 only 32), named tiny
+# with 33 repetitions, length 1. The same with kernels mapped to 0 ns (start = end, as
+# event timing can give a tiny kernel): instances still do not share kernels (they did
+# when overlap was judged by time: 2,001 launches read as 1,002 pairs).
+for dur, label in ((2 * US, "2 us"), (0, "0 ns")):
+    p = Planted()
+    t = 10**9
+    for i in range(33):
+        p.kernel(77, "_Z4tinyPf", 1, t, t + dur, t - US)
+        t += 10 * US
+    path = os.path.join(tmp, "one_kernel.ctr")
+    p.save(path)
+    got = [(f["what"], f["count"], f["length"]) for f in candidates(gaps(path))]
+    check(got == [("tiny", 33, 1)], f"a loop of one kernel of {label}: {got}")
+    text = gaps(path, fmt="text")
+    check("thread 77 stream 1 repeated 1 kernel 33 times (tiny): " in text,
+          f"{label}: text: {text[-600:]}")
 sys.exit(finish())
