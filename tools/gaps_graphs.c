@@ -23,7 +23,7 @@
 #include <string.h>
 
 #define GRAPH_MAX_LEN 16     /* longest sequence considered */
-#define GRAPH_SLOTS 16384    /* sequences counted per file (3.4 MiB) */
+#define GRAPH_SLOTS 16384    /* sequences counted per file (3.5 MiB) */
 #define GRAPH_WAYS 4         /* entries per bucket */
 #define GRAPH_HISTORIES 256  /* launching (thread, stream) pairs followed at once */
 #define GRAPH_NOISE_SHARE 20 /* idle below 1/20 (5%) of the instances' span: no finding */
