@@ -78,9 +78,21 @@ static int operand_memory(const CUmemcpy3DOperand *o) {
 }
 
 uint64_t ctph_array_element_size(const void *array) {
+  if (!array || !ctph_driver_load() || !ctph_drv.Array3DGetDescriptor)
+    return 1;
+  int saved = errno;
+  /* no stream work, but which calls a global-mode capture forbids is not documented
+   * call by call: while any capture is active, asked in relaxed mode (as kernel_attrs.c) */
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  int relaxed = CTP_UNLIKELY(__atomic_load_n(&ctph_captures_active, __ATOMIC_RELAXED)) &&
+                ctph_drv.ThreadExchangeStreamCaptureMode &&
+                ctph_drv.ThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
   CUDA_ARRAY3D_DESCRIPTOR d;
-  if (!array || !ctph_driver_load() || !ctph_drv.Array3DGetDescriptor ||
-      ctph_drv.Array3DGetDescriptor(&d, (CUarray)(uintptr_t)array) != CUDA_SUCCESS)
+  CUresult r = ctph_drv.Array3DGetDescriptor(&d, (CUarray)(uintptr_t)array);
+  if (relaxed)
+    ctph_drv.ThreadExchangeStreamCaptureMode(&mode);
+  errno = saved;
+  if (r != CUDA_SUCCESS)
     return 1;
   uint64_t channels = d.NumChannels;
   switch (d.Format) {

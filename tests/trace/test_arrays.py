@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Copies to, from and between CUDA arrays, end to end on the simulated GPU
-(programs/arrays.cu: twenty-two planted calls, listed there).
+(programs/arrays.cu: twenty-three planted calls, listed there).
 
 Built twice: with the simulated libcudart.so (the runtime's array copies are the spans,
 the driver calls they make only forward) and with the simulated runtime linked in
@@ -16,8 +16,9 @@ array's elements times their size) and, for a call that succeeded, one GPU memcp
 on the call's stream that covers the simulator's operations of that call (truth log: one
 line per copy, its direction the MEMOP's); the failing call (past the array's last row)
 keeps cudaErrorInvalidValue / CUDA_ERROR_INVALID_VALUE and has no GPU record and no
-truth line; the call into a capturing stream is flagged CT_API_CAPTURED, with its MEMOP
-and no GPU record. The program's output is the same traced and untraced. `cutrace report
+truth line; the two calls into a capturing stream are flagged CT_API_CAPTURED, with their
+MEMOP (a 3-D copy's bytes in the array's elements: the descriptor asked during the
+capture) and no GPU record. The program's output is the same traced and untraced. `cutrace report
 --format json`: the memory operations table's rows (count and bytes per direction and
 memory types, GPU time the sum of the GPU records); `dump --chrome`: the copies' slices.
 
@@ -71,8 +72,9 @@ PLANTED = [
     ("cudaMemcpy2DFromArray", "cuMemcpy3D_v2", 0, 512, D2D, DEVICE, DEVICE, 0, 0, 1, 0),
     ("cudaMemcpyToArrayAsync", "cuMemcpy3DAsync_v2", 0, 2048, H2D, PINNED, DEVICE, 1, 0, 1, 0),
     ("cudaMemcpy2DToArrayAsync", "cuMemcpy3DAsync_v2", 0, 2048, H2D, PINNED, DEVICE, 1, 0, 0, 0),
+    ("cudaMemcpy3DAsync", "cuMemcpy3DAsync_v2", 0, 512, H2D, PINNED, DEVICE, 1, 0, 0, 0),
 ]
-CAPTURED = len(PLANTED) - 1  # the last call is made into a capturing stream
+CAPTURED = {len(PLANTED) - 2, len(PLANTED) - 1}  # made into a capturing stream
 
 
 def is_driver(name):
@@ -171,7 +173,7 @@ def run(label, program):
         check(bool(api["flags"] & API_DRIVER) == is_driver(want), f"{tag}: flags {api['flags']:#x}")
         mine, truth = truth[:planted[9]], truth[planted[9]:]
         check_call(tag, api, planted, memops.get(api["corr"]), gpus.get(api["corr"]), mine,
-                   i == CAPTURED)
+                   i in CAPTURED)
     check_report(label, path, list(zip(apis, PLANTED)), gpus)
     events = chrome_events(cutrace, path, os.path.join(tmp, label + ".json"), label) or []
     slices = [e["name"] for e in events if e.get("cat") == "gpu_memcpy" and e.get("ph") == "X"]

@@ -30,6 +30,7 @@
  *  21 cudaMemcpyToArrayAsync     B <- pinned, 2048 B                  HtoD   2048 s
  *  22 cudaMemcpy2DToArrayAsync   B (row 4) <- pinned, 512 B x 4 rows  HtoD   2048, on a
  *                                second stream being captured: no GPU work, no truth line
+ *  23 cudaMemcpy3DAsync          as call 8, into the capture too      HtoD    512
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -236,6 +237,7 @@ int main(int argc, char **argv) {
   check(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), "capture stream");
   check(cudaStreamBeginCapture(cs, cudaStreamCaptureModeGlobal), "begin capture");
   check(cudaMemcpy2DToArrayAsync(b, 0, 4, pinned, ROW, 512, 4, cudaMemcpyHostToDevice, cs), "22");
+  check(cudaMemcpy3DAsync(&p, cs), "23");
   check(cudaStreamEndCapture(cs, &graph), "end capture");
   check(cudaGraphDestroy(graph), "cudaGraphDestroy");
   check(cudaStreamDestroy(cs), "cudaStreamDestroy");
