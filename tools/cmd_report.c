@@ -144,6 +144,10 @@ static void print_tables(run_state *s, const ct_report *r, uint64_t pid, const s
     if (s->printed_tables++) putchar('\n');
     ct_table_print(c.tb, stdout, s->opt.fmt);
     ct_table_free(c.tb);
+    size_t rows = ct_map_count(r->maps[t]);
+    if (s->opt.fmt == CT_OUT_TEXT && s->opt.limit && rows > s->opt.limit)
+      printf("  (%llu more row%s: --limit 0 shows all)\n", (unsigned long long)(rows - s->opt.limit),
+             rows - s->opt.limit == 1 ? "" : "s");
     if (t == CT_TABLE_KERNELS && s->opt.fmt == CT_OUT_TEXT) ct_report_print_outliers(stdout, r);
   }
 }

@@ -176,6 +176,9 @@ void ct_callsites_print(const ct_callsites *c, FILE *f, enum ct_out_format fmt, 
   ct_table_free(t);
   if (fmt == CT_OUT_TEXT) {
     char b1[32], b2[32];
+    if (count < nrows)
+      fprintf(f, "  (%llu more row%s: --limit 0 shows all)\n", (unsigned long long)(nrows - count),
+              nrows - count == 1 ? "" : "s");
     if (c->without.calls || c->without.activities)
       fprintf(f, "without a stack: %llu calls (CPU %s), %llu GPU operations (GPU %s)\n",
               (unsigned long long)c->without.calls, ct_fmt_duration(c->without.cpu_ns, b1, sizeof b1),

@@ -4,7 +4,7 @@
 options after the traces and --name=value read as options first (report, dump, diff),
 durations with a unit (gaps --min-gap 2us, dump --gap-min 2us), a valued option
 without its value, info's help and messages, the JSON outputs' schema names, the process of the largest gap
-in gaps --summary of several files, cutrace help COMMAND, a missing default trace, records the tracer lost."""
+in gaps --summary of several files, cutrace help COMMAND, a missing default trace, records the tracer lost, report --limit's left-out rows."""
 import json
 import os
 import re
@@ -98,6 +98,17 @@ with tempfile.TemporaryDirectory() as d:
         rc, out, err = run("gaps", "--summary", path)
         line = [l for l in out.splitlines() if l.startswith("largest gap:")]
         check(rc == 0 and len(line) == 1 and want.match(line[0]), f"gaps --summary {path}: {out!r}")
+
+    # a table cut by --limit says how many rows it left out (text only)
+    mixed = os.path.join(two, "gen.4242.ctr")  # 5 kernel rows, 8 API rows
+    for limit, want in (("1", ["  (4 more rows: --limit 0 shows all)", "  (7 more rows: --limit 0 shows all)"]),
+                        ("4", ["  (1 more row: --limit 0 shows all)", "  (4 more rows: --limit 0 shows all)"]),
+                        ("0", []), ("8", [])):
+        rc, out, err = run("report", "--limit", limit, "--tables", "kernels,apis", mixed)
+        said = [l for l in out.splitlines() if "--limit 0 shows all" in l]
+        check(rc == 0 and said == want, f"report --limit {limit}: {said}")
+    rc, out, err = run("report", "--limit", "1", "--tables", "kernels", "--format", "csv", mixed)
+    check(rc == 0 and "more row" not in out and len(out.splitlines()) == 2, f"csv --limit 1: {out!r}")
 
     # cutrace help COMMAND is COMMAND --help; a missing default trace directory says what to do
     for cmd in ("record", "collect", "report", "gaps", "steps", "diff", "dump", "info"):
