@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Copies to, from and between CUDA arrays, end to end on the simulated GPU
-(programs/arrays.cu: twenty-three planted calls, listed there).
+(programs/arrays.cu: twenty-four planted calls, listed there).
 
 Built twice: with the simulated libcudart.so (the runtime's array copies are the spans,
 the driver calls they make only forward) and with the simulated runtime linked in
@@ -41,9 +41,10 @@ require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_p
 tmp = tempfile.mkdtemp(prefix="cutrace-arrays-")
 API_PTSZ, API_CAPTURED, API_DRIVER = 0x1, 0x2, 0x10
 INVALID_VALUE = 1  # cudaErrorInvalidValue and CUDA_ERROR_INVALID_VALUE
-H2D, D2H, D2D = 1, 2, 3
+H2D, D2H, D2D, P2P = 1, 2, 3, 6
 DEVICE, PINNED, PAGEABLE = 1, 2, 3
-DIRECTION = {H2D: "HtoD", D2H: "DtoH", D2D: "DtoD"}
+DIRECTION = {H2D: "HtoD", D2H: "DtoH", D2D: "DtoD", P2P: "DtoD"}  # the simulator's names
+REPORT_KIND = {H2D: "HtoD", D2H: "DtoH", D2D: "DtoD", P2P: "PtoP"}
 EDGE_NS = 200000  # clock conversion and a loaded machine (as test_batch)
 
 # (runtime or driver name, its driver call in the static build, per-thread, bytes, kind,
@@ -71,6 +72,7 @@ PLANTED = [
     ("cudaMemcpyFromArray", "cuMemcpy3D_v2", 0, 1024, D2H, DEVICE, PAGEABLE, 0, 0, 1, 0),
     ("cudaMemcpy2DFromArray", "cuMemcpy3D_v2", 0, 512, D2D, DEVICE, DEVICE, 0, 0, 1, 0),
     ("cudaMemcpyToArrayAsync", "cuMemcpy3DAsync_v2", 0, 2048, H2D, PINNED, DEVICE, 1, 0, 1, 0),
+    ("cudaMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", 0, 1024, P2P, DEVICE, DEVICE, 1, 0, 1, 0),
     ("cudaMemcpy2DToArrayAsync", "cuMemcpy3DAsync_v2", 0, 2048, H2D, PINNED, DEVICE, 1, 0, 0, 0),
     ("cudaMemcpy3DAsync", "cuMemcpy3DAsync_v2", 0, 512, H2D, PINNED, DEVICE, 1, 0, 0, 0),
 ]
@@ -134,7 +136,7 @@ def check_report(label, path, calls, gpus):
     for api, planted in calls:
         if planted[10] or not planted[9]:  # failed, captured
             continue
-        key = (DIRECTION[planted[4]], names[planted[5]], names[planted[6]])
+        key = (REPORT_KIND[planted[4]], names[planted[5]], names[planted[6]])
         count, nbytes, ns = want.get(key, (0, 0, 0))
         g = gpus.get(api["corr"], {"start_ns": 0, "end_ns": 0})
         want[key] = (count + 1, nbytes + planted[3], ns + g["end_ns"] - g["start_ns"])

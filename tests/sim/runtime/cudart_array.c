@@ -2,7 +2,7 @@
  * cudaFreeArray, cudaArrayGetInfo, cudaCreateChannelDesc (a cudaArray_t is the driver's CUarray, as the CUDA
  * documentation says the two types are interchangeable), the copies to, from and
  * between arrays (cudaMemcpy{,2D}{To,From}Array(Async), cudaMemcpy{,2D}ArrayToArray,
- * each with _ptds/_ptsz) and the descriptor of cudaMemcpy3D with arrays.
+ * each with _ptds/_ptsz) and the element size of cudaMemcpy3D(Peer) with arrays.
  *
  * Every copy is one cuMemcpy3D (or cuMemcpy3DAsync) with CU_MEMORYTYPE_ARRAY sides
  * and, for a pointer side, CU_MEMORYTYPE_UNIFIED (the simulator looks the pointer up,
@@ -152,28 +152,11 @@ SIM_EXPORT cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, stru
   return cudaSuccess;
 }
 
-cudaError_t rt_memcpy3d_descriptor(const struct cudaMemcpy3DParms *p, CUDA_MEMCPY3D *c)
+cudaError_t rt_array_element(cudaArray_const_t src, cudaArray_const_t dst, size_t *element)
 {
-  memset(c, 0, sizeof *c);
-  RT_MEMCPY3D_LINEAR(*c, p);
-  size_t element = 1, row;
-  cudaError_t e = cudaSuccess;
-  if (p->srcArray || p->dstArray)
-    e = geometry(p->srcArray ? (cudaArray_const_t)p->srcArray : (cudaArray_const_t)p->dstArray, &element, &row);
-  if (e != cudaSuccess)
-    return e;
-  c->WidthInBytes = p->extent.width * element;
-  if (p->srcArray) {
-    c->srcMemoryType = CU_MEMORYTYPE_ARRAY;
-    c->srcArray = (CUarray)p->srcArray;
-    c->srcXInBytes = p->srcPos.x * element;
-  }
-  if (p->dstArray) {
-    c->dstMemoryType = CU_MEMORYTYPE_ARRAY;
-    c->dstArray = (CUarray)p->dstArray;
-    c->dstXInBytes = p->dstPos.x * element;
-  }
-  return cudaSuccess;
+  size_t row;
+  *element = 1;
+  return src || dst ? geometry(src ? src : dst, element, &row) : cudaSuccess;
 }
 
 /* One side of an array copy: an array at (x bytes, y), or a pointer with its pitch. */

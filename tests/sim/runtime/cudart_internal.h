@@ -72,11 +72,29 @@ cudaError_t rt_peer_context(int device, CUcontext *ctx);
     (c).Depth = (p)->extent.depth;                               \
   } while (0)
 
-/* The driver descriptor of a cudaMemcpy3D (cudart_array.c): linear sides as
- * RT_MEMCPY3D_LINEAR, array sides as CU_MEMORYTYPE_ARRAY, their x position and the
- * extent's width (elements of the array when one takes part) in bytes. Records and
- * returns the error of an array the driver does not know. */
-cudaError_t rt_memcpy3d_descriptor(const struct cudaMemcpy3DParms *p, CUDA_MEMCPY3D *c);
+/* Bytes per element of the array a 3-D copy's extent counts (src's, else dst's;
+ * cudart_array.c): 1 when neither side is an array. Records and returns the error of an
+ * array the driver does not know. */
+cudaError_t rt_array_element(cudaArray_const_t src, cudaArray_const_t dst, size_t *element);
+
+/* The array sides of the driver's 3-D copy descriptor `c` (CUDA_MEMCPY3D or
+ * CUDA_MEMCPY3D_PEER), after RT_MEMCPY3D_LINEAR, from the runtime's parameters `p`
+ * (cudaMemcpy3DParms or cudaMemcpy3DPeerParms): CU_MEMORYTYPE_ARRAY sides, their x
+ * position and the extent's width (in the array's elements) in bytes. */
+#define RT_MEMCPY3D_ARRAYS(c, p, element)                           \
+  do {                                                              \
+    (c).WidthInBytes = (p)->extent.width * (element);               \
+    if ((p)->srcArray) {                                            \
+      (c).srcMemoryType = CU_MEMORYTYPE_ARRAY;                      \
+      (c).srcArray = (CUarray)(p)->srcArray;                        \
+      (c).srcXInBytes = (p)->srcPos.x * (element);                  \
+    }                                                               \
+    if ((p)->dstArray) {                                            \
+      (c).dstMemoryType = CU_MEMORYTYPE_ARRAY;                      \
+      (c).dstArray = (CUarray)(p)->dstArray;                        \
+      (c).dstXInBytes = (p)->dstPos.x * (element);                  \
+    }                                                               \
+  } while (0)
 
 /* Enters the runtime or returns the error. */
 #define RT_ENTER() \

@@ -333,9 +333,13 @@ static cudaError_t memcpy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t str
     return cudaErrorInvalidMemcpyDirection;
   RT_ENTER();
   CUDA_MEMCPY3D c;
-  cudaError_t e = rt_memcpy3d_descriptor(p, &c);
+  memset(&c, 0, sizeof c);
+  RT_MEMCPY3D_LINEAR(c, p);
+  size_t element;
+  cudaError_t e = rt_array_element(p->srcArray, p->dstArray, &element);
   if (e != cudaSuccess)
     return e;
+  RT_MEMCPY3D_ARRAYS(c, p, element);
   if (async) {
     RT_NEED(RT_PICK(pt, Memcpy3DAsync));
     return rt_check(RT_PICK(pt, Memcpy3DAsync)(&c, stream));

@@ -1,7 +1,7 @@
 /* 3-D copies between devices of the simulated libcudart: cudaMemcpy3DPeer and
  * cudaMemcpy3DPeerAsync (+_ptds/_ptsz), one cuMemcpy3DPeer(Async) each, with the two
- * devices' primary contexts, as the real runtime does. Pitched linear memory only
- * (arrays: cudaErrorNotSupported, as for cudaMemcpy3D here). */
+ * devices' primary contexts, as the real runtime does; pitched linear memory and CUDA
+ * arrays (the extent in the array's elements, as for cudaMemcpy3D). */
 #include "cudart_internal.h"
 
 #include <string.h>
@@ -11,8 +11,6 @@ static cudaError_t memcpy_3d_peer(const struct cudaMemcpy3DPeerParms *p, cudaStr
 {
   if (!p)
     return rt_fail(cudaErrorInvalidValue);
-  if (p->srcArray || p->dstArray)
-    return rt_fail(cudaErrorNotSupported);
   RT_ENTER();
   CUDA_MEMCPY3D_PEER c;
   memset(&c, 0, sizeof c);
@@ -22,6 +20,11 @@ static cudaError_t memcpy_3d_peer(const struct cudaMemcpy3DPeerParms *p, cudaStr
   if (e != cudaSuccess)
     return e;
   RT_MEMCPY3D_LINEAR(c, p);
+  size_t element;
+  e = rt_array_element(p->srcArray, p->dstArray, &element);
+  if (e != cudaSuccess)
+    return e;
+  RT_MEMCPY3D_ARRAYS(c, p, element);
   if (async) {
     RT_NEED(RT_PICK(pt, Memcpy3DPeerAsync));
     return rt_check(RT_PICK(pt, Memcpy3DPeerAsync)(&c, stream));

@@ -28,9 +28,10 @@
  *  19 cudaMemcpyFromArray        pageable <- A, 1024 B                DtoH   1024
  *  20 cudaMemcpy2DFromArray      dev <- B, 256 B x 2 rows             DtoD    512
  *  21 cudaMemcpyToArrayAsync     B <- pinned, 2048 B                  HtoD   2048 s
- *  22 cudaMemcpy2DToArrayAsync   B (row 4) <- pinned, 512 B x 4 rows  HtoD   2048, on a
+ *  22 cudaMemcpy3DPeerAsync      dev <- C, 32 x 8 x 1 elements        peer   1024 s
+ *  23 cudaMemcpy2DToArrayAsync   B (row 4) <- pinned, 512 B x 4 rows  HtoD   2048, on a
  *                                second stream being captured: no GPU work, no truth line
- *  23 cudaMemcpy3DAsync          as call 8, into the capture too      HtoD    512
+ *  24 cudaMemcpy3DAsync          as call 8, into the capture too      HtoD    512
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -231,13 +232,21 @@ int main(int argc, char **argv) {
   check(cudaMemcpy2DFromArray(dev, 256, b, 0, 0, 256, 2, cudaMemcpyDeviceToDevice), "20");
   check(cudaMemcpyToArrayAsync(b, 0, 0, pinned, 2048, cudaMemcpyHostToDevice, s), "21");
 
-  /* 22: into a stream being captured (the graph is never launched) */
+  /* 22: a 3-D peer copy out of the 3-D array (device 0 to device 0) */
+  cudaMemcpy3DPeerParms pp;
+  memset(&pp, 0, sizeof pp);
+  pp.srcArray = c;
+  pp.dstPtr = make_cudaPitchedPtr(dev + 3 * BYTES, 128, 32, 8);
+  pp.extent = make_cudaExtent(32, 8, 1);
+  check(cudaMemcpy3DPeerAsync(&pp, s), "22");
+
+  /* 23, 24: into a stream being captured (the graph is never launched) */
   cudaStream_t cs;
   cudaGraph_t graph;
   check(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), "capture stream");
   check(cudaStreamBeginCapture(cs, cudaStreamCaptureModeGlobal), "begin capture");
-  check(cudaMemcpy2DToArrayAsync(b, 0, 4, pinned, ROW, 512, 4, cudaMemcpyHostToDevice, cs), "22");
-  check(cudaMemcpy3DAsync(&p, cs), "23");
+  check(cudaMemcpy2DToArrayAsync(b, 0, 4, pinned, ROW, 512, 4, cudaMemcpyHostToDevice, cs), "23");
+  check(cudaMemcpy3DAsync(&p, cs), "24");
   check(cudaStreamEndCapture(cs, &graph), "end capture");
   check(cudaGraphDestroy(graph), "cudaGraphDestroy");
   check(cudaStreamDestroy(cs), "cudaStreamDestroy");
