@@ -86,6 +86,24 @@ int cli_run_options_first(int argc, char **argv, const char *const *valued,
 
 int cli_is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
 
+/* cli_run_on_traces's files: the command's per_file, the worst status of the files it
+ * could read, how many files and how many it could not read at all. */
+struct each_file {
+  int (*per_file)(const char *path, void *status);
+  int status;
+  unsigned files, unreadable;
+};
+
+static int each_file_status(const char *path, void *arg) {
+  struct each_file *run = arg;
+  int status = 0;
+  int rc = run->per_file(path, &status);
+  run->files++;
+  if (status >= 2) run->unreadable++;
+  else if (status > run->status) run->status = status;
+  return rc;
+}
+
 int cli_run_on_traces(int argc, char **argv, const char *usage,
                       int (*per_file)(const char *path, void *status)) {
   if (argc > 1 && cli_is_help(argv[1])) {
@@ -98,13 +116,15 @@ int cli_run_on_traces(int argc, char **argv, const char *usage,
               argv[i], argv[0]);
       return 2;
     }
-  int status = 0;
+  struct each_file run = {per_file, 0, 0, 0};
   char err[300];
-  if (ct_expand_inputs(argc - 1, argv + 1, per_file, &status, err, sizeof err) < 0) {
+  if (ct_expand_inputs(argc - 1, argv + 1, each_file_status, &run, err, sizeof err) < 0) {
     fprintf(stderr, "cutrace %s: %s\n", argv[0], err);
     return 2;
   }
-  return status;
+  /* unreadable files beside readable ones make a partial result, alone an error */
+  if (run.unreadable) return run.unreadable < run.files ? 1 : 2;
+  return run.status;
 }
 
 static const char *progress_cmd;

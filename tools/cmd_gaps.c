@@ -53,9 +53,11 @@ static int add_input(const char *path, void *arg) {
   in->rc = ct_gaps_add_file(c->g, path, &st);
   snprintf(in->message, sizeof in->message, "%s", st.message);
   if (in->rc >= 0) cli_report_drops("gaps", path, &st);
-  if (in->rc < 0) {
-    fprintf(stderr, "cutrace gaps: %s: %s\n", path, st.message[0] ? st.message : "unreadable");
-    c->status = 2;
+  if (in->rc < 0) { /* open errors already name the file; the status is decided at the end */
+    if (st.message[0] && !strncmp(st.message, path, strlen(path)))
+      fprintf(stderr, "cutrace gaps: %s\n", st.message);
+    else
+      fprintf(stderr, "cutrace gaps: %s: %s\n", path, st.message[0] ? st.message : "unreadable");
   } else if (in->rc > 0) {
     fprintf(stderr, "cutrace gaps: %s: %s (partial result)\n", path, st.message);
     if (c->status < 1) c->status = 1;
@@ -145,6 +147,10 @@ int cmd_gaps(int argc, char **argv) {
   int nin = ct_expand_inputs(nfiles, files, add_input, &c, err, sizeof err);
   if (ct_model_progress_hook == progress) fputs("\r\033[K", stderr);
   ct_model_progress_hook = saved_hook;
+  unsigned unreadable = 0;
+  for (unsigned i = 0; i < c.ninputs; i++) unreadable += c.inputs[i].rc < 0;
+  /* unreadable files beside readable ones make a partial result, alone an error */
+  if (unreadable) c.status = unreadable < c.ninputs ? (c.status > 1 ? c.status : 1) : 2;
   if (nin < 0) {
     fprintf(stderr, "cutrace gaps: %s\n", err);
     c.status = 2;

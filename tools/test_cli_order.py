@@ -144,5 +144,16 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 2 and err.startswith("cutrace info: ") and "No such file" in err, f"info missing: {err!r}")
     rc, out, err = run("info", trace)
     check(rc == 0 and "records        608 in 1 frame\n" in out, f"info: one frame: {out!r}")
+    # a file that cannot be read beside one that can: partial (1) for info as for report
+    bad = os.path.join(d, "bad")
+    os.mkdir(bad)
+    open(os.path.join(bad, "a.ctr"), "wb").write(open(trace, "rb").read())
+    open(os.path.join(bad, "b.ctr"), "w").write("not a trace\n")
+    for cmd in ("info", "report", "gaps"):
+        rc, out, err = run(cmd, bad)
+        check(rc == 1 and err == f"cutrace {cmd}: {bad}/b.ctr: not a cutrace trace (bad magic)\n",
+              f"{cmd} of a good and a foreign file: {rc} {err!r}")
+        rc, out, err = run(cmd, os.path.join(bad, "b.ctr"))
+        check(rc == 2, f"{cmd} of the foreign file alone: {rc} {err!r}")
 
 finish()
