@@ -21,18 +21,20 @@ static ct_queued_call *mem_at(const ct_range_queue *q, size_t i) {
   return &q->a[(q->head + i) & (q->cap - 1)];
 }
 
-/* Reads (write = 0) or writes n calls at position pos of the file. 0, or -1. */
-static int file_io(ct_range_queue *q, uint64_t pos, ct_queued_call *calls, size_t n, int write) {
-  size_t bytes = n * sizeof *calls;
-  off_t off = (off_t)(pos * sizeof *calls);
-  int fd = fileno(q->file);
-  for (size_t done = 0; done < bytes;) {
-    ssize_t k = write ? pwrite(fd, (char *)calls + done, bytes - done, off + (off_t)done)
-                      : pread(fd, (char *)calls + done, bytes - done, off + (off_t)done);
+int ct_spill_io(FILE *file, uint64_t off, void *buf, size_t len, int write) {
+  int fd = fileno(file);
+  for (size_t done = 0; done < len;) {
+    ssize_t k = write ? pwrite(fd, (char *)buf + done, len - done, (off_t)(off + done))
+                      : pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
     if (k <= 0) return -1;
     done += (size_t)k;
   }
   return 0;
+}
+
+/* Reads (write = 0) or writes n calls at position pos of the file. 0, or -1. */
+static int file_io(ct_range_queue *q, uint64_t pos, ct_queued_call *calls, size_t n, int write) {
+  return ct_spill_io(q->file, pos * sizeof *calls, calls, n * sizeof *calls, write);
 }
 
 /* Moves the older half of the ring to the end of the file. 0, or -1 (nothing moved). */

@@ -77,4 +77,9 @@ void ct_range_queue_clear(ct_range_queue *q);
 /* Frees the queue's memory and closes its file. */
 void ct_range_queue_free(ct_range_queue *q);
 
+/* Reads (write 0) or writes (write 1) len bytes at byte offset off of file (pread or
+ * pwrite until done; the FILE's buffer is not used), as the temporary files of the
+ * range queue and of steps (steps_spans.c) are. Returns 0, -1 when it failed. */
+int ct_spill_io(FILE *file, uint64_t off, void *buf, size_t len, int write);
+
 #endif

@@ -150,99 +150,115 @@ static int choose_range(const char *path, ct_steps_file *f, ct_map **extents) {
   return rc;
 }
 
-/* A matching range instance as ct_range_each handed it over. */
-typedef struct instance {
-  uint64_t tid, begin_ns, end_ns, gpu_first_ns, gpu_last_ns;
-} instance;
+/* Thread counts of the instances, for the stepping thread. */
+typedef struct thread_count {
+  uint64_t count;
+  ct_step_instance last; /* its latest instance in the instances' order */
+} thread_count;
 
 typedef struct collect {
   const char *pattern;
-  instance *v;
-  size_t n, cap;
+  ct_instance_sorter *sorter;
+  ct_map *threads;       /* tid -> thread_count */
+  uint64_t total;
   int oom;
 } collect;
 
+/* The instances' order of steps_spans.c, for the stepping thread's tie-break. */
+static int later_instance(const ct_step_instance *x, const ct_step_instance *y) {
+  if (x->begin_ns != y->begin_ns) return x->begin_ns > y->begin_ns;
+  if (x->end_ns != y->end_ns) return x->end_ns < y->end_ns;
+  if (x->tid != y->tid) return x->tid > y->tid;
+  if (x->gpu_first_ns != y->gpu_first_ns) return x->gpu_first_ns > y->gpu_first_ns;
+  return x->gpu_last_ns > y->gpu_last_ns;
+}
+
 static void on_range(void *user, const ct_range_span *r) {
   collect *c = user;
-  if (!name_matches(c->pattern, r->name, r->name_len)) return;
-  if (c->n == c->cap) {
-    size_t ncap = c->cap ? c->cap * 2 : 256;
-    instance *nv = realloc(c->v, ncap * sizeof *nv);
-    if (!nv) {
-      c->oom = 1;
-      return;
-    }
-    c->v = nv;
-    c->cap = ncap;
-  }
-  instance *in = &c->v[c->n++];
-  *in = (instance){r->tid, r->begin_ns, r->end_ns, 0, 0};
+  if (c->oom || !name_matches(c->pattern, r->name, r->name_len)) return;
+  ct_step_instance in = {r->tid, r->begin_ns, r->end_ns, 0, 0};
   for (unsigned i = 0; i < r->nstreams; i++) {
-    if (!in->gpu_first_ns || r->streams[i].start_ns < in->gpu_first_ns)
-      in->gpu_first_ns = r->streams[i].start_ns;
-    if (r->streams[i].end_ns > in->gpu_last_ns) in->gpu_last_ns = r->streams[i].end_ns;
+    if (!in.gpu_first_ns || r->streams[i].start_ns < in.gpu_first_ns)
+      in.gpu_first_ns = r->streams[i].start_ns;
+    if (r->streams[i].end_ns > in.gpu_last_ns) in.gpu_last_ns = r->streams[i].end_ns;
   }
+  thread_count *t = ct_map_get(c->threads, &in.tid, sizeof in.tid, NULL);
+  if (!t || ct_instance_sorter_add(c->sorter, &in) < 0) {
+    c->oom = 1;
+    return;
+  }
+  if (!t->count++ || later_instance(&in, &t->last)) t->last = in;
+  c->total++;
 }
 
-static int by_begin(const void *a, const void *b) {
-  const instance *x = a, *y = b;
-  if (x->begin_ns != y->begin_ns) return x->begin_ns < y->begin_ns ? -1 : 1;
-  return x->end_ns > y->end_ns ? -1 : x->end_ns < y->end_ns; /* the enclosing one first */
-}
-
-/* The thread with the most instances (the first such in begin order). */
-static uint64_t stepping_thread(const collect *c) {
-  ct_map *counts = ct_map_new(sizeof(uint64_t));
-  uint64_t best_tid = c->n ? c->v[0].tid : 0, best = 0;
-  for (size_t i = 0; counts && i < c->n; i++) {
-    uint64_t *n = ct_map_get(counts, &c->v[i].tid, sizeof c->v[i].tid, NULL);
-    if (n && ++*n > best) best = *n, best_tid = c->v[i].tid;
+/* The thread with the most instances; among several, the first to reach that count in
+ * begin order (the one whose latest instance comes first). */
+static uint64_t stepping_thread(const collect *c, uint64_t *count) {
+  const thread_count *best = NULL;
+  uint64_t best_tid = 0;
+  for (size_t i = 0; i < ct_map_count(c->threads); i++) {
+    const void *key;
+    size_t len;
+    const thread_count *t = ct_map_entry(c->threads, i, &key, &len);
+    if (!best || t->count > best->count ||
+        (t->count == best->count && later_instance(&best->last, &t->last))) {
+      best = t;
+      memcpy(&best_tid, key, sizeof best_tid);
+    }
   }
-  ct_map_free(counts);
+  *count = best ? best->count : 0;
   return best_tid;
+}
+
+/* The stepping thread's instances in order, each inside or overlapping an earlier one
+ * left out: the steps' spans. */
+typedef struct span_feed {
+  ct_steps_file *f;
+  uint64_t last_end;
+} span_feed;
+
+static int add_span(void *user, const ct_step_instance *in) {
+  span_feed *k = user;
+  ct_steps_file *f = k->f;
+  if (in->tid != f->tid) return 0;
+  if (f->nsteps && in->begin_ns < k->last_end) {
+    f->ignored++;
+    return 0;
+  }
+  ct_step_span s = {in->begin_ns, in->end_ns, 0, in->gpu_first_ns, in->gpu_last_ns};
+  k->last_end = in->end_ns;
+  return ct_step_spans_append(f, &s);
 }
 
 /* Step 2: the steps from the instances of f->range (within extents, from step 1, when
  * not NULL). Returns like ct_range_each, or 2. */
 static int collect_steps(const char *path, ct_steps_file *f, ct_map *extents) {
-  collect c = {.pattern = f->range};
-  int rc = ct_range_each_within(path, on_range, &c, &f->st, &f->proc, NULL, extents);
-  if (rc < 0 || c.oom) {
-    if (c.oom) snprintf(f->st.message, sizeof f->st.message, "out of memory collecting steps");
-    free(c.v);
-    return -1;
-  }
-  if (!c.n) {
+  collect c = {.pattern = f->range, .sorter = ct_instance_sorter_new(),
+               .threads = ct_map_new(sizeof(thread_count))};
+  int rc = -1;
+  if (c.sorter && c.threads && ct_step_spans_new(f) == 0)
+    rc = ct_range_each_within(path, on_range, &c, &f->st, &f->proc, NULL, extents);
+  else c.oom = 1;
+  if (rc >= 0 && !c.oom && !c.total) {
     snprintf(f->st.message, sizeof f->st.message,
              "no steps: no NVTX range matches '%s' (`cutrace report --by range` lists the "
              "ranges)", f->range);
-    free(c.v);
-    return rc ? rc : 2;
+    rc = rc ? rc : 2;
+  } else if (rc >= 0 && !c.oom) {
+    uint64_t mine;
+    f->tid = stepping_thread(&c, &mine);
+    f->ignored = c.total - mine; /* other threads' (the nested ones: add_span) */
+    span_feed k = {f, 0};
+    if (ct_instance_sorter_each(c.sorter, add_span, &k) < 0 || ct_step_spans_finish(f) < 0)
+      c.oom = 1;
   }
-  qsort(c.v, c.n, sizeof *c.v, by_begin);
-  f->tid = stepping_thread(&c);
-  /* The spans take the instances' place (each written at or before the instance it
-   * comes from, once that is read; memcpy: the two types share the bytes). */
-  _Static_assert(sizeof(instance) == sizeof(ct_step_span), "spans reuse the instances");
-  uint64_t last_end = 0;
-  for (size_t i = 0; i < c.n; i++) {
-    instance in;
-    memcpy(&in, &c.v[i], sizeof in);
-    if (in.tid != f->tid || (f->nsteps && in.begin_ns < last_end)) {
-      f->ignored++;
-      continue;
-    }
-    ct_step_span s = {in.begin_ns, in.end_ns, 0, in.gpu_first_ns, in.gpu_last_ns};
-    memcpy((char *)c.v + f->nsteps++ * sizeof s, &s, sizeof s);
-    last_end = in.end_ns;
+  if (c.oom) {
+    snprintf(f->st.message, sizeof f->st.message,
+             "out of memory collecting steps, or their temporary file failed");
+    rc = -1;
   }
-  f->spans = realloc(c.v, f->nsteps * sizeof *f->spans); /* at least 1: c.n > 0 */
-  if (!f->spans) f->spans = (ct_step_span *)(void *)c.v;
-  for (size_t i = 0; i < f->nsteps; i++) {
-    ct_step_span *s = &f->spans[i];
-    if (i + 1 < f->nsteps) s->interval_end_ns = f->spans[i + 1].begin_ns;
-    else s->interval_end_ns = s->gpu_last_ns > s->end_ns ? s->gpu_last_ns : s->end_ns;
-  }
+  ct_instance_sorter_free(c.sorter);
+  ct_map_free(c.threads);
   return rc;
 }
 
@@ -275,7 +291,7 @@ int ct_steps_read(const char *path, const ct_steps_options *o, ct_steps_file *f)
 }
 
 void ct_steps_file_free(ct_steps_file *f) {
-  free(f->spans);
+  ct_step_spans_free(f->spans);
   ct_step_rows_free(f->rows);
   free(f->dev_busy);
   free(f->dev_idle);

@@ -7,11 +7,12 @@
  *
  * Streaming: a file is read twice (its NVTX ranges, then the model feeding both the
  * gaps analysis and the step accounting; a third, cheaper read of the RANGE records only when the range is chosen
- * automatically). Memory grows with the number of steps, never with the records, by
- * about 80 bytes a step (their CPU ranges and GPU spans, the statistics' scratch): the
- * rows of the steps measured (their GPU work, idle time, calls and kernels) are kept in
- * memory for the newest CT_STEPS_ROWS_MEM steps only, the older ones in an unnamed
- * temporary file (steps_rows.c), read back in order by a cursor.
+ * automatically). Memory does not grow with the records, and hardly with the steps:
+ * the range instances are sorted and the steps' spans kept past CT_STEPS_SPANS_MEM in
+ * temporary files (steps_spans.c); the rows of the steps measured (their GPU work,
+ * idle time, calls and kernels) are kept in memory for the newest CT_STEPS_ROWS_MEM
+ * steps only, the older ones in an unnamed temporary file (steps_rows.c), read back in
+ * order by a cursor; the medians are found in bounded memory (steps_summary.c).
  */
 #ifndef CUTRACE_STEPS_H
 #define CUTRACE_STEPS_H
@@ -84,13 +85,15 @@ uint64_t ct_step_calls_of(const ct_step *s, unsigned cat, uint64_t *ns);
 /* All its outermost CUDA calls: the count, their time in *ns. */
 uint64_t ct_step_api_calls(const ct_step *s, uint64_t *ns);
 
-/* A step's CPU range, interval and GPU span (as ct_step's), kept in memory for every
- * step: what attributes the trace's events to the steps. */
+/* A step's CPU range, interval and GPU span (as ct_step's): what attributes the trace's
+ * events to the steps (the first CT_STEPS_SPANS_MEM in memory, with more a temporary
+ * file read back a page at a time: steps_spans.c). */
 typedef struct ct_step_span {
   uint64_t begin_ns, end_ns, interval_end_ns, gpu_first_ns, gpu_last_ns;
 } ct_step_span;
 
 struct ct_step_rows;
+struct ct_step_spans;
 
 /* The steps of one trace file. */
 typedef struct ct_steps_file {
@@ -106,7 +109,7 @@ typedef struct ct_steps_file {
   int has_device;
   uint64_t device;           /* the device whose busy and idle time the steps show */
   uint64_t first_ns;         /* first event of the file (begins are shown relative to it) */
-  ct_step_span *spans;       /* every step's, in order */
+  struct ct_step_spans *spans; /* every step's, in order (steps_internal.h: ct_step_span_at) */
   size_t nsteps;
   struct ct_step_rows *rows; /* the measured steps (read them with a ct_steps_cursor) */
   uint64_t *dev_busy;        /* [nsteps] when the step device's times are not in the */

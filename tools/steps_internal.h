@@ -6,6 +6,8 @@
  *   steps_summary.c  statistics, outliers and their reasons
  *   steps_rows.c     the measured steps: the newest in memory, the older ones in a
  *                    temporary file; the cursor that reads them back
+ *   steps_spans.c    the range instances sorted and the steps' spans, in bounded memory
+ *                    (temporary files past CT_STEPS_SPANS_MEM)
  */
 #ifndef CUTRACE_STEPS_INTERNAL_H
 #define CUTRACE_STEPS_INTERNAL_H
@@ -44,6 +46,62 @@ int ct_step_rows_finish(ct_steps_file *f);
 
 /* Frees the rows and closes their file; NULL is ignored. */
 void ct_step_rows_free(struct ct_step_rows *r);
+
+/* ---- the range instances sorted, the steps' spans (steps_spans.c) ---------------- */
+
+#ifndef CT_STEPS_SPANS_MEM /* (a test build sets both small) */
+#define CT_STEPS_SPANS_MEM 65536 /* instances sorted, spans kept in memory (2.5 MiB) */
+#endif
+#ifndef CT_STEPS_SPANS_PAGE
+#define CT_STEPS_SPANS_PAGE 4096 /* spans read back from the file at a time */
+#endif
+
+/* A matching range instance as ct_range_each handed it over. */
+typedef struct ct_step_instance {
+  uint64_t tid, begin_ns, end_ns, gpu_first_ns, gpu_last_ns;
+} ct_step_instance;
+
+typedef struct ct_instance_sorter ct_instance_sorter;
+
+/* An empty sorter, or NULL when out of memory. */
+ct_instance_sorter *ct_instance_sorter_new(void);
+
+/* Adds an instance (past CT_STEPS_SPANS_MEM, sorted runs go to a temporary file).
+ * Returns 0, -1 when out of memory. */
+int ct_instance_sorter_add(ct_instance_sorter *s, const ct_step_instance *in);
+
+/* Calls fn for every instance added, by begin (the enclosing one first at equal begins,
+ * then by thread and GPU span); fn returns 0, or -1 to stop. Once per sorter. Returns
+ * 0, -1 when out of memory, the temporary file could not be read, or fn stopped. */
+int ct_instance_sorter_each(ct_instance_sorter *s,
+                            int (*fn)(void *user, const ct_step_instance *in), void *user);
+
+/* Frees the sorter and closes its file; NULL is ignored. */
+void ct_instance_sorter_free(ct_instance_sorter *s);
+
+/* Creates f->spans, empty. Returns 0, -1 when out of memory. */
+int ct_step_spans_new(ct_steps_file *f);
+
+/* Appends the next step's span (its interval end is set from the next one's begin, or
+ * by ct_step_spans_finish) and counts it in f->nsteps. Returns 0, -1 out of memory. */
+int ct_step_spans_append(ct_steps_file *f, const ct_step_span *sp);
+
+/* Stores the last span, its interval ending at the later of its range end and its GPU
+ * span end. Returns 0, -1 when out of memory. */
+int ct_step_spans_finish(ct_steps_file *f);
+
+/* Step i's span (i < f->nsteps, once finished); valid until the next call. When the
+ * temporary file cannot be read, a span of zeros (ct_step_spans_failed says so). */
+const ct_step_span *ct_step_span_at(const ct_steps_file *f, size_t i);
+
+/* The number of steps beginning at or before t (a binary search). */
+size_t ct_steps_begun_search(const ct_steps_file *f, uint64_t t);
+
+/* 1 when a span could not be read back from the temporary file. */
+int ct_step_spans_failed(const ct_steps_file *f);
+
+/* Frees the spans and closes their file; NULL is ignored. */
+void ct_step_spans_free(struct ct_step_spans *s);
 
 /* One busy block [start, end). */
 typedef struct ct_busy_block {

@@ -39,11 +39,19 @@ typedef struct dev_acc {
   uint64_t busy_total;                /* its busy time inside the steps' intervals */
 } dev_acc;
 
+/* Per step: the union of its own work (its folded blocks add to the step's work_ns),
+ * for the steps from swept on (a ring); a step behind swept that gets work late (rare)
+ * has its union in a map until the end. */
+typedef struct work_window {
+  ct_busy_union *u;                   /* step swept + k at u[(head + k) & (cap - 1)] */
+  size_t head, n, cap;                /* steps [swept, swept + n) have a slot */
+  ct_map *late;                       /* step index -> ct_busy_union */
+} work_window;
+
 typedef struct mstate {
   ct_steps_file *f;
   ct_map *kernel_ids;                 /* mangled name -> kernel_id */
-  ct_busy_union *work;                /* per step: the union of its own work (its folded
-                                         blocks add to the step's work_ns) */
+  work_window work;
   size_t swept;                       /* the steps before it are behind the horizon, their
                                          unions folded and freed */
   dev_acc dev[MAX_DEVICES];
@@ -62,28 +70,23 @@ typedef struct kernel_id {
 static size_t steps_begun(const ct_steps_file *f, uint64_t t, size_t *hint) {
   size_t n = f->nsteps, h = *hint;
   for (size_t k = h; k <= h + 1 && k <= n; k++)
-    if ((k == 0 || f->spans[k - 1].begin_ns <= t) && (k == n || f->spans[k].begin_ns > t))
+    if ((k == 0 || ct_step_span_at(f, k - 1)->begin_ns <= t) &&
+        (k == n || ct_step_span_at(f, k)->begin_ns > t))
       return *hint = k;
-  size_t lo = 0, hi = n; /* first step beginning after t */
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (f->spans[mid].begin_ns <= t) lo = mid + 1;
-    else hi = mid;
-  }
-  return *hint = lo;
+  return *hint = ct_steps_begun_search(f, t);
 }
 
 /* The step whose CPU range holds t (-1 when none). */
 static long step_at(const ct_steps_file *f, uint64_t t, size_t *hint) {
   size_t lo = steps_begun(f, t, hint);
-  if (!lo || t > f->spans[lo - 1].end_ns) return -1;
+  if (!lo || t > ct_step_span_at(f, lo - 1)->end_ns) return -1;
   return (long)lo - 1;
 }
 
 /* The step whose interval [begin, interval end) holds t (-1 when none). */
 static long interval_at(const ct_steps_file *f, uint64_t t, size_t *hint) {
   size_t lo = steps_begun(f, t, hint);
-  if (!lo || t >= f->spans[lo - 1].interval_end_ns) return -1;
+  if (!lo || t >= ct_step_span_at(f, lo - 1)->interval_end_ns) return -1;
   return (long)lo - 1;
 }
 
@@ -92,15 +95,12 @@ static long interval_at(const ct_steps_file *f, uint64_t t, size_t *hint) {
 static void split_over_steps(mstate *m, unsigned dev, unsigned cause, uint64_t start,
                              uint64_t end, int is_idle) {
   ct_steps_file *f = m->f;
-  size_t lo = 0, hi = f->nsteps;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (f->spans[mid].begin_ns <= start) lo = mid + 1;
-    else hi = mid;
-  }
-  for (size_t i = lo ? lo - 1 : 0; i < f->nsteps && f->spans[i].begin_ns < end; i++) {
-    uint64_t a = start > f->spans[i].begin_ns ? start : f->spans[i].begin_ns;
-    uint64_t b = end < f->spans[i].interval_end_ns ? end : f->spans[i].interval_end_ns;
+  size_t lo = ct_steps_begun_search(f, start);
+  for (size_t i = lo ? lo - 1 : 0; i < f->nsteps; i++) {
+    const ct_step_span *sp = ct_step_span_at(f, i);
+    if (sp->begin_ns >= end) break;
+    uint64_t a = start > sp->begin_ns ? start : sp->begin_ns;
+    uint64_t b = end < sp->interval_end_ns ? end : sp->interval_end_ns;
     if (b <= a) continue;
     dev_acc *d = &m->dev[dev];
     if (!is_idle) d->busy_total += b - a;
@@ -198,16 +198,43 @@ static ct_step_kernel *step_kernel(mstate *m, ct_step *s, unsigned limit, const 
   return &nk[s->nkernels++];
 }
 
+/* Step i's work union: in the window from swept on (grown to reach it), or, behind
+ * swept, in the late map. NULL when out of memory. */
+static ct_busy_union *work_union(mstate *m, size_t i) {
+  work_window *w = &m->work;
+  if (i < m->swept) return ct_map_get(w->late, &i, sizeof i, NULL);
+  size_t k = i - m->swept;
+  if (k >= w->cap) {
+    size_t ncap = w->cap ? w->cap : 16;
+    while (ncap <= k) ncap *= 2;
+    ct_busy_union *nu = calloc(ncap, sizeof *nu);
+    if (!nu) return NULL;
+    for (size_t j = 0; j < w->n; j++) nu[j] = w->u[(w->head + j) & (w->cap - 1)];
+    free(w->u);
+    w->u = nu;
+    w->cap = ncap;
+    w->head = 0;
+  }
+  if (k >= w->n) w->n = k + 1;
+  return &w->u[(w->head + k) & (w->cap - 1)];
+}
+
 /* Folds and frees the work unions of the steps whose interval ended before horizon and
- * whose blocks all did (a later activity of such a step, rare, starts its union anew). */
+ * whose blocks all did (a later activity of such a step, rare, starts its union anew,
+ * in the late map). */
 static void sweep_work(mstate *m, uint64_t horizon) {
   ct_steps_file *f = m->f;
-  while (m->swept < f->nsteps && f->spans[m->swept].interval_end_ns < horizon) {
-    ct_busy_union *u = &m->work[m->swept];
-    fold_ctx c = {m, 0, m->swept};
-    ct_busy_fold(u, horizon, fold_work_block, &c);
-    if (u->n) return;
-    ct_busy_free(u);
+  work_window *w = &m->work;
+  while (m->swept < f->nsteps && ct_step_span_at(f, m->swept)->interval_end_ns < horizon) {
+    if (w->n) {
+      ct_busy_union *u = &w->u[w->head];
+      fold_ctx c = {m, 0, m->swept};
+      ct_busy_fold(u, horizon, fold_work_block, &c);
+      if (u->n) return;
+      ct_busy_free(u);
+      w->head = (w->head + 1) & (w->cap - 1);
+      w->n--;
+    }
     m->swept++;
   }
 }
@@ -231,9 +258,10 @@ static void on_activity(void *user, const ct_activity *a) {
            : a->tid == m->f->tid ? step_at(m->f, a->call_begin_ns, &m->activity_hint)
                                  : -1;
   if (i < 0) return;
-  if (ct_busy_add(&m->work[i], a->start_ns, a->end_ns) < 0) m->oom = 1;
+  ct_busy_union *u = work_union(m, (size_t)i);
+  if (!u || ct_busy_add(u, a->start_ns, a->end_ns) < 0) m->oom = 1;
   fold_ctx c = {m, 0, (size_t)i};
-  ct_busy_fold(&m->work[i], horizon, fold_work_block, &c);
+  if (u) ct_busy_fold(u, horizon, fold_work_block, &c);
   unsigned limit;
   ct_step *s = ct_step_rows_get(m->f, (size_t)i, &limit); /* after the fold: it asks too */
   if (!s) {
@@ -314,10 +342,22 @@ static void finish(mstate *m) {
     ct_busy_fold(&m->dev[d].u, UINT64_MAX, fold_device_block, &c);
     if (best_dev < 0 || m->dev[d].busy_total > best) best = m->dev[d].busy_total, best_dev = (int)d;
   }
-  for (size_t i = 0; i < f->nsteps; i++) {
-    fold_ctx c = {m, 0, i};
-    ct_busy_fold(&m->work[i], UINT64_MAX, fold_work_block, &c);
-    ct_busy_free(&m->work[i]);
+  work_window *w = &m->work;
+  for (size_t k = 0; k < w->n; k++) {
+    fold_ctx c = {m, 0, m->swept + k};
+    ct_busy_union *u = &w->u[(w->head + k) & (w->cap - 1)];
+    ct_busy_fold(u, UINT64_MAX, fold_work_block, &c);
+    ct_busy_free(u);
+  }
+  w->n = 0;
+  for (size_t k = 0; w->late && k < ct_map_count(w->late); k++) {
+    const void *key;
+    size_t len;
+    ct_busy_union *u = ct_map_entry(w->late, k, &key, &len);
+    fold_ctx c = {m, 0, 0};
+    memcpy(&c.step, key, sizeof c.step);
+    ct_busy_fold(u, UINT64_MAX, fold_work_block, &c);
+    ct_busy_free(u);
   }
   if (best_dev >= 0 && !m->dev[best_dev].in_steps) {
     f->dev_busy = m->dev[best_dev].busy;
@@ -342,11 +382,12 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
   o.top = 0;
   ct_gaps *g = ct_gaps_new(&o);
   m.kernel_ids = ct_map_new(sizeof(kernel_id));
-  m.work = calloc(f->nsteps ? f->nsteps : 1, sizeof *m.work);
+  m.work.late = ct_map_new(sizeof(ct_busy_union));
   const ct_model_ops *gaps_ops = NULL;
   ct_gaps_file *gf = NULL;
   if (g) ct_gaps_set_callback(g, on_gap, &m);
-  if (g && m.kernel_ids && m.work && ct_step_rows_new(f) == 0) gf = ct_gaps_file_begin(g, path, &gaps_ops);
+  if (g && m.kernel_ids && m.work.late && ct_step_rows_new(f) == 0)
+    gf = ct_gaps_file_begin(g, path, &gaps_ops);
   int rc = -1;
   if (gf) {
     static const ct_model_ops steps_ops = {.on_span = on_span, .on_activity = on_activity};
@@ -356,18 +397,23 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
     rc = ct_model_tee_read(&tee, path, NULL, &f->st);
     rc = ct_gaps_file_end(gf, rc, &f->st); /* hands over the last gaps */
     f->first_ns = f->st.first_ns;
-    if (f->nsteps && (!f->first_ns || f->spans[0].begin_ns < f->first_ns))
-      f->first_ns = f->spans[0].begin_ns; /* a range may open before the first call */
+    if (f->nsteps && (!f->first_ns || ct_step_span_at(f, 0)->begin_ns < f->first_ns))
+      f->first_ns = ct_step_span_at(f, 0)->begin_ns; /* a range may open before the first call */
     finish(&m);
   } else {
     snprintf(f->st.message, sizeof f->st.message, "out of memory");
   }
-  if (m.oom && rc == 0) {
+  if (ct_step_spans_failed(f) && rc >= 0) {
+    snprintf(f->st.message, sizeof f->st.message,
+             "the steps' temporary file could not be read back: some steps are incomplete");
+    rc = 1;
+  } else if (m.oom && rc == 0) {
     snprintf(f->st.message, sizeof f->st.message, "out of memory: some steps are incomplete");
     rc = 1;
   }
   ct_gaps_free(g);
   ct_map_free(m.kernel_ids);
-  free(m.work);
+  free(m.work.u);
+  ct_map_free(m.work.late);
   return rc;
 }

@@ -114,7 +114,7 @@ ct_step *ct_step_rows_get(ct_steps_file *f, size_t i, unsigned *kernel_limit) {
   while (r->hi <= i) {
     if (make_room(r) < 0) return NULL;
     ct_step *s = &r->mem[r->hi - r->lo];
-    const ct_step_span *sp = &f->spans[r->hi];
+    const ct_step_span *sp = ct_step_span_at(f, r->hi);
     memset(s, 0, sizeof *s); /* the padding too: the row is written as bytes */
     s->begin_ns = sp->begin_ns;
     s->end_ns = sp->end_ns;

@@ -347,6 +347,14 @@ for skip in (0, 1):
             "max_ns": max(real[skip:]), "median_cpu_ns": median(cpus[skip:])}
     got = {k: summ.get(k) for k in want}
     check(rc == 0 and got == want, f"spread --skip {skip}: {rc} {err!r} {got} want {want}")
+# and every step's begin, time and CPU range (its span: read back from the temporary
+# file in the test build)
+rc, out, err = run("--format", "csv", spread)
+rows = list(csv.DictReader(io.StringIO(out))) if rc == 0 else []
+got = [(int(r["begin_ns"]), int(r["time_ns"]), int(r["cpu_ns"])) for r in rows]
+want = [(sum(spread_times[:i]), real[i], cpus[i]) for i in range(len(spread_times))]
+bad = [(i, g, w) for i, (g, w) in enumerate(zip(got, want)) if g != w]
+check(rc == 0 and len(got) == len(want) and not bad, f"spread rows: {rc} {err!r} {len(got)} {bad[:3]}")
 
 # generated: 20000 iterations, one step each; truncated: the steps before the damage
 mixed = os.path.join(tmp, "mixed.ctr")
