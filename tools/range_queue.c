@@ -34,7 +34,8 @@ int ct_spill_io(FILE *file, uint64_t off, void *buf, size_t len, int write) {
 
 /* Reads (write = 0) or writes n calls at position pos of the file. 0, or -1. */
 static int file_io(ct_range_queue *q, uint64_t pos, ct_queued_call *calls, size_t n, int write) {
-  return ct_spill_io(q->file, pos * sizeof *calls, calls, n * sizeof *calls, write);
+  return ct_spill_io(q->file, (q->file_base + pos) * sizeof *calls, calls, n * sizeof *calls,
+                     write);
 }
 
 /* Moves the older half of the ring to the end of the file. 0, or -1 (nothing moved). */
@@ -70,7 +71,7 @@ static int make_room(ct_range_queue *q, uint64_t *forgotten) {
   uint64_t drop = q->failed ? 1 : q->n / 2;
   *forgotten = q->nfile + drop;
   q->first_seq += q->nfile + drop;
-  q->nfile = 0;
+  q->nfile = q->file_base = 0;
   q->head = (q->head + drop) & (q->cap - 1);
   q->n -= drop;
   q->failed = 1;
@@ -119,17 +120,26 @@ static int max_begin_at(ct_range_queue *q, uint64_t pos, uint64_t *out) {
   return 0;
 }
 
-int ct_range_queue_claim(ct_range_queue *q, uint64_t begin, uint64_t end, int last,
-                         ct_range_claim_fn fn, void *user) {
-  /* the first call whose max_begin reaches begin: none before it began in the range
-   * (in memory only, without reading the file, when no call there reaches it) */
-  uint64_t lo = q->nfile && q->file_max < begin ? q->nfile : 0, hi = q->nfile + q->n;
+/* The position of the first call whose max_begin reaches t (none before it began at or
+ * after t; in memory only, without reading the file, when no call there reaches it),
+ * or -1 when the file could not be read. */
+static long long first_reaching(ct_range_queue *q, uint64_t t) {
+  uint64_t lo = q->nfile && q->file_max < t ? q->nfile : 0, hi = q->nfile + q->n;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2, mb;
     if (max_begin_at(q, mid, &mb) < 0) return -1;
-    if (mb < begin) lo = mid + 1;
+    if (mb < t) lo = mid + 1;
     else hi = mid;
   }
+  return (long long)lo;
+}
+
+int ct_range_queue_claim(ct_range_queue *q, uint64_t begin, uint64_t end, int last,
+                         ct_range_claim_fn fn, void *user) {
+  q->claims++;
+  long long first = first_reaching(q, begin);
+  if (first < 0) return -1;
+  uint64_t lo = (uint64_t)first;
   int rc = 0;
   if (lo < q->nfile) {
     ct_queued_call *buf = malloc(CHUNK * sizeof *buf);
@@ -160,9 +170,28 @@ int ct_range_queue_claim(ct_range_queue *q, uint64_t begin, uint64_t end, int la
 
 void ct_range_queue_clear(ct_range_queue *q) {
   q->first_seq += q->nfile + q->n;
-  q->nfile = 0;
+  q->nfile = q->file_base = 0;
   q->n = q->head = 0;
   q->last_max = 0;
+  q->claims = 0;
+}
+
+long long ct_range_queue_drop_before(ct_range_queue *q, uint64_t t) {
+  long long k = first_reaching(q, t);
+  if (k <= 0) return k;
+  uint64_t drop = (uint64_t)k;
+  if (drop >= q->nfile) { /* the file's calls and the oldest in memory */
+    size_t from_mem = (size_t)(drop - q->nfile);
+    q->head = (q->head + from_mem) & (q->cap - 1);
+    q->n -= from_mem;
+    q->nfile = q->file_base = 0;
+    if (!q->n) q->last_max = 0;
+  } else {
+    q->file_base += drop;
+    q->nfile -= drop;
+  }
+  q->first_seq += drop;
+  return k;
 }
 
 void ct_range_queue_free(ct_range_queue *q) {

@@ -40,7 +40,9 @@ typedef struct ct_range_queue {
   ct_queued_call *a;  /* a ring of the newest calls (cap a power of two) */
   size_t head, n, cap;
   uint64_t first_seq; /* seq of the oldest call kept (in the file when nfile > 0) */
-  uint64_t nfile;     /* calls in the temporary file: seqs [first_seq, first_seq + nfile) */
+  uint64_t nfile;     /* calls in the temporary file: seqs [first_seq, first_seq + nfile), */
+  uint64_t file_base; /* from call file_base of the file on (those before were dropped) */
+  uint64_t claims;    /* ranges that looked for calls in the queue since it was cleared */
   FILE *file;         /* NULL until the first call goes there */
   uint64_t last_max;  /* max_begin of the newest call */
   uint64_t file_max;  /* max_begin of the newest call in the file */
@@ -73,6 +75,12 @@ int ct_range_queue_claim(ct_range_queue *q, uint64_t begin, uint64_t end, int la
 /* Forgets every call (their seqs are no longer in the queue); keeps the file open for
  * reuse. */
 void ct_range_queue_clear(ct_range_queue *q);
+
+/* Forgets the oldest calls up to the last whose max_begin is before t (none of them
+ * began at or after t: a range beginning at t or later cannot claim them); the file
+ * is reused from its start once it holds none. Returns how many, or -1 when the file
+ * could not be read (nothing forgotten). */
+long long ct_range_queue_drop_before(ct_range_queue *q, uint64_t t);
 
 /* Frees the queue's memory and closes its file. */
 void ct_range_queue_free(ct_range_queue *q);

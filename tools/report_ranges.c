@@ -19,7 +19,13 @@
  * pending and the ranges waiting for it.
  * Given the extents of each thread's ranges (ct_range_each_within: dump has read them
  * already), a call that no range can claim is not kept at all; its GPU record is
- * recognised by a ring of the corrs skipped (SKIP_RING, indexed by corr).
+ * recognised by a ring of the corrs skipped (SKIP_RING, indexed by corr). Without them,
+ * when a thread's queue is about to go to its temporary file while no range has
+ * looked into it since it was last emptied (a thread making calls outside any range,
+ * or inside one long range), the extents are read then, once (the RANGE records only:
+ * read_extents): the calls no range can claim leave the queues (a thread without
+ * ranges keeps none) and later ones are not kept, so the file holds only calls that a
+ * range may still claim.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +107,9 @@ typedef struct ranges_state {
   uint64_t from, to;   /* ranges outside [from, to] are not handed over */
   ct_map *extents;     /* tid -> ct_range_extent, or NULL: every timed call is kept */
   uint64_t *skipped;   /* with extents: the corrs of calls not kept, by corr % SKIP_RING */
+  const char *path;    /* the file, for read_extents */
+  ct_map *own_extents; /* the extents read_extents read (freed at the end) */
+  int extents_tried;   /* read_extents was called */
 } ranges_state;
 
 /* Hands r over and frees it. */
@@ -145,16 +154,56 @@ static void skip_call(ranges_state *s, uint64_t corr) {
   else s->skipped[corr % SKIP_RING] = corr;
 }
 
-static void on_api(ranges_state *s, const struct ct_api *a) {
-  if (!a->corr || !(a->flags & CT_API_TIMED) || (a->flags & CT_API_INNER_TIMED)) return;
-  if (s->extents && unclaimable(s, a->tid, a->begin_ns)) {
-    skip_call(s, a->corr);
+/* Reads the extents of every thread's ranges (the RANGE records alone) into a map of
+ * its own, and uses them from now on: what no range can claim leaves the queues.
+ * Nothing changes when the file cannot be read or memory is short. */
+static void read_extents(ranges_state *s) {
+  s->extents_tried = 1;
+  char msg[256];
+  ct_reader *rd = ct_reader_open(s->path, msg, sizeof msg);
+  ct_map *x = ct_map_new(sizeof(ct_range_extent));
+  uint64_t *skipped = calloc(SKIP_RING, sizeof *skipped);
+  int ok = rd && x && skipped;
+  ct_record rec;
+  if (ok) ct_reader_skip_kinds(rd, ~(1ull << CT_KIND_RANGE)); /* not even decoded */
+  while (ok && ct_reader_next(rd, &rec))
+    if (rec.kind == CT_KIND_RANGE && ct_range_extent_add(x, &rec.u.range) < 0) ok = 0;
+  if (rd) ct_reader_close(rd);
+  if (!ok) {
+    ct_map_free(x);
+    free(skipped);
     return;
   }
+  s->extents = s->own_extents = x;
+  s->skipped = skipped;
+  for (size_t i = 0; i < ct_map_count(s->threads); i++) {
+    const void *key;
+    size_t len;
+    uint64_t tid;
+    ct_range_queue *q = ct_map_entry(s->threads, i, &key, &len);
+    memcpy(&tid, key, sizeof tid);
+    const ct_range_extent *e = ct_map_get(x, &tid, sizeof tid, NULL);
+    size_t before = q->n;
+    if (e && !e->known) ct_range_queue_clear(q); /* no range on the thread */
+    else if (e && ct_range_queue_drop_before(q, e->begin_ns) < 0) s->file_failed = s->oom = 1;
+    s->queued_in_memory -= before - q->n;
+  }
+}
+
+static void on_api(ranges_state *s, const struct ct_api *a) {
+  if (!a->corr || !(a->flags & CT_API_TIMED) || (a->flags & CT_API_INNER_TIMED)) return;
   ct_range_queue *q = s->last_q && s->last_tid == a->tid
                           ? s->last_q : ct_map_get(s->threads, &a->tid, sizeof a->tid, NULL);
   if (!q) {
     s->oom = 1;
+    return;
+  }
+  /* its queue about to go to the file, no range looking into it: is it worth keeping? */
+  if (!s->extents && !s->extents_tried && q->n == q->cap && q->cap >= CT_RANGE_QUEUE_MEM &&
+      !q->claims)
+    read_extents(s);
+  if (s->extents && unclaimable(s, a->tid, a->begin_ns)) {
+    skip_call(s, a->corr);
     return;
   }
   s->last_tid = a->tid;
@@ -322,7 +371,7 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
                          struct ct_process *proc_out, uint64_t *lost, ct_map *extents) {
   memset(st, 0, sizeof *st);
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
-  ranges_state s = {.fn = fn, .user = user, .to = UINT64_MAX, .extents = extents};
+  ranges_state s = {.fn = fn, .user = user, .to = UINT64_MAX, .extents = extents, .path = path};
   s.waiting.next = s.waiting.prev = &s.waiting;
   ct_corr_init(&s.calls, sizeof(call_entry));
   s.rd = ct_reader_open(path, st->message, sizeof st->message);
@@ -403,6 +452,7 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
   }
   ct_corr_free(&s.calls);
   free(s.skipped);
+  ct_map_free(s.own_extents);
   ct_reader_close(s.rd);
   return rc;
 }
