@@ -34,12 +34,6 @@ static uint64_t gpu_span(const ct_step *s) {
   return s->gpu_last_ns > s->gpu_first_ns ? s->gpu_last_ns - s->gpu_first_ns : 0;
 }
 
-static int is_outlier(const ct_steps_summary *sum, size_t step) {
-  for (size_t i = 0; i < sum->noutliers; i++)
-    if (sum->outliers[i].step == step) return 1;
-  return 0;
-}
-
 /* What a reason is about: "host_wait", "sync", "copies", or the kernel's name. */
 static const char *reason_what(const ct_steps_file *f, const ct_step_reason *r, char *buf,
                                size_t len) {
@@ -104,7 +98,7 @@ static void step_row_fill(const ct_steps_file *f, const ct_steps_summary *sum,
   unsigned cause = largest_idle(s);
   const ct_step_kernel *k = top_kernel(s);
   char (*c)[64] = row->cell;
-  snprintf(c[0], 64, "%zu%s", i, i < o->skip ? "w" : is_outlier(sum, i) ? "*" : "");
+  snprintf(c[0], 64, "%zu%s", i, i < o->skip ? "w" : ct_step_is_outlier(sum, o, i, s) ? "*" : "");
   snprintf(c[1], 64, "%s", ct_fmt_duration(s->begin_ns - f->first_ns, b, 24));
   snprintf(c[2], 64, "%s", ct_fmt_duration(ct_step_time(s), b, 24));
   snprintf(c[3], 64, "%s", ct_fmt_duration(s->end_ns - s->begin_ns, b, 24));
@@ -256,7 +250,7 @@ static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
         csv_str(&col, "");
       csv_cell(&col, "%zu", i);
       csv_cell(&col, "%d", i < c->o.skip);
-      csv_cell(&col, "%d", is_outlier(&sums[fi], i));
+      csv_cell(&col, "%d", ct_step_is_outlier(&sums[fi], &c->o, i, s));
       csv_cell(&col, "%llu", (unsigned long long)(s->begin_ns - f->first_ns));
       csv_cell(&col, "%llu", (unsigned long long)ct_step_time(s));
       csv_cell(&col, "%llu", (unsigned long long)(s->end_ns - s->begin_ns));
@@ -319,7 +313,7 @@ static void json_step(ct_json *j, const ct_steps_file *f, const ct_steps_summary
   ct_json_begin_object(j);
   ct_json_kv_uint(j, "step", i);
   ct_json_kv_bool(j, "warmup", i < o->skip);
-  ct_json_kv_bool(j, "outlier", is_outlier(sum, i));
+  ct_json_kv_bool(j, "outlier", ct_step_is_outlier(sum, o, i, s));
   ct_json_kv_uint(j, "begin_ns", s->begin_ns - f->first_ns);
   ct_json_kv_uint(j, "time_ns", ct_step_time(s));
   ct_json_kv_uint(j, "cpu_ns", s->end_ns - s->begin_ns);

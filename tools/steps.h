@@ -203,6 +203,11 @@ typedef struct ct_steps_summary {
  */
 int ct_steps_summarize(const ct_steps_file *f, const ct_steps_options *o, ct_steps_summary *s);
 
+/* 1 when step i (s) is one of the summary's outliers: counted (not skipped) and slower
+ * than outlier_factor times the median (what ct_steps_summarize lists). */
+int ct_step_is_outlier(const ct_steps_summary *sum, const ct_steps_options *o, size_t i,
+                       const ct_step *s);
+
 /* Frees the summary's outliers. */
 void ct_steps_summary_free(ct_steps_summary *s);
 

@@ -345,6 +345,11 @@ static int first_pass(ctx *c, ct_steps_summary *s, unsigned *called, ct_step *fi
   return failed ? -1 : 0;
 }
 
+int ct_step_is_outlier(const ct_steps_summary *sum, const ct_steps_options *o, size_t i,
+                       const ct_step *s) {
+  return i >= o->skip && (double)ct_step_time(s) > o->outlier_factor * (double)sum->median_ns;
+}
+
 /* The outliers (s->noutliers of them, counted already), explained. Returns 0, -1. */
 static int find_outliers(ctx *c, const ct_steps_options *o, ct_steps_summary *s) {
   s->outliers = calloc(s->noutliers, sizeof *s->outliers);
@@ -353,9 +358,7 @@ static int find_outliers(ctx *c, const ct_steps_options *o, ct_steps_summary *s)
   size_t n = 0;
   const ct_step *st;
   for (size_t i = 0; n < s->noutliers && (st = ct_steps_cursor_next(&cur)); i++) {
-    if (i < c->first ||
-        !((double)ct_step_time(st) > o->outlier_factor * (double)s->median_ns))
-      continue;
+    if (!ct_step_is_outlier(s, o, i, st)) continue;
     s->outliers[n].step = i;
     s->outliers[n].time_ns = ct_step_time(st);
     s->outliers[n].nreasons = explain(c, st, s->median_ns, s->outliers[n].reason);
@@ -373,8 +376,7 @@ static int count_outliers(ctx *c, const ct_steps_options *o, ct_steps_summary *s
   if (ct_steps_cursor_open(c->f, &cur) < 0) return -1;
   const ct_step *st;
   for (size_t i = 0; (st = ct_steps_cursor_next(&cur)); i++)
-    if (i >= c->first && (double)ct_step_time(st) > o->outlier_factor * (double)s->median_ns)
-      s->noutliers++;
+    if (ct_step_is_outlier(s, o, i, st)) s->noutliers++;
   int failed = cur.failed;
   ct_steps_cursor_close(&cur);
   return failed ? -1 : 0;
