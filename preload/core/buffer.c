@@ -257,7 +257,9 @@ void ctp_buffers_reap(void) {
     if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) &&
         b->tail == __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) &&
         b->drops_written == __atomic_load_n(&b->drops_total, __ATOMIC_ACQUIRE)) {
-      *pp = b->next;
+      /* atomic: pp may be &registry, which ctp_buffers_head reads without the lock
+       * (exit's check whether anything was recorded, on the program's thread) */
+      __atomic_store_n(pp, b->next, __ATOMIC_RELEASE);
       b->next = dead;
       dead = b;
     } else {

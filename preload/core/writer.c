@@ -62,7 +62,8 @@ static void give_up_unopened(struct writer *w) {
 static void *writer_main(void *arg) {
   struct writer *w = arg;
   prctl(PR_SET_NAME, "cutrace-writer", 0, 0, 0);
-  w->thread_tid = (pid_t)syscall(SYS_gettid);
+  /* atomic: a fatal signal's handler on any thread compares it (urgent flush) */
+  __atomic_store_n(&w->thread_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
   if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) {
     if (ctp_sink_open(&w->sink) < 0) {
       give_up_unopened(w);
@@ -210,7 +211,8 @@ void ctp_writer_finish(void) {
 
 int ctp_writer_urgent_flush(unsigned timeout_ms) {
   struct writer *w = &W;
-  if (!w->running || (pid_t)syscall(SYS_gettid) == w->thread_tid) return 0;
+  if (!w->running || (pid_t)syscall(SYS_gettid) == __atomic_load_n(&w->thread_tid, __ATOMIC_RELAXED))
+    return 0;
   unsigned i = 0; /* a sink still opening (a local file: microseconds) is waited for */
   for (; !__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE); i++) {
     if (i >= timeout_ms || __atomic_load_n(&w->gave_up, __ATOMIC_SEQ_CST)) return 0;

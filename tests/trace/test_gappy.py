@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-from harness import Harness
+from harness import Harness, gaps_spoiled_by_load
 from rawdump import kernel_identifier, raw_records
 
 h = Harness(sys.argv)
@@ -88,9 +88,9 @@ def in_truth(g):
 
 # The launch call of each GPU operation of the trace, joined by correlation id: for an
 # edge dated at its call's return, when the call began and returned.
-recs = []
+recs, names = [], {}
 if os.path.isdir(data) and len(os.listdir(data)) == 1:
-    recs, _ = raw_records(h.cutrace, os.path.join(data, os.listdir(data)[0]))
+    recs, names = raw_records(h.cutrace, os.path.join(data, os.listdir(data)[0]))
 call_of = {r["corr"]: (r["begin_ns"], r["end_ns"]) for r in recs if r["kind"] == "api" and r.get("depth") == 0}
 gpu_end_corr = {r["end_ns"]: r["corr"] for r in recs if r["kind"] == "gpu" and r.get("device") == 0}
 
@@ -160,9 +160,16 @@ for p in planted:
                 # simulator shows it enqueued past the gap's middle) left the GPU unfed:
                 # then the host's doing is the cause, as gaps documents.
                 unfed = cause == "other_stream" and enqueued.get((b, e), b) - b > (e - b) / 2
-                h.check(causes == {cause} or (unfed and "other_stream" not in causes),
+                # sync: the host in cudaDeviceSynchronize for most of the gap; one
+                # preempted after the sync returned, inside or before the next launch
+                # for more than half of it (a loaded host, TSan's slowdown: 6 ms seen),
+                # rightly gets what it spent most of the gap on (harness)
+                late = cause == "sync" and bool(gaps_spoiled_by_load(recs, names, [(b, e)],
+                                                                     {"cudaDeviceSynchronize"}))
+                h.check(causes == {cause} or ((unfed or late) and cause not in causes),
                         f"phase {phase}: gap of {(e - b) / 1e3:.1f} us reported as {causes}, planted {cause}"
-                        f"{' (its work enqueued late)' if unfed else ''}")
+                        f"{' (its work enqueued late)' if unfed else ''}"
+                        f"{' (the sync filled less than half of it)' if late else ''}")
                 if p.get("device_idle") == "no":
                     h.check(all(g.get("scope") != "device" for g in found),
                             f"phase {phase}: a stream gap reported as a device gap though the other stream was busy")
