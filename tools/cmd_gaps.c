@@ -144,6 +144,8 @@ int cmd_gaps(int argc, char **argv) {
   void (*saved_hook)(const char *, uint64_t) = ct_model_progress_hook;
   if (isatty(2) && !c.summary) ct_model_progress_hook = progress;
   char err[300];
+  c.args = files;
+  c.nargs = nfiles;
   int nin = ct_expand_inputs(nfiles, files, add_input, &c, err, sizeof err);
   if (ct_model_progress_hook == progress) fputs("\r\033[K", stderr);
   ct_model_progress_hook = saved_hook;

@@ -26,6 +26,8 @@ typedef struct gaps_cli {
     char message[300];
   } *inputs;
   unsigned ninputs;
+  char **args; /* the DIR|FILE arguments as given (none: the default), for advice lines */
+  int nargs;
 } gaps_cli;
 
 /* The time a trace's relative times count from. */

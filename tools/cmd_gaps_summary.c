@@ -108,6 +108,8 @@ void ct_gaps_print_summary(const gaps_cli *c) {
         printf("%s %s", i ? "," : "",
                (unsigned)fs[i].kind <= CT_FIND_ALLOC && labels[fs[i].kind] ? labels[fs[i].kind] : "?");
     }
-    printf(" (see cutrace gaps for the fixes)\n");
+    printf(" (see cutrace gaps");
+    for (int i = 0; i < c->nargs; i++) printf(strchr(c->args[i], ' ') ? " '%s'" : " %s", c->args[i]);
+    printf(" for the fixes)\n");
   }
 }

@@ -98,6 +98,10 @@ with tempfile.TemporaryDirectory() as d:
         rc, out, err = run("gaps", "--summary", path)
         line = [l for l in out.splitlines() if l.startswith("largest gap:")]
         check(rc == 0 and len(line) == 1 and want.match(line[0]), f"gaps --summary {path}: {out!r}")
+        # the findings line names the command that lists the fixes, with the same inputs
+        check(out.splitlines()[-1].startswith("findings: pageable copies") and
+              out.splitlines()[-1].endswith(f" (see cutrace gaps {path} for the fixes)"),
+              f"gaps --summary {path}: findings line: {out!r}")
 
     # a table cut by --limit says how many rows it left out (text only)
     mixed = os.path.join(two, "gen.4242.ctr")  # 5 kernel rows, 8 API rows
