@@ -56,7 +56,7 @@ typedef struct mstate {
                                          unions folded and freed */
   dev_acc dev[MAX_DEVICES];
   uint64_t wm, reach;                 /* latest activity end; longest activity (>= 1 ms) */
-  size_t activity_hint, span_hint;    /* steps_begun's last answers */
+  size_t activity_hint, span_hint, split_hint; /* steps_begun's last answers */
   int devices_seen;                   /* one device has its times in the steps */
   int oom;
 } mstate;
@@ -95,7 +95,7 @@ static long interval_at(const ct_steps_file *f, uint64_t t, size_t *hint) {
 static void split_over_steps(mstate *m, unsigned dev, unsigned cause, uint64_t start,
                              uint64_t end, int is_idle) {
   ct_steps_file *f = m->f;
-  size_t lo = ct_steps_begun_search(f, start);
+  size_t lo = steps_begun(f, start, &m->split_hint);
   for (size_t i = lo ? lo - 1 : 0; i < f->nsteps; i++) {
     const ct_step_span *sp = ct_step_span_at(f, i);
     if (sp->begin_ns >= end) break;

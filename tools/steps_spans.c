@@ -235,6 +235,7 @@ struct ct_step_spans {
   uint64_t *page_begin; /* first begin of each page */
   size_t npages, pages_cap;
   span_page cache[SPANS_CACHE];
+  span_page *hot;    /* the page asked for last */
   uint64_t clock;
   ct_step_span zero; /* returned when the file cannot be read back */
   int failed;        /* it could not be read back */
@@ -254,6 +255,7 @@ static void spans_close_file(struct ct_step_spans *s) {
   s->page_begin = NULL;
   free(s->wbuf);
   s->wbuf = NULL;
+  s->hot = NULL;
   for (size_t k = 0; k < SPANS_CACHE; k++) {
     free(s->cache[k].v);
     s->cache[k].v = NULL;
@@ -371,9 +373,14 @@ const ct_step_span *ct_step_span_at(const ct_steps_file *f, size_t i) {
   if (!s->file) return &s->mem[i];
   if (i >= s->flushed) return &s->wbuf[i - s->flushed];
   size_t page = i / SPANS_PAGE, lru = 0;
+  if (s->hot && s->hot->page == page) {
+    s->hot->used = ++s->clock;
+    return &s->hot->v[i % SPANS_PAGE];
+  }
   for (size_t k = 0; k < SPANS_CACHE; k++) {
     if (s->cache[k].page == page) {
       s->cache[k].used = ++s->clock;
+      s->hot = &s->cache[k];
       return &s->cache[k].v[i % SPANS_PAGE];
     }
     if (s->cache[k].used < s->cache[lru].used) lru = k;
@@ -387,6 +394,7 @@ const ct_step_span *ct_step_span_at(const ct_steps_file *f, size_t i) {
   }
   c->page = page;
   c->used = ++s->clock;
+  s->hot = c;
   return &c->v[i % SPANS_PAGE];
 }
 
