@@ -293,8 +293,6 @@ int ct_steps_read(const char *path, const ct_steps_options *o, ct_steps_file *f)
 void ct_steps_file_free(ct_steps_file *f) {
   ct_step_spans_free(f->spans);
   ct_step_rows_free(f->rows);
-  free(f->dev_busy);
-  free(f->dev_idle);
   for (size_t i = 0; i < f->nkernel_names; i++) free(f->kernel_names[i]);
   free(f->kernel_names);
   free(f->range);

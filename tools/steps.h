@@ -53,6 +53,16 @@ typedef struct ct_step_calls {
   uint64_t count, ns;
 } ct_step_calls;
 
+#define CT_STEP_DEVICES 16 /* devices told apart (ids 0 .. 15) */
+
+/* A step's busy and idle time on a device other than the one its row holds (the first
+ * seen), while measured. */
+typedef struct ct_step_device {
+  uint64_t device;
+  uint64_t busy_ns;
+  uint64_t idle_ns[CT_GAP_NCAUSES];
+} ct_step_device;
+
 /* One step: an instance of the range on the stepping thread. All times host clock. */
 typedef struct ct_step {
   uint64_t begin_ns, end_ns;          /* the CPU range */
@@ -69,6 +79,9 @@ typedef struct ct_step {
   unsigned nkernels;                  /* kernels by name, the first CT_STEP_KERNELS distinct */
   ct_step_kernel *kernel;
   uint64_t other_kernels_ns;          /* kernels past the first CT_STEP_KERNELS names */
+  unsigned ndevices;                  /* its times on the other devices, while measured */
+  ct_step_device *devices;            /* (the cursor puts the step device's in
+                                         device_busy_ns and idle_ns) */
 } ct_step;
 
 /* The step's interval length ("step time"). */
@@ -112,8 +125,8 @@ typedef struct ct_steps_file {
   struct ct_step_spans *spans; /* every step's, in order (steps_internal.h: ct_step_span_at) */
   size_t nsteps;
   struct ct_step_rows *rows; /* the measured steps (read them with a ct_steps_cursor) */
-  uint64_t *dev_busy;        /* [nsteps] when the step device's times are not in the */
-  uint64_t (*dev_idle)[CT_GAP_NCAUSES]; /* rows (it was not the first device seen) */
+  uint64_t row_device;       /* the device whose times the rows hold in device_busy_ns and
+                                idle_ns (the first seen; the others' in their devices) */
   char **kernel_names;       /* mangled */
   size_t nkernel_names;
   ct_model_stats st;
@@ -143,6 +156,7 @@ typedef struct ct_steps_cursor {
   ct_step row;                        /* the step returned last */
   ct_step_calls calls[CT_STEP_NCATS];
   ct_step_kernel kernel[CT_STEP_KERNELS];
+  ct_step_device devices[CT_STEP_DEVICES];
   int failed;                         /* reading the temporary file failed */
 } ct_steps_cursor;
 

@@ -24,18 +24,16 @@
 #include "stats.h"
 #include "steps_internal.h"
 
-#define MAX_DEVICES 16
+#define MAX_DEVICES CT_STEP_DEVICES
 #define MIN_REACH_NS 1000000
 
-/* One device: its busy union and, per step, busy and idle inside the step's interval:
- * the first device seen keeps them in the steps themselves (device_busy_ns, idle_ns),
- * any other in arrays of its own, copied into the steps if it is the busiest. */
+/* One device: its busy union and its busy time inside the steps' intervals; per step,
+ * busy and idle inside the step's interval: the first device seen keeps them in the
+ * steps' rows themselves (device_busy_ns, idle_ns), any other in the rows' devices. */
 typedef struct dev_acc {
   int used;
-  int in_steps;                       /* the first device: the steps hold its times */
+  int in_steps;                       /* the first device: the rows hold its times */
   ct_busy_union u;
-  uint64_t *busy;                     /* [nsteps], unless in_steps */
-  uint64_t (*idle)[CT_GAP_NCAUSES];   /* [nsteps], unless in_steps */
   uint64_t busy_total;                /* its busy time inside the steps' intervals */
 } dev_acc;
 
@@ -90,6 +88,23 @@ static long interval_at(const ct_steps_file *f, uint64_t t, size_t *hint) {
   return (long)lo - 1;
 }
 
+/* Step s's entry for device dev (not the one its row holds), created zero when new;
+ * NULL when out of memory. */
+static ct_step_device *step_device(ct_step *s, unsigned dev) {
+  for (unsigned k = 0; k < s->ndevices; k++)
+    if (s->devices[k].device == dev) return &s->devices[k];
+  unsigned n = s->ndevices;
+  if (n == 0 || !(n & (n - 1))) { /* capacity 1, 2, 4, 8, 16: one or two, mostly */
+    ct_step_device *nd = realloc(s->devices, (n ? 2 * n : 1) * sizeof *nd);
+    if (!nd) return NULL;
+    s->devices = nd;
+  }
+  memset(&s->devices[n], 0, sizeof s->devices[n]);
+  s->devices[n].device = dev;
+  s->ndevices++;
+  return &s->devices[n];
+}
+
 /* Adds the part of [start, end) inside each step's interval to the step's busy time
  * (is_idle 0) or idle time of cause on device dev. */
 static void split_over_steps(mstate *m, unsigned dev, unsigned cause, uint64_t start,
@@ -104,16 +119,17 @@ static void split_over_steps(mstate *m, unsigned dev, unsigned cause, uint64_t s
     if (b <= a) continue;
     dev_acc *d = &m->dev[dev];
     if (!is_idle) d->busy_total += b - a;
-    if (!d->in_steps) {
-      if (is_idle) d->idle[i][cause] += b - a;
-      else d->busy[i] += b - a;
-      continue;
-    }
     unsigned limit;
     ct_step *s = ct_step_rows_get(f, i, &limit);
-    if (!s) m->oom = 1;
-    else if (is_idle) s->idle_ns[cause] += b - a;
-    else s->device_busy_ns += b - a;
+    uint64_t *busy = s ? &s->device_busy_ns : NULL, *idle = s ? s->idle_ns : NULL;
+    if (s && !d->in_steps) {
+      ct_step_device *sd = step_device(s, dev);
+      busy = sd ? &sd->busy_ns : NULL;
+      idle = sd ? sd->idle_ns : NULL;
+    }
+    if (!busy) m->oom = 1;
+    else if (is_idle) idle[cause] += b - a;
+    else *busy += b - a;
   }
 }
 
@@ -122,21 +138,11 @@ static dev_acc *device(mstate *m, uint64_t d) {
   if (d >= MAX_DEVICES) return NULL;
   dev_acc *a = &m->dev[d];
   if (!a->used && !m->devices_seen) {
-    a->used = a->in_steps = 1;
+    a->in_steps = 1;
     m->devices_seen = 1;
-  } else if (!a->used) {
-    a->busy = calloc(m->f->nsteps, sizeof *a->busy);
-    a->idle = calloc(m->f->nsteps, sizeof *a->idle);
-    if (!a->busy || !a->idle) {
-      free(a->busy);
-      free(a->idle);
-      a->busy = NULL;
-      a->idle = NULL;
-      m->oom = 1;
-      return NULL;
-    }
-    a->used = 1;
+    m->f->row_device = d;
   }
+  a->used = 1;
   return a;
 }
 
@@ -330,8 +336,8 @@ static void on_gap(void *user, const ct_gap_info *g) {
   split_over_steps(m, (unsigned)g->device, cause, g->start_ns, g->end_ns, 1);
 }
 
-/* Folds what is left; the busiest device's times become the steps' (when it is not the
- * first device seen, whose times the rows hold, f keeps its arrays); frees the rest. */
+/* Folds what is left; the busiest device is the step device (the cursor takes its times
+ * from the rows' devices when it is not the first seen); frees the rest. */
 static void finish(mstate *m) {
   ct_steps_file *f = m->f;
   uint64_t best = 0;
@@ -359,19 +365,9 @@ static void finish(mstate *m) {
     ct_busy_fold(u, UINT64_MAX, fold_work_block, &c);
     ct_busy_free(u);
   }
-  if (best_dev >= 0 && !m->dev[best_dev].in_steps) {
-    f->dev_busy = m->dev[best_dev].busy;
-    f->dev_idle = m->dev[best_dev].idle;
-    m->dev[best_dev].busy = NULL;
-    m->dev[best_dev].idle = NULL;
-  }
   f->has_device = best_dev >= 0;
   f->device = best_dev >= 0 ? (uint64_t)best_dev : 0;
-  for (unsigned d = 0; d < MAX_DEVICES; d++) {
-    ct_busy_free(&m->dev[d].u);
-    free(m->dev[d].busy);
-    free(m->dev[d].idle);
-  }
+  for (unsigned d = 0; d < MAX_DEVICES; d++) ct_busy_free(&m->dev[d].u);
   if (ct_step_rows_finish(f) < 0) m->oom = 1;
 }
 

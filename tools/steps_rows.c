@@ -47,8 +47,10 @@ int ct_step_rows_new(ct_steps_file *f) {
 static void row_free_lists(ct_step *s) {
   free(s->kernel);
   free(s->calls);
+  free(s->devices);
   s->kernel = NULL;
   s->calls = NULL;
+  s->devices = NULL;
 }
 
 /* Appends row s to the file: the struct (its list pointers cleared), its calls, its
@@ -58,6 +60,7 @@ static int row_write(FILE *file, const ct_step *s) {
   memcpy(&fixed, s, sizeof fixed); /* its padding too, zeroed when the row was made */
   fixed.calls = NULL;
   fixed.kernel = NULL;
+  fixed.devices = NULL;
   if (fwrite(&fixed, sizeof fixed, 1, file) != 1) return -1;
   ct_step_calls calls[CT_STEP_NCATS];
   memset(calls, 0, sizeof calls); /* no padding bytes of ours in the file */
@@ -68,6 +71,8 @@ static int row_write(FILE *file, const ct_step *s) {
   }
   if (s->ncalls && fwrite(calls, sizeof *calls, s->ncalls, file) != s->ncalls) return -1;
   if (s->nkernels && fwrite(s->kernel, sizeof *s->kernel, s->nkernels, file) != s->nkernels)
+    return -1;
+  if (s->ndevices && fwrite(s->devices, sizeof *s->devices, s->ndevices, file) != s->ndevices)
     return -1;
   return 0;
 }
@@ -200,8 +205,9 @@ static int file_read(ct_steps_cursor *c, void *out, size_t len) {
   return 0;
 }
 
-/* Adds patch p to row s (whose lists have room for every category and
- * CT_STEP_KERNELS kernels), as if p's events had been added to s after its own. */
+/* Adds patch p to row s (whose lists have room for every category, CT_STEP_KERNELS
+ * kernels and CT_STEP_DEVICES devices), as if p's events had been added to s after
+ * its own. */
 static void add_patch(ct_step *s, const ct_step *p) {
   if (p->gpu_last_ns) {
     if (!s->gpu_last_ns || p->gpu_first_ns < s->gpu_first_ns) s->gpu_first_ns = p->gpu_first_ns;
@@ -221,6 +227,16 @@ static void add_patch(ct_step *s, const ct_step *p) {
     if (j == s->ncalls) s->calls[s->ncalls++] = (ct_step_calls){p->calls[k].category, 0, 0};
     s->calls[j].count += p->calls[k].count;
     s->calls[j].ns += p->calls[k].ns;
+  }
+  for (unsigned k = 0; k < p->ndevices; k++) {
+    unsigned j = 0;
+    while (j < s->ndevices && s->devices[j].device != p->devices[k].device) j++;
+    if (j == s->ndevices) {
+      memset(&s->devices[j], 0, sizeof s->devices[j]);
+      s->devices[s->ndevices++].device = p->devices[k].device;
+    }
+    s->devices[j].busy_ns += p->devices[k].busy_ns;
+    for (unsigned c = 0; c < CT_GAP_NCAUSES; c++) s->devices[j].idle_ns[c] += p->devices[k].idle_ns[c];
   }
   for (unsigned k = 0; k < p->nkernels; k++) {
     unsigned j = 0;
@@ -245,25 +261,31 @@ const ct_step *ct_steps_cursor_next(ct_steps_cursor *c) {
     c->failed = 1;
   } else if (i < r->lo) {
     c->failed = file_read(c, s, sizeof *s) < 0 || s->ncalls > CT_STEP_NCATS ||
-                s->nkernels > CT_STEP_KERNELS ||
+                s->nkernels > CT_STEP_KERNELS || s->ndevices > CT_STEP_DEVICES ||
                 file_read(c, c->calls, s->ncalls * sizeof *c->calls) < 0 ||
-                file_read(c, c->kernel, s->nkernels * sizeof *c->kernel) < 0;
+                file_read(c, c->kernel, s->nkernels * sizeof *c->kernel) < 0 ||
+                file_read(c, c->devices, s->ndevices * sizeof *c->devices) < 0;
   } else {
     const ct_step *m = &r->mem[i - r->lo];
     *s = *m;
     if (m->ncalls) memcpy(c->calls, m->calls, m->ncalls * sizeof *c->calls);
     if (m->nkernels) memcpy(c->kernel, m->kernel, m->nkernels * sizeof *c->kernel);
+    if (m->ndevices) memcpy(c->devices, m->devices, m->ndevices * sizeof *c->devices);
   }
   if (c->failed) return NULL;
   s->calls = c->calls;
   s->kernel = c->kernel;
+  s->devices = c->devices;
   const patch_ref *refs = (const patch_ref *)c->patch;
   while (c->next_patch < c->npatch && refs[c->next_patch].step < i) c->next_patch++;
   if (c->next_patch < c->npatch && refs[c->next_patch].step == i)
     add_patch(s, refs[c->next_patch].row);
-  if (f->dev_busy) {
-    s->device_busy_ns = f->dev_busy[i];
-    memcpy(s->idle_ns, f->dev_idle[i], sizeof s->idle_ns);
+  if (f->has_device && f->device != f->row_device) { /* the step device's times */
+    unsigned k = 0;
+    while (k < s->ndevices && s->devices[k].device != f->device) k++;
+    s->device_busy_ns = k < s->ndevices ? s->devices[k].busy_ns : 0;
+    if (k < s->ndevices) memcpy(s->idle_ns, s->devices[k].idle_ns, sizeof s->idle_ns);
+    else memset(s->idle_ns, 0, sizeof s->idle_ns);
   }
   c->next++;
   return s;

@@ -240,28 +240,47 @@ rc, out, err = run("--format", "json", "--range", "only", os.path.join(tmp, "two
 check(rc == 0 and json.loads(out)["processes"][0]["summary"]["steps"] == 2, "--range only")
 
 # two devices: device 0 runs one 10 us kernel in step 0 (the first device seen), device 1
-# one of 500 us in each of the 3 steps of 1000 us: the step device is 1, its busy time
-# per step 500 us; device 0's kernel appears in no step's busy time
-w = TraceWriter()
-w.add("process", pid=PID, start_ns=T0)
-launch, kd0, kd1, it = w.string("cudaLaunchKernel"), w.string("_Z2d0v"), w.string("_Z2d1v"), w.string("it")
-w.add("api", tid=PID, name=launch, begin_ns=T0 + 1 * US, end_ns=T0 + 2 * US, corr=1, flags=4)
-w.add("gpu", corr=1, device=0, stream=0, start_ns=T0 + 5 * US, end_ns=T0 + 15 * US, type=1, name=kd0)
-for i in range(3):
-    b = i * 1000
-    w.add("api", tid=PID, name=launch, begin_ns=T0 + (b + 20) * US, end_ns=T0 + (b + 25) * US,
-          corr=2 + i, flags=4)
-    w.add("gpu", corr=2 + i, device=1, stream=0, start_ns=T0 + (b + 100) * US,
-          end_ns=T0 + (b + 600) * US, type=1, name=kd1)
-    w.add("range", tid=PID, name=it, begin_ns=T0 + b * US, end_ns=T0 + (b + 900) * US, depth=0)
-w.add("end", records=0, end_ns=T0 + 4000 * US)
-twodev = os.path.join(tmp, "twodev.ctr")
-w.save(twodev)
-rc, out, err = run("--format", "json", twodev)
-p2 = json.loads(out)["processes"][0] if out else {}
-check(rc == 0 and p2.get("device") == 1
-      and [x["device_busy_ns"] for x in p2.get("steps", [])] == [500 * US] * 3,
-      f"two devices: {rc} {err!r} {p2.get('device')} {[x['device_busy_ns'] for x in p2.get('steps', [])]}")
+# one in each step of 1000 us (500 us with 3 steps; 400 + 5 i us in step i of 40, most
+# of whose rows go through the temporary file in the test build): the step device is 1,
+# its busy time per step its kernel's, its idle time the rest of the interval (step 0:
+# not before its first kernel; the last step: not after its last); device 0's kernel
+# appears in no step's busy time. A third trace leaves device 1 idle in steps 10-19 (a
+# call without GPU work in each step): the gap is handed over at step 20's kernel, when
+# the test build has moved most of those steps' rows to the file (their patch rows).
+def twodev_trace(path, n, busy_us, calls=False):
+    w = TraceWriter()
+    w.add("process", pid=PID, start_ns=T0)
+    launch, kd0, kd1 = w.string("cudaLaunchKernel"), w.string("_Z2d0v"), w.string("_Z2d1v")
+    it = w.string("it")
+    w.add("api", tid=PID, name=launch, begin_ns=T0 + 1 * US, end_ns=T0 + 2 * US, corr=1, flags=4)
+    w.add("gpu", corr=1, device=0, stream=0, start_ns=T0 + 5 * US, end_ns=T0 + 15 * US, type=1,
+          name=kd0)
+    for i in range(n):
+        b = i * 1000
+        if calls:
+            w.add("api", tid=PID, name=w.string("cudaGetDevice"), begin_ns=T0 + (b + 10) * US,
+                  end_ns=T0 + (b + 11) * US)
+        if busy_us(i):
+            w.add("api", tid=PID, name=launch, begin_ns=T0 + (b + 20) * US,
+                  end_ns=T0 + (b + 25) * US, corr=2 + i, flags=4)
+            w.add("gpu", corr=2 + i, device=1, stream=0, start_ns=T0 + (b + 100) * US,
+                  end_ns=T0 + (b + 100 + busy_us(i)) * US, type=1, name=kd1)
+        w.add("range", tid=PID, name=it, begin_ns=T0 + b * US, end_ns=T0 + (b + 900) * US, depth=0)
+    w.add("end", records=0, end_ns=T0 + (n + 1) * 1000 * US)
+    w.save(path)
+
+
+for n, busy_us, calls in ((3, lambda i: 500, False), (40, lambda i: 400 + 5 * i, False),
+                          (40, lambda i: 0 if 10 <= i < 20 else 400 + 5 * i, True)):
+    twodev = os.path.join(tmp, "twodev.ctr" if n == 3 else f"twodev{n}{'c' if calls else ''}.ctr")
+    twodev_trace(twodev, n, busy_us, calls)
+    rc, out, err = run("--format", "json", twodev)
+    p2 = json.loads(out)["processes"][0] if out else {}
+    busy = [x["device_busy_ns"] for x in p2.get("steps", [])]
+    idle = [x["idle_ns"] for x in p2.get("steps", [])]
+    want_idle = [(900 - busy_us(0)) * US] + [(1000 - busy_us(i)) * US for i in range(1, n - 1)] + [100 * US]
+    check(rc == 0 and p2.get("device") == 1 and busy == [busy_us(i) * US for i in range(n)]
+          and idle == want_idle, f"two devices, {n} steps{' (idle 10-19)' if calls else ''}: {rc} {err!r} {p2.get('device')} {busy} {idle}")
 
 # generated, 300 steps of 10 calls (cutrace-gentrace --ranged 3000 10 0: 3 us calls every
 # 4 us, a 2 us kernel 5 us after each call begins, a range around every 10 calls ending
