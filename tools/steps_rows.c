@@ -179,7 +179,7 @@ int ct_steps_cursor_open(const ct_steps_file *f, ct_steps_cursor *c) {
     refs[k].row = ct_map_entry(r->patches, k, &key, &len);
     memcpy(&refs[k].step, key, sizeof refs[k].step);
   }
-  qsort(refs, np, sizeof *refs, by_step);
+  if (np) qsort(refs, np, sizeof *refs, by_step); /* (refs is NULL without patches) */
   c->patch = (void *)refs;
   c->npatch = np;
   return 0;

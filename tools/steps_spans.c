@@ -193,7 +193,7 @@ static int merge_runs(ct_instance_sorter *s, size_t first, size_t k, int with_me
 
 int ct_instance_sorter_each(ct_instance_sorter *s,
                             int (*fn)(void *user, const ct_step_instance *in), void *user) {
-  qsort(s->buf, s->n, sizeof *s->buf, instance_qsort_cmp);
+  if (s->n) qsort(s->buf, s->n, sizeof *s->buf, instance_qsort_cmp);
   size_t first = 0; /* runs before it were merged into later ones */
   while (!s->file_failed && s->nruns - first > SORT_FANIN) {
     if (s->nruns == s->runs_cap) { /* room for the merged run */
