@@ -224,8 +224,8 @@ static cublasStatus_t run_gemm(cublasHandle_t handle, cublasOperation_t transa, 
     return CUBLAS_STATUS_NOT_SUPPORTED;
   if (g->m == 0 || g->n == 0 || g->batch == 0)
     return CUBLAS_STATUS_SUCCESS;
-  if (simkernel_compute_enabled())
-    sim_gemm_compute(g);
+  if (simkernel_compute_enabled() && sim_gemm_compute(g) != 0)
+    return CUBLAS_STATUS_ALLOC_FAILED;
   char name[256];
   int use_tf32 = tf32 || (handle->math_mode & 0xf) == CUBLAS_TF32_TENSOR_OP_MATH;
   simkernel_gemm_name(name, sizeof name, g->a.type, use_tf32 && g->a.type == CUDA_R_32F,

@@ -477,8 +477,8 @@ SIM_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmul
     return s;
   if (g.m == 0 || g.n == 0)
     return CUBLAS_STATUS_SUCCESS;
-  if (simkernel_compute_enabled())
-    sim_gemm_compute(&g);
+  if (simkernel_compute_enabled() && sim_gemm_compute(&g) != 0)
+    return CUBLAS_STATUS_ALLOC_FAILED;
   char name[256];
   int tf32 = desc_of(desc)->compute_type == CUBLAS_COMPUTE_32F_FAST_TF32;
   simkernel_gemm_name(name, sizeof name, g.a.type, tf32 && g.a.type == CUDA_R_32F, g.transa, g.transb,

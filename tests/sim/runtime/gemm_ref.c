@@ -1,9 +1,24 @@
-/* CPU reference GEMM (column-major, any mix of fp32/fp64/fp16/bf16 operands). */
+/* The simulated cuBLAS's GEMM on the CPU (column-major, any mix of
+ * fp32/fp64/fp16/bf16 operands): op(A) and op(B) are converted once into
+ * packed panels of the accumulation type (float, or double for fp64), a
+ * register tile of MR x GEMM_NR results sums its products over l in order
+ * (gemm_kernel.inc, once per accumulation type), and the epilogue (alpha,
+ * beta C, bias, relu) is applied per tile column in double. No element type is
+ * looked up per product: each run of elements is converted by one loop per
+ * type. */
 #include "gemm_ref.h"
 
-#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Columns of a register tile; rows are two vectors of the accumulation type. */
+#define GEMM_NR 6
+/* Rows of the widest tile (float: two 4-lane vectors). */
+#define GEMM_MR_MAX 8
+/* Bytes of packed op(A) one block of tile rows aims to keep in the cache
+ * while every column panel of op(B) passes over it. */
+#define GEMM_A_BLOCK_BYTES (256 * 1024)
 
 static float half_to_float(uint16_t h)
 {
@@ -85,29 +100,32 @@ int sim_gemm_type_supported(cudaDataType type)
   return type == CUDA_R_32F || type == CUDA_R_64F || type == CUDA_R_16F || type == CUDA_R_16BF;
 }
 
-static double load(const void *base, cudaDataType type, long long index)
+/* Rounds `count` doubles to `type` into base[index...]. */
+static void store_doubles(void *base, cudaDataType type, long long index, const double *src, long long count)
 {
   switch (type) {
-  case CUDA_R_64F: return ((const double *)base)[index];
-  case CUDA_R_16F: return half_to_float(((const uint16_t *)base)[index]);
-  case CUDA_R_16BF: return bf16_to_float(((const uint16_t *)base)[index]);
-  default: return ((const float *)base)[index];
+  case CUDA_R_64F:
+    memcpy((double *)base + index, src, (size_t)count * sizeof *src);
+    break;
+  case CUDA_R_16F: {
+    uint16_t *dst = (uint16_t *)base + index;
+    for (long long i = 0; i < count; i++)
+      dst[i] = float_to_half((float)src[i]);
+    break;
   }
-}
-
-static void store(void *base, cudaDataType type, long long index, double v)
-{
-  switch (type) {
-  case CUDA_R_64F: ((double *)base)[index] = v; break;
-  case CUDA_R_16F: ((uint16_t *)base)[index] = float_to_half((float)v); break;
-  case CUDA_R_16BF: ((uint16_t *)base)[index] = float_to_bf16((float)v); break;
-  default: ((float *)base)[index] = (float)v; break;
+  case CUDA_R_16BF: {
+    uint16_t *dst = (uint16_t *)base + index;
+    for (long long i = 0; i < count; i++)
+      dst[i] = float_to_bf16((float)src[i]);
+    break;
   }
-}
-
-double sim_load_scalar(const void *p, cudaDataType type)
-{
-  return p ? load(p, type, 0) : 0.0;
+  default: {
+    float *dst = (float *)base + index;
+    for (long long i = 0; i < count; i++)
+      dst[i] = (float)src[i];
+    break;
+  }
+  }
 }
 
 static size_t element_size(cudaDataType type)
@@ -120,32 +138,82 @@ static const void *batch_base(const struct sim_matrix *x, long long batch)
   return (const char *)x->data + (size_t)(batch * x->stride) * element_size(x->type);
 }
 
-void sim_gemm_compute(const struct sim_gemm *g)
+static long long round_up(long long x, long long to)
 {
-  for (long long p = 0; p < g->batch; p++) {
-    const void *a = batch_base(&g->a, p);
-    const void *b = batch_base(&g->b, p);
-    const void *c = g->c.data ? batch_base(&g->c, p) : NULL;
-    void *d = (void *)batch_base(&g->d, p);
-    for (long long j = 0; j < g->n; j++) {
-      for (long long i = 0; i < g->m; i++) {
-        double acc = 0.0;
-        for (long long l = 0; l < g->k; l++) {
-          long long ai = g->transa ? l + i * g->a.ld : i + l * g->a.ld;
-          long long bi = g->transb ? j + l * g->b.ld : l + j * g->b.ld;
-          acc += load(a, g->a.type, ai) * load(b, g->b.type, bi);
-        }
-        double v = g->alpha * acc;
-        if (g->beta != 0.0 && c)
-          v += g->beta * load(c, g->c.type, i + j * g->c.ld);
-        if (g->bias)
-          v += load(g->bias, g->bias_type, i);
-        if (g->relu && !(v > 0.0))
-          v = 0.0;
-        store(d, g->d.type, i + j * g->d.ld, v);
-      }
+  return (x + to - 1) / to * to;
+}
+
+static long long min_ll(long long a, long long b)
+{
+  return a < b ? a : b;
+}
+
+static long long max_ll(long long a, long long b)
+{
+  return a > b ? a : b;
+}
+
+static void finish_tile(const struct sim_gemm *g, long long p, long long i0, long long rows, long long j0,
+                        long long cols, const double *tile, long long tile_ld);
+
+#define GEMM_T float
+#define GEMM_FN(name) name##_f32
+#include "gemm_kernel.inc"
+#undef GEMM_T
+#undef GEMM_FN
+
+#define GEMM_T double
+#define GEMM_FN(name) name##_f64
+#include "gemm_kernel.inc"
+#undef GEMM_T
+#undef GEMM_FN
+
+/* Writes rows i0..i0+rows-1 of columns j0..j0+cols-1 of batch p of D from the
+ * sums in `tile` (column-major, leading dimension tile_ld): alpha times the
+ * sum, plus beta C (C is not read when beta is 0), plus the bias, then relu,
+ * in double, rounded once to D's type. C may be D: each element of C is read
+ * just before the same element of D is written. */
+static void finish_tile(const struct sim_gemm *g, long long p, long long i0, long long rows, long long j0,
+                        long long cols, const double *tile, long long tile_ld)
+{
+  const void *c = g->beta != 0.0 && g->c.data ? batch_base(&g->c, p) : NULL;
+  void *d = (void *)batch_base(&g->d, p);
+  double bias[GEMM_MR_MAX], from_c[GEMM_MR_MAX], v[GEMM_MR_MAX];
+  if (g->bias)
+    load_f64(bias, g->bias, g->bias_type, i0, rows);
+  for (long long jj = 0; jj < cols; jj++) {
+    const double *sum = tile + jj * tile_ld;
+    for (long long r = 0; r < rows; r++)
+      v[r] = g->alpha * sum[r];
+    if (c) {
+      load_f64(from_c, c, g->c.type, i0 + (j0 + jj) * g->c.ld, rows);
+      for (long long r = 0; r < rows; r++)
+        v[r] += g->beta * from_c[r];
     }
+    if (g->bias)
+      for (long long r = 0; r < rows; r++)
+        v[r] += bias[r];
+    if (g->relu)
+      for (long long r = 0; r < rows; r++)
+        if (!(v[r] > 0.0))
+          v[r] = 0.0;
+    store_doubles(d, g->d.type, i0 + (j0 + jj) * g->d.ld, v, rows);
   }
+}
+
+double sim_load_scalar(const void *p, cudaDataType type)
+{
+  double v = 0.0;
+  if (p)
+    load_f64(&v, p, type, 0, 1);
+  return v;
+}
+
+int sim_gemm_compute(const struct sim_gemm *g)
+{
+  if (g->a.type == CUDA_R_64F || g->b.type == CUDA_R_64F)
+    return gemm_compute_f64(g);
+  return gemm_compute_f32(g);
 }
 
 double sim_gemm_flops(const struct sim_gemm *g)

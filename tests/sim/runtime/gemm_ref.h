@@ -1,5 +1,5 @@
-/* CPU reference GEMM used by the simulated cuBLAS and cuBLASLt to produce
- * correct column-major results at enqueue time. */
+/* The simulated cuBLAS and cuBLASLt's GEMM: computed on the CPU at enqueue time,
+ * column-major, any mix of fp32/fp64/fp16/bf16 operands. */
 #ifndef SIM_RUNTIME_GEMM_REF_H
 #define SIM_RUNTIME_GEMM_REF_H
 
@@ -33,8 +33,12 @@ int sim_gemm_type_supported(cudaDataType type);
 /* Reads a scalar of `type` (host or simulated device address) as a double. */
 double sim_load_scalar(const void *p, cudaDataType type);
 
-/* Computes the GEMM described by `g`. */
-void sim_gemm_compute(const struct sim_gemm *g);
+/* Computes the GEMM described by `g`: the products are summed in double when A
+ * or B is fp64, otherwise in float (as cuBLAS's 32F compute types do for fp32,
+ * fp16 and bf16 inputs), over l = 0..k-1 in order; alpha, beta, C, the bias and
+ * relu are then applied in double and the result rounded once to D's type.
+ * Returns 0, or -1 (D untouched) when the packing buffers cannot be allocated. */
+int sim_gemm_compute(const struct sim_gemm *g);
 
 /* Number of floating-point operations of `g` (2 m n k per batch). */
 double sim_gemm_flops(const struct sim_gemm *g);
