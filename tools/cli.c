@@ -48,6 +48,12 @@ static char **options_first(int argc, char **argv, const char *const *valued, in
       operands[nops++] = a;
     } else if (!name) {
       out[n++] = a; /* a flag, or an unknown option the command will name */
+    } else if ((a[strlen(name)] == '=' && !a[strlen(name) + 1] && name[1] == '-') ||
+               (!a[strlen(name)] && i + 1 < argc && !argv[i + 1][0])) {
+      cli_missing_value(argv[0], name); /* "--name=" or "--name ''" ("-o=" is refused below) */
+      free(out);
+      free(operands);
+      return NULL;
     } else if (a[strlen(name)] == '=' && name[1] == '-') {
       a[strlen(name)] = '\0';
       out[n++] = a;
@@ -58,8 +64,7 @@ static char **options_first(int argc, char **argv, const char *const *valued, in
       out[n++] = a;
       out[n++] = argv[++i];
     } else {
-      fprintf(stderr, "cutrace %s: %s needs a value (try: cutrace %s --help)\n", argv[0], a,
-              argv[0]);
+      cli_missing_value(argv[0], a);
       free(out);
       free(operands);
       return NULL;
@@ -82,6 +87,11 @@ int cli_run_options_first(int argc, char **argv, const char *const *valued,
   int rc = run(n, args);
   free(args);
   return rc;
+}
+
+int cli_missing_value(const char *cmd, const char *opt) {
+  fprintf(stderr, "cutrace %s: %s needs a value (try: cutrace %s --help)\n", cmd, opt, cmd);
+  return 2;
 }
 
 int cli_is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
@@ -222,17 +232,22 @@ int cli_take_time_filter(const char *cmd, int *argc, char **argv) {
       continue;
     }
     const char *v = a[n] == '=' ? a + n + 1 : i + 1 < *argc ? argv[++i] : NULL;
-    if (!v || parse_time_bound(v, b) < 0) {
+    if (!v || !*v) {
+      char opt[8];
+      snprintf(opt, sizeof opt, "%.*s", (int)n, a);
+      return cli_missing_value(cmd, opt);
+    }
+    if (parse_time_bound(v, b) < 0) {
       fprintf(stderr,
               "cutrace %s: %.*s takes a time after the trace's start (2.5, 300ms, 40us, 1500ns) "
-              "or @NS (host time in ns), not '%s'\n",
-              cmd, (int)n, a, v ? v : "");
+              "or @NS (host time in ns), not '%s' (try: cutrace %s --help)\n",
+              cmd, (int)n, a, v, cmd);
       return 2;
     }
   }
   if (opt.from.set && opt.to.set && opt.from.absolute == opt.to.absolute &&
       opt.from.ns > opt.to.ns) {
-    fprintf(stderr, "cutrace %s: --from is after --to\n", cmd);
+    fprintf(stderr, "cutrace %s: --from is after --to (try: cutrace %s --help)\n", cmd, cmd);
     return 2;
   }
   argv[out] = NULL;

@@ -49,6 +49,13 @@ const char *cli_option_value(int argc, char **argv, int *i, const char *name);
 int cli_run_options_first(int argc, char **argv, const char *const *valued,
                           int (*run)(int argc, char **argv));
 
+/*
+ * Says on stderr, in the one form every command uses, that option opt of command cmd was
+ * given without its value: "cutrace CMD: OPT needs a value (try: cutrace CMD --help)".
+ * Returns 2, the exit status of bad usage.
+ */
+int cli_missing_value(const char *cmd, const char *opt);
+
 /* 1 when arg is "--help" or "-h". */
 int cli_is_help(const char *arg);
 

@@ -76,14 +76,17 @@ int cmd_collect(int argc, char **argv) {
       quiet = 1;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc && argv[i + 1][0]) {
       dir = argv[++i];
-    } else if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
+    } else if (!strcmp(argv[i], "--listen") && i + 1 < argc && argv[i + 1][0]) {
       listen = argv[++i];
+    } else if (!strcmp(argv[i], "--listen=")) {
+      return cli_missing_value("collect", "--listen");
     } else if (!strncmp(argv[i], "--listen=", 9)) {
       listen = argv[i] + 9;
+    } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--listen")) {
+      return cli_missing_value("collect", argv[i]);
     } else {
-      int needs_value = !strcmp(argv[i], "-o") || !strcmp(argv[i], "--listen");
       fprintf(stderr, "cutrace collect: %s '%s' (try: cutrace collect --help)\n",
-              needs_value ? "missing value after" : "unknown argument", argv[i]);
+              argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
       return 2;
     }
   }

@@ -69,12 +69,12 @@ static int parse_options(diff_cli *c, int argc, char **argv) {
     if (strcmp(a, "--format") && strcmp(a, "--limit") && strcmp(a, "--by") &&
         strcmp(a, "--per-range") && strcmp(a, "--threshold"))
       return bad_usage("unknown option '%s'", a);
-    if (i + 1 >= argc) return bad_usage("%s needs a value", a);
+    if (i + 1 >= argc) return cli_missing_value("diff", a);
     const char *val = argv[++i];
     if (!strcmp(a, "--format") && ct_parse_out_format(val, &c->fmt) < 0)
-      return bad_usage("--format must be text, csv or json, not '%s'", val);
+      return bad_usage("--format takes text, csv or json, not '%s'", val);
     if (!strcmp(a, "--limit") && ct_parse_u64(val, &c->limit) < 0)
-      return bad_usage("--limit needs a number, not '%s'", val);
+      return bad_usage("--limit takes a number, not '%s'", val);
     if (!strcmp(a, "--threshold") && parse_pct(val, &c->threshold_pct) < 0)
       return bad_usage("--threshold needs a percentage (a number >= 0), not '%s'", val);
     if (!strcmp(a, "--per-range")) {

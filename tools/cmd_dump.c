@@ -1,6 +1,6 @@
-/* cutrace dump: every record of each trace, one line each ("kind field=value ..."),
- * strings resolved, for debugging traces and the tracer; or with --chrome, the trace
- * as Chrome Trace Event JSON for Perfetto UI / chrome://tracing / HTA (chrome.c); or
+/* cutrace dump: every record of each trace, one line each ("kind field=value ...", string
+ * records their own lines), for debugging traces and the tracer; or with --chrome, the
+ * trace as Chrome Trace Event JSON for Perfetto UI / chrome://tracing / HTA (chrome.c); or
  * with --perfetto, the same events as Perfetto's protobuf trace (chrome_perfetto.c). */
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +22,9 @@ static const char usage[] =
     "usage: cutrace dump [DIR|FILE...]\n"
     "       cutrace dump --chrome|--perfetto [-o FILE | --split DIR] [--no-gaps] [--gap-min NS]\n"
     "                      [--queues] [--no-memory] [DIR|FILE...]\n"
-    "  Without --chrome: every record one per line, strings resolved.\n"
+    "  Without --chrome: every record one per line as stored, field=value (a string is\n"
+    "  its own line, string id=N \"text\"); with several files a line '== PATH ==' comes\n"
+    "  before each file's records.\n"
     "  --chrome        Chrome Trace Event JSON (Perfetto UI, chrome://tracing, HTA)\n"
     "  --perfetto      the same as Perfetto's protobuf trace (ui.perfetto.dev, trace_processor):\n"
     "                  about 3 times smaller than the JSON, same events\n"
@@ -38,15 +40,27 @@ static const char usage[] =
     "  --from T, --to T  (--chrome, --perfetto) only what overlaps that window (T: seconds after the\n"
     "                  trace's start, 2.5, 300ms, 40us; or @NS, a host time)\n";
 
+/* The raw dump's run over its inputs: whether each file gets a header line (several
+ * files), the worst status of the files read, how many files and how many unreadable. */
+typedef struct raw_run {
+  int headers;
+  int status;
+  unsigned files, unreadable;
+} raw_run;
+
+/* Prints every record of one file, one line each; with several files a line
+ * "== FILE ==" comes first. Damage and unreadable files are said on stderr. */
 static int dump_file(const char *path, void *arg) {
-  int *status = arg;
+  raw_run *run = arg;
+  run->files++;
   char err[300];
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   if (!r) {
     fprintf(stderr, "cutrace dump: %s\n", err);
-    *status = 2;
+    run->unreadable++;
     return 0;
   }
+  if (run->headers) printf("== %s ==\n", path);
   ct_record rec;
   uint64_t n = 0;
   while (ct_reader_next(r, &rec)) {
@@ -70,9 +84,9 @@ static int dump_file(const char *path, void *arg) {
   const ct_read_status *st = ct_reader_status(r);
   if (st->damaged) {
     cli_progress_done();
-    fprintf(stderr, "cutrace dump: %s: %s; %llu record%s read\n", path, st->message,
-            (unsigned long long)st->records, st->records == 1 ? "" : "s");
-    if (*status < 1) *status = 1;
+    fprintf(stderr, "cutrace dump: %s: %s; %llu record%s read before it (partial result)\n",
+            path, st->message, (unsigned long long)st->records, st->records == 1 ? "" : "s");
+    if (run->status < 1) run->status = 1;
   }
   ct_reader_close(r);
   return 0;
@@ -268,11 +282,11 @@ static int run_dump(int argc, char **argv) {
     } else if (!strcmp(a, "--no-memory")) {
       opt.no_memory = 1;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--gap-min") || !strcmp(a, "--split")) {
-      if (i + 1 >= argc) return bad_usage("missing value after", a);
+      if (i + 1 >= argc || !argv[i + 1][0]) return cli_missing_value("dump", a);
       if (!strcmp(a, "-o")) out_path = argv[++i];
       else if (!strcmp(a, "--split")) split_dir = argv[++i];
       else if (cli_parse_duration(argv[++i], 1, &opt.gap_min_ns) < 0)
-        return bad_usage("--gap-min needs nanoseconds (or 5us, 1ms), not", argv[i]);
+        return bad_usage("--gap-min takes nanoseconds (or 5us, 1ms), not", argv[i]);
     } else {
       return bad_usage("unknown option", a);
     }
@@ -285,16 +299,21 @@ static int run_dump(int argc, char **argv) {
     if (opt.queues) return bad_usage("--queues needs --chrome or --perfetto; got", "--queues");
     if (opt.no_memory)
       return bad_usage("--no-memory needs --chrome or --perfetto; got", "--no-memory");
-    int status = 0;
+    raw_run run = {0};
+    unsigned files = 0;
     char err[300];
+    int n = ct_expand_inputs(argc - i, argv + i, count_file, &files, err, sizeof err);
+    run.headers = files > 1;
     cli_progress_start("dump");
-    int n = ct_expand_inputs(argc - i, argv + i, dump_file, &status, err, sizeof err);
+    if (n >= 0) n = ct_expand_inputs(argc - i, argv + i, dump_file, &run, err, sizeof err);
     cli_progress_done();
     if (n < 0) {
       fprintf(stderr, "cutrace dump: %s\n", err);
       return 2;
     }
-    return status;
+    /* unreadable files next to readable ones make a partial result, alone an error */
+    if (run.unreadable) return run.unreadable < run.files ? 1 : 2;
+    return run.status;
   }
   FILE *out = stdout;
   if (opt.perfetto && (!out_path || !strcmp(out_path, "-")) && isatty(STDOUT_FILENO)) {

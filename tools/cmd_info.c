@@ -188,8 +188,8 @@ static int info_file(const char *path, void *arg) {
   if (st->damaged) {
     printf("  %-14s partial: %s (%llu bytes skipped)\n", "end", st->message,
            (unsigned long long)st->skipped_bytes);
-    fprintf(stderr, "cutrace info: %s: %s; %llu record%s read\n", path, st->message,
-            (unsigned long long)st->records, st->records == 1 ? "" : "s");
+    fprintf(stderr, "cutrace info: %s: %s; %llu record%s read before it (partial result)\n",
+            path, st->message, (unsigned long long)st->records, st->records == 1 ? "" : "s");
     if (*status < 1) *status = 1;
   } else {
     printf("  %-14s %s\n", "end",

@@ -312,6 +312,21 @@ static int check_collector(const char *addr) {
   return -1;
 }
 
+/* The valued option (--name V or --name=V) that argv[i] names with its value missing or
+ * empty; NULL when none. */
+static const char *value_missing(int argc, char **argv, int i) {
+  static const char *const valued[] = {"--stack-depth", "--python",   "--capture",
+                                       "--delay",       "--duration", "--collector"};
+  for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
+    size_t n = strlen(valued[k]);
+    if (strncmp(argv[i], valued[k], n)) continue;
+    if ((argv[i][n] == '=' && !argv[i][n + 1]) ||
+        (!argv[i][n] && (i + 1 >= argc || !argv[i + 1][0])))
+      return valued[k];
+  }
+  return NULL;
+}
+
 int cmd_record(int argc, char **argv) {
   const char *out = "cutrace.data", *collector = NULL;
   int quiet = 0, out_given = 0, i = 1;
@@ -324,6 +339,8 @@ int cmd_record(int argc, char **argv) {
     } else if (cli_is_help(argv[i])) {
       fputs(usage, stdout);
       return 0;
+    } else if ((v = value_missing(argc, argv, i))) {
+      return cli_missing_value("record", v);
     } else if (!strcmp(argv[i], "-q")) {
       quiet = 1;
     } else if (!strncmp(argv[i], "--stacks", 8) && (argv[i][8] == 0 || argv[i][8] == '=')) {
@@ -348,9 +365,11 @@ int cmd_record(int argc, char **argv) {
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc && argv[i + 1][0]) {
       out = argv[++i];
       out_given = 1;
+    } else if (!strcmp(argv[i], "-o")) {
+      return cli_missing_value("record", "-o");
     } else {
-      fprintf(stderr, "cutrace record: %s '%s' (try: cutrace record --help)\n",
-              strcmp(argv[i], "-o") ? "unknown option" : "missing directory after", argv[i]);
+      fprintf(stderr, "cutrace record: unknown option '%s' (try: cutrace record --help)\n",
+              argv[i]);
       return 2;
     }
   }

@@ -322,17 +322,17 @@ static int run_report(int argc, char **argv) {
     if (strcmp(a, "--format") && strcmp(a, "--sort") && strcmp(a, "--limit") &&
         strcmp(a, "--tables") && strcmp(a, "--by"))
       return bad_usage("unknown option '%s'", a);
-    if (!val) return bad_usage("%s needs a value", a);
+    if (!val) return cli_missing_value("report", a);
     i++;
     if (!strcmp(a, "--format") && ct_parse_out_format(val, &s.opt.fmt) < 0)
-      return bad_usage("--format must be text, csv or json, not '%s'", val);
+      return bad_usage("--format takes text, csv or json, not '%s'", val);
     if (!strcmp(a, "--sort")) {
       if (strcmp(val, "total") && strcmp(val, "calls") && strcmp(val, "avg") && strcmp(val, "name"))
-        return bad_usage("--sort must be total, calls, avg or name, not '%s'", val);
+        return bad_usage("--sort takes total, calls, avg or name, not '%s'", val);
       s.opt.sort = val;
     }
     if (!strcmp(a, "--limit") && ct_parse_u64(val, &s.opt.limit) < 0)
-      return bad_usage("--limit needs a number, not '%s'", val);
+      return bad_usage("--limit takes a number, not '%s'", val);
     if (!strcmp(a, "--tables") && parse_tables(val, s.opt.tables) < 0)
       return bad_usage("--tables takes kernels,apis,memcpy,gemms,graphs,streams,allocs, not '%s'",
                        val);

@@ -59,13 +59,16 @@ static int add_input(const char *path, void *arg) {
     memset(&c->ids[c->nfiles], 0, sizeof c->ids[c->nfiles]); /* ct_steps_read says why */
   ct_steps_file *f = &c->files[c->nfiles++];
   int rc = ct_steps_read(path, &c->o, f);
-  const char *msg = f->st.message[0] ? f->st.message : "unreadable";
-  if (rc < 0 || rc == 2) {
-    fprintf(stderr, "cutrace steps: %s: %s\n", path, msg);
-    c->status = 2;
-  } else if (rc > 0) {
-    fprintf(stderr, "cutrace steps: %s: %s (partial result)\n", path, msg);
-    if (c->status < 1) c->status = 1;
+  if (rc == 2) { /* no steps: one line; status 2, or 1 when the file stopped early */
+    cli_report_drops("steps", path, &f->st);
+    fprintf(stderr, "cutrace steps: %s: %s\n", path, f->st.message);
+    int fs = f->st.damaged ? 1 : 2;
+    if (fs > c->status) c->status = fs;
+  } else {
+    /* as report and gaps say it: lost records, an unreadable file (once named), where a
+     * damaged one stopped */
+    int fs = cli_file_status("steps", path, rc, &f->st);
+    if (fs > c->status) c->status = fs;
   }
   return 0;
 }
@@ -94,7 +97,7 @@ int cmd_steps(int argc, char **argv) {
     } else if (!strcmp(a, "--all-threads")) {
       c.o.all_threads = 1;
     } else if (matched && !*(v = cli_option_value(argc, argv, &i, matched))) {
-      rc = bad("missing value for", a);
+      rc = cli_missing_value("steps", matched);
     } else if (!matched && a[0] == '-' && a[1]) {
       rc = bad("unknown option", a);
     } else if (!matched) {

@@ -435,6 +435,7 @@ int ct_steps_print(const steps_cli *c) {
     ct_json j;
     ct_json_init(&j, stdout, 1);
     ct_json_begin_object(&j);
+    ct_json_kv_string(&j, "schema", "cutrace-steps/1"); /* as report, gaps and diff name theirs */
     ct_json_key(&j, "processes");
     ct_json_begin_array(&j);
     for (unsigned i = 0; i < c->nfiles && rc == 0; i++)

@@ -30,8 +30,8 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
                               int pid_col) {
   static const char *const text_h[CT_NTABLES][14] = {
       {"GPU %", "Total", "Calls", "Avg", "Med", "Min", "Max", "Regs", "Smem", "Occ %", "Kernel"},
-      {"Total", "Calls", "Avg", "Min", "Max", "Errors", "Name"},
-      {"GPU %", "Total", "Count", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
+      {"Total", "Calls", "Avg", "Med", "Min", "Max", "Errors", "Name"},
+      {"GPU %", "Total", "Calls", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
       {"Total", "Calls", "Kernels", "Avg", "GFLOP/s", "M", "N", "K", "Batch", "Op", "Types",
        "API"},
       {"GPU %", "GPU total", "Launches", "Avg", "Nodes", "Kernels", "Memcpy", "Memset", "Other",
@@ -46,7 +46,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
        "gpu_pct", "mangled", "lib_calls", "launched_by", "max_start_ns", "max_instance", "regs",
        "smem_static", "smem_dynamic", "block_threads", "blocks_per_sm", "occupancy_pct",
        "configs"},
-      {"name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "errors", "inner"},
+      {"name", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "errors", "inner"},
       {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "gbps", "gpu_pct"},
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
        "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops", "gflops",
@@ -59,7 +59,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"pid", "device", "kind", "allocs", "bytes", "alloc_ns", "frees", "freed_bytes", "free_ns",
        "unmatched_frees", "peak_live_bytes", "live_bytes_at_end", "total_ns"},
       {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
-  static const char *const text_align[CT_NTABLES] = {"rrrrrrrrrrl", "rrrrrrl", "rrrrrrll",
+  static const char *const text_align[CT_NTABLES] = {"rrrrrrrrrrl", "rrrrrrrl", "rrrrrrll",
                                                      "rrrrrrrrrlll", "rrrrrrrrrrl",
                                                      "rrrrrrrrrrrl", "rrrrrrrrll", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
@@ -115,6 +115,7 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%llu", (unsigned long long)d->count);
     ct_table_cell(tb, "%llu", (unsigned long long)d->total);
     ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%llu", (unsigned long long)ct_dur_median(d));
     ct_table_cell(tb, "%llu", (unsigned long long)d->min);
     ct_table_cell(tb, "%llu", (unsigned long long)d->max);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_api_row *)v)->errors);
@@ -198,6 +199,7 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
   }
   case CT_TABLE_APIS:
     dur_cell(tb, fmt, avg(d));
+    dur_cell(tb, fmt, ct_dur_median(d));
     dur_cell(tb, fmt, d->min);
     dur_cell(tb, fmt, d->max);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_api_row *)v)->errors);

@@ -379,7 +379,8 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
   if (extents && !(s.skipped = calloc(SKIP_RING, sizeof *s.skipped)))
     s.extents = NULL; /* out of memory: every timed call is kept, as without extents */
   ct_reader_skip_kinds(s.rd, ~(1ull << CT_KIND_PROCESS | 1ull << CT_KIND_API |
-                               1ull << CT_KIND_RANGE | 1ull << CT_KIND_GPU)); /* not decoded */
+                               1ull << CT_KIND_RANGE | 1ull << CT_KIND_GPU |
+                               1ull << CT_KIND_DROP)); /* not decoded */
   s.threads = ct_map_new(sizeof(ct_range_queue));
   s.streams = ct_map_new(sizeof(stream_pos));
   /* Records are read AHEAD ahead of their handling, so that a GPU record's call entry
@@ -419,6 +420,7 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
     else if (rec.kind == CT_KIND_RANGE) on_range(&s, &rec.u.range, a->name, a->name_len);
     else if (rec.kind == CT_KIND_GPU) on_gpu(&s, &rec.u.gpu);
     else if (rec.kind == CT_KIND_PROCESS && proc_out) *proc_out = rec.u.process;
+    else if (rec.kind == CT_KIND_DROP) st->dropped += rec.u.drop.count; /* the lost-records line */
     if (s.calls.n + s.queued_in_memory > st->calls_peak)
       st->calls_peak = s.calls.n + s.queued_in_memory;
   }

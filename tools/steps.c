@@ -88,8 +88,13 @@ static int choose_range(const char *path, ct_steps_file *f, ct_map **extents) {
   int window_known = 0;
   uint64_t from = 0, to = UINT64_MAX;
   const uint64_t window_kinds = 1ull << CT_KIND_PROCESS | 1ull << CT_KIND_API;
-  ct_reader_skip_kinds(rd, ~(window_kinds | 1ull << CT_KIND_RANGE)); /* not even decoded */
+  /* not even decoded; DROP records are counted (f->st.dropped: "the tracer lost N") */
+  ct_reader_skip_kinds(rd, ~(window_kinds | 1ull << CT_KIND_RANGE | 1ull << CT_KIND_DROP));
   while (!oom && ct_reader_next(rd, &rec)) {
+    if (rec.kind == CT_KIND_DROP) {
+      f->st.dropped += rec.u.drop.count;
+      continue;
+    }
     if (!window_known && (rec.kind == CT_KIND_PROCESS || rec.kind == CT_KIND_API)) {
       /* --from/--to count from the PROCESS record's start, else the first call (as
        * ct_range_each resolves them) */
@@ -113,6 +118,9 @@ static int choose_range(const char *path, ct_steps_file *f, ct_map **extents) {
     if (c) c->count++;
     else oom = 1;
   }
+  /* a damaged file: where it stopped comes first, then that what was read had no steps */
+  const ct_read_status read = *ct_reader_status(rd), *rs = &read;
+  f->st.damaged = rs->damaged;
   ct_reader_close(rd);
   int rc = 0;
   if (profiler_step) {
@@ -131,6 +139,13 @@ static int choose_range(const char *path, ct_steps_file *f, ct_map **extents) {
     if (best >= AUTO_MIN_INSTANCES) {
       f->range = strndup(best_key, best_len);
       f->how = "most frequent outermost range";
+    } else if (rs->damaged) {
+      snprintf(f->st.message, sizeof f->st.message,
+               "%.160s; %llu record%s read before it, without steps (no ProfilerStep#* range, "
+               "no outermost NVTX range with %d or more instances)",
+               rs->message, (unsigned long long)rs->records, rs->records == 1 ? "" : "s",
+               AUTO_MIN_INSTANCES);
+      rc = 2;
     } else {
       snprintf(f->st.message, sizeof f->st.message,
                "no steps: no ProfilerStep#* range and no outermost NVTX range with %d or more "
@@ -240,10 +255,17 @@ static int collect_steps(const char *path, ct_steps_file *f, ct_map *extents) {
     rc = ct_range_each_within(path, on_range, &c, &f->st, &f->proc, NULL, extents);
   else c.oom = 1;
   if (rc >= 0 && !c.oom && !c.total) {
-    snprintf(f->st.message, sizeof f->st.message,
-             "no steps: no NVTX range matches '%s' (`cutrace report --by range` lists the "
-             "ranges)", f->range);
-    rc = rc ? rc : 2;
+    if (f->st.damaged) { /* where it stopped comes first: what was read had no steps */
+      char damage[200];
+      snprintf(damage, sizeof damage, "%.199s", f->st.message);
+      snprintf(f->st.message, sizeof f->st.message,
+               "%.190s, without steps (no NVTX range matches '%.60s')", damage, f->range);
+    } else {
+      snprintf(f->st.message, sizeof f->st.message,
+               "no steps: no NVTX range matches '%.60s' (`cutrace report --by range` lists "
+               "the ranges)", f->range);
+    }
+    rc = 2;
   } else if (rc >= 0 && !c.oom) {
     uint64_t mine;
     f->tid = stepping_thread(&c, &mine);

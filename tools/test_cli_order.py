@@ -57,7 +57,7 @@ with tempfile.TemporaryDirectory() as d:
     gaps = [e for e in json.load(open(f2))["traceEvents"] if e.get("cat") == "gap"]
     check(rc == 0 and not gaps, f"--gap-min 2.5us: no gap slice: {len(gaps)}")
     rc, out, err = run("dump", "--chrome", "--gap-min", "2 us", trace)
-    check(rc == 2 and err.startswith("cutrace dump: --gap-min needs nanoseconds"), f"bad unit: {err!r}")
+    check(rc == 2 and err.startswith("cutrace dump: --gap-min takes nanoseconds"), f"bad unit: {err!r}")
 
     # gaps: --min-gap with a unit is the same as microseconds
     n_gaps = {}
@@ -75,7 +75,7 @@ with tempfile.TemporaryDirectory() as d:
                        (["diff", trace, trace, "--by"], "cutrace diff: --by needs a value"),
                        (["report", trace, "--bogus"], "cutrace report: unknown option '--bogus'"),
                        (["dump", trace, "--chrome", "-o=x"], "cutrace dump: unknown option '-o=x'"),
-                       (["report", "--limit=x", trace], "cutrace report: --limit needs a number, not 'x'")):
+                       (["report", "--limit=x", trace], "cutrace report: --limit takes a number, not 'x'")):
         rc, out, err = run(*args)
         check(rc == 2 and not out and err.startswith(want) and err.count("\n") == 1,
               f"{args}: {rc} {err!r}")

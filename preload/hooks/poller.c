@@ -24,6 +24,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -399,12 +400,16 @@ static void after_fork_child(void) {
   ctph_pending_forget();
 }
 
-/* One line on stderr (a single write), unless CUTRACE_QUIET is set to anything but 0/no
- * (the rule of preload/core/config.c). */
-static void warn(const char *line) {
+/* One line on stderr (a single write) saying that knob NAME's value is not 0 or 1 and
+ * that def is used, as preload/core/config.c says it of the other knobs, unless
+ * CUTRACE_QUIET is set to anything but 0/no (the rule of config.c). */
+static void warn_not_01(const char *name, const char *value, int def) {
   const char *quiet = getenv("CUTRACE_QUIET");
-  if (!quiet || !*quiet || !strcmp(quiet, "0") || !strcasecmp(quiet, "no"))
-    (void)!write(2, line, strlen(line));
+  if (quiet && *quiet && strcmp(quiet, "0") && strcasecmp(quiet, "no")) return;
+  char line[160];
+  int n = snprintf(line, sizeof line, "cutrace: %s='%.64s' is not 0 or 1; using %d\n", name,
+                   value, def);
+  if (n > 0) (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 /* CUTRACE_EVENT_CHAIN: 0 (default) or 1, see chain.c.
@@ -415,7 +420,7 @@ static void read_knobs(void) {
   if (chain && !strcmp(chain, "1"))
     ctph_chain_on = 1;
   else if (chain && *chain && strcmp(chain, "0"))
-    warn("cutrace: CUTRACE_EVENT_CHAIN must be 0 or 1; using 0\n");
+    warn_not_01("CUTRACE_EVENT_CHAIN", chain, 0);
   const char *v = getenv("CUTRACE_GPU_TIMING");
   if (!v || !*v || !strcmp(v, "1"))
     return;
@@ -423,7 +428,7 @@ static void read_knobs(void) {
     __atomic_store_n(&ctph_gpu_timing_on, 0, __ATOMIC_RELEASE);
     return;
   }
-  warn("cutrace: CUTRACE_GPU_TIMING must be 0 or 1; using 1\n");
+  warn_not_01("CUTRACE_GPU_TIMING", v, 1);
 }
 
 static void poller_start_once(void) {

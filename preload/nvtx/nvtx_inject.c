@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -223,8 +224,9 @@ static int nvtx_wanted(void) {
   const char *quiet = getenv("CUTRACE_QUIET");
   if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) &&
       (!quiet || !*quiet || !strcmp(quiet, "0") || !strcasecmp(quiet, "no"))) {
-    static const char line[] = "cutrace: CUTRACE_NVTX must be 0 or 1; using 1\n";
-    (void)!write(2, line, sizeof line - 1);
+    char line[160]; /* as preload/core/config.c says it of the other knobs */
+    int n = snprintf(line, sizeof line, "cutrace: CUTRACE_NVTX='%.64s' is not 0 or 1; using 1\n", v);
+    if (n > 0) (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
   }
   return 1;
 }
