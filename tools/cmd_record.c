@@ -40,8 +40,8 @@ static const char usage[] =
     "           of writing DIR; no summary then\n"
     "  -q       no summary at the end\n"
     "  --stacks[=launches|all|off]  record the call stack of each call that queues GPU\n"
-    "           work (launches, the default of a plain --stacks), of every call (all), or\n"
-    "           none (off); sets CUTRACE_STACKS for the program\n"
+    "           work (launches: a plain --stacks, and the tracer's default without the\n"
+    "           option), of every call (all), or none (off); sets CUTRACE_STACKS\n"
     "  --stack-depth N  frames kept per stack, innermost first (1-256; CUTRACE_STACK_DEPTH)\n"
     "  --python=auto|off  with stacks, the Python frames (file:line, function) of a\n"
     "           CPython 3.11-3.13 program in them (auto, the default), or not (off;\n"
@@ -256,12 +256,16 @@ static void summary(const char *dir) {
   close(saved);
 }
 
+/* The end of a bad-usage line, as every command's. */
+#define TRY_HELP " (try: cutrace record --help)"
+
 /* Parses --stacks[=WHICH] (a plain --stacks means launches). Returns 0, or -1 with a
  * message printed. */
 static int parse_stacks(const char *arg, stack_options *so) {
   const char *which = arg[8] == '=' ? arg + 9 : "launches";
   if (strcmp(which, "launches") && strcmp(which, "all") && strcmp(which, "off")) {
-    fprintf(stderr, "cutrace record: --stacks takes launches, all or off, not '%s'\n", which);
+    fprintf(stderr, "cutrace record: --stacks takes launches, all or off, not '%s'%s\n", which,
+            TRY_HELP);
     return -1;
   }
   so->stacks = which;
@@ -272,8 +276,9 @@ static int parse_stacks(const char *arg, stack_options *so) {
 static int parse_stack_depth(const char *value, stack_options *so) {
   uint64_t n;
   if (!value || ct_parse_u64(value, &n) < 0 || n < 1 || n > 256) {
-    fprintf(stderr, "cutrace record: --stack-depth takes a number of frames from 1 to 256, not '%s'\n",
-            value ? value : "");
+    fprintf(stderr,
+            "cutrace record: --stack-depth takes a number of frames from 1 to 256, not '%s'%s\n",
+            value ? value : "", TRY_HELP);
     return -1;
   }
   so->depth = value;
@@ -286,8 +291,8 @@ static int set_seconds(const char *opt, const char *value, const char *env) {
   char *end = NULL;
   double x = value && *value ? strtod(value, &end) : -1;
   if (!value || !*value || *end || !(x >= 0) || x > 366.0 * 86400) {
-    fprintf(stderr, "cutrace record: %s takes a number of seconds (0 to 31622400), not '%s'\n",
-            opt, value ? value : "");
+    fprintf(stderr, "cutrace record: %s takes a number of seconds (0 to 31622400), not '%s'%s\n",
+            opt, value ? value : "", TRY_HELP);
     return -1;
   }
   return setenv(env, value, 1);
@@ -297,7 +302,8 @@ static int set_seconds(const char *opt, const char *value, const char *env) {
 static int set_capture(const char *which) {
   int range = !strncmp(which, "nvtx:", 5) && which[5] && strlen(which + 5) < 256;
   if (strcmp(which, "all") && strcmp(which, "profiler") && !range) {
-    fprintf(stderr, "cutrace record: --capture takes all, profiler or nvtx:NAME, not '%s'\n", which);
+    fprintf(stderr, "cutrace record: --capture takes all, profiler or nvtx:NAME, not '%s'%s\n",
+            which, TRY_HELP);
     return -1;
   }
   return setenv("CUTRACE_CAPTURE", which, 1);
@@ -349,7 +355,7 @@ int cmd_record(int argc, char **argv) {
       if (parse_stack_depth(v, &so) < 0) return 2;
     } else if ((v = cli_option_value(argc, argv, &i, "--python"))) {
       if (strcmp(v, "auto") && strcmp(v, "off")) {
-        fprintf(stderr, "cutrace record: --python takes auto or off, not '%s'\n", v);
+        fprintf(stderr, "cutrace record: --python takes auto or off, not '%s'%s\n", v, TRY_HELP);
         return 2;
       }
       if (setenv("CUTRACE_PYTHON", v, 1) != 0) return 2;

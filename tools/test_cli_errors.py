@@ -146,7 +146,8 @@ steps_trace(few, 2, drop=True)
 for args, f in (([], few), (["--range", "nope"], lossy)):
     rc, out, err = run("steps", *args, f)
     lines = err.splitlines()
-    check(rc == 2 and len(lines) == 2 and lines[0] == f"cutrace steps: {f}: " + lost.split(": ", 1)[1].rstrip()
+    said_lost = f"cutrace steps: {f}: " + lost.split(": ", 1)[1].rstrip()
+    check(rc == 2 and len(lines) == 2 and lines[0] == said_lost
           and lines[1].startswith(f"cutrace steps: {f}: no steps: "),
           f"steps {args} without steps, records lost: {rc} {err!r}")
 
@@ -165,7 +166,8 @@ n_a = len(run("dump", os.path.join(two, "a.ctr"))[1].splitlines())
 check(rc == 0 and [l for _, l in heads] == [f"== {two}/a.ctr ==", f"== {two}/b.ctr =="] and
       heads[0][0] == 0 and heads[1][0] == n_a + 1, f"raw dump of two files: headers {heads}")
 rc, out, err = run("dump", whole)
-check(rc == 0 and not any(l.startswith("==") for l in out.splitlines()), "raw dump of one file: no header")
+check(rc == 0 and not any(l.startswith("==") for l in out.splitlines()),
+      "raw dump of one file: no header")
 # an unreadable file beside readable ones: partial (1), as report says it
 os.link(foreign, os.path.join(two, "c.ctr"))
 rc, out, err = run("dump", two)

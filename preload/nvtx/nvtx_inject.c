@@ -225,7 +225,8 @@ static int nvtx_wanted(void) {
   if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) &&
       (!quiet || !*quiet || !strcmp(quiet, "0") || !strcasecmp(quiet, "no"))) {
     char line[160]; /* as preload/core/config.c says it of the other knobs */
-    int n = snprintf(line, sizeof line, "cutrace: CUTRACE_NVTX='%.64s' is not 0 or 1; using 1\n", v);
+    int n = snprintf(line, sizeof line,
+                     "cutrace: CUTRACE_NVTX='%.64s' is not 0 or 1; using 1\n", v);
     if (n > 0) (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
   }
   return 1;

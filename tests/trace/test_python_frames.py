@@ -279,7 +279,7 @@ def main():
         print("note: python3.10 not found, the unsupported-version check skipped")
     bad = subprocess.run([h.cutrace, "record", "--python=sometimes", "-o", os.path.join(h.tmp, "no.data"),
                           "--", "true"], capture_output=True, text=True, timeout=60)
-    h.check(bad.returncode == 2 and bad.stderr == "cutrace record: --python takes auto or off, not 'sometimes'\n"
+    h.check(bad.returncode == 2 and bad.stderr == "cutrace record: --python takes auto or off, not 'sometimes' (try: cutrace record --help)\n"
             and not os.path.exists(os.path.join(h.tmp, "no.data")), f"record --python=sometimes: {bad}")
     data = os.path.join(h.tmp, "bad.data")
     traced = run_script(h, sys.executable, script, dict(env, CUTRACE_PYTHON="sometimes"), data)
