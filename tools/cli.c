@@ -94,6 +94,21 @@ int cli_missing_value(const char *cmd, const char *opt) {
   return 2;
 }
 
+int cli_output_status(const char *cmd, int status) {
+  static int said; /* once, though a command and main() may both ask */
+  errno = 0;
+  int flushed = fflush(stdout) == 0;
+  if (flushed && !ferror(stdout)) return status;
+  if (!said++) {
+    if (!flushed && errno) /* the flush itself failed: errno says why */
+      fprintf(stderr, "cutrace %s: standard output: cannot write: %s\n", cmd, strerror(errno));
+    else
+      fprintf(stderr, "cutrace %s: standard output: cannot write (disk full, or the reader "
+                      "closed it?)\n", cmd);
+  }
+  return 2;
+}
+
 int cli_is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
 
 /* cli_run_on_traces's files: the command's per_file, the worst status of the files it

@@ -56,6 +56,14 @@ int cli_run_options_first(int argc, char **argv, const char *const *valued,
  */
 int cli_missing_value(const char *cmd, const char *opt);
 
+/*
+ * Flushes standard output and returns status, or 2 after one line on stderr,
+ * "cutrace CMD: standard output: cannot write (...)", when something written to it was
+ * lost (a full disk, a closed reader): a command must not exit 0 with its output cut.
+ * main() calls it after every command; a command may call it sooner.
+ */
+int cli_output_status(const char *cmd, int status);
+
 /* 1 when arg is "--help" or "-h". */
 int cli_is_help(const char *arg);
 

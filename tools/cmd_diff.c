@@ -174,10 +174,7 @@ static int run_diff(int argc, char **argv) {
       fprintf(stderr, "cutrace diff: out of memory: some rows are missing\n");
       rc = 2;
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-      fprintf(stderr, "cutrace diff: error writing the output\n");
-      rc = 2;
-    }
+    rc = cli_output_status("diff", rc);
   }
   for (int k = 0; k < 2; k++) {
     if (c.sides[k].g) ct_diff_side_free(&c.sides[k]);

@@ -193,10 +193,11 @@ static int split_write(const char *dir, const ct_chrome_options *options, split_
     files++;
     (void)chrome_file(x->path, run);
   }
+  errno = 0;
   int wrc = ct_chrome_end(run->c);
   if (fclose(out) != 0) wrc = -1;
   if (wrc < 0) {
-    fprintf(stderr, "cutrace dump: error writing %s\n", name);
+    fprintf(stderr, "cutrace dump: %s: cannot write: %s\n", name, strerror(errno ? errno : EIO));
     return -1;
   }
   char label[400];
@@ -212,7 +213,7 @@ static int split_write(const char *dir, const ct_chrome_options *options, split_
  * launcher's) are left out with a note, and alone each get DIR/<name>.json. */
 static int dump_split(const char *dir, const ct_chrome_options *opt, int argc, char **argv) {
   if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-    fprintf(stderr, "cutrace dump: cannot create %s: %s\n", dir, strerror(errno));
+    fprintf(stderr, "cutrace dump: %s: cannot create: %s\n", dir, strerror(errno));
     return 2;
   }
   split_run s = {0};
@@ -339,14 +340,17 @@ static int run_dump(int argc, char **argv) {
   cli_progress_start("dump");
   int n = ct_expand_inputs(argc - i, argv + i, chrome_file, &run, err, sizeof err);
   cli_progress_done();
+  errno = 0;
   int wrc = ct_chrome_end(run.c);
   if (out != stdout && fclose(out) != 0) wrc = -1;
+  int write_errno = errno ? errno : EIO;
   if (n < 0) {
     fprintf(stderr, "cutrace dump: %s\n", err);
     return 2;
   }
+  if (wrc < 0 && out == stdout) return cli_output_status("dump", 2); /* says it once */
   if (wrc < 0) {
-    fprintf(stderr, "cutrace dump: error writing %s\n", out_path ? out_path : "the output");
+    fprintf(stderr, "cutrace dump: %s: cannot write: %s\n", out_path, strerror(write_errno));
     return 2;
   }
   /* unreadable files next to readable ones make a partial result, alone an error */

@@ -128,7 +128,7 @@ static int set_aside_old(const char *dir) {
     }
   }
   if (rename(dir, old) != 0) {
-    fprintf(stderr, "cutrace record: cannot rename %s to %s: %s\n", dir, old, strerror(errno));
+    fprintf(stderr, "cutrace record: %s: cannot rename it to %s: %s\n", dir, old, strerror(errno));
     return -1;
   }
   return 0;
@@ -397,12 +397,12 @@ int cmd_record(int argc, char **argv) {
   }
   if (set_aside_old(out) < 0) return 2;
   if (mkdir(out, 0700) != 0 && errno != EEXIST) {
-    fprintf(stderr, "cutrace record: cannot create %s: %s\n", out, strerror(errno));
+    fprintf(stderr, "cutrace record: %s: cannot create: %s\n", out, strerror(errno));
     return 2;
   }
   struct stat st;
   if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "cutrace record: %s is not a directory\n", out);
+    fprintf(stderr, "cutrace record: %s: not a directory\n", out);
     return 2;
   }
   char dir[PATH_MAX];

@@ -401,11 +401,7 @@ static int run_report(int argc, char **argv) {
   ct_callsites_free(s.callsites);
   for (size_t k = 0; k < s.nfiles; k++) free(s.files[k].path);
   free(s.files);
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "cutrace report: error writing the output\n");
-    return 2;
-  }
-  return s.status;
+  return cli_output_status("report", s.status);
 }
 
 /* Options may follow the traces and take --name=value (cli_run_options_first). */

@@ -114,9 +114,9 @@ ct_collector *ct_collector_open(const char *addr, const char *dir, char *err, si
   }
   c->lfd = c->dfd = -1;
   if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-    snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+    snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
   } else if ((c->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-    snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
+    snprintf(err, errlen, "%s: cannot open: %s", dir, strerror(errno));
   } else if (listen_on(c, addr, err, errlen) == 0) {
     struct rlimit rl; /* two descriptors per stream: allow as many as the system does */
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -180,7 +180,7 @@ static const char *take(ct_collector *c, struct conn *k, const uint8_t *p, size_
       return k->pre;
     }
     if (create_file(c, k, name) < 0) {
-      snprintf(k->pre, sizeof k->pre, "cannot create %s: %s", name, strerror(errno));
+      snprintf(k->pre, sizeof k->pre, "%s: cannot create: %s", name, strerror(errno));
       return k->pre;
     }
     c->streams++;
@@ -191,7 +191,7 @@ static const char *take(ct_collector *c, struct conn *k, const uint8_t *p, size_
   k->bytes += n;
   return NULL;
 fail:
-  snprintf(k->pre, sizeof k->pre, "cannot write %s: %s", k->name, strerror(errno));
+  snprintf(k->pre, sizeof k->pre, "%s: cannot write: %s", k->name, strerror(errno));
   return k->pre;
 }
 

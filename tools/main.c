@@ -61,7 +61,8 @@ static void usage(FILE *f) {
              "Options may come before or after the traces (record: before CMD), a value as\n"
              "--name V or --name=V.\n"
              "'cutrace COMMAND --help' (or 'cutrace help COMMAND') describes a command's options.\n"
-             "Exit status: 0 clean, 1 partial result (damaged input), 2 usage or unreadable input.\n");
+             "Exit status: 0 clean, 1 partial result (damaged input), 2 usage, unreadable input\n"
+             "or output that could not be written.\n");
 }
 
 int main(int argc, char **argv) {
@@ -73,7 +74,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
       if (!strcmp(argv[2], commands[i].name)) {
         char *help_argv[] = {argv[2], "--help", NULL};
-        return commands[i].run(2, help_argv);
+        return cli_output_status(argv[2], commands[i].run(2, help_argv));
       }
     fprintf(stderr, "cutrace: unknown command '%s' (try: cutrace --help)\n", argv[2]);
     return 2;
@@ -90,7 +91,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], commands[i].name)) {
       int sub_argc = argc - 1;
       if (take_time_filter(&sub_argc, argv + 1)) return 2;
-      return commands[i].run(sub_argc, argv + 1);
+      return cli_output_status(argv[1], commands[i].run(sub_argc, argv + 1));
     }
   fprintf(stderr, "cutrace: unknown command '%s' (try: cutrace --help)\n", argv[1]);
   return 2;

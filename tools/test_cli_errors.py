@@ -14,6 +14,8 @@
   with steps found, with none found and with --range matching nothing;
 - steps --format json names its schema, cutrace-steps/1;
 - the raw dump of several files heads each with "== PATH ==" (of one file: no header);
+- standard output that cannot be written (/dev/full): "cutrace CMD: standard output:
+  cannot write...", exit 2, in every reading command (and help);
 - report's CUDA API table has a median column (Med; CSV median_ns) within the
   histogram's 3.1 % of the planted 3 us, and the memory table's count is "Calls".
 
@@ -23,6 +25,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -173,6 +176,18 @@ os.link(foreign, os.path.join(two, "c.ctr"))
 rc, out, err = run("dump", two)
 check(rc == 1 and err == f"cutrace dump: {two}/c.ctr: not a cutrace trace (bad magic)\n",
       f"raw dump of a good and a foreign file: {rc} {err!r}")
+
+# ---- output that cannot be written: one line, exit 2, never a silent 0 -------------------
+if os.path.exists("/dev/full"):
+    for cmd in (["report"], ["gaps"], ["steps"], ["steps", "--format", "json"], ["dump"],
+                ["dump", "--chrome"], ["info"], ["diff", whole], ["help", "report"]):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([cutrace, *cmd] + ([] if cmd[0] == "help" else [whole]),
+                               stdout=full, stderr=subprocess.PIPE, text=True)
+        name = cmd[1] if cmd[0] == "help" else cmd[0]
+        check(p.returncode == 2 and
+              p.stderr.startswith(f"cutrace {name}: standard output: cannot write") and
+              p.stderr.count("\n") == 1, f"{cmd} > /dev/full: exit {p.returncode}, {p.stderr!r}")
 
 # ---- report: the API table's median, the memory table's Calls ----------------------------
 spread = os.path.join(tmp, "spread.ctr")
