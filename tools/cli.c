@@ -135,15 +135,30 @@ int cli_run_on_traces(int argc, char **argv, const char *usage,
     printf("usage: %s\n", usage);
     return 0;
   }
-  for (int i = 1; i < argc; i++)
-    if (argv[i][0] == '-' && argv[i][1]) {
+  /* options (none but --help) end at "--": every argument after it is a trace */
+  int first = 1, n = 0;
+  char **paths = calloc((size_t)argc, sizeof *paths);
+  if (!paths) {
+    fprintf(stderr, "cutrace %s: out of memory\n", argv[0]);
+    return 2;
+  }
+  for (int i = 1; i < argc; i++) {
+    if (first && !strcmp(argv[i], "--")) {
+      first = 0;
+    } else if (first && argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "cutrace %s: unknown option '%s' (try: cutrace %s --help)\n", argv[0],
               argv[i], argv[0]);
+      free(paths);
       return 2;
+    } else {
+      paths[n++] = argv[i];
     }
+  }
   struct each_file run = {per_file, 0, 0, 0};
   char err[300];
-  if (ct_expand_inputs(argc - 1, argv + 1, each_file_status, &run, err, sizeof err) < 0) {
+  int expanded = ct_expand_inputs(n, paths, each_file_status, &run, err, sizeof err);
+  free(paths);
+  if (expanded < 0) {
     fprintf(stderr, "cutrace %s: %s\n", argv[0], err);
     return 2;
   }

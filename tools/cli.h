@@ -6,7 +6,8 @@
 
 /*
  * Handles argv of a subcommand (argv[0] = its name) that takes no options: prints
- * usage for --help, rejects any other option, expands DIR|FILE arguments and calls
+ * usage for --help, rejects any other option before "--" (after it every argument is a
+ * trace), expands DIR|FILE arguments and calls
  * per_file(path, &status) for each trace. per_file raises status to 1 (partial) or
  * 2 (unreadable) as it goes. Returns the exit status: the worst of the files, but 1
  * when some files were unreadable and others not (as the other commands do).

@@ -68,7 +68,8 @@ static int add_input(const char *path, void *arg) {
     /* as report and gaps say it: lost records, an unreadable file (once named), where a
      * damaged one stopped */
     int fs = cli_file_status("steps", path, rc, &f->st);
-    if (fs > c->status) c->status = fs;
+    if (fs == 2) c->unreadable++;
+    else if (fs > c->status) c->status = fs;
   }
   return 0;
 }
@@ -82,8 +83,17 @@ int cmd_steps(int argc, char **argv) {
   if (!paths) return 2;
   int rc = -1;
   static const char *const valued[] = {"--range", "--skip", "--outlier", "--format"};
+  int operands_only = 0; /* after "--": every argument is a trace */
   for (int i = 1; i < argc && rc < 0; i++) {
     const char *a = argv[i], *v = NULL, *matched = NULL;
+    if (operands_only) {
+      paths[npaths++] = argv[i];
+      continue;
+    }
+    if (!strcmp(a, "--")) {
+      operands_only = 1;
+      continue;
+    }
     for (unsigned k = 0; k < sizeof valued / sizeof valued[0]; k++) {
       size_t n = strlen(valued[k]);
       if (!strncmp(a, valued[k], n) && (a[n] == 0 || a[n] == '=')) matched = valued[k];
@@ -117,7 +127,7 @@ int cmd_steps(int argc, char **argv) {
   }
   if (rc < 0 && c.summary && c.fmt == CT_OUT_CSV) {
     fprintf(stderr, "cutrace steps: --summary has no CSV form (CSV is one row per step); use "
-                    "--format text or json\n");
+                    "--format text or json (try: cutrace steps --help)\n");
     rc = 2;
   }
   if (rc >= 0) {
@@ -133,6 +143,9 @@ int cmd_steps(int argc, char **argv) {
     fprintf(stderr, "cutrace steps: out of memory, or the steps' temporary file could not be read\n");
     c.status = 2;
   }
+  /* unreadable files beside readable ones make a partial result, alone an error (as
+   * report, gaps, dump and info count them) */
+  if (c.unreadable) c.status = c.unreadable < c.nfiles && c.status < 2 ? 1 : 2;
   for (unsigned i = 0; i < c.nfiles; i++) ct_steps_file_free(&c.files[i]);
   free(c.files);
   free(c.ids);

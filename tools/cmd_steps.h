@@ -14,7 +14,8 @@ typedef struct steps_cli {
   ct_steps_file *files;   /* one per input file, in order */
   ct_identity *ids;       /* each file's process and rank (has_process 0: unknown) */
   unsigned nfiles;
-  int status;             /* exit status so far */
+  int status;             /* exit status so far, the unreadable files left out */
+  unsigned unreadable;    /* files that could not be read at all */
 } steps_cli;
 
 /* Writes every file's steps and summary to stdout in c->fmt (files without steps are

@@ -7,11 +7,13 @@
   info and diff; steps shows the 5 whole steps before the cut; a file cut before any
   step: steps says where it stopped and that what was read held no steps, exit 1;
 - a foreign file: "cutrace CMD: FILE: not a cutrace trace (bad magic)", once, exit 2;
+  beside a readable one: the same line, exit 1 (partial), report, gaps, steps, dump, info;
 - a valued option without its value (last, "--name=", an empty argument): "cutrace CMD:
   OPT needs a value (try: cutrace CMD --help)", nothing on stdout, exit 2, in every
   command but gaps (record and collect too);
 - records the tracer lost (a DROP record of 7): steps says it as report and gaps do,
   with steps found, with none found and with --range matching nothing;
+- "--" ends the options of every reading command but gaps (a trace named "-d.ctr");
 - steps --format json names its schema, cutrace-steps/1;
 - the raw dump of several files heads each with "== PATH ==" (of one file: no header);
 - standard output that cannot be written (/dev/full): "cutrace CMD: standard output:
@@ -34,7 +36,7 @@ import tooltest  # noqa: E402
 from tooltest import check, finish  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 
-cutrace = sys.argv[1]
+cutrace = os.path.abspath(sys.argv[1])
 T0, US, PID = 10**9, 1000, 4242
 
 
@@ -115,6 +117,16 @@ for cmd in (["report"], ["gaps"], ["steps"], ["dump"], ["dump", "--chrome"], ["i
     check(rc == 2 and err == f"cutrace {cmd[0]}: {foreign}: not a cutrace trace (bad magic)\n",
           f"{cmd} of a foreign file: exit {rc}, {err!r}")
 
+# beside a readable file: partial (1), the readable one shown, as report counts it
+mixed = os.path.join(tmp, "mixed")
+os.mkdir(mixed)
+os.link(whole, os.path.join(mixed, "a.ctr"))
+os.link(foreign, os.path.join(mixed, "b.ctr"))
+for cmd in (["report"], ["gaps"], ["steps"], ["dump"], ["info"]):
+    rc, out, err = run(*cmd, mixed)
+    check(rc == 1 and out and err == f"cutrace {cmd[0]}: {mixed}/b.ctr: not a cutrace trace (bad magic)\n",
+          f"{cmd} of a good and a foreign file: exit {rc}, {err!r}")
+
 # ---- a valued option without its value: one form everywhere ----------------------------
 # (gaps: its parser, tools/cmd_gaps.c, is another's; it says "missing value for '--top'")
 for cmd, opt, extra in (("report", "--limit", []), ("report", "--format", []),
@@ -153,6 +165,14 @@ for args, f in (([], few), (["--range", "nope"], lossy)):
     check(rc == 2 and len(lines) == 2 and lines[0] == said_lost
           and lines[1].startswith(f"cutrace steps: {f}: no steps: "),
           f"steps {args} without steps, records lost: {rc} {err!r}")
+
+# ---- "--": every argument after it is a trace, in every reading command ----------------
+dashed = os.path.join(tmp, "-d.ctr")
+os.link(whole, dashed)
+os.chdir(tmp)  # the trace named "-d.ctr", as a user would
+for cmd in (["report"], ["steps"], ["dump"], ["info"], ["diff", whole]):  # gaps: not yet
+    rc, out, err = run(*cmd, "--", "-d.ctr")
+    check(rc == 0 and out and err == "", f"{cmd} -- -d.ctr: exit {rc}, {err!r}")
 
 # ---- steps JSON names its schema ----------------------------------------------------------
 rc, out, err = run("steps", "--format", "json", whole)
