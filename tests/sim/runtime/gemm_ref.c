@@ -14,8 +14,14 @@
 
 /* Columns of a register tile; rows are two vectors of the accumulation type. */
 #define GEMM_NR 6
-/* Rows of the widest tile (float: two 4-lane vectors). */
-#define GEMM_MR_MAX 8
+/* Rows of the widest tile (float: two 8-lane vectors). */
+#define GEMM_MR_MAX 16
+/* x86-64 compilers that can build AVX2 functions into a baseline build. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GEMM_HAVE_AVX2 1
+#else
+#define GEMM_HAVE_AVX2 0
+#endif
 /* Bytes of packed op(A) one block of tile rows aims to keep in the cache
  * while every column panel of op(B) passes over it. */
 #define GEMM_A_BLOCK_BYTES (256 * 1024)
@@ -156,23 +162,40 @@ static long long max_ll(long long a, long long b)
 static void finish_tile(const struct sim_gemm *g, long long p, long long i0, long long rows, long long j0,
                         long long cols, const double *tile, long long tile_ld);
 
+#define GEMM_TARGET
+#define GEMM_VEC_BYTES 16
 #define GEMM_T float
 #define GEMM_FN(name) name##_f32
 #include "gemm_kernel.inc"
 #undef GEMM_T
 #undef GEMM_FN
-
 #define GEMM_T double
 #define GEMM_FN(name) name##_f64
 #include "gemm_kernel.inc"
 #undef GEMM_T
 #undef GEMM_FN
+#undef GEMM_VEC_BYTES
+#undef GEMM_TARGET
 
-/* Writes rows i0..i0+rows-1 of columns j0..j0+cols-1 of batch p of D from the
- * sums in `tile` (column-major, leading dimension tile_ld): alpha times the
- * sum, plus beta C (C is not read when beta is 0), plus the bias, then relu,
- * in double, rounded once to D's type. C may be D: each element of C is read
- * just before the same element of D is written. */
+#if GEMM_HAVE_AVX2
+/* The same with 32-byte vectors for CPUs with AVX2 (chosen at run time); no FMA,
+ * so every result is bit-identical to the 16-byte path's. */
+#define GEMM_TARGET __attribute__((target("avx2")))
+#define GEMM_VEC_BYTES 32
+#define GEMM_T float
+#define GEMM_FN(name) name##_f32_avx2
+#include "gemm_kernel.inc"
+#undef GEMM_T
+#undef GEMM_FN
+#define GEMM_T double
+#define GEMM_FN(name) name##_f64_avx2
+#include "gemm_kernel.inc"
+#undef GEMM_T
+#undef GEMM_FN
+#undef GEMM_VEC_BYTES
+#undef GEMM_TARGET
+#endif
+
 static void finish_tile(const struct sim_gemm *g, long long p, long long i0, long long rows, long long j0,
                         long long cols, const double *tile, long long tile_ld)
 {
@@ -209,11 +232,31 @@ double sim_load_scalar(const void *p, cudaDataType type)
   return v;
 }
 
+int sim_gemm_vector_bytes(void)
+{
+#if GEMM_HAVE_AVX2
+  return __builtin_cpu_supports("avx2") ? 32 : 16;
+#else
+  return 16;
+#endif
+}
+
+int sim_gemm_compute_with(const struct sim_gemm *g, int vector_bytes)
+{
+  int wide = 0;
+#if GEMM_HAVE_AVX2
+  wide = vector_bytes == 32 && __builtin_cpu_supports("avx2");
+  if (wide)
+    return g->a.type == CUDA_R_64F || g->b.type == CUDA_R_64F ? gemm_compute_f64_avx2(g)
+                                                                : gemm_compute_f32_avx2(g);
+#endif
+  (void)vector_bytes, (void)wide;
+  return g->a.type == CUDA_R_64F || g->b.type == CUDA_R_64F ? gemm_compute_f64(g) : gemm_compute_f32(g);
+}
+
 int sim_gemm_compute(const struct sim_gemm *g)
 {
-  if (g->a.type == CUDA_R_64F || g->b.type == CUDA_R_64F)
-    return gemm_compute_f64(g);
-  return gemm_compute_f32(g);
+  return sim_gemm_compute_with(g, sim_gemm_vector_bytes());
 }
 
 double sim_gemm_flops(const struct sim_gemm *g)

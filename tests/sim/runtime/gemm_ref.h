@@ -40,6 +40,14 @@ double sim_load_scalar(const void *p, cudaDataType type);
  * Returns 0, or -1 (D untouched) when the packing buffers cannot be allocated. */
 int sim_gemm_compute(const struct sim_gemm *g);
 
+/* The vector width sim_gemm_compute uses: 32 (bytes) on an x86-64 CPU with AVX2,
+ * else 16. */
+int sim_gemm_vector_bytes(void);
+
+/* sim_gemm_compute with `vector_bytes` 16 or 32 (32 falls back to 16 where the CPU
+ * lacks AVX2); both give bit-identical results. For tests and benchmarks. */
+int sim_gemm_compute_with(const struct sim_gemm *g, int vector_bytes);
+
 /* Number of floating-point operations of `g` (2 m n k per batch). */
 double sim_gemm_flops(const struct sim_gemm *g);
 

@@ -6,10 +6,13 @@
  * larger than the minimum, bias and relu epilogues, beta 0 (C holds NaN and
  * must not be read), and C aliasing D. Each result must lie within a bound of
  * the reference derived from the accumulation and output precisions; the
- * padding between columns and batches of D must keep its sentinel bytes.
+ * padding between columns and batches of D must keep its sentinel bytes; the
+ * 16- and 32-byte (AVX2) vector paths must give the same bytes.
  *
- * `gemm_check --bench [reps]` instead prints the time of one sim_gemm_compute
- * at 64^3, 512^3 and the linear workload's shape (not a test: no assertion). */
+ * `gemm_check --bench [reps [MxNxK[TN]]]` instead prints the time of one fp32
+ * GEMM with each vector width (best of reps) at 64^3, 512^3 and the linear workload's
+ * 256x64x512 with A transposed, or at the one shape given (letters after the
+ * shape: the transposes of A and B); not a test, nothing is asserted. */
 #include "gemm_ref.h"
 
 #include <math.h>
@@ -170,11 +173,25 @@ static void check_case(long long m, long long n, long long k, const struct featu
   g.bias = f->bias ? bias.data : NULL;
   g.bias_type = f->bias_type;
   g.relu = f->relu;
-  if (sim_gemm_compute(&g) != 0) {
-    fprintf(stderr, "sim_gemm_compute failed\n");
+  /* Both vector widths from the same bytes; they must agree bit for bit. */
+  const struct operand *out = f->alias ? &c : &d;
+  unsigned char *before = malloc(out->bytes), *narrow = malloc(out->bytes);
+  memcpy(before, out->data, out->bytes);
+  if (sim_gemm_compute_with(&g, 16) != 0) {
+    fprintf(stderr, "sim_gemm_compute_with 16 failed\n");
     failures++;
   }
-  const struct operand *out = f->alias ? &c : &d;
+  memcpy(narrow, out->data, out->bytes);
+  memcpy(out->data, before, out->bytes);
+  if (sim_gemm_compute_with(&g, 32) != 0) {
+    fprintf(stderr, "sim_gemm_compute_with 32 failed\n");
+    failures++;
+  }
+  if (memcmp(narrow, out->data, out->bytes) != 0) {
+    fprintf(stderr, "m=%lld n=%lld k=%lld: 16- and 32-byte vectors disagree\n", m, n, k);
+    failures++;
+  }
+  free(before), free(narrow);
   double acc_u = f->a == CUDA_R_64F || f->b == CUDA_R_64F ? 0x1p-53 : 0x1p-24;
   int shown = 0;
   for (long long p = 0; p < f->batch; p++) {
@@ -241,33 +258,47 @@ static double now_ms(void)
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Prints the time of one fp32 GEMM at each shape (best of reps). */
-static int bench(int reps)
+/* Prints the time of one fp32 GEMM at each shape (best of reps) with each vector
+ * width the CPU has; `only`, when not NULL, names the one shape to time. */
+static int bench(int reps, const char *only)
 {
-  static const long long shapes[][5] = {
+  long long shapes[][5] = {
       {64, 64, 64, 0, 0}, {512, 512, 512, 0, 0}, {256, 64, 512, 1, 0}, /* the linear workload */
   };
-  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+  size_t count = sizeof shapes / sizeof shapes[0];
+  if (only) {
+    char trans[3] = "NN";
+    if (sscanf(only, "%lldx%lldx%lld%2[NT]", &shapes[0][0], &shapes[0][1], &shapes[0][2], trans) < 3) {
+      fprintf(stderr, "gemm_check: bad shape '%s' (want MxNxK, optionally followed by NN, TN, NT or TT)\n",
+              only);
+      return 2;
+    }
+    shapes[0][3] = trans[0] == 'T', shapes[0][4] = trans[1] == 'T';
+    count = 1;
+  }
+  for (size_t s = 0; s < count; s++) {
     long long m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
     struct features f = {.transa = (int)shapes[s][3], .transb = (int)shapes[s][4], .batch = 1, .alpha = 1,
                          .a = CUDA_R_32F, .b = CUDA_R_32F, .c = CUDA_R_32F, .d = CUDA_R_32F};
     struct operand a, b, d;
     operand_make(&a, f.a, f.transa ? k : m, f.transa ? m : k, 0, 1, 0);
-    operand_make(&b, f.b, k, n, 0, 1, 0);
+    operand_make(&b, f.b, f.transb ? n : k, f.transb ? k : n, 0, 1, 0);
     operand_make(&d, f.d, m, n, 0, 1, 0);
-    struct sim_gemm g = {.transa = f.transa, .m = m, .n = n, .k = k, .batch = 1, .alpha = 1,
+    struct sim_gemm g = {.transa = f.transa, .transb = f.transb, .m = m, .n = n, .k = k, .batch = 1, .alpha = 1,
                          .a = operand_matrix(&a), .b = operand_matrix(&b), .d = operand_matrix(&d)};
     g.c = g.d;
-    double best = 1e300;
-    for (int r = 0; r < reps; r++) {
-      double t0 = now_ms();
-      if (sim_gemm_compute(&g) != 0)
-        return 1;
-      double t = now_ms() - t0;
-      best = t < best ? t : best;
+    for (int width = 16; width <= sim_gemm_vector_bytes(); width *= 2) {
+      double best = 1e300;
+      for (int r = 0; r < reps; r++) {
+        double t0 = now_ms();
+        if (sim_gemm_compute_with(&g, width) != 0)
+          return 1;
+        double t = now_ms() - t0;
+        best = t < best ? t : best;
+      }
+      printf("%lldx%lldx%lld trans %c%c fp32, %d-byte vectors: %.3f ms\n", m, n, k, f.transa ? 'T' : 'N',
+             f.transb ? 'T' : 'N', width, best);
     }
-    printf("%lldx%lldx%lld trans %c%c fp32: %.3f ms\n", m, n, k, f.transa ? 'T' : 'N', f.transb ? 'T' : 'N',
-           best);
     free(a.data), free(b.data), free(d.data);
   }
   return 0;
@@ -276,7 +307,7 @@ static int bench(int reps)
 int main(int argc, char **argv)
 {
   if (argc > 1 && strcmp(argv[1], "--bench") == 0)
-    return bench(argc > 2 ? atoi(argv[2]) : 5);
+    return bench(argc > 2 ? atoi(argv[2]) : 5, argc > 3 ? argv[3] : NULL);
   static const long long shapes[][3] = {{1, 1, 1},   {7, 5, 3},      {8, 6, 16},   {9, 7, 1},   {13, 67, 129},
                                         {64, 64, 64}, {33, 17, 0},   {5, 300, 40}, {256, 64, 512}};
   static const cudaDataType types[][5] = {
@@ -310,6 +341,7 @@ int main(int argc, char **argv)
       }
     }
   }
-  printf("gemm_check: %d cases, %d failures\n", cases, failures);
+  printf("gemm_check: %d cases, each with 16- and %d-byte vectors, %d failures\n", cases,
+         sim_gemm_vector_bytes(), failures);
   return failures ? 1 : 0;
 }
