@@ -19,10 +19,12 @@
 
 static const char usage_text[] =
     "usage: cutrace gaps [OPTIONS] [DIR|FILE...]\n"
-    "GPU idle time per device and stream, split by cause; the largest gaps; findings.\n"
+    "GPU idle time per device and stream, split by cause; idle grouped by the call that\n"
+    "ended it; the largest gaps; findings, ranked by the idle time their fixes would save.\n"
     "  --format text|json      output format (default text)\n"
     "  --summary               at most 6 lines: busy share, idle by cause, largest gap\n"
-    "  --top N                 how many of the largest gaps to show (default 10)\n"
+    "  --top N                 how many of the largest gaps, and of the rows of idle by\n"
+    "                          ending call, to show (default 10)\n"
     "  --min-gap US            list only gaps of at least US microseconds (default 0)\n"
     "  --launch-threshold US   gaps shorter than this are always launch overhead (default 10;\n"
     "                          longer ones too when the launching call was slow, docs/gaps.md)\n"
@@ -70,6 +72,28 @@ static void progress(const char *path, uint64_t records) {
 }
 
 
+/* Appends "--name=value" to the options the advice line repeats (dropped when out of memory). */
+static void keep_opt(gaps_cli *c, const char *name, size_t namelen, const char *value) {
+  char **no = realloc(c->opts, (size_t)(c->nopts + 1) * sizeof *no);
+  if (!no) return;
+  c->opts = no;
+  size_t len = namelen + strlen(value) + 2;
+  if ((c->opts[c->nopts] = malloc(len))) snprintf(c->opts[c->nopts++], len, "%.*s=%s", (int)namelen, name, value);
+}
+
+/* A --from/--to bound as the option's value ("@NS", or a time after the start in the
+ * largest unit that keeps it exact). */
+static void keep_bound(gaps_cli *c, const char *name, const ct_time_bound *b) {
+  if (!b->set) return;
+  char v[48];
+  if (b->absolute) snprintf(v, sizeof v, "@%llu", (unsigned long long)b->ns);
+  else if (b->ns % 1000000000ull == 0) snprintf(v, sizeof v, "%llus", (unsigned long long)(b->ns / 1000000000ull));
+  else if (b->ns % 1000000ull == 0) snprintf(v, sizeof v, "%llums", (unsigned long long)(b->ns / 1000000ull));
+  else if (b->ns % 1000ull == 0) snprintf(v, sizeof v, "%lluus", (unsigned long long)(b->ns / 1000ull));
+  else snprintf(v, sizeof v, "%lluns", (unsigned long long)b->ns);
+  keep_opt(c, name, strlen(name), v);
+}
+
 static int bad(const char *what, const char *value) {
   fprintf(stderr, "cutrace gaps: %s '%s' (try: cutrace gaps --help)\n", what, value);
   return 2;
@@ -84,8 +108,12 @@ int cmd_gaps(int argc, char **argv) {
   int nfiles = 0;
   if (!files) return 2;
   int rc = -1;
+  ct_model_options window;
+  ct_model_get_defaults(&window); /* --from/--to, taken out of argv by main.c */
+  keep_bound(&c, "--from", &window.from);
+  keep_bound(&c, "--to", &window.to);
   for (int i = 1; i < argc && rc < 0; i++) {
-    const char *a = argv[i], *v;
+    const char *a = argv[i], *v = "";
     uint64_t x;
     static const char *const valued[] = {"--format", "--min-gap", "--launch-threshold", "--top",
                                          "--launch-bound-min", "--repeat-min", "--sync-work",
@@ -129,15 +157,22 @@ int cmd_gaps(int argc, char **argv) {
       if (ct_parse_u64(v, &x) < 0 || !x) rc = bad("--graph-min takes a count >= 1, not", v);
       else o.graph_min = x;
     }
+    if (rc < 0 && matched && strcmp(matched, "--format") && strcmp(matched, "--top"))
+      keep_opt(&c, matched, strlen(matched), v); /* changes what is found: the advice repeats it */
   }
   if (rc >= 0) {
+    for (int i = 0; i < c.nopts; i++) free(c.opts[i]);
+    free(c.opts);
     free(files);
     return rc;
   }
+  c.top = o.top;
   if (c.summary && o.top < 1) o.top = 1;
   c.g = ct_gaps_new(&o);
   if (!c.g) {
     fprintf(stderr, "cutrace gaps: out of memory\n");
+    for (int i = 0; i < c.nopts; i++) free(c.opts[i]);
+    free(c.opts);
     free(files);
     return 2;
   }
@@ -165,6 +200,8 @@ int cmd_gaps(int argc, char **argv) {
   }
   for (unsigned i = 0; i < c.ninputs; i++) free(c.inputs[i].path);
   free(c.inputs);
+  for (int i = 0; i < c.nopts; i++) free(c.opts[i]);
+  free(c.opts);
   ct_gaps_free(c.g);
   free(files);
   return c.status;

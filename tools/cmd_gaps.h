@@ -28,6 +28,10 @@ typedef struct gaps_cli {
   unsigned ninputs;
   char **args; /* the DIR|FILE arguments as given (none: the default), for advice lines */
   int nargs;
+  char **opts;   /* the options that change what is found (--from/--to, thresholds), for
+                    the advice line, each "--name=value" */
+  int nopts;
+  unsigned top;  /* --top: rows of the by-ending-call table in text */
 } gaps_cli;
 
 /* The time a trace's relative times count from. */

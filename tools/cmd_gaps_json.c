@@ -140,7 +140,8 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
 
 static const char *const finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
                                             "sync_little_work", "exposed_comm",
-                                            "graph_candidate", "alloc_in_loop"};
+                                            "graph_candidate", "alloc_in_loop",
+                                            "slow_launch_call"};
 
 /* The JSON document (cmd_gaps.h). */
 void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
@@ -249,6 +250,29 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
   ct_json_begin_array(&j);
   for (unsigned i = 0; i < n; i++) json_gap(&j, &top[i], &procs[top[i].proc], 0);
   ct_json_end_array(&j);
+  const ct_gaps_ender *es = ct_gaps_enders(c->g, &n);
+  ct_json_key(&j, "idle_by_ending_call");
+  ct_json_begin_array(&j);
+  for (unsigned i = 0; i < n; i++) {
+    const ct_gaps_ender *e = &es[i];
+    ct_json_begin_object(&j);
+    ct_json_kv_uint(&j, "process", e->proc);
+    ct_json_kv_uint(&j, "pid", e->proc < np ? procs[e->proc].pid : 0);
+    ct_json_kv_uint(&j, "device", e->device);
+    ct_json_kv_string(&j, "cause", ct_gap_cause_name(e->cause));
+    ct_json_kv_string(&j, "api", e->api);
+    ct_json_kv_bool(&j, "nested", e->nested);
+    ct_json_kv_string(&j, "callsite", e->site);
+    ct_json_kv_uint(&j, "count", e->count);
+    ct_json_kv_uint(&j, "idle_ns", e->idle_ns);
+    ct_json_kv_uint(&j, "median_ns", e->median_ns);
+    ct_json_kv_double(&j, "share", e->device_idle_ns ? (double)e->idle_ns / (double)e->device_idle_ns : 0.0, 4);
+    ct_json_kv_uint(&j, "in_call_ns", e->incall_ns);
+    ct_json_kv_uint(&j, "first_ns", e->first_ns);
+    ct_json_kv_uint(&j, "last_ns", e->last_ns);
+    ct_json_end_object(&j);
+  }
+  ct_json_end_array(&j);
   const ct_gaps_finding *fs = ct_gaps_findings(c->g, &n);
   ct_json_key(&j, "findings");
   ct_json_begin_array(&j);
@@ -260,6 +284,19 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_kv_uint(&j, "device", f->device);
     ct_json_kv_string(&j, "what", f->what);
     ct_json_kv_uint(&j, "count", f->count);
+    ct_json_kv_uint(&j, "saving_ns", f->saving_ns);
+    if (f->kind == CT_FIND_SLOW_CALL) {
+      ct_json_kv_string(&j, "callsite", f->site);
+      ct_json_kv_bool(&j, "nested", f->nested);
+      ct_json_kv_string(&j, "pattern", f->pattern);
+      ct_json_kv_uint(&j, "idle_ns", f->idle_ns);
+      ct_json_kv_uint(&j, "median_ns", f->cpu_ns);
+      ct_json_kv_uint(&j, "first_call_ns", f->first_call_ns);
+      ct_json_kv_uint(&j, "rest_median_ns", f->rest_median_ns);
+      ct_json_kv_uint(&j, "gaps_idle_ns", f->gaps_idle_ns);
+      ct_json_kv_uint(&j, "device_idle_ns", f->device_idle_ns);
+      ct_json_kv_double(&j, "share", f->device_idle_ns ? (double)f->idle_ns / (double)f->device_idle_ns : 0.0, 4);
+    }
     if (f->kind == CT_FIND_LAUNCH_BOUND) {
       ct_json_kv_uint(&j, "stretches", f->stretches);
       ct_json_kv_uint(&j, "longest_count", f->longest_count);

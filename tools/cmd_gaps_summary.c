@@ -1,6 +1,6 @@
 /*
  * cutrace gaps --summary: at most 6 lines (busy share and idle by cause per device, the
- * largest gap, the kinds of findings).
+ * largest gap, the kinds of findings by the idle time their fixes would save).
  */
 #include <stdio.h>
 #include <string.h>
@@ -94,21 +94,41 @@ void ct_gaps_print_summary(const gaps_cli *c) {
   unsigned nf;
   const ct_gaps_finding *fs = ct_gaps_findings(c->g, &nf);
   if (nf) {
-    static const char *const labels[CT_FIND_ALLOC + 1] = {
+    static const char *const labels[CT_FIND_SLOW_CALL + 1] = {
         [CT_FIND_LAUNCH_BOUND] = "launch-bound kernels", [CT_FIND_PAGEABLE_COPY] = "pageable copies",
         [CT_FIND_SYNC_COPY] = "synchronous copies", [CT_FIND_LITTLE_SYNC] = "syncs on little GPU work",
         [CT_FIND_EXPOSED_COMM] = "exposed communication",
         [CT_FIND_GRAPH_CANDIDATE] = "CUDA-graph candidates",
-        [CT_FIND_ALLOC] = "memory allocated and freed in the loop"};
-    printf("findings:");
+        [CT_FIND_ALLOC] = "memory allocated and freed in the loop",
+        [CT_FIND_SLOW_CALL] = "slow launching calls"};
+    /* one entry per kind, its findings' savings summed, largest first */
+    uint64_t saving[CT_FIND_SLOW_CALL + 1] = {0};
+    int order[CT_FIND_SLOW_CALL + 1], nk = 0;
+    const char *slow = NULL; /* the call of the largest slow-call finding */
     for (unsigned i = 0; i < nf; i++) {
-      int dup = 0;
-      for (unsigned k = 0; k < i; k++) dup |= fs[k].kind == fs[i].kind;
-      if (!dup)
-        printf("%s %s", i ? "," : "",
-               (unsigned)fs[i].kind <= CT_FIND_ALLOC && labels[fs[i].kind] ? labels[fs[i].kind] : "?");
+      unsigned k = (unsigned)fs[i].kind;
+      if (k > CT_FIND_SLOW_CALL) continue;
+      int seen = 0;
+      for (int m = 0; m < nk; m++) seen |= order[m] == (int)k;
+      if (!seen) order[nk++] = (int)k;
+      saving[k] += fs[i].saving_ns;
+      if (k == CT_FIND_SLOW_CALL && !slow) slow = fs[i].what;
+    }
+    for (int a = 1; a < nk; a++)
+      for (int m = a; m > 0 && saving[order[m]] > saving[order[m - 1]]; m--) {
+        int tmp = order[m];
+        order[m] = order[m - 1];
+        order[m - 1] = tmp;
+      }
+    printf("findings:");
+    for (int m = 0; m < nk; m++) {
+      char b[24];
+      printf("%s %s", m ? "," : "", labels[order[m]] ? labels[order[m]] : "?");
+      if (order[m] == CT_FIND_SLOW_CALL && slow) printf(" (%s)", slow);
+      printf(" up to %s", ct_fmt_duration(saving[order[m]], b, sizeof b));
     }
     printf(" (see cutrace gaps");
+    for (int i = 0; i < c->nopts; i++) printf(strchr(c->opts[i], ' ') ? " '%s'" : " %s", c->opts[i]);
     for (int i = 0; i < c->nargs; i++) printf(strchr(c->args[i], ' ') ? " '%s'" : " %s", c->args[i]);
     printf(" for the fixes)\n");
   }

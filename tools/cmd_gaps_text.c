@@ -214,18 +214,71 @@ static void print_top_gaps(const gaps_cli *c) {
   }
 }
 
+/* Device gaps grouped by what ended them: cause, ending call, call site (the first
+ * `top` rows; all of them in JSON). */
+static void print_enders(const gaps_cli *c, unsigned top) {
+  unsigned n, np;
+  const ct_gaps_ender *es = ct_gaps_enders(c->g, &n);
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  if (!n || !top) return;
+  int ranks = any_rank(procs, np);
+  const char *const headers[] = {ranks ? "rank (pid)" : "pid", "device", "cause", "ending call",
+                                 "call site", "gaps", "idle", "median", "share", "in call"};
+  ct_table *t = ct_table_new("Idle by what ended it (device gaps by cause, ending call and call "
+                             "site; most idle first)", 10, headers, "lrlllrrrrr");
+  if (!t) return;
+  unsigned shown = n < top ? n : top;
+  for (unsigned i = 0; i < shown; i++) {
+    const ct_gaps_ender *e = &es[i];
+    char b[3][24];
+    ct_table_row(t);
+    proc_cell(t, procs, np, e->proc, ranks);
+    ct_table_cell(t, "%llu", (unsigned long long)e->device);
+    ct_table_cell(t, "%s", ct_gap_cause_name(e->cause));
+    ct_table_cell(t, "%s%s", e->api ? e->api : "(call not in the trace)", e->nested ? " (nested launch)" : "");
+    ct_table_cell(t, "%s", e->site ? e->site : "-");
+    ct_table_cell(t, "%llu", (unsigned long long)e->count);
+    ct_table_cell(t, "%s", ct_fmt_duration(e->idle_ns, b[0], sizeof b[0]));
+    ct_table_cell(t, "%s", ct_fmt_duration(e->median_ns, b[1], sizeof b[1]));
+    ct_table_cell(t, "%.1f%%", ct_gaps_pct(e->idle_ns, e->device_idle_ns));
+    ct_table_cell(t, "%s", ct_fmt_duration(e->incall_ns, b[2], sizeof b[2]));
+  }
+  putchar('\n');
+  ct_table_print(t, stdout, CT_OUT_TEXT);
+  ct_table_free(t);
+  printf("(share: of the device's idle time; in call: the ending call's time inside the gaps");
+  if (n > shown) printf("; %u more rows: --top or --format json", n - shown);
+  printf(")\n");
+}
+
 static void print_findings(const gaps_cli *c) {
   unsigned n, np;
   const ct_gaps_finding *fs = ct_gaps_findings(c->g, &n);
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
-  printf("\nFindings\n");
+  printf("\nFindings (most idle time saved first)\n");
   if (!n) printf("  (none)\n");
   for (unsigned i = 0; i < n; i++) {
     const ct_gaps_finding *f = &fs[i];
     const ct_gaps_proc *p = &procs[f->proc];
     char b1[24], b2[24], b3[24], b4[24], w[400];
-    printf("  - %s device %llu: ", ct_gaps_who(p, w, sizeof w), (unsigned long long)f->device);
+    printf("  - %s device %llu (saves up to %s of idle): ", ct_gaps_who(p, w, sizeof w),
+           (unsigned long long)f->device, ct_fmt_duration(f->saving_ns, b1, sizeof b1));
     switch (f->kind) {
+    case CT_FIND_SLOW_CALL:
+      printf("%s%s%s held the launching thread %s inside the %llu device gap%s it ended (%s idle, "
+             "%.1f%% of the device's idle time); median %s a gap",
+             f->what, f->site ? " at " : "", f->site ? f->site : "",
+             ct_fmt_duration(f->idle_ns, b1, sizeof b1), (unsigned long long)f->count,
+             f->count == 1 ? "" : "s", ct_fmt_duration(f->gaps_idle_ns, b2, sizeof b2),
+             ct_gaps_pct(f->idle_ns, f->device_idle_ns), ct_fmt_duration(f->cpu_ns, b3, sizeof b3));
+      if (f->count > 1)
+        printf(", the first call %s, the others' median %s",
+               ct_fmt_duration(f->first_call_ns, b1, sizeof b1),
+               ct_fmt_duration(f->rest_median_ns, b4, sizeof b4));
+      printf("%s: %s%s\n", f->nested ? " (the kernel was launched inside it)" : "",
+             f->pattern && !strcmp(f->pattern, "every_call") ? "every call was slow: "
+             : f->pattern && !strcmp(f->pattern, "one_call") ? "one slow call: " : "", f->fix);
+      break;
     case CT_FIND_LAUNCH_BOUND:
       printf("%llu kernels in %llu stretch%s ran no longer than their launch calls (GPU %s, calls %s); "
              "longest: %llu kernels from +%s to +%s. %s\n",
@@ -355,6 +408,7 @@ void ct_gaps_print_text(const gaps_cli *c) {
   putchar('\n');
   print_usage_table(c, 1);
   print_comm_table(c);
+  print_enders(c, c->top);
   print_top_gaps(c);
   print_findings(c);
   if (ct_gaps_late(c->g))

@@ -181,6 +181,7 @@ static void on_span(void *user, const ct_span *s) {
     }
     if (!s->is_tracer && (cls & NAME_SYNCHRONIZE)) ct_gaps_findings_on_sync(f, s, name);
     if (!s->is_tracer && f->pending_parents) ct_gaps_ending_on_span(f, s, name);
+    if (!s->is_tracer && ct_gaps_enders_waiting(f)) ct_gaps_enders_on_span(f, s, name);
   }
   note_time(f, s->end_ns);
 }
@@ -256,6 +257,7 @@ static void finish_file(fstate *f) {
   }
   for (unsigned i = 0; i < f->ndevs; i++) ct_gaps_device_findings(f, f->devs[i]);
   ct_gaps_graph_findings(f);
+  ct_gaps_enders_finish(f); /* after the other findings: ct_gaps_sort_enders orders them */
   for (unsigned i = 0; i < f->ndevs; i++) {
     free(f->devs[i]->t.q);
     for (int k = 0; k < OV_N; k++) free(f->devs[i]->ov[k].q);
@@ -337,6 +339,7 @@ int ct_gaps_file_end(ct_gaps_file *gf, int rc, ct_model_stats *st) {
   finish_file(f);
   ct_pauses_free(&f->pauses);
   ct_gaps_sort_tops(g);
+  ct_gaps_sort_enders(g);
   if (f->oom && rc == 0) {
     snprintf(st->message, sizeof st->message, "out of memory: the analysis is incomplete");
     rc = 1;
@@ -369,6 +372,10 @@ const ct_gaps_stream *ct_gaps_streams(const ct_gaps *g, unsigned *n) {
 const ct_gaps_finding *ct_gaps_findings(const ct_gaps *g, unsigned *n) {
   *n = g->nfinds;
   return g->finds;
+}
+const ct_gaps_ender *ct_gaps_enders(const ct_gaps *g, unsigned *n) {
+  *n = g->nenders;
+  return g->enders;
 }
 const ct_gap_detail *ct_gaps_top(const ct_gaps *g, unsigned *n) {
   *n = g->ntop;
@@ -409,6 +416,7 @@ void ct_gaps_free(ct_gaps *g) {
   free(g->devs);
   free(g->streams);
   free(g->finds);
+  free(g->enders);
   free(g->top);
   free(g->top_s);
   free(g->sorted);

@@ -191,7 +191,8 @@ enum ct_finding_kind {
   CT_FIND_LITTLE_SYNC,     /* syncs that waited on little GPU work */
   CT_FIND_EXPOSED_COMM,    /* communication kernels not overlapped by compute */
   CT_FIND_GRAPH_CANDIDATE, /* a repeated kernel sequence waiting on its launches */
-  CT_FIND_ALLOC            /* repeated gaps spent allocating and freeing memory */
+  CT_FIND_ALLOC,           /* repeated gaps spent allocating and freeing memory */
+  CT_FIND_SLOW_CALL        /* launching calls that held the thread while the device was idle */
 };
 
 /* A finding: a pattern, measured, and the fix it suggests. */
@@ -216,7 +217,35 @@ typedef struct ct_gaps_finding {
    * GPU time of their kernels; the launching thread and stream, the sequence's length,
    * the idle time inside its instances a graph would remove, and their summed span */
   uint64_t tid, stream, length, idle_ns, span_ns;
+  /* every finding: the idle time its fix would recover, estimated (docs/gaps.md) */
+  uint64_t saving_ns;
+  /* slow launching call: what = the call (outermost around the launch, or the launch),
+   * count = the gaps it ended, idle_ns = its time inside them, cpu_ns = the median of
+   * that per gap, gaps_idle_ns = those gaps' idle time, device_idle_ns = the device's;
+   * first_call_ns = the first (earliest) call's time inside its gap, rest_median_ns =
+   * the median of the others'; pattern: "first_call" (warm-up), "every_call" or
+   * "one_call"; site = its call site ("fn (file.c:12)"), NULL when unknown; nested =
+   * the kernel was launched inside it */
+  const char *site, *pattern;
+  uint64_t first_call_ns, rest_median_ns, device_idle_ns, gaps_idle_ns;
+  int nested;
 } ct_gaps_finding;
+
+/* Device gaps grouped by what ended them: the cause, the ending call (the outermost
+ * call around the operation that ended the gap) and that call's call site. */
+typedef struct ct_gaps_ender {
+  unsigned proc;
+  uint64_t device;
+  enum ct_gap_cause cause;
+  const char *api;          /* NULL: the operation's call is not in the trace */
+  int nested;               /* the operation was launched inside that call */
+  const char *site;         /* "fn (file.c:12)", "train.py:12 step"; NULL when unknown */
+  uint64_t count, idle_ns;  /* the gaps and their idle time */
+  uint64_t median_ns;       /* the median gap (exact up to 32 gaps, then within 3.2%) */
+  uint64_t incall_ns;       /* the ending calls' time inside the gaps */
+  uint64_t first_ns, last_ns; /* the first gap's start, the last one's end */
+  uint64_t device_idle_ns;  /* the device's idle time (the share's whole) */
+} ct_gaps_ender;
 
 /* An analysis over one or more trace files. */
 typedef struct ct_gaps ct_gaps;
@@ -254,7 +283,10 @@ int ct_gaps_file_end(ct_gaps_file *gf, int rc, ct_model_stats *st);
 const ct_gaps_proc *ct_gaps_procs(const ct_gaps *g, unsigned *n);
 const ct_gaps_device *ct_gaps_devices(const ct_gaps *g, unsigned *n);
 const ct_gaps_stream *ct_gaps_streams(const ct_gaps *g, unsigned *n);
+/* The findings, ordered by the idle time their fix would save (saving_ns), largest first. */
 const ct_gaps_finding *ct_gaps_findings(const ct_gaps *g, unsigned *n);
+/* Device gaps grouped by what ended them, most idle time first. */
+const ct_gaps_ender *ct_gaps_enders(const ct_gaps *g, unsigned *n);
 
 /* The largest device gaps (longest first), and the largest per-stream gaps. */
 const ct_gap_detail *ct_gaps_top(const ct_gaps *g, unsigned *n);

@@ -44,8 +44,8 @@ static void ranges_so_far(fstate *f, ct_gap_call *c) {
 }
 
 /* The outermost call with correlation id corr in the thread's ring of calls, or NULL. */
-static const span_ring_entry *find_outer_call(fstate *f, uint64_t tid, uint64_t corr,
-                                              uint64_t inner_end) {
+const span_ring_entry *ct_gaps_find_outer_call(fstate *f, uint64_t tid, uint64_t corr,
+                                               uint64_t inner_end) {
   const thstate *th = ct_gaps_find_thread(f, tid);
   if (!th) return NULL;
   const ring *r = &th->calls;
@@ -69,7 +69,7 @@ void ct_gaps_ending_init(fstate *f, ct_gap_detail *d, const opinfo *op) {
   c->stack = op->stack;
   if (op->depth && op->parent) {
     c->nested = 1;
-    const span_ring_entry *e = find_outer_call(f, op->tid, op->parent, op->call_end);
+    const span_ring_entry *e = ct_gaps_find_outer_call(f, op->tid, op->parent, op->call_end);
     if (e) {
       c->api = e->name;
       c->corr = e->corr;

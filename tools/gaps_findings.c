@@ -130,7 +130,8 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            d->lb_longest,
                            "launch-bound: CUDA graphs or torch.compile(mode='reduce-overhead') "
                            "would help (or fuse the kernels)",
-                           0, 0, 0, 0, 0};
+                           0, 0, 0, 0, 0, .saving_ns = 0};
+    fd.saving_ns = d->lb_cpu > d->lb_gpu ? d->lb_cpu - d->lb_gpu : 0; /* the launches' excess */
     ct_gaps_add_finding(g, &fd);
   }
   for (int sync = 0; sync < 2; sync++) {
@@ -150,7 +151,8 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                                   "where the data is needed"
                                 : "use pinned memory (cudaHostAlloc/cudaHostRegister) and "
                                   "cudaMemcpyAsync",
-                           0, 0, 0, 0, 0};
+                           0, 0, 0, 0, 0, .saving_ns = 0};
+    fd.saving_ns = c->cpu_ns > c->gpu_ns ? c->cpu_ns - c->gpu_ns : 0; /* the calls beyond the transfers */
     ct_gaps_add_finding(g, &fd);
   }
   const tracker *comm = &d->ov[OV_COMM];
@@ -168,7 +170,8 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            "overlap communication with compute: gradient buckets that start "
                            "during backward (DDP bucket_cap_mb), FSDP forward/backward prefetch, "
                            "collectives on their own stream",
-                           0, 0, 0, 0, 0};
+                           0, 0, 0, 0, 0, .saving_ns = 0};
+    fd.saving_ns = exposed;
     ct_gaps_add_finding(g, &fd);
   }
   if (d->al_count >= g->o.repeat_min) {
@@ -182,14 +185,16 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            "or a memory pool (cudaMallocAsync/cudaFreeAsync with a release "
                            "threshold); cudaFree waits for the GPU. PyTorch: do not call "
                            "torch.cuda.empty_cache() inside the loop",
-                           0, 0, 0, d->al_idle, 0};
+                           0, 0, 0, d->al_idle, 0, .saving_ns = 0};
+    fd.saving_ns = d->al_idle;
     ct_gaps_add_finding(g, &fd);
   }
   if (d->ls_count && (d->ls_count >= g->o.repeat_min || d->ls_cpu >= LITTLE_SYNC_TOTAL_NS)) {
     fd = (ct_gaps_finding){CT_FIND_LITTLE_SYNC, f->proc, d->device, d->ls_name, d->ls_count, 0, 0,
                            d->ls_gpu, d->ls_cpu, d->ls_first, d->ls_last, 0,
                            "remove the sync or move it to where its result is needed",
-                           0, 0, 0, 0, 0};
+                           0, 0, 0, 0, 0, .saving_ns = 0};
+    fd.saving_ns = d->ls_cpu > d->ls_gpu ? d->ls_cpu - d->ls_gpu : 0; /* the wait beyond the work */
     ct_gaps_add_finding(g, &fd);
   }
 }

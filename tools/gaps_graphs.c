@@ -292,6 +292,7 @@ void ct_gaps_graph_findings(fstate *f) {
                           .gpu_ns = e->gpu_ns, .first_ns = e->first_ns,
                           .last_ns = e->last_end, .tid = e->tid, .stream = e->stream,
                           .length = period, .idle_ns = e->idle_ns, .span_ns = e->span_ns,
+                          .saving_ns = e->idle_ns,
                           .fix = "capture the sequence into a CUDA graph (cudaStreamBeginCapture, "
                                  "torch.cuda.graphs / torch.cuda.CUDAGraph) or use "
                                  "torch.compile(mode=\"reduce-overhead\"); or fuse the kernels"};

@@ -42,6 +42,19 @@
 #define SWEEP_EVERY 1024             /* events between checks of every tracker */
 #define LITTLE_SYNC_TOTAL_NS 1000000ull /* little syncs worth a finding regardless of count */
 #define EXPOSED_COMM_SHARE 0.05       /* exposed communication worth a finding: of the span */
+#define SLOW_CALL_TOTAL_NS 100000ull  /* launching calls' time in gaps worth a finding */
+#define SLOW_CALL_SHARE 0.05          /* ... and of the device's idle time */
+#define SLOW_CALL_MEDIAN_NS 50000ull  /* a launching call this long per gap is slow */
+#define SLOW_CALL_FIRST_NS 1000000ull /* a first call this long (10x the rest) is a warm-up */
+#define DIST_EXACT 32                 /* values a distribution keeps exactly */
+
+/* Values whose median is wanted: exact up to DIST_EXACT, then a log histogram
+ * (gaps_enders.c). */
+typedef struct ct_dist {
+  uint64_t n;
+  uint64_t v[DIST_EXACT];
+  uint32_t *hist; /* NULL until more than DIST_EXACT values */
+} ct_dist;
 
 /* ---- state ---------------------------------------------------------------------- */
 
@@ -183,6 +196,7 @@ typedef struct fstate {
                                 begins after it cannot enclose any of them) */
   ct_pause_list pauses;      /* the tracer's pauses: gaps touching them are unrecorded */
   struct graph_state *graphs; /* repeated kernel sequences (gaps_graphs.c), made on first kernel */
+  struct enders_state *enders; /* device gaps by what ended them (gaps_enders.c), made on first gap */
   int oom;
 } fstate;
 
@@ -206,6 +220,8 @@ struct ct_gaps {
   size_t npool, cappool;
   ct_gap_frame **stacks; /* symbolised stacks of kept gaps (gaps_ending.c) */
   size_t nstacks;
+  ct_gaps_ender *enders;  /* device gaps grouped by what ended them (gaps_enders.c) */
+  unsigned nenders;
 };
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -311,6 +327,26 @@ void ct_gaps_ending_on_span(fstate *f, const ct_span *s, const char *name);
 void ct_gaps_ending_on_range(fstate *f, const struct ct_range *r, const char *name);
 /* At the end of a file: symbolises the stacks of its kept gaps' ending calls. */
 void ct_gaps_ending_finish(fstate *f);
+
+/* The outermost call with correlation id corr in thread tid's ring of calls, or NULL
+ * (inner_end: the end of a call inside it). */
+const span_ring_entry *ct_gaps_find_outer_call(fstate *f, uint64_t tid, uint64_t corr,
+                                               uint64_t inner_end);
+
+/* ---- gaps_enders.c ------------------------------------------------------------------ */
+
+/* A device gap [a, b] of cause c ended by op: counted into the groups by ending call. */
+void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, enum ct_gap_cause c,
+                           const opinfo *op);
+/* Whether gaps wait for their outermost call (then call ct_gaps_enders_on_span). */
+int ct_gaps_enders_waiting(const fstate *f);
+/* An outermost call (depth 0): completes the gaps waiting for it. */
+void ct_gaps_enders_on_span(fstate *f, const ct_span *s, const char *name);
+/* At the end of a file (its stacks still there): merges the groups by call site, adds
+ * them to the analysis and the slow-launching-call findings. */
+void ct_gaps_enders_finish(fstate *f);
+/* Sorts the analysis's groups (most idle first) and findings (largest saving first). */
+void ct_gaps_sort_enders(struct ct_gaps *g);
 
 /* ---- gaps_findings.c ---------------------------------------------------------------- */
 

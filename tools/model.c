@@ -191,6 +191,8 @@ void ct_model_set_defaults(const ct_model_options *opts) {
   else memset(&default_options, 0, sizeof default_options);
 }
 
+void ct_model_get_defaults(ct_model_options *opts) { *opts = default_options; }
+
 static const char *str(const model *m, uint64_t id) {
   if (!id) return NULL;
   return ct_reader_string(m->r, id, NULL);

@@ -180,6 +180,10 @@ typedef struct ct_model_options {
  * --from/--to for every pass of every command). NULL restores the defaults. */
 void ct_model_set_defaults(const ct_model_options *opts);
 
+/* The options set by ct_model_set_defaults (zero when none): the CLI's --from/--to, for
+ * advice lines that repeat them. */
+void ct_model_get_defaults(ct_model_options *opts);
+
 /* The default time filter resolved for a trace that starts at start_ns: [*from, *to]
  * (0 and UINT64_MAX when unbounded). For readers that do not go through the model. */
 void ct_model_default_window(uint64_t start_ns, uint64_t *from, uint64_t *to);

@@ -1,0 +1,412 @@
+/*
+ * GPU idle-time analysis: every device gap grouped by what ended it (its cause, the
+ * outermost call around the operation that ended it, and that call's call site), and
+ * the "slow launching call" finding: the calls that held the launching thread while
+ * the device sat idle (docs/gaps.md, "Idle by what ended it" and "slow_launch_call").
+ *
+ * Per device gap the ending call is the operation's own call or, for a kernel launched
+ * inside a library call (depth > 0), the outermost call around it, found in the
+ * thread's ring of recent calls or, when it ends later, when it arrives (a bounded list
+ * of gaps waiting for it). Its time inside the gap is the overlap of that call with the
+ * gap. Groups are keyed by (device, cause, call, STACK node) while reading and merged
+ * by the call site's text at the end of the file; at most MAX_GROUPS per file, the
+ * rest in one "(more ending calls)" group per device and cause. Medians are exact up
+ * to DIST_EXACT values, then read from a log histogram (16 buckets per power of two:
+ * within 3.2%).
+ */
+#include "gaps_internal.h"
+#include "stacks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GROUPS 1024
+#define PENDING_ENDS 512
+#define HIST_BUCKETS 976 /* 16 exact small values, then 16 per power of two up to 2^64 */
+#define ANY_CAUSE CT_GAP_NCAUSES /* a group over every cause (at the end): a call's totals */
+#define MORE_CALLS "(more ending calls)"
+
+/* ---- distributions ------------------------------------------------------------------- */
+
+static unsigned bucket_of(uint64_t v) {
+  if (v < 16) return (unsigned)v;
+  unsigned msb = 63u - (unsigned)__builtin_clzll(v);
+  return 16u + (msb - 4u) * 16u + (unsigned)((v >> (msb - 4u)) & 15u);
+}
+
+/* The middle of bucket k. */
+static uint64_t bucket_value(unsigned k) {
+  if (k < 16) return k;
+  unsigned msb = (k - 16u) / 16u + 4u, sub = (k - 16u) % 16u;
+  uint64_t width = 1ull << (msb - 4u);
+  return ((16ull + sub) << (msb - 4u)) + width / 2;
+}
+
+/* Switches d to its histogram (all values so far counted in it). Returns -1 when out of memory. */
+static int dist_grow(ct_dist *d) {
+  if (d->hist) return 0;
+  d->hist = calloc(HIST_BUCKETS, sizeof *d->hist);
+  if (!d->hist) return -1;
+  for (uint64_t i = 0; i < d->n && i < DIST_EXACT; i++) d->hist[bucket_of(d->v[i])]++;
+  return 0;
+}
+
+static void dist_add(fstate *f, ct_dist *d, uint64_t v) {
+  if (d->n < DIST_EXACT) d->v[d->n] = v;
+  else if (d->n == DIST_EXACT && dist_grow(d) < 0) f->oom = 1;
+  if (d->hist) d->hist[bucket_of(v)]++;
+  d->n++;
+}
+
+/* Adds every value of src to dst. */
+static void dist_merge(fstate *f, ct_dist *dst, const ct_dist *src) {
+  if (!src->hist) {
+    for (uint64_t i = 0; i < src->n; i++) dist_add(f, dst, src->v[i]);
+    return;
+  }
+  if (dist_grow(dst) < 0) {
+    f->oom = 1;
+    return;
+  }
+  for (unsigned k = 0; k < HIST_BUCKETS; k++) dst->hist[k] += src->hist[k];
+  dst->n += src->n;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of d's values, leaving one value equal to `without` out when drop is set
+ * (the first call's). 0 when no value is left. */
+static uint64_t dist_median(const ct_dist *d, int drop, uint64_t without) {
+  uint64_t n = d->n - (drop && d->n ? 1 : 0);
+  if (!n) return 0;
+  if (!d->hist) {
+    uint64_t v[DIST_EXACT];
+    unsigned m = 0;
+    int dropped = !drop;
+    for (uint64_t i = 0; i < d->n; i++) {
+      if (!dropped && d->v[i] == without) {
+        dropped = 1;
+        continue;
+      }
+      v[m++] = d->v[i];
+    }
+    if (!m) return 0;
+    qsort(v, m, sizeof v[0], cmp_u64);
+    return m % 2 ? v[m / 2] : v[m / 2 - 1] / 2 + v[m / 2] / 2 + (v[m / 2 - 1] % 2 + v[m / 2] % 2) / 2;
+  }
+  unsigned skip = drop ? bucket_of(without) : HIST_BUCKETS;
+  uint64_t want = (n - 1) / 2, seen = 0; /* the lower middle value */
+  for (unsigned k = 0; k < HIST_BUCKETS; k++) {
+    uint64_t c = d->hist[k] - (k == skip && d->hist[k] ? 1 : 0);
+    if (seen + c > want) return bucket_value(k);
+    seen += c;
+  }
+  return 0;
+}
+
+/* ---- groups -------------------------------------------------------------------------- */
+
+typedef struct ender_group {
+  uint64_t device;
+  unsigned cause;          /* enum ct_gap_cause, or ANY_CAUSE */
+  const char *api;         /* interned; NULL: the call is not in the trace */
+  int nested;
+  uint64_t stack;          /* while reading; merged by site at the end */
+  const char *site;        /* interned, at the end */
+  uint64_t count, idle_ns, incall_ns, first_a, last_b, first_incall;
+  ct_dist idle, incall;
+  int merged;              /* folded into another group at the end */
+} ender_group;
+
+typedef struct pending_end {
+  uint64_t device, a, b, tid, parent, stack, call_begin, call_end;
+  unsigned cause;
+  const char *api;
+} pending_end;
+
+struct enders_state {
+  ender_group *grp;
+  unsigned n, cap, last[CT_GAP_NCAUSES];
+  pending_end pend[PENDING_ENDS];
+  unsigned npend;
+};
+
+static ender_group *group_for(fstate *f, uint64_t device, unsigned cause, const char *api, int nested,
+                              uint64_t stack) {
+  struct enders_state *s = f->enders;
+  unsigned h = s->last[cause];
+  if (h < s->n) {
+    ender_group *e = &s->grp[h];
+    if (e->device == device && e->cause == cause && e->api == api && e->stack == stack) return e;
+  }
+  for (unsigned i = 0; i < s->n; i++) {
+    ender_group *e = &s->grp[i];
+    if (e->device == device && e->cause == cause && e->api == api && e->stack == stack) {
+      s->last[cause] = i;
+      return e;
+    }
+  }
+  if (s->n >= MAX_GROUPS && !(api && !strcmp(api, MORE_CALLS)))
+    return group_for(f, device, cause, ct_gaps_intern(f->g, MORE_CALLS), 0, 0);
+  if (s->n == s->cap) {
+    unsigned ncap = s->cap ? s->cap * 2 : 16;
+    ender_group *ng = realloc(s->grp, ncap * sizeof *ng);
+    if (!ng) {
+      f->oom = 1;
+      return NULL;
+    }
+    s->grp = ng;
+    s->cap = ncap;
+  }
+  ender_group *e = &s->grp[s->n];
+  memset(e, 0, sizeof *e);
+  e->device = device;
+  e->cause = cause;
+  e->api = api;
+  e->nested = nested;
+  e->stack = stack;
+  s->last[cause] = s->n++;
+  return e;
+}
+
+static void group_add(fstate *f, ender_group *e, uint64_t a, uint64_t b, uint64_t incall) {
+  if (!e) return;
+  if (!e->count || a < e->first_a) {
+    e->first_a = a;
+    e->first_incall = incall;
+  }
+  e->count++;
+  e->idle_ns += b - a;
+  e->incall_ns += incall;
+  e->last_b = max_u64(e->last_b, b);
+  dist_add(f, &e->idle, b - a);
+  dist_add(f, &e->incall, incall);
+}
+
+/* Counts gap [a, b] of cause c ended by the call api (with its stack) that spent
+ * [call_begin, call_end] on the launching thread. */
+static void count_gap(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64_t b, const char *api,
+                      int nested, uint64_t stack, uint64_t call_begin, uint64_t call_end) {
+  uint64_t incall = api ? overlap(call_begin, call_end, a, b) : 0;
+  group_add(f, group_for(f, device, c, api, nested, stack), a, b, incall);
+}
+
+static void flush_pending(fstate *f, unsigned i) {
+  pending_end *p = &f->enders->pend[i];
+  count_gap(f, p->device, p->cause, p->a, p->b, p->api, 1, p->stack, p->call_begin, p->call_end);
+  f->enders->pend[i] = f->enders->pend[--f->enders->npend];
+}
+
+/* A device gap [a, b] of cause c ended by op (gaps_busy.c). */
+void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, enum ct_gap_cause c,
+                           const opinfo *op) {
+  if (!f->enders && !(f->enders = calloc(1, sizeof *f->enders))) {
+    f->oom = 1;
+    return;
+  }
+  uint64_t device = t->dev->device;
+  if (!op->has_call) {
+    count_gap(f, device, c, a, b, NULL, 0, 0, 0, 0);
+    return;
+  }
+  if (!op->depth || !op->parent) {
+    count_gap(f, device, c, a, b, op->api, 0, op->stack, op->call_begin, op->call_end);
+    return;
+  }
+  const span_ring_entry *e = ct_gaps_find_outer_call(f, op->tid, op->parent, op->call_end);
+  if (e) {
+    count_gap(f, device, c, a, b, e->name, 1, e->stack ? e->stack : op->stack, e->begin, e->end);
+    return;
+  }
+  struct enders_state *s = f->enders;
+  if (s->npend == PENDING_ENDS) flush_pending(f, 0); /* waited long enough: its own call */
+  s->pend[s->npend++] = (pending_end){device, a, b, op->tid, op->parent, op->stack, op->call_begin,
+                                      op->call_end, (unsigned)c, op->api};
+}
+
+/* An outermost call: completes the gaps waiting for it. */
+void ct_gaps_enders_on_span(fstate *f, const ct_span *sp, const char *name) {
+  struct enders_state *s = f->enders;
+  for (unsigned i = 0; i < s->npend;) {
+    pending_end *p = &s->pend[i];
+    if (p->parent != sp->corr || p->tid != sp->tid) {
+      i++;
+      continue;
+    }
+    count_gap(f, p->device, p->cause, p->a, p->b, name, 1, sp->stack ? sp->stack : p->stack,
+              sp->begin_ns, sp->end_ns);
+    s->pend[i] = s->pend[--s->npend];
+  }
+}
+
+/* Whether gaps wait for their outermost call. */
+int ct_gaps_enders_waiting(const fstate *f) { return f->enders && f->enders->npend; }
+
+/* The call site of a stack as text ("fn (file.c:12)", "train.py:12 step"), interned; NULL
+ * when unknown. */
+static const char *site_text(fstate *f, uint64_t stack) {
+  if (!stack || !f->stacks) return NULL;
+  const ct_frame *fr[CT_GAP_MAX_FRAMES];
+  unsigned site, n = ct_stacks_resolve(f->stacks, stack, fr, CT_GAP_MAX_FRAMES, &site);
+  if (site >= n) return NULL;
+  const ct_frame *s = fr[site];
+  const char *base = strrchr(s->file, '/');
+  base = base ? base + 1 : s->file;
+  char buf[512];
+  if (ct_frame_is_python(s->note)) snprintf(buf, sizeof buf, "%s:%u %s", base, s->line, s->function);
+  else if (*s->file && s->line) snprintf(buf, sizeof buf, "%s (%s:%u)", s->function, base, s->line);
+  else snprintf(buf, sizeof buf, "%s", s->function);
+  return ct_gaps_intern(f->g, buf);
+}
+
+/* ---- at the end of a file -------------------------------------------------------------- */
+
+static uint64_t device_idle(fstate *f, uint64_t device) {
+  for (unsigned i = 0; i < f->ndevs; i++)
+    if (f->devs[i]->device == device) return f->devs[i]->t.u.idle_ns;
+  return 0;
+}
+
+/* The slow-launching-call finding of a group over every cause, when it qualifies. */
+static void slow_call_finding(fstate *f, const ender_group *e) {
+  uint64_t idle = device_idle(f, e->device);
+  if (!e->api || !strcmp(e->api, MORE_CALLS) || e->incall_ns < SLOW_CALL_TOTAL_NS ||
+      (double)e->incall_ns < SLOW_CALL_SHARE * (double)idle)
+    return;
+  uint64_t median = dist_median(&e->incall, 0, 0);
+  uint64_t rest = e->count > 1 ? dist_median(&e->incall, 1, e->first_incall) : 0;
+  const char *pattern, *fix;
+  uint64_t saving;
+  if (e->count > 1 && e->first_incall >= SLOW_CALL_FIRST_NS && e->first_incall >= 10 * rest &&
+      rest < SLOW_CALL_MEDIAN_NS) {
+    pattern = "first_call";
+    saving = e->first_incall;
+    fix = "only the first call was slow (warm-up: a library's first-call heuristics, plan or "
+          "module loading, JIT, torch.compile's first call): make one warm-up call before the "
+          "timed loop, cache the plan or heuristic (cublasLtMatmulAlgoGetHeuristic once per "
+          "shape), or load modules eagerly (CUDA_MODULE_LOADING=EAGER)";
+  } else if (median >= SLOW_CALL_MEDIAN_NS) {
+    pattern = e->count == 1 ? "one_call" : "every_call";
+    saving = e->incall_ns;
+    fix = "it does its setup every time while the GPU waits: move that setup out of the "
+          "loop (create handles, plans, heuristics, descriptors and buffers once and reuse "
+          "them; no cudaMalloc inside the loop), or, after a warm-up, capture the loop in a "
+          "CUDA graph so the calls are not repeated on the CPU";
+  } else {
+    return;
+  }
+  ct_gaps_finding fd = {.kind = CT_FIND_SLOW_CALL, .proc = f->proc, .device = e->device,
+                        .what = e->api, .count = e->count, .cpu_ns = median,
+                        .first_ns = e->first_a, .last_ns = e->last_b, .fix = fix,
+                        .idle_ns = e->incall_ns, .saving_ns = saving, .site = e->site,
+                        .pattern = pattern, .first_call_ns = e->first_incall,
+                        .rest_median_ns = rest, .device_idle_ns = idle,
+                        .gaps_idle_ns = e->idle_ns, .nested = e->nested};
+  ct_gaps_add_finding(f->g, &fd);
+}
+
+/* Moves a cause's group into the analysis's list. */
+static void publish(fstate *f, const ender_group *e) {
+  struct ct_gaps *g = f->g;
+  ct_gaps_ender *ne = realloc(g->enders, (g->nenders + 1) * sizeof *ne);
+  if (!ne) {
+    f->oom = 1;
+    return;
+  }
+  g->enders = ne;
+  g->enders[g->nenders++] = (ct_gaps_ender){f->proc, e->device, (enum ct_gap_cause)e->cause, e->api,
+                                            e->nested, e->site, e->count, e->idle_ns,
+                                            dist_median(&e->idle, 0, 0), e->incall_ns, e->first_a,
+                                            e->last_b, device_idle(f, e->device)};
+}
+
+/* Adds group o's gaps to e. */
+static void merge_group(fstate *f, ender_group *e, const ender_group *o) {
+  if (!e->count || o->first_a < e->first_a) {
+    e->first_a = o->first_a;
+    e->first_incall = o->first_incall;
+  }
+  e->count += o->count;
+  e->idle_ns += o->idle_ns;
+  e->incall_ns += o->incall_ns;
+  e->last_b = max_u64(e->last_b, o->last_b);
+  e->nested |= o->nested;
+  dist_merge(f, &e->idle, &o->idle);
+  dist_merge(f, &e->incall, &o->incall);
+}
+
+static void free_groups(ender_group *grp, unsigned n) {
+  for (unsigned i = 0; i < n; i++) {
+    free(grp[i].idle.hist);
+    free(grp[i].incall.hist);
+  }
+  free(grp);
+}
+
+/* At the end of a file: gaps still waiting are counted with their own call; the groups
+ * are merged by call site and published; their calls, over every cause, are judged
+ * (the launching-call finding). */
+void ct_gaps_enders_finish(fstate *f) {
+  struct enders_state *s = f->enders;
+  if (!s) return;
+  while (s->npend) flush_pending(f, 0);
+  for (unsigned i = 0; i < s->n; i++) s->grp[i].site = site_text(f, s->grp[i].stack);
+  ender_group *calls = calloc(s->n + 1, sizeof *calls); /* by call and site, every cause */
+  unsigned ncalls = 0;
+  if (!calls) f->oom = 1;
+  for (unsigned i = 0; i < s->n; i++) {
+    ender_group *e = &s->grp[i];
+    if (e->merged) continue;
+    for (unsigned k = i + 1; k < s->n; k++) {
+      ender_group *o = &s->grp[k];
+      if (o->merged || o->device != e->device || o->cause != e->cause || o->api != e->api ||
+          o->site != e->site)
+        continue;
+      o->merged = 1;
+      merge_group(f, e, o);
+    }
+    publish(f, e);
+    if (!calls) continue;
+    unsigned k = 0;
+    while (k < ncalls && !(calls[k].device == e->device && calls[k].api == e->api &&
+                           calls[k].site == e->site))
+      k++;
+    if (k == ncalls) {
+      calls[ncalls++] = (ender_group){.device = e->device, .cause = ANY_CAUSE, .api = e->api,
+                                      .site = e->site};
+    }
+    merge_group(f, &calls[k], e);
+  }
+  for (unsigned k = 0; k < ncalls; k++) slow_call_finding(f, &calls[k]);
+  if (calls) free_groups(calls, ncalls);
+  free_groups(s->grp, s->n);
+  free(s);
+  f->enders = NULL;
+}
+
+static int cmp_enders(const void *x, const void *y) {
+  const ct_gaps_ender *a = x, *b = y;
+  if (a->idle_ns != b->idle_ns) return a->idle_ns > b->idle_ns ? -1 : 1;
+  if (a->count != b->count) return a->count > b->count ? -1 : 1;
+  if (a->proc != b->proc) return a->proc < b->proc ? -1 : 1;
+  if (a->device != b->device) return a->device < b->device ? -1 : 1;
+  if (a->cause != b->cause) return (int)a->cause - (int)b->cause;
+  int c = strcmp(a->api ? a->api : "", b->api ? b->api : "");
+  return c ? c : strcmp(a->site ? a->site : "", b->site ? b->site : "");
+}
+
+/* Sorts the analysis's groups by idle time, and its findings by the idle time their fix
+ * would save (stable: equal savings keep their order). */
+void ct_gaps_sort_enders(struct ct_gaps *g) {
+  if (g->nenders > 1) qsort(g->enders, g->nenders, sizeof *g->enders, cmp_enders);
+  for (unsigned i = 1; i < g->nfinds; i++) {
+    ct_gaps_finding x = g->finds[i];
+    unsigned k = i;
+    for (; k > 0 && g->finds[k - 1].saving_ns < x.saving_ns; k--) g->finds[k] = g->finds[k - 1];
+    g->finds[k] = x;
+  }
+}
