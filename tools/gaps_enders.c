@@ -282,7 +282,7 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
   const char *pattern, *fix;
   uint64_t saving;
   if (e->count > 1 && e->first_incall >= SLOW_CALL_FIRST_NS && e->first_incall >= 10 * rest &&
-      rest < SLOW_CALL_MEDIAN_NS) {
+      rest < SLOW_CALL_MEDIAN_NS) { /* the others are fast: a warm-up */
     pattern = "first_call";
     saving = e->first_incall;
     fix = "only the first call was slow (warm-up: a library's first-call heuristics, plan or "

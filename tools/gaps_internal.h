@@ -45,7 +45,8 @@
 #define SLOW_CALL_TOTAL_NS 100000ull  /* launching calls' time in gaps worth a finding */
 #define SLOW_CALL_SHARE 0.05          /* ... and of the device's idle time */
 #define SLOW_CALL_MEDIAN_NS 50000ull  /* a launching call this long per gap is slow */
-#define SLOW_CALL_FIRST_NS 1000000ull /* a first call this long (10x the rest) is a warm-up */
+#define SLOW_CALL_FIRST_NS 1000000ull /* a first call this long (10x the others' median,
+                                         which is fast) is a warm-up */
 #define DIST_EXACT 32                 /* values a distribution keeps exactly */
 
 /* Values whose median is wanted: exact up to DIST_EXACT, then a log histogram

@@ -4,7 +4,9 @@
  * host setup for a planted time before it launches its kernel, ITERS times with a
  * cudaDeviceSynchronize after each, so the device sits idle through every call's setup.
  *   slowcall every  : every call spins SPIN_US (the setup is in the loop);
- *   slowcall warmup : only the first call spins WARM_US, the others REST_US (warm-up).
+ *   slowcall warmup : only the first call spins WARM_US, the others REST_US (warm-up;
+ *                     REST_US stays far under the 50 us that make a call slow, even on
+ *                     a loaded host).
  * Then (both modes) SLEEPS times: the host sleeps SLEEP_US, then launches host_step
  * (a host wait ended by a plain launch), and COPIES synchronous pageable copies (small
  * findings that must rank below the slow call's). The lines marked SLOWCALL: and
@@ -21,7 +23,7 @@
 #define ITERS 8
 #define SPIN_US 5000
 #define WARM_US 40000
-#define REST_US 20
+#define REST_US 5
 #define SLEEPS 3
 #define SLEEP_US 3000
 #define COPIES 4
