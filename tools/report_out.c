@@ -31,7 +31,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
   static const char *const text_h[CT_NTABLES][14] = {
       {"GPU %", "Total", "Calls", "Avg", "Med", "Min", "Max", "Regs", "Smem", "Occ %", "Kernel"},
       {"Total", "Calls", "Avg", "Med", "Min", "Max", "Errors", "Name"},
-      {"GPU %", "Total", "Calls", "Bytes", "Avg", "GB/s", "Kind", "Memory"},
+      {"GPU %", "Total", "Calls", "Bytes", "Avg", "Med", "GB/s", "Kind", "Memory"},
       {"Total", "Calls", "Kernels", "Avg", "GFLOP/s", "M", "N", "K", "Batch", "Op", "Types",
        "API"},
       {"GPU %", "GPU total", "Launches", "Avg", "Nodes", "Kernels", "Memcpy", "Memset", "Other",
@@ -47,7 +47,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
        "smem_static", "smem_dynamic", "block_threads", "blocks_per_sm", "occupancy_pct",
        "configs"},
       {"name", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "errors", "inner"},
-      {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "gbps", "gpu_pct"},
+      {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "median_ns", "gbps", "gpu_pct"},
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
        "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops", "gflops",
        "kernels", "inner_timed"},
@@ -59,7 +59,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"pid", "device", "kind", "allocs", "bytes", "alloc_ns", "frees", "freed_bytes", "free_ns",
        "unmatched_frees", "peak_live_bytes", "live_bytes_at_end", "total_ns"},
       {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
-  static const char *const text_align[CT_NTABLES] = {"rrrrrrrrrrl", "rrrrrrrl", "rrrrrrll",
+  static const char *const text_align[CT_NTABLES] = {"rrrrrrrrrrl", "rrrrrrrl", "rrrrrrrll",
                                                      "rrrrrrrrrlll", "rrrrrrrrrrl",
                                                      "rrrrrrrrrrrl", "rrrrrrrrll", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
@@ -131,6 +131,7 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%llu", (unsigned long long)bytes);
     ct_table_cell(tb, "%llu", (unsigned long long)d->total);
     ct_table_cell(tb, "%llu", (unsigned long long)avg(d));
+    ct_table_cell(tb, "%llu", (unsigned long long)ct_dur_median(d));
     ct_table_cell(tb, "%.3f", gbps(bytes, d->total));
     ct_table_cell(tb, "%.2f", pct(d->total, r->gpu_total_ns));
     break;
@@ -210,6 +211,7 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
     uint64_t bytes = ((const ct_memop_row *)v)->bytes;
     ct_table_cell(tb, "%s", ct_fmt_bytes(bytes, sz, sizeof sz));
     dur_cell(tb, fmt, avg(d));
+    dur_cell(tb, fmt, ct_dur_median(d));
     ct_table_cell(tb, "%.2f", gbps(bytes, d->total));
     ct_table_cell(tb, "%s", ct_memop_kind_name(k->kind));
     if (k->kind == CT_MEMOP_MEMSET) ct_table_cell(tb, "%s", ct_mem_type_name(k->dst));
@@ -246,10 +248,10 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
   }
 }
 
-static void json_dur(ct_json *j, const ct_dur_stats *d, int quantiles) {
+static void json_dur(ct_json *j, const ct_dur_stats *d) {
   ct_json_kv_uint(j, "total_ns", d->total);
   ct_json_kv_uint(j, "avg_ns", avg(d));
-  if (quantiles) ct_json_kv_uint(j, "median_ns", ct_dur_median(d));
+  ct_json_kv_uint(j, "median_ns", ct_dur_median(d));
   ct_json_kv_uint(j, "min_ns", d->min);
   ct_json_kv_uint(j, "max_ns", d->max);
 }
@@ -275,7 +277,7 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     ct_json_kv_string(j, "type", gpu_type_names[((const ct_kernel_row *)v)->type < 6
                                                     ? ((const ct_kernel_row *)v)->type : 0]);
     ct_json_kv_uint(j, "calls", d->count);
-    json_dur(j, d, 1);
+    json_dur(j, d);
     ct_json_kv_double(j, "gpu_pct", pct(d->total, r->gpu_total_ns), 2);
     ct_json_kv_uint(j, "lib_calls", ((const ct_kernel_row *)v)->lib_calls);
     ct_json_key(j, "launched_by");
@@ -301,7 +303,7 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     ct_json_kv_string(j, "name", key);
     ct_json_kv_bool(j, "inner", ct_report_api_is_inner(key, klen));
     ct_json_kv_uint(j, "calls", d->count);
-    json_dur(j, d, 1);
+    json_dur(j, d);
     ct_json_kv_uint(j, "errors", ((const ct_api_row *)v)->errors);
     ct_json_kv_uint(j, "driver_calls", ((const ct_api_row *)v)->driver);
     break;
@@ -313,7 +315,7 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     ct_json_kv_string(j, "dst", ct_mem_type_name(k->dst));
     ct_json_kv_uint(j, "count", d->count);
     ct_json_kv_uint(j, "bytes", bytes);
-    json_dur(j, d, 0);
+    json_dur(j, d);
     ct_json_kv_double(j, "gbps", gbps(bytes, d->total), 3);
     ct_json_kv_double(j, "gpu_pct", pct(d->total, r->gpu_total_ns), 2);
     break;
@@ -334,7 +336,7 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     ct_json_kv_uint(j, "compute_type", g->compute_type);
     ct_json_kv_uint(j, "epilogue", g->epilogue);
     ct_json_kv_uint(j, "calls", d->count);
-    json_dur(j, d, 1);
+    json_dur(j, d);
     ct_json_kv_double(j, "tflops", gemm_tflops(g, d), 3);
     ct_json_kv_double(j, "gflops", gemm_tflops(g, d) * 1e3, 3);
     ct_json_kv_uint(j, "kernels", ((const ct_gemm_row *)v)->kernels);

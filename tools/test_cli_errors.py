@@ -18,8 +18,9 @@
 - the raw dump of several files heads each with "== PATH ==" (of one file: no header);
 - standard output that cannot be written (/dev/full): "cutrace CMD: standard output:
   cannot write...", exit 2, in every reading command (and help);
-- report's CUDA API table has a median column (Med; CSV median_ns) within the
-  histogram's 3.1 % of the planted 3 us, and the memory table's count is "Calls".
+- report's CUDA API and memory tables have a median column (Med; CSV and JSON
+  median_ns) within the histogram's 3.1 % of the planted 3 us (the mean is 22 us), and
+  the memory table's count is "Calls".
 
 usage: test_cli_errors.py CUTRACE
 """
@@ -44,11 +45,11 @@ def run(*args):
     return tooltest.run(cutrace, *args)
 
 
-def steps_trace(path, steps, drop=False, api_us=(3, 3, 3, 3, 3, 3)):
+def steps_trace(path, steps, drop=False, api_us=(3, 3, 3, 3, 3, 3), copy_us=(1, 1, 1, 1, 1, 1)):
     """PROCESS, then per step (its own frame) an NVTX range "step" holding one launch of
     api_us[i] us and its 60 ns kernel; a DROP record of 7 after step 2 (or the last) when
     drop; END.
-    Also one 1 KiB pageable-to-device copy per step."""
+    Also one 1 KiB pageable-to-device copy per step, copy_us[i] us on the GPU."""
     w = TraceWriter()
     w.add("process", pid=PID, start_ns=T0)
     name, kernel = w.string("step"), w.string("_Z1kv")
@@ -64,7 +65,7 @@ def steps_trace(path, steps, drop=False, api_us=(3, 3, 3, 3, 3, 3)):
               corr=2 * i + 2, flags=4)
         w.add("memop", corr=2 * i + 2, bytes=1024, kind=1, src_mem=3, dst_mem=1)
         w.add("gpu", corr=2 * i + 2, device=0, stream=0, start_ns=b + 21 * US,
-              end_ns=b + 22 * US, type=2)
+              end_ns=b + (21 + copy_us[i]) * US, type=2)
         if drop and i == min(2, steps - 1):
             w.add("drop", tid=PID, count=7, first_ns=b, last_ns=b + 5)
         if i < steps - 1:
@@ -211,19 +212,28 @@ if os.path.exists("/dev/full"):
 
 # ---- report: the API table's median, the memory table's Calls ----------------------------
 spread = os.path.join(tmp, "spread.ctr")
-steps_trace(spread, 5, api_us=(1, 2, 3, 4, 100))  # launch calls: mean 22 us, median 3 us
+spread_us = (1, 2, 3, 4, 100)  # mean 22 us, median 3 us
+steps_trace(spread, 5, api_us=spread_us, copy_us=spread_us)
 rc, out, err = run("report", "--tables", "apis,memcpy", spread)
 lines = out.splitlines()
 api_head = next((l.split() for l in lines if l.strip().startswith("Total  Calls")), [])
 mem_head = next((l.split() for l in lines if l.strip().startswith("GPU %")), [])
 check(rc == 0 and api_head[:5] == ["Total", "Calls", "Avg", "Med", "Min"] and
-      mem_head[:4] == ["GPU", "%", "Total", "Calls"], f"report headers: {api_head} {mem_head}")
-rc, out, err = run("report", "--format", "csv", "--tables", "apis", spread)
-rows = {r["name"]: r for r in csv.DictReader(io.StringIO(out))} if rc == 0 else {}
-med = int(rows.get("cudaLaunchKernel", {}).get("median_ns", 0))
-check(abs(med - 3000) <= 3000 * 0.031 and rows["cudaLaunchKernel"]["avg_ns"] == "22000",
-      f"apis csv median_ns {med} (planted 3 us, avg 22 us): {rows.get('cudaLaunchKernel')}")
-launch_row = next((l for l in lines if l.endswith("cudaLaunchKernel")), "")
-check(launch_row.split()[5:7] == [f"{med / 1000:.3f}", "us"], f"text Med column: {launch_row!r}")
+      mem_head[:7] == ["GPU", "%", "Total", "Calls", "Bytes", "Avg", "Med"],
+      f"report headers: {api_head} {mem_head}")
+for table, key in (("apis", "cudaLaunchKernel"), ("memcpy", "HtoD")):
+    rc, out, err = run("report", "--format", "csv", "--tables", table, spread)
+    rows = {r["name" if table == "apis" else "kind"]: r
+            for r in csv.DictReader(io.StringIO(out))} if rc == 0 else {}
+    med = int(rows.get(key, {}).get("median_ns", 0))
+    check(abs(med - 3000) <= 3000 * 0.031 and rows[key]["avg_ns"] == "22000",
+          f"{table} csv median_ns {med} (planted 3 us, avg 22 us): {rows.get(key)}")
+    doc = json.loads(run("report", "--format", "json", "--tables", table, spread)[1])
+    json_med = [r["median_ns"] for r in doc[table] if r.get("name", r.get("kind")) == key]
+    check(json_med == [med], f"{table} json median_ns: {doc[table]}")
+    row = next((l for l in lines if l.endswith(key) or (key == "HtoD" and " HtoD " in l)), "")
+    cells = row.split()
+    at = 5 if table == "apis" else 8  # after Total (2), Calls, Avg (2); memory: GPU %, Bytes (2)
+    check(cells[at:at + 2] == [f"{med / 1000:.3f}", "us"], f"{table} text Med column: {row!r}")
 
 sys.exit(finish())
