@@ -4,7 +4,9 @@
 
 The program's cublasSgemm_v2 (a library call that launches its kernel from inside)
 spins a planted time before the launch, 8 times, with a sync after each: in mode
-"every" 5 ms each call, in mode "warmup" 40 ms the first call and 5 us the others.
+"every" 5 ms each call, in mode "warmup" 40 ms the first call and 5 us the others, in
+mode "tail" 5 ms and then 30 ms more after the launch (the call is read after its gap
+was judged).
 Then 3 times the host sleeps 3 ms before a plain launch, and 4 small synchronous
 pageable copies. Asserted on `cutrace gaps`:
 - the slow_launch_call finding: the call, its call site (the SLOWCALL: line), 8 gaps,
@@ -15,7 +17,8 @@ pageable copies. Asserted on `cutrace gaps`:
   SLEEPLAUNCH: line) with counts and medians against the plan, rows ordered by idle
   time, their idle time adding up to the device's and their gaps to its gap count;
 - findings ordered by their saving in JSON, text and the --summary line;
-- the --summary advice repeats --from/--to and the thresholds given.
+- the --summary advice repeats --from/--to and the thresholds given;
+- tail: the gaps still counted under cublasSgemm_v2 at its call site.
 
 usage: test_slowcall.py SIM_DIR CUTRACE LIBTRACE PROGRAM_DIR SLOWCALL_CU
 """
@@ -153,4 +156,16 @@ h.check(rc == 0 and out.splitlines()[-1].startswith("findings: slow launching ca
         f"warmup summary: {out}")
 rc, text, err = h.run("gaps", data)
 h.check("only the first call was slow (warm-up" in text and "CUDA_MODULE_LOADING=EAGER" in text, "warmup text")
+
+# ---- the call goes on 30 ms after its launch: each gap is judged before its call is
+# read, and waits for it (the list of gaps waiting for their outermost call) ----------
+data, doc = record("tail")
+f = slow_finding(doc, "tail")
+h.check(f.get("what") == "cublasSgemm_v2" and f.get("callsite") == site and f.get("count") == ITERS
+        and f.get("nested") is True and f.get("pattern") == "every_call" and SPIN <= f.get("median_ns", 0),
+        f"tail: the outermost call found after its gaps: {f}")
+rows = doc["idle_by_ending_call"]
+h.check(sum(r["count"] for r in rows if r["api"] == "cublasSgemm_v2" and r["callsite"] == site) == ITERS
+        and not any(r["callsite"] == site and r["api"] != "cublasSgemm_v2" for r in rows),
+        f"tail: every gemm gap under cublasSgemm_v2: {rows}")
 h.finish()

@@ -4,8 +4,11 @@
  * clock: the first call first_us, the others rest_us, set by slowblas_plan) and then
  * launches one kernel, slowblas_gemm, on stream 0 from inside the call, as cuBLAS
  * launches its kernels: the tracer's cublasSgemm_v2 hook sees the call, and the launch
- * as a depth-1 call inside it. Built as libslowblas.so (programs/meson.build); the
- * program links it instead of libcublas.
+ * as a depth-1 call inside it. With a tail, the call then goes on for that long,
+ * recording an event again and again (cudaEventRecord: traced, no GPU work), before it
+ * returns (it ends long after its kernel: the gap before the
+ * kernel is judged before the call is read). Built as libslowblas.so
+ * (programs/meson.build); the program links it instead of libcublas.
  */
 #include <stdint.h>
 #include <time.h>
@@ -13,7 +16,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-static unsigned first_us, rest_us, calls;
+static unsigned first_us, rest_us, tail_us, calls;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -23,10 +26,12 @@ static uint64_t now_ns(void) {
 
 __global__ void slowblas_gemm(float *c) { c[threadIdx.x] += 1.0f; }
 
-/* The setup time of the first call and of every later one, in microseconds. */
-extern "C" void slowblas_plan(unsigned first, unsigned rest) {
+/* The setup time of the first call and of every later one, and the time each goes on
+ * after its launch, in microseconds. */
+extern "C" void slowblas_plan(unsigned first, unsigned rest, unsigned tail) {
   first_us = first;
   rest_us = rest;
+  tail_us = tail;
   calls = 0;
 }
 
@@ -49,5 +54,10 @@ extern "C" cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_
   while (now_ns() < until) {
   }
   slowblas_gemm<<<1, 32>>>(C);
-  return cudaGetLastError() == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
+  cudaError_t err = cudaGetLastError();
+  static cudaEvent_t ev;
+  if (tail_us && !ev) (void)cudaEventCreate(&ev);
+  for (uint64_t end = now_ns() + 1000ull * tail_us; tail_us && now_ns() < end;)
+    (void)cudaEventRecord(ev, 0);
+  return err == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }

@@ -6,7 +6,10 @@
  *   slowcall every  : every call spins SPIN_US (the setup is in the loop);
  *   slowcall warmup : only the first call spins WARM_US, the others REST_US (warm-up;
  *                     REST_US stays far under the 50 us that make a call slow, even on
- *                     a loaded host).
+ *                     a loaded host);
+ *   slowcall tail   : as every, and each call then goes on TAIL_US after its launch,
+ *                     recording events (cudaEventRecord inside it), so that it ends long
+ *                     after its kernel: the gaps wait for their outermost call.
  * Then (both modes) SLEEPS times: the host sleeps SLEEP_US, then launches host_step
  * (a host wait ended by a plain launch), and COPIES synchronous pageable copies (small
  * findings that must rank below the slow call's). The lines marked SLOWCALL: and
@@ -27,8 +30,9 @@
 #define SLEEPS 3
 #define SLEEP_US 3000
 #define COPIES 4
+#define TAIL_US 30000
 
-extern "C" void slowblas_plan(unsigned first, unsigned rest);
+extern "C" void slowblas_plan(unsigned first, unsigned rest, unsigned tail);
 
 __global__ void host_step(float *x) { x[threadIdx.x] *= 2.0f; }
 
@@ -57,15 +61,17 @@ __attribute__((noinline)) static void sleep_then_launch(float *x) {
 
 int main(int argc, char **argv) {
   int warmup = argc > 1 && !strcmp(argv[1], "warmup");
+  int tail = argc > 1 && !strcmp(argv[1], "tail");
   float *c = NULL;
   static float host[16384];
   check(cudaMalloc(&c, sizeof host), "cudaMalloc");
   check(cudaMemset(c, 0, sizeof host), "cudaMemset"); /* the device's first work */
   check(cudaDeviceSynchronize(), "sync");
-  slowblas_plan(warmup ? WARM_US : SPIN_US, warmup ? REST_US : SPIN_US);
-  printf("plan mode=%s iters=%d first_us=%d rest_us=%d sleeps=%d sleep_us=%d copies=%d\n",
-         warmup ? "warmup" : "every", ITERS, warmup ? WARM_US : SPIN_US,
-         warmup ? REST_US : SPIN_US, SLEEPS, SLEEP_US, COPIES);
+  slowblas_plan(warmup ? WARM_US : SPIN_US, warmup ? REST_US : SPIN_US, tail ? TAIL_US : 0);
+  printf("plan mode=%s iters=%d first_us=%d rest_us=%d tail_us=%d sleeps=%d sleep_us=%d "
+         "copies=%d\n", warmup ? "warmup" : tail ? "tail" : "every", ITERS,
+         warmup ? WARM_US : SPIN_US, warmup ? REST_US : SPIN_US, tail ? TAIL_US : 0, SLEEPS,
+         SLEEP_US, COPIES);
   for (int i = 0; i < ITERS; i++) {
     run_gemm(c);
     check(cudaDeviceSynchronize(), "sync gemm");
