@@ -241,7 +241,7 @@ typedef struct ct_gaps_ender {
   int nested;               /* the operation was launched inside that call */
   const char *site;         /* "fn (file.c:12)", "train.py:12 step"; NULL when unknown */
   uint64_t count, idle_ns;  /* the gaps and their idle time */
-  uint64_t median_ns;       /* the median gap (exact up to 32 gaps, then within 3.2%) */
+  uint64_t median_ns;       /* the median gap (stats.h: within 3.1%) */
   uint64_t incall_ns;       /* the ending calls' time inside the gaps */
   uint64_t first_ns, last_ns; /* the first gap's start, the last one's end */
   uint64_t device_idle_ns;  /* the device's idle time (the share's whole) */

@@ -10,12 +10,13 @@
  * of gaps waiting for it). Its time inside the gap is the overlap of that call with the
  * gap. Groups are keyed by (device, cause, call, STACK node) while reading and merged
  * by the call site's text at the end of the file; at most MAX_GROUPS per file, the
- * rest in one "(more ending calls)" group per device and cause. Medians are exact up
- * to DIST_EXACT values, then read from a log histogram (16 buckets per power of two:
- * within 3.2%).
+ * rest in one "(more ending calls)" group per device and cause. Medians come from
+ * stats.h's duration summaries (a log histogram: within 3.1%); the first (earliest)
+ * call's time is kept apart from the others', for the warm-up test.
  */
 #include "gaps_internal.h"
 #include "stacks.h"
+#include "stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,90 +24,8 @@
 
 #define MAX_GROUPS 1024
 #define PENDING_ENDS 512
-#define HIST_BUCKETS 976 /* 16 exact small values, then 16 per power of two up to 2^64 */
 #define ANY_CAUSE CT_GAP_NCAUSES /* a group over every cause (at the end): a call's totals */
 #define MORE_CALLS "(more ending calls)"
-
-/* ---- distributions ------------------------------------------------------------------- */
-
-static unsigned bucket_of(uint64_t v) {
-  if (v < 16) return (unsigned)v;
-  unsigned msb = 63u - (unsigned)__builtin_clzll(v);
-  return 16u + (msb - 4u) * 16u + (unsigned)((v >> (msb - 4u)) & 15u);
-}
-
-/* The middle of bucket k. */
-static uint64_t bucket_value(unsigned k) {
-  if (k < 16) return k;
-  unsigned msb = (k - 16u) / 16u + 4u, sub = (k - 16u) % 16u;
-  uint64_t width = 1ull << (msb - 4u);
-  return ((16ull + sub) << (msb - 4u)) + width / 2;
-}
-
-/* Switches d to its histogram (all values so far counted in it). Returns -1 when out of memory. */
-static int dist_grow(ct_dist *d) {
-  if (d->hist) return 0;
-  d->hist = calloc(HIST_BUCKETS, sizeof *d->hist);
-  if (!d->hist) return -1;
-  for (uint64_t i = 0; i < d->n && i < DIST_EXACT; i++) d->hist[bucket_of(d->v[i])]++;
-  return 0;
-}
-
-static void dist_add(fstate *f, ct_dist *d, uint64_t v) {
-  if (d->n < DIST_EXACT) d->v[d->n] = v;
-  else if (d->n == DIST_EXACT && dist_grow(d) < 0) f->oom = 1;
-  if (d->hist) d->hist[bucket_of(v)]++;
-  d->n++;
-}
-
-/* Adds every value of src to dst. */
-static void dist_merge(fstate *f, ct_dist *dst, const ct_dist *src) {
-  if (!src->hist) {
-    for (uint64_t i = 0; i < src->n; i++) dist_add(f, dst, src->v[i]);
-    return;
-  }
-  if (dist_grow(dst) < 0) {
-    f->oom = 1;
-    return;
-  }
-  for (unsigned k = 0; k < HIST_BUCKETS; k++) dst->hist[k] += src->hist[k];
-  dst->n += src->n;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The median of d's values, leaving one value equal to `without` out when drop is set
- * (the first call's). 0 when no value is left. */
-static uint64_t dist_median(const ct_dist *d, int drop, uint64_t without) {
-  uint64_t n = d->n - (drop && d->n ? 1 : 0);
-  if (!n) return 0;
-  if (!d->hist) {
-    uint64_t v[DIST_EXACT];
-    unsigned m = 0;
-    int dropped = !drop;
-    for (uint64_t i = 0; i < d->n; i++) {
-      if (!dropped && d->v[i] == without) {
-        dropped = 1;
-        continue;
-      }
-      v[m++] = d->v[i];
-    }
-    if (!m) return 0;
-    qsort(v, m, sizeof v[0], cmp_u64);
-    return m % 2 ? v[m / 2] : v[m / 2 - 1] / 2 + v[m / 2] / 2 + (v[m / 2 - 1] % 2 + v[m / 2] % 2) / 2;
-  }
-  unsigned skip = drop ? bucket_of(without) : HIST_BUCKETS;
-  uint64_t want = (n - 1) / 2, seen = 0; /* the lower middle value */
-  for (unsigned k = 0; k < HIST_BUCKETS; k++) {
-    uint64_t c = d->hist[k] - (k == skip && d->hist[k] ? 1 : 0);
-    if (seen + c > want) return bucket_value(k);
-    seen += c;
-  }
-  return 0;
-}
 
 /* ---- groups -------------------------------------------------------------------------- */
 
@@ -117,8 +36,10 @@ typedef struct ender_group {
   int nested;
   uint64_t stack;          /* while reading; merged by site at the end */
   const char *site;        /* interned, at the end */
-  uint64_t count, idle_ns, incall_ns, first_a, last_b, first_incall;
-  ct_dist idle, incall;
+  uint64_t count, idle_ns, incall_ns, first_a, last_b;
+  uint64_t first_incall;   /* the earliest gap's ending call's time inside it */
+  ct_dur_stats idle;       /* the gaps */
+  ct_dur_stats rest;       /* the other gaps' ending calls' time inside them */
   int merged;              /* folded into another group at the end */
 } ender_group;
 
@@ -173,18 +94,28 @@ static ender_group *group_for(fstate *f, uint64_t device, unsigned cause, const 
   return e;
 }
 
-static void group_add(fstate *f, ender_group *e, uint64_t a, uint64_t b, uint64_t incall) {
-  if (!e) return;
-  if (!e->count || a < e->first_a) {
+/* Makes (a, incall) e's first call when it is earlier, the other one going to the rest. */
+static void take_first(ender_group *e, uint64_t a, uint64_t incall) {
+  if (!e->count) {
     e->first_a = a;
     e->first_incall = incall;
+  } else if (a < e->first_a) {
+    ct_dur_add(&e->rest, e->first_incall);
+    e->first_a = a;
+    e->first_incall = incall;
+  } else {
+    ct_dur_add(&e->rest, incall);
   }
+}
+
+static void group_add(ender_group *e, uint64_t a, uint64_t b, uint64_t incall) {
+  if (!e) return;
+  take_first(e, a, incall);
   e->count++;
   e->idle_ns += b - a;
   e->incall_ns += incall;
   e->last_b = max_u64(e->last_b, b);
-  dist_add(f, &e->idle, b - a);
-  dist_add(f, &e->incall, incall);
+  ct_dur_add(&e->idle, b - a);
 }
 
 /* Counts gap [a, b] of cause c ended by the call api (with its stack) that spent
@@ -192,7 +123,7 @@ static void group_add(fstate *f, ender_group *e, uint64_t a, uint64_t b, uint64_
 static void count_gap(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64_t b, const char *api,
                       int nested, uint64_t stack, uint64_t call_begin, uint64_t call_end) {
   uint64_t incall = api ? overlap(call_begin, call_end, a, b) : 0;
-  group_add(f, group_for(f, device, c, api, nested, stack), a, b, incall);
+  group_add(group_for(f, device, c, api, nested, stack), a, b, incall);
 }
 
 static void flush_pending(fstate *f, unsigned i) {
@@ -277,8 +208,11 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
   if (!e->api || !strcmp(e->api, MORE_CALLS) || e->incall_ns < SLOW_CALL_TOTAL_NS ||
       (double)e->incall_ns < SLOW_CALL_SHARE * (double)idle)
     return;
-  uint64_t median = dist_median(&e->incall, 0, 0);
-  uint64_t rest = e->count > 1 ? dist_median(&e->incall, 1, e->first_incall) : 0;
+  ct_dur_stats all = {0};
+  ct_dur_merge(&all, &e->rest);
+  ct_dur_add(&all, e->first_incall);
+  uint64_t median = ct_dur_median(&all), rest = ct_dur_median(&e->rest);
+  ct_dur_free(&all);
   const char *pattern, *fix;
   uint64_t saving;
   if (e->count > 1 && e->first_incall >= SLOW_CALL_FIRST_NS && e->first_incall >= 10 * rest &&
@@ -320,29 +254,26 @@ static void publish(fstate *f, const ender_group *e) {
   g->enders = ne;
   g->enders[g->nenders++] = (ct_gaps_ender){f->proc, e->device, (enum ct_gap_cause)e->cause, e->api,
                                             e->nested, e->site, e->count, e->idle_ns,
-                                            dist_median(&e->idle, 0, 0), e->incall_ns, e->first_a,
+                                            ct_dur_median(&e->idle), e->incall_ns, e->first_a,
                                             e->last_b, device_idle(f, e->device)};
 }
 
 /* Adds group o's gaps to e. */
-static void merge_group(fstate *f, ender_group *e, const ender_group *o) {
-  if (!e->count || o->first_a < e->first_a) {
-    e->first_a = o->first_a;
-    e->first_incall = o->first_incall;
-  }
+static void merge_group(ender_group *e, const ender_group *o) {
+  take_first(e, o->first_a, o->first_incall);
+  ct_dur_merge(&e->rest, &o->rest);
+  ct_dur_merge(&e->idle, &o->idle);
   e->count += o->count;
   e->idle_ns += o->idle_ns;
   e->incall_ns += o->incall_ns;
   e->last_b = max_u64(e->last_b, o->last_b);
   e->nested |= o->nested;
-  dist_merge(f, &e->idle, &o->idle);
-  dist_merge(f, &e->incall, &o->incall);
 }
 
 static void free_groups(ender_group *grp, unsigned n) {
   for (unsigned i = 0; i < n; i++) {
-    free(grp[i].idle.hist);
-    free(grp[i].incall.hist);
+    ct_dur_free(&grp[i].idle);
+    ct_dur_free(&grp[i].rest);
   }
   free(grp);
 }
@@ -367,7 +298,7 @@ void ct_gaps_enders_finish(fstate *f) {
           o->site != e->site)
         continue;
       o->merged = 1;
-      merge_group(f, e, o);
+      merge_group(e, o);
     }
     publish(f, e);
     if (!calls) continue;
@@ -379,7 +310,7 @@ void ct_gaps_enders_finish(fstate *f) {
       calls[ncalls++] = (ender_group){.device = e->device, .cause = ANY_CAUSE, .api = e->api,
                                       .site = e->site};
     }
-    merge_group(f, &calls[k], e);
+    merge_group(&calls[k], e);
   }
   for (unsigned k = 0; k < ncalls; k++) slow_call_finding(f, &calls[k]);
   if (calls) free_groups(calls, ncalls);

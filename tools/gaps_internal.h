@@ -47,15 +47,6 @@
 #define SLOW_CALL_MEDIAN_NS 50000ull  /* a launching call this long per gap is slow */
 #define SLOW_CALL_FIRST_NS 1000000ull /* a first call this long (10x the others' median,
                                          which is fast) is a warm-up */
-#define DIST_EXACT 32                 /* values a distribution keeps exactly */
-
-/* Values whose median is wanted: exact up to DIST_EXACT, then a log histogram
- * (gaps_enders.c). */
-typedef struct ct_dist {
-  uint64_t n;
-  uint64_t v[DIST_EXACT];
-  uint32_t *hist; /* NULL until more than DIST_EXACT values */
-} ct_dist;
 
 /* ---- state ---------------------------------------------------------------------- */
 

@@ -203,15 +203,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check(dv["gap_counts"]["host_wait"] == 199 and dv["idle"]["host_wait_ns"] == 199 * 1004000,
           f"loop host waits {dv['gap_counts']}")
     check(dv["idle"]["launch_overhead_ns"] == 19800 * 4000, "loop launch overhead")
-    # Idle by ending call: two rows (the launch call of 3 us inside every gap); past 32
-    # gaps the median comes from the histogram, within 3.2% of the planted gap.
+    # Idle by ending call: two rows (the launch call of 3 us inside every gap); their
+    # medians from stats.h's histogram, within 3.1% of the planted gap.
     rows = {r["cause"]: r for r in dl["idle_by_ending_call"]}
     lo, hw = rows.get("launch_overhead", {}), rows.get("host_wait", {})
     check(len(dl["idle_by_ending_call"]) == 2 and lo.get("api") == hw.get("api") == "__cudaLaunchKernel"
           and lo.get("count") == 19800 and lo.get("idle_ns") == 19800 * 4000
-          and lo.get("in_call_ns") == 19800 * 3000 and abs(lo.get("median_ns", 0) - 4000) <= 0.032 * 4000
+          and lo.get("in_call_ns") == 19800 * 3000 and abs(lo.get("median_ns", 0) - 4000) <= 0.031 * 4000
           and hw.get("count") == 199 and hw.get("idle_ns") == 199 * 1004000 and hw.get("in_call_ns") == 199 * 3000
-          and abs(hw.get("median_ns", 0) - 1004000) <= 0.032 * 1004000
+          and abs(hw.get("median_ns", 0) - 1004000) <= 0.031 * 1004000
           and dl["idle_by_ending_call"][0] is hw, f"loop rows by ending call: {dl['idle_by_ending_call']}")
     check(not any(f["kind"] == "slow_launch_call" for f in dl["findings"]),
           "3 us launches are not slow launching calls")
