@@ -258,6 +258,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_begin_object(&j);
     ct_json_kv_uint(&j, "process", e->proc);
     ct_json_kv_uint(&j, "pid", e->proc < np ? procs[e->proc].pid : 0);
+    if (e->proc < np) json_rank(&j, &procs[e->proc]);
     ct_json_kv_uint(&j, "device", e->device);
     ct_json_kv_string(&j, "cause", ct_gap_cause_name(e->cause));
     ct_json_kv_string(&j, "api", e->api);
