@@ -24,6 +24,7 @@
 
 #define MAX_GROUPS 1024
 #define PENDING_ENDS 512
+#define INDEX_SLOTS 4096 /* the groups' hash index: used while at most half full */
 #define ANY_CAUSE CT_GAP_NCAUSES /* a group over every cause (at the end): a call's totals */
 #define MORE_CALLS "(more ending calls)"
 
@@ -52,27 +53,49 @@ typedef struct pending_end {
 struct enders_state {
   ender_group *grp;
   unsigned n, cap, last[CT_GAP_NCAUSES];
+  unsigned index[INDEX_SLOTS]; /* group + 1 by hash of its key, 0: empty */
+  const char *more;            /* MORE_CALLS, interned */
   pending_end pend[PENDING_ENDS];
   unsigned npend;
 };
 
+static unsigned key_slot(uint64_t device, unsigned cause, const char *api, uint64_t stack) {
+  uint64_t h = (device * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uintptr_t)api * 0xbf58476d1ce4e5b9ull) ^
+               (stack * 0x94d049bb133111ebull) ^ cause;
+  h ^= h >> 31;
+  return (unsigned)(h * 0x9e3779b97f4a7c15ull >> 52) & (INDEX_SLOTS - 1);
+}
+
+static int same_key(const ender_group *e, uint64_t device, unsigned cause, const char *api,
+                    uint64_t stack) {
+  return e->device == device && e->cause == cause && e->api == api && e->stack == stack;
+}
+
+/* The group of (device, cause, api, stack), created when new; NULL when out of memory. */
 static ender_group *group_for(fstate *f, uint64_t device, unsigned cause, const char *api, int nested,
                               uint64_t stack) {
   struct enders_state *s = f->enders;
   unsigned h = s->last[cause];
-  if (h < s->n) {
-    ender_group *e = &s->grp[h];
-    if (e->device == device && e->cause == cause && e->api == api && e->stack == stack) return e;
+  if (h < s->n && same_key(&s->grp[h], device, cause, api, stack)) return &s->grp[h];
+  int indexed = s->n < INDEX_SLOTS / 2;
+  unsigned slot = key_slot(device, cause, api, stack);
+  if (indexed) {
+    for (; s->index[slot]; slot = (slot + 1) & (INDEX_SLOTS - 1))
+      if (same_key(&s->grp[s->index[slot] - 1], device, cause, api, stack)) {
+        s->last[cause] = s->index[slot] - 1;
+        return &s->grp[s->last[cause]];
+      }
+  } else { /* more groups than the index holds (hundreds of devices): look through them */
+    for (unsigned i = 0; i < s->n; i++)
+      if (same_key(&s->grp[i], device, cause, api, stack)) {
+        s->last[cause] = i;
+        return &s->grp[i];
+      }
   }
-  for (unsigned i = 0; i < s->n; i++) {
-    ender_group *e = &s->grp[i];
-    if (e->device == device && e->cause == cause && e->api == api && e->stack == stack) {
-      s->last[cause] = i;
-      return e;
-    }
+  if (s->n >= MAX_GROUPS && api != s->more) {
+    if (!s->more) s->more = ct_gaps_intern(f->g, MORE_CALLS);
+    return group_for(f, device, cause, s->more, 0, 0);
   }
-  if (s->n >= MAX_GROUPS && !(api && !strcmp(api, MORE_CALLS)))
-    return group_for(f, device, cause, ct_gaps_intern(f->g, MORE_CALLS), 0, 0);
   if (s->n == s->cap) {
     unsigned ncap = s->cap ? s->cap * 2 : 16;
     ender_group *ng = realloc(s->grp, ncap * sizeof *ng);
@@ -90,6 +113,7 @@ static ender_group *group_for(fstate *f, uint64_t device, unsigned cause, const 
   e->api = api;
   e->nested = nested;
   e->stack = stack;
+  if (indexed) s->index[slot] = s->n + 1; /* the empty slot the probe ended on */
   s->last[cause] = s->n++;
   return e;
 }
