@@ -2,7 +2,7 @@
  * cutrace-plantrace: writes a trace of planned scenarios with planted GPU idle gaps,
  * and prints the planted answers as JSON on stdout, for tests of `cutrace gaps`.
  *
- * usage: cutrace-plantrace FILE [--pid N] [--loop N] [--chunk BYTES]
+ * usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--chunk BYTES]
  *
  * Default: one process, device 0, a sequence of segments, each planting gaps of one
  * cause (host sleeps between launches, syncs, pageable synchronous copies in a loop,
@@ -15,6 +15,8 @@
  *
  * --loop N: N kernels of 2 us launched every 6 us (gaps of 4 us, launch overhead),
  * and every 100th launch 1 ms late (host wait): a long trace with known counts.
+ * --loop-apis K: launch i of the loop is made by an entry point of its own,
+ * "__cudaLaunchKernel_<i % K>" (K distinct ending calls, for gaps' bounded grouping).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,7 @@
 
 #define US 1000ull
 #define T0 1000000000ull /* process start */
-#define MAX_STRINGS 64
+#define MAX_STRINGS 2048 /* --loop-apis names up to 2,000 entry points */
 #define TID_MAIN 1001
 #define TID_HELPER 1002
 #define TID_TRACER 1003
@@ -104,11 +106,15 @@ static void tracer_span(uint64_t tid, const char *what, uint64_t begin, uint64_t
 }
 
 /* A kernel launch: call [cb, cb+cd], kernel [gs, gs+gd] on stream. */
+/* The entry point the next launch() names (--loop-apis), NULL for __cudaLaunchKernel. */
+static const char *launch_api;
+
 static void launch(uint64_t tid, uint64_t stream, uint64_t cb, uint64_t cd, uint64_t gs,
                    uint64_t gd, const char *kernel, int cause_before) {
   uint64_t corr = next_corr++;
   ct_record r = {.kind = CT_KIND_API};
-  r.u.api = (struct ct_api){.tid = tid, .name = sid("__cudaLaunchKernel"), .begin_ns = cb,
+  r.u.api = (struct ct_api){.tid = tid, .name = sid(launch_api ? launch_api : "__cudaLaunchKernel"),
+                            .begin_ns = cb,
                             .end_ns = cb + cd, .corr = corr, .device = cur_device,
                             .stream = stream, .flags = CT_API_TIMED};
   emit(cb + cd, &r);
@@ -280,9 +286,18 @@ static uint64_t scenario(void) {
 }
 
 /* --loop N: a long launch loop with known gaps. */
-static uint64_t loop(uint64_t n) {
+static uint64_t loop(uint64_t n, uint64_t apis) {
   uint64_t t = T0 + 1000 * US;
+  static char names[2000][32]; /* the strings table keeps pointers */
+  if (apis > 2000) {
+    fprintf(stderr, "cutrace-plantrace: --loop-apis takes at most 2000\n");
+    exit(2);
+  }
   for (uint64_t i = 0; i < n; i++) {
+    if (apis) {
+      snprintf(names[i % apis], sizeof names[0], "__cudaLaunchKernel_%llu", (unsigned long long)(i % apis));
+      launch_api = names[i % apis];
+    }
     if (i && i % 100 == 0) t += 1000 * US;
     launch(TID_MAIN, 0, t, 3 * US, t + 4 * US, 2 * US, "_Z4stepv",
            i % 100 == 0 ? C_HOST_WAIT : C_LAUNCH);
@@ -373,14 +388,15 @@ static void print_answers(uint64_t end) {
 }
 
 int main(int argc, char **argv) {
-  uint64_t loop_n = 0, chunk = 1 << 20;
+  uint64_t loop_n = 0, loop_apis = 0, chunk = 1 << 20;
   if (argc < 2) {
-    fprintf(stderr, "usage: cutrace-plantrace FILE [--pid N] [--loop N] [--chunk BYTES]\n");
+    fprintf(stderr, "usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--chunk BYTES]\n");
     return 2;
   }
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--pid") && i + 1 < argc) pid = (unsigned)strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--loop") && i + 1 < argc) loop_n = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--loop-apis") && i + 1 < argc) loop_apis = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = strtoull(argv[++i], NULL, 10);
     else {
       fprintf(stderr, "cutrace-plantrace: unknown argument '%s'\n", argv[i]);
@@ -390,7 +406,7 @@ int main(int argc, char **argv) {
   sid("planted-host");
   sid("./planted\0");
   sid("cutrace simulated GPU");
-  uint64_t end = loop_n ? loop(loop_n) : scenario();
+  uint64_t end = loop_n ? loop(loop_n, loop_apis) : scenario();
   ct_file_writer *w = ct_file_writer_open(argv[1], chunk);
   if (!w) {
     perror(argv[1]);

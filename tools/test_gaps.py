@@ -215,6 +215,19 @@ with tempfile.TemporaryDirectory() as tmp:
           and dl["idle_by_ending_call"][0] is hw, f"loop rows by ending call: {dl['idle_by_ending_call']}")
     check(not any(f["kind"] == "slow_launch_call" for f in dl["findings"]),
           "3 us launches are not slow launching calls")
+    # 1,100 entry points ending the gaps: 1,024 groups, then one "(more ending calls)"
+    # row per cause; every gap still counted once.
+    many = os.path.join(tmp, "apis.ctr")
+    plant(many, "--loop", "3000", "--loop-apis", "1100")
+    rc, dm, err = gaps_json(many)
+    rows, dv = dm["idle_by_ending_call"], dm["devices"][0]
+    more = sorted(r["cause"] for r in rows if r["api"] == "(more ending calls)")
+    one = [r for r in rows if r["api"] == "__cudaLaunchKernel_1"]
+    check(rc == 0 and len(rows) == 1026 and more == ["host_wait", "launch_overhead"]
+          and sum(r["count"] for r in rows) == dv["gaps"] == 2999
+          and sum(r["idle_ns"] for r in rows) == dv["idle_ns"]
+          and len(one) == 1 and one[0]["count"] == 3 and one[0]["cause"] == "launch_overhead",
+          f"bounded groups: {len(rows)} rows, more {more}, {one}")
 
     # Two processes: kept apart.
     both = os.path.join(tmp, "both")
