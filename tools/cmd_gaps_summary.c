@@ -104,7 +104,7 @@ void ct_gaps_print_summary(const gaps_cli *c) {
     /* one entry per kind, its findings' savings summed, largest first */
     uint64_t saving[CT_FIND_SLOW_CALL + 1] = {0};
     int order[CT_FIND_SLOW_CALL + 1], nk = 0;
-    const char *slow = NULL; /* the call of the largest slow-call finding */
+    const ct_gaps_finding *slow = NULL; /* the largest slow-call finding */
     for (unsigned i = 0; i < nf; i++) {
       unsigned k = (unsigned)fs[i].kind;
       if (k > CT_FIND_SLOW_CALL) continue;
@@ -112,7 +112,7 @@ void ct_gaps_print_summary(const gaps_cli *c) {
       for (int m = 0; m < nk; m++) seen |= order[m] == (int)k;
       if (!seen) order[nk++] = (int)k;
       saving[k] += fs[i].saving_ns;
-      if (k == CT_FIND_SLOW_CALL && !slow) slow = fs[i].what;
+      if (k == CT_FIND_SLOW_CALL && !slow) slow = &fs[i];
     }
     for (int a = 1; a < nk; a++)
       for (int m = a; m > 0 && saving[order[m]] > saving[order[m - 1]]; m--) {
@@ -124,7 +124,9 @@ void ct_gaps_print_summary(const gaps_cli *c) {
     for (int m = 0; m < nk; m++) {
       char b[24];
       printf("%s %s", m ? "," : "", labels[order[m]] ? labels[order[m]] : "?");
-      if (order[m] == CT_FIND_SLOW_CALL && slow) printf(" (%s)", slow);
+      if (order[m] == CT_FIND_SLOW_CALL && slow)
+        printf(" (%s%s)", slow->what,
+               slow->pattern && !strcmp(slow->pattern, "first_call") ? ", first call only" : "");
       printf(" up to %s", ct_fmt_duration(saving[order[m]], b, sizeof b));
     }
     printf(" (see cutrace gaps");
