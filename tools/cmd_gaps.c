@@ -99,7 +99,14 @@ static int bad(const char *what, const char *value) {
   return 2;
 }
 
-int cmd_gaps(int argc, char **argv) {
+/* The options that take a value (cli_run_options_first). */
+static const char *const valued[] = {"--format", "--min-gap", "--launch-threshold", "--top",
+                                     "--launch-bound-min", "--repeat-min", "--sync-work",
+                                     "--graph-min", NULL};
+
+/* cmd_gaps with its options first, each valued one followed by its value, and "--"
+ * ending them (cli_run_options_first). */
+static int run_gaps(int argc, char **argv) {
   gaps_cli c;
   memset(&c, 0, sizeof c);
   ct_gaps_options o;
@@ -107,7 +114,7 @@ int cmd_gaps(int argc, char **argv) {
   char **files = calloc((size_t)argc + 1, sizeof *files);
   int nfiles = 0;
   if (!files) return 2;
-  int rc = -1;
+  int rc = -1, operands_only = 0;
   ct_model_options window;
   ct_model_get_defaults(&window); /* --from/--to, taken out of argv by main.c */
   keep_bound(&c, "--from", &window.from);
@@ -115,45 +122,42 @@ int cmd_gaps(int argc, char **argv) {
   for (int i = 1; i < argc && rc < 0; i++) {
     const char *a = argv[i], *v = "";
     uint64_t x;
-    static const char *const valued[] = {"--format", "--min-gap", "--launch-threshold", "--top",
-                                         "--launch-bound-min", "--repeat-min", "--sync-work",
-                                         "--graph-min"};
     const char *matched = NULL;
-    for (unsigned k = 0; k < sizeof valued / sizeof valued[0]; k++) {
-      size_t n = strlen(valued[k]);
-      if (!strncmp(a, valued[k], n) && (a[n] == 0 || a[n] == '=')) matched = valued[k];
-    }
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    for (unsigned k = 0; !operands_only && valued[k]; k++)
+      if (!strcmp(a, valued[k])) matched = valued[k];
+    if (operands_only || a[0] != '-' || !a[1]) {
+      files[nfiles++] = argv[i];
+    } else if (!strcmp(a, "--")) {
+      operands_only = 1;
+    } else if (cli_is_help(a)) {
       fputs(usage_text, stdout);
       rc = 0;
     } else if (!strcmp(a, "--summary")) {
       c.summary = 1;
-    } else if (matched && !*(v = cli_option_value(argc, argv, &i, matched))) {
-      rc = bad("missing value for", a);
-    } else if (!matched && a[0] == '-' && a[1]) {
-      rc = bad("unknown option", a);
     } else if (!matched) {
-      files[nfiles++] = argv[i];
-    } else if (!strncmp(a, "--format", 8)) {
+      rc = bad("unknown option", a);
+    } else if (i + 1 >= argc || !*(v = argv[++i])) {
+      rc = cli_missing_value("gaps", a);
+    } else if (!strcmp(a, "--format")) {
       if (ct_parse_out_format(v, &c.fmt) < 0 || c.fmt == CT_OUT_CSV)
         rc = bad("--format takes text or json, not", v);
-    } else if (!strncmp(a, "--min-gap", 9)) {
+    } else if (!strcmp(a, "--min-gap")) {
       if (parse_us(v, &o.min_gap_ns) < 0) rc = bad("--min-gap takes microseconds (or 2ms, 500ns), not", v);
-    } else if (!strncmp(a, "--launch-threshold", 18)) {
+    } else if (!strcmp(a, "--launch-threshold")) {
       if (parse_us(v, &o.launch_threshold_ns) < 0)
         rc = bad("--launch-threshold takes microseconds (or 2ms, 500ns), not", v);
-    } else if (!strncmp(a, "--sync-work", 11)) {
+    } else if (!strcmp(a, "--sync-work")) {
       if (parse_us(v, &o.sync_work_ns) < 0) rc = bad("--sync-work takes microseconds (or 2ms, 500ns), not", v);
-    } else if (!strncmp(a, "--top", 5)) {
+    } else if (!strcmp(a, "--top")) {
       if (ct_parse_u64(v, &x) < 0 || x > 10000) rc = bad("--top takes a count up to 10000, not", v);
       else o.top = (unsigned)x;
-    } else if (!strncmp(a, "--launch-bound-min", 18)) {
+    } else if (!strcmp(a, "--launch-bound-min")) {
       if (ct_parse_u64(v, &x) < 0 || !x) rc = bad("--launch-bound-min takes a count >= 1, not", v);
       else o.launch_bound_min = x;
-    } else if (!strncmp(a, "--repeat-min", 12)) {
+    } else if (!strcmp(a, "--repeat-min")) {
       if (ct_parse_u64(v, &x) < 0 || !x) rc = bad("--repeat-min takes a count >= 1, not", v);
       else o.repeat_min = x;
-    } else if (!strncmp(a, "--graph-min", 11)) {
+    } else if (!strcmp(a, "--graph-min")) {
       if (ct_parse_u64(v, &x) < 0 || !x) rc = bad("--graph-min takes a count >= 1, not", v);
       else o.graph_min = x;
     }
@@ -192,7 +196,8 @@ int cmd_gaps(int argc, char **argv) {
     fprintf(stderr, "cutrace gaps: %s\n", err);
     c.status = 2;
   } else if (c.summary) {
-    ct_gaps_print_summary(&c);
+    /* every file unreadable: said on stderr, not "no GPU activity" after it */
+    if (!c.ninputs || unreadable < c.ninputs) ct_gaps_print_summary(&c);
   } else if (c.fmt == CT_OUT_JSON) {
     ct_gaps_print_json(&c, &o);
   } else {
@@ -207,3 +212,5 @@ int cmd_gaps(int argc, char **argv) {
   return c.status;
 }
 
+/* Options may follow the traces and take --name=value (cli_run_options_first). */
+int cmd_gaps(int argc, char **argv) { return cli_run_options_first(argc, argv, valued, run_gaps); }

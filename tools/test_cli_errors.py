@@ -10,10 +10,11 @@
   beside a readable one: the same line, exit 1 (partial), report, gaps, steps, dump, info;
 - a valued option without its value (last, "--name=", an empty argument): "cutrace CMD:
   OPT needs a value (try: cutrace CMD --help)", nothing on stdout, exit 2, in every
-  command but gaps (record and collect too);
+  command (record and collect too);
+- gaps --summary of foreign files only: the one line on stderr, nothing on stdout;
 - records the tracer lost (a DROP record of 7): steps says it as report and gaps do,
   with steps found, with none found and with --range matching nothing;
-- "--" ends the options of every reading command but gaps (a trace named "-d.ctr");
+- "--" ends the options of every reading command (a trace named "-d.ctr");
 - steps --format json names its schema, cutrace-steps/1;
 - the raw dump of several files heads each with "== PATH ==" (of one file: no header);
 - standard output that cannot be written (/dev/full): "cutrace CMD: standard output:
@@ -118,6 +119,11 @@ for cmd in (["report"], ["gaps"], ["steps"], ["dump"], ["dump", "--chrome"], ["i
     check(rc == 2 and err == f"cutrace {cmd[0]}: {foreign}: not a cutrace trace (bad magic)\n",
           f"{cmd} of a foreign file: exit {rc}, {err!r}")
 
+# gaps --summary of a foreign file only: the error, not "no GPU activity" after it
+rc, out, err = run("gaps", "--summary", foreign)
+check(rc == 2 and out == "" and err == f"cutrace gaps: {foreign}: not a cutrace trace (bad magic)\n",
+      f"gaps --summary of a foreign file: exit {rc}, {out!r} {err!r}")
+
 # beside a readable file: partial (1), the readable one shown, as report counts it
 mixed = os.path.join(tmp, "mixed")
 os.mkdir(mixed)
@@ -129,9 +135,9 @@ for cmd in (["report"], ["gaps"], ["steps"], ["dump"], ["info"]):
           f"{cmd} of a good and a foreign file: exit {rc}, {err!r}")
 
 # ---- a valued option without its value: one form everywhere ----------------------------
-# (gaps: its parser, tools/cmd_gaps.c, is another's; it says "missing value for '--top'")
 for cmd, opt, extra in (("report", "--limit", []), ("report", "--format", []),
-                        ("report", "--from", []),
+                        ("report", "--from", []), ("gaps", "--top", []), ("gaps", "--min-gap", []),
+                        ("gaps", "--format", ["--summary"]), ("gaps", "--to", []),
                         ("steps", "--range", []), ("steps", "--skip", []),
                         ("steps", "--to", []), ("dump", "--gap-min", ["--chrome"]),
                         ("dump", "-o", ["--chrome"]), ("diff", "--by", [whole]),
@@ -171,7 +177,7 @@ for args, f in (([], few), (["--range", "nope"], lossy)):
 dashed = os.path.join(tmp, "-d.ctr")
 os.link(whole, dashed)
 os.chdir(tmp)  # the trace named "-d.ctr", as a user would
-for cmd in (["report"], ["steps"], ["dump"], ["info"], ["diff", whole]):  # gaps: not yet
+for cmd in (["report"], ["gaps"], ["gaps", "--summary"], ["steps"], ["dump"], ["info"], ["diff", whole]):
     rc, out, err = run(*cmd, "--", "-d.ctr")
     check(rc == 0 and out and err == "", f"{cmd} -- -d.ctr: exit {rc}, {err!r}")
 
