@@ -265,12 +265,15 @@ static void print_findings(const gaps_cli *c) {
            (unsigned long long)f->device, ct_fmt_duration(f->saving_ns, b1, sizeof b1));
     switch (f->kind) {
     case CT_FIND_SLOW_CALL:
-      printf("%s%s%s held the launching thread %s inside the %llu device gap%s it ended (%s idle, "
-             "%.1f%% of the device's idle time); median %s a gap",
+      /* each share beside the time it is of (the gaps' one is the table's share column) */
+      printf("%s%s%s held the launching thread %s, %.1f%% of the device's idle time, inside the "
+             "%llu device gap%s it ended (%s idle: %.1f%% of the device's idle time); median %s "
+             "in the call a gap",
              f->what, f->site ? " at " : "", f->site ? f->site : "",
-             ct_fmt_duration(f->idle_ns, b1, sizeof b1), (unsigned long long)f->count,
-             f->count == 1 ? "" : "s", ct_fmt_duration(f->gaps_idle_ns, b2, sizeof b2),
-             ct_gaps_pct(f->idle_ns, f->device_idle_ns), ct_fmt_duration(f->cpu_ns, b3, sizeof b3));
+             ct_fmt_duration(f->idle_ns, b1, sizeof b1), ct_gaps_pct(f->idle_ns, f->device_idle_ns),
+             (unsigned long long)f->count, f->count == 1 ? "" : "s",
+             ct_fmt_duration(f->gaps_idle_ns, b2, sizeof b2),
+             ct_gaps_pct(f->gaps_idle_ns, f->device_idle_ns), ct_fmt_duration(f->cpu_ns, b3, sizeof b3));
       if (f->count > 1)
         printf(", the first call %s, the others' median %s",
                ct_fmt_duration(f->first_call_ns, b1, sizeof b1),

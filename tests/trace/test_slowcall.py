@@ -124,6 +124,15 @@ found = text[text.find("\nFindings"):].splitlines()[2:]
 h.check(rc == 0 and found and found[0].startswith("  - ") and f"cublasSgemm_v2 at {site} held the launching thread" in found[0]
         and f"inside the {ITERS} device gaps it ended" in found[0] and "every call was slow" in found[0]
         and "(saves up to " in found[0], f"text finding: {found[:1]}")
+# each share beside the time it is of: the call's own (JSON share), then its gaps' idle
+# time (the sum of its rows' shares in the table)
+gaps_share = sum(r["share"] for r in gemm_rows)
+shares = re.search(r"held the launching thread [0-9.]+ m?s, ([0-9.]+)% of the device's idle time, inside the "
+                   r"\d+ device gaps it ended \([0-9.]+ m?s idle: ([0-9.]+)% of the device's idle time\)",
+                   found[0] if found else "")
+h.check(shares and abs(float(shares[1]) - 100 * f.get("share", 0)) < 0.06
+        and abs(float(shares[2]) - 100 * gaps_share) < 0.1 and float(shares[2]) >= float(shares[1]),
+        f"text finding's shares {shares and shares.groups()} vs share {f.get('share')}, rows {gaps_share}: {found[:1]}")
 h.check("Idle by what ended it" in text and re.search(r"launch_overhead +cublasSgemm_v2 \(nested launch\) +"
                                                        + re.escape(site) + r" +[78] ", text),
         "text table row")
