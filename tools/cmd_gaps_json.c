@@ -141,7 +141,7 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
 static const char *const finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
                                             "sync_little_work", "exposed_comm",
                                             "graph_candidate", "alloc_in_loop",
-                                            "slow_launch_call"};
+                                            "slow_launch_call", "host_bound_launch"};
 
 /* The JSON document (cmd_gaps.h). */
 void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
@@ -297,6 +297,19 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
       ct_json_kv_uint(&j, "gaps_idle_ns", f->gaps_idle_ns);
       ct_json_kv_uint(&j, "device_idle_ns", f->device_idle_ns);
       ct_json_kv_double(&j, "share", f->device_idle_ns ? (double)f->idle_ns / (double)f->device_idle_ns : 0.0, 4);
+    }
+    if (f->kind == CT_FIND_HOST_BOUND) {
+      ct_json_kv_string(&j, "callsite", f->site);
+      ct_json_kv_bool(&j, "nested", f->nested);
+      ct_json_kv_uint(&j, "idle_ns", f->idle_ns);
+      ct_json_kv_uint(&j, "gap_median_ns", f->rest_median_ns);
+      ct_json_kv_uint(&j, "gaps_idle_ns", f->gaps_idle_ns);
+      ct_json_kv_uint(&j, "device_idle_ns", f->device_idle_ns);
+      ct_json_kv_double(&j, "share", f->device_idle_ns ? (double)f->idle_ns / (double)f->device_idle_ns : 0.0, 4);
+      ct_json_key(&j, "tid");
+      if (f->tid) ct_json_uint(&j, f->tid);
+      else ct_json_null(&j);
+      ct_json_kv_string(&j, "thread", f->thread_name);
     }
     if (f->kind == CT_FIND_LAUNCH_BOUND) {
       ct_json_kv_uint(&j, "stretches", f->stretches);

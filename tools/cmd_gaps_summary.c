@@ -94,25 +94,28 @@ void ct_gaps_print_summary(const gaps_cli *c) {
   unsigned nf;
   const ct_gaps_finding *fs = ct_gaps_findings(c->g, &nf);
   if (nf) {
-    static const char *const labels[CT_FIND_SLOW_CALL + 1] = {
+    static const char *const labels[CT_FIND_HOST_BOUND + 1] = {
         [CT_FIND_LAUNCH_BOUND] = "launch-bound kernels", [CT_FIND_PAGEABLE_COPY] = "pageable copies",
         [CT_FIND_SYNC_COPY] = "synchronous copies", [CT_FIND_LITTLE_SYNC] = "syncs on little GPU work",
         [CT_FIND_EXPOSED_COMM] = "exposed communication",
         [CT_FIND_GRAPH_CANDIDATE] = "CUDA-graph candidates",
         [CT_FIND_ALLOC] = "memory allocated and freed in the loop",
-        [CT_FIND_SLOW_CALL] = "slow launching calls"};
+        [CT_FIND_SLOW_CALL] = "slow launching calls",
+        [CT_FIND_HOST_BOUND] = "host-bound launches"};
     /* one entry per kind, its findings' savings summed, largest first */
-    uint64_t saving[CT_FIND_SLOW_CALL + 1] = {0};
-    int order[CT_FIND_SLOW_CALL + 1], nk = 0;
+    uint64_t saving[CT_FIND_HOST_BOUND + 1] = {0};
+    int order[CT_FIND_HOST_BOUND + 1], nk = 0;
     const ct_gaps_finding *slow = NULL; /* the largest slow-call finding */
+    const ct_gaps_finding *host = NULL; /* the largest host-bound finding */
     for (unsigned i = 0; i < nf; i++) {
       unsigned k = (unsigned)fs[i].kind;
-      if (k > CT_FIND_SLOW_CALL) continue;
+      if (k > CT_FIND_HOST_BOUND) continue;
       int seen = 0;
       for (int m = 0; m < nk; m++) seen |= order[m] == (int)k;
       if (!seen) order[nk++] = (int)k;
       saving[k] += fs[i].saving_ns;
       if (k == CT_FIND_SLOW_CALL && !slow) slow = &fs[i];
+      if (k == CT_FIND_HOST_BOUND && !host) host = &fs[i];
     }
     for (int a = 1; a < nk; a++)
       for (int m = a; m > 0 && saving[order[m]] > saving[order[m - 1]]; m--) {
@@ -127,6 +130,8 @@ void ct_gaps_print_summary(const gaps_cli *c) {
       if (order[m] == CT_FIND_SLOW_CALL && slow)
         printf(" (%s%s)", slow->what,
                slow->pattern && !strcmp(slow->pattern, "first_call") ? ", first call only" : "");
+      if (order[m] == CT_FIND_HOST_BOUND && host)
+        printf(" (%s%s%s)", host->what, host->site ? " at " : "", host->site ? host->site : "");
       printf(" up to %s", ct_fmt_duration(saving[order[m]], b, sizeof b));
     }
     printf(" (see cutrace gaps");

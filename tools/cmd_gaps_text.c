@@ -282,6 +282,23 @@ static void print_findings(const gaps_cli *c) {
              f->pattern && !strcmp(f->pattern, "every_call") ? "every call was slow: "
              : f->pattern && !strcmp(f->pattern, "one_call") ? "one slow call: " : "", f->fix);
       break;
+    case CT_FIND_HOST_BOUND:
+      printf("the CPU was busy outside CUDA for %s, %.1f%% of the device's idle time, in %llu "
+             "host_wait gap%s (%s idle: %.1f%% of the device's idle time; median gap %s) before the "
+             "launch%s %s%s%s%s",
+             ct_fmt_duration(f->idle_ns, b1, sizeof b1), ct_gaps_pct(f->idle_ns, f->device_idle_ns),
+             (unsigned long long)f->count, f->count == 1 ? "" : "s",
+             ct_fmt_duration(f->gaps_idle_ns, b2, sizeof b2),
+             ct_gaps_pct(f->gaps_idle_ns, f->device_idle_ns),
+             ct_fmt_duration(f->rest_median_ns, b3, sizeof b3), f->count == 1 ? "" : "es",
+             f->site ? "at " : "by ", f->site ? f->site : f->what, f->site ? " by " : "", f->site ? f->what : "");
+      if (f->nested) printf(" (the kernel was launched inside it)");
+      if (f->tid && f->thread_name) printf("; thread %llu \"%s\"", (unsigned long long)f->tid, f->thread_name);
+      else if (f->tid) printf("; thread %llu", (unsigned long long)f->tid);
+      else printf("; several threads");
+      printf(" spent %.1f%% of those gaps outside CUDA calls and %s in them: %s\n",
+             ct_gaps_pct(f->idle_ns, f->gaps_idle_ns), ct_fmt_duration(f->cpu_ns, b4, sizeof b4), f->fix);
+      break;
     case CT_FIND_LAUNCH_BOUND:
       printf("%llu kernels in %llu stretch%s ran no longer than their launch calls (GPU %s, calls %s); "
              "longest: %llu kernels from +%s to +%s. %s\n",

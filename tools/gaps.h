@@ -192,7 +192,8 @@ enum ct_finding_kind {
   CT_FIND_EXPOSED_COMM,    /* communication kernels not overlapped by compute */
   CT_FIND_GRAPH_CANDIDATE, /* a repeated kernel sequence waiting on its launches */
   CT_FIND_ALLOC,           /* repeated gaps spent allocating and freeing memory */
-  CT_FIND_SLOW_CALL        /* launching calls that held the thread while the device was idle */
+  CT_FIND_SLOW_CALL,       /* launching calls that held the thread while the device was idle */
+  CT_FIND_HOST_BOUND       /* host_wait gaps ending at one call site, the CPU outside CUDA */
 };
 
 /* A finding: a pattern, measured, and the fix it suggests. */
@@ -229,6 +230,13 @@ typedef struct ct_gaps_finding {
   const char *site, *pattern;
   uint64_t first_call_ns, rest_median_ns, device_idle_ns, gaps_idle_ns;
   int nested;
+  /* host-bound launch: what = the ending call, site = its call site, count = the
+   * host_wait gaps it ended there, gaps_idle_ns = their idle time, idle_ns = the
+   * launching thread's time outside CUDA calls inside them (the saving), cpu_ns = the
+   * rest (its time in CUDA calls there), rest_median_ns = the median gap,
+   * device_idle_ns; tid and thread_name = the launching thread (tid 0, name NULL when
+   * the gaps were launched by several threads; name NULL when unnamed) */
+  const char *thread_name;
 } ct_gaps_finding;
 
 /* Device gaps grouped by what ended them: the cause, the ending call (the outermost

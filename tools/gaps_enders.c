@@ -13,6 +13,10 @@
  * rest in one "(more ending calls)" group per device and cause. Medians come from
  * stats.h's duration summaries (a log histogram: within 3.1%); the first (earliest)
  * call's time is kept apart from the others', for the warm-up test.
+ *
+ * For host_wait gaps the launching thread's time outside CUDA calls inside the gap is
+ * kept too (the gap less its calls' time there): the "host-bound launch" finding, the
+ * CPU busy with its own work while the GPU waited for the launch at one call site.
  */
 #include "gaps_internal.h"
 #include "stacks.h"
@@ -39,13 +43,16 @@ typedef struct ender_group {
   const char *site;        /* interned, at the end */
   uint64_t count, idle_ns, incall_ns, first_a, last_b;
   uint64_t first_incall;   /* the earliest gap's ending call's time inside it */
+  uint64_t outside_ns;     /* host_wait: the launching thread's time outside CUDA calls */
+  uint64_t tid;            /* the first gap's launching thread */
+  int other_threads;       /* gaps launched by another thread than tid */
   ct_dur_stats idle;       /* the gaps */
   ct_dur_stats rest;       /* the other gaps' ending calls' time inside them */
   int merged;              /* folded into another group at the end */
 } ender_group;
 
 typedef struct pending_end {
-  uint64_t device, a, b, tid, parent, stack, call_begin, call_end;
+  uint64_t device, a, b, tid, parent, stack, call_begin, call_end, outside;
   unsigned cause;
   const char *api;
 } pending_end;
@@ -132,8 +139,12 @@ static void take_first(ender_group *e, uint64_t a, uint64_t incall) {
   }
 }
 
-static void group_add(ender_group *e, uint64_t a, uint64_t b, uint64_t incall) {
+static void group_add(ender_group *e, uint64_t a, uint64_t b, uint64_t incall, uint64_t outside,
+                      uint64_t tid) {
   if (!e) return;
+  if (!e->count) e->tid = tid;
+  else if (e->tid != tid) e->other_threads = 1;
+  e->outside_ns += outside;
   take_first(e, a, incall);
   e->count++;
   e->idle_ns += b - a;
@@ -143,16 +154,33 @@ static void group_add(ender_group *e, uint64_t a, uint64_t b, uint64_t incall) {
 }
 
 /* Counts gap [a, b] of cause c ended by the call api (with its stack) that spent
- * [call_begin, call_end] on the launching thread. */
+ * [call_begin, call_end] on launching thread tid, which spent outside of the gap outside
+ * CUDA calls. */
 static void count_gap(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64_t b, const char *api,
-                      int nested, uint64_t stack, uint64_t call_begin, uint64_t call_end) {
+                      int nested, uint64_t stack, uint64_t call_begin, uint64_t call_end,
+                      uint64_t tid, uint64_t outside) {
   uint64_t incall = api ? overlap(call_begin, call_end, a, b) : 0;
-  group_add(group_for(f, device, c, api, nested, stack), a, b, incall);
+  group_add(group_for(f, device, c, api, nested, stack), a, b, incall, outside, tid);
+}
+
+/* The time thread tid spent outside CUDA calls during [a, b]: the gap less its outermost
+ * calls' time there (the tracer's own spans count as outside; a gap they fill most of
+ * has the cause tracer, not host_wait). */
+static uint64_t time_outside_cuda(fstate *f, uint64_t tid, uint64_t a, uint64_t b) {
+  const thstate *th = ct_gaps_find_thread(f, tid);
+  uint64_t in = 0;
+  for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
+    const span_ring_entry *e = ring_back(&th->calls, i);
+    if (e->end <= a) break;
+    if (!e->is_tracer) in += overlap(e->begin, e->end, a, b);
+  }
+  return b - a > in ? b - a - in : 0;
 }
 
 static void flush_pending(fstate *f, unsigned i) {
   pending_end *p = &f->enders->pend[i];
-  count_gap(f, p->device, p->cause, p->a, p->b, p->api, 1, p->stack, p->call_begin, p->call_end);
+  count_gap(f, p->device, p->cause, p->a, p->b, p->api, 1, p->stack, p->call_begin, p->call_end, p->tid,
+            p->outside);
   f->enders->pend[i] = f->enders->pend[--f->enders->npend];
 }
 
@@ -165,22 +193,24 @@ void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, 
   }
   uint64_t device = t->dev->device;
   if (!op->has_call) {
-    count_gap(f, device, c, a, b, NULL, 0, 0, 0, 0);
+    count_gap(f, device, c, a, b, NULL, 0, 0, 0, 0, 0, 0);
     return;
   }
+  uint64_t outside = c == CT_GAP_HOST_WAIT ? time_outside_cuda(f, op->tid, a, b) : 0;
   if (!op->depth || !op->parent) {
-    count_gap(f, device, c, a, b, op->api, 0, op->stack, op->call_begin, op->call_end);
+    count_gap(f, device, c, a, b, op->api, 0, op->stack, op->call_begin, op->call_end, op->tid, outside);
     return;
   }
   const span_ring_entry *e = ct_gaps_find_outer_call(f, op->tid, op->parent, op->call_end);
   if (e) {
-    count_gap(f, device, c, a, b, e->name, 1, e->stack ? e->stack : op->stack, e->begin, e->end);
+    count_gap(f, device, c, a, b, e->name, 1, e->stack ? e->stack : op->stack, e->begin, e->end, op->tid,
+              outside);
     return;
   }
   struct enders_state *s = f->enders;
   if (s->npend == PENDING_ENDS) flush_pending(f, 0); /* waited long enough: its own call */
   s->pend[s->npend++] = (pending_end){device, a, b, op->tid, op->parent, op->stack, op->call_begin,
-                                      op->call_end, (unsigned)c, op->api};
+                                      op->call_end, outside, (unsigned)c, op->api};
 }
 
 /* An outermost call: completes the gaps waiting for it. */
@@ -193,7 +223,7 @@ void ct_gaps_enders_on_span(fstate *f, const ct_span *sp, const char *name) {
       continue;
     }
     count_gap(f, p->device, p->cause, p->a, p->b, name, 1, sp->stack ? sp->stack : p->stack,
-              sp->begin_ns, sp->end_ns);
+              sp->begin_ns, sp->end_ns, p->tid, p->outside);
     s->pend[i] = s->pend[--s->npend];
   }
 }
@@ -267,6 +297,32 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
   ct_gaps_add_finding(f->g, &fd);
 }
 
+/* The host-bound-launch finding of a host_wait group, when it qualifies: the launching
+ * thread's time outside CUDA inside the gaps at least 100 us, 5% of the device's idle
+ * time and half the gaps' idle time. */
+static void host_bound_finding(fstate *f, const ender_group *e) {
+  uint64_t idle = device_idle(f, e->device);
+  if (e->cause != CT_GAP_HOST_WAIT || !e->api || !strcmp(e->api, MORE_CALLS) ||
+      e->outside_ns < HOST_BOUND_TOTAL_NS || (double)e->outside_ns < HOST_BOUND_SHARE * (double)idle ||
+      2 * e->outside_ns < e->idle_ns)
+    return;
+  const thstate *th = e->other_threads ? NULL : ct_gaps_find_thread(f, e->tid);
+  ct_gaps_finding fd = {
+      .kind = CT_FIND_HOST_BOUND, .proc = f->proc, .device = e->device, .what = e->api,
+      .count = e->count, .cpu_ns = e->idle_ns - e->outside_ns, .first_ns = e->first_a,
+      .last_ns = e->last_b, .idle_ns = e->outside_ns, .saving_ns = e->outside_ns, .site = e->site,
+      .device_idle_ns = idle, .gaps_idle_ns = e->idle_ns, .nested = e->nested,
+      .rest_median_ns = ct_dur_median(&e->idle), .tid = e->other_threads ? 0 : e->tid,
+      .thread_name = th ? th->name : NULL,
+      .fix = "overlap the CPU's work with the GPU's: enqueue the next GPU work before the host "
+             "work (launch earlier, keep work queued ahead; no .item()/.cpu()/printing of GPU "
+             "values in the loop), move the host work off the launching thread (a worker thread "
+             "or process, DataLoader num_workers and pin_memory), give each launch more work "
+             "(larger batches), or capture the GPU part in a CUDA graph so a step costs the CPU "
+             "one launch"};
+  ct_gaps_add_finding(f->g, &fd);
+}
+
 /* Moves a cause's group into the analysis's list. */
 static void publish(fstate *f, const ender_group *e) {
   struct ct_gaps *g = f->g;
@@ -284,6 +340,9 @@ static void publish(fstate *f, const ender_group *e) {
 
 /* Adds group o's gaps to e. */
 static void merge_group(ender_group *e, const ender_group *o) {
+  if (!e->count) e->tid = o->tid;
+  else if (e->tid != o->tid) e->other_threads = 1;
+  e->other_threads |= o->other_threads;
   take_first(e, o->first_a, o->first_incall);
   ct_dur_merge(&e->rest, &o->rest);
   ct_dur_merge(&e->idle, &o->idle);
@@ -292,6 +351,7 @@ static void merge_group(ender_group *e, const ender_group *o) {
   e->incall_ns += o->incall_ns;
   e->last_b = max_u64(e->last_b, o->last_b);
   e->nested |= o->nested;
+  e->outside_ns += o->outside_ns;
 }
 
 static void free_groups(ender_group *grp, unsigned n) {
@@ -325,6 +385,7 @@ void ct_gaps_enders_finish(fstate *f) {
       merge_group(e, o);
     }
     publish(f, e);
+    host_bound_finding(f, e);
     if (!calls) continue;
     unsigned k = 0;
     while (k < ncalls && !(calls[k].device == e->device && calls[k].api == e->api &&

@@ -45,6 +45,8 @@
 #define SLOW_CALL_TOTAL_NS 100000ull  /* launching calls' time in gaps worth a finding */
 #define SLOW_CALL_SHARE 0.05          /* ... and of the device's idle time */
 #define SLOW_CALL_MEDIAN_NS 50000ull  /* a launching call this long per gap is slow */
+#define HOST_BOUND_TOTAL_NS 100000ull /* time outside CUDA in host_wait gaps worth a finding */
+#define HOST_BOUND_SHARE 0.05         /* ... and of the device's idle time */
 #define SLOW_CALL_FIRST_NS 1000000ull /* a first call this long (10x the others' median,
                                          which is fast) is a warm-up */
 

@@ -77,6 +77,20 @@ with tempfile.TemporaryDirectory() as tmp:
     got1 = sorted((g["start_ns"], g["start_ns"] + g["dur_ns"], g["cause"]) for g in doc["gaps"]
                   if g["device"] == 1)
     check(got1 == [(g["start_ns"], g["end_ns"], g["cause"]) for g in want1], f"device 1 gaps {got1}")
+    # the host-bound launch: device 1's two host_wait gaps of 300 us, each ended by a
+    # 3 us launch call of the helper thread (its only time in CUDA there): 594 us outside
+    hb = [f for f in doc["findings"] if f["kind"] == "host_bound_launch"]
+    hb1 = [f for f in hb if f["device"] == 1]
+    check(len(hb1) == 1 and hb1[0]["count"] == 2 and hb1[0]["gaps_idle_ns"] == 600000
+          and hb1[0]["idle_ns"] == 594000 and hb1[0]["cpu_ns"] == 6000 and hb1[0]["saving_ns"] == 594000
+          and hb1[0]["tid"] == 1002 and hb1[0]["device_idle_ns"] == 600000 and hb1[0]["share"] == 0.99
+          and hb1[0]["gap_median_ns"] == 300000 and hb1[0]["callsite"] is None,
+          f"device 1's host-bound launch: {hb1}")
+    # only host_wait rows make one: each finding's gaps are a host_wait row's
+    hw_rows = {(r["device"], r["api"], r["callsite"], r["count"], r["idle_ns"])
+               for r in doc["idle_by_ending_call"] if r["cause"] == "host_wait"}
+    check(len(hb) == 3 and all((f["device"], f["what"], f["callsite"], f["count"], f["gaps_idle_ns"]) in hw_rows
+                               for f in hb), f"host-bound findings from host_wait rows: {hb} vs {hw_rows}")
     doc["gaps"] = [g for g in doc["gaps"] if g["device"] == 0]
     check(abs(dev["busy_ns"] - ans["busy_ns"]) <= TOL, f"busy {dev['busy_ns']} vs {ans['busy_ns']}")
     check(dev["first_ns"] == ans["first_ns"] and dev["last_ns"] == ans["last_ns"], "span")
@@ -140,7 +154,8 @@ with tempfile.TemporaryDirectory() as tmp:
           f"alloc idle {dev['idle']['alloc_ns']} vs {ans['alloc_gap_ns']}")
     rc, d5, err = gaps_json("--repeat-min", "13", "--launch-bound-min", "51", "--graph-min", "26",
                           trace)
-    check(not d5["findings"] or [f["kind"] for f in d5["findings"]] == ["sync_little_work"],
+    # (host-bound launches have thresholds of their own, not these options')
+    check([f["kind"] for f in d5["findings"] if f["kind"] != "host_bound_launch"] in ([], ["sync_little_work"]),
           f"finding thresholds: {[f['kind'] for f in d5['findings']]}")
 
     # ct_gaps_each: the same device gaps, the stream gaps too, min_ns honoured.

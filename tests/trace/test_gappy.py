@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gappy (bench/workloads/gappy.cu) plants idle periods of known cause and length and
 prints them; traced on the simulated GPU, `cutrace gaps` must find each one with the
-right cause and its edges within 30 us of the simulator's truth, report the planted findings, and find no
+right cause and its edges within 30 us of the simulator's truth, report the planted findings
+(and the host-bound launch at launch_spin that the host_wait phase's sleeps make), and find no
 gap where there is none (docs/workloads.md, "gappy: the planted idle periods").
 An edge made by an operation on an idle stream whose launch call returned late (a host
 preempted inside the call after submitting: seen at load 8-17) is dated by that return,
@@ -199,6 +200,40 @@ kinds = {f.get("kind") for f in doc.get("findings", [])}
 for f in findings:
     h.check(f["kind"] in kinds, f"finding {f['kind']} (phase {f['phase']}) not reported; found {kinds}")
 
+# The host_wait phase's story: the CPU busy outside CUDA (sleeping) before the launches at
+# one call site, launch_spin. Its finding: that call site, at least the planted gaps,
+# the thread's time outside CUDA in them at least 90% of the planted sleeps' (a launch
+# call of 10 us a gap is all it spent inside CUDA) and at most the gaps' idle time, the
+# saving that time, the thread named, the share of the device's idle time.
+hw = next(p for p in planted if p["phase"] == "host_wait")
+hw_count, hw_us = int(hw["count"]), float(hw["dur_us"])
+hb = [f for f in doc.get("findings", []) if f.get("kind") == "host_bound_launch"]
+spin = [f for f in hb if re.fullmatch(r"launch_spin\(.*\) \(gappy\.cu:\d+\)", f.get("callsite") or "")]
+h.check(len(spin) == 1, f"one host_bound_launch finding at launch_spin: {hb}")
+f = spin[0] if spin else {}
+dev = next((d for d in doc.get("devices", []) if d["device"] == 0), {})
+h.check(f.get("what", "").endswith("LaunchKernel") and f.get("count", 0) >= hw_count
+        and f.get("idle_ns", 0) >= 0.9 * hw_count * hw_us * 1000
+        and f.get("idle_ns", 0) <= f.get("gaps_idle_ns", 0) <= dev.get("idle_ns", 0)
+        and f.get("idle_ns", 0) + f.get("cpu_ns", 0) == f.get("gaps_idle_ns", -1)
+        and f.get("cpu_ns", 1 << 62) <= f.get("count", 0) * 1000000
+        and f.get("saving_ns") == f.get("idle_ns") and f.get("device_idle_ns") == dev.get("idle_ns")
+        and abs(f.get("share", 0) - f.get("idle_ns", 0) / max(1, dev.get("idle_ns", 1))) < 0.001
+        and f.get("thread") == "gappy" and 0 < f.get("gap_median_ns", 0) <= f.get("gaps_idle_ns", 0),
+        f"host_bound_launch finding vs {hw_count} planted sleeps of {hw_us} us: {f}; device {dev}")
+rows = [r for r in doc.get("idle_by_ending_call", []) if r["cause"] == "host_wait" and r["callsite"] == f.get("callsite")]
+h.check(len(rows) == 1 and rows[0]["count"] == f.get("count") and rows[0]["idle_ns"] == f.get("gaps_idle_ns"),
+        f"the finding's gaps are the table's host_wait row at its call site: {rows}")
+h.check(all(x["saving_ns"] >= y["saving_ns"] for x, y in zip(doc["findings"], doc["findings"][1:])),
+        "findings ordered by saving")
+
 rc, text_out, err = h.run("gaps", data)
 h.check(rc == 0 and "host_wait" in text_out, f"gaps text output (exit {rc}):\n{text_out[:800]}{err}")
+line = next((l for l in text_out.splitlines() if "the CPU was busy outside CUDA for" in l), "")
+h.check(f"before the launches at {f.get('callsite')} by {f.get('what')}; thread " in line
+        and '"gappy" spent' in line and "move the host work off the launching thread" in line,
+        f"host-bound finding in text: {line!r}")
+rc, out, err = h.run("gaps", "--summary", data)
+h.check(rc == 0 and f"host-bound launches ({f.get('what')} at {f.get('callsite')}) up to " in out,
+        f"host-bound launches in the summary: {out}")
 h.finish()
