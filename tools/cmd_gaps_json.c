@@ -297,6 +297,8 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
       ct_json_kv_uint(&j, "gaps_idle_ns", f->gaps_idle_ns);
       ct_json_kv_uint(&j, "device_idle_ns", f->device_idle_ns);
       ct_json_kv_double(&j, "share", f->device_idle_ns ? (double)f->idle_ns / (double)f->device_idle_ns : 0.0, 4);
+      ct_json_kv_uint(&j, "after_launch_ns", f->after_launch_ns);
+      ct_json_kv_uint(&j, "after_launch_gaps", f->after_launch_gaps);
     }
     if (f->kind == CT_FIND_HOST_BOUND) {
       ct_json_kv_string(&j, "callsite", f->site);

@@ -267,13 +267,18 @@ static void print_findings(const gaps_cli *c) {
     case CT_FIND_SLOW_CALL:
       /* each share beside the time it is of (the gaps' one is the table's share column) */
       printf("%s%s%s held the launching thread %s, %.1f%% of the device's idle time, inside the "
-             "%llu device gap%s it ended (%s idle: %.1f%% of the device's idle time); median %s "
-             "in the call a gap",
+             "%llu device gap%s it ended (%s idle: %.1f%% of the device's idle time)",
              f->what, f->site ? " at " : "", f->site ? f->site : "",
              ct_fmt_duration(f->idle_ns, b1, sizeof b1), ct_gaps_pct(f->idle_ns, f->device_idle_ns),
              (unsigned long long)f->count, f->count == 1 ? "" : "s",
              ct_fmt_duration(f->gaps_idle_ns, b2, sizeof b2),
-             ct_gaps_pct(f->gaps_idle_ns, f->device_idle_ns), ct_fmt_duration(f->cpu_ns, b3, sizeof b3));
+             ct_gaps_pct(f->gaps_idle_ns, f->device_idle_ns));
+      if (f->after_launch_gaps) /* a gap began while it still ran after its launch */
+        printf(", and %s more, %.1f%% of the device's idle time, after its own launch in the %llu "
+               "gap%s that began while it still ran", ct_fmt_duration(f->after_launch_ns, b4, sizeof b4),
+               ct_gaps_pct(f->after_launch_ns, f->device_idle_ns), (unsigned long long)f->after_launch_gaps,
+               f->after_launch_gaps == 1 ? "" : "s");
+      printf("; median %s in the call a gap", ct_fmt_duration(f->cpu_ns, b3, sizeof b3));
       if (f->count > 1)
         printf(", the first call %s, the others' median %s",
                ct_fmt_duration(f->first_call_ns, b1, sizeof b1),

@@ -230,6 +230,10 @@ typedef struct ct_gaps_finding {
   const char *site, *pattern;
   uint64_t first_call_ns, rest_median_ns, device_idle_ns, gaps_idle_ns;
   int nested;
+  /* slow launching call: its time inside the gaps that began while it still ran after
+   * its own launch (after_launch_gaps of them; gaps ended by any call), part of the
+   * saving of every_call / one_call */
+  uint64_t after_launch_ns, after_launch_gaps;
   /* host-bound launch: what = the ending call, site = its call site, count = the
    * host_wait gaps it ended there, gaps_idle_ns = their idle time, idle_ns = the
    * launching thread's time outside CUDA calls inside them (the saving), cpu_ns = the

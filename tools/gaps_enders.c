@@ -17,6 +17,12 @@
  * For host_wait gaps the launching thread's time outside CUDA calls inside the gap is
  * kept too (the gap less its calls' time there): the "host-bound launch" finding, the
  * CPU busy with its own work while the GPU waited for the launch at one call site.
+ *
+ * A gap can begin while a call that queued work is still running after its launch (a
+ * library call that launches its kernel, then goes on with host work or cleanup): that
+ * call, on the launching thread, running at the gap's start and not the ending call, is
+ * the gap's leading call; its time inside the gap is kept in LEAD groups (by call and
+ * stack, not listed as rows) and added to that call's slow-launching-call totals.
  */
 #include "gaps_internal.h"
 #include "stacks.h"
@@ -30,6 +36,7 @@
 #define PENDING_ENDS 512
 #define INDEX_SLOTS 4096 /* the groups' hash index: used while at most half full */
 #define ANY_CAUSE CT_GAP_NCAUSES /* a group over every cause (at the end): a call's totals */
+#define LEAD (CT_GAP_NCAUSES + 1) /* a call running when gaps began, after its own launch */
 #define MORE_CALLS "(more ending calls)"
 
 /* ---- groups -------------------------------------------------------------------------- */
@@ -45,6 +52,7 @@ typedef struct ender_group {
   uint64_t first_incall;   /* the earliest gap's ending call's time inside it */
   uint64_t outside_ns;     /* host_wait: the launching thread's time outside CUDA calls */
   uint64_t tid;            /* the first gap's launching thread */
+  uint64_t tail_ns, tail_count; /* as a leading call: its time inside gaps, those gaps */
   int other_threads;       /* gaps launched by another thread than tid */
   ct_dur_stats idle;       /* the gaps */
   ct_dur_stats rest;       /* the other gaps' ending calls' time inside them */
@@ -59,7 +67,7 @@ typedef struct pending_end {
 
 struct enders_state {
   ender_group *grp;
-  unsigned n, cap, last[CT_GAP_NCAUSES];
+  unsigned n, cap, last[LEAD + 1];
   unsigned index[INDEX_SLOTS]; /* group + 1 by hash of its key, 0: empty */
   const char *more;            /* MORE_CALLS, interned */
   pending_end pend[PENDING_ENDS];
@@ -184,6 +192,28 @@ static void flush_pending(fstate *f, unsigned i) {
   f->enders->pend[i] = f->enders->pend[--f->enders->npend];
 }
 
+/* Counts the leading call of gap [a, b] ended by op: the launching thread's outermost
+ * call that queues work (not a blocking one), running at a, other than the ending call
+ * (corr ending_corr); its time inside the gap. */
+static void count_lead(fstate *f, uint64_t device, uint64_t a, uint64_t b, uint64_t tid,
+                       uint64_t ending_corr) {
+  const thstate *th = ct_gaps_find_thread(f, tid);
+  if (!th) return;
+  for (unsigned i = ring_skip_after(&th->calls, a); i < th->calls.n; i++) {
+    const span_ring_entry *e = ring_back(&th->calls, i);
+    if (e->end <= a) break;
+    if (e->begin >= a || e->is_tracer || e->corr == ending_corr || e->is_blocking ||
+        !(e->is_launch || e->stream_role == STREAM_ROLE_WORK))
+      continue;
+    ender_group *g = group_for(f, device, LEAD, e->name, 0, e->stack);
+    if (g) {
+      g->tail_ns += overlap(e->begin, e->end, a, b);
+      g->tail_count++;
+    }
+    return; /* outermost calls of one thread do not overlap: one runs at a */
+  }
+}
+
 /* A device gap [a, b] of cause c ended by op (gaps_busy.c). */
 void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, enum ct_gap_cause c,
                            const opinfo *op) {
@@ -197,6 +227,7 @@ void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, 
     return;
   }
   uint64_t outside = c == CT_GAP_HOST_WAIT ? time_outside_cuda(f, op->tid, a, b) : 0;
+  count_lead(f, device, a, b, op->tid, op->depth && op->parent ? op->parent : op->corr);
   if (!op->depth || !op->parent) {
     count_gap(f, device, c, a, b, op->api, 0, op->stack, op->call_begin, op->call_end, op->tid, outside);
     return;
@@ -259,8 +290,9 @@ static uint64_t device_idle(fstate *f, uint64_t device) {
 /* The slow-launching-call finding of a group over every cause, when it qualifies. */
 static void slow_call_finding(fstate *f, const ender_group *e) {
   uint64_t idle = device_idle(f, e->device);
-  if (!e->api || !strcmp(e->api, MORE_CALLS) || e->incall_ns < SLOW_CALL_TOTAL_NS ||
-      (double)e->incall_ns < SLOW_CALL_SHARE * (double)idle)
+  uint64_t held = e->incall_ns + e->tail_ns; /* ending the gaps, and leading them */
+  if (!e->api || !strcmp(e->api, MORE_CALLS) || !e->count || held < SLOW_CALL_TOTAL_NS ||
+      (double)held < SLOW_CALL_SHARE * (double)idle)
     return;
   ct_dur_stats all = {0};
   ct_dur_merge(&all, &e->rest);
@@ -279,11 +311,16 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
           "shape), or load modules eagerly (CUDA_MODULE_LOADING=EAGER)";
   } else if (median >= SLOW_CALL_MEDIAN_NS) {
     pattern = e->count == 1 ? "one_call" : "every_call";
-    saving = e->incall_ns;
-    fix = "it does its setup every time while the GPU waits: move that setup out of the "
-          "loop (create handles, plans, heuristics, descriptors and buffers once and reuse "
-          "them; no cudaMalloc inside the loop), or, after a warm-up, capture the loop in a "
-          "CUDA graph so the calls are not repeated on the CPU";
+    saving = held;
+    fix = e->tail_ns > e->incall_ns
+              ? "it keeps the launching thread after queuing its work while the GPU, done with "
+                "that work, waits: find what the call does after its launch (a sync, a copy "
+                "back, host-side work, a cleanup) and move it out of the loop or after more "
+                "work is queued, or, after a warm-up, capture the loop in a CUDA graph"
+              : "it does its setup every time while the GPU waits: move that setup out of the "
+                "loop (create handles, plans, heuristics, descriptors and buffers once and "
+                "reuse them; no cudaMalloc inside the loop), or, after a warm-up, capture the "
+                "loop in a CUDA graph so the calls are not repeated on the CPU";
   } else {
     return;
   }
@@ -293,7 +330,8 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
                         .idle_ns = e->incall_ns, .saving_ns = saving, .site = e->site,
                         .pattern = pattern, .first_call_ns = e->first_incall,
                         .rest_median_ns = rest, .device_idle_ns = idle,
-                        .gaps_idle_ns = e->idle_ns, .nested = e->nested};
+                        .gaps_idle_ns = e->idle_ns, .nested = e->nested,
+                        .after_launch_ns = e->tail_ns, .after_launch_gaps = e->tail_count};
   ct_gaps_add_finding(f->g, &fd);
 }
 
@@ -343,7 +381,7 @@ static void merge_group(ender_group *e, const ender_group *o) {
   if (!e->count) e->tid = o->tid;
   else if (e->tid != o->tid) e->other_threads = 1;
   e->other_threads |= o->other_threads;
-  take_first(e, o->first_a, o->first_incall);
+  if (o->count) take_first(e, o->first_a, o->first_incall); /* a leading call's group has none */
   ct_dur_merge(&e->rest, &o->rest);
   ct_dur_merge(&e->idle, &o->idle);
   e->count += o->count;
@@ -352,6 +390,8 @@ static void merge_group(ender_group *e, const ender_group *o) {
   e->last_b = max_u64(e->last_b, o->last_b);
   e->nested |= o->nested;
   e->outside_ns += o->outside_ns;
+  e->tail_ns += o->tail_ns;
+  e->tail_count += o->tail_count;
 }
 
 static void free_groups(ender_group *grp, unsigned n) {
@@ -363,8 +403,9 @@ static void free_groups(ender_group *grp, unsigned n) {
 }
 
 /* At the end of a file: gaps still waiting are counted with their own call; the groups
- * are merged by call site and published; their calls, over every cause, are judged
- * (the launching-call finding). */
+ * are merged by call site and published (but the leading calls' groups); their calls,
+ * over every cause and with their time as leading calls, are judged (the
+ * launching-call finding). */
 void ct_gaps_enders_finish(fstate *f) {
   struct enders_state *s = f->enders;
   if (!s) return;
@@ -384,8 +425,10 @@ void ct_gaps_enders_finish(fstate *f) {
       o->merged = 1;
       merge_group(e, o);
     }
-    publish(f, e);
-    host_bound_finding(f, e);
+    if (e->cause != LEAD) {
+      publish(f, e);
+      host_bound_finding(f, e);
+    }
     if (!calls) continue;
     unsigned k = 0;
     while (k < ncalls && !(calls[k].device == e->device && calls[k].api == e->api &&

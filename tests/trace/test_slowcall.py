@@ -18,7 +18,9 @@ pageable copies. Asserted on `cutrace gaps`:
   time, their idle time adding up to the device's and their gaps to its gap count;
 - findings ordered by their saving in JSON, text and the --summary line;
 - the --summary advice repeats --from/--to and the thresholds given;
-- tail: the gaps still counted under cublasSgemm_v2 at its call site.
+- tail: the gaps still counted under cublasSgemm_v2 at its call site, and the call's
+  30 ms after its launch inside the gaps that began then counted as its own (the
+  leading call: after_launch_ns, in the saving and the text).
 
 usage: test_slowcall.py SIM_DIR CUTRACE LIBTRACE PROGRAM_DIR SLOWCALL_CU
 """
@@ -88,6 +90,8 @@ h.check(SPIN <= f.get("median_ns", 0) and abs(f.get("median_ns", 0) - median(spa
         and SPIN <= f.get("rest_median_ns", 0) and abs(f.get("rest_median_ns", 0) - median(spans[1:])) <= MS,
         f"every: median and first call: {f} vs spans {spans}")
 h.check(f.get("saving_ns") == inside, f"every: the saving is all of it: {f.get('saving_ns')}")
+h.check(f.get("after_launch_ns") == 0 and f.get("after_launch_gaps") == 0,
+        f"every: each call returns at its launch, no gap begins inside it: {f}")
 h.check(f.get("device_idle_ns") == dev.get("idle_ns") and
         abs(f.get("share", 0) - inside / max(1, dev.get("idle_ns", 1))) < 0.001 and f.get("share", 0) > 0.5,
         f"every: share of the device's idle time: {f.get('share')}")
@@ -173,6 +177,18 @@ f = slow_finding(doc, "tail")
 h.check(f.get("what") == "cublasSgemm_v2" and f.get("callsite") == site and f.get("count") == ITERS
         and f.get("nested") is True and f.get("pattern") == "every_call" and SPIN <= f.get("median_ns", 0),
         f"tail: the outermost call found after its gaps: {f}")
+# Each gap begins when the call's kernel (1 ms) ends while the call goes on for its 30 ms
+# tail: the call's time inside those gaps is counted as the leading call's, 8 gaps (the
+# last one ended by a sleep_then_launch), and is part of the saving.
+TAIL = 30 * MS
+dev = doc["devices"][0]
+h.check(f.get("after_launch_gaps") == ITERS
+        and ITERS * (TAIL - 2 * MS) <= f.get("after_launch_ns", 0) <= ITERS * (TAIL + SLACK)
+        and f.get("saving_ns") == f.get("idle_ns", 0) + f.get("after_launch_ns", 0) <= dev.get("idle_ns", 0),
+        f"tail: the time after its launch in the gaps that began inside it: {f}; device {dev}")
+rc, text, err = h.run("gaps", data)
+h.check(rc == 0 and f"after its own launch in the {ITERS} gaps that began while it still ran" in text
+        and "find what the call does after its launch" in text, f"tail: text {text[text.find('Findings'):][:900]}")
 rows = doc["idle_by_ending_call"]
 h.check(sum(r["count"] for r in rows if r["api"] == "cublasSgemm_v2" and r["callsite"] == site) == ITERS
         and not any(r["callsite"] == site and r["api"] != "cublasSgemm_v2" for r in rows),
