@@ -198,19 +198,31 @@ static void flush_pending(fstate *f, unsigned i) {
 static void count_lead(fstate *f, uint64_t device, uint64_t a, uint64_t b, uint64_t tid,
                        uint64_t ending_corr) {
   const thstate *th = ct_gaps_find_thread(f, tid);
-  if (!th) return;
-  for (unsigned i = ring_skip_after(&th->calls, a); i < th->calls.n; i++) {
-    const span_ring_entry *e = ring_back(&th->calls, i);
-    if (e->end <= a) break;
-    if (e->begin >= a || e->is_tracer || e->corr == ending_corr || e->is_blocking ||
-        !(e->is_launch || e->stream_role == STREAM_ROLE_WORK))
-      continue;
+  if (!th || !th->calls.n) return;
+  const ring *r = &th->calls;
+  /* the thread's outermost calls do not overlap: the one running at a is the oldest
+   * non-tracer call ending after a. In end order: found by bisection (entries older
+   * than index hi end at or before a); out of order, by a scan. */
+  unsigned lo = 0, hi = r->n;
+  if (!r->disorder) {
+    while (lo < hi) {
+      unsigned mid = (lo + hi) / 2;
+      if (ring_back(r, mid)->end > a) lo = mid + 1;
+      else hi = mid;
+    }
+  }
+  for (unsigned i = hi; i-- > 0;) {
+    const span_ring_entry *e = ring_back(r, i);
+    if (e->end <= a || e->is_tracer) continue;
+    if (e->begin >= a) return; /* nothing ran at a (the oldest one ending after it began later) */
+    if (e->corr == ending_corr || e->is_blocking || !(e->is_launch || e->stream_role == STREAM_ROLE_WORK))
+      return;
     ender_group *g = group_for(f, device, LEAD, e->name, 0, e->stack);
     if (g) {
       g->tail_ns += overlap(e->begin, e->end, a, b);
       g->tail_count++;
     }
-    return; /* outermost calls of one thread do not overlap: one runs at a */
+    return;
   }
 }
 
