@@ -319,6 +319,10 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     }
     if (f->kind == CT_FIND_PAGEABLE_COPY || f->kind == CT_FIND_SYNC_COPY)
       ct_json_kv_uint(&j, "bytes", f->bytes);
+    if (f->kind == CT_FIND_PAGEABLE_COPY) {
+      ct_json_kv_uint(&j, "transfer_saving_ns", f->transfer_saving_ns);
+      ct_json_kv_bool(&j, "saving_lower_bound", f->lower_bound);
+    }
     if (f->kind == CT_FIND_ALLOC) ct_json_kv_uint(&j, "idle_ns", f->idle_ns);
     if (f->kind == CT_FIND_GRAPH_CANDIDATE) {
       ct_json_kv_uint(&j, "tid", f->tid);

@@ -104,6 +104,7 @@ void ct_gaps_print_summary(const gaps_cli *c) {
         [CT_FIND_HOST_BOUND] = "host-bound launches"};
     /* one entry per kind, its findings' savings summed, largest first */
     uint64_t saving[CT_FIND_HOST_BOUND + 1] = {0};
+    int at_least[CT_FIND_HOST_BOUND + 1] = {0}; /* a finding of the kind is a lower bound */
     int order[CT_FIND_HOST_BOUND + 1], nk = 0;
     const ct_gaps_finding *slow = NULL; /* the largest slow-call finding */
     const ct_gaps_finding *host = NULL; /* the largest host-bound finding */
@@ -114,6 +115,7 @@ void ct_gaps_print_summary(const gaps_cli *c) {
       for (int m = 0; m < nk; m++) seen |= order[m] == (int)k;
       if (!seen) order[nk++] = (int)k;
       saving[k] += fs[i].saving_ns;
+      at_least[k] |= fs[i].lower_bound;
       if (k == CT_FIND_SLOW_CALL && !slow) slow = &fs[i];
       if (k == CT_FIND_HOST_BOUND && !host) host = &fs[i];
     }
@@ -132,7 +134,7 @@ void ct_gaps_print_summary(const gaps_cli *c) {
                slow->pattern && !strcmp(slow->pattern, "first_call") ? ", first call only" : "");
       if (order[m] == CT_FIND_HOST_BOUND && host)
         printf(" (%s%s%s)", host->what, host->site ? " at " : "", host->site ? host->site : "");
-      printf(" up to %s", ct_fmt_duration(saving[order[m]], b, sizeof b));
+      printf(" %s %s", at_least[order[m]] ? "at least" : "up to", ct_fmt_duration(saving[order[m]], b, sizeof b));
     }
     printf(" (see cutrace gaps");
     for (int i = 0; i < c->nopts; i++) printf(strchr(c->opts[i], ' ') ? " '%s'" : " %s", c->opts[i]);

@@ -261,8 +261,9 @@ static void print_findings(const gaps_cli *c) {
     const ct_gaps_finding *f = &fs[i];
     const ct_gaps_proc *p = &procs[f->proc];
     char b1[24], b2[24], b3[24], b4[24], w[400];
-    printf("  - %s device %llu (saves up to %s of idle): ", ct_gaps_who(p, w, sizeof w),
-           (unsigned long long)f->device, ct_fmt_duration(f->saving_ns, b1, sizeof b1));
+    printf("  - %s device %llu (saves %s %s of idle): ", ct_gaps_who(p, w, sizeof w),
+           (unsigned long long)f->device, f->lower_bound ? "at least" : "up to",
+           ct_fmt_duration(f->saving_ns, b1, sizeof b1));
     switch (f->kind) {
     case CT_FIND_SLOW_CALL:
       /* each share beside the time it is of (the gaps' one is the table's share column) */
@@ -316,10 +317,17 @@ static void print_findings(const gaps_cli *c) {
       break;
     case CT_FIND_PAGEABLE_COPY:
     case CT_FIND_SYNC_COPY:
-      printf("%llu %s %s copies (%s, GPU %s, calls %s): %s\n", (unsigned long long)f->count,
+      printf("%llu %s %s copies (%s, GPU %s, calls %s", (unsigned long long)f->count,
              f->kind == CT_FIND_PAGEABLE_COPY ? "pageable" : "synchronous", f->what,
              ct_fmt_bytes(f->bytes, b1, sizeof b1), ct_fmt_duration(f->gpu_ns, b2, sizeof b2),
-             ct_fmt_duration(f->cpu_ns, b3, sizeof b3), f->fix);
+             ct_fmt_duration(f->cpu_ns, b3, sizeof b3));
+      if (f->kind == CT_FIND_PAGEABLE_COPY && f->lower_bound)
+        printf("; from pinned memory the transfers would be faster too, by how much unmeasured: "
+               "no pinned copy of the same direction in the trace");
+      else if (f->kind == CT_FIND_PAGEABLE_COPY)
+        printf("; at the rate of this trace's pinned copies the transfers would take %s less",
+               ct_fmt_duration(f->transfer_saving_ns, b4, sizeof b4));
+      printf("): %s\n", f->fix);
       break;
     case CT_FIND_LITTLE_SYNC:
       printf("%llu syncs (%s) waited on little GPU work: %s in the calls for %s of GPU work: %s\n",

@@ -234,6 +234,11 @@ typedef struct ct_gaps_finding {
    * its own launch (after_launch_gaps of them; gaps ended by any call), part of the
    * saving of every_call / one_call */
   uint64_t after_launch_ns, after_launch_gaps;
+  /* pageable copies: the transfer time pinned memory would save, at the rate this
+   * trace's pinned copies of the same direction ran (in saving_ns); lower_bound: some
+   * direction had no pinned copy to measure, so the saving is at least saving_ns */
+  uint64_t transfer_saving_ns;
+  int lower_bound;
   /* host-bound launch: what = the ending call, site = its call site, count = the
    * host_wait gaps it ended there, gaps_idle_ns = their idle time, idle_ns = the
    * launching thread's time outside CUDA calls inside them (the saving), cpu_ns = the

@@ -154,6 +154,9 @@ typedef struct devstate {
   uint64_t lb_kernels, lb_stretches, lb_gpu, lb_cpu, lb_longest, lb_first, lb_last;
   /* copies by CT_MEMOP_* kind */
   copystat pageable, synccopy;
+  /* transfer rates by CT_MEMOP_* kind: copies from or to pageable memory, and between
+   * pinned memory and the device (bytes and GPU time) */
+  struct { uint64_t bytes, gpu_ns; } rate_pageable[16], rate_pinned[16];
   /* syncs waiting on little GPU work; syncs not judged yet (their time is not final) */
   uint64_t ls_count, ls_cpu, ls_gpu, ls_first, ls_last;
   const char *ls_name;

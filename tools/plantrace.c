@@ -2,7 +2,7 @@
  * cutrace-plantrace: writes a trace of planned scenarios with planted GPU idle gaps,
  * and prints the planted answers as JSON on stdout, for tests of `cutrace gaps`.
  *
- * usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--chunk BYTES]
+ * usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--pinned N] [--chunk BYTES]
  *
  * Default: one process, device 0, a sequence of segments, each planting gaps of one
  * cause (host sleeps between launches, syncs, pageable synchronous copies in a loop,
@@ -17,6 +17,9 @@
  * and every 100th launch 1 ms late (host wait): a long trace with known counts.
  * --loop-apis K: launch i of the loop is made by an entry point of its own,
  * "__cudaLaunchKernel_<i % K>" (K distinct ending calls, for gaps' bounded grouping).
+ * --pinned N: after the default scenario, N asynchronous 1 MiB copies from pinned
+ * memory to the device, 20 us each on the GPU (the scenario's pageable ones take 40 us:
+ * the pinned rate twice the pageable), 100 us apart.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +288,16 @@ static uint64_t scenario(void) {
   return t;
 }
 
+/* --pinned N: N pinned HtoD copies of 1 MiB, 20 us on the GPU, after time t; returns the end. */
+static uint64_t pinned_copies(uint64_t t, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t cb = t + 1000 * US + i * 100 * US;
+    copy(TID_MAIN, "cudaMemcpyAsync", cb, 5 * US, cb + 2 * US, 20 * US, CT_MEMOP_H2D, 1 << 20,
+         CT_MEM_PINNED, 1, C_HOST_WAIT);
+  }
+  return t + 1000 * US + n * 100 * US;
+}
+
 /* --loop N: a long launch loop with known gaps. */
 static uint64_t loop(uint64_t n, uint64_t apis) {
   uint64_t t = T0 + 1000 * US;
@@ -388,9 +401,10 @@ static void print_answers(uint64_t end) {
 }
 
 int main(int argc, char **argv) {
-  uint64_t loop_n = 0, loop_apis = 0, chunk = 1 << 20;
+  uint64_t loop_n = 0, loop_apis = 0, pinned_n = 0, chunk = 1 << 20;
   if (argc < 2) {
-    fprintf(stderr, "usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--chunk BYTES]\n");
+    fprintf(stderr, "usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--pinned N] "
+                    "[--chunk BYTES]\n");
     return 2;
   }
   for (int i = 2; i < argc; i++) {
@@ -398,6 +412,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--loop") && i + 1 < argc) loop_n = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--loop-apis") && i + 1 < argc) loop_apis = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--pinned") && i + 1 < argc) pinned_n = strtoull(argv[++i], NULL, 10);
     else {
       fprintf(stderr, "cutrace-plantrace: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -407,6 +422,7 @@ int main(int argc, char **argv) {
   sid("./planted\0");
   sid("cutrace simulated GPU");
   uint64_t end = loop_n ? loop(loop_n, loop_apis) : scenario();
+  if (pinned_n && !loop_n) end = pinned_copies(end, pinned_n);
   ct_file_writer *w = ct_file_writer_open(argv[1], chunk);
   if (!w) {
     perror(argv[1]);

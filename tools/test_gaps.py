@@ -142,6 +142,30 @@ with tempfile.TemporaryDirectory() as tmp:
           f"launch-bound 50 + 30: {lb}")
     check(kinds.get("pageable_copy", {}).get("count") == 12, "12 pageable copies")
     check(kinds.get("pageable_copy", {}).get("what") == "HtoD", "pageable copies' direction")
+    # no pinned copy to measure the faster transfers by: the calls beyond the transfers
+    # (12 x (110 - 40) us), a lower bound ("at least")
+    pg = kinds.get("pageable_copy", {})
+    check(pg.get("saving_ns") == 840000 and pg.get("transfer_saving_ns") == 0 and pg.get("saving_lower_bound") is True,
+          f"pageable copies without pinned ones: {pg}")
+    rc, text, err = run(trace)
+    check("(saves at least 840.000 us of idle): 12 pageable HtoD copies" in text
+          and "no pinned copy of the same direction in the trace" in text, "pageable copies' text, at least")
+    rc, out, err = run("--summary", trace)
+    check("pageable copies at least 840.000 us" in out, f"pageable copies in the summary, at least: {out}")
+    # with 6 pinned 1 MiB copies of 20 us (twice the pageable rate): the 12 transfers
+    # would take 12 x 20 us less, measured
+    pinned = os.path.join(tmp, "pinned.4242.ctr")
+    plant(pinned, "--pinned", "6")
+    rc, dp, err = gaps_json(pinned)
+    pp = [f for f in dp["findings"] if f["kind"] == "pageable_copy"] if dp else []
+    check(rc == 0 and len(pp) == 1 and pp[0]["transfer_saving_ns"] == 240000 and pp[0]["saving_ns"] == 1080000
+          and pp[0]["saving_lower_bound"] is False and pp[0]["count"] == 12, f"pageable copies against pinned: {pp}")
+    rc, text, err = run(pinned)
+    check("(saves up to 1.080 ms of idle): 12 pageable HtoD copies" in text
+          and "at the rate of this trace's pinned copies the transfers would take 240.000 us less" in text,
+          "pageable copies' text, measured")
+    rc, out, err = run("--summary", pinned)
+    check("pageable copies up to 1.080 ms" in out, f"pageable copies in the summary, measured: {out}")
     check(kinds.get("sync_copy", {}).get("bytes") == 12 << 20, "12 MiB of synchronous copies")
     check(kinds.get("sync_little_work", {}).get("count") == ans["little_syncs"], "little syncs")
     # the free's last 250 us, the next malloc's 300 us and the 1 us of the next free
