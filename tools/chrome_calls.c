@@ -154,6 +154,11 @@ void chr_write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
     e->arg_u64(c, "waits", s->d.memop.value);
     e->arg_u64(c, "bytes written", s->d.memop.bytes);
   }
+  if (s->detail == CT_DETAIL_MEMOP &&
+      (s->d.memop.kind == CT_MEMOP_EXT_WAIT || s->d.memop.kind == CT_MEMOP_EXT_SIGNAL)) { /* 1.10 */
+    e->arg_u64(c, "semaphores", s->d.memop.count);
+    e->arg_u64(c, "fence value", s->d.memop.value);
+  }
   if (inner) {
     e->arg_u64(c, "kernels", inner->kernels);
     e->arg_u64(c, "kernels gpu_ns", inner->gpu_ns);

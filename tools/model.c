@@ -867,6 +867,8 @@ const char *ct_memop_label(uint64_t kind) {
   case CT_MEMOP_MIXED: return "memcpy mixed";
   case CT_MEMOP_DISCARD: return "discard";
   case CT_MEMOP_STREAM_OPS: return "stream memory operations";
+  case CT_MEMOP_EXT_WAIT: return "external semaphore wait";
+  case CT_MEMOP_EXT_SIGNAL: return "external semaphore signal";
   default: return "memcpy";
   }
 }

@@ -1,8 +1,9 @@
-"""The planted trace that holds every record kind (formats 1.0 to 1.8: PROCESS, JOB,
+"""The planted trace that holds every record kind (formats 1.0 to 1.10: PROCESS, JOB,
 DEVICE with its SM limits, THREAD, STREAM, MODULE, PYCODE, STACK, CLOCK, GRAPH,
 GRAPH_KERNEL, KERNEL_ATTR, OCCUPANCY, API, LAUNCH, GPU, MEMOP (every kind: copies each
 way, a set, a peer copy, a prefetch, batches of copies going one way and mixed ways, a
-batch of prefetches, a batch of discards), RANGE, TRACER, GEMM, GRAPH_LAUNCH, ALLOC, PAUSE, MARK, DROP, END), and
+batch of prefetches, a batch of discards, external semaphore waits and signals), RANGE,
+TRACER, GEMM, GRAPH_LAUNCH, ALLOC (device and array), PAUSE, MARK, DROP, END), and
 the driver's stream memory operations (spans on a stream, no GPU record), each detail
 record before its API record as the preload writes them since 1.7, for the tools' fuzz
 test (test_fuzz_cli.py) and damage test (test_damage.py)."""
@@ -46,6 +47,10 @@ MEMOPS = [  # name, flags, MEMOP fields (1.7: prefetch 7, mixed 8, count; 1.8: d
 ]
 STREAM_MEMOPS = ("cuStreamWriteValue32_v2", "cuStreamWaitValue32_v2", "cuStreamWriteValue64",
                  "cuStreamWaitValue64_v2_ptsz", "cuStreamBatchMemOp_v2")
+EXT_SEMS = [  # 1.10: external semaphore waits (ext_wait 11) and signals (ext_signal 12)
+    ("cudaWaitExternalSemaphoresAsync", 0x0, 11, 1, 5),
+    ("cuSignalExternalSemaphoresAsync_ptsz", 0x11, 12, 2, 6),
+]
 
 
 def memops(w, t):
@@ -65,6 +70,11 @@ def memops(w, t):
         w.add("api", tid=7, name=w.string(name), begin_ns=t + 4 * US * i,
               end_ns=t + 4 * US * i + US, corr=320 + i, stream=1,
               flags=0x10 | (1 if name.endswith("_ptsz") else 0))
+    t += 4 * US * len(STREAM_MEMOPS)
+    for i, (name, flags, kind, count, value) in enumerate(EXT_SEMS):
+        w.add("memop", corr=330 + i, kind=kind, count=count, value=value, **{"async": 1})
+        w.add("api", tid=7, name=w.string(name), begin_ns=t + 4 * US * i,
+              end_ns=t + 4 * US * i + US, corr=330 + i, stream=1, flags=flags)
 
 
 def fill(w):
@@ -118,12 +128,14 @@ def fill(w):
           corr=100, stream=1, flags=4)
     w.add("graph_launch", corr=100, exec=1)
     w.add("gpu", corr=100, stream=1, start_ns=t + 42 * US, end_ns=t + 60 * US, type=5)
-    for k, (name, ptr, size, release) in enumerate([("cudaMalloc", 0x7000, 1 << 20, 0),
-                                                    ("cudaFree", 0x7000, 0, 1),
-                                                    ("cudaFree", 0x9000, 0, 1)]):
+    for k, (name, ptr, size, kind, release) in enumerate([("cudaMalloc", 0x7000, 1 << 20, 1, 0),
+                                                          ("cudaFree", 0x7000, 0, 1, 1),
+                                                          ("cudaFree", 0x9000, 0, 1, 1),
+                                                          ("cudaMallocArray", 0xa000, 4096, 7, 0),
+                                                          ("cuArrayDestroy", 0xa000, 0, 7, 1)]):
         w.add("api", tid=7, name=w.string(name), begin_ns=t + (70 + 5 * k) * US,
               end_ns=t + (72 + 5 * k) * US, corr=200 + k)
-        w.add("alloc", corr=200 + k, ptr=ptr, bytes=size, kind=1, release=release)
+        w.add("alloc", corr=200 + k, ptr=ptr, bytes=size, kind=kind, release=release)
     memops(w, t + 100 * US)
     w.add("pause", begin_ns=t + MS, end_ns=0, why=w.string("profiler"))
     w.add("pause", begin_ns=t + MS, end_ns=t + 2 * MS, why=w.string("profiler"))

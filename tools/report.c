@@ -391,6 +391,8 @@ const char *ct_memop_kind_name(uint64_t kind) {
   case CT_MEMOP_MIXED: return "mixed";
   case CT_MEMOP_DISCARD: return "discard";
   case CT_MEMOP_STREAM_OPS: return "stream_ops";
+  case CT_MEMOP_EXT_WAIT: return "ext_wait";
+  case CT_MEMOP_EXT_SIGNAL: return "ext_signal";
   default: return "unknown";
   }
 }

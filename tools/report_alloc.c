@@ -26,7 +26,7 @@ typedef struct live_alloc {
 } live_alloc;
 
 static const char *const kind_names[] = {"?", "device", "pinned", "managed", "async",
-                                         "registered", "vmm"};
+                                         "registered", "vmm", "array"};
 
 const char *ct_alloc_kind_name(uint64_t kind) {
   return kind < sizeof kind_names / sizeof kind_names[0] ? kind_names[kind] : "?";

@@ -45,7 +45,7 @@ static inline uint64_t ct_alloc_less(uint64_t live, uint64_t bytes) {
   return live - (bytes < live ? bytes : live);
 }
 
-/* "device", "pinned", "managed", "async", "registered", "vmm" (CT_ALLOC_*), or "?". */
+/* "device", "pinned", "managed", "async", "registered", "vmm", "array" (CT_ALLOC_*), or "?". */
 const char *ct_alloc_kind_name(uint64_t kind);
 
 #endif

@@ -29,7 +29,7 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 9 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 10 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
@@ -39,7 +39,8 @@
                                   graph_kernel attr and shape;
                              1.7: MEMOP kinds prefetch and mixed, memop.count;
                              1.8: MEMOP kind discard;
-                             1.9: MEMOP kind stream_ops */
+                             1.9: MEMOP kind stream_ops;
+                             1.10: ALLOC kind array, MEMOP kinds ext_wait and ext_signal */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -232,6 +233,10 @@
 #define CT_ALLOC_ASYNC 4      /* stream-ordered: cudaMallocAsync, cuMemAllocAsync (+_ptsz) */
 #define CT_ALLOC_REGISTERED 5 /* page-locked in place: cudaHostRegister, cuMemHostRegister_v2 */
 #define CT_ALLOC_VMM 6        /* physical memory of a VMM handle: cuMemCreate / cuMemRelease (ptr: the handle) */
+#define CT_ALLOC_ARRAY 7      /* 1.10: a CUDA array or mipmapped array (ptr: the handle; bytes: its
+                                 elements' bytes, every level's: docs/format.md): cuArrayCreate_v2,
+                                 cuArray3DCreate_v2, cuMipmappedArrayCreate, cudaMallocArray,
+                                 cudaMalloc3DArray, cudaMallocMipmappedArray and their destroys/frees */
 
 /* CT_JOB_* bits of JOB.known. */
 #define CT_JOB_RANK 0x1
@@ -289,6 +294,11 @@
 #define CT_MEMOP_STREAM_OPS 10 /* 1.9: a batch of stream memory operations (cuStreamBatchMemOp):
                                   count the operations, value the waits among them,
                                   bytes what its writes write */
+#define CT_MEMOP_EXT_WAIT 11   /* 1.10: a wait on external semaphores (cuWaitExternalSemaphoresAsync,
+                                  cudaWaitExternalSemaphoresAsync): count the semaphores, value the
+                                  first one's fence value (a keyed mutex: its key) */
+#define CT_MEMOP_EXT_SIGNAL 12 /* 1.10: a signal of external semaphores (cuSignalExternalSemaphoresAsync,
+                                  cudaSignalExternalSemaphoresAsync): count and value as ext_wait */
 
 /* CT_MEM_* memory types of a copy's source or destination. */
 #define CT_MEM_UNKNOWN 0

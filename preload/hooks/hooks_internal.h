@@ -295,6 +295,20 @@ static inline uint64_t ctph_launch_attr(const void *handle, int runtime, uint64_
 void ctph_emit_alloc(uint64_t corr, const void *ptr, uint64_t bytes, int kind,
                      int release) CTPH_HIDDEN;
 
+/* ------------------------------------------------------------ alloc_array.c */
+
+/* Bytes per element of a driver array format (CUarray_format) with `channels` channels:
+ * the format's size x channels, a packed format's size; 0 for block-compressed and
+ * YUV formats (not known). */
+uint64_t ctph_array_format_bytes(unsigned format, unsigned channels) CTPH_HIDDEN;
+
+/* The bytes a CUDA array asks for (ALLOC kind array, format 1.10): width x height x
+ * depth elements of `element` bytes (height, depth 0 count as 1), summed over `levels`
+ * mipmap levels (0 or 1: a plain array; layered and cubemap arrays keep their depth);
+ * 0 for a sparse or deferred-mapping array, or an unknown element size. */
+uint64_t ctph_array_bytes(uint64_t element, uint64_t width, uint64_t height, uint64_t depth,
+                          unsigned flags, unsigned levels) CTPH_HIDDEN;
+
 /* --------------------------------------------------------------- names.c */
 
 /* The string id of the kernel behind a host stub or cudaKernel_t (0 if unknown). */
@@ -412,6 +426,13 @@ void ctph_emit_discard(uint64_t corr, uint64_t bytes, uint64_t count) CTPH_HIDDE
  * invalid, and nothing was queued) reads none of it: value and bytes 0. */
 void ctph_emit_stream_ops(uint64_t corr, int ok, const CUstreamBatchMemOpParams *ops,
                           unsigned count) CTPH_HIDDEN;
+
+/* The MEMOP record of an external semaphore signal or wait of `count` semaphores (kind
+ * CT_MEMOP_EXT_SIGNAL or CT_MEMOP_EXT_WAIT, format 1.10; extsem.c): value the first
+ * semaphore's fence value, its keyed-mutex key when that is 0; 0 when !ok (the call
+ * failed: its parameters are not read). */
+void ctph_emit_ext_sem(uint64_t corr, int kind, int ok, unsigned count, uint64_t fence,
+                       uint64_t key) CTPH_HIDDEN;
 
 /* The sum of sizes[0..count) when ok (the call succeeded), else 0. */
 uint64_t ctph_batch_bytes(int ok, const size_t *sizes, size_t count) CTPH_HIDDEN;

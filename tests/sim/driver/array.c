@@ -51,6 +51,17 @@ static int format_known(CUarray_format format)
          || format == 0x20 || format == 0x50 || (format >= 0x91 && format <= 0xb5) || (format >= 0xc0 && format <= 0xcb);
 }
 
+CUresult sim_array_check(const CUDA_ARRAY3D_DESCRIPTOR *d, size_t *element)
+{
+  if (!d || !d->Width || (d->Depth && !d->Height && !(d->Flags & CUDA_ARRAY3D_LAYERED)) || !format_known(d->Format))
+    return CUDA_ERROR_INVALID_VALUE;
+  *element = element_size_of(d->Format, d->NumChannels);
+  if (!*element)
+    return d->NumChannels == 1 || d->NumChannels == 2 || d->NumChannels == 4 ? CUDA_ERROR_NOT_SUPPORTED
+                                                                              : CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
 static CUresult array_create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
   if (!sim_initialized)
@@ -59,13 +70,12 @@ static CUresult array_create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d)
   CUresult r = sim_require_ctx(&ctx);
   if (r != CUDA_SUCCESS)
     return r;
-  if (!out || !d || !d->Width || (d->Depth && !d->Height && !(d->Flags & CUDA_ARRAY3D_LAYERED))
-      || !format_known(d->Format))
+  if (!out)
     return CUDA_ERROR_INVALID_VALUE;
-  size_t element = element_size_of(d->Format, d->NumChannels);
-  if (!element)
-    return d->NumChannels == 1 || d->NumChannels == 2 || d->NumChannels == 4 ? CUDA_ERROR_NOT_SUPPORTED
-                                                                              : CUDA_ERROR_INVALID_VALUE;
+  size_t element;
+  r = sim_array_check(d, &element);
+  if (r != CUDA_SUCCESS)
+    return r;
   size_t height = d->Height ? d->Height : 1, depth = d->Depth ? d->Depth : 1;
   if (d->Width > SIZE_MAX / element / height / depth)
     return CUDA_ERROR_OUT_OF_MEMORY;

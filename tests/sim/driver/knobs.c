@@ -145,6 +145,7 @@ static void load_knobs(void)
   number_knob("SIMCUDA_D2D_GBPS", &sim_knobs.d2d_gbps, 0);
   number_knob("SIMCUDA_COPY_LATENCY_US", &sim_knobs.copy_latency_us, 0);
   number_knob("SIMCUDA_HOST_FN_US", &sim_knobs.host_fn_us, 0);
+  number_knob("SIMCUDA_EXTSEM_US", &sim_knobs.extsem_us, 0);
   number_knob("SIMCUDA_CLOCK_DRIFT_PPM", &sim_knobs.clock_drift_ppm, 1);
   number_knob("SIMCUDA_CLOCK_OFFSET_US", &sim_knobs.clock_offset_us, 1);
   if (sim_knobs.pinned_gbps <= 0) sim_knobs.pinned_gbps = 25.0;

@@ -23,6 +23,8 @@ CUresult cuLaunchKernel_ptsz();
 CUresult cuMemAllocAsync_ptsz();
 CUresult cuMemAllocFromPoolAsync_ptsz();
 CUresult cuMemFreeAsync_ptsz();
+CUresult cuSignalExternalSemaphoresAsync_ptsz();
+CUresult cuWaitExternalSemaphoresAsync_ptsz();
 CUresult cuMemcpyHtoA_v2_ptds();
 CUresult cuMemcpyAtoH_v2_ptds();
 CUresult cuMemcpyDtoA_v2_ptds();
@@ -84,6 +86,14 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuArrayGetDescriptor", 3020, 0, cuArrayGetDescriptor_v2) \
   X("cuArray3DGetDescriptor", 3020, 0, cuArray3DGetDescriptor_v2) \
   X("cuArrayDestroy", 2000, 0, cuArrayDestroy) \
+  X("cuMipmappedArrayCreate", 5000, 0, cuMipmappedArrayCreate) \
+  X("cuMipmappedArrayDestroy", 5000, 0, cuMipmappedArrayDestroy) \
+  X("cuImportExternalSemaphore", 10000, 0, cuImportExternalSemaphore) \
+  X("cuDestroyExternalSemaphore", 10000, 0, cuDestroyExternalSemaphore) \
+  X("cuSignalExternalSemaphoresAsync", 10000, 0, cuSignalExternalSemaphoresAsync) \
+  X("cuSignalExternalSemaphoresAsync", 10000, 2, cuSignalExternalSemaphoresAsync_ptsz) \
+  X("cuWaitExternalSemaphoresAsync", 10000, 0, cuWaitExternalSemaphoresAsync) \
+  X("cuWaitExternalSemaphoresAsync", 10000, 2, cuWaitExternalSemaphoresAsync_ptsz) \
   X("cuMemcpyHtoA", 3020, 0, cuMemcpyHtoA_v2) \
   X("cuMemcpyHtoA", 7000, 2, cuMemcpyHtoA_v2_ptds) \
   X("cuMemcpyAtoH", 3020, 0, cuMemcpyAtoH_v2) \

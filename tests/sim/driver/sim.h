@@ -38,6 +38,8 @@ struct sim_knobs {
   double d2d_gbps;            /* device to device, also memset */
   double copy_latency_us;     /* fixed cost of every copy/memset */
   double host_fn_us;          /* stream time a host function occupies */
+  double extsem_us;           /* how long after a wait on an external semaphore is queued
+                                 its producer outside CUDA signals it (extsem.c) */
   double clock_drift_ppm;     /* device clock rate error */
   double clock_offset_us;     /* device clock offset */
   int truth_fd;               /* SIMCUDA_TRUTH_FILE, -1 when unset */
@@ -103,6 +105,11 @@ size_t sim_array_element_size(CUarray h);
 CUresult sim_array_region(CUarray h, size_t x_bytes, size_t y, size_t z, size_t width_bytes, size_t height,
                           size_t depth, char **origin, size_t *pitch, size_t *slice);
 
+/* Checks an array descriptor (width, height for a depth, a format and channel count
+ * the simulator has) and gives its element size in bytes; CUDA_ERROR_INVALID_VALUE or,
+ * for a real format not simulated, CUDA_ERROR_NOT_SUPPORTED. */
+CUresult sim_array_check(const CUDA_ARRAY3D_DESCRIPTOR *d, size_t *element);
+
 /* Modelled duration in ns of moving `bytes` at `gbps` (GB/s) plus the copy latency. */
 uint64_t sim_transfer_ns(size_t bytes, double gbps);
 
@@ -143,6 +150,8 @@ enum sim_kind {
   SIM_KIND_GRAPH_NODE,
   SIM_KIND_MEM_HANDLE, /* cuMemCreate's physical memory (vmm.c) */
   SIM_KIND_ARRAY,      /* a CUDA array (array.c) */
+  SIM_KIND_MIPMAP,     /* a CUDA mipmapped array (array.c) */
+  SIM_KIND_EXT_SEM,    /* an imported external semaphore (extsem.c) */
 };
 
 /* Remembers that `handle` is a live object of `kind` (lock held). Returns 0, or
@@ -254,6 +263,12 @@ struct sim_stream {
 /* Resolves a stream handle; `per_thread` says the call came through a _ptsz/_ptds
  * entry point (then handle 0 is the per-thread default stream). Lock held. */
 CUresult sim_stream_resolve(CUstream handle, int per_thread, struct sim_stream **out);
+
+/* sim_stream_resolve for an operation the simulator's graphs have no node for (stream
+ * memory operations, external semaphores): a capturing stream is refused with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and its capture invalidated (streammem.c).
+ * Lock held. */
+CUresult sim_stream_resolve_uncaptured(CUstream handle, int per_thread, struct sim_stream **out);
 
 /* The handle that names `s` in the truth log. */
 uintptr_t sim_stream_log_handle(const struct sim_stream *s);

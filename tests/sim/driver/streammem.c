@@ -38,8 +38,7 @@ static CUresult check_address(CUdeviceptr addr, size_t size)
   return CUDA_SUCCESS;
 }
 
-/* Resolves the stream and refuses a capturing one (lock held). */
-static CUresult resolve(CUstream hStream, int per_thread, struct sim_stream **s)
+CUresult sim_stream_resolve_uncaptured(CUstream hStream, int per_thread, struct sim_stream **s)
 {
   CUresult r = sim_stream_resolve(hStream, per_thread, s);
   if (r == CUDA_SUCCESS && (*s)->capture) {
@@ -128,7 +127,7 @@ static CUresult one_op(CUstream hStream, int per_thread, int wait, CUdeviceptr a
     return CUDA_ERROR_NOT_INITIALIZED;
   sim_lock();
   struct sim_stream *s;
-  CUresult r = resolve(hStream, per_thread, &s);
+  CUresult r = sim_stream_resolve_uncaptured(hStream, per_thread, &s);
   if (r == CUDA_SUCCESS)
     r = wait ? wait_value(s, addr, value, size, flags) : write_value(s, addr, value, size, flags);
   sim_unlock();
@@ -144,7 +143,7 @@ static CUresult batch(CUstream hStream, int per_thread, unsigned int count, CUst
     return CUDA_ERROR_INVALID_VALUE;
   sim_lock();
   struct sim_stream *s;
-  CUresult r = resolve(hStream, per_thread, &s);
+  CUresult r = sim_stream_resolve_uncaptured(hStream, per_thread, &s);
   for (unsigned i = 0; r == CUDA_SUCCESS && i < count; i++) {
     const CUstreamBatchMemOpParams *o = &ops[i];
     switch (o->operation) {

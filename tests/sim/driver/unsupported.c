@@ -46,7 +46,6 @@
   X(cuCtxSetSharedMemConfig) \
   X(cuCtxWaitEvent) \
   X(cuDestroyExternalMemory) \
-  X(cuDestroyExternalSemaphore) \
   X(cuDevResourceGenerateDesc) \
   X(cuDevSmResourceSplitByCount) \
   X(cuDeviceGetByPCIBusId) \
@@ -167,7 +166,6 @@
   X(cuGreenCtxStreamCreate) \
   X(cuGreenCtxWaitEvent) \
   X(cuImportExternalMemory) \
-  X(cuImportExternalSemaphore) \
   X(cuIpcCloseMemHandle) \
   X(cuIpcGetEventHandle) \
   X(cuIpcGetMemHandle) \
@@ -255,8 +253,6 @@
   X(cuMemsetD2D8) \
   X(cuMemsetD32) \
   X(cuMemsetD8) \
-  X(cuMipmappedArrayCreate) \
-  X(cuMipmappedArrayDestroy) \
   X(cuMipmappedArrayGetLevel) \
   X(cuMipmappedArrayGetMemoryRequirements) \
   X(cuMipmappedArrayGetSparseProperties) \
@@ -280,8 +276,6 @@
   X(cuParamSetv) \
   X(cuPointerSetAttribute) \
   X(cuProfilerInitialize) \
-  X(cuSignalExternalSemaphoresAsync) \
-  X(cuSignalExternalSemaphoresAsync_ptsz) \
   X(cuStreamAttachMemAsync) \
   X(cuStreamAttachMemAsync_ptsz) \
   X(cuStreamBeginCaptureToGraph) \
@@ -345,8 +339,6 @@
   X(cuUserObjectCreate) \
   X(cuUserObjectRelease) \
   X(cuUserObjectRetain) \
-  X(cuWaitExternalSemaphoresAsync) \
-  X(cuWaitExternalSemaphoresAsync_ptsz) \
 
 #define SIM_DEFINE_UNSUPPORTED(name) \
   SIM_API int name(void);            \

@@ -1,5 +1,5 @@
 /* CUDA arrays in the simulated libcudart: cudaMallocArray, cudaMalloc3DArray,
- * cudaFreeArray, cudaArrayGetInfo, cudaCreateChannelDesc (a cudaArray_t is the driver's CUarray, as the CUDA
+ * cudaMallocMipmappedArray, cudaFreeArray, cudaFreeMipmappedArray, cudaArrayGetInfo, cudaCreateChannelDesc (a cudaArray_t is the driver's CUarray, as the CUDA
  * documentation says the two types are interchangeable), the copies to, from and
  * between arrays (cudaMemcpy{,2D}{To,From}Array(Async), cudaMemcpy{,2D}ArrayToArray,
  * each with _ptds/_ptsz) and the element size of cudaMemcpy3D(Peer) with arrays.
@@ -112,6 +112,33 @@ SIM_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaCh
                                          struct cudaExtent extent, unsigned int flags)
 {
   return malloc_array(array, desc, extent.width, extent.height, extent.depth, flags);
+}
+
+/** Allocates a mipmapped CUDA array of numLevels levels, the extent's shape at level 0. */
+SIM_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray,
+                                                const struct cudaChannelFormatDesc *desc, struct cudaExtent extent,
+                                                unsigned int numLevels, unsigned int flags)
+{
+  if (!mipmappedArray)
+    return rt_fail(cudaErrorInvalidValue);
+  CUDA_ARRAY3D_DESCRIPTOR d = {.Width = extent.width, .Height = extent.height, .Depth = extent.depth,
+                               .Flags = flags};
+  cudaError_t e = driver_format(desc, &d.Format, &d.NumChannels);
+  if (e != cudaSuccess)
+    return e;
+  RT_ENTER();
+  RT_NEED(simdrv.MipmappedArrayCreate);
+  return rt_check(simdrv.MipmappedArrayCreate((CUmipmappedArray *)mipmappedArray, &d, numLevels));
+}
+
+/** Frees a mipmapped CUDA array (NULL does nothing). */
+SIM_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
+{
+  if (!mipmappedArray)
+    return cudaSuccess;
+  RT_ENTER();
+  RT_NEED(simdrv.MipmappedArrayDestroy);
+  return rt_check(simdrv.MipmappedArrayDestroy((CUmipmappedArray)mipmappedArray));
 }
 
 /** Frees a CUDA array (NULL does nothing). */

@@ -71,6 +71,16 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(Array3DCreate, "cuArray3DCreate", PFN_cuArray3DCreate_v3020, 0) \
   X(Array3DGetDescriptor, "cuArray3DGetDescriptor", PFN_cuArray3DGetDescriptor_v3020, 0) \
   X(ArrayDestroy, "cuArrayDestroy", PFN_cuArrayDestroy_v2000, 0) \
+  X(MipmappedArrayCreate, "cuMipmappedArrayCreate", PFN_cuMipmappedArrayCreate_v5000, 0) \
+  X(MipmappedArrayDestroy, "cuMipmappedArrayDestroy", PFN_cuMipmappedArrayDestroy_v5000, 0) \
+  X(ImportExternalSemaphore, "cuImportExternalSemaphore", PFN_cuImportExternalSemaphore_v10000, 0) \
+  X(DestroyExternalSemaphore, "cuDestroyExternalSemaphore", PFN_cuDestroyExternalSemaphore_v10000, 0) \
+  X(SignalExternalSemaphoresAsync, "cuSignalExternalSemaphoresAsync", PFN_cuSignalExternalSemaphoresAsync_v10000, 0) \
+  X(SignalExternalSemaphoresAsync_pt, "cuSignalExternalSemaphoresAsync", \
+    PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz, SIMDRV_PTDS) \
+  X(WaitExternalSemaphoresAsync, "cuWaitExternalSemaphoresAsync", PFN_cuWaitExternalSemaphoresAsync_v10000, 0) \
+  X(WaitExternalSemaphoresAsync_pt, "cuWaitExternalSemaphoresAsync", \
+    PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz, SIMDRV_PTDS) \
   X(Memcpy2DUnaligned, "cuMemcpy2DUnaligned", PFN_cuMemcpy2DUnaligned_v3020, 0) \
   X(Memcpy2DUnaligned_pt, "cuMemcpy2DUnaligned", PFN_cuMemcpy2DUnaligned_v7000_ptds, SIMDRV_PTDS) \
   X(Memcpy2DAsync, "cuMemcpy2DAsync", PFN_cuMemcpy2DAsync_v3020, 0) \

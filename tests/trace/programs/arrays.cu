@@ -40,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver_proc.h"
+
 /* the 1-D runtime array copies are deprecated, and still exported and used (nvcc includes
  * cuda_runtime.h before this file, so CUDA_ENABLE_DEPRECATED would come too late) */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -61,18 +63,6 @@ static void check_cu(CUresult r, const char *what) {
     fprintf(stderr, "arrays: %s: driver error %d\n", what, (int)r);
     failed = 1;
   }
-}
-
-/* The driver entry point `name` at ABI `version` (flags 2: the per-thread form). */
-static void *driver_proc(const char *name, int version, cuuint64_t flags) {
-  void *lib = dlopen("libcuda.so.1", RTLD_LAZY);
-  typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
-                                  CUdriverProcAddressQueryResult *);
-  get_proc_fn get_proc = lib ? (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
-  void *fn = NULL;
-  CUdriverProcAddressQueryResult status;
-  if (!get_proc || get_proc(name, &fn, version, flags, &status) != CUDA_SUCCESS) return NULL;
-  return fn;
 }
 
 typedef CUresult (*array_create_fn)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *);

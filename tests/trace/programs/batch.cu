@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver_proc.h"
+
 #undef cuMemcpyBatchAsync
 #undef cuMemPrefetchAsync
 
@@ -47,18 +49,6 @@ static void check(cudaError_t e, const char *what) {
 typedef CUresult (*batch_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
                                 size_t *, size_t, size_t *, CUstream);
 typedef CUresult (*prefetch_v1_fn)(CUdeviceptr, size_t, CUdevice, CUstream);
-
-/* The driver entry point `name` at ABI `version`, from cuGetProcAddress_v2. */
-static void *driver_proc(const char *name, int version) {
-  void *lib = dlopen("libcuda.so.1", RTLD_LAZY);
-  typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
-                                  CUdriverProcAddressQueryResult *);
-  get_proc_fn get_proc = lib ? (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
-  void *fn = NULL;
-  CUdriverProcAddressQueryResult status;
-  if (!get_proc || get_proc(name, &fn, version, 0, &status) != CUDA_SUCCESS) return NULL;
-  return fn;
-}
 
 /* `batch loop N K` (bench/callgrind_launch.py): N cudaMemcpyBatchAsync calls of K
  * device-to-device copies of 256 B each on one stream, then one synchronise. */
@@ -124,8 +114,8 @@ int main(int argc, char **argv) {
   size_t range_sizes[2] = {MB, 2 * MB};
   check(cudaMemPrefetchBatchAsync(ranges, range_sizes, 2, &to_host, &idx0, 1, 0, s), "prefetch batch");
   /* 5, 6: the driver's older ABIs */
-  batch_v1_fn batch_v1 = (batch_v1_fn)driver_proc("cuMemcpyBatchAsync", 12080);
-  prefetch_v1_fn prefetch_v1 = (prefetch_v1_fn)driver_proc("cuMemPrefetchAsync", 8000);
+  batch_v1_fn batch_v1 = (batch_v1_fn)driver_proc("cuMemcpyBatchAsync", 12080, 0);
+  prefetch_v1_fn prefetch_v1 = (prefetch_v1_fn)driver_proc("cuMemPrefetchAsync", 8000, 0);
   if (!batch_v1 || !prefetch_v1) {
     fprintf(stderr, "batch: driver entry points not found\n");
     return 1;
@@ -152,9 +142,9 @@ int main(int argc, char **argv) {
   peer.extent = make_cudaExtent(4096, 16, 2);
   check(cudaMemcpy3DPeerAsync(&peer, s), "3-D peer copy");
   typedef CUresult (*peer3d_fn)(const CUDA_MEMCPY3D_PEER *, CUstream);
-  peer3d_fn peer3d = (peer3d_fn)driver_proc("cuMemcpy3DPeerAsync", 4000);
+  peer3d_fn peer3d = (peer3d_fn)driver_proc("cuMemcpy3DPeerAsync", 4000, 0);
   typedef CUresult (*ctx_get_fn)(CUcontext *);
-  ctx_get_fn ctx_get = (ctx_get_fn)driver_proc("cuCtxGetCurrent", 4000);
+  ctx_get_fn ctx_get = (ctx_get_fn)driver_proc("cuCtxGetCurrent", 4000, 0);
   CUcontext ctx;
   CUDA_MEMCPY3D_PEER dp;
   memset(&dp, 0, sizeof dp);
@@ -196,7 +186,7 @@ int main(int argc, char **argv) {
   }
   check(cudaMemcpy3DBatchAsync(2, ops3d, 0, s), "3-D batch");
   typedef CUresult (*batch3d_v1_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long, CUstream);
-  batch3d_v1_fn batch3d_v1 = (batch3d_v1_fn)driver_proc("cuMemcpy3DBatchAsync", 12080);
+  batch3d_v1_fn batch3d_v1 = (batch3d_v1_fn)driver_proc("cuMemcpy3DBatchAsync", 12080, 0);
   CUDA_MEMCPY3D_BATCH_OP op3d;
   memset(&op3d, 0, sizeof op3d);
   op3d.src.type = op3d.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "driver_proc.h"
+
 __global__ void so_a(int *p) { if (p) *p = 0; }
 __global__ void so_b(int *p) { if (p) *p = 0; }
 __global__ void so_c(int *p) { if (p) *p = 0; }
@@ -24,18 +26,6 @@ __global__ void so_d(int *p) { if (p) *p = 0; }
 
 typedef CUresult (*value32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
 typedef CUresult (*batch_fn)(CUstream, unsigned, CUstreamBatchMemOpParams *, unsigned);
-
-/* The driver entry point `name` at ABI `version`, from cuGetProcAddress_v2. */
-static void *driver_proc(const char *name, int version) {
-  void *lib = dlopen("libcuda.so.1", RTLD_LAZY);
-  typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
-                                  CUdriverProcAddressQueryResult *);
-  get_proc_fn get_proc = lib ? (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
-  void *fn = NULL;
-  CUdriverProcAddressQueryResult status;
-  if (!get_proc || get_proc(name, &fn, version, 0, &status) != CUDA_SUCCESS) return NULL;
-  return fn;
-}
 
 static int failed;
 
@@ -63,8 +53,8 @@ int main() {
   check(cudaStreamCreateWithFlags(&s3, cudaStreamNonBlocking) == cudaSuccess, "stream 3");
   check(cudaMalloc((void **)&flags, 32) == cudaSuccess, "malloc");
   check(cudaMemset(flags, 0, 32) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess, "zero");
-  value32_fn write32 = (value32_fn)driver_proc("cuStreamWriteValue32", 13000);
-  batch_fn batch = (batch_fn)driver_proc("cuStreamBatchMemOp", 13000);
+  value32_fn write32 = (value32_fn)driver_proc("cuStreamWriteValue32", 13000, 0);
+  batch_fn batch = (batch_fn)driver_proc("cuStreamBatchMemOp", 13000, 0);
   if (failed || !write32 || !batch) {
     fprintf(stderr, "streamops: setup failed\n");
     return 1;

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "driver_proc.h"
+
 __global__ void vw_long(int *p) { if (p) *p = 0; }
 __global__ void vw_short(int *p) { if (p) *p = 0; }
 __global__ void vw_after(int *p) { if (p) *p = 0; }
@@ -20,18 +22,6 @@ __global__ void vw_after(int *p) { if (p) *p = 0; }
 typedef CUresult (*value32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
 typedef CUresult (*value64_fn)(CUstream, CUdeviceptr, cuuint64_t, unsigned);
 typedef CUresult (*batch_fn)(CUstream, unsigned, CUstreamBatchMemOpParams *, unsigned);
-
-/* The driver entry point `name` at ABI `version`, from cuGetProcAddress_v2. */
-static void *driver_proc(const char *name, int version) {
-  void *lib = dlopen("libcuda.so.1", RTLD_LAZY);
-  typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
-                                  CUdriverProcAddressQueryResult *);
-  get_proc_fn get_proc = lib ? (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
-  void *fn = NULL;
-  CUdriverProcAddressQueryResult status;
-  if (!get_proc || get_proc(name, &fn, version, 0, &status) != CUDA_SUCCESS) return NULL;
-  return fn;
-}
 
 static int failed;
 
@@ -49,11 +39,11 @@ int main() {
   check(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) == cudaSuccess, "stream 2");
   check(cudaMalloc((void **)&flags, 16) == cudaSuccess, "malloc");
   check(cudaMemset(flags, 0, 16) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess, "zero");
-  value32_fn write32 = (value32_fn)driver_proc("cuStreamWriteValue32", 13000);
-  value32_fn wait32 = (value32_fn)driver_proc("cuStreamWaitValue32", 13000);
-  batch_fn batch = (batch_fn)driver_proc("cuStreamBatchMemOp", 13000);
-  value32_fn wait32_v1 = (value32_fn)driver_proc("cuStreamWaitValue32", 8000);
-  value64_fn write64_v1 = (value64_fn)driver_proc("cuStreamWriteValue64", 9000);
+  value32_fn write32 = (value32_fn)driver_proc("cuStreamWriteValue32", 13000, 0);
+  value32_fn wait32 = (value32_fn)driver_proc("cuStreamWaitValue32", 13000, 0);
+  batch_fn batch = (batch_fn)driver_proc("cuStreamBatchMemOp", 13000, 0);
+  value32_fn wait32_v1 = (value32_fn)driver_proc("cuStreamWaitValue32", 8000, 0);
+  value64_fn write64_v1 = (value64_fn)driver_proc("cuStreamWriteValue64", 9000, 0);
   if (failed || !write32 || !wait32 || !batch || !wait32_v1 || !write64_v1) {
     fprintf(stderr, "valuewait: setup failed\n");
     return 1;

@@ -1,7 +1,8 @@
 /* The simulated driver's CUDA arrays: creation and descriptors (element sizes, formats
  * refused), the 1-D array copies with bytes checked through a round trip, 2-D and 3-D
  * copies with array sides (offsets, bounds), a 3-D batch with array operands (extent in
- * elements), bad handles, the copies' stream time, and destruction. */
+ * elements), bad handles, the copies' stream time, and destruction; mipmapped arrays (their
+ * levels' bytes) and external semaphores (import, signal, wait, destroy). */
 #include "drv_test.h"
 
 #include <string.h>
@@ -161,6 +162,55 @@ static void test_shaped(CUstream s)
   free(back);
 }
 
+/* Mipmapped arrays: their levels' bytes charged against the device's memory, the level
+ * count bounded by the largest extent, bad handles. */
+static void test_mipmap(void)
+{
+  size_t free0, free1, total;
+  CHECK_CU(cuMemGetInfo(&free0, &total));
+  CUDA_ARRAY3D_DESCRIPTOR d = {64, 32, 0, CU_AD_FORMAT_FLOAT, 1, 0};
+  CUmipmappedArray m;
+  CHECK_CU(cuMipmappedArrayCreate(&m, &d, 4));
+  CHECK_CU(cuMemGetInfo(&free1, &total));
+  CHECK(free0 - free1 == (64 * 32 + 32 * 16 + 16 * 8 + 8 * 4) * 4);
+  CUDA_ARRAY3D_DESCRIPTOR layered = {8, 8, 6, CU_AD_FORMAT_UNSIGNED_INT8, 4, CUDA_ARRAY3D_LAYERED};
+  CUmipmappedArray l;
+  CHECK_CU(cuMipmappedArrayCreate(&l, &layered, 2));
+  CHECK_CU(cuMemGetInfo(&free0, &total));
+  CHECK(free1 - free0 == (8 * 8 + 4 * 4) * 6 * 4); /* layers do not shrink */
+  CHECK_RESULT(cuMipmappedArrayCreate(&m, &d, 8), CUDA_ERROR_INVALID_VALUE); /* 1 + log2(64) = 7 */
+  CHECK_RESULT(cuMipmappedArrayCreate(&m, &d, 0), CUDA_ERROR_INVALID_VALUE);
+  CHECK_RESULT(cuArrayDestroy((CUarray)m), CUDA_ERROR_INVALID_HANDLE);
+  CHECK_CU(cuMipmappedArrayDestroy(m));
+  CHECK_CU(cuMipmappedArrayDestroy(l));
+  CHECK_RESULT(cuMipmappedArrayDestroy(m), CUDA_ERROR_INVALID_HANDLE);
+  CHECK_CU(cuMemGetInfo(&free1, &total));
+  CHECK(free1 - free0 == (64 * 32 + 32 * 16 + 16 * 8 + 8 * 4) * 4 + (8 * 8 + 4 * 4) * 6 * 4);
+}
+
+/* External semaphores: a wait after a CUDA signal of its value waits for that signal; a
+ * wait no CUDA signal satisfies waits SIMCUDA_EXTSEM_US (0 here: not at all); bad
+ * handles. */
+static void test_extsem(CUstream s)
+{
+  CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc = {.type = CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD};
+  desc.handle.fd = 3;
+  CUexternalSemaphore e;
+  CHECK_CU(cuImportExternalSemaphore(&e, &desc));
+  CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp = {0};
+  CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp = {0};
+  sp.params.fence.value = 4;
+  wp.params.fence.value = 4;
+  CHECK_CU(cuSignalExternalSemaphoresAsync(&e, &sp, 1, s));
+  CHECK_CU(cuWaitExternalSemaphoresAsync(&e, &wp, 1, NULL));
+  CHECK_CU(cuCtxSynchronize());
+  CHECK_CU(cuDestroyExternalSemaphore(e));
+  CHECK_RESULT(cuWaitExternalSemaphoresAsync(&e, &wp, 1, s), CUDA_ERROR_INVALID_HANDLE);
+  CHECK_RESULT(cuDestroyExternalSemaphore(e), CUDA_ERROR_INVALID_HANDLE);
+  desc.type = 0;
+  CHECK_RESULT(cuImportExternalSemaphore(&e, &desc), CUDA_ERROR_INVALID_VALUE);
+}
+
 int main(void)
 {
   test_init();
@@ -169,6 +219,8 @@ int main(void)
   test_create();
   test_linear(s);
   test_shaped(s);
+  test_mipmap();
+  test_extsem(s);
   /* the array entry points through cuGetProcAddress, as a runtime finds them */
   void *fn = NULL;
   CUdriverProcAddressQueryResult q;
