@@ -14,12 +14,13 @@ static void emit_gap(fstate *f, tracker *t, uint64_t a, uint64_t b, const opinfo
     t->u.unrecorded_ns += b - a; /* the tracer was paused: nobody knows what happened */
     return;
   }
-  enum ct_gap_cause c = ct_gaps_classify(f, t, a, b, op);
+  uint64_t outside_cuda;
+  enum ct_gap_cause c = ct_gaps_classify(f, t, a, b, op, &outside_cuda);
   t->u.gaps++;
   t->u.gaps_by_cause[c]++;
   t->u.idle_by_cause[c] += b - a;
   t->u.idle_ns += b - a;
-  if (t->stream == UINT64_MAX) ct_gaps_enders_on_gap(f, t, a, b, c, op);
+  if (t->stream == UINT64_MAX) ct_gaps_enders_on_gap(f, t, a, b, c, op, outside_cuda);
   if (b - a < f->g->o.min_gap_ns) return;
   if (f->g->fn) {
     ct_gap_info gi = {&f->pcopy, t->dev->device, t->stream, a, b, ct_gap_cause_name(c),

@@ -43,20 +43,22 @@ static int waited_on_value(const thstate *th, const opinfo *op) {
  * release calls (cudaMalloc, cudaFree, cuMemFree_v2, ...: a free that first waited for
  * the GPU counts here, not as a sync), in blocking calls (syncs, synchronous copies),
  * issuing work (launch calls, and the call of the op that ended the gap), and the rest
- * (outside CUDA or in other calls). alloc_name: the allocation call with the most time. */
+ * (outside CUDA or in other calls). alloc_name: the allocation call with the most time.
+ * in_cuda: its time in any call but the tracer's (the gap less it is outside CUDA). */
 typedef struct gap_use {
-  uint64_t tracer, alloc, blocking, issuing, rest;
+  uint64_t tracer, alloc, blocking, issuing, rest, in_cuda;
   const char *alloc_name;
 } gap_use;
 
 static gap_use thread_use(const thstate *th, uint64_t a, uint64_t b, const opinfo *op) {
-  gap_use u = {0, 0, 0, 0, 0, NULL};
+  gap_use u = {0, 0, 0, 0, 0, 0, NULL};
   uint64_t sum = 0, alloc_best = 0;
   for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
     const span_ring_entry *e = ring_back(&th->calls, i);
     if (e->end <= a) break;
     uint64_t ov = overlap(e->begin, e->end, a, b);
     if (!ov) continue;
+    if (!e->is_tracer) u.in_cuda += ov;
     if (e->is_tracer) u.tracer += ov;
     else if (e->is_launch || (e->begin == op->call_begin && e->end == op->call_end)) u.issuing += ov;
     else if (e->is_alloc) {
@@ -87,9 +89,13 @@ static void note_alloc_gap(devstate *d, uint64_t a, uint64_t b, const gap_use *u
   d->al_name_ns[k] += u->alloc;
 }
 
-/* The cause of the gap [a, b] of tracker t ended by op (precedence in docs/gaps.md). */
+/* The cause of the gap [a, b] of tracker t ended by op (precedence in docs/gaps.md);
+ * *outside_cuda: for host_wait, the launching thread's time outside CUDA calls during
+ * the gap (the gap less its calls' time there; the tracer's spans count as outside), 0
+ * for the other causes. */
 enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint64_t b,
-                                  const opinfo *op) {
+                                  const opinfo *op, uint64_t *outside_cuda) {
+  *outside_cuda = 0;
   uint64_t thr = f->g->o.launch_threshold_ns;
   if (b - a < thr) return CT_GAP_LAUNCH_OVERHEAD;
   if (!op->has_call) return CT_GAP_OTHER;
@@ -114,5 +120,6 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
   }
   if (u.blocking >= u.issuing && u.blocking >= u.rest) return CT_GAP_SYNC;
   if (u.issuing >= u.rest) return CT_GAP_LAUNCH_OVERHEAD;
+  *outside_cuda = b - a > u.in_cuda ? b - a - u.in_cuda : 0;
   return CT_GAP_HOST_WAIT;
 }

@@ -171,20 +171,6 @@ static void count_gap(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64
   group_add(group_for(f, device, c, api, nested, stack), a, b, incall, outside, tid);
 }
 
-/* The time thread tid spent outside CUDA calls during [a, b]: the gap less its outermost
- * calls' time there (the tracer's own spans count as outside; a gap they fill most of
- * has the cause tracer, not host_wait). */
-static uint64_t time_outside_cuda(fstate *f, uint64_t tid, uint64_t a, uint64_t b) {
-  const thstate *th = ct_gaps_find_thread(f, tid);
-  uint64_t in = 0;
-  for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
-    const span_ring_entry *e = ring_back(&th->calls, i);
-    if (e->end <= a) break;
-    if (!e->is_tracer) in += overlap(e->begin, e->end, a, b);
-  }
-  return b - a > in ? b - a - in : 0;
-}
-
 static void flush_pending(fstate *f, unsigned i) {
   pending_end *p = &f->enders->pend[i];
   count_gap(f, p->device, p->cause, p->a, p->b, p->api, 1, p->stack, p->call_begin, p->call_end, p->tid,
@@ -226,9 +212,10 @@ static void count_lead(fstate *f, uint64_t device, uint64_t a, uint64_t b, uint6
   }
 }
 
-/* A device gap [a, b] of cause c ended by op (gaps_busy.c). */
+/* A device gap [a, b] of cause c ended by op (gaps_busy.c); outside: for host_wait, the
+ * launching thread's time outside CUDA calls in it (ct_gaps_classify). */
 void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, enum ct_gap_cause c,
-                           const opinfo *op) {
+                           const opinfo *op, uint64_t outside) {
   if (!f->enders && !(f->enders = calloc(1, sizeof *f->enders))) {
     f->oom = 1;
     return;
@@ -238,7 +225,6 @@ void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, 
     count_gap(f, device, c, a, b, NULL, 0, 0, 0, 0, 0, 0);
     return;
   }
-  uint64_t outside = c == CT_GAP_HOST_WAIT ? time_outside_cuda(f, op->tid, a, b) : 0;
   count_lead(f, device, a, b, op->tid, op->depth && op->parent ? op->parent : op->corr);
   if (!op->depth || !op->parent) {
     count_gap(f, device, c, a, b, op->api, 0, op->stack, op->call_begin, op->call_end, op->tid, outside);

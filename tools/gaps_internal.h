@@ -298,9 +298,10 @@ uint64_t ct_gaps_busy_between(const devstate *d, uint64_t b, uint64_t e);
 
 /* ---- gaps_cause.c ------------------------------------------------------------------- */
 
-/* The cause of the gap [a, b] of tracker t ended by op. */
+/* The cause of the gap [a, b] of tracker t ended by op; *outside_cuda: for host_wait,
+ * the launching thread's time outside CUDA calls during the gap, else 0. */
 enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint64_t b,
-                                   const opinfo *op);
+                                   const opinfo *op, uint64_t *outside_cuda);
 
 /* ---- gaps_threads.c ----------------------------------------------------------------- */
 
@@ -332,9 +333,10 @@ const span_ring_entry *ct_gaps_find_outer_call(fstate *f, uint64_t tid, uint64_t
 
 /* ---- gaps_enders.c ------------------------------------------------------------------ */
 
-/* A device gap [a, b] of cause c ended by op: counted into the groups by ending call. */
+/* A device gap [a, b] of cause c ended by op: counted into the groups by ending call
+ * (outside_cuda: for host_wait, the launching thread's time outside CUDA calls in it). */
 void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, enum ct_gap_cause c,
-                           const opinfo *op);
+                           const opinfo *op, uint64_t outside_cuda);
 /* Whether gaps wait for their outermost call (then call ct_gaps_enders_on_span). */
 int ct_gaps_enders_waiting(const fstate *f);
 /* An outermost call (depth 0): completes the gaps waiting for it. */
