@@ -135,7 +135,7 @@ void ct_gaps_add_finding(struct ct_gaps *g, const ct_gaps_finding *fd) {
 static uint64_t pinned_rate_saving(const devstate *d, int *measured) {
   double saved = 0;
   *measured = 1;
-  for (unsigned k = 0; k < 16; k++) {
+  for (unsigned k = 0; k < sizeof d->rate_pinned / sizeof d->rate_pinned[0]; k++) {
     const typeof(d->rate_pinned[0]) *pg = &d->rate_pageable[k], *pin = &d->rate_pinned[k];
     if (!pg->bytes) continue;
     if (!pin->bytes || !pin->gpu_ns) {
@@ -159,8 +159,9 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            d->lb_longest,
                            "launch-bound: CUDA graphs or torch.compile(mode='reduce-overhead') "
                            "would help (or fuse the kernels)",
-                           0, 0, 0, 0, 0, .saving_ns = 0};
-    fd.saving_ns = d->lb_cpu > d->lb_gpu ? d->lb_cpu - d->lb_gpu : 0; /* the launches' excess */
+                           0, 0, 0, 0, 0,
+                           /* the launches' excess */
+                           .saving_ns = d->lb_cpu > d->lb_gpu ? d->lb_cpu - d->lb_gpu : 0};
     ct_gaps_add_finding(g, &fd);
   }
   for (int sync = 0; sync < 2; sync++) {
@@ -180,8 +181,9 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                                   "where the data is needed"
                                 : "use pinned memory (cudaHostAlloc/cudaHostRegister) and "
                                   "cudaMemcpyAsync",
-                           0, 0, 0, 0, 0, .saving_ns = 0};
-    fd.saving_ns = c->cpu_ns > c->gpu_ns ? c->cpu_ns - c->gpu_ns : 0; /* the calls beyond the transfers */
+                           0, 0, 0, 0, 0,
+                           /* the calls beyond the transfers */
+                           .saving_ns = c->cpu_ns > c->gpu_ns ? c->cpu_ns - c->gpu_ns : 0};
     if (!sync) { /* and the transfers at the pinned rate */
       int measured;
       fd.transfer_saving_ns = pinned_rate_saving(d, &measured);
@@ -205,8 +207,7 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            "overlap communication with compute: gradient buckets that start "
                            "during backward (DDP bucket_cap_mb), FSDP forward/backward prefetch, "
                            "collectives on their own stream",
-                           0, 0, 0, 0, 0, .saving_ns = 0};
-    fd.saving_ns = exposed;
+                           0, 0, 0, 0, 0, .saving_ns = exposed};
     ct_gaps_add_finding(g, &fd);
   }
   if (d->al_count >= g->o.repeat_min) {
@@ -220,16 +221,16 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            "or a memory pool (cudaMallocAsync/cudaFreeAsync with a release "
                            "threshold); cudaFree waits for the GPU. PyTorch: do not call "
                            "torch.cuda.empty_cache() inside the loop",
-                           0, 0, 0, d->al_idle, 0, .saving_ns = 0};
-    fd.saving_ns = d->al_idle;
+                           0, 0, 0, d->al_idle, 0, .saving_ns = d->al_idle};
     ct_gaps_add_finding(g, &fd);
   }
   if (d->ls_count && (d->ls_count >= g->o.repeat_min || d->ls_cpu >= LITTLE_SYNC_TOTAL_NS)) {
     fd = (ct_gaps_finding){CT_FIND_LITTLE_SYNC, f->proc, d->device, d->ls_name, d->ls_count, 0, 0,
                            d->ls_gpu, d->ls_cpu, d->ls_first, d->ls_last, 0,
                            "remove the sync or move it to where its result is needed",
-                           0, 0, 0, 0, 0, .saving_ns = 0};
-    fd.saving_ns = d->ls_cpu > d->ls_gpu ? d->ls_cpu - d->ls_gpu : 0; /* the wait beyond the work */
+                           0, 0, 0, 0, 0,
+                           /* the wait beyond the work */
+                           .saving_ns = d->ls_cpu > d->ls_gpu ? d->ls_cpu - d->ls_gpu : 0};
     ct_gaps_add_finding(g, &fd);
   }
 }
