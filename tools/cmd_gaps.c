@@ -73,12 +73,18 @@ static void progress(const char *path, uint64_t records) {
 
 
 /* Appends "--name=value" to the options the advice line repeats (dropped when out of memory). */
-static void keep_opt(gaps_cli *c, const char *name, size_t namelen, const char *value) {
+static void keep_opt(gaps_cli *c, const char *name, const char *value) {
   char **no = realloc(c->opts, (size_t)(c->nopts + 1) * sizeof *no);
   if (!no) return;
   c->opts = no;
-  size_t len = namelen + strlen(value) + 2;
-  if ((c->opts[c->nopts] = malloc(len))) snprintf(c->opts[c->nopts++], len, "%.*s=%s", (int)namelen, name, value);
+  size_t len = strlen(name) + strlen(value) + 2;
+  if ((c->opts[c->nopts] = malloc(len))) snprintf(c->opts[c->nopts++], len, "%s=%s", name, value);
+}
+
+/* Frees the options kept for the advice line. */
+static void free_opts(gaps_cli *c) {
+  for (int i = 0; i < c->nopts; i++) free(c->opts[i]);
+  free(c->opts);
 }
 
 /* A --from/--to bound as the option's value ("@NS", or a time after the start in the
@@ -91,7 +97,7 @@ static void keep_bound(gaps_cli *c, const char *name, const ct_time_bound *b) {
   else if (b->ns % 1000000ull == 0) snprintf(v, sizeof v, "%llums", (unsigned long long)(b->ns / 1000000ull));
   else if (b->ns % 1000ull == 0) snprintf(v, sizeof v, "%lluus", (unsigned long long)(b->ns / 1000ull));
   else snprintf(v, sizeof v, "%lluns", (unsigned long long)b->ns);
-  keep_opt(c, name, strlen(name), v);
+  keep_opt(c, name, v);
 }
 
 static int bad(const char *what, const char *value) {
@@ -162,11 +168,10 @@ static int run_gaps(int argc, char **argv) {
       else o.graph_min = x;
     }
     if (rc < 0 && matched && strcmp(matched, "--format") && strcmp(matched, "--top"))
-      keep_opt(&c, matched, strlen(matched), v); /* changes what is found: the advice repeats it */
+      keep_opt(&c, matched, v); /* changes what is found: the advice repeats it */
   }
   if (rc >= 0) {
-    for (int i = 0; i < c.nopts; i++) free(c.opts[i]);
-    free(c.opts);
+    free_opts(&c);
     free(files);
     return rc;
   }
@@ -175,8 +180,7 @@ static int run_gaps(int argc, char **argv) {
   c.g = ct_gaps_new(&o);
   if (!c.g) {
     fprintf(stderr, "cutrace gaps: out of memory\n");
-    for (int i = 0; i < c.nopts; i++) free(c.opts[i]);
-    free(c.opts);
+    free_opts(&c);
     free(files);
     return 2;
   }
@@ -205,8 +209,7 @@ static int run_gaps(int argc, char **argv) {
   }
   for (unsigned i = 0; i < c.ninputs; i++) free(c.inputs[i].path);
   free(c.inputs);
-  for (int i = 0; i < c.nopts; i++) free(c.opts[i]);
-  free(c.opts);
+  free_opts(&c);
   ct_gaps_free(c.g);
   free(files);
   return c.status;

@@ -138,6 +138,11 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
   ct_json_end_object(j);
 }
 
+/* "share": part of whole as a fraction (4 decimals), 0 when whole is 0. */
+static void json_share(ct_json *j, uint64_t part, uint64_t whole) {
+  ct_json_kv_double(j, "share", whole ? (double)part / (double)whole : 0.0, 4);
+}
+
 static const char *const finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
                                             "sync_little_work", "exposed_comm",
                                             "graph_candidate", "alloc_in_loop",
@@ -267,7 +272,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_kv_uint(&j, "count", e->count);
     ct_json_kv_uint(&j, "idle_ns", e->idle_ns);
     ct_json_kv_uint(&j, "median_ns", e->median_ns);
-    ct_json_kv_double(&j, "share", e->device_idle_ns ? (double)e->idle_ns / (double)e->device_idle_ns : 0.0, 4);
+    json_share(&j, e->idle_ns, e->device_idle_ns);
     ct_json_kv_uint(&j, "in_call_ns", e->incall_ns);
     ct_json_kv_uint(&j, "first_ns", e->first_ns);
     ct_json_kv_uint(&j, "last_ns", e->last_ns);
@@ -296,7 +301,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
       ct_json_kv_uint(&j, "rest_median_ns", f->rest_median_ns);
       ct_json_kv_uint(&j, "gaps_idle_ns", f->gaps_idle_ns);
       ct_json_kv_uint(&j, "device_idle_ns", f->device_idle_ns);
-      ct_json_kv_double(&j, "share", f->device_idle_ns ? (double)f->idle_ns / (double)f->device_idle_ns : 0.0, 4);
+      json_share(&j, f->idle_ns, f->device_idle_ns);
       ct_json_kv_uint(&j, "after_launch_ns", f->after_launch_ns);
       ct_json_kv_uint(&j, "after_launch_gaps", f->after_launch_gaps);
     }
@@ -307,7 +312,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
       ct_json_kv_uint(&j, "gap_median_ns", f->rest_median_ns);
       ct_json_kv_uint(&j, "gaps_idle_ns", f->gaps_idle_ns);
       ct_json_kv_uint(&j, "device_idle_ns", f->device_idle_ns);
-      ct_json_kv_double(&j, "share", f->device_idle_ns ? (double)f->idle_ns / (double)f->device_idle_ns : 0.0, 4);
+      json_share(&j, f->idle_ns, f->device_idle_ns);
       ct_json_key(&j, "tid");
       if (f->tid) ct_json_uint(&j, f->tid);
       else ct_json_null(&j);
