@@ -171,6 +171,16 @@ static void count_gap(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64
   group_add(group_for(f, device, c, api, nested, stack), a, b, incall, outside, tid);
 }
 
+/* The pending gap that began first (the list is unordered: removals move the last
+ * one into the hole). */
+static unsigned oldest_pending(const struct enders_state *s) {
+  unsigned k = 0;
+  for (unsigned i = 1; i < s->npend; i++)
+    if (s->pend[i].a < s->pend[k].a) k = i;
+  return k;
+}
+
+/* Counts pending gap i with its own call (its outermost one never came), removes it. */
 static void flush_pending(fstate *f, unsigned i) {
   pending_end *p = &f->enders->pend[i];
   count_gap(f, p->device, p->cause, p->a, p->b, p->api, 1, p->stack, p->call_begin, p->call_end, p->tid,
@@ -237,7 +247,7 @@ void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, 
     return;
   }
   struct enders_state *s = f->enders;
-  if (s->npend == PENDING_ENDS) flush_pending(f, 0); /* waited long enough: its own call */
+  if (s->npend == PENDING_ENDS) flush_pending(f, oldest_pending(s)); /* waited long enough */
   s->pend[s->npend++] = (pending_end){device, a, b, op->tid, op->parent, op->stack, op->call_begin,
                                       op->call_end, outside, (unsigned)c, op->api};
 }

@@ -2,7 +2,8 @@
  * cutrace-plantrace: writes a trace of planned scenarios with planted GPU idle gaps,
  * and prints the planted answers as JSON on stdout, for tests of `cutrace gaps`.
  *
- * usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--pinned N] [--chunk BYTES]
+ * usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--pinned N] [--waiting N]
+ *                          [--chunk BYTES]
  *
  * Default: one process, device 0, a sequence of segments, each planting gaps of one
  * cause (host sleeps between launches, syncs, pageable synchronous copies in a loop,
@@ -20,6 +21,12 @@
  * --pinned N: after the default scenario, N asynchronous 1 MiB copies from pinned
  * memory to the device, 20 us each on the GPU (the scenario's pageable ones take 40 us:
  * the pinned rate twice the pageable), 100 us apart.
+ * --waiting N: gaps waiting for their outermost call. Thread 1001 is inside one
+ * cublasSgemm_v2 that never ends (no record: the process died in it) and launches N
+ * kernels from it, 20 us apart; then thread 1002 makes 50 cublasLtMatmul calls of
+ * 300 us, each launching 3 kernels 100 us apart (every gap before them is read while
+ * its cublasLtMatmul still runs). Device gaps: N - 1 under the launches of thread 1001,
+ * 150 under cublasLtMatmul.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,6 +326,43 @@ static uint64_t loop(uint64_t n, uint64_t apis) {
   return t;
 }
 
+/* A launch at depth 1 inside the outermost call parent (--waiting): call [cb, cb+3 us],
+ * kernel of 2 us 4 us after it begins. */
+static void nested_launch(uint64_t tid, uint64_t parent, uint64_t cb) {
+  uint64_t corr = next_corr++;
+  ct_record r = {.kind = CT_KIND_API};
+  r.u.api = (struct ct_api){.tid = tid, .name = sid("__cudaLaunchKernel"), .begin_ns = cb,
+                            .end_ns = cb + 3 * US, .corr = corr, .device = cur_device,
+                            .depth = 1, .parent = parent, .flags = CT_API_TIMED};
+  emit(cb + 3 * US, &r);
+  r = (ct_record){.kind = CT_KIND_GPU};
+  r.u.gpu = (struct ct_gpu){.corr = corr, .device = cur_device, .start_ns = cb + 4 * US,
+                            .end_ns = cb + 6 * US, .type = CT_GPU_KERNEL, .name = sid("_Z4gemmv")};
+  emit(cb + 56 * US, &r);
+  plan_op(cb + 4 * US, cb + 6 * US, 0, C_HOST_WAIT);
+}
+
+/* --waiting N: see the top of the file. */
+static uint64_t waiting(uint64_t n) {
+  uint64_t t = T0 + 1000 * US, stuck = next_corr++; /* its record is never written */
+  for (uint64_t i = 0; i < n; i++, t += 20 * US) nested_launch(TID_MAIN, stuck, t);
+  for (unsigned i = 0; i < 50; i++, t += 40000 * US) {
+    uint64_t corr = next_corr++;
+    for (unsigned k = 0; k < 3; k++) nested_launch(TID_HELPER, corr, t + 10 * US + k * 100 * US);
+    for (uint64_t q = t + 500 * US; q < t + 35000 * US; q += 500 * US) { /* time goes on meanwhile */
+      ct_record r = {.kind = CT_KIND_API};
+      r.u.api = (struct ct_api){.tid = TID_HELPER, .name = sid("cudaEventQuery"), .begin_ns = q,
+                                .end_ns = q + 2 * US, .corr = next_corr++, .depth = 1, .parent = corr};
+      emit(q + 2 * US, &r);
+    }
+    ct_record r = {.kind = CT_KIND_API};
+    r.u.api = (struct ct_api){.tid = TID_HELPER, .name = sid("cublasLtMatmul"), .begin_ns = t,
+                              .end_ns = t + 35000 * US, .corr = corr, .device = cur_device};
+    emit(t + 35000 * US, &r);
+  }
+  return t;
+}
+
 /* ---- output ------------------------------------------------------------------------- */
 
 static int cmp_item(const void *a, const void *b) {
@@ -401,10 +445,10 @@ static void print_answers(uint64_t end) {
 }
 
 int main(int argc, char **argv) {
-  uint64_t loop_n = 0, loop_apis = 0, pinned_n = 0, chunk = 1 << 20;
+  uint64_t loop_n = 0, loop_apis = 0, pinned_n = 0, waiting_n = 0, chunk = 1 << 20;
   if (argc < 2) {
     fprintf(stderr, "usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--pinned N] "
-                    "[--chunk BYTES]\n");
+                    "[--waiting N] [--chunk BYTES]\n");
     return 2;
   }
   for (int i = 2; i < argc; i++) {
@@ -413,6 +457,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--loop-apis") && i + 1 < argc) loop_apis = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--pinned") && i + 1 < argc) pinned_n = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--waiting") && i + 1 < argc) waiting_n = strtoull(argv[++i], NULL, 10);
     else {
       fprintf(stderr, "cutrace-plantrace: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -421,7 +466,7 @@ int main(int argc, char **argv) {
   sid("planted-host");
   sid("./planted\0");
   sid("cutrace simulated GPU");
-  uint64_t end = loop_n ? loop(loop_n, loop_apis) : scenario();
+  uint64_t end = loop_n ? loop(loop_n, loop_apis) : waiting_n ? waiting(waiting_n) : scenario();
   if (pinned_n && !loop_n) end = pinned_copies(end, pinned_n);
   ct_file_writer *w = ct_file_writer_open(argv[1], chunk);
   if (!w) {

@@ -268,6 +268,19 @@ with tempfile.TemporaryDirectory() as tmp:
           and len(one) == 1 and one[0]["count"] == 3 and one[0]["cause"] == "launch_overhead",
           f"bounded groups: {len(rows)} rows, more {more}, {one}")
 
+    # Gaps waiting for their outermost call: 599 wait on a call that never ends (the
+    # pending list overflows), then 150 wait briefly for their cublasLtMatmul. A full list
+    # gives up on the gap that began first, so every later one still finds its call.
+    waiting = os.path.join(tmp, "waiting.ctr")
+    plant(waiting, "--waiting", "600")
+    rc, dw, err = gaps_json(waiting)
+    by_api = {}
+    for r in dw["idle_by_ending_call"]:
+        by_api[r["api"]] = by_api.get(r["api"], 0) + r["count"]
+    check(rc == 0 and dw["devices"][0]["gaps"] == 749
+          and by_api == {"__cudaLaunchKernel": 599, "cublasLtMatmul": 150},
+          f"waiting for the outermost call: {by_api}")
+
     # Two processes: kept apart.
     both = os.path.join(tmp, "both")
     os.mkdir(both)
