@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """CUDA array allocations and releases, end to end on the simulated GPU
-(programs/arrayalloc.cu: nineteen planted calls, listed there).
+(programs/arrayalloc.cu: twenty-one planted calls, listed there).
 
 Built twice: with the simulated libcudart.so (the runtime's cudaMallocArray,
 cudaMalloc3DArray, cudaMallocMipmappedArray, cudaFreeArray and cudaFreeMipmappedArray are
@@ -13,7 +13,8 @@ cuArrayCreate_v2, cuArray3DCreate_v2, cuMipmappedArrayCreate and destroys. Asser
 exactly, for each call: one outermost API record of its entry point (DRIVER flag at the
 driver level) with its result; for a call that succeeded, one ALLOC record of kind array
 (7), release 0 or 1, bytes as planted (the element size x width x height x depth, a
-mipmapped array's summed over its levels; 0 for a release), ptr the handle, a release's
+mipmapped array's summed over its levels, a layered one's layers not shrinking; 0 for a
+sparse array and for a release), ptr the handle, a release's
 ptr the allocation's it names; none for a failed call, nor for cudaFreeArray(NULL).
 `cutrace report --format json --tables allocs`: one row of kind "array" (allocations,
 bytes, releases, peak and live bytes at the end as planted); `dump --chrome`: the
@@ -64,9 +65,11 @@ PLANTED = [
     ("cuArrayDestroy", "cuArrayDestroy", 0, 1, 13, 0),
     ("cuMipmappedArrayDestroy", "cuMipmappedArrayDestroy", 0, 1, 14, 0),
     ("cuArrayDestroy", "cuArrayDestroy", 0, 0, None, INVALID_HANDLE),
+    ("cuMipmappedArrayCreate", "cuMipmappedArrayCreate", 960, 0, None, 0),  # layered
+    ("cuArray3DCreate_v2", "cuArray3DCreate_v2", 0, 0, None, 0),  # sparse: 0 bytes
 ]
 ALLOCATED = sum(p[2] for p in PLANTED)
-LIVE_AT_END = 1000 + 768 + 18688 + 1536
+LIVE_AT_END = 1000 + 768 + 18688 + 1536 + 960
 # the live bytes' highest value: after call 6 (32768 + 1000 + 2048 + 768 + 10880 + 18688)
 PEAK = 66152
 
@@ -91,7 +94,7 @@ def check_report(label, path, releases):
     if not check(p.returncode == 0, f"{label}: report: {p.stderr}"):
         return
     rows = {r["kind"]: r for r in json.loads(p.stdout).get("allocs", [])}
-    allocations = sum(1 for p in PLANTED if p[2])
+    allocations = sum(1 for p in PLANTED if p[3] == 0 and not p[5])
     got = {k: (r["allocs"], r["bytes"], r["frees"], r["freed_bytes"], r["unmatched_frees"],
                r["peak_live_bytes"], r["live_bytes_at_end"]) for k, r in rows.items()}
     want = {"array": (allocations, ALLOCATED, releases, ALLOCATED - LIVE_AT_END, 0, PEAK,

@@ -23,8 +23,11 @@
  *  17 cuArrayDestroy           array 13
  *  18 cuMipmappedArrayDestroy  mipmapped array 14
  *  19 cuArrayDestroy           array 12 again: fails (CUDA_ERROR_INVALID_HANDLE)
- * Left allocated at the end: 2, 4, 6 (runtime) and 15 (driver):
- * 1000 + 768 + 18688 + 1536 = 21992 bytes.
+ *  20 cuMipmappedArrayCreate   float, 8 x 8, 3 layers (layered), 2 levels: the layers
+ *                              do not shrink: (64 + 16) x 3 x 4          960
+ *  21 cuArray3DCreate_v2       float, 16 x 16, sparse: no memory taken yet    0
+ * Left allocated at the end: 2, 4, 6 (runtime), 15, 20 and 21 (driver):
+ * 1000 + 768 + 18688 + 1536 + 960 + 0 = 22952 bytes.
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -140,6 +143,12 @@ int main(int argc, char **argv) {
   expect_cu(array_destroy(d13), CUDA_SUCCESS, "17 cuArrayDestroy");
   expect_cu(mipmap_destroy(d14), CUDA_SUCCESS, "18 cuMipmappedArrayDestroy");
   expect_cu(array_destroy(d12), CUDA_ERROR_INVALID_HANDLE, "19 cuArrayDestroy");
+  CUmipmappedArray d20;
+  CUDA_ARRAY3D_DESCRIPTOR desc20 = {8, 8, 3, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED};
+  expect_cu(mipmap_create(&d20, &desc20, 2), CUDA_SUCCESS, "20 cuMipmappedArrayCreate");
+  CUarray d21;
+  CUDA_ARRAY3D_DESCRIPTOR desc21 = {16, 16, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SPARSE};
+  expect_cu(array3d_create(&d21, &desc21), CUDA_SUCCESS, "21 cuArray3DCreate_v2");
   expect(cudaDeviceSynchronize(), cudaSuccess, "cudaDeviceSynchronize");
   if (failed) return 1;
   printf("arrayalloc: ok\n");
