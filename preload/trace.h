@@ -167,6 +167,14 @@ void ctp_at_new_file(void (*fn)(void)) CTP_HIDDEN;
 void ctp_at_writer_round(void (*fn)(void)) CTP_HIDDEN;
 
 /*
+ * Gives the calling thread its buffer now, if tracing is on and it has none (its
+ * THREAD record, and a TRACER "ring" span when no ready ring was in the pool), so
+ * that a record timed afterwards does not include that cost. For the tracer's own
+ * threads (the poller), before their first timed work.
+ */
+void ctp_thread_ready(void) CTP_HIDDEN;
+
+/*
  * Emits a TRACER record for the tracer's own work on the calling thread: what is a
  * label ("flush", "poll", "anchor", ...), amount what it handled (bytes, events).
  */

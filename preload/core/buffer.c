@@ -1,6 +1,7 @@
 /*
  * Per-thread record buffers: ctp_emit's lock-free path, the registry the writer
- * walks, thread-exit retirement, and the per-thread caches (tid).
+ * walks, thread-exit retirement, the per-thread caches (tid), and the pool of
+ * ready rings that a thread's first record takes instead of mapping its own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ static TLS struct ctp_tbuf *tls_buf;
 static TLS uint64_t tls_tid;
 static TLS int tls_exiting; /* the key destructor ran: ignore late records */
 static TLS int tls_in_emit; /* a signal handler interrupted ctp_emit on this thread */
+static TLS int tls_no_pool; /* the writer thread: maps its own ring, leaves the pool to others */
 
 static struct ctp_tbuf *registry; /* newest first */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -149,35 +151,144 @@ static void make_exit_key(void) {
   if (pthread_key_create(&exit_key, on_thread_exit) == 0) exit_key_made = 1;
 }
 
-/* Creates, registers and starts the calling thread's buffer with its THREAD record. */
+/* Words in a ring: the largest power of two that fits CUTRACE_BUFFER_KB (at least 64). */
+static size_t ring_words(void) {
+  size_t words = 64;
+  while (words * 2 * sizeof(uint64_t) <= ctp_cfg.buffer_bytes) words *= 2;
+  return words;
+}
+
+/* Bytes of a ring's mapping up to its struct ctp_tbuf (a whole number of pages). */
+static size_t ring_span(size_t words) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = words * sizeof(uint64_t);
+  return (bytes + page - 1) / page * page;
+}
+
+/*
+ * A new buffer, zeroed, with a ring of ring_words() words populated up front (no page
+ * faults on the hot path during its first lap); NULL when memory is short. One
+ * mapping holds the ring and, on the page after it, the struct (page-aligned, so its
+ * consumer half starts a cache line of its own): no malloc, so that a buffer being
+ * made or taken while another thread forks is not a heap leak in the child.
+ * The ring's pages are MADV_WIPEONFORK: a fork child gets zero pages there instead of
+ * sharing the parent's copy-on-write (it frees the parent's buffers without reading
+ * their rings), and the parent's next writes to its rings do not fault. Keeps errno.
+ */
+static struct ctp_tbuf *tbuf_alloc(void) {
+  int saved = errno;
+  size_t words = ring_words(), span = ring_span(words);
+  size_t len = span + ring_span((sizeof(struct ctp_tbuf) + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+  char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0);
+  if (map == MAP_FAILED) {
+    errno = saved;
+    return NULL;
+  }
+#ifdef MADV_WIPEONFORK
+  (void)madvise(map, span, MADV_WIPEONFORK); /* Linux < 4.14: copy-on-write, as before */
+#endif
+  struct ctp_tbuf *b = (struct ctp_tbuf *)(map + span); /* zero, as mapped */
+  b->ring = (uint64_t *)map;
+  b->mask = words - 1;
+  errno = saved;
+  return b;
+}
+
+static void tbuf_free(struct ctp_tbuf *b) {
+  size_t span = ring_span(b->mask + 1);
+  munmap(b->ring, span + ring_span((sizeof *b + sizeof(uint64_t) - 1) / sizeof(uint64_t)));
+}
+
+/*
+ * The pool of ready rings. The writer thread keeps up to ring_pool_slots() buffers,
+ * allocated and populated, in ring_pool (ctp_ring_pool_fill, and drained buffers of
+ * exited threads that ctp_buffers_reap recycles); a thread's first record takes one
+ * with an atomic exchange (never waits for the writer) and maps its own only when
+ * the pool is empty. Only the writer thread stores into an empty slot, so a slot
+ * it sees empty stays empty until it fills it.
+ */
+#define RING_POOL_MAX_SLOTS 4                /* CUTRACE_RING_POOL's most */
+#define RING_POOL_BYTES_SOFT (8u << 20)       /* spare rings beyond one stay under this */
+
+static struct ctp_tbuf *ring_pool[RING_POOL_MAX_SLOTS];
+
+/* CUTRACE_RING_POOL (default 2), fewer when the spare rings would pass 8 MiB (one at least). */
+static unsigned ring_pool_slots(void) {
+  unsigned n = ctp_cfg.ring_pool < RING_POOL_MAX_SLOTS ? ctp_cfg.ring_pool : RING_POOL_MAX_SLOTS;
+  size_t bytes = ring_words() * sizeof(uint64_t);
+  while (n > 1 && n * bytes > RING_POOL_BYTES_SOFT) n--;
+  return n;
+}
+
+/*
+ * A ready buffer from the pool, or NULL. The writer replaces it at its next round
+ * (every 0.5-5 ms): waking it now would let it preempt this thread on a busy CPU
+ * and make the new ring right inside the call the pool is there to spare
+ * (measured: 300-470 us first records again, docs/performance.md).
+ */
+static struct ctp_tbuf *ring_pool_take(void) {
+  for (unsigned i = 0; i < RING_POOL_MAX_SLOTS; i++) {
+    if (!__atomic_load_n(&ring_pool[i], __ATOMIC_RELAXED)) continue;
+    struct ctp_tbuf *b = __atomic_exchange_n(&ring_pool[i], NULL, __ATOMIC_ACQUIRE);
+    if (b) return b;
+  }
+  return NULL;
+}
+
+/* Puts b (zeroed but for its ring) into an empty slot. Writer thread only. Returns 0 when full. */
+static int ring_pool_put(struct ctp_tbuf *b) {
+  unsigned n = ring_pool_slots();
+  for (unsigned i = 0; i < n; i++) {
+    if (!__atomic_load_n(&ring_pool[i], __ATOMIC_ACQUIRE)) {
+      __atomic_store_n(&ring_pool[i], b, __ATOMIC_RELEASE);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void ctp_ring_pool_skip(void) { tls_no_pool = 1; }
+
+void ctp_ring_pool_fill(void) {
+  unsigned n = ring_pool_slots();
+  for (unsigned i = 0; i < n; i++) {
+    if (__atomic_load_n(&ring_pool[i], __ATOMIC_ACQUIRE)) continue;
+    struct ctp_tbuf *b = tbuf_alloc();
+    if (!b) return;
+    __atomic_store_n(&ring_pool[i], b, __ATOMIC_RELEASE);
+  }
+}
+
+unsigned ctp_ring_pool_ready(void) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < RING_POOL_MAX_SLOTS; i++) n += __atomic_load_n(&ring_pool[i], __ATOMIC_ACQUIRE) != NULL;
+  return n;
+}
+
+/* Creates, registers and starts the calling thread's buffer with its THREAD record:
+ * a ready one from the pool, else its own mapping, reported as a TRACER "ring" span
+ * (its cost, 0.3-2 ms, is the tracer's and not the program's). */
 static __attribute__((noinline)) struct ctp_tbuf *tbuf_create(void) {
   if (tls_exiting) return NULL;
   if (CTP_UNLIKELY(__atomic_load_n(&ctp_file_pending, __ATOMIC_ACQUIRE))) ctp_file_open();
   if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE)) return NULL;
   int saved = errno;
-  size_t words = 64;
-  while (words * 2 * sizeof(uint64_t) <= ctp_cfg.buffer_bytes) words *= 2;
-  /* Its consumer half starts on a cache line of its own (aligned(64)): calloc's 16
-   * bytes of alignment are not enough (UBSan: misaligned member access). */
-  void *mem = NULL;
-  struct ctp_tbuf *b = posix_memalign(&mem, _Alignof(struct ctp_tbuf), sizeof *b) == 0 ? mem : NULL;
-  if (b) memset(b, 0, sizeof *b);
-  /* Populated up front: no page faults on the hot path during the first lap. */
-  uint64_t *ring = b ? mmap(NULL, words * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0)
-                     : MAP_FAILED;
-  if (ring == MAP_FAILED) {
-    free(b);
+  uint64_t map_begin = 0, map_end = 0;
+  struct ctp_tbuf *b = tls_no_pool ? NULL : ring_pool_take();
+  if (!b) {
+    map_begin = ctp_now_ns();
+    b = tbuf_alloc();
+    map_end = ctp_now_ns();
+  }
+  if (!b) {
     errno = saved;
     return NULL;
   }
-  b->ring = ring;
-  b->mask = words - 1;
   b->tid = ctp_tid();
   char name[17] = {0};
   prctl(PR_GET_NAME, name, 0, 0, 0);
   b->name_id = ctp_intern_always(name, strnlen(name, 16));
-  b->start_ns = ctp_now_ns();
+  b->start_ns = map_begin ? map_begin : ctp_now_ns();
   struct ct_thread t = {.tid = b->tid, .name = b->name_id, .start_ns = b->start_ns};
   pthread_once(&exit_key_once, make_exit_key);
   if (exit_key_made) pthread_setspecific(exit_key, b);
@@ -187,8 +298,15 @@ static __attribute__((noinline)) struct ctp_tbuf *tbuf_create(void) {
   pthread_mutex_unlock(&registry_lock);
   tls_buf = b;
 
-
   ring_push(b, CT_KIND_THREAD, kind_words[CT_KIND_THREAD], (const uint64_t *)&t);
+  if (map_begin) {
+    ct_record r;
+    r.kind = CT_KIND_TRACER;
+    r.u.tracer = (struct ct_tracer){.tid = b->tid, .what = ctp_intern_always("ring", 4),
+                                    .begin_ns = map_begin, .end_ns = map_end,
+                                    .amount = (b->mask + 1) * sizeof(uint64_t)};
+    ring_push(b, CT_KIND_TRACER, kind_words[CT_KIND_TRACER], r.u.v);
+  }
   errno = saved;
   return b;
 }
@@ -239,6 +357,15 @@ void ctp_emit(const ct_record *rec) {
   tls_in_emit = 0;
 }
 
+void ctp_thread_ready(void) {
+  if (tls_buf || tls_in_emit || !__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)) return;
+  tls_in_emit = 1; /* as in ctp_emit: a signal handler's record meanwhile is a drop */
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  tbuf_create();
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  tls_in_emit = 0;
+}
+
 void ctp_emit_tracer(const char *what, uint64_t begin_ns, uint64_t end_ns, uint64_t amount) {
   ct_record r;
   r.kind = CT_KIND_TRACER;
@@ -269,8 +396,12 @@ void ctp_buffers_reap(void) {
   pthread_mutex_unlock(&registry_lock);
   while (dead) {
     struct ctp_tbuf *n = dead->next;
-    munmap(dead->ring, (dead->mask + 1) * sizeof(uint64_t));
-    free(dead);
+    /* Drained: its ring, populated, is as good as a new one for the next thread. */
+    uint64_t *ring = dead->ring, mask = dead->mask;
+    memset(dead, 0, sizeof *dead);
+    dead->ring = ring;
+    dead->mask = mask;
+    if (mask + 1 != ring_words() || !ring_pool_put(dead)) tbuf_free(dead);
     dead = n;
   }
 }
@@ -280,9 +411,15 @@ void ctp_buffers_after_fork(void) {
   registry = NULL;
   while (b) {
     struct ctp_tbuf *n = b->next;
-    munmap(b->ring, (b->mask + 1) * sizeof(uint64_t));
-    free(b);
+    tbuf_free(b);
     b = n;
+  }
+  /* The parent's spare rings: wiped here (MADV_WIPEONFORK), unpopulated; this
+   * process's writer fills the pool anew. A spare the parent's writer was making, or
+   * one a parent thread was taking, at the fork is lost here: address space only. */
+  for (unsigned i = 0; i < RING_POOL_MAX_SLOTS; i++) {
+    if (ring_pool[i]) tbuf_free(ring_pool[i]);
+    ring_pool[i] = NULL;
   }
   tls_buf = NULL;
   tls_tid = 0;

@@ -110,6 +110,7 @@ void ctp_config_load(struct ctp_config *c) {
   snprintf(c->output, sizeof c->output, "%s", out);
   c->buffer_bytes =
       (size_t)env_int("CUTRACE_BUFFER_KB", CTP_DEFAULT_BUFFER_KB, 1, 1 << 20) * 1024;
+  c->ring_pool = (unsigned)env_int("CUTRACE_RING_POOL", CTP_DEFAULT_RING_POOL, 0, 4);
   c->frame_bytes = (size_t)env_int("CUTRACE_FRAME_KB", CTP_DEFAULT_FRAME_KB, 4,
                                    CT_MAX_CHUNK_BYTES / 1024) * 1024;
   c->flush_ns = (uint64_t)env_int("CUTRACE_FLUSH_MS", CTP_DEFAULT_FLUSH_MS, 1, 3600000) *

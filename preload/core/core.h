@@ -39,6 +39,7 @@ struct ctp_config {
   int quiet;             /* CUTRACE_QUIET: no messages at all */
   int signals;           /* CUTRACE_SIGNALS: install fatal-signal handlers */
   size_t buffer_bytes;   /* CUTRACE_BUFFER_KB: per-thread ring */
+  unsigned ring_pool;    /* CUTRACE_RING_POOL: ready rings the writer keeps (0: none) */
   size_t frame_bytes;    /* CUTRACE_FRAME_KB: uncompressed chunk per frame */
   uint64_t flush_ns;     /* CUTRACE_FLUSH_MS: most age of a frame */
   int zstd_level;        /* CUTRACE_ZSTD_LEVEL */
@@ -50,6 +51,7 @@ struct ctp_config {
 
 #define CTP_DEFAULT_OUTPUT "cutrace.data"
 #define CTP_DEFAULT_BUFFER_KB 1024
+#define CTP_DEFAULT_RING_POOL 2
 #define CTP_DEFAULT_FRAME_KB 1024
 #define CTP_DEFAULT_FLUSH_MS 200
 #define CTP_DEFAULT_ZSTD_LEVEL 1
@@ -99,7 +101,18 @@ struct ctp_tbuf *ctp_buffers_head(void) CTP_HIDDEN;
 /* Unlinks and frees buffers whose threads are done and whose records were written. */
 void ctp_buffers_reap(void) CTP_HIDDEN;
 
-/* Fork child: frees every buffer (they hold the parent's records), forgets tid. */
+/* Writer thread: allocates and populates rings until the pool holds as many as it
+ * keeps (CUTRACE_RING_POOL, bounded by memory; buffer.c). Stops early when memory is short. */
+void ctp_ring_pool_fill(void) CTP_HIDDEN;
+
+/* The calling thread (the writer) never takes a ready ring: it maps its own. */
+void ctp_ring_pool_skip(void) CTP_HIDDEN;
+
+/* Ready rings in the pool now (tests, benchmarks). */
+unsigned ctp_ring_pool_ready(void) CTP_HIDDEN;
+
+/* Fork child: frees every buffer (they hold the parent's records) and the parent's
+ * spare rings, forgets tid. */
 void ctp_buffers_after_fork(void) CTP_HIDDEN;
 
 /* Locks held across fork() so the child sees consistent lists. */

@@ -64,6 +64,10 @@ static void *writer_main(void *arg) {
   prctl(PR_SET_NAME, "cutrace-writer", 0, 0, 0);
   /* atomic: a fatal signal's handler on any thread compares it (urgent flush) */
   __atomic_store_n(&w->thread_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+  /* The program's first threads (its main thread, the poller) start recording at
+   * once: the ready rings come before the sink, whose records wait in the rings. */
+  ctp_ring_pool_skip(); /* its own ring (made off the program's path) spares one for them */
+  ctp_ring_pool_fill();
   if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) {
     if (ctp_sink_open(&w->sink) < 0) {
       give_up_unopened(w);
@@ -86,6 +90,7 @@ static void *writer_main(void *arg) {
     struct timespec c0, c1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     ctp_writer_pass(w, 0);
+    ctp_ring_pool_fill(); /* after takes since the last round, or when memory was short */
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     __atomic_add_fetch(&w->busy_cpu_ns,
                        (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec)),

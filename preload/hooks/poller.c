@@ -360,6 +360,9 @@ static pthread_once_t poller_once = PTHREAD_ONCE_INIT;
 static void *poller_main(void *arg) {
   (void)arg;
   pthread_setname_np(pthread_self(), "cutrace-poller");
+  /* Its buffer now (named), so that the first anchor's TRACER span times the anchor
+   * and not the ring's creation. */
+  ctp_thread_ready();
   CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
   if (ctph_drv.ThreadExchangeStreamCaptureMode)
     ctph_drv.ThreadExchangeStreamCaptureMode(&mode);

@@ -9,8 +9,14 @@
  *   core_bench bytes N [JITTER%]  N launch triples with uniform random jitter of
  *                         0.5-2 us (times JITTER%/100) on each of the four times,
  *                         paced so that nothing drops; file size / N = bytes per launch
+ *   core_bench firstcall N GAP_US  host time of a new thread's first ctp_emit (its ring
+ *                         taken from the pool or mapped, its THREAD record): N threads
+ *                         one after another, GAP_US apart; median, p90, max in us
+ *   core_bench firstburst N  the same for N threads whose first records race
+ *                         (CUTRACE_RING_POOL=0 for the cost without the pool)
  * Run with CUTRACE_BUFFER_KB large enough for N triples (29 words = 232 B each).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,13 +94,68 @@ static uint64_t my_drops(void) {
   return 0;
 }
 
+#define FIRST_MAX 256
+static uint64_t first_ns[FIRST_MAX];
+static pthread_barrier_t first_barrier;
+static int first_burst;
+
+/* A new thread's first record (an API record, as a hook's), timed. */
+static void *first_call_main(void *arg) {
+  unsigned i = (unsigned)(uintptr_t)arg;
+  if (first_burst) pthread_barrier_wait(&first_barrier);
+  ct_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = CT_KIND_API;
+  uint64_t t0 = ctp_now_ns();
+  r.u.api = (struct ct_api){.tid = ctp_tid(), .begin_ns = t0, .end_ns = t0, .corr = i};
+  ctp_emit(&r);
+  first_ns[i] = ctp_now_ns() - t0;
+  return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* firstcall / firstburst: n threads' first records; prints median, p90, max (us). */
+static int run_first(unsigned n, unsigned gap_us, int burst) {
+  pthread_t th[FIRST_MAX];
+  if (n > FIRST_MAX) n = FIRST_MAX;
+  first_burst = burst;
+  if (burst) pthread_barrier_init(&first_barrier, NULL, n);
+  for (int i = 0; i < 1000 && ctp_ring_pool_ready() < ctp_cfg.ring_pool; i++) {
+    struct timespec ms = {0, 1000000}; /* a program's threads start after the tracer's */
+    nanosleep(&ms, NULL);
+  }
+  for (unsigned i = 0; i < n; i++) {
+    if (!burst) {
+      struct timespec gap = {gap_us / 1000000, (long)(gap_us % 1000000) * 1000};
+      nanosleep(&gap, NULL);
+    }
+    pthread_create(&th[i], NULL, first_call_main, (void *)(uintptr_t)i);
+    if (!burst) pthread_join(th[i], NULL);
+  }
+  if (burst)
+    for (unsigned i = 0; i < n; i++) pthread_join(th[i], NULL);
+  if (getenv("CORE_BENCH_EACH"))
+    for (unsigned i = 0; i < n; i++) printf("%llu ", (unsigned long long)first_ns[i] / 1000);
+  qsort(first_ns, n, sizeof first_ns[0], cmp_u64);
+  printf("first_us median %.1f p90 %.1f max %.1f (n %u, pool now %u)\n", first_ns[n / 2] / 1e3,
+         first_ns[n * 9 / 10] / 1e3, first_ns[n - 1] / 1e3, n, ctp_ring_pool_ready());
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3 || argc > 4 || !ctp_start()) {
-    fprintf(stderr, "usage: core_bench emit|writer|bytes N [JITTER%%] (with tracing enabled)\n");
+    fprintf(stderr, "usage: core_bench emit|writer|bytes N [JITTER%%] | firstcall N GAP_US | firstburst N\n");
     return 2;
   }
-  if (argc == 4) jitter_percent = strtoull(argv[3], NULL, 10);
   unsigned long long n = strtoull(argv[2], NULL, 10);
+  if (!strcmp(argv[1], "firstcall") && argc == 4)
+    return run_first((unsigned)n, (unsigned)strtoul(argv[3], NULL, 10), 0);
+  if (!strcmp(argv[1], "firstburst")) return run_first((unsigned)n, 0, 1);
+  if (argc == 4) jitter_percent = strtoull(argv[3], NULL, 10);
   struct triple_state s;
   init_state(&s);
   if (!strcmp(argv[1], "emit")) {

@@ -17,6 +17,7 @@
 
 #define SEQ_BASE 1000000000ull
 #define MAX_T 64
+#define MAX_TIDS 256
 
 static int failures;
 #define FAIL(...)                          \
@@ -46,7 +47,7 @@ int main(int argc, char **argv) {
   }
   unsigned long long api[MAX_T] = {0}, drops_by_thread_tid = 0, drops = 0, records = 0;
   unsigned long long last_seq[MAX_T], strings = 0, threads = 0, tracer = 0, flush_bytes = 0;
-  unsigned long long seen_tid[MAX_T] = {0}, n_seen_tid = 0;
+  unsigned long long seen_tid[MAX_TIDS] = {0}, n_seen_tid = 0, ring_spans = 0;
   unsigned long long max_string = 0;
   int have_process = 0, have_end = 0;
   struct ct_process proc = {0};
@@ -72,7 +73,7 @@ int main(int argc, char **argv) {
       if (!have_process) FAIL("THREAD before PROCESS");
       threads++;
       if (!ct_reader_string(r, rec.u.thread.name, NULL)) FAIL("THREAD name undefined");
-      if (n_seen_tid < MAX_T) seen_tid[n_seen_tid++] = rec.u.thread.tid;
+      if (n_seen_tid < MAX_TIDS) seen_tid[n_seen_tid++] = rec.u.thread.tid;
       break;
     case CT_KIND_API: {
       if (!have_process) FAIL("API before PROCESS");
@@ -104,6 +105,7 @@ int main(int argc, char **argv) {
     case CT_KIND_TRACER:
       tracer++;
       if (string_is(r, rec.u.tracer.what, "flush")) flush_bytes += rec.u.tracer.amount;
+      else if (string_is(r, rec.u.tracer.what, "ring")) ring_spans++;
       else if (!ct_reader_string(r, rec.u.tracer.what, NULL)) FAIL("TRACER label undefined");
       break;
     case CT_KIND_END:
@@ -125,7 +127,7 @@ int main(int argc, char **argv) {
   }
   printf("api %llu\ndrops %llu\ndrop_records %llu\nstrings %llu\nthreads %llu\n", total_api,
          drops, drops_by_thread_tid, strings, threads);
-  printf("max_string %llu\n", max_string);
+  printf("max_string %llu\nring_spans %llu\n", max_string, ring_spans);
   printf("tracer %llu\nflush_bytes %llu\nrecords %llu\nend %d\n", tracer, flush_bytes, records,
          have_end);
   printf("pid %llu\nppid %llu\nprocess %d\n", (unsigned long long)proc.pid,

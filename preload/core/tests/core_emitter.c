@@ -7,6 +7,10 @@
  *
  * usage: core_emitter threads NTHREADS NREC STRINGS_EVERY
  *        core_emitter fork NREC          (parent NREC, fork, child NREC, parent NREC)
+ *        core_emitter firstcalls N NREC  (rounds of N threads, indices 0.., 20.., 40..,
+ *                                          that start together and emit NREC each: the
+ *                                          parent's first round with a fork during it,
+ *                                          the child's round, the parent's second round)
  *        core_emitter forkstress NREC    (4 threads emit NREC each while the main thread
  *                                          forks 20 children that emit 100 each, index 9)
  *        core_emitter reentry NREC       (NREC records while a SIGPROF handler on the
@@ -120,6 +124,70 @@ static int run_fork(void) {
   int st = 0;
   waitpid(child, &st, 0);
   printf("parent %d emitted %llu\n", (int)getpid(), 2 * nrec);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+
+/* Waits up to 2 s for the writer to fill the pool of ready rings; returns how many it holds. */
+static unsigned wait_pool(unsigned want) {
+  for (int i = 0; i < 2000 && ctp_ring_pool_ready() < want; i++) {
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  return ctp_ring_pool_ready();
+}
+
+static pthread_barrier_t *start_together;
+
+/* thread_main, once every thread of its round exists: their first records race. */
+static void *first_call_main(void *arg) {
+  pthread_barrier_wait(start_together);
+  return thread_main(arg);
+}
+
+/* Starts n threads with indices first.., which make their first calls together. */
+static void round_start(pthread_t *th, unsigned n, unsigned first) {
+  pthread_barrier_init(start_together, NULL, n);
+  for (unsigned i = 0; i < n; i++)
+    pthread_create(&th[i], NULL, first_call_main, (void *)(uintptr_t)(first + i));
+}
+
+static void round_join(pthread_t *th, unsigned n) {
+  for (unsigned i = 0; i < n; i++) pthread_join(th[i], NULL);
+  pthread_barrier_destroy(start_together);
+}
+
+/*
+ * Many threads' first records at once, more than the pool holds, with a fork while
+ * they start. Prints the pool before each round ("pool N") and in the child right
+ * after the fork ("child_pool N": the parent's spare rings are not this process's).
+ */
+static int run_firstcalls(unsigned n) {
+  pthread_t th[20];
+  pthread_barrier_t barrier;
+  start_together = &barrier;
+  if (n > 20) n = 20;
+  ctp_start();
+  emit_api(63, 0); /* the main thread's own ring, and the writer running */
+  printf("pool %u\n", wait_pool(2));
+  round_start(th, n, 0);
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    printf("child_pool %u\n", ctp_ring_pool_ready());
+    emit_api(62, 0);
+    printf("child pool %u\n", wait_pool(2));
+    round_start(th, n, 20);
+    round_join(th, n);
+    printf("child %d emitted %llu\n", (int)getpid(), n * nrec + 1);
+    exit(0);
+  }
+  round_join(th, n);
+  int st = 0;
+  waitpid(child, &st, 0);
+  printf("pool %u\n", wait_pool(2));
+  round_start(th, n, 40);
+  round_join(th, n);
+  printf("emitted %llu\n", 2 * n * nrec + 1);
   return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
@@ -259,6 +327,10 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "closefds") && argc == 4) {
     nrec = strtoull(argv[2], NULL, 10);
     return run_closefds(argv[3]);
+  }
+  if (!strcmp(mode, "firstcalls") && argc == 4) {
+    nrec = strtoull(argv[3], NULL, 10);
+    return run_firstcalls((unsigned)atoi(argv[2]));
   }
   if (!strcmp(mode, "forkstress") && argc == 3) {
     nrec = strtoull(argv[2], NULL, 10);

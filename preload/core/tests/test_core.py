@@ -155,6 +155,42 @@ def case_fork_busy(tmp):
         check(t.get("clean_end") == 1, f"fork busy: {os.path.basename(f)} has no clean END")
 
 
+def case_first_calls(tmp):
+    """Rounds of 20 threads whose first records race (more than the 2 ready rings),
+    a fork while the first round starts: every thread's records, no drops, the
+    child starts with no ready rings of the parent's; without a pool every thread
+    maps its own ring (one TRACER "ring" span each)."""
+    n, nrec = 20, 2000
+    for pool in ("2", "0"):
+        out = os.path.join(tmp, "firstcalls" + pool)
+        p = run_emitter(out, ["firstcalls", str(n), str(nrec)], {"CUTRACE_RING_POOL": pool})
+        parent_pid = int(p.stdout.split("pid ")[1].split()[0])
+        check("child_pool 0\n" in p.stdout, f"first calls: the child had the parent's rings: {p.stdout!r}")
+        if pool == "2":
+            lines = p.stdout.splitlines()
+            check(lines.count("pool 2") == 2 and "child pool 2" in lines,
+                  f"first calls: the pool was not refilled: {p.stdout!r}")
+        files = traces(out)
+        if not check(len(files) == 2, f"first calls (pool {pool}): {len(files)} files"):
+            continue
+        for f in files:
+            t = read_trace(f)
+            mine = (range(0, n), range(40, n + 40), [63]) if t.get("pid") == parent_pid else (range(20, n + 20), [62])
+            want = {f"api_t{i}": 1 if i >= 62 else nrec for r in mine for i in r}
+            got = {k: v for k, v in t.items() if k.startswith("api_t")}
+            check(got == want, f"first calls (pool {pool}): {os.path.basename(f)}: "
+                               f"{sorted(set(got.items()) ^ set(want.items()))[:6]}")
+            check(t.get("drops") == 0 and t.get("clean_end") == 1,
+                  f"first calls (pool {pool}): {t.get('drops')} drops, clean end {t.get('clean_end')}")
+            threads, spans = t.get("threads", 0), t.get("ring_spans", -1)
+            if pool == "0":
+                check(spans == threads, f"first calls, no pool: {spans} ring spans for {threads} threads")
+            else:  # each round found 2 ready rings (printed): at least 2 threads per round took one
+                taken = 4 if t.get("pid") == parent_pid else 2
+                check(0 <= spans <= threads - taken,
+                      f"first calls: {spans} of {threads} threads mapped their own ring, wanted <= {threads - taken}")
+
+
 def case_abort(tmp):
     """abort() mid-run: the handler's flush leaves every record, no END."""
     for kb in ("65536", "1024", "4"):
@@ -343,7 +379,7 @@ def main():
     skip = set(os.environ.get("CORE_SKIP_CASES", "").split(","))
     with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
         for case in (case_threads, case_drops, case_strings, case_reentry, case_fork,
-                     case_fork_busy, case_abort, case_program_handler, case_sigkill,
+                     case_fork_busy, case_first_calls, case_abort, case_program_handler, case_sigkill,
                      case_exec, case_write_error, case_closed_fd, case_env,
                      case_output, case_stream_page):
             if case.__name__ in skip:
