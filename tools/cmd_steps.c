@@ -74,47 +74,41 @@ static int add_input(const char *path, void *arg) {
   return 0;
 }
 
-int cmd_steps(int argc, char **argv) {
+/* The options that take a value (cli_run_options_first). */
+static const char *const valued[] = {"--range", "--skip", "--outlier", "--format", NULL};
+
+/* cmd_steps with its options first, each valued one followed by its value, and "--"
+ * ending them (cli_run_options_first). */
+static int run_steps(int argc, char **argv) {
   steps_cli c;
   memset(&c, 0, sizeof c);
   ct_steps_default_options(&c.o);
   char **paths = calloc((size_t)argc + 1, sizeof *paths);
   int npaths = 0;
   if (!paths) return 2;
-  int rc = -1;
-  static const char *const valued[] = {"--range", "--skip", "--outlier", "--format"};
-  int operands_only = 0; /* after "--": every argument is a trace */
+  int rc = -1, operands_only = 0; /* after "--": every argument is a trace */
   for (int i = 1; i < argc && rc < 0; i++) {
-    const char *a = argv[i], *v = NULL, *matched = NULL;
-    if (operands_only) {
-      paths[npaths++] = argv[i];
-      continue;
-    }
-    if (!strcmp(a, "--")) {
-      operands_only = 1;
-      continue;
-    }
-    for (unsigned k = 0; k < sizeof valued / sizeof valued[0]; k++) {
-      size_t n = strlen(valued[k]);
-      if (!strncmp(a, valued[k], n) && (a[n] == 0 || a[n] == '=')) matched = valued[k];
-    }
+    const char *a = argv[i], *v = "", *matched = NULL;
+    for (unsigned k = 0; !operands_only && valued[k]; k++)
+      if (!strcmp(a, valued[k])) matched = valued[k];
     uint64_t x;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    if (operands_only || a[0] != '-' || !a[1]) {
+      paths[npaths++] = argv[i];
+    } else if (!strcmp(a, "--")) {
+      operands_only = 1;
+    } else if (cli_is_help(a)) {
       fputs(usage_text, stdout);
       rc = 0;
     } else if (!strcmp(a, "--summary")) {
       c.summary = 1;
     } else if (!strcmp(a, "--all-threads")) {
       c.o.all_threads = 1;
-    } else if (matched && !*(v = cli_option_value(argc, argv, &i, matched))) {
-      rc = cli_missing_value("steps", matched);
-    } else if (!matched && a[0] == '-' && a[1]) {
-      rc = bad("unknown option", a);
     } else if (!matched) {
-      paths[npaths++] = argv[i];
+      rc = bad("unknown option", a);
+    } else if (i + 1 >= argc || !*(v = argv[++i])) {
+      rc = cli_missing_value("steps", a);
     } else if (!strcmp(matched, "--range")) {
-      if (!*v) rc = bad("--range takes an NVTX range name or glob, not", v);
-      else c.o.range = v;
+      c.o.range = v;
     } else if (!strcmp(matched, "--skip")) {
       if (ct_parse_u64(v, &x) < 0) rc = bad("--skip takes a count of steps, not", v);
       else c.o.skip = x;
@@ -152,3 +146,6 @@ int cmd_steps(int argc, char **argv) {
   free(paths);
   return c.status;
 }
+
+/* Options may follow the traces and take --name=value (cli_run_options_first). */
+int cmd_steps(int argc, char **argv) { return cli_run_options_first(argc, argv, valued, run_steps); }
