@@ -41,7 +41,8 @@ static const char usage[] =
     "                  trace's start, 2.5, 300ms, 40us; or @NS, a host time)\n";
 
 /* The raw dump's run over its inputs: whether each file gets a header line (several
- * files), the worst status of the files read, how many files and how many unreadable. */
+ * files), the worst status of the files read, how many files (counted before they are
+ * read) and how many unreadable. */
 typedef struct raw_run {
   int headers;
   int status;
@@ -52,7 +53,6 @@ typedef struct raw_run {
  * "== FILE ==" comes first. Damage and unreadable files are said on stderr. */
 static int dump_file(const char *path, void *arg) {
   raw_run *run = arg;
-  run->files++;
   char err[300];
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   if (!r) {
@@ -301,10 +301,9 @@ static int run_dump(int argc, char **argv) {
     if (opt.no_memory)
       return bad_usage("--no-memory needs --chrome or --perfetto; got", "--no-memory");
     raw_run run = {0};
-    unsigned files = 0;
     char err[300];
-    int n = ct_expand_inputs(argc - i, argv + i, count_file, &files, err, sizeof err);
-    run.headers = files > 1;
+    int n = ct_expand_inputs(argc - i, argv + i, count_file, &run.files, err, sizeof err);
+    run.headers = run.files > 1;
     cli_progress_start("dump");
     if (n >= 0) n = ct_expand_inputs(argc - i, argv + i, dump_file, &run, err, sizeof err);
     cli_progress_done();
