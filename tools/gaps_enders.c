@@ -34,6 +34,7 @@
 
 #define MAX_GROUPS 1024
 #define PENDING_ENDS 512
+#define PEND_BUCKETS 1024 /* the waiting gaps by (thread, outermost call): a power of two */
 #define INDEX_SLOTS 4096 /* the groups' hash index: used while at most half full */
 #define ANY_CAUSE CT_GAP_NCAUSES /* a group over every cause (at the end): a call's totals */
 #define LEAD (CT_GAP_NCAUSES + 1) /* a call running when gaps began, after its own launch */
@@ -61,7 +62,10 @@ typedef struct ender_group {
 
 typedef struct pending_end {
   uint64_t device, a, b, tid, parent, stack, call_begin, call_end, outside;
+  uint64_t seq;     /* arrival order: the oldest of gaps that began at once came first */
   unsigned cause;
+  unsigned next, prev; /* the next and previous slot + 1 in its thread's bucket, 0: none */
+  unsigned heap_at; /* its place in the heap by beginning */
   const char *api;
 } pending_end;
 
@@ -70,8 +74,14 @@ struct enders_state {
   unsigned n, cap, last[LEAD + 1];
   unsigned index[INDEX_SLOTS]; /* group + 1 by hash of its key, 0: empty */
   const char *more;            /* MORE_CALLS, interned */
+  /* gaps waiting for their outermost call: slots found by thread through buckets (a
+   * thread's waiting gaps are claimed or settled by its own outermost calls), and by beginning through a binary min-heap (the one to give up on when the
+   * list is full); free slots chained through next */
   pending_end pend[PENDING_ENDS];
-  unsigned npend;
+  unsigned npend, free_slot; /* free_slot: first free slot + 1, 0: the next unused one */
+  unsigned bucket[PEND_BUCKETS]; /* first slot + 1 */
+  unsigned heap[PENDING_ENDS];   /* slots, the earliest gap first */
+  uint64_t seq;
 };
 
 static unsigned key_slot(uint64_t device, unsigned cause, const char *api, uint64_t stack) {
@@ -171,21 +181,86 @@ static void count_gap(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64
   group_add(group_for(f, device, c, api, nested, stack), a, b, incall, outside, tid);
 }
 
-/* The pending gap that began first (the list is unordered: removals move the last
- * one into the hole). */
-static unsigned oldest_pending(const struct enders_state *s) {
-  unsigned k = 0;
-  for (unsigned i = 1; i < s->npend; i++)
-    if (s->pend[i].a < s->pend[k].a) k = i;
-  return k;
+/* ---- gaps waiting for their outermost call ------------------------------------------- */
+
+static unsigned pend_bucket(uint64_t tid) {
+  uint64_t h = tid * 0x9e3779b97f4a7c15ull;
+  h ^= h >> 31;
+  return (unsigned)(h * 0x94d049bb133111ebull >> 54) & (PEND_BUCKETS - 1);
 }
 
-/* Counts pending gap i with its own call (its outermost one never came), removes it. */
-static void flush_pending(fstate *f, unsigned i) {
-  pending_end *p = &f->enders->pend[i];
+static int pend_before(const struct enders_state *s, unsigned x, unsigned y) {
+  const pending_end *p = &s->pend[x], *q = &s->pend[y];
+  return p->a != q->a ? p->a < q->a : p->seq < q->seq;
+}
+
+static void heap_set(struct enders_state *s, unsigned at, unsigned slot) {
+  s->heap[at] = slot;
+  s->pend[slot].heap_at = at;
+}
+
+/* Moves the heap's entry at `at` up or down to its place. */
+static void heap_fix(struct enders_state *s, unsigned at) {
+  unsigned slot = s->heap[at];
+  while (at > 0 && pend_before(s, slot, s->heap[(at - 1) / 2])) {
+    heap_set(s, at, s->heap[(at - 1) / 2]);
+    at = (at - 1) / 2;
+  }
+  for (;;) {
+    unsigned c = 2 * at + 1;
+    if (c >= s->npend) break;
+    if (c + 1 < s->npend && pend_before(s, s->heap[c + 1], s->heap[c])) c++;
+    if (!pend_before(s, s->heap[c], slot)) break;
+    heap_set(s, at, s->heap[c]);
+    at = c;
+  }
+  heap_set(s, at, slot);
+}
+
+/* Adds a waiting gap (the list not full). */
+static void pend_add(struct enders_state *s, const pending_end *p) {
+  unsigned slot = s->free_slot ? s->free_slot - 1 : s->npend;
+  if (s->free_slot) s->free_slot = s->pend[slot].next;
+  s->pend[slot] = *p;
+  s->pend[slot].seq = s->seq++;
+  unsigned b = pend_bucket(p->tid);
+  s->pend[slot].next = s->bucket[b];
+  s->pend[slot].prev = 0;
+  if (s->bucket[b]) s->pend[s->bucket[b] - 1].prev = slot + 1;
+  s->bucket[b] = slot + 1;
+  heap_set(s, s->npend++, slot);
+  heap_fix(s, s->npend - 1);
+}
+
+/* Takes waiting gap slot out of its bucket and the heap (its data stays readable until
+ * the next pend_add). */
+static void pend_remove(struct enders_state *s, unsigned slot) {
+  pending_end *p = &s->pend[slot];
+  if (p->prev) s->pend[p->prev - 1].next = p->next;
+  else s->bucket[pend_bucket(p->tid)] = p->next;
+  if (p->next) s->pend[p->next - 1].prev = p->prev;
+  unsigned at = p->heap_at;
+  s->npend--;
+  if (at < s->npend) {
+    heap_set(s, at, s->heap[s->npend]);
+    heap_fix(s, at);
+  }
+  p->next = s->free_slot;
+  s->free_slot = slot + 1;
+}
+
+/* Counts a waiting gap with its own call (its outermost one never came). */
+static void count_own_call(fstate *f, const pending_end *p) {
   count_gap(f, p->device, p->cause, p->a, p->b, p->api, 1, p->stack, p->call_begin, p->call_end, p->tid,
             p->outside);
-  f->enders->pend[i] = f->enders->pend[--f->enders->npend];
+}
+
+/* Counts the waiting gap that began first with its own call, removes it. */
+static void flush_oldest(fstate *f) {
+  struct enders_state *s = f->enders;
+  unsigned slot = s->heap[0];
+  pend_remove(s, slot);
+  count_own_call(f, &s->pend[slot]);
 }
 
 /* Counts the leading call of gap [a, b] ended by op: the launching thread's outermost
@@ -246,24 +321,33 @@ void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, 
               outside);
     return;
   }
-  struct enders_state *s = f->enders;
-  if (s->npend == PENDING_ENDS) flush_pending(f, oldest_pending(s)); /* waited long enough */
-  s->pend[s->npend++] = (pending_end){device, a, b, op->tid, op->parent, op->stack, op->call_begin,
-                                      op->call_end, outside, (unsigned)c, op->api};
+  if (f->enders->npend == PENDING_ENDS) flush_oldest(f); /* waited long enough */
+  pend_add(f->enders, &(pending_end){.device = device, .a = a, .b = b, .tid = op->tid,
+                                     .parent = op->parent, .stack = op->stack,
+                                     .call_begin = op->call_begin, .call_end = op->call_end,
+                                     .outside = outside, .cause = (unsigned)c, .api = op->api});
 }
 
-/* An outermost call: completes the gaps waiting for it. */
+/* An outermost call: completes the gaps of its thread waiting for it, and counts with
+ * their own call those of its thread waiting for another outermost call although their
+ * launch ended before this one began (the thread's outermost calls do not overlap and
+ * are recorded in the order they end: theirs was lost, a dropped record). */
 void ct_gaps_enders_on_span(fstate *f, const ct_span *sp, const char *name) {
   struct enders_state *s = f->enders;
-  for (unsigned i = 0; i < s->npend;) {
-    pending_end *p = &s->pend[i];
-    if (p->parent != sp->corr || p->tid != sp->tid) {
-      i++;
-      continue;
+  unsigned next;
+  for (unsigned at = s->bucket[pend_bucket(sp->tid)]; at; at = next) {
+    unsigned slot = at - 1;
+    const pending_end *p = &s->pend[slot];
+    next = p->next;
+    if (p->tid != sp->tid) continue;
+    if (p->parent == sp->corr) {
+      pend_remove(s, slot);
+      count_gap(f, p->device, p->cause, p->a, p->b, name, 1, sp->stack ? sp->stack : p->stack,
+                sp->begin_ns, sp->end_ns, p->tid, p->outside);
+    } else if (p->call_end <= sp->begin_ns) {
+      pend_remove(s, slot);
+      count_own_call(f, p);
     }
-    count_gap(f, p->device, p->cause, p->a, p->b, name, 1, sp->stack ? sp->stack : p->stack,
-              sp->begin_ns, sp->end_ns, p->tid, p->outside);
-    s->pend[i] = s->pend[--s->npend];
   }
 }
 
@@ -417,7 +501,7 @@ static void free_groups(ender_group *grp, unsigned n) {
 void ct_gaps_enders_finish(fstate *f) {
   struct enders_state *s = f->enders;
   if (!s) return;
-  while (s->npend) flush_pending(f, 0);
+  while (s->npend) flush_oldest(f);
   for (unsigned i = 0; i < s->n; i++) s->grp[i].site = site_text(f, s->grp[i].stack);
   ender_group *calls = calloc(s->n + 1, sizeof *calls); /* by call and site, every cause */
   unsigned ncalls = 0;

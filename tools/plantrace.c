@@ -3,7 +3,7 @@
  * and prints the planted answers as JSON on stdout, for tests of `cutrace gaps`.
  *
  * usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--pinned N] [--waiting N]
- *                          [--chunk BYTES]
+ *                          [--dropped N] [--chunk BYTES]
  *
  * Default: one process, device 0, a sequence of segments, each planting gaps of one
  * cause (host sleeps between launches, syncs, pageable synchronous copies in a loop,
@@ -27,6 +27,12 @@
  * 300 us, each launching 3 kernels 100 us apart (every gap before them is read while
  * its cublasLtMatmul still runs). Device gaps: N - 1 under the launches of thread 1001,
  * 150 under cublasLtMatmul.
+ * --dropped N: thread 1002 is inside one cublasLtMatmul of 35 ms and launches 4 kernels
+ * from it, 100 us apart; meanwhile thread 1004 launches N kernels, 20 us apart, each
+ * from an outermost call whose record was dropped, each followed by an outermost
+ * cudaGetLastError. Device gaps: 3 under cublasLtMatmul, N under the launches of thread
+ * 1004 (their outermost calls lost: their gaps need not wait, so they do not fill the
+ * list of waiting gaps and push out the 3 gaps, older, that wait for cublasLtMatmul).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +46,7 @@
 #define TID_MAIN 1001
 #define TID_HELPER 1002
 #define TID_TRACER 1003
+#define TID_DROPPED 1004
 
 enum cause { C_NONE = -1, C_HOST_WAIT, C_LAUNCH, C_SYNC, C_ALLOC, C_OTHER_STREAM, C_TRACER, C_OTHER,
              C_COUNT };
@@ -363,6 +370,25 @@ static uint64_t waiting(uint64_t n) {
   return t;
 }
 
+/* --dropped N: see the top of the file. */
+static uint64_t dropped(uint64_t n) {
+  uint64_t t = T0 + 1000 * US, corr = next_corr++;
+  for (unsigned k = 0; k < 4; k++) nested_launch(TID_HELPER, corr, t + 10 * US + k * 100 * US);
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t cb = t + 400 * US + i * 20 * US;
+    nested_launch(TID_DROPPED, next_corr++, cb); /* its outermost call: no record */
+    ct_record r = {.kind = CT_KIND_API};
+    r.u.api = (struct ct_api){.tid = TID_DROPPED, .name = sid("cudaGetLastError"), .begin_ns = cb + 10 * US,
+                              .end_ns = cb + 11 * US, .corr = next_corr++};
+    emit(cb + 11 * US, &r);
+  }
+  ct_record r = {.kind = CT_KIND_API};
+  r.u.api = (struct ct_api){.tid = TID_HELPER, .name = sid("cublasLtMatmul"), .begin_ns = t,
+                            .end_ns = t + 35000 * US, .corr = corr, .device = cur_device};
+  emit(t + 35000 * US, &r);
+  return t + 35000 * US;
+}
+
 /* ---- output ------------------------------------------------------------------------- */
 
 static int cmp_item(const void *a, const void *b) {
@@ -445,10 +471,10 @@ static void print_answers(uint64_t end) {
 }
 
 int main(int argc, char **argv) {
-  uint64_t loop_n = 0, loop_apis = 0, pinned_n = 0, waiting_n = 0, chunk = 1 << 20;
+  uint64_t loop_n = 0, loop_apis = 0, pinned_n = 0, waiting_n = 0, dropped_n = 0, chunk = 1 << 20;
   if (argc < 2) {
     fprintf(stderr, "usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--pinned N] "
-                    "[--waiting N] [--chunk BYTES]\n");
+                    "[--waiting N] [--dropped N] [--chunk BYTES]\n");
     return 2;
   }
   for (int i = 2; i < argc; i++) {
@@ -458,6 +484,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--pinned") && i + 1 < argc) pinned_n = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--waiting") && i + 1 < argc) waiting_n = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--dropped") && i + 1 < argc) dropped_n = strtoull(argv[++i], NULL, 10);
     else {
       fprintf(stderr, "cutrace-plantrace: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -466,7 +493,10 @@ int main(int argc, char **argv) {
   sid("planted-host");
   sid("./planted\0");
   sid("cutrace simulated GPU");
-  uint64_t end = loop_n ? loop(loop_n, loop_apis) : waiting_n ? waiting(waiting_n) : scenario();
+  uint64_t end = loop_n       ? loop(loop_n, loop_apis)
+                 : waiting_n  ? waiting(waiting_n)
+                 : dropped_n  ? dropped(dropped_n)
+                              : scenario();
   if (pinned_n && !loop_n) end = pinned_copies(end, pinned_n);
   ct_file_writer *w = ct_file_writer_open(argv[1], chunk);
   if (!w) {

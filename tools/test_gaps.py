@@ -281,6 +281,19 @@ with tempfile.TemporaryDirectory() as tmp:
           and by_api == {"__cudaLaunchKernel": 599, "cublasLtMatmul": 150},
           f"waiting for the outermost call: {by_api}")
 
+    # A thread whose outermost calls were dropped (each launch's parent never recorded)
+    # launches 600 kernels while 3 older gaps wait for a 35 ms cublasLtMatmul: its next
+    # outermost call settles its gaps, so they never fill the list and push those 3 out.
+    dropped = os.path.join(tmp, "dropped.ctr")
+    plant(dropped, "--dropped", "600")
+    rc, dd, err = gaps_json(dropped)
+    by_api = {}
+    for r in dd["idle_by_ending_call"]:
+        by_api[r["api"]] = by_api.get(r["api"], 0) + r["count"]
+    check(rc == 0 and dd["devices"][0]["gaps"] == 603
+          and by_api == {"__cudaLaunchKernel": 600, "cublasLtMatmul": 3},
+          f"outermost calls dropped: {by_api}")
+
     # Two processes: kept apart.
     both = os.path.join(tmp, "both")
     os.mkdir(both)
