@@ -31,6 +31,14 @@ def plant(path, *args):
     return json.loads(p.stdout)
 
 
+def gaps_by_ending_api(d):
+    """The gaps counted per ending call's name (over devices, causes and sites)."""
+    by_api = {}
+    for r in d["idle_by_ending_call"]:
+        by_api[r["api"]] = by_api.get(r["api"], 0) + r["count"]
+    return by_api
+
+
 def gaps_json(*args):
     rc, out, err = run("--format", "json", *args)
     try:
@@ -274,9 +282,7 @@ with tempfile.TemporaryDirectory() as tmp:
     waiting = os.path.join(tmp, "waiting.ctr")
     plant(waiting, "--waiting", "600")
     rc, dw, err = gaps_json(waiting)
-    by_api = {}
-    for r in dw["idle_by_ending_call"]:
-        by_api[r["api"]] = by_api.get(r["api"], 0) + r["count"]
+    by_api = gaps_by_ending_api(dw)
     check(rc == 0 and dw["devices"][0]["gaps"] == 749
           and by_api == {"__cudaLaunchKernel": 599, "cublasLtMatmul": 150},
           f"waiting for the outermost call: {by_api}")
@@ -287,9 +293,7 @@ with tempfile.TemporaryDirectory() as tmp:
     dropped = os.path.join(tmp, "dropped.ctr")
     plant(dropped, "--dropped", "600")
     rc, dd, err = gaps_json(dropped)
-    by_api = {}
-    for r in dd["idle_by_ending_call"]:
-        by_api[r["api"]] = by_api.get(r["api"], 0) + r["count"]
+    by_api = gaps_by_ending_api(dd)
     check(rc == 0 and dd["devices"][0]["gaps"] == 603
           and by_api == {"__cudaLaunchKernel": 600, "cublasLtMatmul": 3},
           f"outermost calls dropped: {by_api}")
