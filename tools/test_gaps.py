@@ -279,24 +279,18 @@ with tempfile.TemporaryDirectory() as tmp:
     # Gaps waiting for their outermost call: 599 wait on a call that never ends (the
     # pending list overflows), then 150 wait briefly for their cublasLtMatmul. A full list
     # gives up on the gap that began first, so every later one still finds its call.
-    waiting = os.path.join(tmp, "waiting.ctr")
-    plant(waiting, "--waiting", "600")
-    rc, dw, err = gaps_json(waiting)
-    by_api = gaps_by_ending_api(dw)
-    check(rc == 0 and dw["devices"][0]["gaps"] == 749
-          and by_api == {"__cudaLaunchKernel": 599, "cublasLtMatmul": 150},
-          f"waiting for the outermost call: {by_api}")
-
-    # A thread whose outermost calls were dropped (each launch's parent never recorded)
-    # launches 600 kernels while 3 older gaps wait for a 35 ms cublasLtMatmul: its next
-    # outermost call settles its gaps, so they never fill the list and push those 3 out.
-    dropped = os.path.join(tmp, "dropped.ctr")
-    plant(dropped, "--dropped", "600")
-    rc, dd, err = gaps_json(dropped)
-    by_api = gaps_by_ending_api(dd)
-    check(rc == 0 and dd["devices"][0]["gaps"] == 603
-          and by_api == {"__cudaLaunchKernel": 600, "cublasLtMatmul": 3},
-          f"outermost calls dropped: {by_api}")
+    # Then a thread whose outermost calls were dropped (each launch's parent never
+    # recorded) launches 600 kernels while 3 older gaps wait for a 35 ms cublasLtMatmul:
+    # its next outermost call settles its gaps, so they never fill the list and push
+    # those 3 out.
+    for mode, ngaps, expected in (("--waiting", 749, {"__cudaLaunchKernel": 599, "cublasLtMatmul": 150}),
+                                  ("--dropped", 603, {"__cudaLaunchKernel": 600, "cublasLtMatmul": 3})):
+        path = os.path.join(tmp, mode[2:] + ".ctr")
+        plant(path, mode, "600")
+        rc, dw, err = gaps_json(path)
+        by_api = gaps_by_ending_api(dw)
+        check(rc == 0 and dw["devices"][0]["gaps"] == ngaps and by_api == expected,
+              f"{mode} 600, gaps by outermost call: {by_api}")
 
     # Two processes: kept apart.
     both = os.path.join(tmp, "both")
