@@ -167,6 +167,13 @@ void ctp_at_new_file(void (*fn)(void)) CTP_HIDDEN;
 void ctp_at_writer_round(void (*fn)(void)) CTP_HIDDEN;
 
 /*
+ * Writes "cutrace: <message>\n" to stderr in one write unless CUTRACE_QUIET is set to
+ * anything but 0/no (also before the configuration is loaded: a constructor's knob);
+ * keeps errno. For a knob's bad value, as "NAME='value' is not ...; using DEFAULT".
+ */
+void ctp_warn(const char *fmt, ...) CTP_HIDDEN __attribute__((format(printf, 1, 2)));
+
+/*
  * Gives the calling thread its buffer now, if tracing is on and it has none (its
  * THREAD record, and a TRACER "ring" span when no ready ring was in the pool), so
  * that a record timed afterwards does not include that cost. For the tracer's own

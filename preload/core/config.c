@@ -10,8 +10,14 @@
 
 struct ctp_config ctp_cfg;
 
+/* CUTRACE_QUIET's rule: set to anything but 0 or no (any case). */
+static int env_quiet(void) {
+  const char *q = getenv("CUTRACE_QUIET");
+  return q && *q && strcmp(q, "0") != 0 && strcasecmp(q, "no") != 0;
+}
+
 void ctp_warn(const char *fmt, ...) {
-  if (ctp_cfg.quiet) return;
+  if (ctp_cfg.loaded ? ctp_cfg.quiet : env_quiet()) return;
   int saved = errno;
   char line[512];
   int n = snprintf(line, sizeof line, "cutrace: ");
@@ -96,8 +102,8 @@ static void env_capture(struct ctp_config *c) {
 void ctp_config_load(struct ctp_config *c) {
   memset(c, 0, sizeof *c);
   /* Quiet first, so it also silences the warnings about the other knobs. */
-  const char *q = getenv("CUTRACE_QUIET");
-  c->quiet = q && *q && strcmp(q, "0") != 0 && strcasecmp(q, "no") != 0;
+  c->quiet = env_quiet();
+  c->loaded = 1;
   c->disabled = env_bool("CUTRACE_DISABLE", 0);
   c->signals = env_bool("CUTRACE_SIGNALS", 1);
   const char *out = getenv("CUTRACE_OUTPUT");

@@ -36,6 +36,7 @@
 struct ctp_config {
   char output[4096];     /* CUTRACE_OUTPUT: directory of the trace files, or tcp:/unix: */
   int disabled;          /* CUTRACE_DISABLE */
+  int loaded;            /* ctp_config_load ran (ctp_warn reads CUTRACE_QUIET itself before) */
   int quiet;             /* CUTRACE_QUIET: no messages at all */
   int signals;           /* CUTRACE_SIGNALS: install fatal-signal handlers */
   size_t buffer_bytes;   /* CUTRACE_BUFFER_KB: per-thread ring */
@@ -60,9 +61,6 @@ extern struct ctp_config ctp_cfg CTP_HIDDEN;
 
 /* Fills c from the environment; bad values get one line on stderr and the default. */
 void ctp_config_load(struct ctp_config *c) CTP_HIDDEN;
-
-/* Writes "cutrace: <message>\n" to stderr unless CUTRACE_QUIET (one write, no stdio). */
-void ctp_warn(const char *fmt, ...) CTP_HIDDEN __attribute__((format(printf, 1, 2)));
 
 /* ---- buffer.c ---- */
 

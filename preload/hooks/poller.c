@@ -24,10 +24,8 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #define MAX_ANCHORS 16
@@ -403,18 +401,6 @@ static void after_fork_child(void) {
   ctph_pending_forget();
 }
 
-/* One line on stderr (a single write) saying that knob NAME's value is not 0 or 1 and
- * that def is used, as preload/core/config.c says it of the other knobs, unless
- * CUTRACE_QUIET is set to anything but 0/no (the rule of config.c). */
-static void warn_not_01(const char *name, const char *value, int def) {
-  const char *quiet = getenv("CUTRACE_QUIET");
-  if (quiet && *quiet && strcmp(quiet, "0") && strcasecmp(quiet, "no")) return;
-  char line[160];
-  int n = snprintf(line, sizeof line, "cutrace: %s='%.64s' is not 0 or 1; using %d\n", name,
-                   value, def);
-  if (n > 0) (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-}
-
 /* CUTRACE_EVENT_CHAIN: 0 (default) or 1, see chain.c.
  * CUTRACE_GPU_TIMING: 1 (default) times GPU work with events; 0 records CPU spans
  * only (every GPU operation then carries CT_API_UNTIMED). */
@@ -423,7 +409,7 @@ static void read_knobs(void) {
   if (chain && !strcmp(chain, "1"))
     ctph_chain_on = 1;
   else if (chain && *chain && strcmp(chain, "0"))
-    warn_not_01("CUTRACE_EVENT_CHAIN", chain, 0);
+    ctp_warn("CUTRACE_EVENT_CHAIN='%.64s' is not 0 or 1; using 0", chain);
   const char *v = getenv("CUTRACE_GPU_TIMING");
   if (!v || !*v || !strcmp(v, "1"))
     return;
@@ -431,7 +417,7 @@ static void read_knobs(void) {
     __atomic_store_n(&ctph_gpu_timing_on, 0, __ATOMIC_RELEASE);
     return;
   }
-  warn_not_01("CUTRACE_GPU_TIMING", v, 1);
+  ctp_warn("CUTRACE_GPU_TIMING='%.64s' is not 0 or 1; using 1", v);
 }
 
 static void poller_start_once(void) {

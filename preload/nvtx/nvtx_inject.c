@@ -28,10 +28,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -221,14 +219,8 @@ static int nvtx_wanted(void) {
   if (!v || !*v || !strcmp(v, "1")) return 1;
   if (!strcmp(v, "0")) return 0;
   static int warned;
-  const char *quiet = getenv("CUTRACE_QUIET");
-  if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED) &&
-      (!quiet || !*quiet || !strcmp(quiet, "0") || !strcasecmp(quiet, "no"))) {
-    char line[160]; /* as preload/core/config.c says it of the other knobs */
-    int n = snprintf(line, sizeof line,
-                     "cutrace: CUTRACE_NVTX='%.64s' is not 0 or 1; using 1\n", v);
-    if (n > 0) (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-  }
+  if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+    ctp_warn("CUTRACE_NVTX='%.64s' is not 0 or 1; using 1", v);
   return 1;
 }
 
