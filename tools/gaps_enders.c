@@ -494,10 +494,19 @@ static void free_groups(ender_group *grp, unsigned n) {
   free(grp);
 }
 
+/* Frees a histogram and empties its summary (merging it adds nothing then). */
+static void drop_stats(ct_dur_stats *d) {
+  ct_dur_free(d);
+  *d = (ct_dur_stats){0};
+}
+
 /* At the end of a file: gaps still waiting are counted with their own call; the groups
  * are merged by call site and published (but the leading calls' groups); their calls,
  * over every cause and with their time as leading calls, are judged (the
- * launching-call finding). */
+ * launching-call finding). The histograms move rather than copy: a group merged into
+ * another, or published, frees what is no longer needed, and a call's totals take its
+ * first group's, so that the histograms held never exceed those held while reading
+ * (but one). */
 void ct_gaps_enders_finish(fstate *f) {
   struct enders_state *s = f->enders;
   if (!s) return;
@@ -516,21 +525,27 @@ void ct_gaps_enders_finish(fstate *f) {
         continue;
       o->merged = 1;
       merge_group(e, o);
+      drop_stats(&o->idle);
+      drop_stats(&o->rest);
     }
     if (e->cause != LEAD) {
       publish(f, e);
       host_bound_finding(f, e);
     }
+    drop_stats(&e->idle); /* published: a call's totals need only its calls' times */
     if (!calls) continue;
     unsigned k = 0;
     while (k < ncalls && !(calls[k].device == e->device && calls[k].api == e->api &&
                            calls[k].site == e->site))
       k++;
-    if (k == ncalls) {
-      calls[ncalls++] = (ender_group){.device = e->device, .cause = ANY_CAUSE, .api = e->api,
-                                      .site = e->site};
+    if (k == ncalls) { /* the call's first group: its totals, its histogram moved */
+      calls[ncalls] = *e;
+      calls[ncalls++].cause = ANY_CAUSE;
+      e->rest = (ct_dur_stats){0};
+    } else {
+      merge_group(&calls[k], e);
+      drop_stats(&e->rest);
     }
-    merge_group(&calls[k], e);
   }
   for (unsigned k = 0; k < ncalls; k++) slow_call_finding(f, &calls[k]);
   if (calls) free_groups(calls, ncalls);
