@@ -259,6 +259,13 @@ void ctp_ring_pool_fill(void) {
   }
 }
 
+void ctp_ring_pool_drain(void) {
+  for (unsigned i = 0; i < RING_POOL_MAX_SLOTS; i++) {
+    struct ctp_tbuf *b = __atomic_exchange_n(&ring_pool[i], NULL, __ATOMIC_ACQUIRE);
+    if (b) tbuf_free(b);
+  }
+}
+
 unsigned ctp_ring_pool_ready(void) {
   unsigned n = 0;
   for (unsigned i = 0; i < RING_POOL_MAX_SLOTS; i++) n += __atomic_load_n(&ring_pool[i], __ATOMIC_ACQUIRE) != NULL;

@@ -108,6 +108,9 @@ void ctp_ring_pool_skip(void) CTP_HIDDEN;
 
 /* Ready rings in the pool now (tests, benchmarks). */
 unsigned ctp_ring_pool_ready(void) CTP_HIDDEN;
+/* Frees the spare rings (tracing gave up: nothing will take them); a thread taking one
+ * at the same time keeps it (each slot is exchanged once). */
+void ctp_ring_pool_drain(void) CTP_HIDDEN;
 
 /* Fork child: frees every buffer (they hold the parent's records) and the parent's
  * spare rings, forgets tid. */

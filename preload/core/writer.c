@@ -50,6 +50,7 @@ static void give_up_unopened(struct writer *w) {
   /* Nothing will join this thread now (tracing is off): without this its stack
    * stayed mapped for the life of the process (a thread leak TSan reported). */
   if (claim_thread(w)) pthread_detach(pthread_self());
+  ctp_ring_pool_drain(); /* 2 MiB (default) that no thread will take now */
 }
 
 /*

@@ -26,6 +26,8 @@
  *                                          ignores SIGINT, NREC records, then abort())
  *        core_emitter bigstring          (one record named by a 1.5 MiB string)
  *        core_emitter start              (only starts and exits)
+ *        core_emitter giveup             (starts; once tracing is off, for an output that
+ *                                          cannot be opened, prints "pool N": spare rings left)
  *        core_emitter maps               (starts, prints "shared_anon N": its shared
  *                                          anonymous mappings, "/dev/zero (deleted)")
  * It prints "emitted N" (records it handed to ctp_emit) and its pid.
@@ -389,6 +391,17 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(mode, "start")) {
     printf("enabled %d\n", ctp_start());
+    return 0;
+  }
+  if (!strcmp(mode, "giveup")) {
+    ctp_start();
+    emit_api(0, 0);
+    /* Up to 2 s for the writer to fill the pool, fail to open and give up. */
+    for (int i = 0; i < 2000 && (ctp_is_enabled() || ctp_ring_pool_ready()); i++) {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
+    printf("enabled %d\npool %u\n", ctp_is_enabled(), ctp_ring_pool_ready());
     return 0;
   }
   if (!strcmp(mode, "maps")) {

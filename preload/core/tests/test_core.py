@@ -360,6 +360,9 @@ def case_output(tmp):
     p = run_emitter(f, ["threads", "1", "10", "10"])
     check(len(p.stderr.splitlines()) == 1 and "not tracing" in p.stderr,
           f"output: a file as CUTRACE_OUTPUT gave {p.stderr!r}")
+    p = run_emitter(f, ["giveup"])
+    check("enabled 0" in p.stdout and "pool 0" in p.stdout,
+          f"output: the spare rings outlived giving up on an unopenable output: {p.stdout!r}")
 
 
 def case_stream_page(tmp):
