@@ -6,10 +6,6 @@
  * see, like a private export table).
  */
 #include <dlfcn.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <unistd.h>
 
 #include "driver_internal.h"
 
@@ -28,14 +24,7 @@ static void check_at_exit(void) {
   dlclose(cuda);
   if (anything_traced())
     return;
-  const char *quiet = getenv("CUTRACE_QUIET"); /* docs/preload.md, Environment */
-  int silent = quiet && *quiet && strcmp(quiet, "0") != 0 && strcasecmp(quiet, "no") != 0;
-  static const char msg[] =
-      "cutrace: libcuda was loaded but no CUDA call was intercepted in this process\n";
-  if (!silent) {
-    ssize_t w = write(2, msg, sizeof msg - 1);
-    (void)w;
-  }
+  ctp_warn("libcuda was loaded but no CUDA call was intercepted in this process");
   uint64_t now = ctp_now_ns();
   ctp_emit_tracer("nothing_intercepted", now, now, 0);
 }
