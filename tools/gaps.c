@@ -339,7 +339,7 @@ int ct_gaps_file_end(ct_gaps_file *gf, int rc, ct_model_stats *st) {
   finish_file(f);
   ct_pauses_free(&f->pauses);
   ct_gaps_sort_tops(g);
-  ct_gaps_sort_enders(g);
+  g->unsorted = 1; /* sorted when asked for: once, not after every file */
   if (f->oom && rc == 0) {
     snprintf(st->message, sizeof st->message, "out of memory: the analysis is incomplete");
     rc = 1;
@@ -369,11 +369,15 @@ const ct_gaps_stream *ct_gaps_streams(const ct_gaps *g, unsigned *n) {
   *n = g->nstreams;
   return g->streams;
 }
+/* The analysis is the caller's, not const: sorting it when asked for is no change to
+ * what it holds. */
 const ct_gaps_finding *ct_gaps_findings(const ct_gaps *g, unsigned *n) {
+  ct_gaps_sort_enders((struct ct_gaps *)g);
   *n = g->nfinds;
   return g->finds;
 }
 const ct_gaps_ender *ct_gaps_enders(const ct_gaps *g, unsigned *n) {
+  ct_gaps_sort_enders((struct ct_gaps *)g);
   *n = g->nenders;
   return g->enders;
 }

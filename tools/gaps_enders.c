@@ -456,12 +456,16 @@ static void host_bound_finding(fstate *f, const ender_group *e) {
 /* Moves a cause's group into the analysis's list. */
 static void publish(fstate *f, const ender_group *e) {
   struct ct_gaps *g = f->g;
-  ct_gaps_ender *ne = realloc(g->enders, (g->nenders + 1) * sizeof *ne);
-  if (!ne) {
-    f->oom = 1;
-    return;
+  if (g->nenders == g->cap_enders) {
+    unsigned ncap = g->cap_enders ? 2 * g->cap_enders : 64;
+    ct_gaps_ender *ne = realloc(g->enders, ncap * sizeof *ne);
+    if (!ne) {
+      f->oom = 1;
+      return;
+    }
+    g->enders = ne;
+    g->cap_enders = ncap;
   }
-  g->enders = ne;
   g->enders[g->nenders++] = (ct_gaps_ender){f->proc, e->device, (enum ct_gap_cause)e->cause, e->api,
                                             e->nested, e->site, e->count, e->idle_ns,
                                             ct_dur_median(&e->idle), e->incall_ns, e->first_a,
@@ -565,11 +569,33 @@ static int cmp_enders(const void *x, const void *y) {
   return c ? c : strcmp(a->site ? a->site : "", b->site ? b->site : "");
 }
 
+/* Sorts v[0..n) by saving, largest first, stably, through tmp (n entries): a merge sort. */
+static void sort_findings(ct_gaps_finding *v, ct_gaps_finding *tmp, unsigned n) {
+  if (n < 2) return;
+  unsigned half = n / 2;
+  sort_findings(v, tmp, half);
+  sort_findings(v + half, tmp, n - half);
+  unsigned i = 0, k = half, out = 0;
+  while (i < half && k < n) tmp[out++] = v[k].saving_ns > v[i].saving_ns ? v[k++] : v[i++];
+  while (i < half) tmp[out++] = v[i++];
+  memcpy(v, tmp, (size_t)out * sizeof *v); /* v[k..n) already in place */
+}
+
 /* Sorts the analysis's groups by idle time, and its findings by the idle time their fix
- * would save (stable: equal savings keep their order). */
+ * would save (stable: equal savings keep the order they were found in), when files were
+ * added since the last sort. */
 void ct_gaps_sort_enders(struct ct_gaps *g) {
+  if (!g->unsorted) return;
+  g->unsorted = 0;
   if (g->nenders > 1) qsort(g->enders, g->nenders, sizeof *g->enders, cmp_enders);
-  for (unsigned i = 1; i < g->nfinds; i++) {
+  if (g->nfinds < 2) return;
+  ct_gaps_finding *tmp = malloc(g->nfinds * sizeof *tmp);
+  if (tmp) {
+    sort_findings(g->finds, tmp, g->nfinds);
+    free(tmp);
+    return;
+  }
+  for (unsigned i = 1; i < g->nfinds; i++) { /* no memory for the merge: in place */
     ct_gaps_finding x = g->finds[i];
     unsigned k = i;
     for (; k > 0 && g->finds[k - 1].saving_ns < x.saving_ns; k--) g->finds[k] = g->finds[k - 1];

@@ -123,9 +123,13 @@ void ct_gaps_findings_on_sync(fstate *f, const ct_span *s, const char *name) {
 
 /* Appends a finding to the analysis (dropped when out of memory). */
 void ct_gaps_add_finding(struct ct_gaps *g, const ct_gaps_finding *fd) {
-  ct_gaps_finding *nf = realloc(g->finds, (g->nfinds + 1) * sizeof *nf);
-  if (!nf) return;
-  g->finds = nf;
+  if (g->nfinds == g->cap_finds) {
+    unsigned ncap = g->cap_finds ? 2 * g->cap_finds : 16;
+    ct_gaps_finding *nf = realloc(g->finds, ncap * sizeof *nf);
+    if (!nf) return;
+    g->finds = nf;
+    g->cap_finds = ncap;
+  }
   g->finds[g->nfinds++] = *fd;
 }
 

@@ -208,7 +208,7 @@ struct ct_gaps {
   ct_gaps_stream *streams;
   unsigned nstreams;
   ct_gaps_finding *finds;
-  unsigned nfinds;
+  unsigned nfinds, cap_finds;
   ct_gap_detail *top, *top_s;       /* min-heaps by duration */
   unsigned ntop, ntop_s;
   ct_gap_detail *sorted, *sorted_s; /* longest first, rebuilt after each file */
@@ -218,7 +218,8 @@ struct ct_gaps {
   ct_gap_frame **stacks; /* symbolised stacks of kept gaps (gaps_ending.c) */
   size_t nstacks;
   ct_gaps_ender *enders;  /* device gaps grouped by what ended them (gaps_enders.c) */
-  unsigned nenders;
+  unsigned nenders, cap_enders;
+  int unsorted; /* files added since enders and findings were last sorted */
 };
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -344,7 +345,8 @@ void ct_gaps_enders_on_span(fstate *f, const ct_span *s, const char *name);
 /* At the end of a file (its stacks still there): merges the groups by call site, adds
  * them to the analysis and the slow-launching-call findings. */
 void ct_gaps_enders_finish(fstate *f);
-/* Sorts the analysis's groups (most idle first) and findings (largest saving first). */
+/* Sorts the analysis's groups (most idle first) and findings (largest saving first),
+ * when files were added since the last sort (once, when they are asked for). */
 void ct_gaps_sort_enders(struct ct_gaps *g);
 
 /* ---- gaps_findings.c ---------------------------------------------------------------- */

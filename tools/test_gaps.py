@@ -301,6 +301,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 0 and sorted((d["pid"], d["device"]) for d in db["devices"]) == [(77, 0), (4242, 0), (4242, 1)],
           f"two processes, their devices apart: {[(d['pid'], d['device']) for d in db['devices']]}")
 
+    # Findings are sorted once, after every file: by saving, equal savings in the order
+    # the files were read (two copies of the planted trace: every saving twice).
+    twins = os.path.join(tmp, "twins")
+    os.mkdir(twins)
+    plant(os.path.join(twins, "a.ctr"), "--pid", "11")
+    plant(os.path.join(twins, "b.ctr"), "--pid", "12")
+    rc, dt, err = gaps_json(twins)
+    order = [(-f["saving_ns"], f["process"]) for f in dt["findings"]]
+    check(rc == 0 and len(order) > 4 and order == sorted(order)
+          and sorted(p for _, p in order) == [0] * (len(order) // 2) + [1] * (len(order) // 2),
+          f"findings of two files by saving, stable: {order}")
+
     # Damaged: a truncated copy gives a partial result and exit 1; garbage and empty exit 2.
     data = open(big, "rb").read()
     cut = os.path.join(tmp, "cut.ctr")
