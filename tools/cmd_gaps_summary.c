@@ -134,7 +134,8 @@ void ct_gaps_print_summary(const gaps_cli *c) {
                slow->pattern && !strcmp(slow->pattern, "first_call") ? ", first call only" : "");
       if (order[m] == CT_FIND_HOST_BOUND && host)
         printf(" (%s%s%s)", host->what, host->site ? " at " : "", host->site ? host->site : "");
-      printf(" %s %s", at_least[order[m]] ? "at least" : "up to", ct_fmt_duration(saving[order[m]], b, sizeof b));
+      if (saving[order[m]] || at_least[order[m]]) /* no "up to 0 ns" */
+        printf(" %s %s", at_least[order[m]] ? "at least" : "up to", ct_fmt_duration(saving[order[m]], b, sizeof b));
     }
     printf(" (see cutrace gaps");
     for (int i = 0; i < c->nopts; i++) printf(strchr(c->opts[i], ' ') ? " '%s'" : " %s", c->opts[i]);

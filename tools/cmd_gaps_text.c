@@ -261,9 +261,13 @@ static void print_findings(const gaps_cli *c) {
     const ct_gaps_finding *f = &fs[i];
     const ct_gaps_proc *p = &procs[f->proc];
     char b1[24], b2[24], b3[24], b4[24], w[400];
-    printf("  - %s device %llu (saves %s %s of idle): ", ct_gaps_who(p, w, sizeof w),
-           (unsigned long long)f->device, f->lower_bound ? "at least" : "up to",
-           ct_fmt_duration(f->saving_ns, b1, sizeof b1));
+    if (f->saving_ns || f->lower_bound)
+      printf("  - %s device %llu (saves %s %s of idle): ", ct_gaps_who(p, w, sizeof w),
+             (unsigned long long)f->device, f->lower_bound ? "at least" : "up to",
+             ct_fmt_duration(f->saving_ns, b1, sizeof b1));
+    else /* e.g. syncs whose time was all GPU work: their cost is the drained queue after */
+      printf("  - %s device %llu (no idle saving estimated): ", ct_gaps_who(p, w, sizeof w),
+             (unsigned long long)f->device);
     switch (f->kind) {
     case CT_FIND_SLOW_CALL:
       /* each share beside the time it is of (the gaps' one is the table's share column) */
