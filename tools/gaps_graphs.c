@@ -11,6 +11,9 @@
  * repetitions, the oldest of those, gives way. An occurrence counts only when it starts
  * after the previous counted one ended (instances do not overlap: in AAAA the sequence
  * AA counts twice, not three times). Memory is fixed: it does not grow with the trace.
+ * The table is not cleared when made: a bucket is cleared when first used (a bitmap
+ * says which are), so a file costs what it uses, not the 3.5 MiB (a directory of
+ * thousands of rank files).
  *
  * The idle time inside an instance is the sum of the gaps between its consecutive
  * kernels in which the GPU waited for the launch: the next kernel's launch call ended
@@ -19,12 +22,14 @@
  */
 #include "gaps_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define GRAPH_MAX_LEN 16     /* longest sequence considered */
 #define GRAPH_SLOTS 16384    /* sequences counted per file (3.5 MiB) */
 #define GRAPH_WAYS 4         /* entries per bucket */
+#define GRAPH_BUCKETS (GRAPH_SLOTS / GRAPH_WAYS)
 #define GRAPH_HISTORIES 256  /* launching (thread, stream) pairs followed at once */
 #define GRAPH_NOISE_SHARE 20 /* idle below 1/20 (5%) of the instances' span: no finding */
 #define GRAPH_NAME_CACHE 256 /* interned name -> hash of its text, direct-mapped */
@@ -65,7 +70,8 @@ struct graph_state {
   uint64_t kernels; /* kernels seen: the next graph_kernel's seq */
   struct { const char *name; uint64_t hash; } names[GRAPH_NAME_CACHE];
   struct { uint64_t stream, tid; int set; } owners[GRAPH_STREAM_OWNERS];
-  graph_seq slots[GRAPH_SLOTS];
+  uint64_t live[GRAPH_BUCKETS / 64]; /* bit b: bucket b cleared and in use */
+  graph_seq slots[GRAPH_SLOTS];      /* last: not cleared when made (see above) */
 };
 
 static inline uint64_t mix64(uint64_t x) {
@@ -115,9 +121,24 @@ static inline const graph_kernel *hist_back(const graph_history *h, unsigned i) 
   return &h->k[(h->n - 1 - i) % GRAPH_MAX_LEN];
 }
 
+/* Whether bucket b has been cleared (its entries are counted sequences or empty). */
+static inline int bucket_live(const struct graph_state *gs, unsigned b) {
+  return (gs->live[b / 64] >> (b % 64)) & 1;
+}
+
+/* The entries of bucket b, cleared on first use. */
+static graph_seq *get_bucket(struct graph_state *gs, unsigned b) {
+  graph_seq *bucket = &gs->slots[(size_t)b * GRAPH_WAYS];
+  if (!bucket_live(gs, b)) {
+    memset(bucket, 0, GRAPH_WAYS * sizeof *bucket);
+    gs->live[b / 64] |= 1ull << (b % 64);
+  }
+  return bucket;
+}
+
 /* Counts one occurrence of the sequence of the newest len kernels of h. */
 static void count_seq(struct graph_state *gs, const graph_history *h, unsigned len, uint64_t key) {
-  graph_seq *bucket = &gs->slots[(key % (GRAPH_SLOTS / GRAPH_WAYS)) * GRAPH_WAYS], *e = NULL;
+  graph_seq *bucket = get_bucket(gs, (unsigned)(key % GRAPH_BUCKETS)), *e = NULL;
   for (unsigned w = 0; w < GRAPH_WAYS && !e; w++)
     if (bucket[w].count && bucket[w].key == key && bucket[w].len == len &&
         bucket[w].tid == h->tid && bucket[w].stream == h->stream)
@@ -176,8 +197,13 @@ void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *nam
     return;
   }
   if (!gs) {
-    gs = f->graphs = calloc(1, sizeof *gs);
-    if (gs) gs->hist = calloc(GRAPH_HISTORIES, sizeof *gs->hist);
+    /* cleared up to the table (its buckets are cleared when first used); the histories
+     * are cleared when taken (get_history) */
+    gs = f->graphs = malloc(sizeof *gs);
+    if (gs) {
+      memset(gs, 0, offsetof(struct graph_state, slots));
+      gs->hist = malloc(GRAPH_HISTORIES * sizeof *gs->hist);
+    }
     if (!gs || !gs->hist) {
       free(gs);
       f->graphs = NULL;
@@ -265,6 +291,10 @@ void ct_gaps_graph_findings(fstate *f) {
   const graph_seq *best[GRAPH_SLOTS];
   unsigned nbest = 0;
   for (unsigned i = 0; i < GRAPH_SLOTS; i++) {
+    if (!bucket_live(gs, i / GRAPH_WAYS)) {
+      i += GRAPH_WAYS - 1; /* never used: nothing counted */
+      continue;
+    }
     const graph_seq *e = &gs->slots[i];
     if (!e->count || e->count < g->o.graph_min) continue;
     unsigned b = 0;
