@@ -59,17 +59,21 @@ static int add_input(const char *path, void *arg) {
     memset(&c->ids[c->nfiles], 0, sizeof c->ids[c->nfiles]); /* ct_steps_read says why */
   ct_steps_file *f = &c->files[c->nfiles++];
   int rc = ct_steps_read(path, &c->o, f);
-  if (rc == 2) { /* no steps: one line; status 2, or 1 when the file stopped early */
+  if (rc == 2) { /* no steps: one line; status 1 when the file stopped early, else
+                  * counted (partial beside files with steps, alone an error) */
     cli_report_drops("steps", path, &f->st);
     fprintf(stderr, "cutrace steps: %s: %s\n", path, f->st.message);
-    int fs = f->st.damaged ? 1 : 2;
-    if (fs > c->status) c->status = fs;
+    if (!f->st.damaged) c->nosteps++;
+    else if (c->status < 1) c->status = 1;
   } else {
     /* as report and gaps say it: lost records, an unreadable file (once named), where a
      * damaged one stopped */
     int fs = cli_file_status("steps", path, rc, &f->st);
     if (fs == 2) c->unreadable++;
-    else if (fs > c->status) c->status = fs;
+    else {
+      c->withsteps++;
+      if (fs > c->status) c->status = fs;
+    }
   }
   return 0;
 }
@@ -137,8 +141,10 @@ static int run_steps(int argc, char **argv) {
     fprintf(stderr, "cutrace steps: out of memory, or the steps' temporary file could not be read\n");
     c.status = 2;
   }
-  /* unreadable files beside readable ones make a partial result, alone an error (as
-   * report, gaps, dump and info count them) */
+  /* files without steps beside files with steps make a partial result, and so do
+   * unreadable files beside readable ones; alone they are an error (as report, gaps,
+   * dump and info count them) */
+  if (c.nosteps) c.status = c.withsteps && c.status < 2 ? 1 : 2;
   if (c.unreadable) c.status = c.unreadable < c.nfiles && c.status < 2 ? 1 : 2;
   for (unsigned i = 0; i < c.nfiles; i++) ct_steps_file_free(&c.files[i]);
   free(c.files);

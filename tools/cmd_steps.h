@@ -16,6 +16,8 @@ typedef struct steps_cli {
   unsigned nfiles;
   int status;             /* exit status so far, the unreadable files left out */
   unsigned unreadable;    /* files that could not be read at all */
+  unsigned nosteps;       /* files read whole that held no steps */
+  unsigned withsteps;     /* files that held steps */
 } steps_cli;
 
 /* Writes every file's steps and summary to stdout in c->fmt (files without steps are

@@ -8,6 +8,8 @@
   step: steps says where it stopped and that what was read held no steps, exit 1;
 - a foreign file: "cutrace CMD: FILE: not a cutrace trace (bad magic)", once, exit 2;
   beside a readable one: the same line, exit 1 (partial), report, gaps, steps, dump, info;
+- steps of a file without steps beside a file with steps: one line naming it, exit 1
+  (partial), the other shown; of files without steps only: exit 2;
 - a valued option without its value (last, "--name=", an empty argument): "cutrace CMD:
   OPT needs a value (try: cutrace CMD --help)", nothing on stdout, exit 2, in every
   command (record and collect too);
@@ -133,6 +135,29 @@ for cmd in (["report"], ["gaps"], ["steps"], ["dump"], ["info"]):
     rc, out, err = run(*cmd, mixed)
     check(rc == 1 and out and err == f"cutrace {cmd[0]}: {mixed}/b.ctr: not a cutrace trace (bad magic)\n",
           f"{cmd} of a good and a foreign file: exit {rc}, {err!r}")
+
+# a file without steps beside a file with steps: partial (1), one line naming it, the
+# other file shown; files without steps only: 2
+nosteps = os.path.join(tmp, "nosteps")
+os.mkdir(nosteps)
+os.link(whole, os.path.join(nosteps, "a.ctr"))
+steps_trace(os.path.join(nosteps, "b.ctr"), 2)  # two steps: none chosen
+for args in ([], ["--format", "json"], ["--summary"]):
+    rc, out, err = run("steps", *args, nosteps)
+    lines = err.splitlines()
+    check(rc == 1 and out and len(lines) == 1 and
+          lines[0].startswith(f"cutrace steps: {nosteps}/b.ctr: no steps: "),
+          f"steps {args} of a file with steps and one without: exit {rc}, {err!r}")
+    if args == ["--format", "json"]:
+        procs = json.loads(out).get("processes", [])
+        check(len(procs) == 1 and procs[0]["status"] == "ok" and procs[0]["summary"]["steps"] == 6,
+              f"steps json of a file with steps and one without: {out[:200]!r}")
+os.unlink(os.path.join(nosteps, "a.ctr"))
+steps_trace(os.path.join(nosteps, "c.ctr"), 1)
+for path in (nosteps, os.path.join(nosteps, "b.ctr")):
+    rc, out, err = run("steps", path)
+    check(rc == 2 and err.count("no steps: ") == err.count("\n") >= 1,
+          f"steps of files without steps only ({path}): exit {rc}, {err!r}")
 
 # ---- a valued option without its value: one form everywhere ----------------------------
 for cmd, opt, extra in (("report", "--limit", []), ("report", "--format", []),
