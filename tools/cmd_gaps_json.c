@@ -329,6 +329,11 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
       ct_json_kv_bool(&j, "saving_lower_bound", f->lower_bound);
     }
     if (f->kind == CT_FIND_ALLOC) ct_json_kv_uint(&j, "idle_ns", f->idle_ns);
+    if (f->kind == CT_FIND_LITTLE_SYNC) {
+      ct_json_kv_uint(&j, "sync_gaps", f->sync_gaps);
+      ct_json_kv_uint(&j, "idle_ns", f->idle_ns);
+      ct_json_kv_uint(&j, "idle_after_ns", f->sync_after_ns);
+    }
     if (f->kind == CT_FIND_GRAPH_CANDIDATE) {
       ct_json_kv_uint(&j, "tid", f->tid);
       ct_json_kv_uint(&j, "stream", f->stream);

@@ -334,10 +334,14 @@ static void print_findings(const gaps_cli *c) {
       printf("): %s\n", f->fix);
       break;
     case CT_FIND_LITTLE_SYNC:
-      printf("%llu syncs (%s) waited on little GPU work: %s in the calls for %s of GPU work: %s\n",
+      printf("%llu syncs (%s) waited on little GPU work: %s in the calls for %s of GPU work",
              (unsigned long long)f->count, f->what ? f->what : "?",
-             ct_fmt_duration(f->cpu_ns, b1, sizeof b1), ct_fmt_duration(f->gpu_ns, b2, sizeof b2),
-             f->fix);
+             ct_fmt_duration(f->cpu_ns, b1, sizeof b1), ct_fmt_duration(f->gpu_ns, b2, sizeof b2));
+      if (f->sync_gaps) /* the drained queue: the sync gaps their returns opened */
+        printf("; their returns opened %llu sync gap%s (%s idle, %s of it after the syncs returned)",
+               (unsigned long long)f->sync_gaps, f->sync_gaps == 1 ? "" : "s",
+               ct_fmt_duration(f->idle_ns, b3, sizeof b3), ct_fmt_duration(f->sync_after_ns, b4, sizeof b4));
+      printf(": %s\n", f->fix);
       break;
     case CT_FIND_EXPOSED_COMM:
       printf("%llu communication kernels left %s of communication alone on the device (no compute "

@@ -246,6 +246,10 @@ typedef struct ct_gaps_finding {
    * device_idle_ns; tid and thread_name = the launching thread (tid 0, name NULL when
    * the gaps were launched by several threads; name NULL when unnamed) */
   const char *thread_name;
+  /* syncs on little GPU work: sync_gaps = the device gaps of cause sync that their
+   * returns opened (idle_ns = those gaps' idle), sync_after_ns = that idle after the
+   * syncs returned (the saving's part beyond the calls' time) */
+  uint64_t sync_gaps, sync_after_ns;
 } ct_gaps_finding;
 
 /* Device gaps grouped by what ended them: the cause, the ending call (the outermost

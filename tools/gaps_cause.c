@@ -118,7 +118,10 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
     if (t->stream == UINT64_MAX && !t->silent) note_alloc_gap(t->dev, a, b, &u);
     return CT_GAP_ALLOC;
   }
-  if (u.blocking >= u.issuing && u.blocking >= u.rest) return CT_GAP_SYNC;
+  if (u.blocking >= u.issuing && u.blocking >= u.rest) {
+    if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b);
+    return CT_GAP_SYNC;
+  }
   if (u.issuing >= u.rest) return CT_GAP_LAUNCH_OVERHEAD;
   *outside_cuda = b - a > u.in_cuda ? b - a - u.in_cuda : 0;
   return CT_GAP_HOST_WAIT;

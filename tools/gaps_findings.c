@@ -84,7 +84,43 @@ int ct_gaps_is_blocking(const ct_span *s, unsigned cls) {
   return (cls & NAME_MEMCPY) != 0;
 }
 
-/* Judges a sync call whose time is final: counted when it waited on little GPU work. */
+/* Whether the device gap [a, b] was opened by the return of the sync [begin, end]: the
+ * GPU went idle during the call (or just after it, GPU clocks mapped onto the host's). */
+static int sync_opened_gap(uint64_t begin, uint64_t end, uint64_t a) {
+  return a >= begin && a <= end + SYNC_GAP_SLACK_NS;
+}
+
+/* Counts the gap [a, b] that the little sync [begin, end] opened: its idle, and its
+ * idle after the sync returned (the part inside the call is in the calls - GPU). */
+static void count_sync_gap(devstate *d, uint64_t end, uint64_t a, uint64_t b) {
+  d->ls_gaps++;
+  d->ls_gap_idle += b - a;
+  uint64_t from = max_u64(a, end);
+  d->ls_after_idle += b > from ? b - from : 0;
+}
+
+/* A device gap [a, b] of cause sync: judges first the pending syncs that ended before b
+ * (their GPU time is final: the gap's start is), then counts the gap for the latest
+ * unmatched little sync that opened it, else keeps it for a sync judged later. */
+void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b) {
+  ct_gaps_judge_syncs(f, d, b);
+  typeof(d->lsync[0]) *best = NULL;
+  for (unsigned i = 0; i < d->lsync_n; i++) {
+    typeof(d->lsync[0]) *s = &d->lsync[(d->lsync_head + i) % PENDING_SYNCS];
+    if (s->end && sync_opened_gap(s->begin, s->end, a) && (!best || s->begin > best->begin)) best = s;
+  }
+  if (best) {
+    count_sync_gap(d, best->end, a, b);
+    best->begin = best->end = 0; /* matched */
+    return;
+  }
+  unsigned k = ring_next_slot(&d->sgap_head, &d->sgap_n, PENDING_SYNCS);
+  d->sgap[k].a = a;
+  d->sgap[k].b = b;
+}
+
+/* Judges a sync call whose time is final: counted when it waited on little GPU work,
+ * with the sync gap its return opened when that gap is known, else kept to match it. */
 static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, const char *name) {
   uint64_t busy = ct_gaps_busy_between(d, begin, end);
   if (!busy || busy >= f->g->o.sync_work_ns) return; /* nothing to wait on, or enough */
@@ -95,6 +131,17 @@ static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, con
   d->ls_last = end;
   d->ls_cpu += end - begin;
   d->ls_gpu += busy;
+  for (unsigned i = 0; i < d->sgap_n; i++) {
+    typeof(d->sgap[0]) *g = &d->sgap[(d->sgap_head + i) % PENDING_SYNCS];
+    if (g->b && sync_opened_gap(begin, end, g->a)) {
+      count_sync_gap(d, end, g->a, g->b);
+      g->a = g->b = 0; /* matched */
+      return;
+    }
+  }
+  unsigned k = ring_next_slot(&d->lsync_head, &d->lsync_n, PENDING_SYNCS);
+  d->lsync[k].begin = begin;
+  d->lsync[k].end = end;
 }
 
 /* Judges the pending syncs that end before horizon (all GPU work overlapping them is final). */
@@ -231,10 +278,13 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
   if (d->ls_count && (d->ls_count >= g->o.repeat_min || d->ls_cpu >= LITTLE_SYNC_TOTAL_NS)) {
     fd = (ct_gaps_finding){CT_FIND_LITTLE_SYNC, f->proc, d->device, d->ls_name, d->ls_count, 0, 0,
                            d->ls_gpu, d->ls_cpu, d->ls_first, d->ls_last, 0,
-                           "remove the sync or move it to where its result is needed",
-                           0, 0, 0, 0, 0,
-                           /* the wait beyond the work */
-                           .saving_ns = d->ls_cpu > d->ls_gpu ? d->ls_cpu - d->ls_gpu : 0};
+                           "remove the sync or move it to where its result is needed: after it "
+                           "returns the GPU idles until the next launch",
+                           0, 0, 0, d->ls_gap_idle, 0,
+                           /* the wait beyond the work, and the drained queue after it */
+                           .saving_ns = (d->ls_cpu > d->ls_gpu ? d->ls_cpu - d->ls_gpu : 0) +
+                                        d->ls_after_idle,
+                           .sync_gaps = d->ls_gaps, .sync_after_ns = d->ls_after_idle};
     ct_gaps_add_finding(g, &fd);
   }
 }

@@ -38,6 +38,7 @@
 #define RECENT_FINAL 512             /* recent final busy intervals kept per device */
 #define RECENT_KERNELS 256           /* kernels kept per device until communication starts */
 #define PENDING_SYNCS 256            /* syncs per device waiting for their GPU time to be final */
+#define SYNC_GAP_SLACK_NS 50000ull   /* a sync gap starting this soon after a little sync returned */
 #define OTHER_STREAM_SLACK_NS 50000ull /* an op starting this soon after another stream's ended */
 #define SWEEP_EVERY 1024             /* events between checks of every tracker */
 #define LITTLE_SYNC_TOTAL_NS 1000000ull /* little syncs worth a finding regardless of count */
@@ -162,6 +163,14 @@ typedef struct devstate {
   const char *ls_name;
   struct { uint64_t begin, end; const char *name; } psync[PENDING_SYNCS];
   unsigned psync_n, psync_head;
+  /* the device gaps of cause sync that a little sync's return opened: how many, their
+   * idle, and their idle after the sync returned; the sync gaps and the little syncs
+   * not matched yet (either can be known first) */
+  uint64_t ls_gaps, ls_gap_idle, ls_after_idle;
+  struct { uint64_t a, b; } sgap[PENDING_SYNCS];
+  unsigned sgap_n, sgap_head;
+  struct { uint64_t begin, end; } lsync[PENDING_SYNCS];
+  unsigned lsync_n, lsync_head;
   /* device gaps caused by allocation calls: count, idle, time in the calls, first start,
    * last end, and the entry point with the most time in them (names: interned) */
   uint64_t al_count, al_idle, al_cpu, al_first, al_last;
@@ -357,6 +366,9 @@ void ct_gaps_findings_on_activity(fstate *f, devstate *d, const ct_activity *a);
 int ct_gaps_is_blocking(const ct_span *s, unsigned cls);
 /* A sync call, judged once the GPU time around it is final. */
 void ct_gaps_findings_on_sync(fstate *f, const ct_span *s, const char *name);
+/* A device gap [a, b] of cause sync: counted into the little syncs' finding when a
+ * little sync's return opened it (the pending syncs that ended before b judged first). */
+void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b);
 /* Judges the pending syncs of d that end before horizon. */
 void ct_gaps_judge_syncs(fstate *f, devstate *d, uint64_t horizon);
 /* Adds d's findings to the analysis (at the end of its file). */

@@ -168,6 +168,10 @@ static void copy(uint64_t tid, const char *api, uint64_t cb, uint64_t cd, uint64
 
 static uint64_t no_gap_from, no_gap_to, other_stream_gap[4];
 static uint64_t n_little_syncs, n_alloc_gaps, alloc_gap_ns;
+/* the little syncs' time and GPU work, the sync gaps their returns opened: how many,
+ * their idle, and their idle after the syncs returned */
+static uint64_t little_sync_ns, little_sync_gpu_ns, little_sync_gaps, little_sync_gap_ns,
+    little_sync_after_ns;
 
 /* Builds the default scenario; returns the end time. */
 static uint64_t scenario(void) {
@@ -264,13 +268,23 @@ static uint64_t scenario(void) {
            "_Z6otherdv", i ? C_HOST_WAIT : C_NONE);
   cur_device = 0;
   /* 9. Syncs on little work: 6 x (kernel 20 us, cudaDeviceSynchronize returning 1 us after
-   *    it, the next launch 1 us later: gaps of 6 us, mostly in the launch call). */
+   *    it, the next launch 1 us later: gaps of 6 us, mostly in the launch call). The
+   *    syncs after kernels 0, 2 and 4 return 41 us after their kernel instead: the gap
+   *    each opens (46 us, 41 of them in the sync) is sync, 5 us of it after the return. */
   for (int i = 0; i < 6; i++) {
-    uint64_t cb = t + (i ? 0 : 1000 * US);
-    launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 20 * US, "_Z5smallv", i ? C_LAUNCH : C_HOST_WAIT);
-    call(TID_MAIN, "cudaDeviceSynchronize", cb + 3 * US, 22 * US);
+    uint64_t cb = t + (i ? 0 : 1000 * US), late = i % 2 ? 0 : 40 * US;
+    launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 20 * US, "_Z5smallv",
+           !i ? C_HOST_WAIT : (i - 1) % 2 ? C_LAUNCH : C_SYNC);
+    call(TID_MAIN, "cudaDeviceSynchronize", cb + 3 * US, 22 * US + late);
     n_little_syncs++;
-    t = cb + 26 * US;
+    little_sync_ns += 22 * US + late;
+    little_sync_gpu_ns += 20 * US;
+    if (late && i < 5) {
+      little_sync_gaps++;
+      little_sync_gap_ns += 46 * US;
+      little_sync_after_ns += 5 * US;
+    }
+    t = cb + 26 * US + late;
   }
   /* 10. Allocation in the loop: 5 x (cudaMalloc of 300 us, a 100 us kernel launched at
    *     once, cudaFree called right after the launch, waiting for the kernel and returning
@@ -463,9 +477,13 @@ static void print_answers(uint64_t end) {
     printf("%s{\"start_ns\": %llu, \"end_ns\": %llu, \"cause\": \"%s\"}", i > 1 ? ", " : "",
            (unsigned long long)dev1[i - 1].end, (unsigned long long)dev1[i].start,
            cause_names[dev1[i].cause_before]);
-  printf("],\n  \"little_syncs\": %llu,\n  \"alloc_gaps\": %llu,\n  \"alloc_gap_ns\": %llu,\n"
-         "  \"end_ns\": %llu\n}\n",
-         (unsigned long long)n_little_syncs, (unsigned long long)n_alloc_gaps,
+  printf("],\n  \"little_syncs\": %llu,\n  \"little_sync\": {\"cpu_ns\": %llu, \"gpu_ns\": %llu, "
+         "\"sync_gaps\": %llu, \"idle_ns\": %llu, \"idle_after_ns\": %llu},\n"
+         "  \"alloc_gaps\": %llu,\n  \"alloc_gap_ns\": %llu,\n  \"end_ns\": %llu\n}\n",
+         (unsigned long long)n_little_syncs, (unsigned long long)little_sync_ns,
+         (unsigned long long)little_sync_gpu_ns, (unsigned long long)little_sync_gaps,
+         (unsigned long long)little_sync_gap_ns, (unsigned long long)little_sync_after_ns,
+         (unsigned long long)n_alloc_gaps,
          (unsigned long long)alloc_gap_ns, (unsigned long long)end);
   free(dev1);
 }

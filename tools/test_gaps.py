@@ -176,6 +176,20 @@ with tempfile.TemporaryDirectory() as tmp:
     check("pageable copies up to 1.080 ms" in out, f"pageable copies in the summary, measured: {out}")
     check(kinds.get("sync_copy", {}).get("bytes") == 12 << 20, "12 MiB of synchronous copies")
     check(kinds.get("sync_little_work", {}).get("count") == ans["little_syncs"], "little syncs")
+    # the saving: the calls beyond their GPU work (252 - 120 us) plus the idle, after the
+    # syncs returned, of the 3 sync gaps their returns opened (3 x 5 us of 3 x 46 us)
+    ls, pl = kinds.get("sync_little_work", {}), ans["little_sync"]
+    check(ls.get("cpu_ns") == pl["cpu_ns"] and ls.get("gpu_ns") == pl["gpu_ns"]
+          and ls.get("sync_gaps") == pl["sync_gaps"] == 3 and ls.get("idle_ns") == pl["idle_ns"]
+          and ls.get("idle_after_ns") == pl["idle_after_ns"]
+          and ls.get("saving_ns") == pl["cpu_ns"] - pl["gpu_ns"] + pl["idle_after_ns"] == 147000,
+          f"little syncs' saving: {ls} vs {pl}")
+    rc, text, err = run(trace)
+    check("(saves up to 147.000 us of idle): 6 syncs (cudaDeviceSynchronize) waited on little GPU work: "
+          "252.000 us in the calls for 120.000 us of GPU work; their returns opened 3 sync gaps "
+          "(138.000 us idle, 15.000 us of it after the syncs returned)" in text, "little syncs' text")
+    rc, out, err = run("--summary", trace)
+    check("syncs on little GPU work up to 147.000 us" in out, f"little syncs in the summary: {out}")
     # the free's last 250 us, the next malloc's 300 us and the 1 us of the next free
     # between the launch call and its kernel's start, in each of the 4 gaps
     al = kinds.get("alloc_in_loop", {})
