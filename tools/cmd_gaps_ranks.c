@@ -21,11 +21,11 @@ void ct_gaps_print_ranks_text(const ct_gaps_ranks *rk) {
   if (rk->n < 2) return;
   static const char *const headers[] = {"rank", "files", "GPUs", "busy%", "idle", "host_wait",
                                         "launch_ovh", "sync", "alloc", "other_strm", "tracer",
-                                        "other", "comm", "exposed comm"};
+                                        "other", "ext_wait", "comm", "exposed comm"};
   char title[96];
   snprintf(title, sizeof title, "Per rank (%u ranks; GPU time summed over each rank's devices)",
            rk->n);
-  ct_table *t = ct_table_new(title, 14, headers, "rrrrrrrrrrrrrr");
+  ct_table *t = ct_table_new(title, 15, headers, "rrrrrrrrrrrrrrr");
   if (!t) return;
   for (unsigned i = 0; i < rk->n; i++) {
     const ct_gaps_rank *r = &rk->ranks[i];

@@ -65,15 +65,15 @@ static void print_usage_table(const gaps_cli *c, int streams) {
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
   static const char *const dev_headers[] = {
       "pid", "device", "span", "busy", "busy%", "idle", "host_wait", "launch_ovh", "sync",
-      "alloc", "other_strm", "tracer", "other", "gaps"};
-  const char *headers[14];
+      "alloc", "other_strm", "tracer", "other", "ext_wait", "gaps"};
+  const char *headers[15];
   memcpy(headers, dev_headers, sizeof headers);
   if (streams) headers[1] = "dev/stream";
   int ranks = any_rank(procs, np);
   if (ranks) headers[0] = "rank (pid)";
   ct_table *t = ct_table_new(streams ? "Per stream (idle while the stream had no work)"
                                      : "Per device (idle = no stream busy)",
-                             14, headers, "lrrrrrrrrrrrrr");
+                             15, headers, "lrrrrrrrrrrrrrr");
   if (!t) return;
   const ct_gaps_device *devs = streams ? NULL : ct_gaps_devices(c->g, &n);
   const ct_gaps_stream *strs = streams ? ct_gaps_streams(c->g, &n) : NULL;
@@ -205,6 +205,19 @@ static void print_top_gaps(const gaps_cli *c) {
   for (unsigned i = 0; i < n; i++) {
     if (ts[i].cause != CT_GAP_OTHER_STREAM) continue;
     if (!any++) printf("\nLargest waits of a stream on another stream\n");
+    char b1[24], b2[24], w[400];
+    printf("  %s on device %llu stream %llu at +%s (%s)\n",
+           ct_fmt_duration(ts[i].end_ns - ts[i].start_ns, b1, sizeof b1),
+           (unsigned long long)ts[i].device, (unsigned long long)ts[i].stream,
+           ct_fmt_duration(ts[i].start_ns - ct_gaps_trace_start(&procs[ts[i].proc]), b2, sizeof b2),
+           ct_gaps_who(&procs[ts[i].proc], w, sizeof w));
+  }
+  any = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (ts[i].cause != CT_GAP_EXTERNAL_WAIT) continue;
+    if (!any++)
+      printf("\nLargest waits of a stream on external semaphores (signalled outside CUDA: Vulkan, "
+             "another process; look at the producer: why it signals late)\n");
     char b1[24], b2[24], w[400];
     printf("  %s on device %llu stream %llu at +%s (%s)\n",
            ct_fmt_duration(ts[i].end_ns - ts[i].start_ns, b1, sizeof b1),

@@ -22,6 +22,7 @@ static const struct {
     [CT_DM_IDLE_CAUSE + CT_GAP_OTHER_STREAM] = {"idle_other_stream_ns", "  other_stream", 1},
     [CT_DM_IDLE_CAUSE + CT_GAP_TRACER] = {"idle_tracer_ns", "  tracer", 1},
     [CT_DM_IDLE_CAUSE + CT_GAP_OTHER] = {"idle_other_ns", "  other", 1},
+    [CT_DM_IDLE_CAUSE + CT_GAP_EXTERNAL_WAIT] = {"idle_external_wait_ns", "  external_wait", 1},
     [CT_DM_UNRECORDED] = {"gpu_unrecorded_ns", "GPU time not recorded (tracer paused)", 1},
     [CT_DM_COMM] = {"comm_gpu_ns", "Communication kernels (NCCL) busy", 1},
     [CT_DM_COMM_EXPOSED] = {"comm_exposed_ns", "  exposed (no compute beside it)", 1},

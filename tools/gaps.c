@@ -14,7 +14,8 @@
 #include <string.h>
 
 static const char *const cause_names[CT_GAP_NCAUSES] = {
-    "host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other"};
+    "host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other",
+    "external_wait"};
 
 const char *ct_gap_cause_name(enum ct_gap_cause c) {
   return (unsigned)c < CT_GAP_NCAUSES ? cause_names[c] : "other";
@@ -151,6 +152,8 @@ static int batch_without_wait(const ct_span *s) {
  * flushes) only is none, as a single cuStreamWriteValue32 is. */
 static uint8_t stream_role(const ct_span *s, unsigned cls) {
   if (s->is_tracer) return STREAM_ROLE_NONE;
+  if ((cls & NAME_EXT_WAIT) || (s->detail == CT_DETAIL_MEMOP && s->d.memop.kind == CT_MEMOP_EXT_WAIT))
+    return s->result ? STREAM_ROLE_NONE : STREAM_ROLE_EXT_WAIT; /* a failed wait queued nothing */
   if ((cls & NAME_VALUE_WAIT) && !batch_without_wait(s)) return STREAM_ROLE_VALUE_WAIT;
   switch (s->category) {
   case CT_CAT_LAUNCH: case CT_CAT_MEMCPY: case CT_CAT_MEMSET: case CT_CAT_GEMM: case CT_CAT_GRAPH:

@@ -24,7 +24,7 @@ typedef struct ct_gap_info {
   uint64_t stream;              /* stream id, or UINT64_MAX for a whole-device gap (no stream busy) */
   uint64_t start_ns, end_ns;    /* host clock */
   const char *cause;            /* "host_wait", "launch_overhead", "sync", "alloc", "other_stream",
-                                   "tracer", "other" */
+                                   "tracer", "other", "external_wait" */
   const char *ended_by;         /* entry point of the call whose GPU work ended the gap, or NULL */
 } ct_gap_info;
 
@@ -45,6 +45,8 @@ enum ct_gap_cause {
   CT_GAP_OTHER_STREAM,
   CT_GAP_TRACER,
   CT_GAP_OTHER,
+  CT_GAP_EXTERNAL_WAIT, /* the stream waited on an external semaphore: a producer outside
+                           CUDA (Vulkan, another process) */
   CT_GAP_NCAUSES
 };
 

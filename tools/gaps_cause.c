@@ -22,11 +22,12 @@ static int other_stream_ended_near(const devstate *d, uint64_t stream, uint64_t 
   return 0;
 }
 
-/* Whether the launching thread's last call on op's stream before op's own call held the
- * stream on a memory value (cuStreamWaitValue32/64, cuStreamBatchMemOp): the GPU then
- * waited for a write by another stream, the host or a peer, which the trace may not
- * hold. Looks back over at most 64 of the thread's calls. */
-static int waited_on_value(const thstate *th, const opinfo *op) {
+/* What the launching thread's last call on op's stream before op's own call did to the
+ * stream (STREAM_ROLE_*, NONE when not found): VALUE_WAIT held it on a memory value
+ * (cuStreamWaitValue32/64, cuStreamBatchMemOp): the GPU then waited for a write by
+ * another stream, the host or a peer, which the trace may not hold; EXT_WAIT on external
+ * semaphores, signalled outside CUDA. Looks back over at most 64 of the thread's calls. */
+static unsigned last_stream_role(const thstate *th, const opinfo *op) {
   unsigned seen = 0;
   for (unsigned i = th ? ring_skip_after(&th->calls, op->call_begin) : 0; th && i < th->calls.n && seen < 64;
        i++) {
@@ -34,9 +35,9 @@ static int waited_on_value(const thstate *th, const opinfo *op) {
     if (e->begin >= op->call_begin) continue; /* op's own call, or later */
     seen++;
     if (e->stream_role == STREAM_ROLE_NONE || e->stream != op->stream) continue;
-    return e->stream_role == STREAM_ROLE_VALUE_WAIT;
+    return e->stream_role;
   }
-  return 0;
+  return STREAM_ROLE_NONE;
 }
 
 /* How the launching thread spent a gap: in the tracer's own work, in allocation and
@@ -103,10 +104,12 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
    * the CPU was late with it: what the GPU waited for at the end was not the CPU. */
   int queued_longer = op->call_end < b && b - op->call_end > (op->call_end > a ? op->call_end - a : 0);
   if (op->call_begin < a || queued_longer) {
+    unsigned role = last_stream_role(ct_gaps_find_thread(f, op->tid), op);
+    if (role == STREAM_ROLE_EXT_WAIT) return CT_GAP_EXTERNAL_WAIT; /* a producer outside CUDA */
     if (t->stream != UINT64_MAX &&
         other_stream_ended_near(t->dev, t->stream, b, max_u64(thr, OTHER_STREAM_SLACK_NS), thr))
       return CT_GAP_OTHER_STREAM;
-    if (waited_on_value(ct_gaps_find_thread(f, op->tid), op)) return CT_GAP_OTHER_STREAM;
+    if (role == STREAM_ROLE_VALUE_WAIT) return CT_GAP_OTHER_STREAM;
     if (op->call_begin < a && op->call_end > a) return CT_GAP_LAUNCH_OVERHEAD;
     return CT_GAP_OTHER;
   }

@@ -99,7 +99,10 @@ typedef struct span_ring_entry {
 enum { STREAM_ROLE_NONE, STREAM_ROLE_WORK /* queues GPU work: launches, copies, sets, GEMMs, graphs */,
        STREAM_ROLE_VALUE_WAIT /* holds the stream until a memory value is written:
                                  cuStreamWaitValue32/64, a cuStreamBatchMemOp with a wait
-                                 (or without its format-1.9 MEMOP record) */ };
+                                 (or without its format-1.9 MEMOP record) */,
+       STREAM_ROLE_EXT_WAIT /* holds the stream until external semaphores are signalled:
+                               cudaWaitExternalSemaphoresAsync, cuWaitExternalSemaphoresAsync
+                               (MEMOP kind ext_wait, format 1.10; older files: by the name) */ };
 
 /* A ring of recent spans in end order; cap is a power of two. */
 typedef struct ring {
@@ -245,6 +248,7 @@ static inline uint64_t overlap(uint64_t b1, uint64_t e1, uint64_t b2, uint64_t e
 #define NAME_LAUNCH 8      /* a call that launches kernels: "...Launch...", cuBLAS GEMMs */
 #define NAME_COMM 16       /* a communication kernel: NCCL's ("nccl...") or NVSHMEM's */
 #define NAME_VALUE_WAIT 32 /* "...WaitValue..." or "...BatchMemOp...": a stream memory wait */
+#define NAME_EXT_WAIT 64   /* "...WaitExternalSemaphores...": a wait on an external producer */
 
 
 /* The slot for the next entry of a fixed ring of cap entries that keeps the newest

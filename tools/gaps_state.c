@@ -74,7 +74,8 @@ const char *ct_gaps_keep(fstate *f, const char *s, unsigned *cls) {
                     (strstr(s, "Async") ? NAME_ASYNC : 0) |
                     (!strncmp(s, "cudaMemcpy", 10) || !strncmp(s, "cuMemcpy", 8) ? NAME_MEMCPY : 0) |
                     (strcasestr(s, "nccl") || strcasestr(s, "nvshmem") ? NAME_COMM : 0) |
-                    (strstr(s, "WaitValue") || strstr(s, "BatchMemOp") || strstr(s, "WaitExternalSemaphores") ? NAME_VALUE_WAIT : 0) |
+                    (strstr(s, "WaitValue") || strstr(s, "BatchMemOp") ? NAME_VALUE_WAIT : 0) |
+                    (strstr(s, "WaitExternalSemaphores") ? NAME_EXT_WAIT : 0) |
                     ((strstr(s, "Launch") && !strstr(s, "HostFunc")) ||
                              ct_api_category(s) == CT_CAT_GEMM
                          ? NAME_LAUNCH

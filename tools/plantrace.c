@@ -49,9 +49,10 @@
 #define TID_DROPPED 1004
 
 enum cause { C_NONE = -1, C_HOST_WAIT, C_LAUNCH, C_SYNC, C_ALLOC, C_OTHER_STREAM, C_TRACER, C_OTHER,
-             C_COUNT };
+             C_EXTERNAL_WAIT, C_COUNT };
 static const char *const cause_names[C_COUNT] = {"host_wait", "launch_overhead", "sync", "alloc",
-                                                 "other_stream", "tracer", "other"};
+                                                 "other_stream", "tracer", "other",
+                                                 "external_wait"};
 
 /* A record with the time the preload would have written it. */
 typedef struct item {

@@ -48,7 +48,8 @@ def gaps_json(*args):
         return rc, None, err
 
 
-CAUSES = ["host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other"]
+CAUSES = ["host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other",
+          "external_wait"]
 
 
 def check_schema(doc):

@@ -20,6 +20,9 @@ and no MEMOP record (a file before format 1.9: a batch is taken for a wait); a t
 with the batch's MEMOP (kind stream_ops 10, 2 operations) counting one wait: the same;
 a fourth whose MEMOP counts no wait (writes only, 12 bytes): no wait, stream 1's gap is
 `other` like stream 2's, and the text lists no wait of a stream on another stream.
+A fifth holds cuWaitExternalSemaphoresAsync as the wait, without a MEMOP record (a file
+before format 1.10, known by its name): stream 1's gap is `external_wait`, listed among
+the waits on external semaphores, not among the waits on another stream.
 
 usage: test_gaps_valuewait.py CUTRACE
 """
@@ -109,7 +112,7 @@ def write(path, wait_name, waits):
     p.save(path)
 
 
-CAUSES = ("host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other")
+CAUSES = ("host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other", "external_wait")
 
 
 def idle(entry, cause, ns):
@@ -119,13 +122,16 @@ def idle(entry, cause, ns):
 
 # (entry point, the waits its MEMOP counts: None = no MEMOP record)
 for wait_name, waits in (("cuStreamWaitValue32_v2", None), ("cuStreamBatchMemOp_v2", None),
-                         ("cuStreamBatchMemOp_v2", 1), ("cuStreamBatchMemOp_v2", 0)):
+                         ("cuStreamBatchMemOp_v2", 1), ("cuStreamBatchMemOp_v2", 0),
+                         ("cuWaitExternalSemaphoresAsync", None)):
+    external = "ExternalSemaphores" in wait_name
     label = f"{wait_name} (MEMOP waits {waits})"
     path = os.path.join(tmp, f"{wait_name}.{waits}.ctr")
     write(path, wait_name, waits)
     doc = stream_gaps(path)
     streams = {s["stream"]: s for s in doc.get("streams", [])}
-    want = {1: ("other_stream" if waits != 0 else "other", 15000 * US), 2: ("other", 15000 * US),
+    want = {1: ("external_wait" if external else "other_stream" if waits != 0 else "other", 15000 * US),
+            2: ("other", 15000 * US),
             3: ("other", 19980 * US)}
     for st, (cause, ns) in want.items():
         got = streams.get(st, {})
@@ -138,6 +144,8 @@ for wait_name, waits in (("cuStreamWaitValue32_v2", None), ("cuStreamBatchMemOp_
           f"{label}: device gaps {devs}")
     text = subprocess.run([cutrace, "gaps", path], capture_output=True, text=True, timeout=60).stdout
     listed = "Largest waits of a stream on another stream" in text and " on device 0 stream 1 at " in text
-    check(listed == (waits != 0), f"{label}: text lists stream 1's wait: {listed}\n{text}")
+    check(listed == (waits != 0 and not external), f"{label}: text lists stream 1's wait: {listed}\n{text}")
+    ext = " on device 0 stream 1 at " in text.partition("Largest waits of a stream on external semaphores")[2]
+    check(ext == external, f"{label}: text lists stream 1's wait on external semaphores: {ext}\n{text}")
 
 sys.exit(finish())

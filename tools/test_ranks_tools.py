@@ -136,7 +136,7 @@ check(rc == 0 and gp == {0: [ROW, ROW + 1000], 1: [0], 2: [0]}, f"split: GPU row
 rc, g, err = run_json("gaps", "--format", "json", job)
 g = g or {}
 causes = {c: 0 for c in ("host_wait_ns", "launch_overhead_ns", "sync_ns", "alloc_ns",
-                         "other_stream_ns", "tracer_ns", "other_ns")}
+                         "other_stream_ns", "tracer_ns", "other_ns", "external_wait_ns")}
 want = [{"rank": 0, "files": 2, "devices": 2, "observed_ns": 4000 * US, "busy_ns": 3700 * US,
          "idle_ns": 300 * US, "idle": dict(causes, host_wait_ns=300 * US), "comm_ns": 2400 * US,
          "exposed_comm_ns": 2400 * US},
@@ -154,9 +154,9 @@ table = [line.split() for line in text.splitlines()]
 check(["Per", "rank", "(3", "ranks;", "GPU", "time", "summed", "over", "each", "rank's", "devices)"]
       in table, f"gaps text: per-rank title\n{text[:1500]}")
 check(["1", "1", "1", "75.7%", "900.000", "us", "900.000", "us", "0", "ns", "0", "ns", "0", "ns",
-       "0", "ns", "0", "ns", "0", "ns", "1.600", "ms", "1.600", "ms"] in table and
+       "0", "ns", "0", "ns", "0", "ns", "0", "ns", "1.600", "ms", "1.600", "ms"] in table and
       ["0", "2", "2", "92.5%", "300.000", "us", "300.000", "us", "0", "ns", "0", "ns", "0", "ns",
-       "0", "ns", "0", "ns", "0", "ns", "2.400", "ms", "2.400", "ms"] in table,
+       "0", "ns", "0", "ns", "0", "ns", "0", "ns", "2.400", "ms", "2.400", "ms"] in table,
       f"gaps text: rank rows\n{text[:1500]}")
 check("most idle: rank 1 (busy 75.7%, idle 900.000 us, most of it host_wait 900.000 us)\n" in text
       and "waited for: rank 2 spent the least time in communication kernels (400.000 us, "

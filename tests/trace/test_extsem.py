@@ -10,8 +10,10 @@ ext_wait (11) or ext_signal (12), count the semaphores, value the first one's fe
 value (0 for the failed call), bytes 0, async 1. The simulator held the stream: es_after
 starts 25 ms or more after es_before ends (truth log). `cutrace gaps --format json`: the
 stream's two gaps (before es_after, before es_last; their lengths from the GPU records)
-are both cause other_stream and nothing else; the text names the stream among the
-largest waits; `dump --chrome`: each call's slice carries "semaphores" and "fence value".
+are both cause external_wait (the GPU waited on a producer outside CUDA) and nothing
+else, the device's too; the text names the stream among the largest waits on external
+semaphores, with the advice to look at the producer, and not among the waits on
+another stream; `dump --chrome`: each call's slice carries "semaphores" and "fence value".
 
 usage: test_extsem.py SIM_DIR CUTRACE LIBTRACE EXTSEM
 """
@@ -93,16 +95,24 @@ if path:
             if p.returncode == 0 else {}
         s1 = streams.get(stream, {})
         want = {c: 0 for c in ("host_wait_ns", "launch_overhead_ns", "sync_ns", "alloc_ns",
-                               "tracer_ns", "other_ns")}
-        want["other_stream_ns"] = sum(gaps)
+                               "other_stream_ns", "tracer_ns", "other_ns")}
+        want["external_wait_ns"] = sum(gaps)
         check(s1.get("gaps") == 2 and s1.get("idle") == want,
               f"gaps: stream {stream}: {s1.get('gaps')} gaps, idle {s1.get('idle')}, want two "
-              f"other_stream gaps of {gaps} ns")
+              f"external_wait gaps of {gaps} ns")
+        doc = json.loads(p.stdout) if p.returncode == 0 else {}
+        dev_gaps = [g for g in doc.get("gaps", []) if g.get("cause") == "external_wait"]
+        check(len(dev_gaps) == 2 and sorted(g["dur_ns"] for g in dev_gaps) == sorted(gaps),
+              f"gaps: the device's external_wait gaps {dev_gaps}, want {gaps} ns")
         text = subprocess.run([cutrace, "gaps", path], capture_output=True, text=True,
                               timeout=60).stdout
-        check(f"on device 0 stream {stream} at " in
-              text.partition("Largest waits of a stream on another stream")[2],
-              f"gaps text: stream {stream} among the largest waits:\n{text}")
+        ext = text.partition("Largest waits of a stream on external semaphores")[2]
+        check(f"on device 0 stream {stream} at " in ext and "look at the producer" in text,
+              f"gaps text: stream {stream} among the largest waits on external semaphores:\n{text}")
+        check("Largest waits of a stream on another stream" not in text,
+              f"gaps text: no wait on another stream:\n{text}")
+        check("ext_wait" in text.partition("Per device")[2].splitlines()[1],
+              f"gaps text: an ext_wait column:\n{text}")
     events = chrome_events(cutrace, path, os.path.join(tmp, "extsem.json"), "extsem") or []
     args = [e.get("args", {}) for e in events
             if e.get("ph") == "X" and e.get("name") in wanted]

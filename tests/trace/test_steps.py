@@ -135,7 +135,8 @@ for s in st:
     check(tk and tk["name"] == S_WORK and tk["demangled"] == "s_work(float*)" and tk["count"] == 4,
           f"step {i}: top kernel {tk}")
     check(set(s["idle_by_cause"]) == {"host_wait", "launch_overhead", "sync", "alloc",
-                                      "other_stream", "tracer", "other"}, f"step {i}: idle causes")
+                                      "other_stream", "tracer", "other", "external_wait"},
+          f"step {i}: idle causes")
     check(s["idle_ns"] == sum(s["idle_by_cause"].values()), f"step {i}: idle sum")
     check(s["gpu_work_ns"] <= s["gpu_span_ns"] and s["device_busy_ns"] + s["idle_ns"] <= s["time_ns"],
           f"step {i}: work {s['gpu_work_ns']} span {s['gpu_span_ns']} busy {s['device_busy_ns']} "

@@ -37,7 +37,7 @@ tmp = tempfile.mkdtemp(prefix="cutrace-streamops-")
 API_DRIVER = 0x10
 STREAM_OPS = 10  # CT_MEMOP_STREAM_OPS
 HOST_FN_NS = 20000 * 1000
-CAUSES = ("host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other")
+CAUSES = ("host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other", "external_wait")
 # the batches in call order: (kernel before it on its stream, kernel after, waits,
 # bytes written, the cause of the gap between the two kernels)
 BATCHES = [("so_a", "so_b", 0, 12, "other"), ("so_c", "so_d", 1, 4, "other_stream")]

@@ -114,7 +114,7 @@ if path:
         s1 = streams.get(short["stream"], {})
         gap = after["start_ns"] - short["end_ns"]
         want = {c: 0 for c in ("host_wait_ns", "launch_overhead_ns", "sync_ns", "alloc_ns",
-                               "tracer_ns", "other_ns")}
+                               "tracer_ns", "other_ns", "external_wait_ns")}
         want["other_stream_ns"] = gap
         check(s1.get("gaps") == 1 and s1.get("idle") == want,
               f"gaps: stream {short['stream']}: {s1.get('gaps')} gaps, idle {s1.get('idle')}, "
