@@ -121,6 +121,25 @@ static void print_tracer_thread(const ct_gap_thread *t, uint64_t dur) {
 
 #define TEXT_FRAMES 3 /* frames of an ending call's stack shown, from its call site out */
 
+/* The largest stream gaps of one cause (a stream waiting on something else), under
+ * title; nothing when there is none. */
+static void print_stream_waits(const gaps_cli *c, enum ct_gap_cause cause, const char *title) {
+  unsigned n, np;
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  const ct_gap_detail *ts = ct_gaps_top_stream(c->g, &n);
+  int any = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (ts[i].cause != cause) continue;
+    if (!any++) printf("\n%s\n", title);
+    char b1[24], b2[24], w[400];
+    printf("  %s on device %llu stream %llu at +%s (%s)\n",
+           ct_fmt_duration(ts[i].end_ns - ts[i].start_ns, b1, sizeof b1),
+           (unsigned long long)ts[i].device, (unsigned long long)ts[i].stream,
+           ct_fmt_duration(ts[i].start_ns - ct_gaps_trace_start(&procs[ts[i].proc]), b2, sizeof b2),
+           ct_gaps_who(&procs[ts[i].proc], w, sizeof w));
+  }
+}
+
 /* The ending call's range and the first frames of its stack from the call site out. */
 static void print_ending_call(const ct_gap_call *c) {
   if (!c->known || (!c->range && !c->nframes)) return;
@@ -200,31 +219,10 @@ static void print_top_gaps(const gaps_cli *c) {
     if (d->threads_omitted)
       printf("    (%llu more threads not shown)\n", (unsigned long long)d->threads_omitted);
   }
-  const ct_gap_detail *ts = ct_gaps_top_stream(c->g, &n);
-  int any = 0;
-  for (unsigned i = 0; i < n; i++) {
-    if (ts[i].cause != CT_GAP_OTHER_STREAM) continue;
-    if (!any++) printf("\nLargest waits of a stream on another stream\n");
-    char b1[24], b2[24], w[400];
-    printf("  %s on device %llu stream %llu at +%s (%s)\n",
-           ct_fmt_duration(ts[i].end_ns - ts[i].start_ns, b1, sizeof b1),
-           (unsigned long long)ts[i].device, (unsigned long long)ts[i].stream,
-           ct_fmt_duration(ts[i].start_ns - ct_gaps_trace_start(&procs[ts[i].proc]), b2, sizeof b2),
-           ct_gaps_who(&procs[ts[i].proc], w, sizeof w));
-  }
-  any = 0;
-  for (unsigned i = 0; i < n; i++) {
-    if (ts[i].cause != CT_GAP_EXTERNAL_WAIT) continue;
-    if (!any++)
-      printf("\nLargest waits of a stream on external semaphores (signalled outside CUDA: Vulkan, "
-             "another process; look at the producer: why it signals late)\n");
-    char b1[24], b2[24], w[400];
-    printf("  %s on device %llu stream %llu at +%s (%s)\n",
-           ct_fmt_duration(ts[i].end_ns - ts[i].start_ns, b1, sizeof b1),
-           (unsigned long long)ts[i].device, (unsigned long long)ts[i].stream,
-           ct_fmt_duration(ts[i].start_ns - ct_gaps_trace_start(&procs[ts[i].proc]), b2, sizeof b2),
-           ct_gaps_who(&procs[ts[i].proc], w, sizeof w));
-  }
+  print_stream_waits(c, CT_GAP_OTHER_STREAM, "Largest waits of a stream on another stream");
+  print_stream_waits(c, CT_GAP_EXTERNAL_WAIT,
+                     "Largest waits of a stream on external semaphores (signalled outside CUDA: "
+                     "Vulkan, another process; look at the producer: why it signals late)");
 }
 
 /* Device gaps grouped by what ended them: cause, ending call, call site (the first
