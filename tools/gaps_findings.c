@@ -105,9 +105,11 @@ static void count_sync_gap(devstate *d, uint64_t end, uint64_t a, uint64_t b) {
 void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b) {
   ct_gaps_judge_syncs(f, d, b);
   typeof(d->lsync[0]) *best = NULL;
-  for (unsigned i = 0; i < d->lsync_n; i++) {
+  for (unsigned i = d->lsync_n; i-- > 0;) { /* newest first: judged in end order */
     typeof(d->lsync[0]) *s = &d->lsync[(d->lsync_head + i) % PENDING_SYNCS];
-    if (s->end && sync_opened_gap(s->begin, s->end, a) && (!best || s->begin > best->begin)) best = s;
+    if (!s->end) continue; /* matched */
+    if (s->end + SYNC_GAP_SLACK_NS < a) break; /* it and the older ones returned too early */
+    if (sync_opened_gap(s->begin, s->end, a) && (!best || s->begin > best->begin)) best = s;
   }
   if (best) {
     count_sync_gap(d, best->end, a, b);
@@ -131,9 +133,11 @@ static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, con
   d->ls_last = end;
   d->ls_cpu += end - begin;
   d->ls_gpu += busy;
-  for (unsigned i = 0; i < d->sgap_n; i++) {
+  for (unsigned i = d->sgap_n; i-- > 0;) { /* newest first: classified in time order */
     typeof(d->sgap[0]) *g = &d->sgap[(d->sgap_head + i) % PENDING_SYNCS];
-    if (g->b && sync_opened_gap(begin, end, g->a)) {
+    if (!g->b) continue; /* matched */
+    if (g->a < begin) break; /* it and the older ones began before this sync */
+    if (sync_opened_gap(begin, end, g->a)) {
       count_sync_gap(d, end, g->a, g->b);
       g->a = g->b = 0; /* matched */
       return;
