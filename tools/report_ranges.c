@@ -19,7 +19,8 @@
  * pending and the ranges waiting for it.
  * Given the extents of each thread's ranges (ct_range_each_within: dump has read them
  * already), a call that no range can claim is not kept at all; its GPU record is
- * recognised by a ring of the corrs skipped (SKIP_RING, indexed by corr). Without them,
+ * recognised by a ring of the corrs skipped (SKIP_RING, indexed by corr; cleared a block
+ * at a time when first written, so that a file pays for what it uses). Without them,
  * when a thread's queue is about to go to its temporary file while no range has
  * looked into it since it was last emptied (a thread making calls outside any range,
  * or inside one long range), the extents are read then, once (the RANGE records only:
@@ -39,6 +40,7 @@
 #define AHEAD 16      /* records read ahead of their handling (see ct_range_each) */
 #define INLINE_LEVELS 2 /* of those, kept in the call's entry (the rest allocated apart) */
 #define SKIP_RING 65536 /* corrs of calls not kept whose GPU record may still come */
+#define SKIP_BLOCK 64   /* entries of the ring cleared together, on first write */
 
 /* A range instance waiting for the GPU work of the calls it claimed. */
 typedef struct range_inst {
@@ -106,11 +108,41 @@ typedef struct ranges_state {
   int window_known;    /* --from/--to resolved against the trace's start */
   uint64_t from, to;   /* ranges outside [from, to] are not handed over */
   ct_map *extents;     /* tid -> ct_range_extent, or NULL: every timed call is kept */
-  uint64_t *skipped;   /* with extents: the corrs of calls not kept, by corr % SKIP_RING */
+  struct skip_ring *skipped; /* with extents: the corrs of calls not kept */
   const char *path;    /* the file, for read_extents */
   ct_map *own_extents; /* the extents read_extents read (freed at the end) */
   int extents_tried;   /* read_extents was called */
 } ranges_state;
+
+/* The corrs of calls not kept, by corr % SKIP_RING (0: none); a block of SKIP_BLOCK
+ * entries is cleared when first written, read as empty before. */
+typedef struct skip_ring {
+  uint64_t live[SKIP_RING / SKIP_BLOCK / 64]; /* bit b: block b cleared */
+  uint64_t corr[SKIP_RING];
+} skip_ring;
+
+/* A new, empty ring (its entries not cleared yet), or NULL when out of memory. */
+static skip_ring *skip_ring_new(void) {
+  skip_ring *r = malloc(sizeof *r);
+  if (r) memset(r->live, 0, sizeof r->live);
+  return r;
+}
+
+/* Whether corr is in the ring. */
+static int skip_ring_has(const skip_ring *r, uint64_t corr) {
+  size_t i = corr % SKIP_RING, b = i / SKIP_BLOCK;
+  return ((r->live[b / 64] >> (b % 64)) & 1) && r->corr[i] == corr;
+}
+
+/* Sets corr's entry to value (corr, or 0 to forget it). */
+static void skip_ring_set(skip_ring *r, uint64_t corr, uint64_t value) {
+  size_t i = corr % SKIP_RING, b = i / SKIP_BLOCK;
+  if (!((r->live[b / 64] >> (b % 64)) & 1)) {
+    memset(&r->corr[b * SKIP_BLOCK], 0, SKIP_BLOCK * sizeof r->corr[0]);
+    r->live[b / 64] |= 1ull << (b % 64);
+  }
+  r->corr[i] = value;
+}
 
 /* Hands r over and frees it. */
 static void hand_over(ranges_state *s, range_inst *r) {
@@ -151,7 +183,7 @@ static int unclaimable(ranges_state *s, uint64_t tid, uint64_t begin) {
 static void skip_call(ranges_state *s, uint64_t corr) {
   call_entry *e = ct_corr_find(&s->calls, corr, 0);
   if (e) remove_call(&s->calls, e);
-  else s->skipped[corr % SKIP_RING] = corr;
+  else skip_ring_set(s->skipped, corr, corr);
 }
 
 /* Reads the extents of every thread's ranges (the RANGE records alone) into a map of
@@ -162,7 +194,7 @@ static void read_extents(ranges_state *s) {
   char msg[256];
   ct_reader *rd = ct_reader_open(s->path, msg, sizeof msg);
   ct_map *x = ct_map_new(sizeof(ct_range_extent));
-  uint64_t *skipped = calloc(SKIP_RING, sizeof *skipped);
+  skip_ring *skipped = skip_ring_new();
   int ok = rd && x && skipped;
   ct_record rec;
   if (ok) ct_reader_skip_kinds(rd, ~(1ull << CT_KIND_RANGE)); /* not even decoded */
@@ -308,7 +340,7 @@ static void on_range(ranges_state *s, const struct ct_range *rg, const char *nam
 
 static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
   if (!g->corr) return;
-  int skipped = s->skipped && s->skipped[g->corr % SKIP_RING] == g->corr;
+  int skipped = s->skipped && skip_ring_has(s->skipped, g->corr);
   call_entry *e = skipped ? NULL : ct_corr_find(&s->calls, g->corr, 1);
   if (!e && !skipped) {
     s->oom = 1;
@@ -325,7 +357,7 @@ static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
     start = sp->last_end;
   if (sp) *sp = (stream_pos){start, end};
   if (skipped) { /* no range claims it: only its stream's position mattered */
-    s->skipped[g->corr % SKIP_RING] = 0;
+    skip_ring_set(s->skipped, g->corr, 0);
     return;
   }
   ct_queued_call work = {.device = g->device, .stream = g->stream, .start = start, .end = end,
@@ -376,7 +408,7 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
   ct_corr_init(&s.calls, sizeof(call_entry));
   s.rd = ct_reader_open(path, st->message, sizeof st->message);
   if (!s.rd) return -1;
-  if (extents && !(s.skipped = calloc(SKIP_RING, sizeof *s.skipped)))
+  if (extents && !(s.skipped = skip_ring_new()))
     s.extents = NULL; /* out of memory: every timed call is kept, as without extents */
   ct_reader_skip_kinds(s.rd, ~(1ull << CT_KIND_PROCESS | 1ull << CT_KIND_API |
                                1ull << CT_KIND_RANGE | 1ull << CT_KIND_GPU |
