@@ -85,9 +85,12 @@ h.check(ITERS * SPIN <= inside, f"every: {inside} vs {ITERS} x {SPIN}")
 # Each call's time inside its gap is its span less the bit after its kernel started: the
 # median, the first call (which also loads the library's kernels) and the others' median
 # within 1 ms of the spans' (a loaded host stretches both alike).
-h.check(SPIN <= f.get("median_ns", 0) and abs(f.get("median_ns", 0) - median(spans)) <= MS
+# The medians come from report's duration histograms, within 3.1% (docs/gaps.md): a
+# median of calls a little over SPIN may read up to 3.1% under it.
+HIST_FLOOR = SPIN - SPIN * 31 // 1000
+h.check(HIST_FLOOR <= f.get("median_ns", 0) and abs(f.get("median_ns", 0) - median(spans)) <= MS
         and spans[0] - MS <= f.get("first_call_ns", 0) <= spans[0]
-        and SPIN <= f.get("rest_median_ns", 0) and abs(f.get("rest_median_ns", 0) - median(spans[1:])) <= MS,
+        and HIST_FLOOR <= f.get("rest_median_ns", 0) and abs(f.get("rest_median_ns", 0) - median(spans[1:])) <= MS,
         f"every: median and first call: {f} vs spans {spans}")
 h.check(f.get("saving_ns") == inside, f"every: the saving is all of it: {f.get('saving_ns')}")
 h.check(f.get("after_launch_ns") == 0 and f.get("after_launch_gaps") == 0,
