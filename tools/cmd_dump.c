@@ -21,7 +21,7 @@
 static const char usage[] =
     "usage: cutrace dump [DIR|FILE...]\n"
     "       cutrace dump --chrome|--perfetto [-o FILE | --split DIR] [--no-gaps] [--gap-min NS]\n"
-    "                      [--queues] [--no-memory] [DIR|FILE...]\n"
+    "                      [--queues] [--no-memory] [--from T] [--to T] [DIR|FILE...]\n"
     "  Without --chrome: every record one per line as stored, field=value (a string is\n"
     "  its own line, string id=N \"text\"); with several files a line '== PATH ==' comes\n"
     "  before each file's records.\n"
