@@ -380,7 +380,7 @@ int cmd_record(int argc, char **argv) {
     }
   }
   if (i >= argc) {
-    fprintf(stderr, "cutrace record: no command to run (usage: cutrace record [-o DIR] [-q] [--stacks[=WHICH]] [--] CMD [ARGS...])\n");
+    fprintf(stderr, "cutrace record: no command to run" TRY_HELP "\n");
     return 2;
   }
   char lib[PATH_MAX];
