@@ -27,16 +27,43 @@ static void hist_bounds(unsigned i, double *low, double *width) {
   *width = unit;
 }
 
+#define HIST_OCTAVE (1u << CT_HIST_SUB_BITS)
+
+/* Widens the window to hold buckets [lo, hi) (octave-aligned); -1 when out of memory
+ * (the histogram is then unchanged). */
+static int hist_cover(ct_dur_stats *s, uint32_t lo, uint32_t hi) {
+  lo &= ~(HIST_OCTAVE - 1);
+  hi = (hi + HIST_OCTAVE - 1) & ~(HIST_OCTAVE - 1);
+  if (s->hist) {
+    if (lo >= s->hist_lo && hi <= s->hist_lo + s->hist_n) return 0;
+    if (s->hist_lo < lo) lo = s->hist_lo;
+    if (s->hist_lo + s->hist_n > hi) hi = s->hist_lo + s->hist_n;
+  }
+  uint32_t *nh = calloc(hi - lo, sizeof *nh);
+  if (!nh) return -1;
+  if (s->hist) memcpy(nh + (s->hist_lo - lo), s->hist, s->hist_n * sizeof *nh);
+  free(s->hist);
+  s->hist = nh;
+  s->hist_lo = lo;
+  s->hist_n = hi - lo;
+  return 0;
+}
+
+/* Counts n samples of value v; dropped only when the window cannot grow. */
 static void hist_put(ct_dur_stats *s, uint64_t v, uint64_t n) {
-  uint32_t *h = &s->hist[hist_index(v)];
+  unsigned i = hist_index(v);
+  if (hist_cover(s, i, i + 1) < 0) return;
+  uint32_t *h = &s->hist[i - s->hist_lo];
   *h = *h + n > UINT32_MAX ? UINT32_MAX : (uint32_t)(*h + n);
 }
 
-/* Creates the histogram once a second sample arrives, holding the first one. */
-static void hist_start(ct_dur_stats *s) {
+/* Creates the histogram once a second sample arrives (next_v being that sample),
+ * holding the first one. */
+static void hist_start(ct_dur_stats *s, uint64_t next_v) {
   if (s->hist) return;
-  s->hist = calloc(CT_HIST_BUCKETS, sizeof *s->hist);
-  if (s->hist && s->count == 1) hist_put(s, s->first, 1);
+  unsigned a = hist_index(s->first), b = hist_index(next_v);
+  if (hist_cover(s, a < b ? a : b, (a < b ? b : a) + 1) < 0) return;
+  if (s->count == 1) hist_put(s, s->first, 1);
 }
 
 void ct_dur_add(ct_dur_stats *s, uint64_t ns) {
@@ -45,7 +72,7 @@ void ct_dur_add(ct_dur_stats *s, uint64_t ns) {
   } else {
     if (ns < s->min) s->min = ns;
     if (ns > s->max) s->max = ns;
-    hist_start(s);
+    hist_start(s, ns);
     if (s->hist) hist_put(s, ns, 1);
   }
   s->count++;
@@ -63,14 +90,16 @@ void ct_dur_merge(ct_dur_stats *dst, const ct_dur_stats *src) {
     if (src->max > dst->max) dst->max = src->max;
   }
   if (dst->count + src->count > 1) {
-    hist_start(dst);
+    hist_start(dst, src->first);
     if (dst->hist) {
-      if (src->hist)
-        for (unsigned i = 0; i < CT_HIST_BUCKETS; i++) {
-          uint64_t sum = (uint64_t)dst->hist[i] + src->hist[i];
-          dst->hist[i] = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
-        }
-      else
+      if (src->hist) {
+        if (hist_cover(dst, src->hist_lo, src->hist_lo + src->hist_n) == 0)
+          for (uint32_t i = 0; i < src->hist_n; i++) {
+            uint32_t *d = &dst->hist[src->hist_lo + i - dst->hist_lo];
+            uint64_t sum = (uint64_t)*d + src->hist[i];
+            *d = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+          }
+      } else
         hist_put(dst, src->first, 1);
     }
   }
@@ -84,16 +113,16 @@ uint64_t ct_dur_quantile(const ct_dur_stats *s, double q) {
   if (!s->count) return 0;
   if (s->count == 1 || s->min == s->max || !s->hist) return s->count == 1 ? s->first : s->min;
   uint64_t n = 0;
-  for (unsigned i = 0; i < CT_HIST_BUCKETS; i++) n += s->hist[i];
+  for (uint32_t i = 0; i < s->hist_n; i++) n += s->hist[i];
   double target = (double)(n - 1) * q; /* 0-based rank; a median between two samples is
                                           their average */
   uint64_t below = 0;
   double v = (double)s->max;
-  for (unsigned i = 0; i < CT_HIST_BUCKETS; i++) {
+  for (uint32_t i = 0; i < s->hist_n; i++) {
     if (!s->hist[i]) continue;
     if (below + s->hist[i] > target) {
       double low, width;
-      hist_bounds(i, &low, &width);
+      hist_bounds(s->hist_lo + i, &low, &width);
       /* below 32 a bucket holds one value exactly; above, interpolate inside it */
       v = width == 1 ? low : low + width * ((target - (double)below + 0.5) / s->hist[i]);
       break;
@@ -108,6 +137,7 @@ uint64_t ct_dur_quantile(const ct_dur_stats *s, double q) {
 void ct_dur_free(ct_dur_stats *s) {
   free(s->hist);
   s->hist = NULL;
+  s->hist_lo = s->hist_n = 0;
 }
 
 /* ---- the map ---------------------------------------------------------------------- */

@@ -20,11 +20,16 @@
 #define CT_HIST_SUB_BITS 5
 #define CT_HIST_BUCKETS ((64 - CT_HIST_SUB_BITS + 1) << CT_HIST_SUB_BITS)
 
-/* Durations of one row: exact totals, histogram for quantiles (allocated lazily). */
+/*
+ * Durations of one row: exact totals, histogram for quantiles (allocated lazily). The
+ * histogram holds only the window of buckets [hist_lo, hist_lo + hist_n) that samples
+ * reached, grown an octave (32 buckets) at a time: buckets outside it are zero.
+ */
 typedef struct ct_dur_stats {
   uint64_t count, total, min, max;
-  uint32_t *hist; /* CT_HIST_BUCKETS counts, or NULL while count <= 1 or out of memory */
+  uint32_t *hist; /* hist_n counts, or NULL while count <= 1 or out of memory */
   uint64_t first; /* the first sample (kept until the histogram exists) */
+  uint32_t hist_lo, hist_n; /* the window's first bucket and width */
 } ct_dur_stats;
 
 /* Adds one duration (ns). */
