@@ -92,9 +92,13 @@ h.check(HIST_FLOOR <= f.get("median_ns", 0) and abs(f.get("median_ns", 0) - medi
         and spans[0] - MS <= f.get("first_call_ns", 0) <= spans[0]
         and HIST_FLOOR <= f.get("rest_median_ns", 0) and abs(f.get("rest_median_ns", 0) - median(spans[1:])) <= MS,
         f"every: median and first call: {f} vs spans {spans}")
-h.check(f.get("saving_ns") == inside, f"every: the saving is all of it: {f.get('saving_ns')}")
-h.check(f.get("after_launch_ns") == 0 and f.get("after_launch_gaps") == 0,
-        f"every: each call returns at its launch, no gap begins inside it: {f}")
+# Each call returns at its launch, so no gap begins inside one; but a host preempted
+# between a call's launch and its return for longer than the kernel (a loaded machine)
+# rightly makes that gap begin inside the call: at most one of the 8 may.
+after = f.get("after_launch_ns", -1)
+h.check(f.get("saving_ns") == inside + after, f"every: the saving is all of it: {f.get('saving_ns')}")
+h.check((after == 0 and f.get("after_launch_gaps") == 0) or (after > 0 and f.get("after_launch_gaps") == 1),
+        f"every: each call returns at its launch, a gap begins inside at most one: {f}")
 h.check(f.get("device_idle_ns") == dev.get("idle_ns") and
         abs(f.get("share", 0) - inside / max(1, dev.get("idle_ns", 1))) < 0.001 and f.get("share", 0) > 0.5,
         f"every: share of the device's idle time: {f.get('share')}")
