@@ -6,7 +6,8 @@
  * additions moved them (ring to overflow, ring growth). After every step each id ever
  * added must be found exactly when it is in flight, with the fields stored for it;
  * the same after a sweep (ct_calls_sweep) removed two of every three ids, there and
- * in a table whose overflow is dense.
+ * in a table whose overflow is dense; and a table freed with calls in flight leaves
+ * none of them to the next table.
  * usage: test_model_calls
  */
 #include <stdio.h>
@@ -136,6 +137,16 @@ int main(void) {
   CHECK(ct_calls_find(&t, 5) == NULL, "empty after free");
   ct_calls_get(&t, 5);
   CHECK(ct_calls_find(&t, 5) != NULL, "usable after free");
+  ct_calls_free(&t);
+  /* a table freed with calls in flight in its first ring (which the next table of the
+   * thread takes over): the next table finds none of them */
+  for (uint64_t c = 1; c <= 300; c++) ct_calls_get(&t, c);
+  ct_calls_free(&t);
+  for (uint64_t c = 1; c <= 300; c++) CHECK(ct_calls_find(&t, c) == NULL, "%llu gone", (unsigned long long)c);
+  for (uint64_t c = 1; c <= 300; c += 2) ct_calls_get(&t, c + 1024);
+  for (uint64_t c = 1; c <= 300; c++)
+    CHECK(ct_calls_find(&t, c) == NULL && (ct_calls_find(&t, c + 1024) != NULL) == (c % 2 == 1),
+          "reused ring, id %llu", (unsigned long long)c);
   ct_calls_free(&t);
   if (failures) printf("%d failures\n", failures);
   else printf("ok: %llu ids, %zu never removed\n", (unsigned long long)next - 1, stale);
