@@ -64,6 +64,18 @@ void ct_diff_headline(const diff_cli *c, double v[2][CT_DM_COUNT]);
  * file has a rank. Returns buf. */
 const char *ct_diff_side_ranks(const diff_cli *c, int side, char *buf, size_t len);
 
+/* CSV: the names of the columns table t adds after the common ones into h (at most
+ * max); returns how many (docs/diff.md lists them). */
+int ct_diff_csv_extra_headers(enum ct_report_table t, const char **h, int max);
+
+/* CSV: the cells of row r (normalised numbers n) under those columns. */
+void ct_diff_csv_extra_cells(ct_table *tb, enum ct_report_table t, const ct_diff_row *r,
+                             const ct_diff_norm *n);
+
+/* CSV: the last block, `inputs`: one row per file of each side (side, path, status,
+ * pid, host, rank; empty cells where unknown). */
+void ct_diff_csv_inputs(const diff_cli *c);
+
 /* Writes the JSON document: headline values v and the nt compared tables dts. */
 void ct_diff_print_json(const diff_cli *c, const double v[2][CT_DM_COUNT],
                         const ct_diff_table *dts, int nt);

@@ -120,6 +120,17 @@ static void print_headline(const diff_cli *c, const double v[2][CT_DM_COUNT]) {
     ct_table_cell(tb, "%s", fmt_value(b, sizeof b, v[1][m] - v[0][m], unit, text, 1));
     ct_table_cell(tb, "%s", fmt_ratio(b, sizeof b, ct_diff_ratio(v[0][m], v[1][m]), text, 0));
   }
+  if (!text && c->per_range) { /* the text says it above the headline */
+    double in[2] = {(double)c->instances[0], (double)c->instances[1]};
+    char b[64];
+    ct_table_row(tb);
+    ct_table_cell(tb, "summary");
+    ct_table_cell(tb, "per_range_instances");
+    ct_table_cell(tb, "%s", fmt_value(b, sizeof b, in[0], DU_COUNT, 0, 0));
+    ct_table_cell(tb, "%s", fmt_value(b, sizeof b, in[1], DU_COUNT, 0, 0));
+    ct_table_cell(tb, "%s", fmt_value(b, sizeof b, in[1] - in[0], DU_COUNT, 0, 1));
+    ct_table_cell(tb, "%s", fmt_ratio(b, sizeof b, ct_diff_ratio(in[0], in[1]), 0, 0));
+  }
   ct_table_print(tb, stdout, c->fmt);
   ct_table_free(tb);
 }
@@ -151,21 +162,21 @@ static ct_table *new_table(const diff_cli *c, const ct_diff_table *dt) {
   static const char *const csv_h[] = {"table", "status", "name", "calls_before", "calls_after",
                                       "total_before_ns", "total_after_ns", "delta_ns", "delta_pct",
                                       "avg_before_ns", "avg_after_ns", "avg_delta_pct"};
-  const char *h[16];
+  const char *h[32];
   int n = 0, text = c->fmt == CT_OUT_TEXT;
   const char *const *src = text ? text_h : csv_h;
   for (int i = 0; i < (text ? 10 : 12); i++) h[n++] = src[i];
-  if (dt->t == CT_TABLE_MEMCPY) {
-    h[n++] = text ? "Bytes before" : "bytes_before";
-    h[n++] = text ? "Bytes after" : "bytes_after";
+  if (!text) {
+    n += ct_diff_csv_extra_headers(dt->t, h + n, (int)(sizeof h / sizeof *h) - n);
+  } else if (dt->t == CT_TABLE_MEMCPY) {
+    h[n++] = "Bytes before";
+    h[n++] = "Bytes after";
   } else if (dt->t == CT_TABLE_RANGES) {
-    h[n++] = text ? "GPU before" : "gpu_before_ns";
-    h[n++] = text ? "GPU after" : "gpu_after_ns";
-  } else if (!text && dt->t == CT_TABLE_KERNELS) {
-    h[n++] = "mangled";
+    h[n++] = "GPU before";
+    h[n++] = "GPU after";
   }
   if (text) h[n++] = "Name";
-  char title[256], align[16];
+  char title[256], align[34];
   int tn = snprintf(title, sizeof title, "%s:", table_titles[dt->t]);
   const char *sep = " ";
   for (int s = 0; s < CT_DIFF_NSTATUS; s++)
@@ -221,20 +232,20 @@ static void table_row(const diff_cli *c, ct_table *tb, const ct_diff_table *dt,
   }
   int both = r->before.calls && r->after.calls;
   ratio_cell(tb, both ? ct_diff_ratio(n.avg[0], n.avg[1]) : NAN, text, 1);
+  if (!text) {
+    ct_diff_csv_extra_cells(tb, dt->t, r, &n);
+    return;
+  }
   if (dt->t == CT_TABLE_MEMCPY || dt->t == CT_TABLE_RANGES)
     for (int k = 0; k < 2; k++)
       value_cell(tb, n.aux[k], dt->t == CT_TABLE_MEMCPY ? DU_BYTES : DU_NS, text, 0);
-  else if (!text && dt->t == CT_TABLE_KERNELS)
-    ct_table_cell(tb, "%s", (const char *)r->key);
-  if (text) {
-    char change[160];
-    const ct_kernel_row *kb = r->before_row, *ka = r->after_row;
-    if (dt->t == CT_TABLE_KERNELS && kb && ka &&
-        ct_kattr_change(&kb->attrs, &ka->attrs, change, sizeof change))
-      ct_table_cell(tb, "%s  [%s]", r->label, change); /* format 1.6 */
-    else
-      ct_table_cell(tb, "%s", r->label);
-  }
+  char change[160];
+  const ct_kernel_row *kb = r->before_row, *ka = r->after_row;
+  if (dt->t == CT_TABLE_KERNELS && kb && ka &&
+      ct_kattr_change(&kb->attrs, &ka->attrs, change, sizeof change))
+    ct_table_cell(tb, "%s  [%s]", r->label, change); /* format 1.6 */
+  else
+    ct_table_cell(tb, "%s", r->label);
 }
 
 int ct_diff_print(const diff_cli *c) {
@@ -258,6 +269,7 @@ int ct_diff_print(const diff_cli *c) {
       ct_table_print(tb, stdout, c->fmt);
       ct_table_free(tb);
     }
+    if (c->fmt == CT_OUT_CSV) ct_diff_csv_inputs(c);
   }
   for (int i = 0; i < nt; i++) ct_diff_table_free(&dts[i]);
   return rc;

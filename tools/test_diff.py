@@ -195,11 +195,11 @@ with tempfile.TemporaryDirectory() as d:
     # CSV: the same rows as JSON
     rc, out, err = run("--format", "csv", before, after)
     blocks = [list(csv.reader(io.StringIO(b))) for b in out.strip().split("\n\n")]
-    check(rc == 0 and len(blocks) == 4 and [b[1][0] for b in blocks] ==
-          ["summary", "kernels", "memcpy", "gemms"], f"csv blocks: {[b[:2] for b in blocks]}")
+    check(rc == 0 and len(blocks) == 5 and [b[1][0] for b in blocks] ==
+          ["summary", "kernels", "memcpy", "gemms", "inputs"], f"csv blocks: {[b[:2] for b in blocks]}")
     kh = blocks[1][0]
     check(kh[:8] == ["table", "status", "name", "calls_before", "calls_after", "total_before_ns",
-                     "total_after_ns", "delta_ns"] and kh[-1] == "mangled", f"csv header {kh}")
+                     "total_after_ns", "delta_ns"] and kh[12] == "mangled", f"csv header {kh}")
     got = [(r[2], r[1], int(r[3]), int(r[4]), int(r[5]), int(r[6]), int(r[7])) for r in blocks[1][1:]]
     check(got == want_rows(eb, ea, "kernels"), f"csv kernels {got}")
     check(all(len(r) == len(b[0]) for b in blocks for r in b), "csv rows as wide as headers")
