@@ -2,17 +2,25 @@
  * Driver synchronisation, waits, host functions and capture, as CPU spans
  * (CT_API_DRIVER): cuCtxSynchronize (the CUDA 2.0 ABI without arguments) and
  * cuCtxSynchronize_v2 (13000, with its context), cuStreamSynchronize,
- * cuEventSynchronize, cuStreamWaitEvent, cuLaunchHostFunc, cuStreamBeginCapture_v2
- * and cuStreamEndCapture (with _ptsz). Capture begin/end also tell the hooks which
+ * cuEventSynchronize, cuStreamWaitEvent, cuLaunchHostFunc, cuGraphUpload,
+ * cuStreamBeginCapture_v2, the CUDA 10.0 cuStreamBeginCapture (one argument, global
+ * mode), cuStreamBeginCaptureToGraph (12.3: into the program's graph) and
+ * cuStreamEndCapture (with _ptsz). Capture begin/end also tell the hooks which
  * streams capture, so that nothing is timed with events inside a capture; a wait on
- * an event and a host function are barriers for event chaining (work the tracer
- * does not time runs on the stream there).
+ * an event, a host function and a graph upload are barriers for event chaining (work
+ * the tracer does not time runs on the stream there).
  */
 #include "wrap_common.h"
+
+#undef cuStreamBeginCapture /* cuda.h maps it to cuStreamBeginCapture_v2 */
 
 typedef CUresult (*ctx_sync_fn)(void);
 typedef CUresult (*stream_sync_fn)(CUstream);
 typedef CUresult (*begin_fn)(CUstream, CUstreamCaptureMode);
+typedef CUresult (*begin_v1_fn)(CUstream);
+typedef CUresult (*begin_to_graph_fn)(CUstream, CUgraph, const CUgraphNode *,
+                                      const CUgraphEdgeData *, size_t, CUstreamCaptureMode);
+typedef CUresult (*upload_fn)(CUgraphExec, CUstream);
 typedef CUresult (*end_fn)(CUstream, CUgraph *);
 typedef CUresult (*ctx_sync_v2_fn)(CUcontext);
 typedef CUresult (*event_sync_fn)(CUevent);
@@ -72,6 +80,40 @@ CTPD_INLINE CUresult begin_body(enum ctph_id id, int ptsz, void *realp, const vo
   });
 }
 
+CTPD_INLINE CUresult begin_v1_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                   CUstream s) {
+  CTPD_WHILE_PAUSED(begin_v1_fn, real(s), if (r == CUDA_SUCCESS) ctph_capture_begun(s, ptsz));
+  SPAN_BODY(id, ptsz, realp, ra, begin_v1_fn, s, real(s), {
+    if (r == CUDA_SUCCESS)
+      ctph_capture_begun(s, ptsz);
+    if (ctph_chain_on)
+      ctph_stream_barrier(s, ptsz);
+  });
+}
+
+CTPD_INLINE CUresult begin_to_graph_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                         CUstream s, CUgraph graph, const CUgraphNode *deps,
+                                         const CUgraphEdgeData *edges, size_t n,
+                                         CUstreamCaptureMode mode) {
+  CTPD_WHILE_PAUSED(begin_to_graph_fn, real(s, graph, deps, edges, n, mode),
+                    if (r == CUDA_SUCCESS) ctph_capture_begun(s, ptsz));
+  SPAN_BODY(id, ptsz, realp, ra, begin_to_graph_fn, s, real(s, graph, deps, edges, n, mode), {
+    if (r == CUDA_SUCCESS)
+      ctph_capture_begun(s, ptsz);
+    if (ctph_chain_on)
+      ctph_stream_barrier(s, ptsz);
+  });
+}
+
+/* A graph upload queues device work the tracer does not time on the stream. */
+CTPD_INLINE CUresult upload_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                 CUgraphExec exec, CUstream s) {
+  SPAN_BODY(id, ptsz, realp, ra, upload_fn, s, real(exec, s), {
+    if (r == CUDA_SUCCESS && ctph_chain_on)
+      ctph_stream_barrier(s, ptsz);
+  });
+}
+
 CTPD_INLINE CUresult end_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                               CUstream s, CUgraph *graph) {
   CTPD_WHILE_PAUSED(end_fn, real(s, graph), ctph_capture_ended(s, ptsz));
@@ -122,6 +164,17 @@ CTPD_DEFINE(cuStreamBeginCapture_v2, 0, begin_body, (CUstream s, CUstreamCapture
             (s, mode))
 CTPD_DEFINE(cuStreamBeginCapture_v2_ptsz, 1, begin_body, (CUstream s, CUstreamCaptureMode mode),
             (s, mode))
+CTPD_DEFINE(cuStreamBeginCapture, 0, begin_v1_body, (CUstream s), (s))
+CTPD_DEFINE(cuStreamBeginCapture_ptsz, 1, begin_v1_body, (CUstream s), (s))
+#define TO_GRAPH_PARAMS                                                                  \
+  (CUstream s, CUgraph graph, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n, \
+   CUstreamCaptureMode mode)
+CTPD_DEFINE(cuStreamBeginCaptureToGraph, 0, begin_to_graph_body, TO_GRAPH_PARAMS,
+            (s, graph, deps, edges, n, mode))
+CTPD_DEFINE(cuStreamBeginCaptureToGraph_ptsz, 1, begin_to_graph_body, TO_GRAPH_PARAMS,
+            (s, graph, deps, edges, n, mode))
+CTPD_DEFINE(cuGraphUpload, 0, upload_body, (CUgraphExec exec, CUstream s), (exec, s))
+CTPD_DEFINE(cuGraphUpload_ptsz, 1, upload_body, (CUgraphExec exec, CUstream s), (exec, s))
 CTPD_DEFINE(cuStreamEndCapture, 0, end_body, (CUstream s, CUgraph *graph), (s, graph))
 CTPD_DEFINE(cuStreamEndCapture_ptsz, 1, end_body, (CUstream s, CUgraph *graph), (s, graph))
 CTPD_DEFINE(cuProfilerStart, 0, profiler_start_body, (void), (0))

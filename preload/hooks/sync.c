@@ -13,6 +13,8 @@ CTP_EXPORT __typeof__(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
 CTP_EXPORT __typeof__(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
 CTP_EXPORT __typeof__(cudaStreamBeginCapture) cudaStreamBeginCapture_ptsz;
 CTP_EXPORT __typeof__(cudaStreamEndCapture) cudaStreamEndCapture_ptsz;
+CTP_EXPORT __typeof__(cudaStreamBeginCaptureToGraph) cudaStreamBeginCaptureToGraph_ptsz;
+CTP_EXPORT __typeof__(cudaGraphUpload) cudaGraphUpload_ptsz;
 CTP_EXPORT void __cudaUnregisterFatBinary(void **fat_cubin_handle);
 CTP_EXPORT __typeof__(cudaMallocAsync) cudaMallocAsync_ptsz;
 CTP_EXPORT __typeof__(cudaFreeAsync) cudaFreeAsync_ptsz;
@@ -203,6 +205,40 @@ CTP_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
   SPAN_BODY(cudaStreamBeginCapture_ptsz, 1, stream, (stream, mode),
             if (r == cudaSuccess) ctph_capture_begun((CUstream)stream, 1);
             if (ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
+}
+
+/** cudaStreamBeginCaptureToGraph (CUDA 12.3: capture into the program's graph), traced;
+ * the stream is then known to be capturing. */
+CTP_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph,
+                                                     const cudaGraphNode_t *deps,
+                                                     const cudaGraphEdgeData *edges, size_t n,
+                                                     enum cudaStreamCaptureMode mode) {
+  SPAN_BODY(cudaStreamBeginCaptureToGraph, 0, stream, (stream, graph, deps, edges, n, mode),
+            if (r == cudaSuccess) ctph_capture_begun((CUstream)stream, 0);
+            if (ctph_chain_on) ctph_stream_barrier((CUstream)stream, 0));
+}
+
+/** cudaStreamBeginCaptureToGraph_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph,
+                                                          const cudaGraphNode_t *deps,
+                                                          const cudaGraphEdgeData *edges, size_t n,
+                                                          enum cudaStreamCaptureMode mode) {
+  SPAN_BODY(cudaStreamBeginCaptureToGraph_ptsz, 1, stream, (stream, graph, deps, edges, n, mode),
+            if (r == cudaSuccess) ctph_capture_begun((CUstream)stream, 1);
+            if (ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
+}
+
+/** cudaGraphUpload, traced: device work the tracer does not time is queued on the
+ * stream, so it ends an event chain. */
+CTP_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t exec, cudaStream_t stream) {
+  SPAN_BODY(cudaGraphUpload, 0, stream, (exec, stream),
+            if (r == cudaSuccess && ctph_chain_on) ctph_stream_barrier((CUstream)stream, 0));
+}
+
+/** cudaGraphUpload_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
+  SPAN_BODY(cudaGraphUpload_ptsz, 1, stream, (exec, stream),
+            if (r == cudaSuccess && ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
 }
 
 /** cudaStreamEndCapture, traced (the capture ends even when it failed). */

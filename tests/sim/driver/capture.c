@@ -61,7 +61,13 @@ CUresult sim_capture_add(struct sim_stream *s, const struct sim_op *op)
     if (!op->external) /* only external records become graph nodes */
       return CUDA_SUCCESS;
   }
-  return sim_graph_append(c->graph, op) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  if (sim_graph_append(c->graph, op) != 0)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  /* the program's graph is already live: its new node gets its handle now (a new
+   * graph's nodes get theirs when the capture ends) */
+  if (c->user_graph && sim_handle_add(c->graph->nodes[c->graph->count - 1], SIM_KIND_GRAPH_NODE) != 0)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  return CUDA_SUCCESS;
 }
 
 void sim_capture_invalidate(struct sim_stream *s)
@@ -112,7 +118,10 @@ static void detach_streams(struct sim_capture *c)
       o->capture = NULL;
 }
 
-static CUresult begin_capture(CUstream hStream, CUstreamCaptureMode mode, int per_thread)
+/* Begins a capture of the stream into `into` (an existing graph, cuStreamBeginCaptureToGraph),
+ * or into a new graph when it is NULL. */
+static CUresult begin_capture(CUstream hStream, CUstreamCaptureMode mode, int per_thread,
+                              struct sim_graph *into)
 {
   if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
       && mode != CU_STREAM_CAPTURE_MODE_RELAXED)
@@ -127,8 +136,10 @@ static CUresult begin_capture(CUstream hStream, CUstreamCaptureMode mode, int pe
   struct sim_capture *c = NULL;
   if (r == CUDA_SUCCESS) {
     c = calloc(1, sizeof *c);
-    if (c)
-      c->graph = sim_graph_new();
+    if (c) {
+      c->user_graph = into != NULL;
+      c->graph = into ? into : sim_graph_new();
+    }
     if (!c || !c->graph) {
       free(c);
       r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -151,25 +162,59 @@ static CUresult begin_capture(CUstream hStream, CUstreamCaptureMode mode, int pe
 /** Begins capturing the stream into a graph (mode: global, thread-local, relaxed). */
 SIM_API CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
-  return begin_capture(hStream, mode, 0);
+  return begin_capture(hStream, mode, 0, NULL);
 }
 
 /** cuStreamBeginCapture_v2 through the per-thread default stream entry point. */
 SIM_API CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 {
-  return begin_capture(hStream, mode, 1);
+  return begin_capture(hStream, mode, 1, NULL);
 }
 
 /** The CUDA 10.0 form: global mode. */
 SIM_API CUresult cuStreamBeginCapture(CUstream hStream)
 {
-  return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 0);
+  return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 0, NULL);
 }
 
 /** The CUDA 10.0 form through the per-thread default stream entry point. */
 SIM_API CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
 {
-  return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 1);
+  return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 1, NULL);
+}
+
+/* cuStreamBeginCaptureToGraph: the graph must be live; the dependencies only have to be
+ * nodes of it (sim graphs are sequences: captured work is appended after its nodes). */
+static CUresult begin_capture_to_graph(CUstream hStream, CUgraph hGraph, const CUgraphNode *deps,
+                                       const CUgraphEdgeData *edges, size_t num_deps,
+                                       CUstreamCaptureMode mode, int per_thread)
+{
+  (void)edges;
+  if (num_deps && !deps)
+    return CUDA_ERROR_INVALID_VALUE;
+  sim_lock();
+  int ok = sim_handle_kind(hGraph) == SIM_KIND_GRAPH;
+  sim_unlock();
+  if (!ok)
+    return CUDA_ERROR_INVALID_VALUE;
+  return begin_capture(hStream, mode, per_thread, (struct sim_graph *)hGraph);
+}
+
+/** Begins capturing the stream into an existing graph (CUDA 12.3). */
+SIM_API CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+                                             const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                             CUstreamCaptureMode mode)
+{
+  return begin_capture_to_graph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode, 0);
+}
+
+/** cuStreamBeginCaptureToGraph through the per-thread default stream entry point. */
+SIM_API CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+                                                  const CUgraphNode *dependencies,
+                                                  const CUgraphEdgeData *dependencyData,
+                                                  size_t numDependencies, CUstreamCaptureMode mode)
+{
+  return begin_capture_to_graph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode, 1);
 }
 
 static CUresult end_capture(CUstream hStream, CUgraph *phGraph, int per_thread)
@@ -196,7 +241,10 @@ static CUresult end_capture(CUstream hStream, CUgraph *phGraph, int per_thread)
       break;
     }
   detach_streams(c);
-  if (c->invalidated) {
+  if (c->user_graph) { /* the program's own graph: it keeps what was captured */
+    *phGraph = c->invalidated ? NULL : (CUgraph)c->graph;
+    r = c->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+  } else if (c->invalidated) {
     sim_graph_free(c->graph);
     *phGraph = NULL;
     r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;

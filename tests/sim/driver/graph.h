@@ -32,6 +32,7 @@ struct sim_capture {
   int invalidated;
   unsigned long long id;
   struct sim_graph *graph;
+  int user_graph; /* graph is the program's (cuStreamBeginCaptureToGraph) */
 };
 
 /* An empty graph, not yet a live handle; NULL when out of memory. */

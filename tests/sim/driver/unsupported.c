@@ -278,8 +278,6 @@
   X(cuProfilerInitialize) \
   X(cuStreamAttachMemAsync) \
   X(cuStreamAttachMemAsync_ptsz) \
-  X(cuStreamBeginCaptureToGraph) \
-  X(cuStreamBeginCaptureToGraph_ptsz) \
   X(cuStreamCopyAttributes) \
   X(cuStreamCopyAttributes_ptsz) \
   X(cuStreamGetAttribute) \

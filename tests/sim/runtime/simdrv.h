@@ -145,6 +145,9 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
     PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050, 0) \
   X(StreamBeginCapture, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010, 0) \
   X(StreamBeginCapture_pt, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010_ptsz, SIMDRV_PTDS) \
+  X(StreamBeginCaptureToGraph, "cuStreamBeginCaptureToGraph", PFN_cuStreamBeginCaptureToGraph_v12030, 0) \
+  X(StreamBeginCaptureToGraph_pt, "cuStreamBeginCaptureToGraph", PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, \
+    SIMDRV_PTDS) \
   X(StreamEndCapture, "cuStreamEndCapture", PFN_cuStreamEndCapture_v10000, 0) \
   X(StreamEndCapture_pt, "cuStreamEndCapture", PFN_cuStreamEndCapture_v10000_ptsz, SIMDRV_PTDS) \
   X(StreamIsCapturing, "cuStreamIsCapturing", PFN_cuStreamIsCapturing_v10000, 0) \
@@ -158,6 +161,9 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(GraphExecUpdate, "cuGraphExecUpdate", PFN_cuGraphExecUpdate_v12000, 0) \
   X(GraphLaunch, "cuGraphLaunch", PFN_cuGraphLaunch_v10000, 0) \
   X(GraphLaunch_pt, "cuGraphLaunch", PFN_cuGraphLaunch_v10000_ptsz, SIMDRV_PTDS) \
+  X(GraphUpload, "cuGraphUpload", PFN_cuGraphUpload_v11010, 0) \
+  X(GraphUpload_pt, "cuGraphUpload", PFN_cuGraphUpload_v11010_ptsz, SIMDRV_PTDS) \
+  X(GraphCreate, "cuGraphCreate", PFN_cuGraphCreate_v10000, 0) \
   X(GraphExecDestroy, "cuGraphExecDestroy", PFN_cuGraphExecDestroy_v10000, 0) \
   X(GraphDestroy, "cuGraphDestroy", PFN_cuGraphDestroy_v10000, 0) \
   X(hint_next_launch_ns, "simcuda_hint_next_launch_ns", simdrv_hint_fn, 0)
