@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "helper_args.h"
 
 static uint64_t records_written;
 
@@ -340,40 +341,52 @@ static void gen_mixed(ct_file_writer *w, unsigned long long iters, uint64_t pid)
   add_end(w, t);
 }
 
+static const char usage[] =
+    "usage: cutrace-gentrace FILE N [CHUNK_BYTES]\n"
+    "       cutrace-gentrace --drops FILE N [CHUNK_BYTES]\n"
+    "       cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]\n"
+    "       cutrace-gentrace --ranged FILE N STEP_CALLS OUTER [CHUNK_BYTES]\n"
+    "  Writes FILE, a synthetic trace of known content for tests and benchmarks\n"
+    "  (tools/gentrace.c says what each holds):\n"
+    "  (none)    a launch loop: N launches of one 2 us kernel, 3 us calls every 4 us\n"
+    "  --drops   the launch loop on two streams with records missing, DROP records\n"
+    "  --mixed   a realistic mix of threads, streams, copies, GEMMs, syncs and ranges\n"
+    "  --ranged  the launch loop inside NVTX ranges \"step\" (and \"train\" when OUTER is 1)\n";
+
+static const char prog[] = "cutrace-gentrace";
+
 int main(int argc, char **argv) {
-  int drops = argc > 1 && !strcmp(argv[1], "--drops");
-  if (drops) { /* the launch loop's arguments follow */
-    argv++;
-    argc--;
-  }
-  if (argc >= 6 && argc <= 7 && !strcmp(argv[1], "--ranged")) {
-    ct_file_writer *w = ct_file_writer_open(argv[2], argc == 7 ? strtoull(argv[6], NULL, 10)
-                                                               : 1 << 20);
-    if (!w) {
-      perror(argv[2]);
-      return 1;
-    }
-    gen_ranged(w, strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10), atoi(argv[5]));
-    return ct_file_writer_close(w) < 0 ? 1 : 0;
-  }
-  int mixed_mode = argc > 1 && !strcmp(argv[1], "--mixed");
-  if (mixed_mode ? (drops || argc < 4 || argc > 6) : (argc != 3 && argc != 4)) {
-    fprintf(stderr, "usage: cutrace-gentrace FILE N [CHUNK_BYTES]\n"
-                    "       cutrace-gentrace --drops FILE N [CHUNK_BYTES]\n"
-                    "       cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]\n"
-                    "       cutrace-gentrace --ranged FILE N STEP_CALLS OUTER [CHUNK_BYTES]\n");
-    return 2;
-  }
-  const char *path = argv[mixed_mode ? 2 : 1];
-  unsigned long long n = strtoull(argv[mixed_mode ? 3 : 2], NULL, 10);
-  size_t chunk = !mixed_mode && argc == 4 ? strtoull(argv[3], NULL, 10)
-                 : mixed_mode && argc == 6 ? strtoull(argv[5], NULL, 10) : 1 << 20;
-  ct_file_writer *w = ct_file_writer_open(path, chunk);
+  int drops = 0, mixed = 0, ranged = 0;
+  const ha_option opts[] = {{"--drops", NULL, &drops}, {"--mixed", NULL, &mixed},
+                            {"--ranged", NULL, &ranged}, {NULL, NULL, NULL}};
+  const char *arg[5];
+  int n;
+  int rc = ha_parse(prog, usage, argc, argv, opts, arg, 5, &n);
+  if (rc >= 0) return rc;
+  if (drops + mixed + ranged > 1) return ha_usage_error(prog, "takes one of --drops, --mixed, --ranged");
+  /* operands after FILE: their names, and how many are required */
+  static const char *const loop_names[] = {"N", "CHUNK_BYTES"};
+  static const char *const mixed_names[] = {"ITERATIONS", "PID", "CHUNK_BYTES"};
+  static const char *const ranged_names[] = {"N", "STEP_CALLS", "OUTER", "CHUNK_BYTES"};
+  const char *const *names = mixed ? mixed_names : ranged ? ranged_names : loop_names;
+  int required = ranged ? 3 : 1, most = ranged ? 4 : mixed ? 3 : 2;
+  if (n < 1 + required || n > 1 + most)
+    return ha_usage_error(prog, !n       ? "needs the FILE to write"
+                                : ranged ? "--ranged takes FILE N STEP_CALLS OUTER [CHUNK_BYTES]"
+                                : mixed  ? "--mixed takes FILE ITERATIONS [PID [CHUNK_BYTES]]"
+                                         : "takes FILE N [CHUNK_BYTES]");
+  uint64_t v[4] = {0, mixed ? 4242 : 0, 0, 0};
+  for (int i = 1; i < n; i++)
+    if (ha_number(prog, names[i - 1], arg[i], &v[i - 1])) return 2;
+  uint64_t chunk = n == 2 + most - 1 ? v[most - 1] : 1 << 20;
+  if (ranged && v[2] > 1) return ha_usage_error(prog, "OUTER takes 0 or 1");
+  ct_file_writer *w = ct_file_writer_open(arg[0], chunk);
   if (!w) {
-    perror(path);
+    perror(arg[0]);
     return 1;
   }
-  if (mixed_mode) gen_mixed(w, n, argc >= 5 ? strtoull(argv[4], NULL, 10) : 4242);
-  else gen_loop(w, n, drops);
+  if (ranged) gen_ranged(w, v[0], v[1], (int)v[2]);
+  else if (mixed) gen_mixed(w, v[0], v[1]);
+  else gen_loop(w, v[0], drops);
   return ct_file_writer_close(w) < 0 ? 1 : 0;
 }

@@ -34,11 +34,13 @@
  * 1004 (their outermost calls lost: their gaps need not wait, so they do not fill the
  * list of waiting gaps and push out the 3 gaps, older, that wait for cublasLtMatmul).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec.h"
+#include "helper_args.h"
 
 #define US 1000ull
 #define T0 1000000000ull /* process start */
@@ -489,26 +491,33 @@ static void print_answers(uint64_t end) {
   free(dev1);
 }
 
+static const char usage[] =
+    "usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--pinned N] [--waiting N]\n"
+    "                         [--dropped N] [--chunk BYTES]\n"
+    "  Writes FILE, a trace with planted GPU idle gaps (tools/plantrace.c says which),\n"
+    "  and prints the planted answers as JSON on stdout, for tests of cutrace gaps.\n"
+    "  --pid N          the process id written (default 4242)\n"
+    "  --loop N         N kernels of 2 us every 6 us, every 100th launch 1 ms late\n"
+    "  --loop-apis K    the loop's launches made by K entry points of their own\n"
+    "  --pinned N       then N pinned 1 MiB copies, 100 us apart\n"
+    "  --waiting N      gaps waiting for their outermost call (N launches in one that never ends)\n"
+    "  --dropped N      N launches whose outermost calls were dropped, beside a long call\n"
+    "  --chunk BYTES    the writer's chunk size (default 1 MiB)\n";
+
 int main(int argc, char **argv) {
-  uint64_t loop_n = 0, loop_apis = 0, pinned_n = 0, waiting_n = 0, dropped_n = 0, chunk = 1 << 20;
-  if (argc < 2) {
-    fprintf(stderr, "usage: cutrace-plantrace FILE [--pid N] [--loop N [--loop-apis K]] [--pinned N] "
-                    "[--waiting N] [--dropped N] [--chunk BYTES]\n");
-    return 2;
-  }
-  for (int i = 2; i < argc; i++) {
-    if (!strcmp(argv[i], "--pid") && i + 1 < argc) pid = (unsigned)strtoul(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--loop") && i + 1 < argc) loop_n = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--loop-apis") && i + 1 < argc) loop_apis = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--pinned") && i + 1 < argc) pinned_n = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--waiting") && i + 1 < argc) waiting_n = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--dropped") && i + 1 < argc) dropped_n = strtoull(argv[++i], NULL, 10);
-    else {
-      fprintf(stderr, "cutrace-plantrace: unknown argument '%s'\n", argv[i]);
-      return 2;
-    }
-  }
+  uint64_t pid_arg = pid, loop_n = 0, loop_apis = 0, pinned_n = 0, waiting_n = 0, dropped_n = 0,
+           chunk = 1 << 20;
+  const ha_option opts[] = {{"--pid", &pid_arg, NULL},       {"--loop", &loop_n, NULL},
+                            {"--loop-apis", &loop_apis, NULL}, {"--chunk", &chunk, NULL},
+                            {"--pinned", &pinned_n, NULL},   {"--waiting", &waiting_n, NULL},
+                            {"--dropped", &dropped_n, NULL}, {NULL, NULL, NULL}};
+  const char *path;
+  int npaths;
+  int rc = ha_parse("cutrace-plantrace", usage, argc, argv, opts, &path, 1, &npaths);
+  if (rc >= 0) return rc;
+  if (npaths != 1) return ha_usage_error("cutrace-plantrace", "needs the FILE to write");
+  if (pid_arg > UINT32_MAX) return ha_usage_error("cutrace-plantrace", "--pid is too large");
+  pid = (unsigned)pid_arg;
   sid("planted-host");
   sid("./planted\0");
   sid("cutrace simulated GPU");
@@ -517,9 +526,9 @@ int main(int argc, char **argv) {
                  : dropped_n  ? dropped(dropped_n)
                               : scenario();
   if (pinned_n && !loop_n) end = pinned_copies(end, pinned_n);
-  ct_file_writer *w = ct_file_writer_open(argv[1], chunk);
+  ct_file_writer *w = ct_file_writer_open(path, chunk);
   if (!w) {
-    perror(argv[1]);
+    perror(path);
     return 1;
   }
   for (unsigned i = 0; i < nstrings; i++)
@@ -541,7 +550,7 @@ int main(int argc, char **argv) {
   r.u.end = (struct ct_end){.records = nitems + 4 + nstrings, .end_ns = end};
   add(w, &r);
   if (ct_file_writer_close(w) < 0) {
-    perror(argv[1]);
+    perror(path);
     return 1;
   }
   print_answers(end);

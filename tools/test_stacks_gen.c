@@ -219,10 +219,17 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg) {
 }
 
 int main(int argc, char **argv) {
+  static const char usage[] = "usage: test-stacks-gen FILE [normal|missing|mismatch|odd]\n";
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(usage, stdout);
+      return 0;
+    }
   const char *mode = argc > 2 ? argv[2] : "normal";
-  if (argc < 2 || (strcmp(mode, "normal") && strcmp(mode, "missing") && strcmp(mode, "mismatch") &&
-                    strcmp(mode, "odd"))) {
-    fprintf(stderr, "usage: test-stacks-gen FILE [normal|missing|mismatch|odd]\n");
+  if (argc < 2 || argc > 3 || argv[1][0] == '-' ||
+      (strcmp(mode, "normal") && strcmp(mode, "missing") && strcmp(mode, "mismatch") &&
+       strcmp(mode, "odd"))) {
+    fputs(usage, stderr); /* an option is never taken for FILE */
     return 2;
   }
   dl_iterate_phdr(find_self, NULL);
