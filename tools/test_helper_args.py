@@ -14,7 +14,7 @@ import tempfile
 
 from tooltest import check, finish
 
-gentrace, plantrace, stacks_gen = sys.argv[1:4]
+gentrace, plantrace, stacks_gen = (os.path.abspath(a) for a in sys.argv[1:4])
 
 
 def run(cwd, *args):
