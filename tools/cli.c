@@ -285,3 +285,34 @@ int cli_take_time_filter(const char *cmd, int *argc, char **argv) {
   if (opt.from.set || opt.to.set) ct_model_set_defaults(&opt);
   return 0;
 }
+
+/* ---- advice command lines ----------------------------------------------------------- */
+
+void cli_print_shell_word(FILE *f, const char *word) {
+  size_t plain = strspn(word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                              "0123456789_@%+=:,./-");
+  if (word[0] && !word[plain]) {
+    fputs(word, f);
+    return;
+  }
+  putc('\'', f);
+  for (const char *p = word; *p; p++)
+    if (*p == '\'') fputs("'\\''", f);
+    else putc(*p, f);
+  putc('\'', f);
+}
+
+void cli_print_shell_args(FILE *f, char *const *options, int noptions, char *const *operands,
+                          int noperands) {
+  for (int i = 0; i < noptions; i++) {
+    putc(' ', f);
+    cli_print_shell_word(f, options[i]);
+  }
+  int dash = 0;
+  for (int i = 0; i < noperands; i++) dash |= operands[i][0] == '-';
+  if (dash) fputs(" --", f);
+  for (int i = 0; i < noperands; i++) {
+    putc(' ', f);
+    cli_print_shell_word(f, operands[i]);
+  }
+}

@@ -2,6 +2,8 @@
 #ifndef CUTRACE_CLI_H
 #define CUTRACE_CLI_H
 
+#include <stdio.h>
+
 #include "model.h"
 
 /*
@@ -64,6 +66,22 @@ int cli_missing_value(const char *cmd, const char *opt);
  * main() calls it after every command; a command may call it sooner.
  */
 int cli_output_status(const char *cmd, int status);
+
+/*
+ * Writes word to f as one shell word that a POSIX shell reads back unchanged: as is
+ * when it holds only letters, digits and _@%+=:,./- (and is not empty), else inside
+ * single quotes, each ' written as '\'' (so a space, quote, $, `, backslash, newline,
+ * * or ~ stays literal when the line is pasted).
+ */
+void cli_print_shell_word(FILE *f, const char *word);
+
+/*
+ * Writes the arguments of an advice command line to f, each as " WORD" quoted by
+ * cli_print_shell_word: the options, then the operands, with " --" before the operands
+ * when one of them begins with '-' (a trace DIR named -x is not read as an option).
+ */
+void cli_print_shell_args(FILE *f, char *const *options, int noptions, char *const *operands,
+                          int noperands);
 
 /* 1 when arg is "--help" or "-h". */
 int cli_is_help(const char *arg);

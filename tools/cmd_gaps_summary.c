@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmd_gaps.h"
 #include "stacks.h"
 
@@ -138,8 +139,7 @@ void ct_gaps_print_summary(const gaps_cli *c) {
         printf(" %s %s", at_least[order[m]] ? "at least" : "up to", ct_fmt_duration(saving[order[m]], b, sizeof b));
     }
     printf(" (see cutrace gaps");
-    for (int i = 0; i < c->nopts; i++) printf(strchr(c->opts[i], ' ') ? " '%s'" : " %s", c->opts[i]);
-    for (int i = 0; i < c->nargs; i++) printf(strchr(c->args[i], ' ') ? " '%s'" : " %s", c->args[i]);
+    cli_print_shell_args(stdout, c->opts, c->nopts, c->args, c->nargs);
     printf(" for the fixes)\n");
   }
 }

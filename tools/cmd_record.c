@@ -239,9 +239,9 @@ static void summary(const char *dir) {
   int saved = dup(1);
   if (saved < 0 || dup2(2, 1) < 0) return;
 #ifdef CT_HAVE_GAPS_CMD
-  char *argv[] = {"gaps", "--summary", (char *)dir, NULL};
+  char *argv[] = {"gaps", "--summary", "--", (char *)dir, NULL}; /* DIR may begin with '-' */
   fprintf(stderr, "cutrace record: traces in %s\n", dir);
-  cmd_gaps(3, argv);
+  cmd_gaps(4, argv);
 #else
   uint64_t counts[3] = {0};
   char *argv1[1] = {(char *)dir};
