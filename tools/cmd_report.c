@@ -28,11 +28,12 @@ static const char usage[] =
     "  --limit N       at most N rows per table (0 = all, the default)\n"
     "  --per-process   one set of tables per trace file instead of merged tables\n"
     "  --tables LIST   comma-separated subset of kernels,apis,memcpy,gemms,graphs,streams,\n"
-    "                  allocs (graphs: CUDA graph execs, shown when the trace has graph\n"
-    "                  launches; streams: per stream its launch delay, queue depth at each\n"
-    "                  call, calls that found the queue empty, kernels shorter than their\n"
-    "                  launch; allocs: per device and kind of memory the allocation and\n"
-    "                  release calls, bytes, peak live bytes, shown when the trace has them)\n"
+    "                  allocs (default: all; --by kernel only) (graphs: CUDA graph execs,\n"
+    "                  shown when the trace has graph launches; streams: per stream its\n"
+    "                  launch delay, queue depth at each call, calls that found the queue\n"
+    "                  empty, kernels shorter than their launch; allocs: per device and\n"
+    "                  kind of memory the allocation and release calls, bytes, peak live\n"
+    "                  bytes, shown when the trace has them)\n"
     "  --by kernel     the tables above (the default)\n"
     "  --by range      NVTX ranges instead: per range name its instances, CPU time, and\n"
     "                  the kernels and GPU time launched inside it on its thread\n"
@@ -306,6 +307,7 @@ static int run_report(int argc, char **argv) {
   s.callsites = NULL;
   for (int t = 0; t < CT_TABLE_RANGES; t++) s.opt.tables[t] = 1;
   int i = 1;
+  const char *tables_arg = NULL, *by_arg = "kernel";
   for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
     const char *a = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -339,11 +341,16 @@ static int run_report(int argc, char **argv) {
     if (!strcmp(a, "--by") && strcmp(val, "kernel") && strcmp(val, "range") &&
         strcmp(val, "callsite") && strcmp(val, "stack"))
       return bad_usage("--by takes kernel, range, callsite or stack, not '%s'", val);
+    if (!strcmp(a, "--tables")) tables_arg = val;
     if (!strcmp(a, "--by")) {
+      by_arg = val;
       s.opt.by_range = !strcmp(val, "range");
       s.opt.by_callsite = !strcmp(val, "callsite") ? 1 : !strcmp(val, "stack") ? 2 : 0;
     }
   }
+  if (tables_arg && strcmp(by_arg, "kernel")) /* was ignored: say so */
+    return bad_usage("--tables chooses among the tables of --by kernel; --by %s prints its own "
+                     "table", by_arg);
   if (s.opt.by_callsite && !s.opt.per_process &&
       !(s.callsites = ct_callsites_new(s.opt.by_callsite == 2))) {
     fprintf(stderr, "cutrace report: out of memory\n");

@@ -191,6 +191,13 @@ with tempfile.TemporaryDirectory() as d:
         check(rc == 2 and err.count("\n") == 1 and "cutrace report:" in err, f"bad option {bad}: {rc} {err!r}")
     rc, out, err = run("report", "--help")
     check(rc == 0 and "usage: cutrace report" in out, "--help")
+    # --tables chooses among --by kernel's tables: with another --by it was silently ignored
+    for by in ("range", "callsite", "stack"):
+        rc, out, err = run("report", "--by", by, a, "--tables", "kernels")
+        check(rc == 2 and not out and err.count("\n") == 1 and f"--by {by} prints its own" in err,
+              f"--tables with --by {by}: {rc} {err!r}")
+    rc, out, err = run("report", "--by", "kernel", "--tables", "apis", a)
+    check(rc == 0 and "CUDA API calls" in out and "GPU kernels" not in out, f"--tables with --by kernel: {rc} {err!r}")
 
     # A progress line on stderr when it is a terminal (every 2^20 records), cleared at the end.
     long = os.path.join(d, "long.ctr")
