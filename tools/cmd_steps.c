@@ -26,6 +26,7 @@ static const char usage_text[] =
     "  --outlier FACTOR    a step slower than FACTOR x the median is an outlier (default 1.25)\n"
     "  --format text|csv|json   output format (default text; csv: one row per step)\n"
     "  --summary           the statistics, setup and outliers without a row per step\n"
+    "                      (text or json: CSV is only the rows)\n"
     "  --all-threads       a step's GPU work is what any thread launched during its interval\n"
     "                      (default: what the stepping thread launched inside the range)\n"
     "  --from T, --to T    only the steps that overlap that window (T: seconds after the\n"

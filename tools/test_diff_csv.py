@@ -221,4 +221,8 @@ with tempfile.TemporaryDirectory() as d:
     check(not [r for r in plain["summary"][1] if r[1] == "per_range_instances"],
           "no instances row without --per-range")
 
+    # the help says what the CSV holds
+    rc, out, err = tooltest.run(cutrace, "diff", "--help")
+    check(rc == 0 and "then the inputs" in out, f"diff --help on CSV: {out!r}")
+
 finish()
