@@ -216,6 +216,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_kv_uint(&j, "overlap_ns", devs[i].comm.overlap_ns);
     ct_json_kv_uint(&j, "exposed_ns", devs[i].comm.exposed_ns);
     ct_json_end_object(&j);
+    ct_json_kv_uint(&j, "findings_saving_ns", devs[i].findings_ns);
     ct_json_end_object(&j);
   }
   ct_json_end_array(&j);
@@ -291,6 +292,9 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_kv_string(&j, "what", f->what);
     ct_json_kv_uint(&j, "count", f->count);
     ct_json_kv_uint(&j, "saving_ns", f->saving_ns);
+    ct_json_kv_uint(&j, "overlap_ns", f->overlap_ns);
+    ct_json_kv_uint(&j, "not_idle_ns", f->not_idle_ns);
+    ct_json_kv_uint(&j, "adds_ns", f->adds_ns);
     if (f->kind == CT_FIND_SLOW_CALL) {
       ct_json_kv_string(&j, "callsite", f->site);
       ct_json_kv_bool(&j, "nested", f->nested);
@@ -340,6 +344,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
       ct_json_kv_uint(&j, "length", f->length);
       ct_json_kv_uint(&j, "idle_ns", f->idle_ns);
       ct_json_kv_uint(&j, "span_ns", f->span_ns);
+      ct_json_kv_uint(&j, "idle_in_calls_ns", f->in_calls_ns);
     }
     ct_json_kv_uint(&j, "gpu_ns", f->gpu_ns);
     ct_json_kv_uint(&j, "cpu_ns", f->cpu_ns);
@@ -349,6 +354,15 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
     ct_json_end_object(&j);
   }
   ct_json_end_array(&j);
+  uint64_t saving, idle;
+  unsigned ndev = ct_gaps_findings_total(c->g, &saving, &idle);
+  ct_json_key(&j, "findings_total"); /* the adds summed over every device (<= their idle) */
+  ct_json_begin_object(&j);
+  ct_json_kv_uint(&j, "saving_ns", saving);
+  ct_json_kv_uint(&j, "idle_ns", idle);
+  ct_json_kv_uint(&j, "devices", ndev);
+  json_share(&j, saving, idle);
+  ct_json_end_object(&j);
   ct_json_kv_uint(&j, "late_activities", ct_gaps_late(c->g));
   ct_json_end_object(&j);
   ct_json_finish(&j);

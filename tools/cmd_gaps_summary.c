@@ -103,9 +103,10 @@ void ct_gaps_print_summary(const gaps_cli *c) {
         [CT_FIND_ALLOC] = "memory allocated and freed in the loop",
         [CT_FIND_SLOW_CALL] = "slow launching calls",
         [CT_FIND_HOST_BOUND] = "host-bound launches"};
-    /* one entry per kind, its findings' savings summed, largest first */
-    uint64_t saving[CT_FIND_HOST_BOUND + 1] = {0};
-    int at_least[CT_FIND_HOST_BOUND + 1] = {0}; /* a finding of the kind is a lower bound */
+    /* one entry per kind, what its findings add to the total summed over the devices
+     * (docs/gaps.md, "Findings add up"), largest first; exposed communication, busy time,
+     * by its saving; a kind whose findings add nothing says why */
+    uint64_t saving[CT_FIND_HOST_BOUND + 1] = {0}, claimed[CT_FIND_HOST_BOUND + 1] = {0};
     int order[CT_FIND_HOST_BOUND + 1], nk = 0;
     const ct_gaps_finding *slow = NULL; /* the largest slow-call finding */
     const ct_gaps_finding *host = NULL; /* the largest host-bound finding */
@@ -115,8 +116,8 @@ void ct_gaps_print_summary(const gaps_cli *c) {
       int seen = 0;
       for (int m = 0; m < nk; m++) seen |= order[m] == (int)k;
       if (!seen) order[nk++] = (int)k;
-      saving[k] += fs[i].saving_ns;
-      at_least[k] |= fs[i].lower_bound;
+      saving[k] += k == CT_FIND_EXPOSED_COMM ? fs[i].saving_ns : fs[i].adds_ns;
+      claimed[k] += fs[i].saving_ns - fs[i].not_idle_ns;
       if (k == CT_FIND_SLOW_CALL && !slow) slow = &fs[i];
       if (k == CT_FIND_HOST_BOUND && !host) host = &fs[i];
     }
@@ -135,9 +136,22 @@ void ct_gaps_print_summary(const gaps_cli *c) {
                slow->pattern && !strcmp(slow->pattern, "first_call") ? ", first call only" : "");
       if (order[m] == CT_FIND_HOST_BOUND && host)
         printf(" (%s%s%s)", host->what, host->site ? " at " : "", host->site ? host->site : "");
-      if (saving[order[m]] || at_least[order[m]]) /* no "up to 0 ns" */
-        printf(" %s %s", at_least[order[m]] ? "at least" : "up to", ct_fmt_duration(saving[order[m]], b, sizeof b));
+      if (order[m] == CT_FIND_EXPOSED_COMM)
+        printf(" %s of busy time (not idle: not in the total)", ct_fmt_duration(saving[order[m]], b, sizeof b));
+      else if (saving[order[m]]) /* no "up to 0 ns" */
+        printf(" up to %s", ct_fmt_duration(saving[order[m]], b, sizeof b));
+      else if (claimed[order[m]])
+        printf(" (counted above)");
+      else
+        printf(" (no idle saving estimated)");
     }
+    uint64_t total, idle;
+    unsigned ndev = ct_gaps_findings_total(c->g, &total, &idle);
+    char b1[24], b2[24];
+    printf("; together up to %s of %s idle (%.1f%%", ct_fmt_duration(total, b1, sizeof b1),
+           ct_fmt_duration(idle, b2, sizeof b2), ct_gaps_pct(total, idle));
+    if (ndev > 1) printf(", summed over %u devices", ndev);
+    printf(")");
     printf(" (see cutrace gaps");
     cli_print_shell_args(stdout, c->opts, c->nopts, c->args, c->nargs);
     printf(" for the fixes)\n");

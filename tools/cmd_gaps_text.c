@@ -262,21 +262,48 @@ static void print_enders(const gaps_cli *c, unsigned top) {
   printf(")\n");
 }
 
+/* After a finding's saving, when it adds less than that to the findings' total: what it
+ * adds and why (docs/gaps.md, "Findings add up"). */
+static void print_adds(const ct_gaps_finding *f) {
+  if (f->adds_ns >= f->saving_ns) return;
+  uint64_t beyond = f->saving_ns - f->not_idle_ns - f->overlap_ns - f->adds_ns;
+  char b[24];
+  printf("; adds %s to the total", ct_fmt_duration(f->adds_ns, b, sizeof b));
+  const char *sep = ": ";
+  if (f->not_idle_ns) {
+    printf("%s%s of it not idle time in the device's gaps", sep, ct_fmt_duration(f->not_idle_ns, b, sizeof b));
+    sep = ", ";
+  }
+  if (f->overlap_ns) {
+    printf("%s%s counted by the findings above", sep, ct_fmt_duration(f->overlap_ns, b, sizeof b));
+    sep = ", ";
+  }
+  if (beyond) printf("%s%s beyond the device's idle time left", sep, ct_fmt_duration(beyond, b, sizeof b));
+}
+
 static void print_findings(const gaps_cli *c) {
   unsigned n, np;
   const ct_gaps_finding *fs = ct_gaps_findings(c->g, &n);
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
   printf("\nFindings (most idle time saved first)\n");
   if (!n) printf("  (none)\n");
+  uint64_t total_saving, total_idle;
+  unsigned ndev = ct_gaps_findings_total(c->g, &total_saving, &total_idle);
   for (unsigned i = 0; i < n; i++) {
     const ct_gaps_finding *f = &fs[i];
     const ct_gaps_proc *p = &procs[f->proc];
     char b1[24], b2[24], b3[24], b4[24], w[400];
-    if (f->saving_ns || f->lower_bound)
-      printf("  - %s device %llu (saves %s %s of idle): ", ct_gaps_who(p, w, sizeof w),
+    if (f->kind == CT_FIND_EXPOSED_COMM) /* busy time: not in the idle total */
+      printf("  - %s device %llu (saves up to %s of GPU time, busy and not idle: not in the "
+             "total): ", ct_gaps_who(p, w, sizeof w), (unsigned long long)f->device,
+             ct_fmt_duration(f->saving_ns, b1, sizeof b1));
+    else if (f->saving_ns || f->lower_bound) {
+      printf("  - %s device %llu (saves %s %s of idle", ct_gaps_who(p, w, sizeof w),
              (unsigned long long)f->device, f->lower_bound ? "at least" : "up to",
              ct_fmt_duration(f->saving_ns, b1, sizeof b1));
-    else /* e.g. syncs whose time was all GPU work: their cost is the drained queue after */
+      print_adds(f);
+      printf("): ");
+    } else /* e.g. syncs whose time was all GPU work: their cost is the drained queue after */
       printf("  - %s device %llu (no idle saving estimated): ", ct_gaps_who(p, w, sizeof w),
              (unsigned long long)f->device);
     switch (f->kind) {
@@ -380,6 +407,14 @@ static void print_findings(const gaps_cli *c) {
              ct_fmt_duration(f->span_ns, b3, sizeof b3), f->fix);
       break;
     }
+  }
+  if (n) {
+    char b1[24], b2[24];
+    printf("Together the findings save up to %s of the %s idle (%.1f%%", ct_fmt_duration(total_saving, b1, sizeof b1),
+           ct_fmt_duration(total_idle, b2, sizeof b2), ct_gaps_pct(total_saving, total_idle));
+    if (ndev > 1) printf(", summed over %u devices", ndev);
+    printf("): each finding adds the idle part of its saving less what the findings above it on "
+           "its device count, at most the device's idle time left\n");
   }
 }
 

@@ -249,7 +249,7 @@ static void finish_file(fstate *f) {
     for (unsigned i = 0; i < f->ndevs; i++)
       g->devs[g->ndevs++] = (ct_gaps_device){
           f->proc, f->devs[i]->device, f->devs[i]->name, f->devs[i]->t.u,
-          device_comm(f->devs[i])};
+          device_comm(f->devs[i]), 0};
   }
   ct_gaps_stream *ns = realloc(g->streams, (g->nstreams + f->nstreams + 1) * sizeof *ns);
   if (ns) {
@@ -365,6 +365,7 @@ const ct_gaps_proc *ct_gaps_procs(const ct_gaps *g, unsigned *n) {
   return g->procs;
 }
 const ct_gaps_device *ct_gaps_devices(const ct_gaps *g, unsigned *n) {
+  ct_gaps_sort_enders((struct ct_gaps *)g); /* the devices' findings_ns */
   *n = g->ndevs;
   return g->devs;
 }

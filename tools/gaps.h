@@ -114,6 +114,7 @@ typedef struct ct_gaps_device {
   const char *name;             /* "" when unknown */
   ct_gaps_usage u;
   ct_gaps_comm comm;
+  uint64_t findings_ns;         /* its findings' adds_ns summed: at most u.idle_ns */
 } ct_gaps_device;
 
 typedef struct ct_gaps_stream {
@@ -252,6 +253,26 @@ typedef struct ct_gaps_finding {
    * returns opened (idle_ns = those gaps' idle), sync_after_ns = that idle after the
    * syncs returned (the saving's part beyond the calls' time) */
   uint64_t sync_gaps, sync_after_ns;
+  /* what the findings share, for their overlap (docs/gaps.md, "Findings add up"):
+   * copies: the calls beyond the transfers of the copies both pageable and synchronous
+   * (in both copy findings' savings); slow launching call: its time inside alloc gaps
+   * and inside sync gaps (in alloc_in_loop's and sync_little_work's savings) */
+  uint64_t shared_copies_ns, held_alloc_ns, held_sync_ns;
+  /* copies: the launching threads' copy and set calls' time inside the device's gaps (the
+   * idle part of the calls beyond the transfers; the transfers' own time, and call time
+   * outside the device's gaps, before its first or after its last work, are not idle) */
+  uint64_t copies_in_gaps_ns;
+  /* graph candidate: the part of idle_ns inside the kernels' own launch calls (the rest:
+   * the launching thread elsewhere, e.g. outside CUDA) */
+  uint64_t in_calls_ns;
+  /* every finding, in saving order per device: the part of saving_ns that the findings
+   * above it on that device already count (overlap_ns), and what it adds to their total
+   * (adds_ns: saving less overlap, at most the device's idle time not yet claimed; 0 for
+   * exposed communication, whose saving is busy time, not idle); not_idle_ns: the part of
+   * saving_ns that is not idle time in the device's gaps (copies: the transfers at the
+   * pinned rate, and calls beyond the transfers not inside gaps; exposed communication:
+   * all of it), counted neither in overlap_ns nor in adds_ns */
+  uint64_t overlap_ns, adds_ns, not_idle_ns;
 } ct_gaps_finding;
 
 /* Device gaps grouped by what ended them: the cause, the ending call (the outermost
@@ -310,6 +331,11 @@ const ct_gaps_stream *ct_gaps_streams(const ct_gaps *g, unsigned *n);
 const ct_gaps_finding *ct_gaps_findings(const ct_gaps *g, unsigned *n);
 /* Device gaps grouped by what ended them, most idle time first. */
 const ct_gaps_ender *ct_gaps_enders(const ct_gaps *g, unsigned *n);
+
+/* The findings' savings added up over every device (each device's part, its findings'
+ * adds_ns summed, at most its idle time) into *saving_ns, and the devices' idle time
+ * into *idle_ns (so *saving_ns <= *idle_ns); returns how many devices were summed. */
+unsigned ct_gaps_findings_total(const ct_gaps *g, uint64_t *saving_ns, uint64_t *idle_ns);
 
 /* The largest device gaps (longest first), and the largest per-stream gaps. */
 const ct_gap_detail *ct_gaps_top(const ct_gaps *g, unsigned *n);

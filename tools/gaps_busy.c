@@ -20,7 +20,10 @@ static void emit_gap(fstate *f, tracker *t, uint64_t a, uint64_t b, const opinfo
   t->u.gaps_by_cause[c]++;
   t->u.idle_by_cause[c] += b - a;
   t->u.idle_ns += b - a;
-  if (t->stream == UINT64_MAX) ct_gaps_enders_on_gap(f, t, a, b, c, op, outside_cuda);
+  if (t->stream == UINT64_MAX) {
+    ct_gaps_enders_on_gap(f, t, a, b, c, op, outside_cuda);
+    ct_gaps_findings_on_gap(f, t->dev, a, b, op);
+  }
   if (b - a < f->g->o.min_gap_ns) return;
   if (f->g->fn) {
     ct_gap_info gi = {&f->pcopy, t->dev->device, t->stream, a, b, ct_gap_cause_name(c),

@@ -54,6 +54,8 @@ typedef struct ender_group {
   uint64_t outside_ns;     /* host_wait: the launching thread's time outside CUDA calls */
   uint64_t tid;            /* the first gap's launching thread */
   uint64_t tail_ns, tail_count; /* as a leading call: its time inside gaps, those gaps */
+  uint64_t held_alloc_ns, held_sync_ns; /* its time inside gaps of cause alloc and sync
+                                           (ending them or leading them) */
   int other_threads;       /* gaps launched by another thread than tid */
   ct_dur_stats idle;       /* the gaps */
   ct_dur_stats rest;       /* the other gaps' ending calls' time inside them */
@@ -160,6 +162,8 @@ static void take_first(ender_group *e, uint64_t a, uint64_t incall) {
 static void group_add(ender_group *e, uint64_t a, uint64_t b, uint64_t incall, uint64_t outside,
                       uint64_t tid) {
   if (!e) return;
+  if (e->cause == CT_GAP_ALLOC) e->held_alloc_ns += incall;
+  if (e->cause == CT_GAP_SYNC) e->held_sync_ns += incall;
   if (!e->count) e->tid = tid;
   else if (e->tid != tid) e->other_threads = 1;
   e->outside_ns += outside;
@@ -263,10 +267,10 @@ static void flush_oldest(fstate *f) {
   count_own_call(f, &s->pend[slot]);
 }
 
-/* Counts the leading call of gap [a, b] ended by op: the launching thread's outermost
- * call that queues work (not a blocking one), running at a, other than the ending call
- * (corr ending_corr); its time inside the gap. */
-static void count_lead(fstate *f, uint64_t device, uint64_t a, uint64_t b, uint64_t tid,
+/* Counts the leading call of gap [a, b] (cause c) ended by op: the launching thread's
+ * outermost call that queues work (not a blocking one), running at a, other than the
+ * ending call (corr ending_corr); its time inside the gap. */
+static void count_lead(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64_t b, uint64_t tid,
                        uint64_t ending_corr) {
   const thstate *th = ct_gaps_find_thread(f, tid);
   if (!th || !th->calls.n) return;
@@ -290,8 +294,11 @@ static void count_lead(fstate *f, uint64_t device, uint64_t a, uint64_t b, uint6
       return;
     ender_group *g = group_for(f, device, LEAD, e->name, 0, e->stack);
     if (g) {
-      g->tail_ns += overlap(e->begin, e->end, a, b);
+      uint64_t held = overlap(e->begin, e->end, a, b);
+      g->tail_ns += held;
       g->tail_count++;
+      if (c == CT_GAP_ALLOC) g->held_alloc_ns += held;
+      if (c == CT_GAP_SYNC) g->held_sync_ns += held;
     }
     return;
   }
@@ -310,7 +317,7 @@ void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, 
     count_gap(f, device, c, a, b, NULL, 0, 0, 0, 0, 0, 0);
     return;
   }
-  count_lead(f, device, a, b, op->tid, op->depth && op->parent ? op->parent : op->corr);
+  count_lead(f, device, (unsigned)c, a, b, op->tid, op->depth && op->parent ? op->parent : op->corr);
   if (!op->depth || !op->parent) {
     count_gap(f, device, c, a, b, op->api, 0, op->stack, op->call_begin, op->call_end, op->tid, outside);
     return;
@@ -423,7 +430,10 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
                         .pattern = pattern, .first_call_ns = e->first_incall,
                         .rest_median_ns = rest, .device_idle_ns = idle,
                         .gaps_idle_ns = e->idle_ns, .nested = e->nested,
-                        .after_launch_ns = e->tail_ns, .after_launch_gaps = e->tail_count};
+                        .after_launch_ns = e->tail_ns, .after_launch_gaps = e->tail_count,
+                        .tid = e->other_threads ? 0 : e->tid,
+                        .held_alloc_ns = min_u64(e->held_alloc_ns, saving),
+                        .held_sync_ns = min_u64(e->held_sync_ns, saving)};
   ct_gaps_add_finding(f->g, &fd);
 }
 
@@ -432,7 +442,7 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
  * time and half the gaps' idle time. */
 static void host_bound_finding(fstate *f, const ender_group *e) {
   uint64_t idle = device_idle(f, e->device);
-  if (e->cause != CT_GAP_HOST_WAIT || !e->api || !strcmp(e->api, MORE_CALLS) ||
+  if (e->cause != CT_GAP_HOST_WAIT || !e->api || !strcmp(e->api, MORE_CALLS) || e->count < f->g->o.repeat_min ||
       e->outside_ns < HOST_BOUND_TOTAL_NS || (double)e->outside_ns < HOST_BOUND_SHARE * (double)idle ||
       2 * e->outside_ns < e->idle_ns)
     return;
@@ -488,6 +498,8 @@ static void merge_group(ender_group *e, const ender_group *o) {
   e->outside_ns += o->outside_ns;
   e->tail_ns += o->tail_ns;
   e->tail_count += o->tail_count;
+  e->held_alloc_ns += o->held_alloc_ns;
+  e->held_sync_ns += o->held_sync_ns;
 }
 
 static void free_groups(ender_group *grp, unsigned n) {
@@ -588,11 +600,15 @@ void ct_gaps_sort_enders(struct ct_gaps *g) {
   if (!g->unsorted) return;
   g->unsorted = 0;
   if (g->nenders > 1) qsort(g->enders, g->nenders, sizeof *g->enders, cmp_enders);
-  if (g->nfinds < 2) return;
+  if (g->nfinds < 2) {
+    ct_gaps_account_findings(g);
+    return;
+  }
   ct_gaps_finding *tmp = malloc(g->nfinds * sizeof *tmp);
   if (tmp) {
     sort_findings(g->finds, tmp, g->nfinds);
     free(tmp);
+    ct_gaps_account_findings(g);
     return;
   }
   for (unsigned i = 1; i < g->nfinds; i++) { /* no memory for the merge: in place */
@@ -601,4 +617,5 @@ void ct_gaps_sort_enders(struct ct_gaps *g) {
     for (; k > 0 && g->finds[k - 1].saving_ns < x.saving_ns; k--) g->finds[k] = g->finds[k - 1];
     g->finds[k] = x;
   }
+  ct_gaps_account_findings(g);
 }

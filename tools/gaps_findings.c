@@ -74,6 +74,7 @@ void ct_gaps_findings_on_activity(fstate *f, devstate *d, const ct_activity *a) 
     }
   }
   if (sync && a->has_call) add_copy(&d->synccopy, (unsigned)kind, bytes, dur, call, a->start_ns, a->end_ns);
+  if (sync && a->has_call && pageable) add_copy(&d->both, (unsigned)kind, bytes, dur, call, a->start_ns, a->end_ns);
 }
 
 /* Whether a call blocks the CPU until GPU work completes (cls: NAME_* bits of its name). */
@@ -146,6 +147,18 @@ static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, con
   unsigned k = ring_next_slot(&d->lsync_head, &d->lsync_n, PENDING_SYNCS);
   d->lsync[k].begin = begin;
   d->lsync[k].end = end;
+}
+
+/* A device gap [a, b] ended by op: the time its launching thread spent in copy and set
+ * calls (calls that queue work but launch no kernel) inside it. */
+void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, const opinfo *op) {
+  const thstate *th = op->has_call ? ct_gaps_find_thread(f, op->tid) : NULL;
+  for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
+    const span_ring_entry *e = ring_back(&th->calls, i);
+    if (e->end <= a) break;
+    if (!e->is_tracer && !e->is_launch && e->stream_role == STREAM_ROLE_WORK)
+      d->copy_in_gaps += overlap(e->begin, e->end, a, b);
+  }
 }
 
 /* Judges the pending syncs that end before horizon (all GPU work overlapping them is final). */
@@ -239,6 +252,8 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            0, 0, 0, 0, 0,
                            /* the calls beyond the transfers */
                            .saving_ns = c->cpu_ns > c->gpu_ns ? c->cpu_ns - c->gpu_ns : 0};
+    fd.shared_copies_ns = d->both.cpu_ns > d->both.gpu_ns ? d->both.cpu_ns - d->both.gpu_ns : 0;
+    fd.copies_in_gaps_ns = d->copy_in_gaps;
     if (!sync) { /* and the transfers at the pinned rate */
       int measured;
       fd.transfer_saving_ns = pinned_rate_saving(d, &measured);
@@ -291,4 +306,118 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            .sync_gaps = d->ls_gaps, .sync_after_ns = d->ls_after_idle};
     ct_gaps_add_finding(g, &fd);
   }
+}
+
+/* The idle part of a finding's saving: what it claims of the device's idle time. */
+static uint64_t idle_claim(const ct_gaps_finding *fd) { return fd->saving_ns - fd->not_idle_ns; }
+
+/* The part of graph candidate gr's claim that launch finding o (above or below it) may
+ * share: its waits inside the kernels' launch calls with the launch calls' findings
+ * (launch-bound runs, a slow launching call of the same thread), the rest with a
+ * host-bound launch of the same thread (tid 0: several threads or not known). */
+static uint64_t graph_shared(const ct_gaps_finding *gr, const ct_gaps_finding *o) {
+  uint64_t claim = idle_claim(gr), in_calls = min_u64(gr->in_calls_ns, claim);
+  int same_thread = !o->tid || o->tid == gr->tid;
+  if (o->kind == CT_FIND_LAUNCH_BOUND || (o->kind == CT_FIND_SLOW_CALL && same_thread))
+    return min_u64(in_calls, idle_claim(o));
+  if (o->kind == CT_FIND_HOST_BOUND && same_thread) return min_u64(claim - in_calls, idle_claim(o));
+  return 0;
+}
+
+/* The part of finding b's idle claim that finding a (of the same device, above it)
+ * already counts: what the two measured in common or, for the same launch calls' time
+ * that cutrace does not match gap by gap, the smaller claim inside the larger
+ * (docs/gaps.md, "Findings add up"). */
+static uint64_t shared_claim(const ct_gaps_finding *a, const ct_gaps_finding *b) {
+  enum ct_finding_kind x = a->kind, y = b->kind;
+  uint64_t both = min_u64(idle_claim(a), idle_claim(b));
+  if ((x == CT_FIND_PAGEABLE_COPY && y == CT_FIND_SYNC_COPY) ||
+      (x == CT_FIND_SYNC_COPY && y == CT_FIND_PAGEABLE_COPY)) /* the copies that are both */
+    return min_u64(a->shared_copies_ns, both);
+  if (x == CT_FIND_SLOW_CALL && (y == CT_FIND_ALLOC || y == CT_FIND_LITTLE_SYNC))
+    return min_u64(y == CT_FIND_ALLOC ? a->held_alloc_ns : a->held_sync_ns, both);
+  if (y == CT_FIND_SLOW_CALL && (x == CT_FIND_ALLOC || x == CT_FIND_LITTLE_SYNC))
+    return min_u64(x == CT_FIND_ALLOC ? b->held_alloc_ns : b->held_sync_ns, both);
+  if (x == CT_FIND_GRAPH_CANDIDATE) return min_u64(graph_shared(a, b), both);
+  if (y == CT_FIND_GRAPH_CANDIDATE) return min_u64(graph_shared(b, a), both);
+  if ((x == CT_FIND_LAUNCH_BOUND && y == CT_FIND_SLOW_CALL) || (x == CT_FIND_SLOW_CALL && y == CT_FIND_LAUNCH_BOUND))
+    return both; /* both the launch calls' time */
+  const ct_gaps_finding *slow = x == CT_FIND_SLOW_CALL ? a : y == CT_FIND_SLOW_CALL ? b : NULL;
+  enum ct_finding_kind other = x == CT_FIND_SLOW_CALL ? y : x;
+  if (slow && (other == CT_FIND_PAGEABLE_COPY || other == CT_FIND_SYNC_COPY) && slow->what &&
+      (strstr(slow->what, "emcpy") || strstr(slow->what, "emset")))
+    return both; /* a slow call that is a copy: the same calls' time */
+  return 0; /* e.g. a slow call and a host-bound launch: in the call and outside it, apart */
+}
+
+/* A finding's or a device's place, ordered by (process, device, place). */
+typedef struct devkey {
+  unsigned proc;
+  uint64_t device;
+  unsigned at;
+} devkey;
+
+static int cmp_devkey(const void *x, const void *y) {
+  const devkey *a = x, *b = y;
+  if (a->proc != b->proc) return a->proc < b->proc ? -1 : 1;
+  if (a->device != b->device) return a->device < b->device ? -1 : 1;
+  return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Accounts the findings at[0..n) of device dev, in saving order. */
+static void account_device(struct ct_gaps *g, const devkey *at, unsigned n, ct_gaps_device *dev) {
+  for (unsigned i = 0; i < n; i++) {
+    ct_gaps_finding *fd = &g->finds[at[i].at];
+    uint64_t shared = 0;
+    for (unsigned k = 0; k < i; k++) shared += shared_claim(&g->finds[at[k].at], fd);
+    fd->overlap_ns = min_u64(shared, idle_claim(fd));
+    uint64_t left = dev->u.idle_ns > dev->findings_ns ? dev->u.idle_ns - dev->findings_ns : 0;
+    fd->adds_ns = min_u64(idle_claim(fd) - fd->overlap_ns, left);
+    dev->findings_ns += fd->adds_ns;
+  }
+}
+
+void ct_gaps_account_findings(struct ct_gaps *g) {
+  for (unsigned k = 0; k < g->ndevs; k++) g->devs[k].findings_ns = 0;
+  for (unsigned i = 0; i < g->nfinds; i++) {
+    ct_gaps_finding *fd = &g->finds[i];
+    uint64_t claim = fd->saving_ns;
+    if (fd->kind == CT_FIND_EXPOSED_COMM) claim = 0; /* busy time, not idle */
+    if (fd->kind == CT_FIND_PAGEABLE_COPY || fd->kind == CT_FIND_SYNC_COPY)
+      claim = min_u64(fd->saving_ns - fd->transfer_saving_ns, fd->copies_in_gaps_ns);
+    fd->not_idle_ns = fd->saving_ns - claim;
+    fd->overlap_ns = fd->adds_ns = 0;
+  }
+  /* the findings grouped by device, each group in saving order, and the devices */
+  devkey *fk = malloc((g->nfinds + 1) * sizeof *fk), *dk = malloc((g->ndevs + 1) * sizeof *dk);
+  if (!fk || !dk) { /* out of memory: nothing is added up (adds_ns 0) */
+    free(fk);
+    free(dk);
+    return;
+  }
+  for (unsigned i = 0; i < g->nfinds; i++) fk[i] = (devkey){g->finds[i].proc, g->finds[i].device, i};
+  for (unsigned k = 0; k < g->ndevs; k++) dk[k] = (devkey){g->devs[k].proc, g->devs[k].device, k};
+  qsort(fk, g->nfinds, sizeof *fk, cmp_devkey);
+  qsort(dk, g->ndevs, sizeof *dk, cmp_devkey);
+  unsigned d = 0;
+  for (unsigned i = 0, n; i < g->nfinds; i += n) {
+    for (n = 1; i + n < g->nfinds && fk[i + n].proc == fk[i].proc && fk[i + n].device == fk[i].device;) n++;
+    while (d < g->ndevs && (dk[d].proc < fk[i].proc || (dk[d].proc == fk[i].proc && dk[d].device < fk[i].device)))
+      d++;
+    if (d < g->ndevs && dk[d].proc == fk[i].proc && dk[d].device == fk[i].device)
+      account_device(g, &fk[i], n, &g->devs[dk[d].at]);
+  }
+  free(fk);
+  free(dk);
+}
+
+unsigned ct_gaps_findings_total(const ct_gaps *g, uint64_t *saving_ns, uint64_t *idle_ns) {
+  unsigned nd;
+  const ct_gaps_device *devs = ct_gaps_devices(g, &nd); /* findings sorted and accounted */
+  *saving_ns = *idle_ns = 0;
+  for (unsigned k = 0; k < nd; k++) {
+    *saving_ns += devs[k].findings_ns;
+    *idle_ns += devs[k].u.idle_ns;
+  }
+  return nd;
 }

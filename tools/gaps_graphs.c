@@ -42,6 +42,7 @@ typedef struct graph_kernel {
   uint64_t name_hash; /* of the text: the table's layout must not depend on addresses */
   uint64_t start, end;
   uint64_t cum_idle; /* idle waited on launches, up to and including this kernel's gap */
+  uint64_t cum_incall; /* the part of it inside the kernels' own launch calls */
   uint64_t cum_gpu;  /* GPU time, including this kernel */
   uint64_t seq;      /* its place among the file's kernels (1, 2, ...): instances overlap by
                         kernels, not by times (a kernel mapped to 0 ns ends where it starts) */
@@ -58,6 +59,7 @@ typedef struct graph_history {
 typedef struct graph_seq {
   uint64_t key, tid, stream, device;
   uint64_t count, gpu_ns, idle_ns, span_ns, first_ns, last_end;
+  uint64_t incall_ns; /* the part of idle_ns inside the kernels' launch calls */
   uint64_t last_seq; /* the seq of the last counted instance's last kernel */
   unsigned len;
   const char *names[GRAPH_MAX_LEN];
@@ -166,6 +168,7 @@ static void count_seq(struct graph_state *gs, const graph_history *h, unsigned l
   e->last_seq = last->seq;
   e->gpu_ns += last->cum_gpu - first->cum_gpu + (first->end - first->start);
   e->idle_ns += last->cum_idle - first->cum_idle;
+  e->incall_ns += last->cum_incall - first->cum_incall;
   e->span_ns += last->end > first->start ? last->end - first->start : 0;
 }
 
@@ -214,15 +217,19 @@ void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *nam
   }
   graph_history *h = get_history(gs, a->tid, a->stream, a->device);
   graph_kernel *k = &h->k[h->n % GRAPH_MAX_LEN];
-  uint64_t idle = 0, gpu = 0;
+  uint64_t idle = 0, incall = 0, gpu = 0;
   if (h->n) {
     const graph_kernel *prev = hist_back(h, 0);
     /* the GPU waited on this launch: the stream was idle and the call not yet done */
-    if (a->start_ns > prev->end && a->call_end_ns > prev->end) idle = a->start_ns - prev->end;
+    if (a->start_ns > prev->end && a->call_end_ns > prev->end) {
+      idle = a->start_ns - prev->end;
+      incall = overlap(a->call_begin_ns, a->call_end_ns, prev->end, a->start_ns);
+    }
     idle += prev->cum_idle;
+    incall += prev->cum_incall;
     gpu = prev->cum_gpu;
   }
-  *k = (graph_kernel){name,         name_hash(gs, name), a->start_ns, a->end_ns, idle,
+  *k = (graph_kernel){name,         name_hash(gs, name), a->start_ns, a->end_ns, idle, incall,
                       gpu + (a->end_ns - a->start_ns), ++gs->kernels};
   h->n++;
   uint64_t hash = mix64(h->tid * 0x9e3779b97f4a7c15ull ^ h->stream);
@@ -322,7 +329,7 @@ void ct_gaps_graph_findings(fstate *f) {
                           .gpu_ns = e->gpu_ns, .first_ns = e->first_ns,
                           .last_ns = e->last_end, .tid = e->tid, .stream = e->stream,
                           .length = period, .idle_ns = e->idle_ns, .span_ns = e->span_ns,
-                          .saving_ns = e->idle_ns,
+                          .saving_ns = e->idle_ns, .in_calls_ns = e->incall_ns,
                           .fix = "capture the sequence into a CUDA graph (cudaStreamBeginCapture, "
                                  "torch.cuda.graphs / torch.cuda.CUDAGraph) or use "
                                  "torch.compile(mode=\"reduce-overhead\"); or fuse the kernels"};

@@ -157,7 +157,8 @@ typedef struct devstate {
   uint64_t run_count, run_first, run_last, run_gpu, run_cpu;
   uint64_t lb_kernels, lb_stretches, lb_gpu, lb_cpu, lb_longest, lb_first, lb_last;
   /* copies by CT_MEMOP_* kind */
-  copystat pageable, synccopy;
+  copystat pageable, synccopy, both; /* both: copies pageable and synchronous */
+  uint64_t copy_in_gaps; /* the launching threads' copy and set calls' time inside device gaps */
   /* transfer rates by CT_MEMOP_* kind: copies from or to pageable memory, and between
    * pinned memory and the device (bytes and GPU time) */
   struct { uint64_t bytes, gpu_ns; } rate_pageable[16], rate_pinned[16];
@@ -359,7 +360,8 @@ void ct_gaps_enders_on_span(fstate *f, const ct_span *s, const char *name);
  * them to the analysis and the slow-launching-call findings. */
 void ct_gaps_enders_finish(fstate *f);
 /* Sorts the analysis's groups (most idle first) and findings (largest saving first),
- * when files were added since the last sort (once, when they are asked for). */
+ * and accounts the findings' overlaps (ct_gaps_account_findings), when files were added
+ * since the last sort (once, when they are asked for). */
 void ct_gaps_sort_enders(struct ct_gaps *g);
 
 /* ---- gaps_findings.c ---------------------------------------------------------------- */
@@ -373,12 +375,18 @@ void ct_gaps_findings_on_sync(fstate *f, const ct_span *s, const char *name);
 /* A device gap [a, b] of cause sync: counted into the little syncs' finding when a
  * little sync's return opened it (the pending syncs that ended before b judged first). */
 void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b);
+/* A device gap [a, b] ended by op: its launching thread's copy and set calls' time in it. */
+void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, const opinfo *op);
 /* Judges the pending syncs of d that end before horizon. */
 void ct_gaps_judge_syncs(fstate *f, devstate *d, uint64_t horizon);
 /* Adds d's findings to the analysis (at the end of its file). */
 void ct_gaps_device_findings(fstate *f, devstate *d);
 /* Appends a finding to the analysis (dropped when out of memory). */
 void ct_gaps_add_finding(struct ct_gaps *g, const ct_gaps_finding *fd);
+/* Per device, in the findings' (saving) order: each finding's overlap with the findings
+ * above it and what it adds (ct_gaps_finding.overlap_ns, adds_ns), and the device's
+ * findings_ns, at most its idle time (docs/gaps.md, "Findings add up"). */
+void ct_gaps_account_findings(struct ct_gaps *g);
 
 /* ---- gaps_graphs.c ------------------------------------------------------------------ */
 

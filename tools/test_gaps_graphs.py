@@ -138,6 +138,9 @@ want = {"kind": "graph_candidate", "process": 0, "device": 0,
         "first_ns": 10**9}
 got = [{k: f.get(k) for k in want} for f in found]
 check(got == [want], f"one candidate on thread 77, none on thread 78:\n{got}\nwant {want}")
+# of each 8 us wait, the launch call's last 2 us (it ran [start - 3 us, start - 1 us]):
+# the part a launch-calls finding may share (docs/gaps.md "Findings add up")
+check([f.get("idle_in_calls_ns") for f in found] == [30 * 3 * 2 * US], f"idle inside the launch calls: {found}")
 check(found and "CUDA graph" in found[0]["fix"] and "reduce-overhead" in found[0]["fix"],
       f"the fix names CUDA graphs and reduce-overhead: {found}")
 check(doc.get("options", {}).get("graph_min") == 10, f"options.graph_min: {doc.get('options')}")

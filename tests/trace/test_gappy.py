@@ -226,6 +226,15 @@ h.check(len(rows) == 1 and rows[0]["count"] == f.get("count") and rows[0]["idle_
         f"the finding's gaps are the table's host_wait row at its call site: {rows}")
 h.check(all(x["saving_ns"] >= y["saving_ns"] for x, y in zip(doc["findings"], doc["findings"][1:])),
         "findings ordered by saving")
+# and they add up (docs/gaps.md "Findings add up"): each adds at most its saving less
+# its overlap and its part that is not idle, the adds sum to the total, at most the
+# idle time, on each device and over all
+tot = doc.get("findings_total", {})
+h.check(all(x["adds_ns"] + x["overlap_ns"] + x["not_idle_ns"] <= x["saving_ns"] for x in doc["findings"])
+        and sum(x["adds_ns"] for x in doc["findings"]) == tot.get("saving_ns") == sum(d["findings_saving_ns"] for d in doc["devices"])
+        and tot.get("saving_ns") <= tot.get("idle_ns") == sum(d["idle_ns"] for d in doc["devices"])
+        and all(d["findings_saving_ns"] <= d["idle_ns"] for d in doc["devices"]),
+        f"findings add up: {[(x['kind'], x['saving_ns'], x['overlap_ns'], x['not_idle_ns'], x['adds_ns']) for x in doc['findings']]} {tot}")
 
 rc, text_out, err = h.run("gaps", data)
 h.check(rc == 0 and "host_wait" in text_out, f"gaps text output (exit {rc}):\n{text_out[:800]}{err}")

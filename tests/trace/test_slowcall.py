@@ -130,6 +130,19 @@ h.check(len(savings) >= 3 and savings == sorted(savings, reverse=True) and doc["
         f"findings by saving: {[(x['kind'], x['saving_ns']) for x in doc['findings']]}")
 kinds = {x["kind"] for x in doc["findings"]}
 h.check({"pageable_copy", "sync_copy"} <= kinds, f"the copies' findings: {kinds}")
+# The findings add up (docs/gaps.md "Findings add up"): the slow call, first, adds its
+# saving; the 4 copies are both pageable and synchronous, so the second copy finding
+# adds nothing of its own; the adds sum to the total, at most the device's idle time.
+byk = {x["kind"]: x for x in doc["findings"]}
+cp = [byk.get("pageable_copy", {}), byk.get("sync_copy", {})]
+claim = [c.get("saving_ns", 0) - c.get("not_idle_ns", 0) for c in cp]
+tot = doc.get("findings_total", {})
+h.check(doc["findings"][0]["adds_ns"] == doc["findings"][0]["saving_ns"]
+        and cp[1].get("adds_ns") == 0 and cp[1].get("overlap_ns") == claim[1] == claim[0]
+        and sum(x["adds_ns"] for x in doc["findings"]) == tot.get("saving_ns")
+        and tot.get("saving_ns") <= tot.get("idle_ns") == sum(d["idle_ns"] for d in doc["devices"])
+        and all(d["findings_saving_ns"] <= d["idle_ns"] for d in doc["devices"]),
+        f"findings add up: {[(x['kind'], x['saving_ns'], x['overlap_ns'], x['not_idle_ns'], x['adds_ns']) for x in doc['findings']]} {tot}")
 rc, text, err = h.run("gaps", data)
 found = text[text.find("\nFindings"):].splitlines()[2:]
 h.check(rc == 0 and found and found[0].startswith("  - ") and f"cublasSgemm_v2 at {site} held the launching thread" in found[0]
