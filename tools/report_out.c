@@ -18,8 +18,15 @@ static void dur_cell(ct_table *t, enum ct_out_format fmt, uint64_t ns) {
 
 static uint64_t avg(const ct_dur_stats *d) { return d->count ? d->total / d->count : 0; }
 
+/* Whether a cudaDataType value (library_types.h) is a complex type: CUDA_C_32F 4,
+ * CUDA_C_64F 5, CUDA_C_16F 6, then the odd values 7 to 27 (CUDA_C_8I ... CUDA_C_64U). */
+static int complex_type(uint64_t t) { return t == 4 || t == 5 || t == 6 || (t >= 7 && t <= 27 && t % 2); }
+
+/* TFLOP/s of a GEMM row: 2 m n k operations per real GEMM, 8 m n k per complex one
+ * (a complex multiply-add is 4 real multiplications and 4 additions). */
 static double gemm_tflops(const ct_gemm_key *g, const ct_dur_stats *d) {
-  double flops = 2.0 * g->m * g->n * g->k * (g->batch ? g->batch : 1) * d->count;
+  double per_mnk = complex_type(g->atype) ? 8.0 : 2.0;
+  double flops = per_mnk * g->m * g->n * g->k * (g->batch ? g->batch : 1) * d->count;
   return d->total ? flops / d->total / 1e3 : 0;
 }
 

@@ -8,13 +8,14 @@
  * seen here; a cuBLAS call that calls cublasLtMatmul gives one timed span with a
  * depth-1 child. Entry points: the float, double and half GEMMs (plain, strided
  * batched, pointer-array batched, with their _64 forms), cublasGemmEx and its batched
- * forms, cublasLtMatmul, and the legacy handle-less cublasSgemm.
+ * forms, cublasLtMatmul, and the legacy handle-less cublasSgemm; the complex,
+ * typed-operand and grouped GEMMs are in blas_more.c (shared macros: blas_internal.h).
  */
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <dlfcn.h>
 
-#include "hooks_internal.h"
+#include "blas_internal.h"
 
 /* The legacy handle-less API (cublas.h conflicts with cublas_v2.h, which maps the
  * name cublasSgemm to cublasSgemm_v2). */
@@ -27,12 +28,8 @@ CTP_EXPORT cublasStatus_t cublasSetKernelStream(cudaStream_t stream);
 /* The stream of the legacy API, as last set by the program. */
 static cudaStream_t legacy_kernel_stream;
 
-/* What a GEMM record says. */
-struct gemm_shape {
-  uint64_t m, n, k, batch, transa, transb, atype, btype, ctype, compute, epilogue;
-};
-
-static void emit_gemm(uint64_t corr, const struct gemm_shape *g) {
+/* The GEMM record of the call corr. */
+void ctph_emit_gemm(uint64_t corr, const struct gemm_shape *g) {
   ct_record r = {.kind = CT_KIND_GEMM};
   r.u.gemm.corr = corr;
   r.u.gemm.m = g->m;
@@ -50,7 +47,7 @@ static void emit_gemm(uint64_t corr, const struct gemm_shape *g) {
 }
 
 /* The stream of a cuBLAS handle (0 when it cannot be had). */
-static cudaStream_t handle_stream(cublasHandle_t handle) {
+cudaStream_t ctph_blas_stream(cublasHandle_t handle) {
   static __typeof__(&cublasGetStream_v2) get_stream;
   __typeof__(&cublasGetStream_v2) fn = __atomic_load_n(&get_stream, __ATOMIC_RELAXED);
   if (!fn) {
@@ -62,88 +59,6 @@ static cudaStream_t handle_stream(cublasHandle_t handle) {
     s = 0;
   return s;
 }
-
-/* Forward; when tracing, span + GEMM record (SHAPE initialises `struct gemm_shape g`). */
-#define GEMM_BODY(sym, ret_type, fail, stream_expr, call_args, SHAPE)                  \
-  __typeof__(&sym) real = CTPH_REAL(sym);                                              \
-  if (!real)                                                                           \
-    return fail;                                                                       \
-  if (CTP_UNLIKELY(!ctph_on()))                                                        \
-    return real call_args;                                                             \
-  int saved_ = errno;                                                                  \
-  cudaStream_t stream_ = stream_expr;                                                  \
-  errno = saved_;                                                                      \
-  ctph_call c;                                                                         \
-  ctph_call_begin(&c, CTPH_ID_##sym, 0, CT_GPU_GEMM, (CUstream)stream_,                \
-                  ctph_hook_name_id(CTPH_ID_##sym));                                   \
-  ret_type r = real call_args;                                                         \
-  CTPH_FINISH(c, r, struct gemm_shape g = SHAPE; emit_gemm(c.corr, &g));               \
-  return r
-
-#define SHAPE_S(batch) \
-  {(uint64_t)m, (uint64_t)n, (uint64_t)k, (uint64_t)(batch), transa, transb, CUDA_R_32F, \
-   CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 0}
-#define SHAPE_EX(batch) \
-  {(uint64_t)m, (uint64_t)n, (uint64_t)k, (uint64_t)(batch), transa, transb, Atype, Btype, \
-   Ctype, computeType, 0}
-
-/* The double and half precision forms and the pointer-array batched forms: the same
- * argument lists as the float ones with another element type T (cudaDataType DT,
- * compute type CT) and index type IDX (int, or int64_t for the _64 forms). */
-/* cublas_api.h declares the __half forms for C++ only: to C they take pointers to an
- * opaque 16-bit element, passed as they are. */
-typedef struct cublas_half_element half_element;
-
-#define SHAPE_T(batch, DT, CT) \
-  {(uint64_t)m, (uint64_t)n, (uint64_t)k, (uint64_t)(batch), transa, transb, DT, DT, DT, CT, 0}
-
-#define TYPED_GEMM(sym, IDX, T, DT, CT)                                                        \
-  CTP_EXPORT cublasStatus_t sym(cublasHandle_t handle, cublasOperation_t transa,               \
-                                cublasOperation_t transb, IDX m, IDX n, IDX k, const T *alpha,  \
-                                const T *A, IDX lda, const T *B, IDX ldb, const T *beta, T *C,  \
-                                IDX ldc) {                                                      \
-    GEMM_BODY(sym, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),        \
-              (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc),           \
-              SHAPE_T(1, DT, CT));                                                              \
-  }
-
-#define TYPED_STRIDED(sym, IDX, T, DT, CT)                                                     \
-  CTP_EXPORT cublasStatus_t sym(cublasHandle_t handle, cublasOperation_t transa,               \
-                                cublasOperation_t transb, IDX m, IDX n, IDX k, const T *alpha,  \
-                                const T *A, IDX lda, long long int strideA, const T *B,         \
-                                IDX ldb, long long int strideB, const T *beta, T *C, IDX ldc,   \
-                                long long int strideC, IDX batchCount) {                        \
-    GEMM_BODY(sym, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),        \
-              (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,  \
-               C, ldc, strideC, batchCount),                                                    \
-              SHAPE_T(batchCount, DT, CT));                                                     \
-  }
-
-#define TYPED_BATCHED(sym, IDX, T, DT, CT)                                                     \
-  CTP_EXPORT cublasStatus_t sym(cublasHandle_t handle, cublasOperation_t transa,               \
-                                cublasOperation_t transb, IDX m, IDX n, IDX k, const T *alpha,  \
-                                const T *const Aarray[], IDX lda, const T *const Barray[],      \
-                                IDX ldb, const T *beta, T *const Carray[], IDX ldc,             \
-                                IDX batchCount) {                                               \
-    GEMM_BODY(sym, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),        \
-              (handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray,  \
-               ldc, batchCount),                                                                \
-              SHAPE_T(batchCount, DT, CT));                                                     \
-  }
-
-#define TYPED_BATCHED_EX(sym, IDX)                                                              \
-  CTP_EXPORT cublasStatus_t sym(cublasHandle_t handle, cublasOperation_t transa,               \
-                                cublasOperation_t transb, IDX m, IDX n, IDX k, const void *alpha, \
-                                const void *const Aarray[], cudaDataType Atype, IDX lda,        \
-                                const void *const Barray[], cudaDataType Btype, IDX ldb,        \
-                                const void *beta, void *const Carray[], cudaDataType Ctype,     \
-                                IDX ldc, IDX batchCount, cublasComputeType_t computeType,       \
-                                cublasGemmAlgo_t algo) {                                        \
-    GEMM_BODY(sym, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),        \
-              (handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb,  \
-               beta, Carray, Ctype, ldc, batchCount, computeType, algo),                        \
-              SHAPE_EX(batchCount));                                                            \
-  }
 
 /* cublasDgemm_v2, cublasHgemm and their _64 forms, traced. */
 TYPED_GEMM(cublasDgemm_v2, int, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
@@ -172,7 +87,7 @@ CTP_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_
                                          const float *alpha, const float *A, int lda,
                                          const float *B, int ldb, const float *beta, float *C,
                                          int ldc) {
-  GEMM_BODY(cublasSgemm_v2, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),
+  GEMM_BODY(cublasSgemm_v2, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, ctph_blas_stream(handle),
             (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), SHAPE_S(1));
 }
 
@@ -183,7 +98,7 @@ CTP_EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOperati
                                             int64_t lda, const float *B, int64_t ldb,
                                             const float *beta, float *C, int64_t ldc) {
   GEMM_BODY(cublasSgemm_v2_64, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED,
-            handle_stream(handle),
+            ctph_blas_stream(handle),
             (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), SHAPE_S(1));
 }
 
@@ -194,7 +109,7 @@ CTP_EXPORT cublasStatus_t cublasSgemmStridedBatched(
     long long int strideB, const float *beta, float *C, int ldc, long long int strideC,
     int batchCount) {
   GEMM_BODY(cublasSgemmStridedBatched, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED,
-            handle_stream(handle),
+            ctph_blas_stream(handle),
             (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C,
              ldc, strideC, batchCount),
             SHAPE_S(batchCount));
@@ -207,7 +122,7 @@ CTP_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(
     const float *B, int64_t ldb, long long int strideB, const float *beta, float *C, int64_t ldc,
     long long int strideC, int64_t batchCount) {
   GEMM_BODY(cublasSgemmStridedBatched_64, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED,
-            handle_stream(handle),
+            ctph_blas_stream(handle),
             (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C,
              ldc, strideC, batchCount),
             SHAPE_S(batchCount));
@@ -220,7 +135,7 @@ CTP_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t 
                                        int lda, const void *B, cudaDataType Btype, int ldb,
                                        const void *beta, void *C, cudaDataType Ctype, int ldc,
                                        cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  GEMM_BODY(cublasGemmEx, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),
+  GEMM_BODY(cublasGemmEx, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, ctph_blas_stream(handle),
             (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype,
              ldc, computeType, algo),
             SHAPE_EX(1));
@@ -235,7 +150,7 @@ CTP_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation
                                           void *C, cudaDataType Ctype, int64_t ldc,
                                           cublasComputeType_t computeType,
                                           cublasGemmAlgo_t algo) {
-  GEMM_BODY(cublasGemmEx_64, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, handle_stream(handle),
+  GEMM_BODY(cublasGemmEx_64, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, ctph_blas_stream(handle),
             (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype,
              ldc, computeType, algo),
             SHAPE_EX(1));
@@ -249,7 +164,7 @@ CTP_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
     cudaDataType Ctype, int ldc, long long int strideC, int batchCount,
     cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
   GEMM_BODY(cublasGemmStridedBatchedEx, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED,
-            handle_stream(handle),
+            ctph_blas_stream(handle),
             (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB,
              beta, C, Ctype, ldc, strideC, batchCount, computeType, algo),
             SHAPE_EX(batchCount));
@@ -263,7 +178,7 @@ CTP_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(
     const void *beta, void *C, cudaDataType Ctype, int64_t ldc, long long int strideC,
     int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
   GEMM_BODY(cublasGemmStridedBatchedEx_64, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED,
-            handle_stream(handle),
+            ctph_blas_stream(handle),
             (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB,
              beta, C, Ctype, ldc, strideC, batchCount, computeType, algo),
             SHAPE_EX(batchCount));
@@ -294,7 +209,7 @@ CTP_EXPORT void cublasSgemm(char transa, char transb, int m, int n, int k, float
   CTPH_FINISH(c, 0, struct gemm_shape g = {(uint64_t)m, (uint64_t)n, (uint64_t)k, 1,
                                            legacy_op(transa), legacy_op(transb), CUDA_R_32F,
                                            CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 0};
-              emit_gemm(c.corr, &g));
+              ctph_emit_gemm(c.corr, &g));
 }
 
 /** cublasSetKernelStream (legacy API), forwarded; remembers the stream. */

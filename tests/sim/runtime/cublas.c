@@ -1,20 +1,9 @@
 /* Simulated libcublas.so.13: GEMMs are computed on the CPU at enqueue time
  * (simulated device memory is host-addressable), then one cuBLAS-named kernel is
  * launched on the handle's stream so the driver models its duration. */
-#include "gemm_ref.h"
-#include "simkernel.h"
-
-#include <cublas_api.h>
+#include "cublas_internal.h"
 #include <stdlib.h>
 
-struct cublasContext {
-  CUstream stream;
-  cublasMath_t math_mode;
-  cublasPointerMode_t pointer_mode;
-  cublasAtomicsMode_t atomics_mode;
-  void *workspace;
-  size_t workspace_size;
-};
 
 /** Creates a handle bound to the current context, on the legacy default stream. */
 SIM_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
@@ -206,8 +195,7 @@ static long long max1(long long x)
   return x > 1 ? x : 1;
 }
 
-/* Validates, computes and launches one (batched) GEMM. */
-static cublasStatus_t run_gemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+cublasStatus_t sim_cublas_run_gemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                struct sim_gemm *g, int tf32)
 {
   if (!handle)
@@ -235,11 +223,6 @@ static cublasStatus_t run_gemm(cublasHandle_t handle, cublasOperation_t transa, 
   return r == CUDA_SUCCESS ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
-static struct sim_matrix matrix(const void *data, cudaDataType type, long long ld, long long stride)
-{
-  struct sim_matrix x = {data, type, ld, stride};
-  return x;
-}
 
 static cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                             long long m, long long n, long long k, const float *alpha, const float *A,
@@ -253,11 +236,11 @@ static cublasStatus_t sgemm(cublasHandle_t handle, cublasOperation_t transa, cub
   g.m = m, g.n = n, g.k = k, g.batch = batch;
   g.alpha = *alpha;
   g.beta = *beta;
-  g.a = matrix(A, CUDA_R_32F, lda, stride_a);
-  g.b = matrix(B, CUDA_R_32F, ldb, stride_b);
-  g.c = matrix(C, CUDA_R_32F, ldc, stride_c);
+  g.a = sim_cublas_matrix(A, CUDA_R_32F, lda, stride_a);
+  g.b = sim_cublas_matrix(B, CUDA_R_32F, ldb, stride_b);
+  g.c = sim_cublas_matrix(C, CUDA_R_32F, ldc, stride_c);
   g.d = g.c;
-  return run_gemm(handle, transa, transb, &g, 0);
+  return sim_cublas_run_gemm(handle, transa, transb, &g, 0);
 }
 
 /** C = alpha op(A) op(B) + beta C in single precision. */
@@ -315,15 +298,14 @@ SIM_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_
   g.m = m, g.n = n, g.k = k, g.batch = 1;
   g.alpha = *alpha;
   g.beta = *beta;
-  g.a = matrix(A, CUDA_R_64F, lda, 0);
-  g.b = matrix(B, CUDA_R_64F, ldb, 0);
-  g.c = matrix(C, CUDA_R_64F, ldc, 0);
+  g.a = sim_cublas_matrix(A, CUDA_R_64F, lda, 0);
+  g.b = sim_cublas_matrix(B, CUDA_R_64F, ldb, 0);
+  g.c = sim_cublas_matrix(C, CUDA_R_64F, ldc, 0);
   g.d = g.c;
-  return run_gemm(handle, transa, transb, &g, 0);
+  return sim_cublas_run_gemm(handle, transa, transb, &g, 0);
 }
 
-/* The type of alpha/beta for a compute type. */
-static cudaDataType scale_type(cublasComputeType_t compute)
+cudaDataType sim_cublas_scale_type(cublasComputeType_t compute)
 {
   switch (compute) {
   case CUBLAS_COMPUTE_64F:
@@ -337,28 +319,28 @@ static cudaDataType scale_type(cublasComputeType_t compute)
   }
 }
 
-static cublasStatus_t gemm_ex(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-                              long long m, long long n, long long k, const void *alpha, const void *A,
-                              cudaDataType a_type, long long lda, long long stride_a, const void *B,
-                              cudaDataType b_type, long long ldb, long long stride_b, const void *beta,
-                              void *C, cudaDataType c_type, long long ldc, long long stride_c,
-                              long long batch, cublasComputeType_t compute)
+cublasStatus_t sim_cublas_gemm_ex(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                  long long m, long long n, long long k, const void *alpha, const void *A,
+                                  cudaDataType a_type, long long lda, long long stride_a, const void *B,
+                                  cudaDataType b_type, long long ldb, long long stride_b, const void *beta,
+                                  void *C, cudaDataType c_type, long long ldc, long long stride_c,
+                                  long long batch, cublasComputeType_t compute)
 {
   if (!handle)
     return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!alpha || !beta)
     return CUBLAS_STATUS_INVALID_VALUE;
-  cudaDataType st = scale_type(compute);
+  cudaDataType st = sim_cublas_scale_type(compute);
   struct sim_gemm g = {0};
   g.m = m, g.n = n, g.k = k, g.batch = batch;
   g.alpha = sim_load_scalar(alpha, st);
   g.beta = sim_load_scalar(beta, st);
-  g.a = matrix(A, a_type, lda, stride_a);
-  g.b = matrix(B, b_type, ldb, stride_b);
-  g.c = matrix(C, c_type, ldc, stride_c);
+  g.a = sim_cublas_matrix(A, a_type, lda, stride_a);
+  g.b = sim_cublas_matrix(B, b_type, ldb, stride_b);
+  g.c = sim_cublas_matrix(C, c_type, ldc, stride_c);
   g.d = g.c;
   int tf32 = compute == CUBLAS_COMPUTE_32F_FAST_TF32;
-  return run_gemm(handle, transa, transb, &g, tf32);
+  return sim_cublas_run_gemm(handle, transa, transb, &g, tf32);
 }
 
 /** Mixed-type GEMM (fp32, fp64, fp16, bf16 operands). */
@@ -370,7 +352,7 @@ SIM_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t 
                                        cublasGemmAlgo_t algo)
 {
   (void)algo;
-  return gemm_ex(handle, transa, transb, m, n, k, alpha, A, a_type, lda, 0, B, b_type, ldb, 0, beta, C,
+  return sim_cublas_gemm_ex(handle, transa, transb, m, n, k, alpha, A, a_type, lda, 0, B, b_type, ldb, 0, beta, C,
                  c_type, ldc, 0, 1, compute);
 }
 
@@ -383,7 +365,7 @@ SIM_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation
                                           cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
   (void)algo;
-  return gemm_ex(handle, transa, transb, m, n, k, alpha, A, a_type, lda, 0, B, b_type, ldb, 0, beta, C,
+  return sim_cublas_gemm_ex(handle, transa, transb, m, n, k, alpha, A, a_type, lda, 0, B, b_type, ldb, 0, beta, C,
                  c_type, ldc, 0, 1, compute);
 }
 
@@ -398,7 +380,7 @@ SIM_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cubl
                                                      cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
   (void)algo;
-  return gemm_ex(handle, transa, transb, m, n, k, alpha, A, a_type, lda, stride_a, B, b_type, ldb,
+  return sim_cublas_gemm_ex(handle, transa, transb, m, n, k, alpha, A, a_type, lda, stride_a, B, b_type, ldb,
                  stride_b, beta, C, c_type, ldc, stride_c, batch, compute);
 }
 
@@ -414,7 +396,7 @@ SIM_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t handle, c
                                                         cublasGemmAlgo_t algo)
 {
   (void)algo;
-  return gemm_ex(handle, transa, transb, m, n, k, alpha, A, a_type, lda, stride_a, B, b_type, ldb,
+  return sim_cublas_gemm_ex(handle, transa, transb, m, n, k, alpha, A, a_type, lda, stride_a, B, b_type, ldb,
                  stride_b, beta, C, c_type, ldc, stride_c, batch, compute);
 }
 

@@ -110,6 +110,10 @@ void simkernel_gemm_name(char *buf, size_t size, cudaDataType type, int tf32, in
     tile = "128x256x64";
   } else if (type == CUDA_R_64F) {
     types = "f64f64_f64f64_f64";
+  } else if (type == CUDA_C_32F) {
+    types = "c32c32_c32c32_c32";
+  } else if (type == CUDA_C_64F) {
+    types = "c64c64_c64c64_c64";
   } else if (tf32) {
     types = "f32f32_tf32f32_f32";
     tile = "128x128x32";
