@@ -179,6 +179,7 @@ static void on_span(void *user, const ct_span *s) {
                            stream_role(s, cls), s->stream};
       ct_gaps_ring_push(&th->calls, &e);
       th->last_end = max_u64(th->last_end, s->end_ns);
+      if (is_copy_call(&e)) th->copy_end = max_u64(th->copy_end, s->end_ns);
       if (s->is_tracer) th->tracer_spans++;
       else th->api_spans++;
     }

@@ -153,11 +153,11 @@ static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, con
  * calls (calls that queue work but launch no kernel) inside it. */
 void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, const opinfo *op) {
   const thstate *th = op->has_call ? ct_gaps_find_thread(f, op->tid) : NULL;
-  for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
+  if (!th || th->copy_end <= a) return; /* no copy call of the thread reaches into the gap */
+  for (unsigned i = ring_skip_after(&th->calls, b); i < th->calls.n; i++) {
     const span_ring_entry *e = ring_back(&th->calls, i);
     if (e->end <= a) break;
-    if (!e->is_tracer && !e->is_launch && e->stream_role == STREAM_ROLE_WORK)
-      d->copy_in_gaps += overlap(e->begin, e->end, a, b);
+    if (is_copy_call(e)) d->copy_in_gaps += overlap(e->begin, e->end, a, b);
   }
 }
 

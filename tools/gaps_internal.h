@@ -125,7 +125,13 @@ typedef struct thstate {
   unsigned ranges_n, ranges_head;
   const char *name;               /* interned, from its THREAD record; NULL when unnamed */
   uint64_t api_spans, tracer_spans;
+  uint64_t copy_end;              /* the latest end of its copy and set calls (is_copy_call) */
 } thstate;
+
+/* Whether a call queues copy or set work: work on a stream, no kernel launch. */
+static inline int is_copy_call(const span_ring_entry *e) {
+  return !e->is_tracer && !e->is_launch && e->stream_role == STREAM_ROLE_WORK;
+}
 
 /* Whether th is one of the tracer's own threads: named "cutrace-..." by its THREAD
  * record (cutrace-writer, cutrace-poller), or, unnamed, one that made only TRACER spans. */
@@ -144,15 +150,12 @@ typedef struct devstate {
   tracker t;
   tracker ov[OV_N];       /* silent unions, in use once a communication kernel was seen */
   int has_comm;
-  /* the last kernels before the first communication kernel, replayed into ov then */
-  struct { uint64_t start, end; } kr[RECENT_KERNELS];
+  /* the last kernels before the first communication kernel, replayed into ov then (kr) */
   unsigned kr_n, kr_head;
   uint64_t device, maxdur;
   const char *name;
-  struct { uint64_t end, stream; } ends[RECENT_ENDS];
-  unsigned ends_n, ends_head;
-  struct { uint64_t start, end; } fin[RECENT_FINAL];
-  unsigned fin_n, fin_head;
+  unsigned ends_n, ends_head; /* ends: recent activity ends */
+  unsigned fin_n, fin_head;   /* fin: recent final busy intervals */
   /* launch-bound runs */
   uint64_t run_count, run_first, run_last, run_gpu, run_cpu;
   uint64_t lb_kernels, lb_stretches, lb_gpu, lb_cpu, lb_longest, lb_first, lb_last;
@@ -165,22 +168,30 @@ typedef struct devstate {
   /* syncs waiting on little GPU work; syncs not judged yet (their time is not final) */
   uint64_t ls_count, ls_cpu, ls_gpu, ls_first, ls_last;
   const char *ls_name;
-  struct { uint64_t begin, end; const char *name; } psync[PENDING_SYNCS];
-  unsigned psync_n, psync_head;
+  unsigned psync_n, psync_head; /* psync: syncs not judged yet */
   /* the device gaps of cause sync that a little sync's return opened: how many, their
    * idle, and their idle after the sync returned; the sync gaps and the little syncs
    * not matched yet (either can be known first) */
   uint64_t ls_gaps, ls_gap_idle, ls_after_idle;
-  struct { uint64_t a, b; } sgap[PENDING_SYNCS];
-  unsigned sgap_n, sgap_head;
-  struct { uint64_t begin, end; } lsync[PENDING_SYNCS];
-  unsigned lsync_n, lsync_head;
+  unsigned sgap_n, sgap_head;   /* sgap: sync gaps not matched yet */
+  unsigned lsync_n, lsync_head; /* lsync: little syncs not matched yet */
   /* device gaps caused by allocation calls: count, idle, time in the calls, first start,
    * last end, and the entry point with the most time in them (names: interned) */
   uint64_t al_count, al_idle, al_cpu, al_first, al_last;
   const char *al_names[4];
   uint64_t al_name_ns[4];
+  /* The rings (94 KiB): only the entries their counters above count are read, so they
+   * are not cleared when the device is made (DEVSTATE_CLEARED: a fixed cost per file). */
+  struct { uint64_t start, end; } kr[RECENT_KERNELS];
+  struct { uint64_t end, stream; } ends[RECENT_ENDS];
+  struct { uint64_t start, end; } fin[RECENT_FINAL];
+  struct { uint64_t begin, end; const char *name; } psync[PENDING_SYNCS];
+  struct { uint64_t a, b; } sgap[PENDING_SYNCS];
+  struct { uint64_t begin, end; } lsync[PENDING_SYNCS];
 } devstate;
+
+/* The part of a devstate cleared when it is made: all but its rings. */
+#define DEVSTATE_CLEARED offsetof(devstate, kr)
 
 /* Per-file state. */
 typedef struct fstate {

@@ -122,7 +122,8 @@ devstate *ct_gaps_get_dev(fstate *f, uint64_t device) {
   for (unsigned i = 0; i < f->ndevs; i++)
     if (f->devs[i]->device == device) return f->last_dev = f->devs[i];
   devstate **nd = realloc(f->devs, (f->ndevs + 1) * sizeof *nd);
-  devstate *d = calloc(1, sizeof *d);
+  devstate *d = malloc(sizeof *d);
+  if (d) memset(d, 0, DEVSTATE_CLEARED); /* the rings are read only as far as written */
   if (!nd || !d) {
     if (nd) f->devs = nd;
     free(d);
