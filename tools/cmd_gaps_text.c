@@ -375,8 +375,8 @@ static void print_findings(const gaps_cli *c) {
       printf("%llu syncs (%s) waited on little GPU work: %s in the calls for %s of GPU work",
              (unsigned long long)f->count, f->what ? f->what : "?",
              ct_fmt_duration(f->cpu_ns, b1, sizeof b1), ct_fmt_duration(f->gpu_ns, b2, sizeof b2));
-      if (f->sync_gaps) /* the drained queue: the sync gaps their returns opened */
-        printf("; their returns opened %llu sync gap%s (%s idle, %s of it after the syncs returned)",
+      if (f->sync_gaps) /* the drained queue: the gaps their returns opened */
+        printf("; their returns opened %llu device gap%s (%s idle, %s of it after the syncs returned)",
                (unsigned long long)f->sync_gaps, f->sync_gaps == 1 ? "" : "s",
                ct_fmt_duration(f->idle_ns, b3, sizeof b3), ct_fmt_duration(f->sync_after_ns, b4, sizeof b4));
       printf(": %s\n", f->fix);

@@ -98,7 +98,10 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
                                   const opinfo *op, uint64_t *outside_cuda) {
   *outside_cuda = 0;
   uint64_t thr = f->g->o.launch_threshold_ns;
-  if (b - a < thr) return CT_GAP_LAUNCH_OVERHEAD;
+  if (b - a < thr) { /* after a little sync: the queue it drained, refilled at once */
+    if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b);
+    return CT_GAP_LAUNCH_OVERHEAD;
+  }
   if (!op->has_call) return CT_GAP_OTHER;
   /* Fed: the call began before the GPU went idle, or the op then sat queued longer than
    * the CPU was late with it: what the GPU waited for at the end was not the CPU. */
@@ -125,7 +128,10 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
     if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b);
     return CT_GAP_SYNC;
   }
-  if (u.issuing >= u.rest) return CT_GAP_LAUNCH_OVERHEAD;
+  if (u.issuing >= u.rest) { /* as for a short gap: after a little sync, its cost */
+    if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b);
+    return CT_GAP_LAUNCH_OVERHEAD;
+  }
   *outside_cuda = b - a > u.in_cuda ? b - a - u.in_cuda : 0;
   return CT_GAP_HOST_WAIT;
 }

@@ -271,9 +271,11 @@ static uint64_t scenario(void) {
            "_Z6otherdv", i ? C_HOST_WAIT : C_NONE);
   cur_device = 0;
   /* 9. Syncs on little work: 6 x (kernel 20 us, cudaDeviceSynchronize returning 1 us after
-   *    it, the next launch 1 us later: gaps of 6 us, mostly in the launch call). The
-   *    syncs after kernels 0, 2 and 4 return 41 us after their kernel instead: the gap
-   *    each opens (46 us, 41 of them in the sync) is sync, 5 us of it after the return. */
+   *    it, the next launch 1 us later: gaps of 6 us, mostly in the launch call, 5 us of
+   *    each after the return: launch_overhead, and the little syncs' cost, the queue they
+   *    drained, for the two before kernels 2 and 4). The syncs after kernels 0, 2 and 4
+   *    return 41 us after their kernel instead: the gap each opens (46 us, 41 of them in
+   *    the sync) is sync, 5 us of it after the return. */
   for (int i = 0; i < 6; i++) {
     uint64_t cb = t + (i ? 0 : 1000 * US), late = i % 2 ? 0 : 40 * US;
     launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 20 * US, "_Z5smallv",
@@ -282,9 +284,9 @@ static uint64_t scenario(void) {
     n_little_syncs++;
     little_sync_ns += 22 * US + late;
     little_sync_gpu_ns += 20 * US;
-    if (late && i < 5) {
+    if (i < 5) { /* the last one's gap is the allocation's (10.) */
       little_sync_gaps++;
-      little_sync_gap_ns += 46 * US;
+      little_sync_gap_ns += late ? 46 * US : 6 * US;
       little_sync_after_ns += 5 * US;
     }
     t = cb + 26 * US + late;

@@ -192,19 +192,27 @@ with tempfile.TemporaryDirectory() as tmp:
     check(kinds.get("sync_copy", {}).get("bytes") == 12 << 20, "12 MiB of synchronous copies")
     check(kinds.get("sync_little_work", {}).get("count") == ans["little_syncs"], "little syncs")
     # the saving: the calls beyond their GPU work (252 - 120 us) plus the idle, after the
-    # syncs returned, of the 3 sync gaps their returns opened (3 x 5 us of 3 x 46 us)
+    # syncs returned, of the 5 gaps their returns opened: 3 sync gaps (3 x 5 us of 3 x
+    # 46 us) and 2 launch_overhead ones shorter than --launch-threshold (2 x 5 us of 2 x
+    # 6 us: the drained queue refilled at once)
     ls, pl = kinds.get("sync_little_work", {}), ans["little_sync"]
     check(ls.get("cpu_ns") == pl["cpu_ns"] and ls.get("gpu_ns") == pl["gpu_ns"]
-          and ls.get("sync_gaps") == pl["sync_gaps"] == 3 and ls.get("idle_ns") == pl["idle_ns"]
-          and ls.get("idle_after_ns") == pl["idle_after_ns"]
-          and ls.get("saving_ns") == pl["cpu_ns"] - pl["gpu_ns"] + pl["idle_after_ns"] == 147000,
+          and ls.get("sync_gaps") == pl["sync_gaps"] == 5 and ls.get("idle_ns") == pl["idle_ns"] == 150000
+          and ls.get("idle_after_ns") == pl["idle_after_ns"] == 25000
+          and ls.get("saving_ns") == pl["cpu_ns"] - pl["gpu_ns"] + pl["idle_after_ns"] == 157000,
           f"little syncs' saving: {ls} vs {pl}")
     rc, text, err = run(trace)
-    check("(saves up to 147.000 us of idle): 6 syncs (cudaDeviceSynchronize) waited on little GPU work: "
-          "252.000 us in the calls for 120.000 us of GPU work; their returns opened 3 sync gaps "
-          "(138.000 us idle, 15.000 us of it after the syncs returned)" in text, "little syncs' text")
+    check("(saves up to 157.000 us of idle): 6 syncs (cudaDeviceSynchronize) waited on little GPU work: "
+          "252.000 us in the calls for 120.000 us of GPU work; their returns opened 5 device gaps "
+          "(150.000 us idle, 25.000 us of it after the syncs returned)" in text, "little syncs' text")
     rc, out, err = run("--summary", trace)
-    check("syncs on little GPU work up to 147.000 us" in out, f"little syncs in the summary: {out}")
+    check("syncs on little GPU work up to 157.000 us" in out, f"little syncs in the summary: {out}")
+    # with --launch-threshold 5us the two 6 us gaps, mostly in the launch call, are
+    # launch_overhead by rule 9 (issuing): counted all the same
+    rc, d6, err = gaps_json("--launch-threshold", "5us", trace)
+    ls6 = [f for f in d6["findings"] if f["kind"] == "sync_little_work"]
+    check(len(ls6) == 1 and ls6[0]["sync_gaps"] == 5 and ls6[0]["saving_ns"] == 157000,
+          f"little syncs, launch threshold 5 us: {ls6}")
     # The findings add up (docs/gaps.md "Findings add up"): in saving order per device,
     # each adds its idle claim less what the findings above it count. Planted: the 12
     # copies are both pageable and synchronous (the same 12 x 70 us beyond their
@@ -216,12 +224,12 @@ with tempfile.TemporaryDirectory() as tmp:
     over = {f["kind"]: f["overlap_ns"] for f in fs if f["kind"] != "host_bound_launch"}
     hb_adds = [f["adds_ns"] for f in fs if f["kind"] == "host_bound_launch"]
     check(adds == {"pageable_copy": 840000, "sync_copy": 0, "launch_bound": 840000, "graph_candidate": 0,
-                   "sync_little_work": 147000, "alloc_in_loop": ans["alloc_gap_ns"]}
+                   "sync_little_work": 157000, "alloc_in_loop": ans["alloc_gap_ns"]}
           and over == {"pageable_copy": 0, "sync_copy": 840000, "launch_bound": 0, "graph_candidate": 150000,
                        "sync_little_work": 0, "alloc_in_loop": 0}
           and hb_adds == [f["idle_ns"] for f in fs if f["kind"] == "host_bound_launch"],
           f"what each finding adds: {adds}, overlaps {over}")
-    want_total = 840000 + 840000 + 147000 + ans["alloc_gap_ns"] + sum(hb_adds)
+    want_total = 840000 + 840000 + 157000 + ans["alloc_gap_ns"] + sum(hb_adds)
     idle_all = sum(d["idle_ns"] for d in doc["devices"])
     tot = doc.get("findings_total", {})
     check(tot == {"saving_ns": want_total, "idle_ns": idle_all, "devices": 2,
