@@ -8,9 +8,15 @@
 //   cublasGemmGroupedBatchedEx (f32: NN 8 8 8 x1, TN 16 4 2 x2),
 //   cublasDgemmGroupedBatched_64 (1 group NN 4 4 4 x2).
 // Prints "gemm_more: ok" when every call succeeded.
+// `gemm_more loop N WHAT` instead makes N calls of one GEMM of 16 x 16 x 16 on the
+// stream, synchronising every 256 (bench/callgrind_launch.py, docs/performance.md):
+// WHAT sgemm (cublasSgemm_v2, for comparison), cgemm (cublasCgemm_v2) or grouped
+// (cublasSgemmGroupedBatched, two groups of one GEMM).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define CHECK(call)                                                                  \
@@ -32,7 +38,34 @@
 
 static const size_t BYTES = 1 << 20;
 
-int main() {
+// The loop mode (see the top of the file); a, b, c and the pointer arrays as main's.
+static int loop(cublasHandle_t h, cudaStream_t s, long count, const char *what, char *a, char *b, char *c,
+                void **pa, void **pb, void **pc) {
+  const cublasOperation_t ops[2] = {CUBLAS_OP_N, CUBLAS_OP_N};
+  const int dims[2] = {16, 16}, size[2] = {1, 1};
+  const float one[2] = {1, 1}, zero[2] = {0, 0};
+  const cuComplex c1 = {1, 0}, c0 = {0, 0};
+  for (long i = 0; i < count; i++) {
+    if (!strcmp(what, "sgemm"))
+      CHECK(cublasSgemm(h, ops[0], ops[0], 16, 16, 16, one, (float *)a, 16, (float *)b, 16, zero, (float *)c, 16));
+    else if (!strcmp(what, "cgemm"))
+      CHECK(cublasCgemm(h, ops[0], ops[0], 16, 16, 16, &c1, (cuComplex *)a, 16, (cuComplex *)b, 16, &c0,
+                        (cuComplex *)c, 16));
+    else if (!strcmp(what, "grouped"))
+      CHECK(cublasSgemmGroupedBatched(h, ops, ops, dims, dims, dims, one, (const float *const *)pa, dims,
+                                      (const float *const *)pb, dims, zero, (float *const *)pc, dims, 2, size));
+    else {
+      fprintf(stderr, "gemm_more: unknown loop call %s\n", what);
+      return 2;
+    }
+    if (i % 256 == 255) CHECK(cudaStreamSynchronize(s));
+  }
+  CHECK(cudaStreamSynchronize(s));
+  printf("gemm_more: %ld %s calls\n", count, what);
+  return 0;
+}
+
+int main(int argc, char **argv) {
   cudaStream_t s;
   cublasHandle_t h;
   char *a, *b, *c;
@@ -58,6 +91,8 @@ int main() {
   CHECK(cudaMemcpy(pa, ha, sizeof ha, cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(pb, hb, sizeof hb, cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(pc, hc, sizeof hc, cudaMemcpyHostToDevice));
+
+  if (argc == 4 && !strcmp(argv[1], "loop")) return loop(h, s, atol(argv[2]), argv[3], a, b, c, pa, pb, pc);
 
   const cublasOperation_t N = CUBLAS_OP_N, T = CUBLAS_OP_T, C = CUBLAS_OP_C;
   cuComplex c1 = {1, 0}, c0 = {0, 0};
