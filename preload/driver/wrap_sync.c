@@ -2,12 +2,12 @@
  * Driver synchronisation, waits, host functions and capture, as CPU spans
  * (CT_API_DRIVER): cuCtxSynchronize (the CUDA 2.0 ABI without arguments) and
  * cuCtxSynchronize_v2 (13000, with its context), cuStreamSynchronize,
- * cuEventSynchronize, cuStreamWaitEvent, cuLaunchHostFunc, cuGraphUpload,
+ * cuEventSynchronize, cuStreamWaitEvent, cuLaunchHostFunc, cuStreamAddCallback, cuGraphUpload,
  * cuStreamBeginCapture_v2, the CUDA 10.0 cuStreamBeginCapture (one argument, global
  * mode), cuStreamBeginCaptureToGraph (12.3: into the program's graph) and
  * cuStreamEndCapture (with _ptsz). Capture begin/end also tell the hooks which
  * streams capture, so that nothing is timed with events inside a capture; a wait on
- * an event, a host function and a graph upload are barriers for event chaining (work
+ * an event, a host function or callback and a graph upload are barriers for event chaining (work
  * the tracer does not time runs on the stream there).
  */
 #include "wrap_common.h"
@@ -21,6 +21,7 @@ typedef CUresult (*begin_v1_fn)(CUstream);
 typedef CUresult (*begin_to_graph_fn)(CUstream, CUgraph, const CUgraphNode *,
                                       const CUgraphEdgeData *, size_t, CUstreamCaptureMode);
 typedef CUresult (*upload_fn)(CUgraphExec, CUstream);
+typedef CUresult (*callback_fn)(CUstream, CUstreamCallback, void *, unsigned);
 typedef CUresult (*end_fn)(CUstream, CUgraph *);
 typedef CUresult (*ctx_sync_v2_fn)(CUcontext);
 typedef CUresult (*event_sync_fn)(CUevent);
@@ -64,6 +65,14 @@ CTPD_INLINE CUresult wait_event_body(enum ctph_id id, int ptsz, void *realp, con
 CTPD_INLINE CUresult host_func_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                     CUstream s, CUhostFn fn, void *user) {
   SPAN_BODY(id, ptsz, realp, ra, host_func_fn, s, real(s, fn, user), {
+    if (r == CUDA_SUCCESS && ctph_chain_on)
+      ctph_stream_barrier(s, ptsz);
+  });
+}
+
+CTPD_INLINE CUresult callback_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                   CUstream s, CUstreamCallback fn, void *user, unsigned flags) {
+  SPAN_BODY(id, ptsz, realp, ra, callback_fn, s, real(s, fn, user, flags), {
     if (r == CUDA_SUCCESS && ctph_chain_on)
       ctph_stream_barrier(s, ptsz);
   });
@@ -173,6 +182,9 @@ CTPD_DEFINE(cuStreamBeginCaptureToGraph, 0, begin_to_graph_body, TO_GRAPH_PARAMS
             (s, graph, deps, edges, n, mode))
 CTPD_DEFINE(cuStreamBeginCaptureToGraph_ptsz, 1, begin_to_graph_body, TO_GRAPH_PARAMS,
             (s, graph, deps, edges, n, mode))
+#define CALLBACK_PARAMS (CUstream s, CUstreamCallback fn, void *user, unsigned flags)
+CTPD_DEFINE(cuStreamAddCallback, 0, callback_body, CALLBACK_PARAMS, (s, fn, user, flags))
+CTPD_DEFINE(cuStreamAddCallback_ptsz, 1, callback_body, CALLBACK_PARAMS, (s, fn, user, flags))
 CTPD_DEFINE(cuGraphUpload, 0, upload_body, (CUgraphExec exec, CUstream s), (exec, s))
 CTPD_DEFINE(cuGraphUpload_ptsz, 1, upload_body, (CUgraphExec exec, CUstream s), (exec, s))
 CTPD_DEFINE(cuStreamEndCapture, 0, end_body, (CUstream s, CUgraph *graph), (s, graph))

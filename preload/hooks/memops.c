@@ -27,6 +27,8 @@ PT_DECL(cudaMemset_ptds, cudaMemset)
 PT_DECL(cudaMemsetAsync_ptsz, cudaMemsetAsync)
 PT_DECL(cudaMemset2D_ptds, cudaMemset2D)
 PT_DECL(cudaMemset2DAsync_ptsz, cudaMemset2DAsync)
+PT_DECL(cudaMemset3D_ptds, cudaMemset3D)
+PT_DECL(cudaMemset3DAsync_ptsz, cudaMemset3DAsync)
 #undef PT_DECL
 
 /* Writes the MEMOP record of a set. */
@@ -254,6 +256,10 @@ CTP_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *sym
 #define SET2D(sym, ptsz, async, stream, ...)                                           \
   MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMSET, (__VA_ARGS__),                          \
              emit_set(c.corr, (uint64_t)width * height, dev_ptr, value, async))
+#define SET3D(sym, ptsz, async, stream, ...)                                           \
+  MEMOP_BODY(sym, ptsz, stream, CT_GPU_MEMSET, (__VA_ARGS__),                          \
+             emit_set(c.corr, (uint64_t)extent.width * extent.height * extent.depth,  \
+                      pitched.ptr, value, async))
 
 /** cudaMemset, traced. */
 CTP_EXPORT cudaError_t cudaMemset(void *dev_ptr, int value, size_t count) {
@@ -299,4 +305,28 @@ CTP_EXPORT cudaError_t cudaMemset2DAsync(void *dev_ptr, size_t pitch, int value,
 CTP_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *dev_ptr, size_t pitch, int value,
                                               size_t width, size_t height, cudaStream_t stream) {
   SET2D(cudaMemset2DAsync_ptsz, 1, 1, stream, dev_ptr, pitch, value, width, height, stream);
+}
+
+/** cudaMemset3D, traced (bytes: the extent's width x height x depth). */
+CTP_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr pitched, int value,
+                                    struct cudaExtent extent) {
+  SET3D(cudaMemset3D, 0, 0, 0, pitched, value, extent);
+}
+
+/** cudaMemset3D_ptds, traced. */
+CTP_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitched, int value,
+                                         struct cudaExtent extent) {
+  SET3D(cudaMemset3D_ptds, 1, 0, 0, pitched, value, extent);
+}
+
+/** cudaMemset3DAsync, traced. */
+CTP_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitched, int value,
+                                         struct cudaExtent extent, cudaStream_t stream) {
+  SET3D(cudaMemset3DAsync, 0, 1, stream, pitched, value, extent, stream);
+}
+
+/** cudaMemset3DAsync_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitched, int value,
+                                              struct cudaExtent extent, cudaStream_t stream) {
+  SET3D(cudaMemset3DAsync_ptsz, 1, 1, stream, pitched, value, extent, stream);
 }

@@ -15,6 +15,7 @@ CTP_EXPORT __typeof__(cudaStreamBeginCapture) cudaStreamBeginCapture_ptsz;
 CTP_EXPORT __typeof__(cudaStreamEndCapture) cudaStreamEndCapture_ptsz;
 CTP_EXPORT __typeof__(cudaStreamBeginCaptureToGraph) cudaStreamBeginCaptureToGraph_ptsz;
 CTP_EXPORT __typeof__(cudaGraphUpload) cudaGraphUpload_ptsz;
+CTP_EXPORT __typeof__(cudaStreamAddCallback) cudaStreamAddCallback_ptsz;
 CTP_EXPORT void __cudaUnregisterFatBinary(void **fat_cubin_handle);
 CTP_EXPORT __typeof__(cudaMallocAsync) cudaMallocAsync_ptsz;
 CTP_EXPORT __typeof__(cudaFreeAsync) cudaFreeAsync_ptsz;
@@ -189,6 +190,21 @@ CTP_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, 
 /** cudaLaunchHostFunc_ptsz, traced. */
 CTP_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *data) {
   SPAN_BODY(cudaLaunchHostFunc_ptsz, 1, stream, (stream, fn, data),
+            if (r == cudaSuccess && ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
+}
+
+/** cudaStreamAddCallback (the older form of cudaLaunchHostFunc), traced: it ends an
+ * event chain as a host function does. */
+CTP_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t fn,
+                                             void *data, unsigned int flags) {
+  SPAN_BODY(cudaStreamAddCallback, 0, stream, (stream, fn, data, flags),
+            if (r == cudaSuccess && ctph_chain_on) ctph_stream_barrier((CUstream)stream, 0));
+}
+
+/** cudaStreamAddCallback_ptsz, traced. */
+CTP_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t fn,
+                                                  void *data, unsigned int flags) {
+  SPAN_BODY(cudaStreamAddCallback_ptsz, 1, stream, (stream, fn, data, flags),
             if (r == cudaSuccess && ctph_chain_on) ctph_stream_barrier((CUstream)stream, 1));
 }
 

@@ -98,6 +98,27 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t
   return launch_host_func(stream, fn, data, 1);
 }
 
+static cudaError_t add_callback(cudaStream_t stream, cudaStreamCallback_t fn, void *data, unsigned flags, int pt)
+{
+  RT_ENTER();
+  RT_NEED(RT_PICK(pt, StreamAddCallback));
+  return rt_check(RT_PICK(pt, StreamAddCallback)(stream, (CUstreamCallback)fn, data, flags));
+}
+
+/** Runs fn(stream, status, data) on a driver thread once the stream's earlier work is done. */
+SIM_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t fn, void *data,
+                                             unsigned int flags)
+{
+  return add_callback(stream, fn, data, flags, 0);
+}
+
+/** cudaStreamAddCallback where stream 0 is the per-thread default stream. */
+SIM_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t fn, void *data,
+                                                  unsigned int flags)
+{
+  return add_callback(stream, fn, data, flags, 1);
+}
+
 static cudaError_t stream_get_flags(cudaStream_t stream, unsigned int *flags, int pt)
 {
   if (!flags)

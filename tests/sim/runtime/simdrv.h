@@ -116,6 +116,8 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(StreamWaitEvent_pt, "cuStreamWaitEvent", PFN_cuStreamWaitEvent_v7000_ptsz, SIMDRV_PTDS) \
   X(LaunchHostFunc, "cuLaunchHostFunc", PFN_cuLaunchHostFunc_v10000, 0) \
   X(LaunchHostFunc_pt, "cuLaunchHostFunc", PFN_cuLaunchHostFunc_v10000_ptsz, SIMDRV_PTDS) \
+  X(StreamAddCallback, "cuStreamAddCallback", PFN_cuStreamAddCallback_v5000, 0) \
+  X(StreamAddCallback_pt, "cuStreamAddCallback", PFN_cuStreamAddCallback_v7000_ptsz, SIMDRV_PTDS) \
   X(StreamGetFlags, "cuStreamGetFlags", PFN_cuStreamGetFlags_v5050, 0) \
   X(StreamGetFlags_pt, "cuStreamGetFlags", PFN_cuStreamGetFlags_v7000_ptsz, SIMDRV_PTDS) \
   X(StreamGetPriority, "cuStreamGetPriority", PFN_cuStreamGetPriority_v5050, 0) \
