@@ -157,6 +157,16 @@ void ctp_at_final_flush(void (*fn)(void)) CTP_HIDDEN;
 void ctp_at_new_file(void (*fn)(void)) CTP_HIDDEN;
 
 /*
+ * The process shows it will use CUDA (the runtime or a library looks up the driver's
+ * entry points): the writer thread makes its ready rings now (CUTRACE_RING_POOL), so
+ * that the threads' first records find them. Until this, or the process's first
+ * record, a process keeps none (a shell, a launcher, a compile worker pays neither
+ * their CPU nor their memory). Cheap after the first call (one load); lock-free,
+ * async-signal-safe, keeps errno.
+ */
+void ctp_ring_pool_want(void) CTP_HIDDEN;
+
+/*
  * Registers fn to run on the writer thread after each of its rounds once a thread of
  * the process has recorded something (at most 1; later ones are ignored with a
  * warning): work the preload can do ahead of the program's need, off the program's

@@ -173,6 +173,8 @@ static size_t ring_span(size_t words) {
  * The ring's pages are MADV_WIPEONFORK: a fork child gets zero pages there instead of
  * sharing the parent's copy-on-write (it frees the parent's buffers without reading
  * their rings), and the parent's next writes to its rings do not fault. Keeps errno.
+ * Small pages: this runs on the program's thread (no ready ring), where a huge
+ * page's direct compaction could stall it; the writer's pool uses ring_pool_alloc.
  */
 static struct ctp_tbuf *tbuf_alloc(void) {
   int saved = errno;
@@ -194,9 +196,79 @@ static struct ctp_tbuf *tbuf_alloc(void) {
   return b;
 }
 
+/* Unmaps b's ring and its struct's page (one mapping or two: tbuf_alloc, ring_pool_alloc). */
 static void tbuf_free(struct ctp_tbuf *b) {
   size_t span = ring_span(b->mask + 1);
-  munmap(b->ring, span + ring_span((sizeof *b + sizeof(uint64_t) - 1) / sizeof(uint64_t)));
+  size_t struct_span = ring_span((sizeof *b + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+  char *ring = (char *)b->ring;
+  if ((char *)b == ring + span) {
+    munmap(ring, span + struct_span);
+  } else {
+    munmap(ring, span);
+    munmap(b, struct_span);
+  }
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels answer EINVAL */
+#endif
+/* The PMD huge page of x86-64 (and of arm64 with 4 KiB pages). Where it is another
+ * size the rings are simply not aligned to it and get small pages. */
+#define RING_HUGE_PAGE_BYTES ((size_t)2 << 20)
+
+/* Rings counted by ring_pool_alloc since start-up (or the fork): tests, benchmarks. */
+static unsigned long ring_pool_made;
+
+/*
+ * Up to n (1..RING_POOL_MAX_SLOTS) new buffers for the pool, as one mapping: their
+ * rings side by side from a 2 MiB boundary, then one page per struct. The rings are
+ * MADV_HUGEPAGE (two 1 MiB rings fill one huge page: populated in about 55 us instead
+ * of 0.6 ms as 512 small pages, docs/performance.md "Ready rings") and
+ * MADV_WIPEONFORK, then populated (MADV_POPULATE_WRITE; on a kernel without it, one
+ * write per small page). Where THP is off or the kernel has no huge page free, the
+ * same calls give small pages. Writer thread only (the madvise may compact memory).
+ * Stores them in out; returns how many (0 when memory is short). Keeps errno.
+ */
+static unsigned ring_pool_alloc(struct ctp_tbuf **out, unsigned n) {
+  int saved = errno;
+  size_t words = ring_words(), span = ring_span(words);
+  size_t struct_span = ring_span((sizeof(struct ctp_tbuf) + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+  size_t rings = n * span, len = rings + n * struct_span;
+  /* Over-map by one huge page, then trim to a 2 MiB-aligned start. */
+  char *map = mmap(NULL, len + RING_HUGE_PAGE_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) {
+    errno = saved;
+    return 0;
+  }
+  uintptr_t at = ((uintptr_t)map + RING_HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(RING_HUGE_PAGE_BYTES - 1);
+  char *base = (char *)at, *end = map + len + RING_HUGE_PAGE_BYTES;
+  if (base > map) munmap(map, (size_t)(base - map));
+  if (end > base + len) munmap(base + len, (size_t)(end - (base + len)));
+#ifdef MADV_HUGEPAGE
+  (void)madvise(base, rings, MADV_HUGEPAGE); /* EINVAL without THP: small pages */
+#endif
+#ifdef MADV_WIPEONFORK
+  (void)madvise(base, rings, MADV_WIPEONFORK);
+#endif
+  if (madvise(base, len, MADV_POPULATE_WRITE) != 0) {
+    if (errno != EINVAL) { /* memory is short (ENOMEM), or a signal (EINTR): none now */
+      munmap(base, len);
+      errno = saved;
+      return 0;
+    }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t off = 0; off < len; off += page) ((volatile char *)base)[off] = 0;
+  }
+  for (unsigned i = 0; i < n; i++) {
+    struct ctp_tbuf *b = (struct ctp_tbuf *)(base + rings + i * struct_span); /* zero */
+    b->ring = (uint64_t *)(base + i * span);
+    b->mask = words - 1;
+    out[i] = b;
+  }
+  __atomic_add_fetch(&ring_pool_made, n, __ATOMIC_RELAXED);
+  errno = saved;
+  return n;
 }
 
 /*
@@ -205,7 +277,10 @@ static void tbuf_free(struct ctp_tbuf *b) {
  * exited threads that ctp_buffers_reap recycles); a thread's first record takes one
  * with an atomic exchange (never waits for the writer) and maps its own only when
  * the pool is empty. Only the writer thread stores into an empty slot, so a slot
- * it sees empty stays empty until it fills it.
+ * it sees empty stays empty until it fills it. The pool stays empty (no CPU, no
+ * memory) until the process shows it will record: ctp_ring_pool_want, from the
+ * hooks (the runtime looks up the driver's entry points), from start-up (libcuda or
+ * libcudart among the loaded objects) or from its first record.
  */
 #define RING_POOL_MAX_SLOTS 4                /* CUTRACE_RING_POOL's most */
 #define RING_POOL_BYTES_SOFT (8u << 20)       /* spare rings beyond one stay under this */
@@ -249,14 +324,24 @@ static int ring_pool_put(struct ctp_tbuf *b) {
 
 void ctp_ring_pool_skip(void) { tls_no_pool = 1; }
 
+/* 1 once the process showed it will record (ctp_ring_pool_want): until then the
+ * writer keeps no ready rings. */
+static int ring_pool_wanted;
+
+void ctp_ring_pool_want(void) {
+  if (CTP_LIKELY(__atomic_load_n(&ring_pool_wanted, __ATOMIC_RELAXED))) return;
+  if (!__atomic_exchange_n(&ring_pool_wanted, 1, __ATOMIC_ACQ_REL)) ctp_writer_kick();
+}
+
 void ctp_ring_pool_fill(void) {
-  unsigned n = ring_pool_slots();
-  for (unsigned i = 0; i < n; i++) {
-    if (__atomic_load_n(&ring_pool[i], __ATOMIC_ACQUIRE)) continue;
-    struct ctp_tbuf *b = tbuf_alloc();
-    if (!b) return;
-    __atomic_store_n(&ring_pool[i], b, __ATOMIC_RELEASE);
-  }
+  if (!__atomic_load_n(&ring_pool_wanted, __ATOMIC_ACQUIRE)) return;
+  unsigned n = ring_pool_slots(), empty[RING_POOL_MAX_SLOTS], k = 0;
+  for (unsigned i = 0; i < n; i++)
+    if (!__atomic_load_n(&ring_pool[i], __ATOMIC_ACQUIRE)) empty[k++] = i;
+  if (!k) return;
+  struct ctp_tbuf *made[RING_POOL_MAX_SLOTS];
+  unsigned got = ring_pool_alloc(made, k); /* 0 when memory is short: next round */
+  for (unsigned j = 0; j < got; j++) __atomic_store_n(&ring_pool[empty[j]], made[j], __ATOMIC_RELEASE);
 }
 
 void ctp_ring_pool_drain(void) {
@@ -265,6 +350,8 @@ void ctp_ring_pool_drain(void) {
     if (b) tbuf_free(b);
   }
 }
+
+unsigned long ctp_ring_pool_made(void) { return __atomic_load_n(&ring_pool_made, __ATOMIC_RELAXED); }
 
 unsigned ctp_ring_pool_ready(void) {
   unsigned n = 0;
@@ -314,6 +401,9 @@ static __attribute__((noinline)) struct ctp_tbuf *tbuf_create(void) {
                                     .amount = (b->mask + 1) * sizeof(uint64_t)};
     ring_push(b, CT_KIND_TRACER, kind_words[CT_KIND_TRACER], r.u.v);
   }
+  /* The process records: its next threads' first records deserve ready rings (after
+   * this thread's own mapping, so the writer making them does not compete with it). */
+  if (!tls_no_pool) ctp_ring_pool_want();
   errno = saved;
   return b;
 }
@@ -428,6 +518,10 @@ void ctp_buffers_after_fork(void) {
     if (ring_pool[i]) tbuf_free(ring_pool[i]);
     ring_pool[i] = NULL;
   }
+  /* A fork child (a DataLoader worker, a launcher's shell) must show on its own that it
+   * records before its writer makes rings for it. */
+  ring_pool_wanted = 0;
+  ring_pool_made = 0;
   tls_buf = NULL;
   tls_tid = 0;
   if (exit_key_made) pthread_setspecific(exit_key, NULL);

@@ -99,8 +99,10 @@ struct ctp_tbuf *ctp_buffers_head(void) CTP_HIDDEN;
 /* Unlinks and frees buffers whose threads are done and whose records were written. */
 void ctp_buffers_reap(void) CTP_HIDDEN;
 
-/* Writer thread: allocates and populates rings until the pool holds as many as it
- * keeps (CUTRACE_RING_POOL, bounded by memory; buffer.c). Stops early when memory is short. */
+/* Writer thread: once ctp_ring_pool_want was called, allocates and populates rings
+ * until the pool holds as many as it keeps (CUTRACE_RING_POOL, bounded by memory;
+ * buffer.c), as one mapping backed by a huge page where THP allows. Nothing when
+ * memory is short (the next round tries again). */
 void ctp_ring_pool_fill(void) CTP_HIDDEN;
 
 /* The calling thread (the writer) never takes a ready ring: it maps its own. */
@@ -108,6 +110,9 @@ void ctp_ring_pool_skip(void) CTP_HIDDEN;
 
 /* Ready rings in the pool now (tests, benchmarks). */
 unsigned ctp_ring_pool_ready(void) CTP_HIDDEN;
+
+/* Rings the writer has made for the pool since start-up or the fork (tests, benchmarks). */
+unsigned long ctp_ring_pool_made(void) CTP_HIDDEN;
 /* Frees the spare rings (tracing gave up: nothing will take them); a thread taking one
  * at the same time keeps it (each slot is exchanged once). */
 void ctp_ring_pool_drain(void) CTP_HIDDEN;

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,15 @@ void ctp_file_open(void) {
   errno = saved;
 }
 
+/* dl_iterate_phdr's callback: 1 (stop) at libcuda.so* or libcudart.so*. */
+static int is_cuda_object(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  (void)arg;
+  const char *name = info->dlpi_name, *slash = name ? strrchr(name, '/') : NULL;
+  const char *base = slash ? slash + 1 : name;
+  return base && (!strncmp(base, "libcuda.so", 10) || !strncmp(base, "libcudart.so", 12));
+}
+
 static void start_once(void) {
   ctp_config_load(&ctp_cfg);
   if (ctp_cfg.disabled) return;
@@ -199,6 +209,9 @@ static void start_once(void) {
   intern_process_strings();
   load_job();
   set_file_pending((uint64_t)getppid());
+  /* Linked with libcuda or the shared runtime: the writer makes its ready rings at once
+   * (others when the hooks see CUDA coming, or at their first record; buffer.c). */
+  if (dl_iterate_phdr(is_cuda_object, NULL)) ctp_ring_pool_want();
   int opened = open_and_start(getpid());
   __atomic_store_n(&ctp_file_pending, 0, __ATOMIC_RELEASE);
   if (opened < 0) return;

@@ -30,6 +30,11 @@
  *                                          cannot be opened, prints "pool N": spare rings left)
  *        core_emitter maps               (starts, prints "shared_anon N": its shared
  *                                          anonymous mappings, "/dev/zero (deleted)")
+ *        core_emitter idle MS            (starts, records nothing for MS ms, prints "made N
+ *                                          ready M": rings the writer made for its pool)
+ *        core_emitter want               (starts, says CUDA is coming (ctp_ring_pool_want)
+ *                                          without recording, prints "made N ready M" once
+ *                                          the pool is full or after 2 s)
  * It prints "emitted N" (records it handed to ctp_emit) and its pid.
  */
 #include <errno.h>
@@ -402,6 +407,21 @@ int main(int argc, char **argv) {
       nanosleep(&ms, NULL);
     }
     printf("enabled %d\npool %u\n", ctp_is_enabled(), ctp_ring_pool_ready());
+    return 0;
+  }
+  if (!strcmp(mode, "idle") && argc == 3) {
+    ctp_start();
+    unsigned long ms = strtoul(argv[2], NULL, 10);
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+    printf("made %lu ready %u\n", ctp_ring_pool_made(), ctp_ring_pool_ready());
+    return 0;
+  }
+  if (!strcmp(mode, "want")) {
+    ctp_start();
+    ctp_ring_pool_want();
+    unsigned ready = wait_pool(ctp_cfg.ring_pool);
+    printf("made %lu ready %u\n", ctp_ring_pool_made(), ready);
     return 0;
   }
   if (!strcmp(mode, "maps")) {

@@ -191,6 +191,21 @@ def case_first_calls(tmp):
                       f"first calls: {spans} of {threads} threads mapped their own ring, wanted <= {threads - taken}")
 
 
+def case_lazy_pool(tmp):
+    """A process that records nothing and never says CUDA is coming keeps no ready
+    rings (a shell, a launcher: no CPU, no memory for them); one that says so gets the
+    full pool without recording anything; the first record of one that never said so
+    gets it too (case_first_calls: "pool 2" after the main thread's first record)."""
+    for pool in ("2", "4"):
+        out = os.path.join(tmp, "lazy" + pool)
+        p = run_emitter(out, ["idle", "300"], {"CUTRACE_RING_POOL": pool})
+        check("made 0 ready 0\n" in p.stdout,
+              f"lazy pool {pool}: a process that recorded nothing made ready rings: {p.stdout!r}")
+        p = run_emitter(out, ["want"], {"CUTRACE_RING_POOL": pool})
+        check(f"made {pool} ready {pool}\n" in p.stdout,
+              f"lazy pool {pool}: ctp_ring_pool_want did not fill the pool: {p.stdout!r}")
+
+
 def case_abort(tmp):
     """abort() mid-run: the handler's flush leaves every record, no END."""
     for kb in ("65536", "1024", "4"):
@@ -382,7 +397,7 @@ def main():
     skip = set(os.environ.get("CORE_SKIP_CASES", "").split(","))
     with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
         for case in (case_threads, case_drops, case_strings, case_reentry, case_fork,
-                     case_fork_busy, case_first_calls, case_abort, case_program_handler, case_sigkill,
+                     case_fork_busy, case_first_calls, case_lazy_pool, case_abort, case_program_handler, case_sigkill,
                      case_exec, case_write_error, case_closed_fd, case_env,
                      case_output, case_stream_page):
             if case.__name__ in skip:
