@@ -66,7 +66,9 @@ static void *writer_main(void *arg) {
   /* atomic: a fatal signal's handler on any thread compares it (urgent flush) */
   __atomic_store_n(&w->thread_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
   /* The program's first threads (its main thread, the poller) start recording at
-   * once: the ready rings come before the sink, whose records wait in the rings. */
+   * once: the ready rings come before the sink, whose records wait in the rings
+   * (in a process that already showed it will use CUDA; others get them when it
+   * does: ctp_ring_pool_want kicks this thread, whose next round fills the pool). */
   ctp_ring_pool_skip(); /* its own ring (made off the program's path) spares one for them */
   ctp_ring_pool_fill();
   if (!__atomic_load_n(&w->sink_ready, __ATOMIC_ACQUIRE)) {
