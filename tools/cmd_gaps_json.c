@@ -305,7 +305,9 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
       ct_json_kv_uint(&j, "rest_median_ns", f->rest_median_ns);
       ct_json_kv_uint(&j, "gaps_idle_ns", f->gaps_idle_ns);
       ct_json_kv_uint(&j, "device_idle_ns", f->device_idle_ns);
-      json_share(&j, f->idle_ns, f->device_idle_ns);
+      /* starts_gaps: its time at the start of gaps (it ended none) */
+      json_share(&j, f->pattern && !strcmp(f->pattern, "starts_gaps") ? f->after_launch_ns : f->idle_ns,
+                 f->device_idle_ns);
       ct_json_kv_uint(&j, "after_launch_ns", f->after_launch_ns);
       ct_json_kv_uint(&j, "after_launch_gaps", f->after_launch_gaps);
     }

@@ -133,7 +133,8 @@ void ct_gaps_print_summary(const gaps_cli *c) {
       printf("%s %s", m ? "," : "", labels[order[m]] ? labels[order[m]] : "?");
       if (order[m] == CT_FIND_SLOW_CALL && slow)
         printf(" (%s%s)", slow->what,
-               slow->pattern && !strcmp(slow->pattern, "first_call") ? ", first call only" : "");
+               slow->pattern && !strcmp(slow->pattern, "first_call") ? ", first call only"
+               : slow->pattern && !strcmp(slow->pattern, "starts_gaps") ? ", the GPU drained during it" : "");
       if (order[m] == CT_FIND_HOST_BOUND && host)
         printf(" (%s%s%s)", host->what, host->site ? " at " : "", host->site ? host->site : "");
       if (order[m] == CT_FIND_EXPOSED_COMM)

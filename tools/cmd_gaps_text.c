@@ -308,6 +308,16 @@ static void print_findings(const gaps_cli *c) {
              (unsigned long long)f->device);
     switch (f->kind) {
     case CT_FIND_SLOW_CALL:
+      if (f->pattern && !strcmp(f->pattern, "starts_gaps")) { /* it ended none of them */
+        printf("%s%s%s held the launching thread %s, %.1f%% of the device's idle time, at the "
+               "start of %llu device gap%s: the GPU went idle while it ran and a later call "
+               "ended the gap (%s in the call a gap on average): %s\n",
+               f->what, f->site ? " at " : "", f->site ? f->site : "",
+               ct_fmt_duration(f->after_launch_ns, b1, sizeof b1),
+               ct_gaps_pct(f->after_launch_ns, f->device_idle_ns), (unsigned long long)f->after_launch_gaps,
+               f->after_launch_gaps == 1 ? "" : "s", ct_fmt_duration(f->cpu_ns, b2, sizeof b2), f->fix);
+        break;
+      }
       /* each share beside the time it is of (the gaps' one is the table's share column) */
       printf("%s%s%s held the launching thread %s, %.1f%% of the device's idle time, inside the "
              "%llu device gap%s it ended (%s idle: %.1f%% of the device's idle time)",

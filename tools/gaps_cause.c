@@ -99,7 +99,7 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
   *outside_cuda = 0;
   uint64_t thr = f->g->o.launch_threshold_ns;
   if (b - a < thr) { /* after a little sync: the queue it drained, refilled at once */
-    if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b);
+    if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b, thr);
     return CT_GAP_LAUNCH_OVERHEAD;
   }
   if (!op->has_call) return CT_GAP_OTHER;
@@ -125,11 +125,11 @@ enum ct_gap_cause ct_gaps_classify(fstate *f, const tracker *t, uint64_t a, uint
     return CT_GAP_ALLOC;
   }
   if (u.blocking >= u.issuing && u.blocking >= u.rest) {
-    if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b);
+    if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b, UINT64_MAX);
     return CT_GAP_SYNC;
   }
   if (u.issuing >= u.rest) { /* as for a short gap: after a little sync, its cost */
-    if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b);
+    if (t->stream == UINT64_MAX && !t->silent) ct_gaps_findings_on_sync_gap(f, t->dev, a, b, thr);
     return CT_GAP_LAUNCH_OVERHEAD;
   }
   *outside_cuda = b - a > u.in_cuda ? b - a - u.in_cuda : 0;

@@ -54,6 +54,7 @@ typedef struct ender_group {
   uint64_t outside_ns;     /* host_wait: the launching thread's time outside CUDA calls */
   uint64_t tid;            /* the first gap's launching thread */
   uint64_t tail_ns, tail_count; /* as a leading call: its time inside gaps, those gaps */
+  uint64_t lead_first, lead_last; /* ... the first such gap's start, the last one's end */
   uint64_t held_alloc_ns, held_sync_ns; /* its time inside gaps of cause alloc and sync
                                            (ending them or leading them) */
   int other_threads;       /* gaps launched by another thread than tid */
@@ -273,8 +274,9 @@ static void flush_oldest(fstate *f) {
 }
 
 /* Counts the leading call of gap [a, b] (cause c) ended by op: the launching thread's
- * outermost call that queues work (not a blocking one), running at a, other than the
- * ending call (corr ending_corr); its time inside the gap. */
+ * outermost call running at a (the GPU drained while it held the thread), other than
+ * the ending call (corr ending_corr) and not a blocking one (a sync or a synchronous
+ * copy waits for the GPU by design: the syncs' finding); its time inside the gap. */
 static void count_lead(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64_t b, uint64_t tid,
                        uint64_t ending_corr) {
   const thstate *th = ct_gaps_find_thread(f, tid);
@@ -295,11 +297,18 @@ static void count_lead(fstate *f, uint64_t device, unsigned c, uint64_t a, uint6
     const span_ring_entry *e = ring_back(r, i);
     if (e->end <= a || e->is_tracer) continue;
     if (e->begin >= a) return; /* nothing ran at a (the oldest one ending after it began later) */
-    if (e->corr == ending_corr || e->is_blocking || !(e->is_launch || e->stream_role == STREAM_ROLE_WORK))
-      return;
+    if (e->corr == ending_corr || e->is_blocking) return;
     ender_group *g = group_for(f, device, LEAD, e->name, 0, e->stack);
     if (g) {
       uint64_t held = overlap(e->begin, e->end, a, b);
+      if (!g->tail_count) {
+        g->tid = tid;
+        g->lead_first = a;
+      } else if (g->tid != tid) {
+        g->other_threads = 1;
+      }
+      g->lead_first = min_u64(g->lead_first, a);
+      g->lead_last = max_u64(g->lead_last, b);
       g->tail_ns += held;
       g->tail_count++;
       if (c == CT_GAP_ALLOC) g->held_alloc_ns += held;
@@ -394,13 +403,38 @@ static uint64_t device_idle(fstate *f, uint64_t device) {
   return 0;
 }
 
+/* The device gaps of cause alloc on the device (alloc_in_loop's count). */
+static uint64_t device_alloc_gaps(fstate *f, uint64_t device) {
+  for (unsigned i = 0; i < f->ndevs; i++)
+    if (f->devs[i]->device == device) return f->devs[i]->al_count;
+  return 0;
+}
+
 /* The slow-launching-call finding of a group over every cause, when it qualifies. */
 static void slow_call_finding(fstate *f, const ender_group *e) {
   uint64_t idle = device_idle(f, e->device);
   uint64_t held = e->incall_ns + e->tail_ns; /* ending the gaps, and leading them */
-  if (!e->api || !strcmp(e->api, MORE_CALLS) || !e->count || held < SLOW_CALL_TOTAL_NS ||
+  if (!e->api || !strcmp(e->api, MORE_CALLS) || held < SLOW_CALL_TOTAL_NS ||
       (double)held < SLOW_CALL_SHARE * (double)idle)
     return;
+  if (!e->count) { /* it only began gaps: the GPU drained while it held the thread */
+    if (!e->tail_count || e->tail_ns / e->tail_count < SLOW_CALL_MEDIAN_NS) return;
+    if (e->held_alloc_ns >= held && device_alloc_gaps(f, e->device) >= f->g->o.repeat_min)
+      return; /* all inside alloc gaps, which alloc_in_loop names */
+    ct_gaps_finding fd = {
+        .kind = CT_FIND_SLOW_CALL, .proc = f->proc, .device = e->device, .what = e->api,
+        .cpu_ns = e->tail_ns / e->tail_count, .first_ns = e->lead_first, .last_ns = e->lead_last,
+        .saving_ns = held, .site = e->site, .pattern = "starts_gaps", .device_idle_ns = idle,
+        .after_launch_ns = e->tail_ns, .after_launch_gaps = e->tail_count,
+        .tid = e->other_threads ? 0 : e->tid,
+        .held_alloc_ns = min_u64(e->held_alloc_ns, held), .held_sync_ns = min_u64(e->held_sync_ns, held),
+        .fix = "the GPU ran out of work while this call held the launching thread, and waited "
+               "until the thread launched again: queue the next GPU work before making the call, "
+               "move it out of the loop (allocate once and reuse, create handles, plans and "
+               "descriptors once), or make it on another thread"};
+    ct_gaps_add_finding(f->g, &fd);
+    return;
+  }
   ct_dur_stats all = {0};
   ct_dur_merge(&all, &e->rest);
   ct_dur_add(&all, e->first_incall);
@@ -504,6 +538,10 @@ static void merge_group(ender_group *e, const ender_group *o) {
   e->last_b = max_u64(e->last_b, o->last_b);
   e->nested |= o->nested;
   e->outside_ns += o->outside_ns;
+  if (o->tail_count) {
+    e->lead_first = e->tail_count ? min_u64(e->lead_first, o->lead_first) : o->lead_first;
+    e->lead_last = max_u64(e->lead_last, o->lead_last);
+  }
   e->tail_ns += o->tail_ns;
   e->tail_count += o->tail_count;
   e->held_alloc_ns += o->held_alloc_ns;

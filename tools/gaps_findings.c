@@ -100,17 +100,27 @@ static void count_sync_gap(devstate *d, uint64_t end, uint64_t a, uint64_t b) {
   d->ls_after_idle += b > from ? b - from : 0;
 }
 
-/* A device gap [a, b] of cause sync: judges first the pending syncs that ended before b
- * (their GPU time is final: the gap's start is), then counts the gap for the latest
- * unmatched little sync that opened it, else keeps it for a sync judged later. */
-void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b) {
+/* Whether the gap [a, b] lasted at most max_after after the return (end) of a sync. */
+static int short_after(uint64_t end, uint64_t a, uint64_t b, uint64_t max_after) {
+  uint64_t from = max_u64(a, end);
+  return b <= from || b - from <= max_after;
+}
+
+/* A device gap [a, b] of cause sync (max_after UINT64_MAX), or launch_overhead (max_after
+ * the launch threshold: it counts only when it lasted at most that after the sync's
+ * return): judges first the pending syncs that ended before b (their GPU time is final:
+ * the gap's start is), then counts the gap for the latest unmatched little sync that
+ * opened it, else keeps it for a sync judged later. */
+void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, uint64_t max_after) {
   ct_gaps_judge_syncs(f, d, b);
   typeof(d->lsync[0]) *best = NULL;
   for (unsigned i = d->lsync_n; i-- > 0;) { /* newest first: judged in end order */
     typeof(d->lsync[0]) *s = &d->lsync[(d->lsync_head + i) % PENDING_SYNCS];
     if (!s->end) continue; /* matched */
     if (s->end + SYNC_GAP_SLACK_NS < a) break; /* it and the older ones returned too early */
-    if (sync_opened_gap(s->begin, s->end, a) && (!best || s->begin > best->begin)) best = s;
+    if (sync_opened_gap(s->begin, s->end, a) && short_after(s->end, a, b, max_after) &&
+        (!best || s->begin > best->begin))
+      best = s;
   }
   if (best) {
     count_sync_gap(d, best->end, a, b);
@@ -120,6 +130,7 @@ void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b
   unsigned k = ring_next_slot(&d->sgap_head, &d->sgap_n, PENDING_SYNCS);
   d->sgap[k].a = a;
   d->sgap[k].b = b;
+  d->sgap[k].max_after = max_after;
 }
 
 /* Judges a sync call whose time is final: counted when it waited on little GPU work,
@@ -138,7 +149,7 @@ static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, con
     typeof(d->sgap[0]) *g = &d->sgap[(d->sgap_head + i) % PENDING_SYNCS];
     if (!g->b) continue; /* matched */
     if (g->a < begin) break; /* it and the older ones began before this sync */
-    if (sync_opened_gap(begin, end, g->a)) {
+    if (sync_opened_gap(begin, end, g->a) && short_after(end, g->a, g->b, g->max_after)) {
       count_sync_gap(d, end, g->a, g->b);
       g->a = g->b = 0; /* matched */
       return;
@@ -315,10 +326,16 @@ static uint64_t idle_claim(const ct_gaps_finding *fd) { return fd->saving_ns - f
  * share: its waits inside the kernels' launch calls with the launch calls' findings
  * (launch-bound runs, a slow launching call of the same thread), the rest with a
  * host-bound launch of the same thread (tid 0: several threads or not known). */
+/* Whether a finding is a slow launching call that launched work (the launch calls' time),
+ * not one that only began gaps (pattern starts_gaps: a call that queues no work). */
+static int slow_launch(const ct_gaps_finding *fd) {
+  return fd->kind == CT_FIND_SLOW_CALL && !(fd->pattern && !strcmp(fd->pattern, "starts_gaps"));
+}
+
 static uint64_t graph_shared(const ct_gaps_finding *gr, const ct_gaps_finding *o) {
   uint64_t claim = idle_claim(gr), in_calls = min_u64(gr->in_calls_ns, claim);
   int same_thread = !o->tid || o->tid == gr->tid;
-  if (o->kind == CT_FIND_LAUNCH_BOUND || (o->kind == CT_FIND_SLOW_CALL && same_thread))
+  if (o->kind == CT_FIND_LAUNCH_BOUND || (slow_launch(o) && same_thread))
     return min_u64(in_calls, idle_claim(o));
   if (o->kind == CT_FIND_HOST_BOUND && same_thread) return min_u64(claim - in_calls, idle_claim(o));
   return 0;
@@ -340,10 +357,10 @@ static uint64_t shared_claim(const ct_gaps_finding *a, const ct_gaps_finding *b)
     return min_u64(x == CT_FIND_ALLOC ? b->held_alloc_ns : b->held_sync_ns, both);
   if (x == CT_FIND_GRAPH_CANDIDATE) return min_u64(graph_shared(a, b), both);
   if (y == CT_FIND_GRAPH_CANDIDATE) return min_u64(graph_shared(b, a), both);
-  if ((x == CT_FIND_LAUNCH_BOUND && y == CT_FIND_SLOW_CALL) || (x == CT_FIND_SLOW_CALL && y == CT_FIND_LAUNCH_BOUND))
+  if ((x == CT_FIND_LAUNCH_BOUND && slow_launch(b)) || (slow_launch(a) && y == CT_FIND_LAUNCH_BOUND))
     return both; /* both the launch calls' time */
-  const ct_gaps_finding *slow = x == CT_FIND_SLOW_CALL ? a : y == CT_FIND_SLOW_CALL ? b : NULL;
-  enum ct_finding_kind other = x == CT_FIND_SLOW_CALL ? y : x;
+  const ct_gaps_finding *slow = slow_launch(a) ? a : slow_launch(b) ? b : NULL;
+  enum ct_finding_kind other = slow == a ? y : x;
   if (slow && (other == CT_FIND_PAGEABLE_COPY || other == CT_FIND_SYNC_COPY) && slow->what &&
       (strstr(slow->what, "emcpy") || strstr(slow->what, "emset")))
     return both; /* a slow call that is a copy: the same calls' time */

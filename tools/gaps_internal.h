@@ -186,7 +186,7 @@ typedef struct devstate {
   struct { uint64_t end, stream; } ends[RECENT_ENDS];
   struct { uint64_t start, end; } fin[RECENT_FINAL];
   struct { uint64_t begin, end; const char *name; } psync[PENDING_SYNCS];
-  struct { uint64_t a, b; } sgap[PENDING_SYNCS];
+  struct { uint64_t a, b, max_after; } sgap[PENDING_SYNCS];
   struct { uint64_t begin, end; } lsync[PENDING_SYNCS];
 } devstate;
 
@@ -383,9 +383,10 @@ void ct_gaps_findings_on_activity(fstate *f, devstate *d, const ct_activity *a);
 int ct_gaps_is_blocking(const ct_span *s, unsigned cls);
 /* A sync call, judged once the GPU time around it is final. */
 void ct_gaps_findings_on_sync(fstate *f, const ct_span *s, const char *name);
-/* A device gap [a, b] of cause sync: counted into the little syncs' finding when a
- * little sync's return opened it (the pending syncs that ended before b judged first). */
-void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b);
+/* A device gap [a, b] of cause sync, or launch_overhead: counted into the little syncs'
+ * finding when a little sync's return opened it and, launch_overhead, it lasted at most
+ * max_after after that return (the pending syncs that ended before b judged first). */
+void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, uint64_t max_after);
 /* A device gap [a, b] ended by op: its launching thread's copy and set calls' time in it. */
 void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, const opinfo *op);
 /* Judges the pending syncs of d that end before horizon. */

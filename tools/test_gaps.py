@@ -207,6 +207,33 @@ with tempfile.TemporaryDirectory() as tmp:
           "(150.000 us idle, 25.000 us of it after the syncs returned)" in text, "little syncs' text")
     rc, out, err = run("--summary", trace)
     check("syncs on little GPU work up to 157.000 us" in out, f"little syncs in the summary: {out}")
+    # with --launch-threshold 4us they are not: 5 us after the return, more than the
+    # threshold (a launch gap counts only as long as a launch's own delay after the sync)
+    rc, d4, err = gaps_json("--launch-threshold", "4us", trace)
+    ls4 = [f for f in d4["findings"] if f["kind"] == "sync_little_work"]
+    check(len(ls4) == 1 and ls4[0]["sync_gaps"] == 3 and ls4[0]["saving_ns"] == 147000,
+          f"little syncs, launch threshold 4 us: {ls4}")
+    # A call that only begins gaps: each planted cudaFree waits for its kernel and returns
+    # 250 us after its end, the next cudaMalloc's launch ending the gap. With alloc_in_loop
+    # there (4 alloc gaps) those gaps are its story; with --repeat-min 5 (no alloc_in_loop)
+    # cudaFree is named: 4 gaps begun while it ran, 4 x 250 us, pattern starts_gaps.
+    sg = [f for f in doc["findings"] if f.get("pattern") == "starts_gaps"]
+    check(not sg, f"no starts_gaps finding beside alloc_in_loop: {sg}")
+    rc, d5r, err = gaps_json("--repeat-min", "5", trace)
+    sg = [f for f in d5r["findings"] if f.get("pattern") == "starts_gaps"]
+    check(len(sg) == 1 and sg[0]["what"] == "cudaFree" and sg[0]["count"] == 0
+          and sg[0]["after_launch_gaps"] == 4 and sg[0]["after_launch_ns"] == 4 * 250000
+          and sg[0]["saving_ns"] == sg[0]["adds_ns"] == 1000000 and sg[0]["median_ns"] == 250000
+          and sg[0]["share"] == round(1000000 / sg[0]["device_idle_ns"], 4)
+          and not [f for f in d5r["findings"] if f["kind"] == "alloc_in_loop"],
+          f"cudaFree begins the alloc gaps: {sg}")
+    rc, text, err = run("--repeat-min", "5", trace)
+    rc, out, err = run("--summary", "--repeat-min", "5", trace)
+    check("cudaFree held the launching thread 1.000 ms, 5.1% of the device's idle time, at the start of "
+          "4 device gaps: the GPU went idle while it ran and a later call ended the gap (250.000 us in "
+          "the call a gap on average): the GPU ran out of work" in text
+          and "slow launching calls (cudaFree, the GPU drained during it) up to 1.000 ms" in out,
+          f"starts_gaps text and summary: {out}")
     # with --launch-threshold 5us the two 6 us gaps, mostly in the launch call, are
     # launch_overhead by rule 9 (issuing): counted all the same
     rc, d6, err = gaps_json("--launch-threshold", "5us", trace)
@@ -263,8 +290,10 @@ with tempfile.TemporaryDirectory() as tmp:
           f"alloc idle {dev['idle']['alloc_ns']} vs {ans['alloc_gap_ns']}")
     rc, d5, err = gaps_json("--repeat-min", "13", "--launch-bound-min", "51", "--graph-min", "26",
                           trace)
-    # (host-bound launches: the 14 gaps at __cudaLaunchKernel stay, the 12 at cudaMemcpy go)
-    check([f["kind"] for f in d5["findings"] if f["kind"] != "host_bound_launch"] in ([], ["sync_little_work"])
+    # (host-bound launches: the 14 gaps at __cudaLaunchKernel stay, the 12 at cudaMemcpy go;
+    # without alloc_in_loop the cudaFree that begins its gaps is named, starts_gaps)
+    check([f["kind"] for f in d5["findings"] if f["kind"] != "host_bound_launch"
+           and f.get("pattern") != "starts_gaps"] in ([], ["sync_little_work"])
           and [(f["what"], f["count"]) for f in d5["findings"] if f["kind"] == "host_bound_launch"]
           == [("__cudaLaunchKernel", 14)],
           f"finding thresholds: {[(f['kind'], f['count']) for f in d5['findings']]}")
