@@ -1,6 +1,7 @@
 /*
  * cutrace gaps --summary: at most 6 lines (busy share and idle by cause per device, the
- * largest gap, the kinds of findings by the idle time their fixes would save).
+ * largest gap, the kinds of findings by what they add to the findings' total, and that
+ * total: docs/gaps.md "Findings add up").
  */
 #include <stdio.h>
 #include <string.h>
