@@ -105,7 +105,10 @@ int main(int argc, char **argv) {
     case CT_KIND_TRACER:
       tracer++;
       if (string_is(r, rec.u.tracer.what, "flush")) flush_bytes += rec.u.tracer.amount;
-      else if (string_is(r, rec.u.tracer.what, "ring")) ring_spans++;
+      else if (string_is(r, rec.u.tracer.what, "ring")) {
+        ring_spans++;
+        printf("ring_tid_%llu 1\n", (unsigned long long)rec.u.tracer.tid);
+      }
       else if (!ct_reader_string(r, rec.u.tracer.what, NULL)) FAIL("TRACER label undefined");
       break;
     case CT_KIND_END:
