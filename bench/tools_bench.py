@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Post-processor benchmark: time and peak memory of `cutrace report`, `cutrace gaps`
-(when built), `cutrace dump --chrome` and `--perfetto` (to /dev/null; their output's
+(when built), `cutrace dump --chrome`, `--perfetto` and `--csv` (to /dev/null; their output's
 size from a second run, counted through a pipe), `cutrace diff` (against a
 second trace of 93.5% the iterations, with and without `--per-range step`; records
 are those of both) and `cutrace steps` (one step per iteration, a step every 23 records:
@@ -96,6 +96,7 @@ def main():
         if records <= a.chrome_max:
             cmds.append(("dump --chrome", [cutrace, "dump", "--chrome", "-o", "/dev/null", path]))
             cmds.append(("dump --perfetto", [cutrace, "dump", "--perfetto", "-o", "/dev/null", path]))
+            cmds.append(("dump --csv", [cutrace, "dump", "--csv", "-o", "/dev/null", path]))
         if a.only:
             wanted = a.only.split(",")
             cmds = [c for c in cmds if c[0].split()[0] in wanted]

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "codec.h"
 #include "commands.h"
+#include "dump_csv.h"
 #include "identity.h"
 #include "output.h"
 #include "progress.h"
@@ -22,13 +23,15 @@ static const char usage[] =
     "usage: cutrace dump [DIR|FILE...]\n"
     "       cutrace dump --chrome|--perfetto [-o FILE | --split DIR] [--no-gaps] [--gap-min NS]\n"
     "                      [--queues] [--no-memory] [--from T] [--to T] [DIR|FILE...]\n"
+    "       cutrace dump --csv [-o FILE] [--rows gpu|calls|all] [--from T] [--to T] [DIR|FILE...]\n"
     "  Without --chrome: every record one per line as stored, field=value (a string is\n"
     "  its own line, string id=N \"text\"); with several files a line '== PATH ==' comes\n"
     "  before each file's records.\n"
     "  --chrome        Chrome Trace Event JSON (Perfetto UI, chrome://tracing, HTA)\n"
     "  --perfetto      the same as Perfetto's protobuf trace (ui.perfetto.dev, trace_processor):\n"
     "                  about 3 times smaller than the JSON, same events\n"
-    "  -o FILE         write it to FILE ('-' or none: standard output)\n"
+    "  -o FILE         (--chrome, --perfetto, --csv) write it to FILE ('-' or none: standard\n"
+    "                  output)\n"
     "  --split DIR     one document per rank of a distributed job, DIR/rank-N.json (with\n"
     "                  --perfetto: .pftrace; the files of one rank together), for HTA's\n"
     "                  TraceAnalysis(trace_dir=DIR)\n"
@@ -37,8 +40,12 @@ static const char usage[] =
     "  --queues        a counter track per stream: operations queued and not finished\n"
     "  --no-memory     leave out the live-bytes counter tracks of allocations (device memory,\n"
     "                  pinned memory, ...; format 1.5 traces) and Kineto's [memory] events\n"
-    "  --from T, --to T  (--chrome, --perfetto) only what overlaps that window (T: seconds after the\n"
-    "                  trace's start, 2.5, 300ms, 40us; or @NS, a host time)\n";
+    "  --from T, --to T  (--chrome, --perfetto, --csv) only what overlaps that window (T: seconds\n"
+    "                  after the trace's start, 2.5, 300ms, 40us; or @NS, a host time)\n"
+    "  --csv           a table (RFC 4180 CSV, header row): one row per GPU activity and per\n"
+    "                  intercepted call, columns as in docs/dump.md; per file, in the order\n"
+    "                  they end\n"
+    "  --rows WHICH    gpu (GPU work only), calls (calls only) or all (default)\n";
 
 /* The raw dump's run over its inputs: whether each file gets a header line (several
  * files), the worst status of the files read, how many files (counted before they are
@@ -98,14 +105,18 @@ typedef struct chrome_run {
   size_t files, unreadable;
 } chrome_run;
 
+/* Counts one exported file with its status fs (cli_file_status: 2 unreadable). */
+static void count_export(int fs, int *status, size_t *files, size_t *unreadable) {
+  ++*files;
+  if (fs == 2) ++*unreadable;
+  else if (fs > *status) *status = fs;
+}
+
 static int chrome_file(const char *path, void *arg) {
   chrome_run *run = arg;
   ct_model_stats st;
   int rc = ct_chrome_add_file(run->c, path, &st);
-  int fs = cli_file_status("dump", path, rc, &st);
-  run->files++;
-  if (fs == 2) run->unreadable++;
-  else if (fs > run->status) run->status = fs;
+  count_export(cli_file_status("dump", path, rc, &st), &run->status, &run->files, &run->unreadable);
   return 0;
 }
 
@@ -259,8 +270,85 @@ static int bad_usage(const char *what, const char *arg) {
   return 2;
 }
 
+/* The end of an export to out (out_path; stdout when NULL or "-"): closes out and says
+ * what went wrong. wrc: the writer's end (-1 failed, errno says why); n: what
+ * ct_expand_inputs returned (err its message); status, files and unreadable: the
+ * inputs'. Returns the exit status. */
+static int export_status(FILE *out, const char *out_path, int wrc, int n, const char *err,
+                         int status, size_t files, size_t unreadable) {
+  int write_errno = errno ? errno : EIO;
+  if (out != stdout && fclose(out) != 0) {
+    if (wrc == 0) write_errno = errno ? errno : EIO;
+    wrc = -1;
+  }
+  if (n < 0) {
+    fprintf(stderr, "cutrace dump: %s\n", err);
+    return 2;
+  }
+  if (wrc < 0 && out == stdout) return cli_output_status("dump", 2); /* says it once */
+  if (wrc < 0) {
+    fprintf(stderr, "cutrace dump: %s: cannot write: %s\n", out_path, strerror(write_errno));
+    return 2;
+  }
+  /* unreadable files next to readable ones make a partial result, alone an error */
+  if (unreadable) return unreadable < files ? (status > 1 ? status : 1) : 2;
+  return status;
+}
+
+/* The CSV export's run over its inputs. */
+typedef struct csv_run {
+  ct_csv *c;
+  int status;
+  size_t files, unreadable;
+} csv_run;
+
+/* Writes one file's rows; says on stderr what went wrong with it (damage, lost records,
+ * rows written without their NVTX range or library call). */
+static int csv_file(const char *path, void *arg) {
+  csv_run *run = arg;
+  ct_model_stats st;
+  ct_csv_file_stats fst;
+  int rc = ct_csv_add_file(run->c, path, &st, &fst);
+  int fs = cli_file_status("dump", path, rc, &st);
+  if (fst.unresolved) {
+    cli_progress_done();
+    fprintf(stderr,
+            "cutrace dump: %s: %llu row%s written without knowing their NVTX range or library "
+            "call (they waited too long: see docs/dump.md)\n",
+            path, (unsigned long long)fst.unresolved, fst.unresolved == 1 ? "" : "s");
+  }
+  count_export(fs, &run->status, &run->files, &run->unreadable);
+  return 0;
+}
+
+/* cutrace dump --csv: every input's rows into one table on out_path (NULL or "-":
+ * standard output). */
+static int dump_csv(const char *out_path, unsigned rows, int argc, char **argv) {
+  FILE *out = stdout;
+  if (out_path && strcmp(out_path, "-") && !(out = fopen(out_path, "w"))) {
+    fprintf(stderr, "cutrace dump: %s: cannot write: %m\n", out_path);
+    return 2;
+  }
+  static char buf[1 << 16];
+  setvbuf(out, buf, _IOFBF, sizeof buf);
+  csv_run run = {.c = ct_csv_begin(out, rows)};
+  if (!run.c) {
+    fprintf(stderr, "cutrace dump: out of memory\n");
+    if (out != stdout) fclose(out);
+    return 2;
+  }
+  char err[300];
+  cli_progress_start("dump");
+  int n = ct_expand_inputs(argc, argv, csv_file, &run, err, sizeof err);
+  cli_progress_done();
+  errno = 0;
+  int wrc = ct_csv_end(run.c);
+  return export_status(out, out_path, wrc, n, err, run.status, run.files, run.unreadable);
+}
+
 static int run_dump(int argc, char **argv) {
-  int chrome = 0, i = 1;
+  int chrome = 0, csv = 0, i = 1;
+  unsigned rows = CT_CSV_ROWS_ALL;
   const char *out_path = NULL, *split_dir = NULL;
   ct_chrome_options opt = {.gaps = 1, .gap_min_ns = 1000};
   for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
@@ -273,6 +361,15 @@ static int run_dump(int argc, char **argv) {
       return 0;
     } else if (!strcmp(a, "--chrome")) {
       chrome = 1;
+    } else if (!strcmp(a, "--csv")) {
+      csv = 1;
+    } else if (!strcmp(a, "--rows")) {
+      if (i + 1 >= argc || !argv[i + 1][0]) return cli_missing_value("dump", a);
+      const char *w = argv[++i];
+      if (!strcmp(w, "gpu")) rows = CT_CSV_ROWS_GPU;
+      else if (!strcmp(w, "calls")) rows = CT_CSV_ROWS_CALLS;
+      else if (!strcmp(w, "all")) rows = CT_CSV_ROWS_ALL;
+      else return bad_usage("--rows takes gpu, calls or all, not", w);
     } else if (!strcmp(a, "--perfetto")) {
       chrome = 1;
       opt.perfetto = 1;
@@ -292,11 +389,15 @@ static int run_dump(int argc, char **argv) {
       return bad_usage("unknown option", a);
     }
   }
+  if (csv && chrome) return bad_usage("--csv excludes --chrome and --perfetto; got", "--csv");
+  if (csv && split_dir) return bad_usage("--split needs --chrome or --perfetto; got", "--csv");
+  if (csv) return dump_csv(out_path, rows, argc - i, argv + i);
+  if (rows != CT_CSV_ROWS_ALL) return bad_usage("--rows needs --csv; got", "--rows");
   if (split_dir && !chrome) return bad_usage("--split needs --chrome or --perfetto; got", split_dir);
   if (split_dir && out_path) return bad_usage("--split writes its own files; -o", out_path);
   if (split_dir) return dump_split(split_dir, &opt, argc - i, argv + i);
   if (!chrome) {
-    if (out_path) return bad_usage("-o needs --chrome or --perfetto; got", out_path);
+    if (out_path) return bad_usage("-o needs --chrome, --perfetto or --csv; got", out_path);
     if (opt.queues) return bad_usage("--queues needs --chrome or --perfetto; got", "--queues");
     if (opt.no_memory)
       return bad_usage("--no-memory needs --chrome or --perfetto; got", "--no-memory");
@@ -341,24 +442,11 @@ static int run_dump(int argc, char **argv) {
   cli_progress_done();
   errno = 0;
   int wrc = ct_chrome_end(run.c);
-  if (out != stdout && fclose(out) != 0) wrc = -1;
-  int write_errno = errno ? errno : EIO;
-  if (n < 0) {
-    fprintf(stderr, "cutrace dump: %s\n", err);
-    return 2;
-  }
-  if (wrc < 0 && out == stdout) return cli_output_status("dump", 2); /* says it once */
-  if (wrc < 0) {
-    fprintf(stderr, "cutrace dump: %s: cannot write: %s\n", out_path, strerror(write_errno));
-    return 2;
-  }
-  /* unreadable files next to readable ones make a partial result, alone an error */
-  if (run.unreadable) return run.unreadable < run.files ? (run.status > 1 ? run.status : 1) : 2;
-  return run.status;
+  return export_status(out, out_path, wrc, n, err, run.status, run.files, run.unreadable);
 }
 
 /* Options may follow the traces and take --name=value (cli_run_options_first). */
 int cmd_dump(int argc, char **argv) {
-  static const char *const valued[] = {"-o", "--gap-min", "--split", NULL};
+  static const char *const valued[] = {"-o", "--gap-min", "--split", "--rows", NULL};
   return cli_run_options_first(argc, argv, valued, run_dump);
 }

@@ -17,10 +17,11 @@ static int take_time_filter(int *argc, char **argv) {
     if (cli_take_time_filter(argv[0], argc, argv)) return 2;
     int chrome = 0; /* raw `dump` prints records as stored: no window */
     for (int j = 1; j < *argc && strcmp(argv[j], "--"); j++)
-      chrome |= !strcmp(argv[j], "--chrome") || !strcmp(argv[j], "--perfetto");
+      chrome |= !strcmp(argv[j], "--chrome") || !strcmp(argv[j], "--perfetto") ||
+                !strcmp(argv[j], "--csv");
     if (*argc != n && !strcmp(argv[0], "dump") && !chrome) {
-      fprintf(stderr, "cutrace dump: --from/--to need --chrome or --perfetto (the raw dump prints "
-                      "every record)\n");
+      fprintf(stderr, "cutrace dump: --from/--to need --chrome, --perfetto or --csv (the raw dump "
+                      "prints every record)\n");
       return 2;
     }
   }
@@ -46,7 +47,7 @@ static const struct {
     {"gaps", cmd_gaps, "GPU idle time: measured, explained, ranked"},
     {"steps", cmd_steps, "the job step by step (NVTX range instances): time, GPU busy, idle, outliers"},
     {"diff", cmd_diff, "what changed on the GPU from one trace to another, ranked"},
-    {"dump", cmd_dump, "every record one line each, or --chrome / --perfetto: Chrome JSON or Perfetto trace"},
+    {"dump", cmd_dump, "every record one line each, or --chrome / --perfetto / --csv: Chrome JSON, Perfetto, a table"},
     {"info", cmd_info, "what a trace holds: processes, versions, records, drops, damage"},
 };
 

@@ -1,0 +1,105 @@
+/*
+ * What the two parts of the CSV export share: dump_csv_row.c formats a row's columns
+ * (all but the last two) into a line buffer; dump_csv.c walks the model, holds rows
+ * until their NVTX range and library call are known, and writes them.
+ */
+#ifndef CUTRACE_DUMP_CSV_INTERNAL_H
+#define CUTRACE_DUMP_CSV_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dump_csv.h"
+#include "kattr.h"
+#include "stats.h"
+
+/* A growable byte buffer (a row being formatted). */
+typedef struct csv_buf {
+  char *p;
+  size_t n, cap;
+  int oom; /* a grow failed: the buffer holds less than was put */
+} csv_buf;
+
+/* Appends len bytes. */
+void csv_put(csv_buf *b, const char *s, size_t len);
+/* Appends s as one CSV field (quoted when it must be), then a comma unless last. */
+void csv_put_text(csv_buf *b, const char *s, int last);
+/* Appends a number field (then a comma). */
+void csv_put_u64(csv_buf *b, uint64_t v);
+/* Appends an empty field (a comma). */
+void csv_put_empty(csv_buf *b);
+
+/* Demangled names of kernels, cached (bounded: emptied when large). */
+typedef struct csv_demangler {
+  ct_map *cache;  /* mangled name -> char * (its demangled form), NULL until first use */
+  size_t bytes;
+  char buf[4096];
+} csv_demangler;
+
+/* The demangled form of name, or name itself when it is not mangled. */
+const char *csv_demangle(csv_demangler *d, const char *name);
+/* At the end of each file: its names' pointers are no longer looked up by address. */
+void csv_demangler_file_done(csv_demangler *d);
+void csv_demangler_free(csv_demangler *d);
+
+/* ---- NVTX ranges per thread (dump_csv_ranges.c) ---- */
+
+/* A closed NVTX push/pop range. */
+typedef struct csv_range {
+  uint64_t begin, end, depth;
+  char *name;
+} csv_range;
+
+/* What the export keeps per thread of the current file. */
+typedef struct csv_thread {
+  int has_ranges;            /* the file has push/pop ranges of this thread */
+  csv_range *ring;           /* the ranges seen and kept, in closing order: a ring */
+  unsigned n, head, ring_cap; /* (ring_cap a power of two) */
+  uint64_t d0_begin;         /* the latest begin of a depth-0 range seen */
+  uint64_t forgotten_end;    /* the latest end of a range dropped from the ring */
+  csv_range *longr;          /* its long ranges (first pass), in closing order */
+  size_t nlong, long_cap;
+  uint64_t *recent;          /* first pass: begins of its latest calls (a ring) */
+  size_t nrecent, recent_cap, recent_head;
+  uint64_t calls;            /* its call rows so far (second pass) */
+  uint64_t *pending;         /* seqs of held rows waiting for their range */
+  size_t npending, cap;
+} csv_thread;
+
+typedef struct csv_ranges csv_ranges;
+
+/* Per-thread ranges of one file; a range holding long_calls of its thread's calls is
+ * long. NULL when out of memory. */
+csv_ranges *csv_ranges_new(size_t long_calls);
+void csv_ranges_free(csv_ranges *rs);
+
+/* The entry of thread tid, created when new (NULL when out of memory). */
+csv_thread *csv_ranges_thread(csv_ranges *rs, uint64_t tid);
+
+/* First pass over path: which threads have push/pop ranges, and their long ranges. */
+void csv_ranges_prescan(csv_ranges *rs, const char *path);
+
+/* Keeps a range of tr just read (newest: the latest end of a row). Returns its entry
+ * (valid until the next call), NULL when out of memory. */
+const csv_range *csv_ranges_add(csv_thread *tr, const struct ct_range *r, const char *name,
+                                uint64_t newest);
+
+/* The innermost range of tr around time t as far as seen: 1 known (*name; NULL for
+ * none), 0 not yet (a range still to close may hold it), -1 never (forgotten). */
+int csv_range_known(const csv_thread *tr, uint64_t t, const char **name);
+
+/* The innermost long range of tr around t, or NULL. */
+const char *csv_range_long(const csv_thread *tr, uint64_t t);
+
+/* The header row (every column, CRLF-terminated). */
+extern const char csv_header[];
+
+/* Formats the columns of an activity's row up to, not including, library_call (each
+ * followed by a comma). attrs: the file's kernel attributes (NULL: none). */
+void csv_format_activity(csv_buf *b, csv_demangler *d, const ct_activity *a,
+                         const ct_kattr_table *attrs);
+
+/* The same for an intercepted call's row. */
+void csv_format_call(csv_buf *b, const ct_span *s);
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * The columns of cutrace dump --csv (docs/dump.md, "CSV"): one formatter for GPU
+ * activities and one for intercepted calls, sharing the detail columns (launch shape,
+ * copy, GEMM, graph); RFC 4180 quoting; demangled kernel names, cached.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump_csv_internal.h"
+#include "report.h"
+
+#define DEMANGLE_CACHE_BYTES (8u << 20) /* names and demangled forms kept, about */
+
+const char csv_header[] =
+    "row,pid,rank,tid,device,stream,kind,name,demangled,start_ns,end_ns,duration_ns,"
+    "correlation,api,call_start_ns,call_end_ns,launch_delay_ns,result,depth,"
+    "parent_correlation,grid_x,grid_y,grid_z,block_x,block_y,block_z,registers,"
+    "static_smem,dynamic_smem,bytes,gbps,copy_kind,src_mem,dst_mem,gemm_m,gemm_n,gemm_k,"
+    "gemm_batch,graph_exec,library_call,nvtx_range\r\n";
+
+/* ---- the buffer ------------------------------------------------------------------------ */
+
+static int grow(csv_buf *b, size_t more) {
+  if (b->n + more <= b->cap) return 0;
+  size_t cap = b->cap ? b->cap : 1024;
+  while (cap < b->n + more) cap *= 2;
+  char *p = realloc(b->p, cap);
+  if (!p) {
+    b->oom = 1;
+    return -1;
+  }
+  b->p = p;
+  b->cap = cap;
+  return 0;
+}
+
+void csv_put(csv_buf *b, const char *s, size_t len) {
+  if (grow(b, len) < 0) return;
+  memcpy(b->p + b->n, s, len);
+  b->n += len;
+}
+
+size_t ct_csv_quote(char *buf, size_t cap, const char *text, size_t len) {
+  if (!len) return 0;
+  size_t quotes = 0, plain = strcspn(text, ",\"\r\n"); /* (a NUL inside: len says) */
+  int quote = plain < len;
+  for (size_t i = plain; i < len; i++) quotes += text[i] == '"';
+  size_t need = len + quotes + (quote ? 2 : 0);
+  if (need > cap) return need;
+  if (!quote) {
+    memcpy(buf, text, len);
+    return need;
+  }
+  size_t at = 0;
+  buf[at++] = '"';
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == '"') buf[at++] = '"';
+    buf[at++] = text[i];
+  }
+  buf[at++] = '"';
+  return need;
+}
+
+void csv_put_text(csv_buf *b, const char *s, int last) {
+  size_t plain = s ? strcspn(s, ",\"\r\n") : 0;
+  if (!s || !s[plain]) { /* nothing to quote (most fields): plain is its length */
+    if (grow(b, plain + 1) < 0) return;
+    memcpy(b->p + b->n, s, plain);
+    b->n += plain;
+  } else {
+    size_t len = plain + strlen(s + plain);
+    size_t need = ct_csv_quote(NULL, 0, s, len);
+    if (grow(b, need + 1) < 0) return;
+    b->n += ct_csv_quote(b->p + b->n, need, s, len);
+  }
+  if (!last) b->p[b->n++] = ',';
+}
+
+void csv_put_u64(csv_buf *b, uint64_t v) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                              "31323334353637383940414243444546474849505152535455565758596061"
+                              "62636465666768697071727374757677787980818283848586878889909192"
+                              "93949596979899";
+  char tmp[24];
+  char *at = tmp + sizeof tmp;
+  *--at = ',';
+  while (v >= 100) { /* two digits a step */
+    unsigned r = (unsigned)(v % 100);
+    v /= 100;
+    at -= 2;
+    memcpy(at, pairs + 2 * r, 2);
+  }
+  if (v >= 10) {
+    at -= 2;
+    memcpy(at, pairs + 2 * v, 2);
+  } else {
+    *--at = (char)('0' + v);
+  }
+  size_t len = (size_t)(tmp + sizeof tmp - at);
+  if (grow(b, len) < 0) return;
+  memcpy(b->p + b->n, at, len);
+  b->n += len;
+}
+
+void csv_put_empty(csv_buf *b) { csv_put(b, ",", 1); }
+
+static void put_empties(csv_buf *b, unsigned n) {
+  static const char commas[] = ",,,,,,,,,,,,,,,,,,,,,,,,";
+  csv_put(b, commas, n);
+}
+
+/* ---- demangling ------------------------------------------------------------------------ */
+
+static const char not_mangled[] = "";
+
+const char *csv_demangle(csv_demangler *d, const char *name) {
+  if (!name || name[0] != '_' || name[1] != 'Z') return name;
+  if (d->bytes > DEMANGLE_CACHE_BYTES) csv_demangler_free(d);
+  if (!d->cache) d->cache = ct_map_new(sizeof(char *));
+  int created = 0;
+  char **slot = d->cache ? ct_map_get_name(d->cache, name, &created) : NULL;
+  if (slot && !created) return *slot == not_mangled ? name : *slot;
+  const char *shown = ct_demangle(name, d->buf, sizeof d->buf);
+  if (!slot) return shown;
+  *slot = shown == name ? (char *)not_mangled : strdup(shown);
+  if (!*slot) {
+    *slot = (char *)not_mangled;
+    d->bytes = DEMANGLE_CACHE_BYTES + 1; /* start again next time */
+    return shown;
+  }
+  d->bytes += strlen(name) + strlen(shown) + 64;
+  return *slot == not_mangled ? name : *slot;
+}
+
+void csv_demangler_file_done(csv_demangler *d) {
+  if (d->cache) ct_map_forget_pointers(d->cache);
+}
+
+void csv_demangler_free(csv_demangler *d) {
+  for (size_t i = 0; d->cache && i < ct_map_count(d->cache); i++) {
+    char *s = *(char **)ct_map_entry(d->cache, i, NULL, NULL);
+    if (s != not_mangled) free(s);
+  }
+  ct_map_free(d->cache);
+  d->cache = NULL;
+  d->bytes = 0;
+}
+
+/* ---- shared columns ------------------------------------------------------------------- */
+
+/* pid, rank (empty when the file has none) and tid (empty when unknown). */
+static void put_who(csv_buf *b, const ct_proc *p, int has_tid, uint64_t tid) {
+  if (p) csv_put_u64(b, p->rec.pid);
+  else csv_put_empty(b);
+  if (p && (p->job.known & CT_JOB_RANK)) csv_put_u64(b, p->job.rank);
+  else csv_put_empty(b);
+  if (has_tid) csv_put_u64(b, tid);
+  else csv_put_empty(b);
+}
+
+static void put_times(csv_buf *b, uint64_t start, uint64_t end) {
+  csv_put_u64(b, start);
+  csv_put_u64(b, end);
+  csv_put_u64(b, end > start ? end - start : 0);
+}
+
+/* grid_x .. graph_exec from a detail record; dur (ns) > 0 gives a copy its GB/s; attrs
+ * (NULL: none) gives a launch its registers and static shared memory. */
+static void put_detail(csv_buf *b, enum ct_detail detail, const ct_detail_data *d,
+                       uint64_t dur, const ct_kattr_table *attrs) {
+  if (detail == CT_DETAIL_LAUNCH) {
+    const struct ct_launch *l = &d->launch;
+    csv_put_u64(b, l->grid_x);
+    csv_put_u64(b, l->grid_y);
+    csv_put_u64(b, l->grid_z);
+    csv_put_u64(b, l->block_x);
+    csv_put_u64(b, l->block_y);
+    csv_put_u64(b, l->block_z);
+    const struct ct_kernel_attr *ka = attrs && l->attr ? ct_kattr_find(attrs, l->attr) : NULL;
+    if (ka) {
+      csv_put_u64(b, ka->regs);
+      csv_put_u64(b, ka->static_smem);
+    } else {
+      put_empties(b, 2);
+    }
+    csv_put_u64(b, l->shmem);
+    put_empties(b, 10); /* bytes .. graph_exec */
+    return;
+  }
+  put_empties(b, 9); /* grid_x .. dynamic_smem */
+  if (detail == CT_DETAIL_MEMOP) {
+    const struct ct_memop *m = &d->memop;
+    csv_put_u64(b, m->bytes);
+    if (dur) {
+      char g[40];
+      int n = snprintf(g, sizeof g, "%.3f,", (double)m->bytes / (double)dur);
+      csv_put(b, g, (size_t)n);
+    } else {
+      csv_put_empty(b);
+    }
+    csv_put_text(b, ct_memop_kind_name(m->kind), 0);
+    if (m->kind == CT_MEMOP_MEMSET) csv_put_empty(b);
+    else csv_put_text(b, ct_mem_type_name(m->src_mem), 0);
+    csv_put_text(b, ct_mem_type_name(m->dst_mem), 0);
+    put_empties(b, 5);
+  } else if (detail == CT_DETAIL_GEMM) {
+    put_empties(b, 5); /* bytes .. dst_mem */
+    csv_put_u64(b, d->gemm.m);
+    csv_put_u64(b, d->gemm.n);
+    csv_put_u64(b, d->gemm.k);
+    csv_put_u64(b, d->gemm.batch);
+    csv_put_empty(b);
+  } else if (detail == CT_DETAIL_GRAPH) {
+    put_empties(b, 9);
+    csv_put_u64(b, d->graph.exec);
+  } else if (detail == CT_DETAIL_ALLOC) {
+    csv_put_u64(b, d->alloc.bytes);
+    put_empties(b, 9);
+  } else {
+    put_empties(b, 10);
+  }
+}
+
+/* ---- rows ------------------------------------------------------------------------------ */
+
+static const char *gpu_kind(uint64_t type) {
+  switch (type) {
+  case CT_GPU_KERNEL: return "kernel";
+  case CT_GPU_MEMCPY: return "memcpy";
+  case CT_GPU_MEMSET: return "memset";
+  case CT_GPU_GEMM: return "gemm";
+  case CT_GPU_GRAPH: return "graph";
+  default: return "unknown";
+  }
+}
+
+void csv_format_activity(csv_buf *b, csv_demangler *d, const ct_activity *a,
+                         const ct_kattr_table *attrs) {
+  csv_put(b, "gpu,", 4);
+  put_who(b, a->proc, a->has_call, a->tid);
+  csv_put_u64(b, a->device);
+  csv_put_u64(b, a->stream);
+  csv_put_text(b, gpu_kind(a->type), 0);
+  csv_put_text(b, a->name, 0);
+  csv_put_text(b, a->type == CT_GPU_KERNEL ? csv_demangle(d, a->name) : a->name, 0);
+  put_times(b, a->start_ns, a->end_ns);
+  csv_put_u64(b, a->corr);
+  if (a->has_call) {
+    csv_put_text(b, a->api, 0);
+    csv_put_u64(b, a->call_begin_ns);
+    csv_put_u64(b, a->call_end_ns);
+    csv_put_u64(b, a->start_ns > a->call_end_ns ? a->start_ns - a->call_end_ns : 0);
+    csv_put_empty(b); /* result */
+    csv_put_u64(b, a->call_depth);
+    if (a->call_depth && a->call_parent) csv_put_u64(b, a->call_parent);
+    else csv_put_empty(b);
+  } else {
+    put_empties(b, 7);
+  }
+  uint64_t dur = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+  put_detail(b, a->detail, &a->d, dur, attrs);
+}
+
+void csv_format_call(csv_buf *b, const ct_span *s) {
+  csv_put(b, "call,", 5);
+  put_who(b, s->proc, 1, s->tid);
+  csv_put_u64(b, s->device);
+  csv_put_u64(b, s->stream);
+  csv_put_text(b, ct_api_category_name(s->category), 0);
+  csv_put_text(b, s->name, 0);
+  csv_put_text(b, s->name, 0);
+  put_times(b, s->begin_ns, s->end_ns);
+  csv_put_u64(b, s->corr);
+  put_empties(b, 4); /* api, call_start_ns, call_end_ns, launch_delay_ns */
+  csv_put_u64(b, s->result);
+  csv_put_u64(b, s->depth);
+  if (s->depth && s->parent) csv_put_u64(b, s->parent);
+  else csv_put_empty(b);
+  put_detail(b, s->detail, &s->d, 0, NULL);
+}
