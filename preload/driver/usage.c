@@ -34,8 +34,7 @@ void ctpd_usage_init(void) {
     return;
   if (__atomic_exchange_n(&registered, 1, __ATOMIC_ACQ_REL))
     return;
-  if (ctph_on()) {
-    ctp_ring_pool_want(); /* CUDA is coming: the writer makes the ready rings now */
+  ctp_ring_pool_want(); /* CUDA is coming: ready rings now (also while a window pauses) */
+  if (ctph_on())
     ctp_at_final_flush(check_at_exit);
-  }
 }
