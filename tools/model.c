@@ -869,6 +869,7 @@ const char *ct_memop_label(uint64_t kind) {
   case CT_MEMOP_STREAM_OPS: return "stream memory operations";
   case CT_MEMOP_EXT_WAIT: return "external semaphore wait";
   case CT_MEMOP_EXT_SIGNAL: return "external semaphore signal";
+  case CT_MEMOP_DECOMPRESS: return "decompression";
   default: return "memcpy";
   }
 }

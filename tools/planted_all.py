@@ -1,4 +1,4 @@
-"""The planted trace that holds every record kind (formats 1.0 to 1.10: PROCESS, JOB,
+"""The planted trace that holds every record kind (formats 1.0 to 1.11: PROCESS, JOB,
 DEVICE with its SM limits, THREAD, STREAM, MODULE, PYCODE, STACK, CLOCK, GRAPH,
 GRAPH_KERNEL, KERNEL_ATTR, OCCUPANCY, API, LAUNCH, GPU, MEMOP (every kind: copies each
 way, a set, a peer copy, a prefetch, batches of copies going one way and mixed ways, a
@@ -44,6 +44,7 @@ MEMOPS = [  # name, flags, MEMOP fields (1.7: prefetch 7, mixed 8, count; 1.8: d
     ("cudaMemcpyBatchAsync", 0x4, dict(bytes=5 << 12, kind=8, count=5), 2),
     ("cuMemPrefetchBatchAsync", 0x14, dict(bytes=4 << 20, kind=7, src_mem=4, dst_mem=4, count=4), 2),
     ("cudaMemDiscardBatchAsync", 0x4, dict(bytes=2 << 20, kind=9, src_mem=4, dst_mem=4, count=2), 2),
+    ("cuMemBatchDecompressAsync", 0x14, dict(bytes=15 << 10, kind=13, src_mem=1, dst_mem=1, count=3), 2),
 ]
 STREAM_MEMOPS = ("cuStreamWriteValue32_v2", "cuStreamWaitValue32_v2", "cuStreamWriteValue64",
                  "cuStreamWaitValue64_v2_ptsz", "cuStreamBatchMemOp_v2")

@@ -393,6 +393,7 @@ const char *ct_memop_kind_name(uint64_t kind) {
   case CT_MEMOP_STREAM_OPS: return "stream_ops";
   case CT_MEMOP_EXT_WAIT: return "ext_wait";
   case CT_MEMOP_EXT_SIGNAL: return "ext_signal";
+  case CT_MEMOP_DECOMPRESS: return "decompress";
   default: return "unknown";
   }
 }

@@ -29,7 +29,7 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 10 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 11 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
@@ -40,7 +40,8 @@
                              1.7: MEMOP kinds prefetch and mixed, memop.count;
                              1.8: MEMOP kind discard;
                              1.9: MEMOP kind stream_ops;
-                             1.10: ALLOC kind array, MEMOP kinds ext_wait and ext_signal */
+                             1.10: ALLOC kind array, MEMOP kinds ext_wait and ext_signal;
+                             1.11: MEMOP kind decompress */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -299,6 +300,9 @@
                                   first one's fence value (a keyed mutex: its key) */
 #define CT_MEMOP_EXT_SIGNAL 12 /* 1.10: a signal of external semaphores (cuSignalExternalSemaphoresAsync,
                                   cudaSignalExternalSemaphoresAsync): count and value as ext_wait */
+#define CT_MEMOP_DECOMPRESS 13 /* 1.11: a batch of decompressions by the copy engines
+                                  (cuMemBatchDecompressAsync): count its operations, bytes what
+                                  they are to write (dstNumBytes summed), memory types device */
 
 /* CT_MEM_* memory types of a copy's source or destination. */
 #define CT_MEM_UNKNOWN 0

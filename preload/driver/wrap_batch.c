@@ -4,7 +4,8 @@
  * cuda.h 13 means by the plain names), cuMemPrefetchAsync (8.0 ABI: a device ordinal) and
  * cuMemPrefetchAsync_v2 (12.2: a CUmemLocation), cuMemPrefetchBatchAsync,
  * cuMemDiscardBatchAsync and cuMemDiscardAndPrefetchBatchAsync (13.0; the latter
- * recorded as a prefetch batch), each with its _ptsz form. Recorded like wrap_memory.c's copies: an API record
+ * recorded as a prefetch batch), cuMemBatchDecompressAsync (12.6: decompressions by the
+ * copy engines, MEMOP kind decompress, format 1.11), each with its _ptsz form. Recorded like wrap_memory.c's copies: an API record
  * (CT_API_DRIVER), one MEMOP record for the whole call (ctph_emit_copy_batch,
  * ctph_emit_prefetch: count and total bytes) and, when outermost, one GPU record
  * (CT_GPU_MEMCPY) timed on the stream from before the first operation of the call
@@ -15,6 +16,7 @@
 #undef cuMemcpyBatchAsync /* cuda.h 13 maps these to their _v2 */
 #undef cuMemcpy3DBatchAsync
 #undef cuMemPrefetchAsync
+#undef cuMemBatchDecompressAsync
 
 typedef CUresult (*batch_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
                                 CUmemcpyAttributes *, size_t *, size_t, size_t *, CUstream);
@@ -28,6 +30,7 @@ typedef CUresult (*prefetch_fn)(CUdeviceptr, size_t, CUmemLocation, unsigned, CU
 typedef CUresult (*prefetch_batch_fn)(CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *,
                                       size_t, unsigned long long, CUstream);
 typedef CUresult (*discard_batch_fn)(CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream);
+typedef CUresult (*decompress_fn)(CUmemDecompressParams *, size_t, unsigned, size_t *, CUstream);
 
 #define BATCH_BODY(id, ptsz, realp, ra, type, stream, CALL, DETAIL) \
   CTPD_SPAN_BODY(id, ptsz, realp, ra, type, stream, CT_GPU_MEMCPY, CALL, (void)0, DETAIL)
@@ -102,6 +105,29 @@ CTPD_INLINE CUresult discard_batch_body(enum ctph_id id, int ptsz, void *realp, 
              ctph_emit_discard(c.corr, ctph_batch_bytes(r == CUDA_SUCCESS, sizes, count), count));
 }
 
+/* The MEMOP record of a decompression batch: count its operations, bytes what they are
+ * to write (their dstNumBytes; 0 when the call failed: its array is not read). */
+static void emit_decompress(uint64_t corr, int ok, const CUmemDecompressParams *params,
+                            size_t count) {
+  ct_record rec = {.kind = CT_KIND_MEMOP};
+  rec.u.memop.corr = corr;
+  rec.u.memop.kind = CT_MEMOP_DECOMPRESS;
+  rec.u.memop.src_mem = CT_MEM_DEVICE;
+  rec.u.memop.dst_mem = CT_MEM_DEVICE;
+  rec.u.memop.async = 1;
+  rec.u.memop.count = count;
+  for (size_t i = 0; ok && params && i < count; i++)
+    rec.u.memop.bytes += params[i].dstNumBytes;
+  ctp_emit(&rec);
+}
+
+CTPD_INLINE CUresult decompress_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                     CUmemDecompressParams *params, size_t count, unsigned flags,
+                                     size_t *error_index, CUstream s) {
+  BATCH_BODY(id, ptsz, realp, ra, decompress_fn, s, real(params, count, flags, error_index, s),
+             emit_decompress(c.corr, r == CUDA_SUCCESS, params, count));
+}
+
 #define BATCH_V1_PARAMS                                                                    \
   (CUdeviceptr * d, CUdeviceptr * sr, size_t * sz, size_t n, CUmemcpyAttributes * a,      \
    size_t * ai, size_t na, size_t * fi, CUstream s)
@@ -142,3 +168,7 @@ CTPD_DEFINE(cuMemcpy3DBatchAsync, 0, batch3d_v1_body, B3D_V1, (n, o, fi, f, s))
 CTPD_DEFINE(cuMemcpy3DBatchAsync_ptsz, 1, batch3d_v1_body, B3D_V1, (n, o, fi, f, s))
 CTPD_DEFINE(cuMemcpy3DBatchAsync_v2, 0, batch3d_body, B3D, (n, o, f, s))
 CTPD_DEFINE(cuMemcpy3DBatchAsync_v2_ptsz, 1, batch3d_body, B3D, (n, o, f, s))
+#define DECOMPRESS_PARAMS \
+  (CUmemDecompressParams * p, size_t n, unsigned f, size_t * e, CUstream s)
+CTPD_DEFINE(cuMemBatchDecompressAsync, 0, decompress_body, DECOMPRESS_PARAMS, (p, n, f, e, s))
+CTPD_DEFINE(cuMemBatchDecompressAsync_ptsz, 1, decompress_body, DECOMPRESS_PARAMS, (p, n, f, e, s))

@@ -63,6 +63,7 @@ CUresult cuMemsetD8Async_ptsz();
 CUresult cuMemsetD8_v2_ptds();
 CUresult cuStreamBeginCapture_ptsz();
 CUresult cuStreamBeginCaptureToGraph_ptsz();
+CUresult cuMemBatchDecompressAsync_ptsz();
 CUresult cuStreamBeginCapture_v2_ptsz();
 CUresult cuStreamEndCapture_ptsz();
 CUresult cuStreamGetCaptureInfo_ptsz();
@@ -340,6 +341,8 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuStreamBeginCapture", 10000, 2, cuStreamBeginCapture_ptsz) \
   X("cuStreamBeginCapture", 10010, 2, cuStreamBeginCapture_v2_ptsz) \
   X("cuStreamBeginCaptureToGraph", 12030, 0, cuStreamBeginCaptureToGraph) \
+  X("cuMemBatchDecompressAsync", 12060, 0, cuMemBatchDecompressAsync) \
+  X("cuMemBatchDecompressAsync", 12060, 2, cuMemBatchDecompressAsync_ptsz) \
   X("cuStreamBeginCaptureToGraph", 12030, 2, cuStreamBeginCaptureToGraph_ptsz) \
   X("cuStreamCreate", 2000, 0, cuStreamCreate) \
   X("cuStreamCreateWithPriority", 5050, 0, cuStreamCreateWithPriority) \

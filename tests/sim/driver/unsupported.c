@@ -199,8 +199,6 @@
   X(cuMemAlloc) \
   X(cuMemAllocHost) \
   X(cuMemAllocPitch) \
-  X(cuMemBatchDecompressAsync) \
-  X(cuMemBatchDecompressAsync_ptsz) \
   X(cuMemExportToShareableHandle) \
   X(cuMemFree) \
   X(cuMemGetAccess) \
