@@ -62,7 +62,9 @@ def gemm_spans(data):
 
 
 def slow_finding(doc, mode):
-    fs = [f for f in doc["findings"] if f["kind"] == "slow_launch_call"]
+    # (a call that only began gaps, pattern starts_gaps, is not the gemm's story: a host
+    # preempted inside another call, cudaMemset in a loaded full run, makes one)
+    fs = [f for f in doc["findings"] if f["kind"] == "slow_launch_call" and f.get("pattern") != "starts_gaps"]
     h.check(len(fs) == 1, f"{mode}: one slow_launch_call finding: {fs}")
     return fs[0] if fs else {}
 
@@ -87,9 +89,13 @@ h.check(ITERS * SPIN <= inside, f"every: {inside} vs {ITERS} x {SPIN}")
 # within 1 ms of the spans' (a loaded host stretches both alike).
 # The medians come from report's duration histograms, within 3.1% (docs/gaps.md): a
 # median of calls a little over SPIN may read up to 3.1% under it.
+# A call preempted after its launch (below: at most one of the 8) spans its kernel's
+# 1 ms and the after-launch time too, outside the gap it ended: seen on the first call
+# in a loaded full run (span 9.2 ms, 5.06 ms in its gap, 3.15 ms after its launch).
 HIST_FLOOR = SPIN - SPIN * 31 // 1000
+first_extra = MS + f.get("after_launch_ns", 0) if f.get("after_launch_gaps") else 0
 h.check(HIST_FLOOR <= f.get("median_ns", 0) and abs(f.get("median_ns", 0) - median(spans)) <= MS
-        and spans[0] - MS <= f.get("first_call_ns", 0) <= spans[0]
+        and spans[0] - MS - first_extra <= f.get("first_call_ns", 0) <= spans[0]
         and HIST_FLOOR <= f.get("rest_median_ns", 0) and abs(f.get("rest_median_ns", 0) - median(spans[1:])) <= MS,
         f"every: median and first call: {f} vs spans {spans}")
 # Each call returns at its launch, so no gap begins inside one; but a host preempted
