@@ -124,9 +124,13 @@ h.check(r0.get("cause") == "launch_overhead" and r0.get("api") == "cublasSgemm_v
 h.check(sum(r["count"] for r in gemm_rows) == ITERS and sum(r["in_call_ns"] for r in gemm_rows) == inside
         and all(r["callsite"] == site for r in gemm_rows), f"gemm rows: {gemm_rows}")
 sleep_site = f"sleep_then_launch(float*) (slowcall.cu:{LINE['SLEEPLAUNCH:']})"
+# (a host preempted inside the sync before a sleep for longer than the sleep, load
+# average 12 on 2 cores, made one of the 3 gaps sync: at most one may move)
 sl = [r for r in rows if r["callsite"] == sleep_site]
-h.check(len(sl) == 1 and sl[0]["cause"] == "host_wait" and sl[0]["count"] == SLEEPS and sl[0]["nested"] is False
-        and SLEEP <= sl[0]["median_ns"] <= SLEEP + MS + SLACK and sl[0]["api"].endswith("aLaunchKernel"),
+slh = [r for r in sl if r["cause"] == "host_wait"]
+h.check(len(slh) == 1 and slh[0]["count"] >= SLEEPS - 1 and sum(r["count"] for r in sl) == SLEEPS
+        and all(r["nested"] is False and r["api"].endswith("aLaunchKernel") for r in sl)
+        and SLEEP <= slh[0]["median_ns"] <= SLEEP + MS + SLACK,
         f"sleep row: {sl}")
 h.check(abs(sum(r["share"] for r in rows) - 1.0) < 0.002, "shares add up to 1")
 
