@@ -1,7 +1,9 @@
 /* The simulated driver's stream memory operations: a write lands and is timed on its
  * stream, a wait on another stream holds that stream until the write's GPU time, the
  * four wait conditions, a wait nothing will satisfy (CUDA_ERROR_NOT_SUPPORTED),
- * cuStreamBatchMemOp, the 8.0/9.0 and 11.7 ABIs through cuGetProcAddress, capture. */
+ * cuStreamBatchMemOp, the 8.0/9.0 and 11.7 ABIs through cuGetProcAddress, capture.
+ * Timed while a blocker keeps the streams busy (as drv_timing does), so that a loaded
+ * host's scheduling does not move the events. */
 #include "drv_test.h"
 
 #include <string.h>
@@ -13,6 +15,17 @@ static CUresult test_launch_us(CUfunction f, CUstream stream, unsigned long long
 {
   simcuda_hint_next_launch_ns(us * 1000ull);
   return cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
+}
+
+#define BLOCKER_MS 50
+#define TOL_MS 0.002 /* four event ticks */
+
+/* How much longer than the blocker the host took to enqueue since t0 (0 unless it was
+ * preempted that long): the most its scheduling can have moved the events. */
+static double host_overrun_ms(unsigned long long t0)
+{
+  double took_ms = (double)(test_now_ns() - t0) / 1e6;
+  return took_ms > BLOCKER_MS ? took_ms - BLOCKER_MS : 0.0;
 }
 
 static void *proc(const char *name, int version)
@@ -38,14 +51,21 @@ int main(void)
   CHECK_CU(cuEventCreate(&start, 0));
   CHECK_CU(cuEventCreate(&end, 0));
 
-  /* s2: 20 ms of kernel, then the write; s1 waits for it */
+  /* s2: 20 ms of kernel, then the write; s1 waits for it. s1 is kept busy by a blocker
+   * and s2's kernel starts at `start` (an event wait), so the elapsed time is the
+   * model's whatever the host's scheduling, unless the host took longer than the
+   * blocker to enqueue (preempted): then the bound widens by that overrun. */
   CUfunction slow = test_kernel("slow");
+  unsigned long long t0 = test_now_ns();
+  CHECK_CU(test_launch_us(slow, s1, BLOCKER_MS * 1000));
   CHECK_CU(cuEventRecord(start, s1));
+  CHECK_CU(cuStreamWaitEvent(s2, start, 0));
   CHECK_CU(test_launch_us(slow, s2, 20000));
   CHECK_CU(cuStreamWriteValue32(s2, flag, 1, 0));
   CHECK_CU(cuStreamWaitValue32(s1, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
   CHECK_CU(cuEventRecord(end, s1));
-  CHECK_NEAR(test_elapsed_ms(start, end), 20.0, 0.5);
+  double late = host_overrun_ms(t0);
+  CHECK_NEAR(test_elapsed_ms(start, end), 20.0 + late / 2, TOL_MS + late / 2);
   unsigned v = 0;
   CHECK_CU(cuMemcpyDtoH(&v, flag, 4));
   CHECK(v == 1);
@@ -70,7 +90,10 @@ int main(void)
   ops[0].writeValue.value64 = 1ull << 40;
   ops[1].operation = CU_STREAM_MEM_OP_BARRIER;
   CHECK_CU(cuStreamSynchronize(s1));
+  t0 = test_now_ns();
+  CHECK_CU(test_launch_us(slow, s1, BLOCKER_MS * 1000));
   CHECK_CU(cuEventRecord(start, s1));
+  CHECK_CU(cuStreamWaitEvent(s2, start, 0));
   CHECK_CU(test_launch_us(slow, s2, 10000));
   CHECK_CU(cuStreamBatchMemOp(s2, 2, ops, 0));
   CUstreamBatchMemOpParams wait;
@@ -81,7 +104,8 @@ int main(void)
   wait.waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
   CHECK_CU(cuStreamBatchMemOp(s1, 1, &wait, 0));
   CHECK_CU(cuEventRecord(end, s1));
-  CHECK_NEAR(test_elapsed_ms(start, end), 10.0, 0.5);
+  late = host_overrun_ms(t0);
+  CHECK_NEAR(test_elapsed_ms(start, end), 10.0 + late / 2, TOL_MS + late / 2);
   wait.operation = (CUstreamBatchMemOpType)99;
   CHECK_RESULT(cuStreamBatchMemOp(s1, 1, &wait, 0), CUDA_ERROR_INVALID_VALUE);
 
