@@ -3,10 +3,12 @@
 (programs/streamops.cu, SIMCUDA_HOST_FN_US=20000: a host function holds its stream
 20 ms, which the tracer does not time).
 
-Planted: stream s1 runs so_a (5 ms), a host function, a cuStreamBatchMemOp_v2 of two
-writes, so_b; stream s3 runs so_c (5 ms), a cuStreamBatchMemOp_v2 of a wait (for a
-value stream s2 writes after its own host function) and a write, so_d. Asserted
-exactly: each batch is one outermost API record (DRIVER flag, result 0) on its stream
+Planted: stream s1 runs so_a (50 ms), a host function, a cuStreamBatchMemOp_v2 of two
+writes, so_b; stream s3 runs so_c (50 ms), a cuStreamBatchMemOp_v2 of a wait (for a
+value stream s2 writes after so_hold (50 ms, launched after so_c) and its own host
+function) and a write, so_d. The long kernels keep what follows them queued before the
+GPU reaches it, so a host preempted while it enqueues (up to 50 ms) changes nothing.
+Asserted exactly: each batch is one outermost API record (DRIVER flag, result 0) on its stream
 with no GPU record and a MEMOP record (format 1.9) of kind stream_ops (10), count 2,
 value (its waits) 0 and 1, bytes (what its writes write) 12 and 4, async; the
 simulator held s1 for the host function (so_b started 20 ms after so_a's end) and s3
@@ -46,7 +48,7 @@ truth_path = os.path.join(tmp, "truth")
 path = record_one_file(cutrace, libtrace, sim_dir, os.path.join(tmp, "data"), [prog],
                        "streamops: ok",
                        {"SIMCUDA_TRUTH_FILE": truth_path, "SIMCUDA_HOST_FN_US": "20000",
-                        "SIMCUDA_KERNEL_US": "so_a=5000,so_c=5000,so_b=1000,so_d=1000,default=5"})
+                        "SIMCUDA_KERNEL_US": "so_hold=50000,so_a=50000,so_c=50000,so_b=1000,so_d=1000,default=5"})
 if path:
     recs, names = raw_records(cutrace, path)
     corr_gpu = {r["corr"]: r for r in recs if r["kind"] == "gpu"}

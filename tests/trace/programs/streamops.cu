@@ -1,14 +1,19 @@
 /* Stream memory-operation batches told apart, for test_streamops.py. Driver entry points
  * from cuGetProcAddress_v2 at 13000 (the _v2 forms). Each stream is non-blocking; a host
  * function sleeps 20 ms (its stream's time on the simulator: SIMCUDA_HOST_FN_US=20000),
- * untimed by the tracer. Planted, in this order:
- *   s1: so_a (5 ms), host function, cuStreamBatchMemOp(write32 flag = 1, write64
+ * untimed by the tracer. so_a and so_c last 50 ms on the simulator and s2 starts with
+ * so_hold (50 ms), so that what follows each is queued before the GPU reaches it: a host
+ * preempted while it enqueues (a loaded machine) moves nothing unless it is held longer
+ * than that. Planted, in this order:
+ *   s1: so_a (50 ms), host function, cuStreamBatchMemOp(write32 flag = 1, write64
  *       flag64 = 2), so_b (1 ms): so_b waits behind the host function, not behind a
  *       value: the batch only writes;
  *   sync;
- *   s2: host function, cuStreamWriteValue32(flag2 = 1);
- *   s3: so_c (5 ms), cuStreamBatchMemOp(wait flag2 >= 1, write32 flag3 = 3), so_d (1 ms):
- *       so_d waits for s2's write, which comes after s2's host function.
+ *   s3: so_c (50 ms);
+ *   s2: so_hold (50 ms), host function, cuStreamWriteValue32(flag2 = 1);
+ *   s3: cuStreamBatchMemOp(wait flag2 >= 1, write32 flag3 = 3), so_d (1 ms): so_d waits
+ *       for s2's write, which comes after s2's host function, at least 20 ms after
+ *       so_c's end (so_hold was launched after so_c).
  * Prints "streamops: ok" when every call succeeded and the values are in memory. */
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -19,6 +24,7 @@
 
 #include "driver_proc.h"
 
+__global__ void so_hold(int *p) { if (p) *p = 0; }
 __global__ void so_a(int *p) { if (p) *p = 0; }
 __global__ void so_b(int *p) { if (p) *p = 0; }
 __global__ void so_c(int *p) { if (p) *p = 0; }
@@ -76,9 +82,10 @@ int main() {
   check(cudaDeviceSynchronize() == cudaSuccess, "sync 1");
 
   /* a wait: so_d waits for stream 2's write after its host function */
+  so_c<<<1, 32, 0, s3>>>(NULL);
+  so_hold<<<1, 32, 0, s2>>>(NULL);
   check(cudaLaunchHostFunc(s2, sleep_20ms, NULL) == cudaSuccess, "host function 2");
   check(write32((CUstream)s2, flag2, 1, 0) == CUDA_SUCCESS, "write32");
-  so_c<<<1, 32, 0, s3>>>(NULL);
   memset(ops, 0, sizeof ops);
   ops[0].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
   ops[0].waitValue.address = flag2;
