@@ -298,9 +298,10 @@ static void print_findings(const gaps_cli *c) {
              "total): ", ct_gaps_who(p, w, sizeof w), (unsigned long long)f->device,
              ct_fmt_duration(f->saving_ns, b1, sizeof b1));
     else if (f->saving_ns || f->lower_bound) {
-      printf("  - %s device %llu (saves %s %s of idle", ct_gaps_who(p, w, sizeof w),
+      printf("  - %s device %llu (saves %s %s%s", ct_gaps_who(p, w, sizeof w),
              (unsigned long long)f->device, f->lower_bound ? "at least" : "up to",
-             ct_fmt_duration(f->saving_ns, b1, sizeof b1));
+             ct_fmt_duration(f->saving_ns, b1, sizeof b1),
+             f->not_idle_ns ? "" : " of idle"); /* part of it is busy time or outside the span */
       print_adds(f);
       printf("): ");
     } else /* e.g. syncs whose time was all GPU work: their cost is the drained queue after */

@@ -22,7 +22,7 @@ static void emit_gap(fstate *f, tracker *t, uint64_t a, uint64_t b, const opinfo
   t->u.idle_ns += b - a;
   if (t->stream == UINT64_MAX) {
     ct_gaps_enders_on_gap(f, t, a, b, c, op, outside_cuda);
-    ct_gaps_findings_on_gap(f, t->dev, a, b, op);
+    ct_gaps_findings_on_gap(f, t->dev, a, b, c, op);
   }
   if (b - a < f->g->o.min_gap_ns) return;
   if (f->g->fn) {

@@ -162,13 +162,17 @@ static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, con
 
 /* A device gap [a, b] ended by op: the time its launching thread spent in copy and set
  * calls (calls that queue work but launch no kernel) inside it. */
-void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, const opinfo *op) {
+void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, enum ct_gap_cause c,
+                             const opinfo *op) {
   const thstate *th = op->has_call ? ct_gaps_find_thread(f, op->tid) : NULL;
   if (!th || th->copy_end <= a) return; /* no copy call of the thread reaches into the gap */
   for (unsigned i = ring_skip_after(&th->calls, b); i < th->calls.n; i++) {
     const span_ring_entry *e = ring_back(&th->calls, i);
     if (e->end <= a) break;
-    if (is_copy_call(e)) d->copy_in_gaps += overlap(e->begin, e->end, a, b);
+    if (!is_copy_call(e)) continue;
+    uint64_t in = overlap(e->begin, e->end, a, b);
+    d->copy_in_gaps += in;
+    if (c == CT_GAP_ALLOC) d->copy_in_alloc += in;
   }
 }
 
@@ -265,6 +269,9 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            .saving_ns = c->cpu_ns > c->gpu_ns ? c->cpu_ns - c->gpu_ns : 0};
     fd.shared_copies_ns = d->both.cpu_ns > d->both.gpu_ns ? d->both.cpu_ns - d->both.gpu_ns : 0;
     fd.copies_in_gaps_ns = d->copy_in_gaps;
+    fd.held_alloc_ns = d->copy_in_alloc; /* (at most the claim: see shared_claim); not
+                                            held_sync_ns: a synchronous copy's own gaps are
+                                            sync gaps, not the little syncs' */
     if (!sync) { /* and the transfers at the pinned rate */
       int measured;
       fd.transfer_saving_ns = pinned_rate_saving(d, &measured);
@@ -351,9 +358,13 @@ static uint64_t shared_claim(const ct_gaps_finding *a, const ct_gaps_finding *b)
   if ((x == CT_FIND_PAGEABLE_COPY && y == CT_FIND_SYNC_COPY) ||
       (x == CT_FIND_SYNC_COPY && y == CT_FIND_PAGEABLE_COPY)) /* the copies that are both */
     return min_u64(a->shared_copies_ns, both);
-  if (x == CT_FIND_SLOW_CALL && (y == CT_FIND_ALLOC || y == CT_FIND_LITTLE_SYNC))
+  /* a call's time in gaps of cause alloc or sync (a slow call's; the copies' in alloc
+   * gaps), which alloc_in_loop and sync_little_work claim */
+  int holds_x = x == CT_FIND_SLOW_CALL || x == CT_FIND_PAGEABLE_COPY || x == CT_FIND_SYNC_COPY;
+  int holds_y = y == CT_FIND_SLOW_CALL || y == CT_FIND_PAGEABLE_COPY || y == CT_FIND_SYNC_COPY;
+  if (holds_x && (y == CT_FIND_ALLOC || y == CT_FIND_LITTLE_SYNC))
     return min_u64(y == CT_FIND_ALLOC ? a->held_alloc_ns : a->held_sync_ns, both);
-  if (y == CT_FIND_SLOW_CALL && (x == CT_FIND_ALLOC || x == CT_FIND_LITTLE_SYNC))
+  if (holds_y && (x == CT_FIND_ALLOC || x == CT_FIND_LITTLE_SYNC))
     return min_u64(x == CT_FIND_ALLOC ? b->held_alloc_ns : b->held_sync_ns, both);
   if (x == CT_FIND_GRAPH_CANDIDATE) return min_u64(graph_shared(a, b), both);
   if (y == CT_FIND_GRAPH_CANDIDATE) return min_u64(graph_shared(b, a), both);

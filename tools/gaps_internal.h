@@ -162,6 +162,7 @@ typedef struct devstate {
   /* copies by CT_MEMOP_* kind */
   copystat pageable, synccopy, both; /* both: copies pageable and synchronous */
   uint64_t copy_in_gaps; /* the launching threads' copy and set calls' time inside device gaps */
+  uint64_t copy_in_alloc; /* ... of it in gaps of cause alloc */
   /* transfer rates by CT_MEMOP_* kind: copies from or to pageable memory, and between
    * pinned memory and the device (bytes and GPU time) */
   struct { uint64_t bytes, gpu_ns; } rate_pageable[16], rate_pinned[16];
@@ -387,8 +388,10 @@ void ct_gaps_findings_on_sync(fstate *f, const ct_span *s, const char *name);
  * finding when a little sync's return opened it and, launch_overhead, it lasted at most
  * max_after after that return (the pending syncs that ended before b judged first). */
 void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, uint64_t max_after);
-/* A device gap [a, b] ended by op: its launching thread's copy and set calls' time in it. */
-void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, const opinfo *op);
+/* A device gap [a, b] of cause c ended by op: its launching thread's copy and set calls'
+ * time in it. */
+void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, enum ct_gap_cause c,
+                             const opinfo *op);
 /* Judges the pending syncs of d that end before horizon. */
 void ct_gaps_judge_syncs(fstate *f, devstate *d, uint64_t horizon);
 /* Adds d's findings to the analysis (at the end of its file). */

@@ -183,7 +183,7 @@ with tempfile.TemporaryDirectory() as tmp:
           and pp[0]["saving_lower_bound"] is False and pp[0]["count"] == 12, f"pageable copies against pinned: {pp}")
     rc, text, err = run(pinned)
     # the faster transfers are busy time, not idle: not added to the findings' total
-    check("(saves up to 1.080 ms of idle; adds 840.000 us to the total: 240.000 us of it not idle "
+    check("(saves up to 1.080 ms; adds 840.000 us to the total: 240.000 us of it not idle "
           "time in the device's gaps): 12 pageable HtoD copies" in text
           and "at the rate of this trace's pinned copies the transfers would take 240.000 us less" in text,
           "pageable copies' text, measured")

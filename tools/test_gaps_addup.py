@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""cutrace gaps: the findings add up (docs/gaps.md "Findings add up"): a copy call inside
+a gap that allocation calls filled is counted once, by alloc_in_loop (planted trace).
+
+Thread 77, device 0, 5 kernels of 100 us on stream 1, each launched by a 2 us call
+ending 3 us before it starts. Between kernel i and i + 1 (4 gaps of 450 us): 10 us
+after the kernel ends the thread makes a cudaMemcpyAsync from pageable memory (a 30 us
+call; its 10 us transfer on stream 2 starts 1 us after the next kernel), then a cudaFree of
+400 us, then the next launch. Each gap is alloc (400 us of allocation calls), so
+alloc_in_loop claims the 4 x 450 us, all the device's idle. The 4 pageable copies
+(4 x (30 - 10) us beyond their transfers, their calls inside the gaps) claim 80 us of
+the same gaps: alloc_in_loop, above, counts it already, so the copies add nothing and
+the findings together save 1.8 ms of the 1.8 ms idle (not 1.88 ms).
+
+usage: test_gaps_addup.py CUTRACE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from cttest import check, finish  # noqa: E402
+from tracewrite import TraceWriter  # noqa: E402
+
+US = 1000
+TIMED = 0x4
+HTOD, PAGEABLE, DEVICE = 1, 3, 1
+cutrace = sys.argv[1]
+tmp = tempfile.mkdtemp(prefix="cutrace-addup-")
+
+w = TraceWriter()
+w.add("process", pid=77, ppid=1, start_ns=10**9, realtime_ns=1700000000 * 10**9,
+      host=w.string("host"), cmdline=w.string("./train"))
+w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132, mem_bytes=80 << 30)
+w.add("thread", tid=77, name=w.string("train"), start_ns=10**9)
+for st in (1, 2):
+    w.add("stream", stream=st, handle=0x100 + st, device=0, flags=1)
+corr = 0
+records = []  # (sort key: the record's end, kind, fields)
+
+
+def api(name, begin, end, stream=1):
+    global corr
+    corr += 1
+    records.append((end, 0, "api", dict(tid=77, name=w.string(name), begin_ns=begin, end_ns=end, corr=corr,
+                                         device=0, stream=stream, flags=TIMED)))
+    return corr
+
+
+t = 10**9
+for i in range(5):
+    c = api("cudaLaunchKernel", t - 5 * US, t - 3 * US)
+    records.append((t - 3 * US, 1, "launch", dict(corr=c, kernel=w.string("_Z4stepPf"), grid_x=1, grid_y=1,
+                                                   grid_z=1, block_x=32, block_y=1, block_z=1)))
+    records.append((t + 100 * US, 2, "gpu", dict(corr=c, device=0, stream=1, start_ns=t, end_ns=t + 100 * US,
+                                                 type=1, name=w.string("_Z4stepPf"))))
+    if i == 4:
+        break
+    e = t + 100 * US  # the kernel's end: the gap begins
+    nxt = e + 450 * US  # the next kernel's start: the gap ends
+    c = api("cudaMemcpyAsync", e + 10 * US, e + 40 * US, stream=2)
+    records.append((e + 40 * US, 1, "memop", dict(corr=c, bytes=1 << 20, kind=HTOD, src_mem=PAGEABLE,
+                                                  dst_mem=DEVICE, **{"async": 1})))
+    records.append((nxt + 11 * US, 2, "gpu", dict(corr=c, device=0, stream=2, start_ns=nxt + US,
+                                                  end_ns=nxt + 11 * US, type=2)))
+    api("cudaFree", e + 42 * US, e + 442 * US)
+    t = nxt
+for _, _, kind, fields in sorted(records, key=lambda r: (r[0], r[1])):
+    w.add(kind, **fields)
+w.add("end", records=0, drops=0, end_ns=10**10)
+path = os.path.join(tmp, "addup.77.ctr")
+w.save(path)
+
+p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0, f"gaps: {p.returncode} {p.stderr}")
+doc = json.loads(p.stdout) if p.returncode == 0 else {"devices": [{}], "findings": []}
+dev = doc["devices"][0]
+check(dev.get("idle_ns") == 4 * 450 * US and dev.get("idle", {}).get("alloc_ns") == 4 * 450 * US,
+      f"4 alloc gaps of 450 us: {dev}")
+fs = {f["kind"]: f for f in doc["findings"]}
+al, pg = fs.get("alloc_in_loop", {}), fs.get("pageable_copy", {})
+check(al.get("count") == 4 and al.get("saving_ns") == al.get("adds_ns") == 4 * 450 * US,
+      f"alloc_in_loop adds its 1.8 ms: {al}")
+check(pg.get("count") == 4 and pg.get("saving_ns") == 4 * 20 * US and pg.get("not_idle_ns") == 0
+      and pg.get("overlap_ns") == 4 * 20 * US and pg.get("adds_ns") == 0,
+      f"the copies' 80 us are alloc_in_loop's: {pg}")
+check(sorted(fs) == ["alloc_in_loop", "pageable_copy"], f"no other finding: {sorted(fs)}")
+check(doc.get("findings_total", {}).get("saving_ns") == dev.get("findings_saving_ns") == 4 * 450 * US,
+      f"together 1.8 ms of 1.8 ms: {doc.get('findings_total')}")
+p = subprocess.run([cutrace, "gaps", "--summary", path], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0 and "memory allocated and freed in the loop up to 1.800 ms, pageable copies (counted above); "
+      "together up to 1.800 ms of 1.800 ms idle (100.0%)" in p.stdout, f"summary: {p.stdout}")
+finish()
