@@ -8,7 +8,7 @@
  * seen here; a cuBLAS call that calls cublasLtMatmul gives one timed span with a
  * depth-1 child. Entry points: the float, double and half GEMMs (plain, strided
  * batched, pointer-array batched, with their _64 forms), cublasGemmEx and its batched
- * forms, cublasLtMatmul, and the legacy handle-less cublasSgemm; the complex,
+ * forms, cublasLtMatmul, and the legacy handle-less cublas{S,D,C,Z}gemm; the complex,
  * typed-operand and grouped GEMMs are in blas_more.c (shared macros: blas_internal.h).
  */
 #include <cublasLt.h>
@@ -23,6 +23,18 @@
 CTP_EXPORT void cublasSgemm(char transa, char transb, int m, int n, int k, float alpha,
                             const float *A, int lda, const float *B, int ldb, float beta, float *C,
                             int ldc);
+#undef cublasDgemm
+#undef cublasCgemm
+#undef cublasZgemm
+CTP_EXPORT void cublasDgemm(char transa, char transb, int m, int n, int k, double alpha,
+                            const double *A, int lda, const double *B, int ldb, double beta,
+                            double *C, int ldc);
+CTP_EXPORT void cublasCgemm(char transa, char transb, int m, int n, int k, cuComplex alpha,
+                            const cuComplex *A, int lda, const cuComplex *B, int ldb,
+                            cuComplex beta, cuComplex *C, int ldc);
+CTP_EXPORT void cublasZgemm(char transa, char transb, int m, int n, int k, cuDoubleComplex alpha,
+                            const cuDoubleComplex *A, int lda, const cuDoubleComplex *B, int ldb,
+                            cuDoubleComplex beta, cuDoubleComplex *C, int ldc);
 CTP_EXPORT cublasStatus_t cublasSetKernelStream(cudaStream_t stream);
 
 /* The stream of the legacy API, as last set by the program. */
@@ -189,28 +201,34 @@ static uint64_t legacy_op(char t) {
   return t == 'T' || t == 't' ? CUBLAS_OP_T : t == 'C' || t == 'c' ? CUBLAS_OP_C : CUBLAS_OP_N;
 }
 
-/** The legacy handle-less cublasSgemm, traced (on the cublasSetKernelStream stream). */
-CTP_EXPORT void cublasSgemm(char transa, char transb, int m, int n, int k, float alpha,
-                            const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                            int ldc) {
-  __typeof__(&cublasSgemm) real = CTPH_REAL(cublasSgemm);
-  if (!real)
-    return;
-  if (CTP_UNLIKELY(!ctph_on())) {
-    real(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    return;
+/* A legacy handle-less GEMM (cublas.h: scalars by value, errors through
+ * cublasGetError, so treated as success), traced on the cublasSetKernelStream stream. */
+#define LEGACY_GEMM(sym, T, DT, CT)                                                            \
+  CTP_EXPORT void sym(char transa, char transb, int m, int n, int k, T alpha, const T *A, int lda, \
+                      const T *B, int ldb, T beta, T *C, int ldc) {                            \
+    __typeof__(&sym) real = CTPH_REAL(sym);                                                    \
+    if (!real)                                                                                 \
+      return;                                                                                  \
+    if (CTP_UNLIKELY(!ctph_on())) {                                                            \
+      real(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                      \
+      return;                                                                                  \
+    }                                                                                          \
+    ctph_call c;                                                                               \
+    ctph_call_begin(&c, CTPH_ID_##sym, 0, CT_GPU_GEMM,                                         \
+                    (CUstream)__atomic_load_n(&legacy_kernel_stream, __ATOMIC_RELAXED),        \
+                    ctph_hook_name_id(CTPH_ID_##sym));                                         \
+    real(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                        \
+    CTPH_FINISH(c, 0, struct gemm_shape g = {(uint64_t)m, (uint64_t)n, (uint64_t)k, 1,         \
+                                             legacy_op(transa), legacy_op(transb), DT, DT, DT, \
+                                             CT, 0};                                           \
+                ctph_emit_gemm(c.corr, &g));                                                   \
   }
-  ctph_call c;
-  ctph_call_begin(&c, CTPH_ID_cublasSgemm, 0, CT_GPU_GEMM,
-                  (CUstream)__atomic_load_n(&legacy_kernel_stream, __ATOMIC_RELAXED),
-                  ctph_hook_name_id(CTPH_ID_cublasSgemm));
-  real(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  /* The legacy API reports errors through cublasGetError: treated as success. */
-  CTPH_FINISH(c, 0, struct gemm_shape g = {(uint64_t)m, (uint64_t)n, (uint64_t)k, 1,
-                                           legacy_op(transa), legacy_op(transb), CUDA_R_32F,
-                                           CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 0};
-              ctph_emit_gemm(c.corr, &g));
-}
+
+/* The legacy cublasSgemm, cublasDgemm, cublasCgemm and cublasZgemm, traced. */
+LEGACY_GEMM(cublasSgemm, float, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+LEGACY_GEMM(cublasDgemm, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+LEGACY_GEMM(cublasCgemm, cuComplex, CUDA_C_32F, CUBLAS_COMPUTE_32F)
+LEGACY_GEMM(cublasZgemm, cuDoubleComplex, CUDA_C_64F, CUBLAS_COMPUTE_64F)
 
 /** cublasSetKernelStream (legacy API), forwarded; remembers the stream. */
 CTP_EXPORT cublasStatus_t cublasSetKernelStream(cudaStream_t stream) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The complex, typed-operand and grouped cuBLAS GEMMs end to end on the simulated GPU
-(programs/gemm_more.cu: eleven planted calls, listed there, each after the GPU went idle
+"""The complex, typed-operand, grouped and legacy handle-less cuBLAS GEMMs end to end on
+the simulated GPU (programs/gemm_more.cu: fourteen planted calls, listed there, each after the GPU went idle
 and the host slept 2 ms).
 
 Asserted from `cutrace report --format json`: the GEMM table has exactly one row per
@@ -42,6 +42,10 @@ PLANTED = {
     "cublasSgemmGroupedBatched": (16, 8, 4, 5, False, False, "f32", "f32", "f32", 1, 5),
     "cublasGemmGroupedBatchedEx": (0, 0, 0, 3, False, False, "f32", "f32", "f32", 1, 3),
     "cublasDgemmGroupedBatched_64": (4, 4, 4, 2, False, False, "f64", "f64", "f64", 1, 2),
+    # the legacy handle-less API
+    "cublasDgemm": (8, 8, 8, 1, False, False, "f64", "f64", "f64", 1, 1),
+    "cublasCgemm": (16, 8, 4, 1, False, True, "c32", "c32", "c32", 1, 1),
+    "cublasZgemm": (4, 8, 2, 1, True, False, "c64", "c64", "c64", 1, 1),
 }
 
 path = record_one_file(cutrace, libtrace, sim_dir, os.path.join(tmp, "gemm_more"), [program],

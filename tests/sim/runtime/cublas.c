@@ -286,11 +286,10 @@ SIM_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(cublasHandle_t handle, cu
                stride_c, batch);
 }
 
-/** C = alpha op(A) op(B) + beta C in double precision. */
-SIM_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
-                                         cublasOperation_t transb, int m, int n, int k, const double *alpha,
-                                         const double *A, int lda, const double *B, int ldb,
-                                         const double *beta, double *C, int ldc)
+/* C = alpha op(A) op(B) + beta C in double precision (cublasDgemm_v2 and the legacy cublasDgemm). */
+static cublasStatus_t dgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                            int n, int k, const double *alpha, const double *A, int lda, const double *B,
+                            int ldb, const double *beta, double *C, int ldc)
 {
   if (!alpha || !beta)
     return handle ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_NOT_INITIALIZED;
@@ -303,6 +302,15 @@ SIM_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_
   g.c = sim_cublas_matrix(C, CUDA_R_64F, ldc, 0);
   g.d = g.c;
   return sim_cublas_run_gemm(handle, transa, transb, &g, 0);
+}
+
+/** C = alpha op(A) op(B) + beta C in double precision. */
+SIM_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                                         cublasOperation_t transb, int m, int n, int k, const double *alpha,
+                                         const double *A, int lda, const double *B, int ldb,
+                                         const double *beta, double *C, int ldc)
+{
+  return dgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 cudaDataType sim_cublas_scale_type(cublasComputeType_t compute)
@@ -432,7 +440,7 @@ SIM_EXPORT cublasStatus_t cublasSetKernelStream(cudaStream_t stream)
   return CUBLAS_STATUS_SUCCESS;
 }
 
-static cublasOperation_t legacy_op(char op)
+cublasOperation_t sim_cublas_legacy_op(char op)
 {
   switch (op) {
   case 'N': case 'n': return CUBLAS_OP_N;
@@ -440,6 +448,31 @@ static cublasOperation_t legacy_op(char op)
   case 'C': case 'c': return CUBLAS_OP_C;
   default: return (cublasOperation_t)-1;
   }
+}
+
+struct cublasContext *sim_cublas_legacy_begin(void)
+{
+  if (simkernel_init() != CUDA_SUCCESS) {
+    legacy_status = CUBLAS_STATUS_NOT_INITIALIZED;
+    return NULL;
+  }
+  return &legacy_handle;
+}
+
+void sim_cublas_legacy_end(cublasStatus_t s)
+{
+  if (s != CUBLAS_STATUS_SUCCESS)
+    legacy_status = s;
+}
+
+/** Legacy handle-less DGEMM (by value alpha/beta; status via cublasGetError). */
+SIM_EXPORT void cublasDgemm(char transa, char transb, int m, int n, int k, double alpha, const double *A,
+                            int lda, const double *B, int ldb, double beta, double *C, int ldc)
+{
+  struct cublasContext *h = sim_cublas_legacy_begin();
+  if (h)
+    sim_cublas_legacy_end(dgemm(h, sim_cublas_legacy_op(transa), sim_cublas_legacy_op(transb), m, n, k, &alpha, A, lda, B,
+                                         ldb, &beta, C, ldc));
 }
 
 /** Legacy handle-less SGEMM (by value alpha/beta; status via cublasGetError). */
@@ -450,7 +483,7 @@ SIM_EXPORT void cublasSgemm(char transa, char transb, int m, int n, int k, float
     legacy_status = CUBLAS_STATUS_NOT_INITIALIZED;
     return;
   }
-  cublasStatus_t s = sgemm(&legacy_handle, legacy_op(transa), legacy_op(transb), m, n, k, &alpha, A, lda, 0,
+  cublasStatus_t s = sgemm(&legacy_handle, sim_cublas_legacy_op(transa), sim_cublas_legacy_op(transb), m, n, k, &alpha, A, lda, 0,
                            B, ldb, 0, &beta, C, ldc, 0, 1);
   if (s != CUBLAS_STATUS_SUCCESS)
     legacy_status = s;

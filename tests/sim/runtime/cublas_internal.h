@@ -31,6 +31,16 @@ cublasStatus_t sim_cublas_gemm_ex(cublasHandle_t handle, cublasOperation_t trans
                                   void *C, cudaDataType c_type, long long ldc, long long stride_c,
                                   long long batch, cublasComputeType_t compute);
 
+/* The legacy API's handle, its library initialised; NULL (the legacy status set) when
+ * it cannot be. */
+struct cublasContext *sim_cublas_legacy_begin(void);
+
+/* Records a legacy call's status for cublasGetError (success leaves it). */
+void sim_cublas_legacy_end(cublasStatus_t s);
+
+/* cublasOperation_t of a legacy 'N' / 'T' / 'C' character ((cublasOperation_t)-1 if none). */
+cublasOperation_t sim_cublas_legacy_op(char op);
+
 /* The type of alpha/beta for a compute type. */
 cudaDataType sim_cublas_scale_type(cublasComputeType_t compute);
 

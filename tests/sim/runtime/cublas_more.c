@@ -1,7 +1,8 @@
 /* The simulated libcublas's complex, typed-operand and grouped GEMMs: cublasCgemm_v2,
  * cublasZgemm_v2, cublasCgemm3m, cublasZgemm3m, their strided and pointer-array batched
  * forms, cublasSgemmEx, cublasCgemmEx, cublasCgemm3mEx, cublasSgemmGroupedBatched,
- * cublasDgemmGroupedBatched and cublasGemmGroupedBatchedEx, each with its _64 form.
+ * cublasDgemmGroupedBatched and cublasGemmGroupedBatchedEx, each with its _64 form, and the
+ * legacy handle-less cublasCgemm and cublasZgemm.
  * Complex GEMMs are computed on the CPU in double complex (one kernel per call, named
  * c32/c64, timed as 8 m n k flops per GEMM: a complex multiply-add is 8 real
  * operations); a grouped call runs each of its GEMMs as a real GEMM of its group's
@@ -295,3 +296,20 @@ GROUPED_TYPED(cublasDgemmGroupedBatched_64, int64_t, grouped_64, double, CUDA_R_
 
 GROUPED_EX(cublasGemmGroupedBatchedEx, int, grouped)
 GROUPED_EX(cublasGemmGroupedBatchedEx_64, int64_t, grouped_64)
+
+/* The legacy handle-less complex GEMMs (cublas.h: scalars by value, status through
+ * cublasGetError), on the legacy handle. */
+#define LEGACY_COMPLEX(sym, T, DBL)                                                                          \
+  /** A legacy complex GEMM. */                                                                             \
+  SIM_EXPORT void sym(char transa, char transb, int m, int n, int k, T alpha, const T *A, int lda,          \
+                      const T *B, int ldb, T beta, T *C, int ldc)                                            \
+  {                                                                                                          \
+    struct cublasContext *h = sim_cublas_legacy_begin();                                                     \
+    if (h)                                                                                                   \
+      sim_cublas_legacy_end(complex_gemm(h, sim_cublas_legacy_op(transa), sim_cublas_legacy_op(transb), m, n, \
+                                         k, &alpha, strided(A, lda, 0), strided(B, ldb, 0), &beta,           \
+                                         strided(C, ldc, 0), 1, DBL));                                       \
+  }
+
+LEGACY_COMPLEX(cublasCgemm, cuComplex, 0)
+LEGACY_COMPLEX(cublasZgemm, cuDoubleComplex, 1)

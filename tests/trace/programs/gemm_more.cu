@@ -6,7 +6,9 @@
 //   cublasZgemmBatched NN 4 4 4 x2, cublasSgemmEx NN 32 16 8 (f16 A and B, f32 C),
 //   cublasCgemmEx NN 8 16 4, cublasSgemmGroupedBatched (2 groups NN 16 8 4 of 2 and 3),
 //   cublasGemmGroupedBatchedEx (f32: NN 8 8 8 x1, TN 16 4 2 x2),
-//   cublasDgemmGroupedBatched_64 (1 group NN 4 4 4 x2).
+//   cublasDgemmGroupedBatched_64 (1 group NN 4 4 4 x2), and the legacy handle-less
+//   cublasDgemm NN 8 8 8, cublasCgemm NT 16 8 4, cublasZgemm CN 4 8 2 (on the legacy
+//   stream).
 // Prints "gemm_more: ok" when every call succeeded.
 // `gemm_more loop N WHAT` instead makes N calls of one GEMM of 16 x 16 x 16 on the
 // stream, synchronising every 256 (bench/callgrind_launch.py, docs/performance.md):
@@ -35,6 +37,28 @@
     usleep(2000);                        \
     CHECK(call);                         \
   } while (0)
+
+// The same, for a legacy call (no status: cublasGetError says it, checked after).
+#define PLANT_VOID(call)                 \
+  do {                                   \
+    CHECK(cudaStreamSynchronize(s));     \
+    CHECK(cudaStreamSynchronize(0));     \
+    usleep(2000);                        \
+    call;                                \
+    CHECK(legacy_cublasGetError());      \
+  } while (0)
+
+// The legacy handle-less API (cublas.h cannot be included with cublas_v2.h, which maps
+// these names to the _v2 forms).
+extern "C" void legacy_cublasDgemm(char, char, int, int, int, double, const double *, int,
+                                   const double *, int, double, double *, int) __asm__("cublasDgemm");
+extern "C" void legacy_cublasCgemm(char, char, int, int, int, cuComplex, const cuComplex *, int,
+                                   const cuComplex *, int, cuComplex, cuComplex *, int)
+    __asm__("cublasCgemm");
+extern "C" void legacy_cublasZgemm(char, char, int, int, int, cuDoubleComplex, const cuDoubleComplex *,
+                                   int, const cuDoubleComplex *, int, cuDoubleComplex, cuDoubleComplex *,
+                                   int) __asm__("cublasZgemm");
+extern "C" cublasStatus_t legacy_cublasGetError(void) __asm__("cublasGetError");
 
 static const size_t BYTES = 1 << 20;
 
@@ -134,6 +158,10 @@ int main(int argc, char **argv) {
     PLANT(cublasDgemmGroupedBatched_64(h, ta, tb, m, n, k, alpha, (const double *const *)pa, ld,
                                        (const double *const *)pb, ld, beta, (double *const *)pc, ld, 1, size));
   }
+  PLANT_VOID(legacy_cublasDgemm('N', 'N', 8, 8, 8, 1.0, (double *)a, 8, (double *)b, 8, 0.0, (double *)c, 8));
+  PLANT_VOID(legacy_cublasCgemm('N', 'T', 16, 8, 4, c1, ca, 16, cb, 8, c0, cc, 16));
+  PLANT_VOID(legacy_cublasZgemm('C', 'N', 4, 8, 2, z1, za, 2, zb, 2, z0, zc, 4));
+  CHECK(cudaStreamSynchronize(0));
   CHECK(cudaStreamSynchronize(s));
   CHECK(cublasDestroy(h));
   printf("gemm_more: ok\n");
