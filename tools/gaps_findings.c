@@ -370,7 +370,7 @@ static uint64_t shared_claim(const ct_gaps_finding *a, const ct_gaps_finding *b)
   if (y == CT_FIND_GRAPH_CANDIDATE) return min_u64(graph_shared(b, a), both);
   if ((x == CT_FIND_LAUNCH_BOUND && slow_launch(b)) || (slow_launch(a) && y == CT_FIND_LAUNCH_BOUND))
     return both; /* both the launch calls' time */
-  const ct_gaps_finding *slow = slow_launch(a) ? a : slow_launch(b) ? b : NULL;
+  const ct_gaps_finding *slow = x == CT_FIND_SLOW_CALL ? a : y == CT_FIND_SLOW_CALL ? b : NULL;
   enum ct_finding_kind other = slow == a ? y : x;
   if (slow && (other == CT_FIND_PAGEABLE_COPY || other == CT_FIND_SYNC_COPY) && slow->what &&
       (strstr(slow->what, "emcpy") || strstr(slow->what, "emset")))

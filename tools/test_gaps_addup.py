@@ -13,6 +13,14 @@ transfers, their calls inside the gaps) claim 80 us of the alloc gaps: alloc_in_
 above, counts it already, so the copies add nothing and the findings together save
 1.8 ms of the 2.8 ms idle (not 1.88 ms).
 
+A second trace: 5 kernels of 100 us, and between them a synchronous cudaMemcpy from
+pageable memory, its call 200 us from 10 us after the kernel's end, its 10 us transfer
+at the call's end, then the next launch (a 5 us gap, launch overhead). Each copy's call
+holds the thread 190 us of the 200 us gap it ends: a slow launching call (cudaMemcpy,
+every call, 4 x 190 us), and the same 760 us are the copies' calls beyond their
+transfers (pageable and synchronous: 4 x (200 - 10) us). Counted once: together 760 us
+of the 820 us idle (not the 820 us the cap would leave).
+
 usage: test_gaps_addup.py CUTRACE
 """
 import json
@@ -43,6 +51,15 @@ corr = 0
 records = []  # (sort key: the record's end, kind, fields)
 
 
+def kernel(t, name="_Z4stepPf"):
+    """A 100 us kernel at t, launched by a 2 us call ending 3 us before."""
+    c = api("cudaLaunchKernel", t - 5 * US, t - 3 * US)
+    records.append((t - 3 * US, 1, "launch", dict(corr=c, kernel=w.string(name), grid_x=1, grid_y=1,
+                                                   grid_z=1, block_x=32, block_y=1, block_z=1)))
+    records.append((t + 100 * US, 2, "gpu", dict(corr=c, device=0, stream=1, start_ns=t, end_ns=t + 100 * US,
+                                                 type=1, name=w.string(name))))
+
+
 def api(name, begin, end, stream=1):
     global corr
     corr += 1
@@ -54,18 +71,10 @@ def api(name, begin, end, stream=1):
 # first a kernel and 1 ms of host work before the loop: one host_wait gap no finding
 # claims (one gap is below --repeat-min), so the device has idle left beyond the loop's
 t = 10**9
-c = api("cudaLaunchKernel", t - 5 * US, t - 3 * US)
-records.append((t - 3 * US, 1, "launch", dict(corr=c, kernel=w.string("_Z4warmPf"), grid_x=1, grid_y=1,
-                                               grid_z=1, block_x=32, block_y=1, block_z=1)))
-records.append((t + 100 * US, 2, "gpu", dict(corr=c, device=0, stream=1, start_ns=t, end_ns=t + 100 * US,
-                                             type=1, name=w.string("_Z4warmPf"))))
+kernel(t, "_Z4warmPf")
 t += 1100 * US
 for i in range(5):
-    c = api("cudaLaunchKernel", t - 5 * US, t - 3 * US)
-    records.append((t - 3 * US, 1, "launch", dict(corr=c, kernel=w.string("_Z4stepPf"), grid_x=1, grid_y=1,
-                                                   grid_z=1, block_x=32, block_y=1, block_z=1)))
-    records.append((t + 100 * US, 2, "gpu", dict(corr=c, device=0, stream=1, start_ns=t, end_ns=t + 100 * US,
-                                                 type=1, name=w.string("_Z4stepPf"))))
+    kernel(t)
     if i == 4:
         break
     e = t + 100 * US  # the kernel's end: the gap begins
@@ -102,4 +111,44 @@ check(doc.get("findings_total", {}).get("saving_ns") == dev.get("findings_saving
 p = subprocess.run([cutrace, "gaps", "--summary", path], capture_output=True, text=True, timeout=60)
 check(p.returncode == 0 and "memory allocated and freed in the loop up to 1.800 ms, pageable copies (counted above); "
       "together up to 1.800 ms of 2.800 ms idle (64.3%)" in p.stdout, f"summary: {p.stdout}")
+
+# The second trace: slow synchronous copies, named by two findings.
+w = TraceWriter()
+w.add("process", pid=78, ppid=1, start_ns=10**9, realtime_ns=1700000000 * 10**9,
+      host=w.string("host"), cmdline=w.string("./train"))
+w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132, mem_bytes=80 << 30)
+w.add("thread", tid=77, name=w.string("train"), start_ns=10**9)
+w.add("stream", stream=1, handle=0x101, device=0, flags=1)
+records = []
+t = 10**9
+for i in range(5):
+    kernel(t)
+    if i == 4:
+        break
+    e = t + 100 * US
+    c = api("cudaMemcpy", e + 10 * US, e + 210 * US)
+    records.append((e + 210 * US, 1, "memop", dict(corr=c, bytes=1 << 20, kind=HTOD, src_mem=PAGEABLE,
+                                                   dst_mem=DEVICE, **{"async": 0})))
+    records.append((e + 210 * US, 2, "gpu", dict(corr=c, device=0, stream=1, start_ns=e + 200 * US,
+                                                 end_ns=e + 210 * US, type=2)))
+    t = e + 215 * US
+for _, _, kind, fields in sorted(records, key=lambda r: (r[0], r[1])):
+    w.add(kind, **fields)
+w.add("end", records=0, drops=0, end_ns=10**10)
+path = os.path.join(tmp, "slowcopy.78.ctr")
+w.save(path)
+p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0, f"gaps: {p.returncode} {p.stderr}")
+doc = json.loads(p.stdout) if p.returncode == 0 else {"devices": [{}], "findings": []}
+dev = doc["devices"][0]
+check(dev.get("idle_ns") == 4 * 200 * US + 4 * 5 * US, f"4 gaps of 200 us and 4 of 5 us: {dev}")
+fs = {f["kind"]: f for f in doc["findings"]}
+sc, pg, sy = fs.get("slow_launch_call", {}), fs.get("pageable_copy", {}), fs.get("sync_copy", {})
+check(sc.get("what") == "cudaMemcpy" and sc.get("pattern") == "every_call" and sc.get("saving_ns") == 4 * 190 * US,
+      f"the slow copy calls: {sc}")
+check(pg.get("saving_ns") == sy.get("saving_ns") == 4 * 190 * US and pg.get("adds_ns") == 4 * 190 * US
+      and sy.get("adds_ns") == 0 and sc.get("adds_ns") == 0 and sc.get("overlap_ns") == 4 * 190 * US,
+      f"counted once, by the finding found first: {[(f['kind'], f['overlap_ns'], f['adds_ns']) for f in doc['findings']]}")
+check(doc.get("findings_total", {}).get("saving_ns") == 4 * 190 * US,
+      f"together 760 us of 820 us: {doc.get('findings_total')}")
 finish()
