@@ -347,7 +347,7 @@ static int dump_csv(const char *out_path, unsigned rows, int argc, char **argv) 
 }
 
 static int run_dump(int argc, char **argv) {
-  int chrome = 0, csv = 0, i = 1;
+  int chrome = 0, csv = 0, gap_min_given = 0, i = 1;
   unsigned rows = CT_CSV_ROWS_ALL;
   const char *out_path = NULL, *split_dir = NULL;
   ct_chrome_options opt = {.gaps = 1, .gap_min_ns = 1000};
@@ -383,7 +383,7 @@ static int run_dump(int argc, char **argv) {
       if (i + 1 >= argc || !argv[i + 1][0]) return cli_missing_value("dump", a);
       if (!strcmp(a, "-o")) out_path = argv[++i];
       else if (!strcmp(a, "--split")) split_dir = argv[++i];
-      else if (cli_parse_duration(argv[++i], 1, &opt.gap_min_ns) < 0)
+      else if (gap_min_given = 1, cli_parse_duration(argv[++i], 1, &opt.gap_min_ns) < 0)
         return bad_usage("--gap-min takes nanoseconds (or 5us, 1ms), not", argv[i]);
     } else {
       return bad_usage("unknown option", a);
@@ -391,6 +391,13 @@ static int run_dump(int argc, char **argv) {
   }
   if (csv && chrome) return bad_usage("--csv excludes --chrome and --perfetto; got", "--csv");
   if (csv && split_dir) return bad_usage("--split needs --chrome or --perfetto; got", "--csv");
+  /* the Chrome-only options mean nothing to a table: refused, not silently ignored */
+  if (csv && opt.queues) return bad_usage("--queues needs --chrome or --perfetto; got", "--csv");
+  if (csv && opt.no_memory)
+    return bad_usage("--no-memory needs --chrome or --perfetto; got", "--csv");
+  if (csv && !opt.gaps) return bad_usage("--no-gaps needs --chrome or --perfetto; got", "--csv");
+  if (csv && gap_min_given)
+    return bad_usage("--gap-min needs --chrome or --perfetto; got", "--csv");
   if (csv) return dump_csv(out_path, rows, argc - i, argv + i);
   if (rows != CT_CSV_ROWS_ALL) return bad_usage("--rows needs --csv; got", "--rows");
   if (split_dir && !chrome) return bad_usage("--split needs --chrome or --perfetto; got", split_dir);

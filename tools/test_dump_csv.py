@@ -15,7 +15,8 @@
   (CUTRACE_CSV_HOLD_MAX), where rows cannot wait for "train" to close and take it from
   the first pass; a range whose rows are pushed out by another thread's (one line,
   counted); a directory of two files (file by file);
-- bad options: one line, exit 2.
+- bad options (also the Chrome-only --queues, --no-memory, --no-gaps, --gap-min,
+  which a table would ignore): one line, exit 2.
 
 usage: test_dump_csv.py CUTRACE GENTRACE"""
 import csv
@@ -207,7 +208,11 @@ with tempfile.TemporaryDirectory() as d:
     for args, what in ((["--rows", "kernels", p1], "--rows takes gpu, calls or all"),
                        (["--chrome", p1], "--csv excludes --chrome"),
                        (["--split", d, p1], "--split needs --chrome"),
-                       (["-o", os.path.join(d, "no", "such", "x.csv"), p1], "cannot write")):
+                       (["-o", os.path.join(d, "no", "such", "x.csv"), p1], "cannot write"),
+                       (["--queues", p1], "--queues needs --chrome"),
+                       (["--no-memory", p1], "--no-memory needs --chrome"),
+                       (["--no-gaps", p1], "--no-gaps needs --chrome"),
+                       (["--gap-min", "5us", p1], "--gap-min needs --chrome")):
         rc, _, _, err = dump_csv(*args)
         check(rc == 2 and what in err and err.count("\n") == 1, f"{args}: {rc} {err!r}")
     rc, out, err = tooltest.run(cutrace, "dump", "--rows", "gpu", p1)
