@@ -346,13 +346,19 @@ int ct_csv_add_file(ct_csv *c, const char *path, ct_model_stats *st, ct_csv_file
   c->ranges = csv_ranges_new(c->hold_max / 2);
   if (c->ranges) csv_ranges_prescan(c->ranges, path);
   int rc = ct_model_read(path, NULL, &ops, c, st);
-  /* The file ended: no range closes around the rows still waiting, and their library
-   * call is not in it (lost with dropped or damaged records, said already, or outside
-   * --from/--to): written without, not counted. */
+  /* The file ended: no range closes around the rows still waiting. A row that waited
+   * only behind an older one (a call after its thread's last range, which no range
+   * can be known to hold until the end) has its library call if that ended meanwhile;
+   * the others' is not in the file (lost with dropped or damaged records, said
+   * already, or outside --from/--to): written without, not counted. */
   for (size_t i = 0; i < c->qn; i++) {
     held_row *h = &c->q[(c->qhead + i) & (c->qcap - 1)];
     h->range_pending = 0;
-    h->lib_pending = 0;
+    if (h->lib_pending) {
+      const parent_entry *e = ct_corr_find(&c->parents, h->parent, 0);
+      if (e && e->known) h->lib = e->name;
+      h->lib_pending = 0;
+    }
   }
   while (c->qn) pop_row(c, 1);
   c->head_seq = 0;

@@ -15,6 +15,8 @@
   (CUTRACE_CSV_HOLD_MAX), where rows cannot wait for "train" to close and take it from
   the first pass; a range whose rows are pushed out by another thread's (one line,
   counted); a directory of two files (file by file);
+- rows that wait to the file's end behind a call made after its thread's last range
+  still name the library call that ended meanwhile (cublasSgemm_v2 on another thread);
 - bad options (also the Chrome-only --queues, --no-memory, --no-gaps, --gap-min,
   which a table would ignore): one line, exit 2.
 
@@ -97,6 +99,30 @@ def crowded(path):
     w.save(path)
 
 
+def after_last_range(path):
+    """Thread 20 calls once after its only range ("early") closed: no range can be known
+    to hold that call until the file ends, so every row after it waits behind it. Then
+    thread 21 (no ranges) calls cublasSgemm_v2, whose launch (depth 1) and kernel are
+    inside it: their library call ends long before the file does."""
+    w = TraceWriter()
+    w.add("process", pid=79, ppid=1, start_ns=T0, host=w.string("h"))
+    launch, gemm_kernel = w.string("cuLaunchKernel"), w.string("_Z9sgemm_k64v")
+    w.add("range", tid=20, name=w.string("early"), begin_ns=T0, end_ns=T0 + MS)
+    w.add("api", tid=20, name=w.string("cudaStreamSynchronize"), begin_ns=T0 + 2 * MS,
+          end_ns=T0 + 3 * MS, corr=1)
+    w.add("launch", corr=3, kernel=gemm_kernel, grid_x=8, grid_y=1, grid_z=1, block_x=256,
+          block_y=1, block_z=1)
+    w.add("api", tid=21, name=launch, begin_ns=T0 + 4 * MS + 100, end_ns=T0 + 4 * MS + 900,
+          corr=3, flags=TIMED, depth=1, parent=2)
+    w.add("gemm", corr=2, m=64, n=32, k=16, batch=1)
+    w.add("api", tid=21, name=w.string("cublasSgemm_v2"), begin_ns=T0 + 4 * MS,
+          end_ns=T0 + 5 * MS, corr=2, flags=INNER_TIMED)
+    w.add("gpu", corr=3, stream=0, start_ns=T0 + 6 * MS, end_ns=T0 + 7 * MS, type=1,
+          name=gemm_kernel)
+    w.add("end", records=0, end_ns=T0 + 400 * MS)
+    w.save(path)
+
+
 with tempfile.TemporaryDirectory() as d:
     # ---- planted --------------------------------------------------------------------
     p1 = os.path.join(d, "planted.ctr")
@@ -150,6 +176,18 @@ with tempfile.TemporaryDirectory() as d:
     rc, rows, _, err = dump_csv(p2)
     check(rc == 0 and not err and rows[0]["nvtx_range"] == "slow",
           f"crowded: with the default hold the row waits for its range: {rows[:1]} {err!r}")
+
+    # ---- rows held to the file's end behind a call after its thread's last range -------
+    p3 = os.path.join(d, "after_last_range.ctr")
+    after_last_range(p3)
+    rc, rows, _, err = dump_csv(p3)
+    by = {(r["row"], r["correlation"]): r for r in rows}
+    check(rc == 0 and not err and len(rows) == 4, f"after last range: 4 rows, {rc} {err!r}")
+    check(by.get(("call", "1"), {}).get("nvtx_range") == "" and
+          by.get(("call", "3"), {}).get("library_call") == "cublasSgemm_v2" and
+          by.get(("gpu", "3"), {}).get("library_call") == "cublasSgemm_v2",
+          f"after last range: the launch and its kernel held to the end still name their "
+          f"library call: {rows}")
 
     # ---- generated launch loop, truncated copy, lost records ----------------------------
     full = os.path.join(d, "gen.4242.ctr")
