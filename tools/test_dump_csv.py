@@ -15,6 +15,8 @@
   (CUTRACE_CSV_HOLD_MAX), where rows cannot wait for "train" to close and take it from
   the first pass; a range whose rows are pushed out by another thread's (one line,
   counted); a directory of two files (file by file);
+- standard input ("-"): the same table as the file (it is read twice), an empty one one
+  line naming '-';
 - rows that wait to the file's end behind a call made after its thread's last range
   still name the library call that ended meanwhile (cublasSgemm_v2 on another thread);
 - bad options (also the Chrome-only --queues, --no-memory, --no-gaps, --gap-min,
@@ -176,6 +178,16 @@ with tempfile.TemporaryDirectory() as d:
     rc, rows, _, err = dump_csv(p2)
     check(rc == 0 and not err and rows[0]["nvtx_range"] == "slow",
           f"crowded: with the default hold the row waits for its range: {rows[:1]} {err!r}")
+
+    # ---- standard input ("-"), read twice like a file -------------------------------------
+    with open(p1, "rb") as f:
+        sp = subprocess.run([cutrace, "dump", "--csv", "-"], stdin=f, capture_output=True, timeout=60)
+    check(sp.returncode == 0 and not sp.stderr and sp.stdout.decode() == text,
+          f"stdin: the same table as the file: {sp.returncode} {sp.stderr!r}")
+    sp = subprocess.run([cutrace, "dump", "--csv", "-"], stdin=subprocess.DEVNULL,
+                        capture_output=True, timeout=60)
+    check(sp.returncode == 2 and sp.stderr.decode() == "cutrace dump: -: empty file\n",
+          f"stdin empty: one line naming '-': {sp.returncode} {sp.stderr!r}")
 
     # ---- rows held to the file's end behind a call after its thread's last range -------
     p3 = os.path.join(d, "after_last_range.ctr")
