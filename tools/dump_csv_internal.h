@@ -56,6 +56,9 @@ typedef struct csv_thread {
   csv_range *ring;           /* the ranges seen and kept, in closing order: a ring */
   unsigned n, head, ring_cap; /* (ring_cap a power of two) */
   uint64_t d0_begin;         /* the latest begin of a depth-0 range seen */
+  uint64_t last_end;         /* first pass over a whole file (END read, no damage): the
+                                latest end of its ranges, after which none holds a
+                                call; 0 when not known */
   uint64_t forgotten_end;    /* the latest end of a range dropped from the ring */
   csv_range *longr;          /* its long ranges (first pass), in closing order */
   size_t nlong, long_cap;

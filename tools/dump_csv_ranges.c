@@ -80,6 +80,7 @@ static void note_call(csv_ranges *rs, csv_thread *tr, uint64_t begin) {
  * (those before its record) all began inside it. */
 static void note_range(csv_ranges *rs, csv_thread *tr, const struct ct_range *r, const char *name) {
   tr->has_ranges = 1;
+  if (r->end_ns > tr->last_end) tr->last_end = r->end_ns;
   if (tr->nrecent < rs->long_calls) return;
   uint64_t oldest = tr->recent[tr->recent_head];
   if (oldest < r->begin_ns || oldest > r->end_ns) return;
@@ -99,7 +100,7 @@ void csv_ranges_prescan(csv_ranges *rs, const char *path) {
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   if (!r) return; /* the model's read says why */
   ct_reader_skip_kinds(r, ~((1ull << CT_KIND_RANGE) | (1ull << CT_KIND_STRING) |
-                            (1ull << CT_KIND_API)));
+                            (1ull << CT_KIND_API) | (1ull << CT_KIND_END))); /* END: clean_end */
   ct_record rec;
   while (ct_reader_next(r, &rec)) {
     if (rec.kind == CT_KIND_API) {
@@ -110,9 +111,12 @@ void csv_ranges_prescan(csv_ranges *rs, const char *path) {
       if (tr) note_range(rs, tr, &rec.u.range, ct_reader_string(r, rec.u.range.name, NULL));
     }
   }
+  /* A file still being written, or damaged, may hold ranges this pass did not see. */
+  int whole = ct_reader_status(r)->clean_end;
   ct_reader_close(r);
   for (size_t i = 0; i < ct_map_count(rs->threads); i++) { /* the first pass's only */
     csv_thread *tr = ct_map_entry(rs->threads, i, NULL, NULL);
+    if (!whole) tr->last_end = 0;
     free(tr->recent);
     tr->recent = NULL;
     tr->nrecent = tr->recent_cap = tr->recent_head = 0;
@@ -164,7 +168,8 @@ int csv_range_known(const csv_thread *tr, uint64_t t, const char **name) {
     }
     if (e->depth == 0) return 1; /* began after t with nothing open: none holds t */
   }
-  return tr->d0_begin > t ? 1 : 0;
+  /* a depth-0 range began after t, or no range of the file ends after t: none holds it */
+  return tr->d0_begin > t || (tr->last_end && t > tr->last_end) ? 1 : 0;
 }
 
 const char *csv_range_long(const csv_thread *tr, uint64_t t) {

@@ -17,8 +17,10 @@
   counted); a directory of two files (file by file);
 - standard input ("-"): the same table as the file (it is read twice), an empty one one
   line naming '-';
-- rows that wait to the file's end behind a call made after its thread's last range
-  still name the library call that ended meanwhile (cublasSgemm_v2 on another thread);
+- a call made after its thread's last range: no range (the first pass says none of the
+  file's ranges ends after it), without holding the rows after it back or writing it as
+  unknown past a hold of 100; the rows after it name their library call
+  (cublasSgemm_v2 on another thread);
 - bad options (also the Chrome-only --queues, --no-memory, --no-gaps, --gap-min,
   which a table would ignore): one line, exit 2.
 
@@ -102,10 +104,11 @@ def crowded(path):
 
 
 def after_last_range(path):
-    """Thread 20 calls once after its only range ("early") closed: no range can be known
-    to hold that call until the file ends, so every row after it waits behind it. Then
-    thread 21 (no ranges) calls cublasSgemm_v2, whose launch (depth 1) and kernel are
-    inside it: their library call ends long before the file does."""
+    """Thread 20 calls once after its only range ("early") closed. Then thread 21 (no
+    ranges) calls cublasSgemm_v2, whose launch (depth 1) and kernel are inside it, and
+    makes 150 more calls. A record of a range that holds thread 20's call could still
+    come until the file ends: unless the first pass says none does, that call and every
+    row after it wait, and past the hold the call is written as unknown."""
     w = TraceWriter()
     w.add("process", pid=79, ppid=1, start_ns=T0, host=w.string("h"))
     launch, gemm_kernel = w.string("cuLaunchKernel"), w.string("_Z9sgemm_k64v")
@@ -121,6 +124,10 @@ def after_last_range(path):
           end_ns=T0 + 5 * MS, corr=2, flags=INNER_TIMED)
     w.add("gpu", corr=3, stream=0, start_ns=T0 + 6 * MS, end_ns=T0 + 7 * MS, type=1,
           name=gemm_kernel)
+    sync = w.string("cudaStreamSynchronize")
+    for i in range(150):  # 150 more rows, past a hold of 100
+        t = T0 + 10 * MS + i * MS
+        w.add("api", tid=21, name=sync, begin_ns=t, end_ns=t + 500, corr=10 + i)
     w.add("end", records=0, end_ns=T0 + 400 * MS)
     w.save(path)
 
@@ -192,14 +199,18 @@ with tempfile.TemporaryDirectory() as d:
     # ---- rows held to the file's end behind a call after its thread's last range -------
     p3 = os.path.join(d, "after_last_range.ctr")
     after_last_range(p3)
-    rc, rows, _, err = dump_csv(p3)
-    by = {(r["row"], r["correlation"]): r for r in rows}
-    check(rc == 0 and not err and len(rows) == 4, f"after last range: 4 rows, {rc} {err!r}")
-    check(by.get(("call", "1"), {}).get("nvtx_range") == "" and
-          by.get(("call", "3"), {}).get("library_call") == "cublasSgemm_v2" and
-          by.get(("gpu", "3"), {}).get("library_call") == "cublasSgemm_v2",
-          f"after last range: the launch and its kernel held to the end still name their "
-          f"library call: {rows}")
+    for hold in ("65536", "100"):
+        rc, rows, _, err = dump_csv(p3, env={"CUTRACE_CSV_HOLD_MAX": hold})
+        by = {(r["row"], r["correlation"]): r for r in rows}
+        check(rc == 0 and not err and len(rows) == 154,
+              f"after last range, hold {hold}: 154 rows, none unknown: {rc} {err!r}")
+        check(by.get(("call", "1"), {}).get("nvtx_range") == "" and
+              by.get(("call", "3"), {}).get("library_call") == "cublasSgemm_v2" and
+              by.get(("gpu", "3"), {}).get("library_call") == "cublasSgemm_v2",
+              f"after last range, hold {hold}: no range, and the launch and its kernel name "
+              f"their library call: {rows[:4]}")
+        ends = [int(r["end_ns"]) for r in rows]
+        check(ends == sorted(ends), f"after last range, hold {hold}: rows in end order")
 
     # ---- generated launch loop, truncated copy, lost records ----------------------------
     full = os.path.join(d, "gen.4242.ctr")
