@@ -20,7 +20,8 @@
 - a call made after its thread's last range: no range (the first pass says none of the
   file's ranges ends after it), without holding the rows after it back or writing it as
   unknown past a hold of 100; the rows after it name their library call
-  (cublasSgemm_v2 on another thread);
+  (cublasSgemm_v2 on another thread), also in the same file without its END record,
+  where they wait to its end;
 - bad options (also the Chrome-only --queues, --no-memory, --no-gaps, --gap-min,
   which a table would ignore): one line, exit 2.
 
@@ -103,7 +104,7 @@ def crowded(path):
     w.save(path)
 
 
-def after_last_range(path):
+def after_last_range(path, end=True):
     """Thread 20 calls once after its only range ("early") closed. Then thread 21 (no
     ranges) calls cublasSgemm_v2, whose launch (depth 1) and kernel are inside it, and
     makes 150 more calls. A record of a range that holds thread 20's call could still
@@ -128,7 +129,8 @@ def after_last_range(path):
     for i in range(150):  # 150 more rows, past a hold of 100
         t = T0 + 10 * MS + i * MS
         w.add("api", tid=21, name=sync, begin_ns=t, end_ns=t + 500, corr=10 + i)
-    w.add("end", records=0, end_ns=T0 + 400 * MS)
+    if end:
+        w.add("end", records=0, end_ns=T0 + 400 * MS)
     w.save(path)
 
 
@@ -211,6 +213,17 @@ with tempfile.TemporaryDirectory() as d:
               f"their library call: {rows[:4]}")
         ends = [int(r["end_ns"]) for r in rows]
         check(ends == sorted(ends), f"after last range, hold {hold}: rows in end order")
+    # Without its END record (a file still being written) the first pass cannot say that
+    # no range comes: thread 20's call and every row after it wait to the end of the file,
+    # and keep the library call read meanwhile.
+    p4 = os.path.join(d, "after_last_range_unfinished.ctr")
+    after_last_range(p4, end=False)
+    rc, rows, _, err = dump_csv(p4)
+    by = {(r["row"], r["correlation"]): r for r in rows}
+    check(rc == 0 and not err and len(rows) == 154 and
+          by.get(("call", "3"), {}).get("library_call") == "cublasSgemm_v2" and
+          by.get(("gpu", "3"), {}).get("library_call") == "cublasSgemm_v2",
+          f"unfinished file: rows held to its end name their library call: {rc} {err!r} {rows[:4]}")
 
     # ---- generated launch loop, truncated copy, lost records ----------------------------
     full = os.path.join(d, "gen.4242.ctr")
