@@ -1,6 +1,7 @@
 /*
  * Driver launches: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx (the
- * Triton launcher's entry point) and cuGraphLaunch, each with its _ptsz form. A
+ * Triton launcher's entry point) and cuGraphLaunch, each with its _ptsz form, and the
+ * CUDA 1.x-3.x cuLaunch, cuLaunchGrid and cuLaunchGridAsync. A
  * traced call is an API record flagged CT_API_DRIVER plus a LAUNCH record named by
  * cuFuncGetName / cuKernelGetName; when outermost (static cudart, Triton, -lcuda)
  * the kernel is timed with events on its stream. Inside a library call (a cuBLAS
@@ -58,6 +59,48 @@ CTPD_DEFINE(cuLaunchKernel, 0, launch_body, LAUNCH_PARAMS, LAUNCH_ARGS)
 CTPD_DEFINE(cuLaunchKernel_ptsz, 1, launch_body, LAUNCH_PARAMS, LAUNCH_ARGS)
 CTPD_DEFINE(cuLaunchCooperativeKernel, 0, launch_body, LAUNCH_PARAMS, LAUNCH_ARGS)
 CTPD_DEFINE(cuLaunchCooperativeKernel_ptsz, 1, launch_body, LAUNCH_PARAMS, LAUNCH_ARGS)
+
+/* The launch API of CUDA 1.x-3.x (cuLaunch, cuLaunchGrid on the legacy stream,
+ * cuLaunchGridAsync; deprecated since 4.0): the block shape and shared memory were set
+ * on the function earlier (cuFuncSetBlockShape, cuFuncSetSharedSize, not hooked), so
+ * the LAUNCH record has the grid, block 0 x 0 x 0 (unknown) and no attributes. */
+typedef CUresult (*legacy_launch_fn)(CUfunction, int, int, CUstream);
+
+CTPD_INLINE CUresult legacy_launch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                        CUfunction f, int gw, int gh, CUstream stream,
+                                        int form) {
+  if (!realp)
+    return CTPD_NO_REAL;
+  /* form 0: cuLaunch(f), 1: cuLaunchGrid(f, gw, gh), 2: cuLaunchGridAsync(f, gw, gh, s) */
+#define LEGACY_CALL                                                                        \
+  (form == 0 ? ((CUresult(*)(CUfunction))realp)(f)                                         \
+   : form == 1 ? ((CUresult(*)(CUfunction, int, int))realp)(f, gw, gh)                     \
+               : ((legacy_launch_fn)realp)(f, gw, gh, stream))
+  if (CTPD_UNTRACED(realp, ra))
+    return LEGACY_CALL;
+  ctpd_note_call();
+  uint64_t name = ctpd_function_name_id(f);
+  ctph_call c;
+  ctph_call_begin(&c, id, ptsz, CT_GPU_KERNEL, stream, name);
+  c.flags |= CT_API_DRIVER;
+  CUresult r = LEGACY_CALL;
+#undef LEGACY_CALL
+  CTPH_FINISH(c, r, {
+    ct_record rec;
+    rec.kind = CT_KIND_LAUNCH;
+    rec.u.launch = (struct ct_launch){.corr = c.corr, .kernel = name,
+                                      .grid_x = gw > 0 ? (uint64_t)gw : 0,
+                                      .grid_y = gh > 0 ? (uint64_t)gh : 0, .grid_z = 1};
+    ctp_emit(&rec);
+  });
+  return r;
+}
+
+CTPD_DEFINE(cuLaunch, 0, legacy_launch_body, (CUfunction f), (f, 1, 1, NULL, 0))
+CTPD_DEFINE(cuLaunchGrid, 0, legacy_launch_body, (CUfunction f, int gw, int gh),
+            (f, gw, gh, NULL, 1))
+CTPD_DEFINE(cuLaunchGridAsync, 0, legacy_launch_body, (CUfunction f, int gw, int gh, CUstream s),
+            (f, gw, gh, s, 2))
 
 CTPD_INLINE CUresult launch_ex_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                     const CUlaunchConfig *config, CUfunction f, void **params,

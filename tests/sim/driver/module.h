@@ -26,6 +26,8 @@ struct sim_function {
   int loaded;
   uint64_t duration_ns; /* modelled duration, from SIMCUDA_KERNEL_US */
   int regs, static_smem, local_bytes; /* planted by SIMCUDA_KERNEL_ATTRS */
+  unsigned legacy_block[3], legacy_shared; /* cuFuncSetBlockShape / cuFuncSetSharedSize */
+  unsigned legacy_param_size;             /* cuParamSetSize */
   char name[];
 };
 

@@ -204,6 +204,15 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuLaunchCooperativeKernel", 9000, 0, cuLaunchCooperativeKernel) \
   X("cuLaunchCooperativeKernel", 9000, 2, cuLaunchCooperativeKernel_ptsz) \
   X("cuLaunchKernel", 4000, 0, cuLaunchKernel) \
+  X("cuLaunch", 2000, 0, cuLaunch) \
+  X("cuLaunchGrid", 2000, 0, cuLaunchGrid) \
+  X("cuLaunchGridAsync", 2000, 0, cuLaunchGridAsync) \
+  X("cuFuncSetBlockShape", 2000, 0, cuFuncSetBlockShape) \
+  X("cuFuncSetSharedSize", 2000, 0, cuFuncSetSharedSize) \
+  X("cuParamSetSize", 2000, 0, cuParamSetSize) \
+  X("cuParamSeti", 2000, 0, cuParamSeti) \
+  X("cuParamSetf", 2000, 0, cuParamSetf) \
+  X("cuParamSetv", 2000, 0, cuParamSetv) \
   X("cuLaunchKernel", 7000, 2, cuLaunchKernel_ptsz) \
   X("cuLaunchKernelEx", 11060, 0, cuLaunchKernelEx) \
   X("cuLaunchKernelEx", 11060, 2, cuLaunchKernelEx_ptsz) \

@@ -70,9 +70,7 @@
   X(cuExternalMemoryGetMappedMipmappedArray) \
   X(cuFlushGPUDirectRDMAWrites) \
   X(cuFuncGetParamInfo) \
-  X(cuFuncSetBlockShape) \
   X(cuFuncSetSharedMemConfig) \
-  X(cuFuncSetSharedSize) \
   X(cuGraphAddBatchMemOpNode) \
   X(cuGraphAddDependencies) \
   X(cuGraphAddDependencies_v2) \
@@ -173,10 +171,7 @@
   X(cuIpcOpenMemHandle) \
   X(cuIpcOpenMemHandle_v2) \
   X(cuKernelGetParamInfo) \
-  X(cuLaunch) \
   X(cuLaunchCooperativeKernelMultiDevice) \
-  X(cuLaunchGrid) \
-  X(cuLaunchGridAsync) \
   X(cuLibraryEnumerateKernels) \
   X(cuLibraryGetKernelCount) \
   X(cuLibraryGetManaged) \
@@ -267,11 +262,7 @@
   X(cuMulticastUnbind) \
   X(cuOccupancyMaxActiveClusters) \
   X(cuOccupancyMaxPotentialClusterSize) \
-  X(cuParamSetSize) \
   X(cuParamSetTexRef) \
-  X(cuParamSetf) \
-  X(cuParamSeti) \
-  X(cuParamSetv) \
   X(cuPointerSetAttribute) \
   X(cuProfilerInitialize) \
   X(cuStreamAttachMemAsync) \
