@@ -224,8 +224,8 @@ static unsigned long ring_pool_made;
  * rings side by side from a 2 MiB boundary, then one page per struct. The rings are
  * MADV_HUGEPAGE (two 1 MiB rings fill one huge page: populated in about 55 us instead
  * of 0.6 ms as 512 small pages, docs/performance.md "Ready rings") and
- * MADV_WIPEONFORK, then populated (MADV_POPULATE_WRITE; on a kernel without it, one
- * write per small page). Where THP is off or the kernel has no huge page free, the
+ * MADV_WIPEONFORK, then populated (MADV_POPULATE_WRITE; on a kernel without it, or
+ * where a seccomp filter denies it, one write per small page). Where THP is off or the kernel has no huge page free, the
  * same calls give small pages. Writer thread only (the madvise may compact memory).
  * Stores them in out; returns how many (0 when memory is short). Keeps errno.
  */
@@ -252,7 +252,10 @@ static unsigned ring_pool_alloc(struct ctp_tbuf **out, unsigned n) {
   (void)madvise(base, rings, MADV_WIPEONFORK);
 #endif
   if (madvise(base, len, MADV_POPULATE_WRITE) != 0) {
-    if (errno != EINVAL) { /* memory is short (ENOMEM), or a signal (EINTR): none now */
+    /* EINVAL: a kernel without it; EPERM, ENOSYS: a sandbox's seccomp policy that
+     * allows only some advice values (it would deny it every round). Otherwise memory
+     * is short (ENOMEM), or a signal came (EINTR): none now, the next round tries. */
+    if (errno != EINVAL && errno != EPERM && errno != ENOSYS) {
       munmap(base, len);
       errno = saved;
       return 0;

@@ -35,15 +35,25 @@
  *        core_emitter want               (starts, says CUDA is coming (ctp_ring_pool_want)
  *                                          without recording, prints "made N ready M" once
  *                                          the pool is full or after 2 s)
+ *        core_emitter want_sandboxed     (the same where a seccomp filter denies
+ *                                          MADV_POPULATE_WRITE with EPERM, or prints
+ *                                          "cannot sandbox here")
  * It prints "emitted N" (records it handed to ctp_emit) and its pid.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,6 +142,44 @@ static int run_fork(void) {
   waitpid(child, &st, 0);
   printf("parent %d emitted %llu\n", (int)getpid(), 2 * nrec);
   return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+
+#if defined(__x86_64__)
+#define EMITTER_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define EMITTER_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+#define EMITTER_POPULATE_WRITE 23 /* MADV_POPULATE_WRITE (Linux 5.14) */
+
+/* As a sandbox's seccomp policy that lists the madvise advice values it allows: from
+ * now on madvise(..., MADV_POPULATE_WRITE) fails with EPERM in every thread (the
+ * writer's too). Returns 0 when that is so, -1 where it cannot be done here. */
+static int deny_populate_write(void) {
+#ifdef EMITTER_AUDIT_ARCH
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, EMITTER_AUDIT_ARCH, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_madvise, 0, 3),
+      /* the advice's low 32 bits (little-endian) */
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, EMITTER_POPULATE_WRITE, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
+    return -1;
+  void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return -1;
+  int denied = madvise(page, 4096, EMITTER_POPULATE_WRITE) != 0 && errno == EPERM;
+  munmap(page, 4096);
+  return denied ? 0 : -1;
+#else
+  return -1;
+#endif
 }
 
 /* Waits up to 2 s for the writer to fill the pool of ready rings; returns how many it holds. */
@@ -417,8 +465,12 @@ int main(int argc, char **argv) {
     printf("made %lu ready %u\n", ctp_ring_pool_made(), ctp_ring_pool_ready());
     return 0;
   }
-  if (!strcmp(mode, "want")) {
+  if (!strcmp(mode, "want") || !strcmp(mode, "want_sandboxed")) {
     ctp_start();
+    if (!strcmp(mode, "want_sandboxed") && deny_populate_write() != 0) {
+      printf("cannot sandbox here\n");
+      return 0;
+    }
     ctp_ring_pool_want();
     unsigned ready = wait_pool(ctp_cfg.ring_pool);
     printf("made %lu ready %u\n", ctp_ring_pool_made(), ready);
