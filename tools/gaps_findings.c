@@ -329,23 +329,21 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
 /* The idle part of a finding's saving: what it claims of the device's idle time. */
 static uint64_t idle_claim(const ct_gaps_finding *fd) { return fd->saving_ns - fd->not_idle_ns; }
 
-/* The part of graph candidate gr's claim that launch finding o (above or below it) may
- * share: its waits inside the kernels' launch calls with the launch calls' findings
- * (launch-bound runs, a slow launching call of the same thread), the rest with a
- * host-bound launch of the same thread (tid 0: several threads or not known). */
 /* Whether a finding is a slow launching call that launched work (the launch calls' time),
  * not one that only began gaps (pattern starts_gaps: a call that queues no work). */
 static int slow_launch(const ct_gaps_finding *fd) {
   return fd->kind == CT_FIND_SLOW_CALL && !(fd->pattern && !strcmp(fd->pattern, "starts_gaps"));
 }
 
-static uint64_t graph_shared(const ct_gaps_finding *gr, const ct_gaps_finding *o) {
-  uint64_t claim = idle_claim(gr), in_calls = min_u64(gr->in_calls_ns, claim);
+/* Which part of graph candidate gr's claim finding o may share: 0 the waits inside
+ * the kernels' launch calls (launch-bound runs, a slow launching call of the same thread:
+ * the launch calls' time), 1 the rest (a host-bound launch of the same thread: its time
+ * outside CUDA), -1 none. tid 0: several threads or not known. */
+static int graph_part(const ct_gaps_finding *gr, const ct_gaps_finding *o) {
   int same_thread = !o->tid || o->tid == gr->tid;
-  if (o->kind == CT_FIND_LAUNCH_BOUND || (slow_launch(o) && same_thread))
-    return min_u64(in_calls, idle_claim(o));
-  if (o->kind == CT_FIND_HOST_BOUND && same_thread) return min_u64(claim - in_calls, idle_claim(o));
-  return 0;
+  if (o->kind == CT_FIND_LAUNCH_BOUND || (slow_launch(o) && same_thread)) return 0;
+  if (o->kind == CT_FIND_HOST_BOUND && same_thread) return 1;
+  return -1;
 }
 
 /* The part of finding b's idle claim that finding a (of the same device, above it)
@@ -366,8 +364,6 @@ static uint64_t shared_claim(const ct_gaps_finding *a, const ct_gaps_finding *b)
     return min_u64(y == CT_FIND_ALLOC ? a->held_alloc_ns : a->held_sync_ns, both);
   if (holds_y && (x == CT_FIND_ALLOC || x == CT_FIND_LITTLE_SYNC))
     return min_u64(x == CT_FIND_ALLOC ? b->held_alloc_ns : b->held_sync_ns, both);
-  if (x == CT_FIND_GRAPH_CANDIDATE) return min_u64(graph_shared(a, b), both);
-  if (y == CT_FIND_GRAPH_CANDIDATE) return min_u64(graph_shared(b, a), both);
   if ((x == CT_FIND_LAUNCH_BOUND && slow_launch(b)) || (slow_launch(a) && y == CT_FIND_LAUNCH_BOUND))
     return both; /* both the launch calls' time */
   const ct_gaps_finding *slow = x == CT_FIND_SLOW_CALL ? a : y == CT_FIND_SLOW_CALL ? b : NULL;
@@ -394,15 +390,44 @@ static int cmp_devkey(const void *x, const void *y) {
 
 /* Accounts the findings at[0..n) of device dev, in saving order. */
 static void account_device(struct ct_gaps *g, const devkey *at, unsigned n, ct_gaps_device *dev) {
+  /* a graph candidate's claim in two parts (graph_part), each shared at most once over
+   * all the findings that meet it: what is left of each */
+  uint64_t (*left_part)[2] = calloc(n, sizeof *left_part);
+  if (!left_part) return; /* out of memory: nothing added up (adds_ns 0) */
+  for (unsigned i = 0; i < n; i++) {
+    const ct_gaps_finding *fd = &g->finds[at[i].at];
+    if (fd->kind != CT_FIND_GRAPH_CANDIDATE) continue;
+    left_part[i][0] = min_u64(fd->in_calls_ns, idle_claim(fd));
+    left_part[i][1] = idle_claim(fd) - left_part[i][0];
+  }
   for (unsigned i = 0; i < n; i++) {
     ct_gaps_finding *fd = &g->finds[at[i].at];
-    uint64_t shared = 0;
-    for (unsigned k = 0; k < i; k++) shared += shared_claim(&g->finds[at[k].at], fd);
+    uint64_t shared = 0, meets[2] = {0, 0}; /* a graph candidate: the claims above of each part */
+    for (unsigned k = 0; k < i; k++) {
+      const ct_gaps_finding *above = &g->finds[at[k].at];
+      int part;
+      if (fd->kind == CT_FIND_GRAPH_CANDIDATE) {
+        if ((part = graph_part(fd, above)) >= 0) meets[part] += idle_claim(above);
+      } else if (above->kind == CT_FIND_GRAPH_CANDIDATE) {
+        if ((part = graph_part(above, fd)) < 0) continue;
+        uint64_t take = min_u64(left_part[k][part], idle_claim(fd) > shared ? idle_claim(fd) - shared : 0);
+        left_part[k][part] -= take;
+        shared += take;
+      } else {
+        shared += shared_claim(above, fd);
+      }
+    }
+    for (int part = 0; part < 2 && fd->kind == CT_FIND_GRAPH_CANDIDATE; part++) {
+      uint64_t take = min_u64(left_part[i][part], meets[part]);
+      left_part[i][part] -= take;
+      shared += take;
+    }
     fd->overlap_ns = min_u64(shared, idle_claim(fd));
     uint64_t left = dev->u.idle_ns > dev->findings_ns ? dev->u.idle_ns - dev->findings_ns : 0;
     fd->adds_ns = min_u64(idle_claim(fd) - fd->overlap_ns, left);
     dev->findings_ns += fd->adds_ns;
   }
+  free(left_part);
 }
 
 void ct_gaps_account_findings(struct ct_gaps *g) {

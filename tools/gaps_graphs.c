@@ -224,6 +224,11 @@ void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *nam
     if (a->start_ns > prev->end && a->call_end_ns > prev->end) {
       idle = a->start_ns - prev->end;
       incall = overlap(a->call_begin_ns, a->call_end_ns, prev->end, a->start_ns);
+      if (a->call_depth && a->call_parent) { /* launched inside a library call: that call's */
+        const span_ring_entry *outer = ct_gaps_find_outer_call(f, a->tid, a->call_parent, a->call_end_ns);
+        incall = outer ? overlap(outer->begin, outer->end, prev->end, a->start_ns)
+                       : idle; /* still running: the wait is inside it */
+      }
     }
     idle += prev->cum_idle;
     incall += prev->cum_incall;

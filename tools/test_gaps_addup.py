@@ -21,6 +21,15 @@ every call, 4 x 190 us), and the same 760 us are the copies' calls beyond their
 transfers (pageable and synchronous: 4 x (200 - 10) us). Counted once: together 760 us
 of the 820 us idle (not the 820 us the cap would leave).
 
+A third: library calls that launch their kernel inside (depth 1) at their end, 200 us
+each: cublasSgemm_v2 launching A, then cublasLtMatmul launching B, 12 times, each kernel
+50 us. The device waits 200 us inside each call: 12 gaps before B (in the Lt calls) and
+11 before A (in the Sgemm calls, after the first). The CUDA-graph candidate A > B claims
+the waits inside its instances, the 12 before B (2.4 ms, all inside the launching
+calls), which are the cublasLtMatmul finding's: the candidate's part inside the calls is
+shared once, so the cublasSgemm_v2 finding (2.2 ms, other gaps) still adds all of its
+own: together 4.6 ms, all the idle (not 2.4 ms).
+
 usage: test_gaps_addup.py CUTRACE
 """
 import json
@@ -151,4 +160,53 @@ check(pg.get("saving_ns") == sy.get("saving_ns") == 4 * 190 * US and pg.get("add
       f"counted once, by the finding found first: {[(f['kind'], f['overlap_ns'], f['adds_ns']) for f in doc['findings']]}")
 check(doc.get("findings_total", {}).get("saving_ns") == 4 * 190 * US,
       f"together 760 us of 820 us: {doc.get('findings_total')}")
+
+# The third trace: two library calls, a repeated sequence of their nested kernels.
+w = TraceWriter()
+w.add("process", pid=79, ppid=1, start_ns=10**9, realtime_ns=1700000000 * 10**9,
+      host=w.string("host"), cmdline=w.string("./train"))
+w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132, mem_bytes=80 << 30)
+w.add("thread", tid=77, name=w.string("train"), start_ns=10**9)
+w.add("stream", stream=1, handle=0x101, device=0, flags=1)
+records = []
+
+
+def library_call(name, kernel_name, t):
+    """name runs [t, t + 200 us] and launches kernel_name (50 us) at its end."""
+    outer = api(name, t, t + 200 * US)
+    inner = api("cuLaunchKernel", t + 198 * US, t + 199 * US)
+    records[-1][3].update(depth=1, parent=outer)
+    records.append((t + 199 * US, 1, "launch", dict(corr=inner, kernel=w.string(kernel_name), grid_x=1, grid_y=1,
+                                                     grid_z=1, block_x=32, block_y=1, block_z=1)))
+    records.append((t + 250 * US, 2, "gpu", dict(corr=inner, device=0, stream=1, start_ns=t + 200 * US,
+                                                 end_ns=t + 250 * US, type=1, name=w.string(kernel_name))))
+
+
+t = 10**9
+for i in range(12):
+    library_call("cublasSgemm_v2", "_Z1APf", t)
+    library_call("cublasLtMatmul", "_Z1BPf", t + 250 * US)
+    t += 500 * US
+for _, _, kind, fields in sorted(records, key=lambda r: (r[0], r[1])):
+    w.add(kind, **fields)
+w.add("end", records=0, drops=0, end_ns=10**10)
+path = os.path.join(tmp, "nested.79.ctr")
+w.save(path)
+p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0, f"gaps: {p.returncode} {p.stderr}")
+doc = json.loads(p.stdout) if p.returncode == 0 else {"devices": [{}], "findings": []}
+dev = doc["devices"][0]
+check(dev.get("idle_ns") == 23 * 200 * US and dev.get("gaps") == 23, f"23 gaps of 200 us: {dev}")
+fs = doc["findings"]
+gr = [f for f in fs if f["kind"] == "graph_candidate"]
+sc = {f["what"]: f for f in fs if f["kind"] == "slow_launch_call"}
+check(len(gr) == 1 and gr[0]["what"] == "A > B" and gr[0]["count"] == 12 and gr[0]["idle_ns"] == 12 * 200 * US
+      and gr[0]["idle_in_calls_ns"] == 12 * 200 * US, f"the candidate A > B, its waits inside the calls: {gr}")
+check(sc.get("cublasLtMatmul", {}).get("saving_ns") == 12 * 200 * US
+      and sc.get("cublasSgemm_v2", {}).get("saving_ns") == 11 * 200 * US
+      and sc.get("cublasSgemm_v2", {}).get("adds_ns") == 11 * 200 * US
+      and gr[0]["adds_ns"] + sc["cublasLtMatmul"]["adds_ns"] == 12 * 200 * US,
+      f"the Lt calls' waits counted once, the Sgemm calls' apart: {[(f['kind'], f['what'], f['overlap_ns'], f['adds_ns']) for f in fs]}")
+check(doc.get("findings_total", {}).get("saving_ns") == 23 * 200 * US,
+      f"together 4.6 ms of 4.6 ms: {doc.get('findings_total')}")
 finish()
