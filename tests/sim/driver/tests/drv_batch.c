@@ -91,17 +91,30 @@ static void test_batch_copies(CUstream s)
   CHECK_CU(cuMemFreeHost(host));
 }
 
-/* Milliseconds the stream spends on `fn` (bracketed by events on an idle stream). */
-static float timed_prefetch(CUstream s, CUdeviceptr p, size_t n)
+#define BLOCKER_MS 50
+#define TOL_MS 0.002 /* four event ticks */
+
+void simcuda_hint_next_launch_ns(unsigned long long ns);
+
+/* Milliseconds the stream spends on a prefetch of n bytes, bracketed by events behind a
+ * blocker that keeps the stream busy while they are enqueued (so that the host's
+ * scheduling cannot move them); *late_ms: how much longer than the blocker the host
+ * took (test_host_overrun_ms), the most the result can be over. */
+static float timed_prefetch(CUstream s, CUdeviceptr p, size_t n, double *late_ms)
 {
   CUevent a, b;
   CHECK_CU(cuEventCreate(&a, 0));
   CHECK_CU(cuEventCreate(&b, 0));
+  CUfunction blocker = test_kernel("blocker");
   CHECK_CU(cuStreamSynchronize(s));
+  unsigned long long t0 = test_now_ns();
+  simcuda_hint_next_launch_ns(BLOCKER_MS * 1000000ull);
+  test_launch(blocker, s);
   CHECK_CU(cuEventRecord(a, s));
   CUmemLocation dev0 = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
   CHECK_CU(cuMemPrefetchAsync(p, n, dev0, 0, s));
   CHECK_CU(cuEventRecord(b, s));
+  *late_ms = test_host_overrun_ms(t0, BLOCKER_MS);
   CHECK_CU(cuEventSynchronize(b));
   float ms = 0;
   CHECK_CU(cuEventElapsedTime(&ms, a, b));
@@ -117,7 +130,9 @@ static void test_prefetches(CUstream s)
   CHECK_CU(cuMemAllocManaged(&managed, 8 * MB, CU_MEM_ATTACH_GLOBAL));
   CHECK_CU(cuMemAlloc(&device, MB));
   /* 8 MiB at 25 GB/s + 2 us latency */
-  CHECK_NEAR(timed_prefetch(s, managed, 8 * MB), (8.0 * MB / 25.0 + 2000.0) / 1e6, 0.05);
+  double late;
+  float ms = timed_prefetch(s, managed, 8 * MB, &late);
+  CHECK_NEAR(ms, (8.0 * MB / 25.0 + 2000.0) / 1e6 + late / 2, TOL_MS + late / 2);
   CUmemLocation host = {.type = CU_MEM_LOCATION_TYPE_HOST}, dev9 = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 9};
   CHECK_CU(cuMemPrefetchAsync(managed, MB, host, 0, s));
   CHECK_RESULT(cuMemPrefetchAsync(managed, MB, host, 1, s), CUDA_ERROR_INVALID_VALUE);

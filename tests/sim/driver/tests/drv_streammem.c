@@ -20,14 +20,6 @@ static CUresult test_launch_us(CUfunction f, CUstream stream, unsigned long long
 #define BLOCKER_MS 50
 #define TOL_MS 0.002 /* four event ticks */
 
-/* How much longer than the blocker the host took to enqueue since t0 (0 unless it was
- * preempted that long): the most its scheduling can have moved the events. */
-static double host_overrun_ms(unsigned long long t0)
-{
-  double took_ms = (double)(test_now_ns() - t0) / 1e6;
-  return took_ms > BLOCKER_MS ? took_ms - BLOCKER_MS : 0.0;
-}
-
 static void *proc(const char *name, int version)
 {
   void *fn = NULL;
@@ -64,7 +56,7 @@ int main(void)
   CHECK_CU(cuStreamWriteValue32(s2, flag, 1, 0));
   CHECK_CU(cuStreamWaitValue32(s1, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
   CHECK_CU(cuEventRecord(end, s1));
-  double late = host_overrun_ms(t0);
+  double late = test_host_overrun_ms(t0, BLOCKER_MS);
   CHECK_NEAR(test_elapsed_ms(start, end), 20.0 + late / 2, TOL_MS + late / 2);
   unsigned v = 0;
   CHECK_CU(cuMemcpyDtoH(&v, flag, 4));
@@ -104,7 +96,7 @@ int main(void)
   wait.waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
   CHECK_CU(cuStreamBatchMemOp(s1, 1, &wait, 0));
   CHECK_CU(cuEventRecord(end, s1));
-  late = host_overrun_ms(t0);
+  late = test_host_overrun_ms(t0, BLOCKER_MS);
   CHECK_NEAR(test_elapsed_ms(start, end), 10.0 + late / 2, TOL_MS + late / 2);
   wait.operation = (CUstreamBatchMemOpType)99;
   CHECK_RESULT(cuStreamBatchMemOp(s1, 1, &wait, 0), CUDA_ERROR_INVALID_VALUE);

@@ -89,4 +89,13 @@ static inline unsigned long long test_now_ns(void)
   return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+/* How much longer than busy_ms the host has taken since t0 (test_now_ns), 0 unless it
+ * was preempted that long: the most its scheduling can have moved events enqueued
+ * since t0 behind a blocker of busy_ms launched then (a loaded machine). */
+static inline double test_host_overrun_ms(unsigned long long t0, double busy_ms)
+{
+  double took_ms = (double)(test_now_ns() - t0) / 1e6;
+  return took_ms > busy_ms ? took_ms - busy_ms : 0.0;
+}
+
 #endif
