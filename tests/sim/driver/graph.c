@@ -145,30 +145,37 @@ static size_t flat_count(const struct sim_graph *g)
   return n;
 }
 
-/* Copies the operations of g (child graphs flattened) to ops; returns how many. */
-static size_t flatten(const struct sim_graph *g, struct sim_op *ops)
+/* Copies the operations of g (child graphs flattened) to ops and the nodes they came
+ * from to nodes; returns how many. */
+static size_t flatten(const struct sim_graph *g, struct sim_op *ops, const void **nodes)
 {
   size_t n = 0;
   for (size_t i = 0; i < g->count; i++) {
-    if (g->nodes[i]->child)
-      n += flatten(g->nodes[i]->child, ops + n);
-    else
+    if (g->nodes[i]->child) {
+      n += flatten(g->nodes[i]->child, ops + n, nodes + n);
+    } else {
+      nodes[n] = g->nodes[i];
       ops[n++] = g->nodes[i]->op;
+    }
   }
   return n;
 }
 
 /* The operations of graph handle hGraph, flattened, in a fresh array (lock held). */
-static CUresult flat_ops(CUgraph hGraph, struct sim_op **ops, size_t *count)
+static CUresult flat_ops(CUgraph hGraph, struct sim_op **ops, const void ***nodes, size_t *count)
 {
   if (sim_handle_kind(hGraph) != SIM_KIND_GRAPH)
     return CUDA_ERROR_INVALID_VALUE;
   const struct sim_graph *g = (const struct sim_graph *)hGraph;
   *count = flat_count(g);
   *ops = *count ? malloc(*count * sizeof **ops) : NULL;
-  if (*count && !*ops)
+  *nodes = *count ? malloc(*count * sizeof **nodes) : NULL;
+  if (*count && (!*ops || !*nodes)) {
+    free(*ops), free(*nodes);
+    *ops = NULL, *nodes = NULL;
     return CUDA_ERROR_OUT_OF_MEMORY;
-  flatten(g, *ops);
+  }
+  flatten(g, *ops, *nodes);
   return CUDA_SUCCESS;
 }
 
@@ -178,13 +185,14 @@ static CUresult instantiate(CUgraphExec *phGraphExec, CUgraph hGraph)
     return CUDA_ERROR_INVALID_VALUE;
   sim_lock();
   struct sim_graph_exec *x = calloc(1, sizeof *x);
-  CUresult r = x ? flat_ops(hGraph, &x->ops, &x->count) : CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult r = x ? flat_ops(hGraph, &x->ops, &x->nodes, &x->count) : CUDA_ERROR_OUT_OF_MEMORY;
   if (r == CUDA_SUCCESS && sim_handle_add(x, SIM_KIND_GRAPH_EXEC) != 0)
     r = CUDA_ERROR_OUT_OF_MEMORY;
   if (r == CUDA_SUCCESS) {
     *phGraphExec = (CUgraphExec)x;
   } else if (x) {
     free(x->ops);
+    free(x->nodes);
     free(x);
   }
   sim_unlock();
@@ -227,6 +235,7 @@ SIM_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
   if (!ok)
     return CUDA_ERROR_INVALID_VALUE;
   free(((struct sim_graph_exec *)hGraphExec)->ops);
+  free(((struct sim_graph_exec *)hGraphExec)->nodes);
   free(hGraphExec);
   return CUDA_SUCCESS;
 }
@@ -403,9 +412,11 @@ SIM_API CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
   resultInfo->errorFromNode = NULL;
   sim_lock();
   struct sim_op *ops = NULL;
+  const void **nodes = NULL;
   size_t count = 0;
-  CUresult r = sim_handle_kind(hGraphExec) == SIM_KIND_GRAPH_EXEC ? flat_ops(hGraph, &ops, &count)
-                                                                   : CUDA_ERROR_INVALID_VALUE;
+  CUresult r = sim_handle_kind(hGraphExec) == SIM_KIND_GRAPH_EXEC
+                   ? flat_ops(hGraph, &ops, &nodes, &count)
+                   : CUDA_ERROR_INVALID_VALUE;
   struct sim_graph_exec *x = (struct sim_graph_exec *)hGraphExec;
   if (r == CUDA_SUCCESS) {
     int same = count == x->count;
@@ -413,7 +424,9 @@ SIM_API CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
       same = ops[i].kind == x->ops[i].kind;
     if (same) {
       free(x->ops);
+      free(x->nodes);
       x->ops = ops, ops = NULL;
+      x->nodes = nodes, nodes = NULL;
       resultInfo->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
     } else {
       resultInfo->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
@@ -421,6 +434,7 @@ SIM_API CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
     }
   }
   free(ops);
+  free(nodes);
   sim_unlock();
   return r;
 }

@@ -20,6 +20,7 @@ struct sim_graph {
 /* An instantiated graph: a private copy of the nodes, child graphs flattened. */
 struct sim_graph_exec {
   struct sim_op *ops;
+  const void **nodes; /* the graph node each op came from (SetParams finds ops by it) */
   size_t count;
 };
 

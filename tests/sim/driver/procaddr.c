@@ -181,6 +181,8 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuGraphChildGraphNodeGetGraph", 10000, 0, cuGraphChildGraphNodeGetGraph) \
   X("cuGraphExecDestroy", 10000, 0, cuGraphExecDestroy) \
   X("cuGraphExecUpdate", 12000, 0, cuGraphExecUpdate_v2) \
+  X("cuGraphExecKernelNodeSetParams", 12000, 0, cuGraphExecKernelNodeSetParams_v2) \
+  X("cuGraphExecNodeSetParams", 12020, 0, cuGraphExecNodeSetParams) \
   X("cuGraphGetNodes", 10000, 0, cuGraphGetNodes) \
   X("cuGraphInstantiate", 10000, 0, cuGraphInstantiate) \
   X("cuGraphInstantiate", 11000, 0, cuGraphInstantiate_v2) \

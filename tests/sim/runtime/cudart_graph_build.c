@@ -58,3 +58,36 @@ SIM_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t exec, cudaStream_t s
 {
   return graph_upload(exec, stream, 1);
 }
+
+/** The nodes of a graph (one driver call). */
+SIM_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)
+{
+  RT_ENTER();
+  RT_NEED(simdrv.GraphGetNodes);
+  return rt_check(simdrv.GraphGetNodes(graph, nodes, numNodes));
+}
+
+/** Gives an instantiated graph's kernel node another kernel or configuration: the
+ * host stub (or cudaKernel_t) is resolved to its driver function, then one driver
+ * call, as the real runtime does. */
+SIM_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                        const struct cudaKernelNodeParams *p)
+{
+  RT_ENTER();
+  if (!p)
+    return rt_fail(cudaErrorInvalidValue);
+  CUfunction f;
+  cudaError_t e = rt_kernel_function(p->func, &f);
+  if (e != cudaSuccess)
+    return e;
+  RT_NEED(simdrv.GraphExecKernelNodeSetParams);
+  CUDA_KERNEL_NODE_PARAMS_v2 d;
+  memset(&d, 0, sizeof d);
+  d.func = f;
+  d.gridDimX = p->gridDim.x, d.gridDimY = p->gridDim.y, d.gridDimZ = p->gridDim.z;
+  d.blockDimX = p->blockDim.x, d.blockDimY = p->blockDim.y, d.blockDimZ = p->blockDim.z;
+  d.sharedMemBytes = p->sharedMemBytes;
+  d.kernelParams = p->kernelParams;
+  d.extra = p->extra;
+  return rt_check(simdrv.GraphExecKernelNodeSetParams(exec, node, &d));
+}

@@ -1,0 +1,71 @@
+/* In-place edits of an instantiated graph: a kernel node of the exec (found by the
+ * node of the source graph it came from) given another function or shape. The source
+ * graph is not changed. Other node kinds are not supported. */
+#include "graph.h"
+#include "module.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Sets the kernel op of exec x that came from node (lock held). */
+static CUresult set_kernel(CUgraphExec hGraphExec, CUgraphNode hNode, CUfunction func,
+                           CUkernel kern, const unsigned grid[3], const unsigned block[3],
+                           unsigned shared_mem)
+{
+  if (sim_handle_kind(hGraphExec) != SIM_KIND_GRAPH_EXEC)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct sim_graph_exec *x = (struct sim_graph_exec *)hGraphExec;
+  const void *fhandle = func ? (const void *)func : (const void *)kern;
+  struct sim_function *f = sim_function_of(fhandle);
+  if (!f)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < x->count; i++) {
+    struct sim_op *op = &x->ops[i];
+    if (x->nodes[i] != (const void *)hNode)
+      continue;
+    if (op->kind != SIM_OP_KERNEL)
+      return CUDA_ERROR_INVALID_VALUE;
+    op->full_name = f->name;
+    op->func = fhandle;
+    snprintf(op->name, sizeof op->name, "%s", f->name);
+    memcpy(op->grid, grid, sizeof op->grid);
+    memcpy(op->block, block, sizeof op->block);
+    op->shared_mem = shared_mem;
+    op->duration_ns = f->duration_ns;
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+/** Gives an exec's kernel node another function or launch configuration (CUDA 12 layout). */
+SIM_API CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                   const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+  if (!p)
+    return CUDA_ERROR_INVALID_VALUE;
+  unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+  unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+  sim_lock();
+  CUresult r = set_kernel(hGraphExec, hNode, p->func, p->kern, grid, block, p->sharedMemBytes);
+  sim_unlock();
+  return r;
+}
+
+/** The CUDA 12.2 generic form: kernel nodes only (others CUDA_ERROR_NOT_SUPPORTED). */
+SIM_API CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                          CUgraphNodeParams *nodeParams)
+{
+  if (!nodeParams)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  const CUDA_KERNEL_NODE_PARAMS_v3 *p = &nodeParams->kernel;
+  unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+  unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+  sim_lock();
+  CUresult r = set_kernel(hGraphExec, hNode, p->func, p->kern, grid, block, p->sharedMemBytes);
+  sim_unlock();
+  return r;
+}
