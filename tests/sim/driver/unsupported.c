@@ -107,10 +107,8 @@
   X(cuGraphExecGetFlags) \
   X(cuGraphExecHostNodeSetParams) \
   X(cuGraphExecKernelNodeSetParams) \
-  X(cuGraphExecKernelNodeSetParams_v2) \
   X(cuGraphExecMemcpyNodeSetParams) \
   X(cuGraphExecMemsetNodeSetParams) \
-  X(cuGraphExecNodeSetParams) \
   X(cuGraphExecUpdate) \
   X(cuGraphExternalSemaphoresSignalNodeGetParams) \
   X(cuGraphExternalSemaphoresSignalNodeSetParams) \
