@@ -64,6 +64,24 @@ int ctpd_caller_passes(const void *ra) CTPD_HIDDEN;
 /* The string id of the kernel behind a CUfunction (or CUkernel), 0 if unknown. */
 uint64_t ctpd_function_name_id(CUfunction f) CTPD_HIDDEN;
 
+/* A kernel node of a walked graph (graph_walk.c): its handle, the string id of its
+ * function, that function's KERNEL_ATTR id and the node's shape (format 1.6). */
+struct ctpd_graph_node {
+  CUgraphNode node;
+  uint64_t name, attr, block_threads, dyn_smem;
+};
+
+/* Writes the inventory g (its corr, exec, counts and partial as given) with one
+ * GRAPH_KERNEL record per distinct function among the n kernel nodes. */
+void ctpd_graph_emit(const struct ct_graph *g, const struct ctpd_graph_node *nodes, size_t n,
+                     int device) CTPD_HIDDEN;
+
+/* Keeps the kernel nodes (malloc'd, ownership passes; NULL for none) of the inventory
+ * g just written for exec, replacing what was kept for that handle: its in-place
+ * edits (ctph_graph_edit_kernel) are applied to them. */
+void ctpd_graph_keep(CUgraphExec exec, const struct ct_graph *g, struct ctpd_graph_node *nodes,
+                     size_t n, int device) CTPD_HIDDEN;
+
 /* Counts a traced driver-level call (for "nothing_intercepted"). */
 extern unsigned long ctpd_calls_seen CTPD_HIDDEN;
 static inline void ctpd_note_call(void) {

@@ -37,6 +37,8 @@ struct walk {
   uint32_t *index;           /* open addressing by name: 1 + position in names */
   unsigned nnames;
   int device;                /* the current context's device (-1 unknown) */
+  struct ctpd_graph_node *kept; /* the kernel nodes, for in-place edits (graph_edit.c) */
+  size_t nkept, kept_cap;
 };
 
 /* The exec's id; fresh: a new one (the handle was just instantiated, possibly at
@@ -61,13 +63,8 @@ uint64_t ctph_graph_exec_id(CUgraphExec exec) {
   return exec_id(exec, 0);
 }
 
-/* The function and shape of a kernel node (format 1.6). */
-struct node_kernel {
-  uint64_t name, attr, block_threads, dyn_smem;
-};
-
 /* Counts one kernel node. */
-static void count_name(struct walk *w, const struct node_kernel *k) {
+static void count_name(struct walk *w, const struct ctpd_graph_node *k) {
   uint64_t name = k->name;
   if (!w->index) {
     w->index = calloc(WALK_INDEX_SLOTS, sizeof *w->index);
@@ -98,8 +95,8 @@ static void count_name(struct walk *w, const struct node_kernel *k) {
 /* The name, function attributes and shape of a kernel node (zeros when they cannot be
  * had: the walk goes on); the function's KERNEL_ATTR and the shape's OCCUPANCY records
  * at their first sight, as for a launch. */
-static struct node_kernel kernel_node(struct walk *w, CUgraphNode node) {
-  struct node_kernel k = {0, 0, 0, 0};
+static struct ctpd_graph_node kernel_node(struct walk *w, CUgraphNode node) {
+  struct ctpd_graph_node k = {node, 0, 0, 0, 0};
   CUDA_KERNEL_NODE_PARAMS_v2 p;
   memset(&p, 0, sizeof p);
   if (!ctph_drv.GraphKernelNodeGetParams ||
@@ -115,6 +112,22 @@ static struct node_kernel kernel_node(struct walk *w, CUgraphNode node) {
                                 w->device)
              : 0;
   return k;
+}
+
+/* Keeps a kernel node for graph_edit.c (when memory runs out, the exec's later edits
+ * are not seen: its inventory stays that of the walk) and counts it. */
+static void keep_node(struct walk *w, const struct ctpd_graph_node *k) {
+  if (w->nkept == w->kept_cap && w->kept_cap != SIZE_MAX) {
+    size_t cap = w->kept_cap ? 2 * w->kept_cap : 64;
+    struct ctpd_graph_node *grown = realloc(w->kept, cap * sizeof *grown);
+    if (grown)
+      w->kept = grown, w->kept_cap = cap;
+    else
+      free(w->kept), w->kept = NULL, w->nkept = 0, w->kept_cap = SIZE_MAX;
+  }
+  if (w->nkept < w->kept_cap && w->kept_cap != SIZE_MAX)
+    w->kept[w->nkept++] = *k;
+  count_name(w, k);
 }
 
 /* Counts the nodes of graph g and of its child graphs. Returns 0 to go on, -1 when
@@ -170,8 +183,8 @@ static int walk_graph(struct walk *w, CUgraph g, unsigned depth) {
     case CU_GRAPH_NODE_TYPE_KERNEL:
       w->g.kernels++;
       {
-        struct node_kernel k = kernel_node(w, nodes[i]);
-        count_name(w, &k);
+        struct ctpd_graph_node k = kernel_node(w, nodes[i]);
+        keep_node(w, &k);
       }
       break;
     case CU_GRAPH_NODE_TYPE_MEMCPY: w->g.memcpys++; break;
@@ -181,6 +194,36 @@ static int walk_graph(struct walk *w, CUgraph g, unsigned depth) {
   }
   free(nodes);
   return stop;
+}
+
+/* Writes the GRAPH record g and one GRAPH_KERNEL record per distinct kernel that w
+ * counted. */
+static void emit_counted(const struct walk *w, const struct ct_graph *g) {
+  ct_record r;
+  r.kind = CT_KIND_GRAPH;
+  r.u.graph = *g;
+  ctp_emit(&r);
+  for (unsigned i = 0; i < w->nnames; i++) {
+    r.kind = CT_KIND_GRAPH_KERNEL;
+    r.u.graph_kernel = (struct ct_graph_kernel){
+        .exec = g->exec, .name = w->names[i].name, .count = w->names[i].count,
+        .attr = w->names[i].attr, .device = (uint64_t)(w->device < 0 ? 0 : w->device),
+        .block_threads = w->names[i].block_threads, .dyn_smem = w->names[i].dyn_smem};
+    ctp_emit(&r);
+  }
+}
+
+void ctpd_graph_emit(const struct ct_graph *g, const struct ctpd_graph_node *nodes, size_t n,
+                     int device) {
+  struct walk w;
+  memset(&w, 0, sizeof w);
+  w.g = *g;
+  w.device = device;
+  for (size_t i = 0; i < n; i++)
+    count_name(&w, &nodes[i]);
+  emit_counted(&w, &w.g);
+  free(w.names);
+  free(w.index);
 }
 
 void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fresh) {
@@ -195,20 +238,11 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
     w.g.partial |= CT_GRAPH_PARTIAL_FAILED;
   else
     walk_graph(&w, graph, 0);
-  ct_record r;
-  r.kind = CT_KIND_GRAPH;
-  r.u.graph = w.g;
-  ctp_emit(&r);
-  for (unsigned i = 0; i < w.nnames; i++) {
-    r.kind = CT_KIND_GRAPH_KERNEL;
-    r.u.graph_kernel = (struct ct_graph_kernel){
-        .exec = w.g.exec, .name = w.names[i].name, .count = w.names[i].count,
-        .attr = w.names[i].attr, .device = (uint64_t)(w.device < 0 ? 0 : w.device),
-        .block_threads = w.names[i].block_threads, .dyn_smem = w.names[i].dyn_smem};
-    ctp_emit(&r);
-  }
+  emit_counted(&w, &w.g);
   free(w.names);
   free(w.index);
+  /* the exec's kernel nodes, for its in-place edits (ownership passes) */
+  ctpd_graph_keep(exec, &w.g, w.kept, w.nkept, w.device);
   /* the walk runs on the app's thread after its call returned: its cost, labelled */
   ctp_emit_tracer("graph_walk", begin_ns, ctp_now_ns(), w.visited);
   errno = saved;

@@ -9,6 +9,7 @@
 #include "wrap_common.h"
 
 #undef cuGraphInstantiate /* cuda.h maps it to cuGraphInstantiateWithFlags */
+#undef cuGraphExecKernelNodeSetParams /* and this to its _v2 */
 
 typedef CUresult (*instantiate_fn)(CUgraphExec *, CUgraph, unsigned long long);
 typedef CUresult (*instantiate_p_fn)(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *);
@@ -79,3 +80,73 @@ CTPD_DEFINE(cuGraphInstantiate_v2, 0, instantiate_legacy_body, INSTANTIATE_LEGAC
 CTPD_DEFINE(cuGraphExecUpdate_v2, 0, exec_update_body,
             (CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *info),
             (exec, graph, info))
+
+/*
+ * In-place edits of an exec's kernel node: cuGraphExecKernelNodeSetParams (CUDA 10.1
+ * layout, then the _v2 layout of CUDA 12 with kern), cuGraphExecNodeSetParams (12.2).
+ * Traced as an API record; after a success that gives the node another function, the
+ * exec's inventory is written again (graph_edit.c). The edit is followed for every
+ * caller, libcudart's included (whose runtime call is the span: corr 0 there) and
+ * while paused, so that the inventory stays true.
+ */
+typedef CUresult (*kernel_edit_v1_fn)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *);
+typedef CUresult (*kernel_edit_fn)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *);
+typedef CUresult (*node_edit_fn)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
+
+/* The body of an edit wrapper: CALL forwards; after a success, when IS_KERNEL holds,
+ * the kernel node `node` of exec now runs FUNC with BLOCK threads and SMEM bytes. */
+#define EDIT_BODY(id, realp, ra, fn_type, CALL, exec, node, IS_KERNEL, FUNC, BLOCK, SMEM)   \
+  fn_type real = (fn_type)(realp);                                                        \
+  if (!real)                                                                              \
+    return CTPD_NO_REAL;                                                                  \
+  if (CTPD_UNTRACED(real, ra)) {                                                          \
+    CUresult r = CALL;                                                                    \
+    if (r == CUDA_SUCCESS && ctph_alive() && (IS_KERNEL))                                 \
+      ctph_graph_edit_kernel(0, exec, node, FUNC, BLOCK, SMEM);                           \
+    return r;                                                                             \
+  }                                                                                       \
+  ctpd_note_call();                                                                       \
+  ctph_call c;                                                                            \
+  ctph_call_begin(&c, id, 0, 0, CTPH_NO_STREAM, 0);                                       \
+  c.flags |= CT_API_DRIVER;                                                               \
+  CUresult r = CALL;                                                                      \
+  CTPH_FINISH(c, r,                                                                       \
+              if (r == CUDA_SUCCESS && (IS_KERNEL))                                       \
+                  ctph_graph_edit_kernel(c.corr, exec, node, FUNC, BLOCK, SMEM));         \
+  return r
+
+#define BLOCK_OF(p) ((uint64_t)(p)->blockDimX * (p)->blockDimY * (p)->blockDimZ)
+
+CTPD_INLINE CUresult kernel_edit_v1_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                         CUgraphExec exec, CUgraphNode node,
+                                         const CUDA_KERNEL_NODE_PARAMS_v1 *p) {
+  (void)ptsz;
+  EDIT_BODY(id, realp, ra, kernel_edit_v1_fn, real(exec, node, p), exec, node, p, p->func,
+            BLOCK_OF(p), p->sharedMemBytes);
+}
+
+CTPD_INLINE CUresult kernel_edit_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                      CUgraphExec exec, CUgraphNode node,
+                                      const CUDA_KERNEL_NODE_PARAMS_v2 *p) {
+  (void)ptsz;
+  EDIT_BODY(id, realp, ra, kernel_edit_fn, real(exec, node, p), exec, node, p,
+            p->func ? p->func : (CUfunction)p->kern, BLOCK_OF(p), p->sharedMemBytes);
+}
+
+CTPD_INLINE CUresult node_edit_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                    CUgraphExec exec, CUgraphNode node, CUgraphNodeParams *p) {
+  (void)ptsz;
+  EDIT_BODY(id, realp, ra, node_edit_fn, real(exec, node, p), exec, node,
+            p && p->type == CU_GRAPH_NODE_TYPE_KERNEL,
+            p->kernel.func ? p->kernel.func : (CUfunction)p->kernel.kern, BLOCK_OF(&p->kernel),
+            p->kernel.sharedMemBytes);
+}
+
+CTPD_DEFINE(cuGraphExecKernelNodeSetParams, 0, kernel_edit_v1_body,
+            (CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1 *p),
+            (exec, node, p))
+CTPD_DEFINE(cuGraphExecKernelNodeSetParams_v2, 0, kernel_edit_body,
+            (CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v2 *p),
+            (exec, node, p))
+CTPD_DEFINE(cuGraphExecNodeSetParams, 0, node_edit_body,
+            (CUgraphExec exec, CUgraphNode node, CUgraphNodeParams *p), (exec, node, p))

@@ -244,6 +244,15 @@ uint64_t ctph_graph_exec_id(CUgraphExec exec) CTPH_HIDDEN;
  * own driver calls and writes its GRAPH and GRAPH_KERNEL records. Leaves errno. */
 void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fresh) CTPH_HIDDEN;
 
+/* After a successful in-place edit of exec's kernel node `node` (cuGraphExecKernelNode-
+ * SetParams, cuGraphExecNodeSetParams, the runtime's forms through them) by the call
+ * `corr` (0: none traced): when the node now runs another function than the exec's
+ * kept inventory says, writes the exec's whole inventory again (same exec id), with
+ * the node's new function, block_threads and dyn_smem. Nothing when the exec or node
+ * is unknown (instantiated before tracing). Leaves errno. */
+void ctph_graph_edit_kernel(uint64_t corr, CUgraphExec exec, CUgraphNode node, CUfunction f,
+                            uint64_t block_threads, uint64_t dyn_smem) CTPH_HIDDEN;
+
 /* The GRAPH_LAUNCH detail record of a graph launch. */
 void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) CTPH_HIDDEN;
 

@@ -113,3 +113,17 @@ CTP_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec
                                                            cudaGraphInstantiateParams *params) {
   INSTANTIATE_BODY(cudaGraphInstantiateWithParams_ptsz, 1, params);
 }
+
+/** cudaGraphExecKernelNodeSetParams, traced: libcudart reaches the driver's form,
+ * whose wrapper writes the exec's inventory again when the node's function changed
+ * (preload/driver/graph_edit.c). */
+CTP_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                        const struct cudaKernelNodeParams *p) {
+  CTPH_MEMOP_BODY(cudaGraphExecKernelNodeSetParams, 0, CTPH_NO_STREAM, 0, (exec, node, p), (void)0);
+}
+
+/** cudaGraphExecNodeSetParams (CUDA 12.2), traced as cudaGraphExecKernelNodeSetParams. */
+CTP_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                  struct cudaGraphNodeParams *p) {
+  CTPH_MEMOP_BODY(cudaGraphExecNodeSetParams, 0, CTPH_NO_STREAM, 0, (exec, node, p), (void)0);
+}

@@ -3,6 +3,8 @@
  * (+_ptsz), each one driver call as the real runtime makes it. */
 #include "cudart_internal.h"
 
+#include <string.h>
+
 /** Creates an empty graph. */
 SIM_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t *graph, unsigned int flags)
 {
