@@ -7,11 +7,21 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The launch of a kernel node, as both parameter layouts give it. */
+struct node_launch {
+  CUfunction func;
+  CUkernel kern;
+  unsigned grid[3], block[3], shared_mem;
+};
+
 /* Sets the kernel op of exec x that came from node (lock held). */
-static CUresult set_kernel(CUgraphExec hGraphExec, CUgraphNode hNode, CUfunction func,
-                           CUkernel kern, const unsigned grid[3], const unsigned block[3],
-                           unsigned shared_mem)
+static CUresult set_kernel_locked(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                  const struct node_launch *l)
 {
+  CUfunction func = l->func;
+  CUkernel kern = l->kern;
+  const unsigned *grid = l->grid, *block = l->block;
+  unsigned shared_mem = l->shared_mem;
   if (sim_handle_kind(hGraphExec) != SIM_KIND_GRAPH_EXEC)
     return CUDA_ERROR_INVALID_VALUE;
   struct sim_graph_exec *x = (struct sim_graph_exec *)hGraphExec;
@@ -39,18 +49,26 @@ static CUresult set_kernel(CUgraphExec hGraphExec, CUgraphNode hNode, CUfunction
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Fills l from the fields both layouts share (v2 and v3 have the same ones first). */
+#define NODE_LAUNCH(p)                                                                     \
+  {(p)->func, (p)->kern, {(p)->gridDimX, (p)->gridDimY, (p)->gridDimZ},                    \
+   {(p)->blockDimX, (p)->blockDimY, (p)->blockDimZ}, (p)->sharedMemBytes}
+
+static CUresult set_kernel(CUgraphExec hGraphExec, CUgraphNode hNode, struct node_launch l)
+{
+  sim_lock();
+  CUresult r = set_kernel_locked(hGraphExec, hNode, &l);
+  sim_unlock();
+  return r;
+}
+
 /** Gives an exec's kernel node another function or launch configuration (CUDA 12 layout). */
 SIM_API CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                    const CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
   if (!p)
     return CUDA_ERROR_INVALID_VALUE;
-  unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
-  unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
-  sim_lock();
-  CUresult r = set_kernel(hGraphExec, hNode, p->func, p->kern, grid, block, p->sharedMemBytes);
-  sim_unlock();
-  return r;
+  return set_kernel(hGraphExec, hNode, (struct node_launch)NODE_LAUNCH(p));
 }
 
 /** The CUDA 12.2 generic form: kernel nodes only (others CUDA_ERROR_NOT_SUPPORTED). */
@@ -61,11 +79,5 @@ SIM_API CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hN
     return CUDA_ERROR_INVALID_VALUE;
   if (nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
     return CUDA_ERROR_NOT_SUPPORTED;
-  const CUDA_KERNEL_NODE_PARAMS_v3 *p = &nodeParams->kernel;
-  unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
-  unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
-  sim_lock();
-  CUresult r = set_kernel(hGraphExec, hNode, p->func, p->kern, grid, block, p->sharedMemBytes);
-  sim_unlock();
-  return r;
+  return set_kernel(hGraphExec, hNode, (struct node_launch)NODE_LAUNCH(&nodeParams->kernel));
 }
