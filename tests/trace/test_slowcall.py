@@ -93,7 +93,7 @@ def timeline(data):
         amount = dict.fromkeys(CAUSE_ORDER, 0)
         for begin, end, what in held:
             amount[what] += overlap(begin, end, a, b)
-        amount["host_wait"] += (b - a) - sum(amount.values())
+        amount["host_wait"] += max(0, (b - a) - sum(amount.values()))  # (a tracer span inside a call counts twice)
         return max(CAUSE_ORDER, key=lambda c: (amount[c], -CAUSE_ORDER.index(c)))
 
     calls = sorted((r for r in outer if strings.get(r.get("name")) == "cublasSgemm_v2"), key=lambda r: r["begin_ns"])
