@@ -77,9 +77,9 @@ void ct_gaps_findings_on_activity(fstate *f, devstate *d, const ct_activity *a) 
   if (sync && a->has_call && pageable) add_copy(&d->both, (unsigned)kind, bytes, dur, call, a->start_ns, a->end_ns);
 }
 
-/* Whether a call blocks the CPU until GPU work completes (cls: NAME_* bits of its name). */
+/* Whether a call blocks the CPU until GPU work completes, or polls it (cls: NAME_* bits of its name). */
 int ct_gaps_is_blocking(const ct_span *s, unsigned cls) {
-  if (cls & NAME_SYNCHRONIZE) return 1;
+  if (cls & (NAME_SYNCHRONIZE | NAME_POLL)) return 1; /* a poll of GPU work waits as a sync does */
   if (cls & NAME_ASYNC) return 0;
   if (s->detail == CT_DETAIL_MEMOP) return !s->d.memop.async && s->d.memop.kind != CT_MEMOP_MEMSET;
   return (cls & NAME_MEMCPY) != 0;

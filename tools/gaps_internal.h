@@ -262,6 +262,8 @@ static inline uint64_t overlap(uint64_t b1, uint64_t e1, uint64_t b2, uint64_t e
 #define NAME_COMM 16       /* a communication kernel: NCCL's ("nccl...") or NVSHMEM's */
 #define NAME_VALUE_WAIT 32 /* "...WaitValue..." or "...BatchMemOp...": a stream memory wait */
 #define NAME_EXT_WAIT 64   /* "...WaitExternalSemaphores...": a wait on an external producer */
+#define NAME_POLL 128      /* "...EventQuery" or "...StreamQuery...": polls of GPU work (one record per
+                              spin since format 1.12): the thread waits, as in a sync */
 
 
 /* The slot for the next entry of a fixed ring of cap entries that keeps the newest

@@ -76,6 +76,7 @@ const char *ct_gaps_keep(fstate *f, const char *s, unsigned *cls) {
                     (strcasestr(s, "nccl") || strcasestr(s, "nvshmem") ? NAME_COMM : 0) |
                     (strstr(s, "WaitValue") || strstr(s, "BatchMemOp") ? NAME_VALUE_WAIT : 0) |
                     (strstr(s, "WaitExternalSemaphores") ? NAME_EXT_WAIT : 0) |
+                    (strstr(s, "EventQuery") || strstr(s, "StreamQuery") ? NAME_POLL : 0) |
                     ((strstr(s, "Launch") && !strstr(s, "HostFunc")) ||
                              ct_api_category(s) == CT_CAT_GEMM
                          ? NAME_LAUNCH

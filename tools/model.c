@@ -292,6 +292,7 @@ static void fill_detail(const ct_call *e, enum ct_detail *kind, void *d) {
              : e->detail == CT_DETAIL_GEMM  ? sizeof(struct ct_gemm)
              : e->detail == CT_DETAIL_GRAPH ? sizeof(struct ct_graph_launch)
              : e->detail == CT_DETAIL_ALLOC ? sizeof(struct ct_alloc)
+             : e->detail == CT_DETAIL_POLL  ? sizeof(struct ct_poll)
                                             : 0;
   memcpy(d, v, n);
 }
@@ -353,6 +354,7 @@ static void deliver_span(model *m, const pend *p) {
     if (e) {
       fill_detail(e, &s.detail, &s.d);
       if (s.detail == CT_DETAIL_LAUNCH) s.kernel = str(m, s.d.launch.kernel);
+      if (s.detail == CT_DETAIL_POLL) s.polls = s.d.poll.polls;
       e->span_done = 1;
       maybe_free(m, e, a->device, a->stream);
     }
@@ -706,6 +708,7 @@ static void handle(model *m, ct_record *rec) {
   case CT_KIND_GEMM: on_detail(m, rec, CT_DETAIL_GEMM); break;
   case CT_KIND_GRAPH_LAUNCH: on_detail(m, rec, CT_DETAIL_GRAPH); break;
   case CT_KIND_ALLOC: on_detail(m, rec, CT_DETAIL_ALLOC); break;
+  case CT_KIND_POLL: on_detail(m, rec, CT_DETAIL_POLL); break;
   case CT_KIND_GRAPH:
     if (m->ops->on_graph) m->ops->on_graph(m->user, &m->proc, &rec->u.graph);
     break;

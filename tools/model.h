@@ -49,7 +49,8 @@ typedef struct ct_proc {
 /* Which detail a span or activity carries. */
 enum ct_detail { CT_DETAIL_NONE, CT_DETAIL_LAUNCH, CT_DETAIL_MEMOP, CT_DETAIL_GEMM,
                  CT_DETAIL_GRAPH, /* a graph launch: d.graph.exec (format 1.2) */
-                 CT_DETAIL_ALLOC  /* an allocation or release: d.alloc (format 1.5) */ };
+                 CT_DETAIL_ALLOC, /* an allocation or release: d.alloc (format 1.5) */
+                 CT_DETAIL_POLL   /* a query standing for a sequence of polls: d.poll (1.12) */ };
 
 /* The detail record of a call, as its `detail` says. */
 typedef union ct_detail_data {
@@ -58,6 +59,7 @@ typedef union ct_detail_data {
   struct ct_gemm gemm;
   struct ct_graph_launch graph;
   struct ct_alloc alloc;
+  struct ct_poll poll;
 } ct_detail_data;
 
 /* A CPU span: an intercepted call (API record) or the tracer's own work. */
@@ -67,6 +69,7 @@ typedef struct ct_span {
   uint64_t tid, begin_ns, end_ns, corr, device, stream, result, depth, flags;
   uint64_t stack;                /* STACK node of the call site (0 = none) */
   uint64_t parent;               /* depth > 0: corr of the enclosing outermost call */
+  uint64_t polls;                /* a query with a POLL record (1.12): the polls it stands for, else 0 */
   const char *name;              /* entry point, or the tracer's label */
   enum ct_api_category category; /* from hooks.def (CT_CAT_OTHER for tracer spans) */
   enum ct_api_layer layer;

@@ -1,9 +1,10 @@
-"""The planted trace that holds every record kind (formats 1.0 to 1.11: PROCESS, JOB,
+"""The planted trace that holds every record kind (formats 1.0 to 1.12: PROCESS, JOB,
 DEVICE with its SM limits, THREAD, STREAM, MODULE, PYCODE, STACK, CLOCK, GRAPH,
 GRAPH_KERNEL, KERNEL_ATTR, OCCUPANCY, API, LAUNCH, GPU, MEMOP (every kind: copies each
 way, a set, a peer copy, a prefetch, batches of copies going one way and mixed ways, a
 batch of prefetches, a batch of discards, external semaphore waits and signals), RANGE,
-TRACER, GEMM, GRAPH_LAUNCH, ALLOC (device and array), PAUSE, MARK, DROP, END), and
+TRACER, GEMM, GRAPH_LAUNCH, ALLOC (device and array), POLL (a coalesced cudaEventQuery),
+PAUSE, MARK, DROP, END), and
 the driver's stream memory operations (spans on a stream, no GPU record), each detail
 record before its API record as the preload writes them since 1.7, for the tools' fuzz
 test (test_fuzz_cli.py) and damage test (test_damage.py)."""
@@ -138,6 +139,9 @@ def fill(w):
               end_ns=t + (72 + 5 * k) * US, corr=200 + k)
         w.add("alloc", corr=200 + k, ptr=ptr, bytes=size, kind=kind, release=release)
     memops(w, t + 100 * US)
+    w.add("poll", corr=400, polls=1234)  # 1.12: a spin of 1234 cudaEventQuery polls
+    w.add("api", tid=7, name=w.string("cudaEventQuery"), begin_ns=t + 500 * US, end_ns=t + 700 * US,
+          corr=400, flags=0)
     w.add("pause", begin_ns=t + MS, end_ns=0, why=w.string("profiler"))
     w.add("pause", begin_ns=t + MS, end_ns=t + 2 * MS, why=w.string("profiler"))
     w.add("mark", tid=7, name=w.string("m"), ts_ns=t + 3 * MS)

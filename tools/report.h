@@ -39,6 +39,7 @@ typedef struct ct_api_row {
   ct_dur_stats d;        /* rows of inner calls (depth > 0) have "\0inner" after the name */
   uint64_t errors;  /* calls that returned nonzero */
   uint64_t driver;  /* calls flagged CT_API_DRIVER */
+  uint64_t polls;   /* event/stream queries: the polls its coalesced records stand for */
 } ct_api_row;
 
 /* The key of a memory-operation row. */

@@ -211,7 +211,11 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
     dur_cell(tb, fmt, d->min);
     dur_cell(tb, fmt, d->max);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_api_row *)v)->errors);
-    ct_table_cell(tb, ct_report_api_is_inner(key, klen) ? "  %s (inner)" : "%s", (const char *)key);
+    if (((const ct_api_row *)v)->polls) /* coalesced queries: calls are spins, polls made */
+      ct_table_cell(tb, ct_report_api_is_inner(key, klen) ? "  %s (inner, %llu polls)" : "%s (%llu polls)",
+                    (const char *)key, (unsigned long long)((const ct_api_row *)v)->polls);
+    else
+      ct_table_cell(tb, ct_report_api_is_inner(key, klen) ? "  %s (inner)" : "%s", (const char *)key);
     break;
   case CT_TABLE_MEMCPY: {
     const ct_memop_key *k = key;
@@ -313,6 +317,7 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     json_dur(j, d);
     ct_json_kv_uint(j, "errors", ((const ct_api_row *)v)->errors);
     ct_json_kv_uint(j, "driver_calls", ((const ct_api_row *)v)->driver);
+    ct_json_kv_uint(j, "polls", ((const ct_api_row *)v)->polls);
     break;
   case CT_TABLE_MEMCPY: {
     const ct_memop_key *k = key;

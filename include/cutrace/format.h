@@ -29,7 +29,7 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 11 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 12 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
@@ -41,7 +41,8 @@
                              1.8: MEMOP kind discard;
                              1.9: MEMOP kind stream_ops;
                              1.10: ALLOC kind array, MEMOP kinds ext_wait and ext_signal;
-                             1.11: MEMOP kind decompress */
+                             1.11: MEMOP kind decompress;
+                             1.12: POLL (coalesced event/stream queries) */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -81,7 +82,8 @@
   X(JOB, 25, job)            /* the process's rank in a distributed job (1.4) */ \
   X(ALLOC, 26, alloc)        /* an allocation or release call's detail (1.5) */ \
   X(KERNEL_ATTR, 27, kernel_attr) /* a launched function's attributes (1.6) */ \
-  X(OCCUPANCY, 28, occupancy) /* resident blocks per SM of one launch shape (1.6) */
+  X(OCCUPANCY, 28, occupancy) /* resident blocks per SM of one launch shape (1.6) */ \
+  X(POLL, 29, poll)          /* the polls one query record stands for (1.12) */
 
 /* Fields of each kind: F(name, encoding). Append only. */
 #define CT_FIELDS_string(F) F(id, D) F(len, D)
@@ -97,6 +99,7 @@
   F(max_threads_per_sm, D) F(warp_size, D) F(regs_per_sm, D)                    \
   F(smem_per_sm, D) F(max_blocks_per_sm, D) /* 1.6: SM limits, 0 = unknown */ \
   F(driver_version, D) F(runtime_version, D) /* 1.6: CUDA versions, 13000 = 13.0 */
+#define CT_FIELDS_poll(F) F(corr, D) F(polls, D) /* 1.12: polls coalesced into the call */
 #define CT_FIELDS_thread(F) F(tid, D) F(name, D) F(start_ns, D)
 #define CT_FIELDS_stream(F)                                                     \
   F(stream, D)     /* small id used by every other record; 0 = legacy default */ \

@@ -103,6 +103,17 @@ int ctph_driver_load(void) CTPH_HIDDEN;
 
 /* ---------------------------------------------------------------- call.c */
 
+/* A thread's open sequence of polls (poll.c): queries of one event or stream through
+ * one entry point that answered not ready, not yet written. polls 0: none open. */
+struct ctph_poll_seq {
+  uint32_t polls;          /* polls so far (0 = no sequence open) */
+  uint32_t id;             /* enum ctph_id of the entry point */
+  uint64_t target;         /* the event or stream handle queried */
+  uint64_t begin_ns, end_ns, corr, stack, parent, result;
+  uint32_t depth, flags, stream;
+  int32_t device;
+};
+
 /* Per-thread state of the hooks (initial-exec TLS). */
 struct ctph_thread {
   uint32_t depth;          /* intercepted calls open on this thread */
@@ -121,6 +132,7 @@ struct ctph_thread {
   uint32_t last_stream_pt;    /* per-thread default stream */
   uint32_t last_stream_id;
   struct ctph_stream_state *last_stream_state;
+  struct ctph_poll_seq poll; /* coalesced event/stream queries (poll.c) */
 };
 
 extern __thread struct ctph_thread ctph_tls CTPH_HIDDEN;
@@ -231,6 +243,53 @@ void ctph_call_emit(ctph_call *c, uint64_t result) CTPH_HIDDEN;
       errno = (c).saved_errno;                      \
     }                                               \
   } while (0)
+
+/* ---------------------------------------------------------------- poll.c */
+
+/* Writes the thread's open poll sequence as it stands (its last answer not ready) and
+ * closes it. Called when the thread makes any other traced call. Leaves errno. */
+void ctph_poll_flush(void) CTPH_HIDDEN;
+
+/* After a query's real call that did not simply extend the open sequence: `cont` 1 when
+ * it continued it (its answer ended it), else the call's own begin_ns; stream is the
+ * queried stream or CTPH_NO_STREAM (an event); flags CT_API_*. Writes a record when the
+ * sequence ends, else opens one. Leaves errno to the caller (may change it). */
+void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target, CUstream stream,
+                      int cont, uint64_t begin_ns, uint64_t result, int not_ready,
+                      const void *site_ra, const void *site_cfa) CTPH_HIDDEN;
+
+/*
+ * The body of a query wrapper (cudaEventQuery, cuStreamQuery, ...): forwards when
+ * UNTRACED holds; else one poll, coalesced with the thread's open sequence of polls of
+ * the same target through the same entry point while they answer NOT_READY. A poll that
+ * continues the sequence and is still not ready costs one clock read and two stores.
+ * Never changes the result or errno. TYPE_: the result type; CALL: the real call.
+ */
+#define CTPH_POLL_BODY(TYPE_, ID_, PTSZ_, FLAGS_, TARGET_, STREAM_, UNTRACED, CALL, NOT_READY)      \
+  if (UNTRACED)                                                                              \
+    return CALL;                                                                             \
+  int saved_ = errno;                                                                        \
+  struct ctph_poll_seq *seq_ = &ctph_tls.poll;                                               \
+  int cont_ = seq_->polls && seq_->id == (uint32_t)(ID_) && seq_->target == (uint64_t)(TARGET_); \
+  uint64_t begin_ = 0;                                                                       \
+  if (!cont_) {                                                                              \
+    if (seq_->polls)                                                                         \
+      ctph_poll_flush();                                                                     \
+    begin_ = ctp_now_ns();                                                                   \
+  }                                                                                          \
+  errno = saved_;                                                                            \
+  TYPE_ r_ = CALL;                                                                            \
+  saved_ = errno;                                                                            \
+  if (CTP_LIKELY(cont_ && r_ == (NOT_READY))) {                                              \
+    seq_->polls++;                                                                           \
+    seq_->end_ns = ctp_now_ns();                                                             \
+  } else {                                                                                   \
+    ctph_poll_record((ID_), (PTSZ_), (FLAGS_), (uint64_t)(TARGET_), (CUstream)(STREAM_), cont_, begin_, \
+                     (uint64_t)r_, r_ == (NOT_READY), __builtin_return_address(0),           \
+                     __builtin_dwarf_cfa());                                                 \
+  }                                                                                          \
+  errno = saved_;                                                                            \
+  return r_
 
 /* ------------------------------------------------- graph_walk.c (preload/driver/) */
 

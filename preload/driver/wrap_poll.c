@@ -1,0 +1,31 @@
+/*
+ * The driver's queries, cuEventQuery and cuStreamQuery (+_ptsz), traced as coalesced
+ * polls (CT_API_DRIVER; the coalescing is preload/hooks/poll.c's). The runtime's own
+ * calls to them pass untraced (callers.c): a cudaEventQuery stays one sequence.
+ */
+#include "wrap_common.h"
+
+typedef CUresult (*event_query_fn)(CUevent);
+typedef CUresult (*stream_query_fn)(CUstream);
+
+CTPD_INLINE CUresult event_query_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                      CUevent e) {
+  event_query_fn real = (event_query_fn)realp;
+  if (!real)
+    return CTPD_NO_REAL;
+  CTPH_POLL_BODY(CUresult, id, ptsz, CT_API_DRIVER, (uintptr_t)e, CTPH_NO_STREAM,
+                 CTPD_UNTRACED(real, ra), real(e), CUDA_ERROR_NOT_READY);
+}
+
+CTPD_INLINE CUresult stream_query_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                       CUstream s) {
+  stream_query_fn real = (stream_query_fn)realp;
+  if (!real)
+    return CTPD_NO_REAL;
+  CTPH_POLL_BODY(CUresult, id, ptsz, CT_API_DRIVER, (uintptr_t)s, s, CTPD_UNTRACED(real, ra),
+                 real(s), CUDA_ERROR_NOT_READY);
+}
+
+CTPD_DEFINE(cuEventQuery, 0, event_query_body, (CUevent e), (e))
+CTPD_DEFINE(cuStreamQuery, 0, stream_query_body, (CUstream s), (s))
+CTPD_DEFINE(cuStreamQuery_ptsz, 1, stream_query_body, (CUstream s), (s))

@@ -1,0 +1,119 @@
+/*
+ * Queries of an event or a stream (cudaEventQuery, cudaStreamQuery(_ptsz); the driver's
+ * cuEventQuery and cuStreamQuery(_ptsz) are in preload/driver/wrap_poll.c), coalesced:
+ * a thread spinning on a query until the GPU is done makes millions of calls, so the
+ * polls of one target through one entry point that answer not ready become ONE API
+ * record from the first poll's start to the end of the poll that answers (ready or an
+ * error), with a POLL record (format 1.12) giving the number of polls. The sequence is held in
+ * the thread's state (ctph_tls.poll) and written when it ends, or as it stands (its
+ * answer not ready) when the thread makes another traced call or polls another target.
+ * A sequence open when the thread exits without another call is not written.
+ */
+#include "hooks_internal.h"
+
+/* Writes the record of p: a POLL record first (the detail before its call, as every
+ * detail) when p stands for a sequence (more than one poll, or one not ready: the thread
+ * went on before the answer), then the API record. */
+static void poll_emit(const struct ctph_poll_seq *p) {
+  ct_record r;
+  if (p->polls > 1 || p->result == CUDA_ERROR_NOT_READY) {
+    r.kind = CT_KIND_POLL;
+    r.u.poll = (struct ct_poll){.corr = p->corr, .polls = p->polls};
+    ctp_emit(&r);
+  }
+  r.kind = CT_KIND_API;
+  r.u.api = (struct ct_api){
+      .tid = ctp_tid(),
+      .name = ctph_hook_name_id((enum ctph_id)p->id),
+      .begin_ns = p->begin_ns,
+      .end_ns = p->end_ns,
+      .corr = p->corr,
+      .device = p->device >= 0 ? (uint64_t)p->device : 0,
+      .stream = p->stream,
+      .result = p->result,
+      .depth = p->depth,
+      .flags = p->flags,
+      .parent = p->parent,
+      .stack = p->stack,
+  };
+  ctp_emit(&r);
+}
+
+void ctph_poll_flush(void) {
+  struct ctph_poll_seq *p = &ctph_tls.poll;
+  if (!p->polls)
+    return;
+  int saved = errno;
+  poll_emit(p);
+  p->polls = 0;
+  errno = saved;
+}
+
+void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target, CUstream stream,
+                      int cont, uint64_t begin_ns, uint64_t result, int not_ready,
+                      const void *site_ra, const void *site_cfa) {
+  struct ctph_poll_seq *p = &ctph_tls.poll;
+  uint64_t end_ns = ctp_now_ns();
+  if (cont) { /* the answer that ends the open sequence */
+    p->polls++;
+    p->end_ns = end_ns;
+    p->result = result;
+    poll_emit(p);
+    p->polls = 0;
+    return;
+  }
+  if (CTP_UNLIKELY(begin_ns >= __atomic_load_n(&ctp_stop_at_ns, __ATOMIC_RELAXED))) {
+    ctp_window_expire(); /* CUTRACE_DURATION is over: not recorded */
+    return;
+  }
+  int device = ctph_current_device(NULL);
+  *p = (struct ctph_poll_seq){
+      .polls = 1,
+      .id = (uint32_t)id,
+      .target = target,
+      .begin_ns = begin_ns,
+      .end_ns = end_ns,
+      .corr = ctp_next_corr(),
+      .stack = ctp_stack_at(0, site_ra, site_cfa),
+      .parent = ctph_tls.depth ? ctph_tls.outer_corr : 0,
+      .result = result,
+      .depth = ctph_tls.depth,
+      .flags = flags | (ptsz ? CT_API_PTSZ : 0),
+      .stream = device >= 0 && stream != CTPH_NO_STREAM ? ctph_stream_id(device, stream, ptsz, NULL)
+                                                        : 0,
+      .device = device,
+  };
+  if (!not_ready) { /* answered at once: one ordinary record of one poll */
+    poll_emit(p);
+    p->polls = 0;
+  }
+}
+
+CTP_EXPORT __typeof__(cudaStreamQuery) cudaStreamQuery_ptsz;
+
+/** cudaEventQuery, traced (coalesced polls). */
+CTP_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
+  __typeof__(&cudaEventQuery) real = CTPH_REAL(cudaEventQuery);
+  if (!real)
+    return cudaErrorSharedObjectSymbolNotFound;
+  CTPH_POLL_BODY(cudaError_t, CTPH_ID_cudaEventQuery, 0, 0, (uintptr_t)event, CTPH_NO_STREAM,
+                 !ctph_on(), real(event), cudaErrorNotReady);
+}
+
+/** cudaStreamQuery, traced (coalesced polls). */
+CTP_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  __typeof__(&cudaStreamQuery) real = CTPH_REAL(cudaStreamQuery);
+  if (!real)
+    return cudaErrorSharedObjectSymbolNotFound;
+  CTPH_POLL_BODY(cudaError_t, CTPH_ID_cudaStreamQuery, 0, 0, (uintptr_t)stream, stream,
+                 !ctph_on(), real(stream), cudaErrorNotReady);
+}
+
+/** cudaStreamQuery_ptsz, traced (coalesced polls). */
+CTP_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) {
+  __typeof__(&cudaStreamQuery) real = CTPH_REAL(cudaStreamQuery_ptsz);
+  if (!real)
+    return cudaErrorSharedObjectSymbolNotFound;
+  CTPH_POLL_BODY(cudaError_t, CTPH_ID_cudaStreamQuery_ptsz, 1, 0, (uintptr_t)stream, stream,
+                 !ctph_on(), real(stream), cudaErrorNotReady);
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""A host polling the GPU instead of blocking (programs/polls.cu), traced on the simulated
+GPU: three phases each poll B's 20 ms kernel pl_long until it is done while stream A sits
+idle between two pl_short kernels: cudaEventQuery (busy spin), cudaStreamQuery (100 us
+sleeps between polls), the driver's cuEventQuery (busy spin).
+
+Asserted: the program's own result is unchanged (it checks every answer it saw: not
+ready, then success); each phase is ONE outermost API record of its entry point with a POLL
+record (format 1.12) whose `polls` is the program's count of not-ready answers + 1 (the ready one),
+result 0, spanning pl_long's end (the wait covered; within 50 us: GPU times are mapped), the driver's flagged DRIVER and
+the stream query on B's stream; `cutrace report --format json` has one call and those
+polls per row, the text table '(N polls)'; `cutrace gaps --format json`: stream A's idle
+is caused by sync (the thread was polling), none of it host_wait.
+
+usage: test_polls.py SIM_DIR CUTRACE LIBTRACE POLLS
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cttest import check, finish, require_built  # noqa: E402
+from rawdump import kernel_identifier, raw_records  # noqa: E402
+
+sim_dir, cutrace, libtrace, program = sys.argv[1:5]
+require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
+tmp = tempfile.mkdtemp(prefix="cutrace-polls-")
+API_DRIVER, GPU_KERNEL = 0x10, 1
+SLACK_NS = 50_000
+PHASES = ["cudaEventQuery", "cudaStreamQuery", "cuEventQuery"]
+
+env = {"SIMCUDA_KERNEL_US": "default=5,pl_long=20000"}
+data = os.path.join(tmp, "polls")
+p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program],
+                   env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace, **env),
+                   capture_output=True, text=True, timeout=120)
+words = p.stdout.split()
+path = None
+# the program checked every answer it saw (not ready, then success): unchanged by tracing
+if check(p.returncode == 0 and len(words) == 5 and words[:2] == ["polls:", "ok"],
+         f"traced run: status {p.returncode}, {p.stdout!r} {p.stderr[-300:]!r}"):
+    files = sorted(os.listdir(data))
+    if check(len(files) == 1, f"one trace file, found {files}"):
+        path = os.path.join(data, files[0])
+if path:
+    counts = dict(zip(PHASES, (int(w) for w in words[2:])))
+    recs, names = raw_records(cutrace, path)
+    apis = [r for r in recs if r["kind"] == "api"]
+    poll_of = {r["corr"]: r["polls"] for r in recs if r["kind"] == "poll"}
+    for a in apis:
+        a["polls"] = poll_of.get(a["corr"], 0)
+    gpus = [r for r in recs if r["kind"] == "gpu" and r["type"] == GPU_KERNEL]
+    longs = sorted((g for g in gpus if kernel_identifier(names.get(g["name"], "")) == "pl_long"),
+                   key=lambda g: g["start_ns"])
+    check(len(longs) == 3, f"{len(longs)} pl_long kernels, want 3")
+    polls_seen = {}
+    for i, name in enumerate(PHASES):
+        rows = [a for a in apis if names.get(a["name"]) == name]
+        if not check(len(rows) == 1, f"{name}: {len(rows)} records, want one coalesced record"):
+            continue
+        a = rows[0]
+        polls_seen[name] = a.get("polls", 0)
+        check(a["depth"] == 0 and a["result"] == 0, f"{name}: depth {a['depth']} result {a['result']}")
+        check(bool(a["flags"] & API_DRIVER) == (name == "cuEventQuery"), f"{name}: flags {a['flags']:#x}")
+        check(counts[name] > 0 and a.get("polls") == counts[name] + 1,
+              f"{name}: polls {a.get('polls')}, the program saw {counts[name]} not ready + 1 ready")
+        if len(longs) == 3:
+            g = longs[i]
+            # the kernel's end is mapped from GPU clocks: within 50 us of the ready answer
+            check(a["begin_ns"] <= g["end_ns"] <= a["end_ns"] + SLACK_NS
+                  and a["end_ns"] - a["begin_ns"] >= 15_000_000,
+                  f"{name}: span {a['begin_ns']}..{a['end_ns']} does not cover pl_long's end {g['end_ns']}")
+            if name == "cudaStreamQuery":
+                check(a["stream"] == g["stream"], f"{name}: stream {a['stream']}, pl_long's {g['stream']}")
+
+    p = subprocess.run([cutrace, "report", "--format", "json", path], capture_output=True,
+                       text=True, timeout=60)
+    rows = {r["name"]: r for r in json.loads(p.stdout).get("apis", [])} if p.returncode == 0 else {}
+    for name in PHASES:
+        r = rows.get(name, {})
+        check(r.get("calls") == 1 and r.get("polls") == polls_seen.get(name) and r.get("errors") == 0,
+              f"report json {name}: {r}")
+    p = subprocess.run([cutrace, "report", path], capture_output=True, text=True, timeout=60)
+    for name in PHASES:
+        check(f"{name} ({polls_seen.get(name)} polls)" in p.stdout, f"report text lacks '{name} (N polls)'")
+
+    p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 0, f"gaps: {p.stderr}")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    shorts = sorted((g for g in gpus if kernel_identifier(names.get(g["name"], "")) == "pl_short"),
+                    key=lambda g: g["start_ns"])
+    stream_a = shorts[0]["stream"] if shorts else None
+    rows = [r for r in doc.get("streams", []) if r.get("stream") == stream_a]
+    if check(len(rows) == 1, f"gaps json: stream {stream_a} rows {rows}"):
+        idle = rows[0].get("idle", {})
+        check(idle.get("sync_ns", 0) >= 55_000_000 and idle.get("host_wait_ns", 0) < 1_000_000,
+              f"stream A's idle: {idle} (want >= 55 ms sync, < 1 ms host_wait)")
+sys.exit(finish())
