@@ -150,3 +150,42 @@ CTPD_DEFINE(cuGraphExecKernelNodeSetParams_v2, 0, kernel_edit_body,
             (exec, node, p))
 CTPD_DEFINE(cuGraphExecNodeSetParams, 0, node_edit_body,
             (CUgraphExec exec, CUgraphNode node, CUgraphNodeParams *p), (exec, node, p))
+
+/*
+ * Edits in place of an exec's set, copy and child graph nodes: API records only (the
+ * inventory counts nodes by kind and names kernels; a child graph given another
+ * graph keeps the inventory of the first: not followed).
+ */
+typedef CUresult (*memset_edit_fn)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *,
+                                   CUcontext);
+typedef CUresult (*memcpy_edit_fn)(CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D *, CUcontext);
+typedef CUresult (*child_edit_fn)(CUgraphExec, CUgraphNode, CUgraph);
+
+CTPD_INLINE CUresult memset_edit_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                      CUgraphExec exec, CUgraphNode node,
+                                      const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx) {
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, memset_edit_fn, CTPH_NO_STREAM, 0,
+                 real(exec, node, p, ctx), (void)0, (void)0);
+}
+
+CTPD_INLINE CUresult memcpy_edit_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                      CUgraphExec exec, CUgraphNode node, const CUDA_MEMCPY3D *p,
+                                      CUcontext ctx) {
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, memcpy_edit_fn, CTPH_NO_STREAM, 0,
+                 real(exec, node, p, ctx), (void)0, (void)0);
+}
+
+CTPD_INLINE CUresult child_edit_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                     CUgraphExec exec, CUgraphNode node, CUgraph child) {
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, child_edit_fn, CTPH_NO_STREAM, 0, real(exec, node, child),
+                 (void)0, (void)0);
+}
+
+CTPD_DEFINE(cuGraphExecMemsetNodeSetParams, 0, memset_edit_body,
+            (CUgraphExec exec, CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx),
+            (exec, node, p, ctx))
+CTPD_DEFINE(cuGraphExecMemcpyNodeSetParams, 0, memcpy_edit_body,
+            (CUgraphExec exec, CUgraphNode node, const CUDA_MEMCPY3D *p, CUcontext ctx),
+            (exec, node, p, ctx))
+CTPD_DEFINE(cuGraphExecChildGraphNodeSetParams, 0, child_edit_body,
+            (CUgraphExec exec, CUgraphNode node, CUgraph child), (exec, node, child))

@@ -127,3 +127,32 @@ CTP_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t exec, cudaGrap
                                                   struct cudaGraphNodeParams *p) {
   CTPH_MEMOP_BODY(cudaGraphExecNodeSetParams, 0, CTPH_NO_STREAM, 0, (exec, node, p), (void)0);
 }
+
+/** cudaGraphExecMemsetNodeSetParams, traced (a call: the inventory does not change). */
+CTP_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                        const struct cudaMemsetParams *p) {
+  CTPH_MEMOP_BODY(cudaGraphExecMemsetNodeSetParams, 0, CTPH_NO_STREAM, 0, (exec, node, p), (void)0);
+}
+
+/** cudaGraphExecMemcpyNodeSetParams, traced (a call). */
+CTP_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                        const struct cudaMemcpy3DParms *p) {
+  CTPH_MEMOP_BODY(cudaGraphExecMemcpyNodeSetParams, 0, CTPH_NO_STREAM, 0, (exec, node, p), (void)0);
+}
+
+/** cudaGraphExecMemcpyNodeSetParams1D, traced (a call). */
+CTP_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                          void *dst, const void *src, size_t count,
+                                                          enum cudaMemcpyKind kind) {
+  CTPH_MEMOP_BODY(cudaGraphExecMemcpyNodeSetParams1D, 0, CTPH_NO_STREAM, 0,
+                  (exec, node, dst, src, count, kind), (void)0);
+}
+
+/** cudaGraphExecChildGraphNodeSetParams, traced (a call; the exec's inventory stays that
+ * of the first child graph: docs/preload.md "CUDA graphs"). */
+CTP_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t exec,
+                                                            cudaGraphNode_t node,
+                                                            cudaGraph_t child) {
+  CTPH_MEMOP_BODY(cudaGraphExecChildGraphNodeSetParams, 0, CTPH_NO_STREAM, 0, (exec, node, child),
+                  (void)0);
+}

@@ -81,3 +81,54 @@ SIM_API CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hN
     return CUDA_ERROR_NOT_SUPPORTED;
   return set_kernel(hGraphExec, hNode, (struct node_launch)NODE_LAUNCH(&nodeParams->kernel));
 }
+
+/* 0 when node is a node of exec whose op is of kind `kind` (lock held). */
+static CUresult check_node_locked(CUgraphExec hGraphExec, CUgraphNode hNode, enum sim_op_kind kind)
+{
+  if (sim_handle_kind(hGraphExec) != SIM_KIND_GRAPH_EXEC)
+    return CUDA_ERROR_INVALID_VALUE;
+  const struct sim_graph_exec *x = (const struct sim_graph_exec *)hGraphExec;
+  for (size_t i = 0; i < x->count; i++)
+    if (x->nodes[i] == (const void *)hNode)
+      return x->ops[i].kind == kind ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult check_node(CUgraphExec hGraphExec, CUgraphNode hNode, enum sim_op_kind kind)
+{
+  sim_lock();
+  CUresult r = check_node_locked(hGraphExec, hNode, kind);
+  sim_unlock();
+  return r;
+}
+
+/** An exec's set node given other parameters: checked (the exec, a set node of it),
+ * the replayed set left as it was (its duration does not depend on them here). */
+SIM_API CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+  (void)ctx;
+  return p ? check_node(hGraphExec, hNode, SIM_OP_MEMSET) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/** An exec's copy node given other parameters: checked as a set node is. */
+SIM_API CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                const CUDA_MEMCPY3D *p, CUcontext ctx)
+{
+  (void)ctx;
+  return p ? check_node(hGraphExec, hNode, SIM_OP_MEMCPY) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/** An exec's child graph node given another graph: checked (a live exec, a child graph
+ * node, a graph); the replayed operations are left as they were. */
+SIM_API CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                    CUgraph childGraph)
+{
+  sim_lock();
+  int ok = sim_handle_kind(hGraphExec) == SIM_KIND_GRAPH_EXEC &&
+           sim_handle_kind(hNode) == SIM_KIND_GRAPH_NODE &&
+           ((const struct sim_graph_node *)hNode)->child &&
+           sim_handle_kind(childGraph) == SIM_KIND_GRAPH;
+  sim_unlock();
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}

@@ -183,6 +183,9 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuGraphExecUpdate", 12000, 0, cuGraphExecUpdate_v2) \
   X("cuGraphExecKernelNodeSetParams", 12000, 0, cuGraphExecKernelNodeSetParams_v2) \
   X("cuGraphExecNodeSetParams", 12020, 0, cuGraphExecNodeSetParams) \
+  X("cuGraphExecMemsetNodeSetParams", 10020, 0, cuGraphExecMemsetNodeSetParams) \
+  X("cuGraphExecMemcpyNodeSetParams", 10020, 0, cuGraphExecMemcpyNodeSetParams) \
+  X("cuGraphExecChildGraphNodeSetParams", 11010, 0, cuGraphExecChildGraphNodeSetParams) \
   X("cuGraphGetNodes", 10000, 0, cuGraphGetNodes) \
   X("cuGraphInstantiate", 10000, 0, cuGraphInstantiate) \
   X("cuGraphInstantiate", 11000, 0, cuGraphInstantiate_v2) \

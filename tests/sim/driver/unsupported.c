@@ -99,7 +99,6 @@
   X(cuGraphEventWaitNodeGetEvent) \
   X(cuGraphEventWaitNodeSetEvent) \
   X(cuGraphExecBatchMemOpNodeSetParams) \
-  X(cuGraphExecChildGraphNodeSetParams) \
   X(cuGraphExecEventRecordNodeSetEvent) \
   X(cuGraphExecEventWaitNodeSetEvent) \
   X(cuGraphExecExternalSemaphoresSignalNodeSetParams) \
@@ -107,8 +106,6 @@
   X(cuGraphExecGetFlags) \
   X(cuGraphExecHostNodeSetParams) \
   X(cuGraphExecKernelNodeSetParams) \
-  X(cuGraphExecMemcpyNodeSetParams) \
-  X(cuGraphExecMemsetNodeSetParams) \
   X(cuGraphExecUpdate) \
   X(cuGraphExternalSemaphoresSignalNodeGetParams) \
   X(cuGraphExternalSemaphoresSignalNodeSetParams) \

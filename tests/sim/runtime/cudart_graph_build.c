@@ -93,3 +93,41 @@ SIM_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cu
   d.extra = p->extra;
   return rt_check(simdrv.GraphExecKernelNodeSetParams(exec, node, &d));
 }
+
+/** Gives an instantiated graph's set node other parameters (one driver call). */
+SIM_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                        const struct cudaMemsetParams *p)
+{
+  RT_ENTER();
+  if (!p)
+    return rt_fail(cudaErrorInvalidValue);
+  RT_NEED(simdrv.GraphExecMemsetNodeSetParams);
+  CUDA_MEMSET_NODE_PARAMS d;
+  memset(&d, 0, sizeof d);
+  d.dst = (CUdeviceptr)p->dst;
+  d.pitch = p->pitch;
+  d.value = p->value;
+  d.elementSize = p->elementSize;
+  d.width = p->width;
+  d.height = p->height;
+  return rt_check(simdrv.GraphExecMemsetNodeSetParams(exec, node, &d, NULL));
+}
+
+/** Gives an instantiated graph's copy node a 1-D copy (one driver call, unified
+ * addressing as the runtime uses it). */
+SIM_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                          void *dst, const void *src, size_t count,
+                                                          enum cudaMemcpyKind kind)
+{
+  RT_ENTER();
+  (void)kind;
+  RT_NEED(simdrv.GraphExecMemcpyNodeSetParams);
+  CUDA_MEMCPY3D d;
+  memset(&d, 0, sizeof d);
+  d.srcMemoryType = d.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  d.srcDevice = (CUdeviceptr)src;
+  d.dstDevice = (CUdeviceptr)dst;
+  d.WidthInBytes = count;
+  d.Height = d.Depth = 1;
+  return rt_check(simdrv.GraphExecMemcpyNodeSetParams(exec, node, &d, NULL));
+}

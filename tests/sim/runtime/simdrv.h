@@ -168,6 +168,8 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(GraphCreate, "cuGraphCreate", PFN_cuGraphCreate_v10000, 0) \
   X(GraphGetNodes, "cuGraphGetNodes", PFN_cuGraphGetNodes_v10000, 0) \
   X(GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", PFN_cuGraphExecKernelNodeSetParams_v12000, 0) \
+  X(GraphExecMemsetNodeSetParams, "cuGraphExecMemsetNodeSetParams", PFN_cuGraphExecMemsetNodeSetParams_v10020, 0) \
+  X(GraphExecMemcpyNodeSetParams, "cuGraphExecMemcpyNodeSetParams", PFN_cuGraphExecMemcpyNodeSetParams_v10020, 0) \
   X(GraphExecDestroy, "cuGraphExecDestroy", PFN_cuGraphExecDestroy_v10000, 0) \
   X(GraphDestroy, "cuGraphDestroy", PFN_cuGraphDestroy_v10000, 0) \
   X(hint_next_launch_ns, "simcuda_hint_next_launch_ns", simdrv_hint_fn, 0)

@@ -8,7 +8,14 @@
 //           driver's cuGraphExecKernelNodeSetParams (12000) gives its node ge_drv (a
 //           function of a module loaded with cuModuleLoadData), ITERS launches; then
 //           cuGraphExecNodeSetParams (12020) gives it ge_drv2 (the same module),
-//           ITERS launches.
+//           ITERS launches;
+//   exec 3: a capture of a set, a copy and a ge_a launch: the set and the copy given
+//           other parameters (cudaGraphExecMemsetNodeSetParams,
+//           cudaGraphExecMemcpyNodeSetParams1D, the driver's
+//           cuGraphExecMemsetNodeSetParams), and a set's parameters refused for the
+//           kernel node (its error kept); ITERS launches;
+//   exec 4: a graph with one child graph node (of exec 2's graph, 1 ge_a) given exec
+//           1's graph by cuGraphExecChildGraphNodeSetParams; ITERS launches.
 // Prints "graphedit: ok" when every call succeeded.
 // usage: graphedit [ITERS]
 #include <cuda.h>
@@ -37,6 +44,10 @@ typedef CUresult (*load_fn)(CUmodule *, const void *);
 typedef CUresult (*get_fn)(CUfunction *, CUmodule, const char *);
 typedef CUresult (*kernel_edit_fn)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *);
 typedef CUresult (*node_edit_fn)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
+typedef CUresult (*memset_edit_fn)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *,
+                                   CUcontext);
+typedef CUresult (*child_edit_fn)(CUgraphExec, CUgraphNode, CUgraph);
+typedef CUresult (*add_child_fn)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
 
 static int launch_n(cudaGraphExec_t e, cudaStream_t s, int n) {
   for (int i = 0; i < n; i++)
@@ -116,6 +127,57 @@ int main(int argc, char **argv) {
   np.kernel.kernelParams = args;
   CHECK(node_edit((CUgraphExec)e2, (CUgraphNode)node, &np));
   CHECK(launch_n(e2, s, iters));
+
+  // exec 3: set and copy nodes edited (no inventory change)
+  memset_edit_fn memset_edit = (memset_edit_fn)driver_proc("cuGraphExecMemsetNodeSetParams", 10020, 0);
+  child_edit_fn child_edit = (child_edit_fn)driver_proc("cuGraphExecChildGraphNodeSetParams", 11010, 0);
+  add_child_fn add_child = (add_child_fn)driver_proc("cuGraphAddChildGraphNode", 10000, 0);
+  CHECK(!memset_edit || !child_edit || !add_child);
+  float *y;
+  CHECK(cudaMalloc(&y, N * sizeof(float)));
+  cudaGraph_t g3;
+  cudaGraphExec_t e3;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  CHECK(cudaMemsetAsync(x, 0, N * sizeof(float), s));
+  CHECK(cudaMemcpyAsync(y, x, N * sizeof(float), cudaMemcpyDeviceToDevice, s));
+  ge_a<<<1, N, 0, s>>>(x);
+  CHECK(cudaStreamEndCapture(s, &g3));
+  CHECK(cudaGraphInstantiate(&e3, g3, 0));
+  cudaGraphNode_t three[3];
+  count = 3;
+  CHECK(cudaGraphGetNodes(g3, three, &count));
+  CHECK(count != 3);
+  cudaMemsetParams mp;
+  memset(&mp, 0, sizeof mp);
+  mp.dst = x;
+  mp.value = 7;
+  mp.elementSize = 1;
+  mp.width = N * sizeof(float);
+  mp.height = 1;
+  CHECK(cudaGraphExecMemsetNodeSetParams(e3, three[0], &mp));
+  CHECK(cudaGraphExecMemcpyNodeSetParams1D(e3, three[1], x, y, N * sizeof(float),
+                                           cudaMemcpyDeviceToDevice));
+  CUDA_MEMSET_NODE_PARAMS dp;
+  memset(&dp, 0, sizeof dp);
+  dp.dst = (CUdeviceptr)x;
+  dp.value = 9;
+  dp.elementSize = 1;
+  dp.width = N * sizeof(float);
+  dp.height = 1;
+  CHECK(memset_edit((CUgraphExec)e3, (CUgraphNode)three[0], &dp, NULL));
+  CHECK(cudaGraphExecMemsetNodeSetParams(e3, three[2], &mp) == cudaSuccess);  // a kernel node
+  cudaGetLastError();
+  CHECK(launch_n(e3, s, iters));
+
+  // exec 4: a child graph node given another graph
+  cudaGraph_t g4;
+  cudaGraphExec_t e4;
+  CUgraphNode child;
+  CHECK(cudaGraphCreate(&g4, 0));
+  CHECK(add_child(&child, (CUgraph)g4, NULL, 0, (CUgraph)g2));
+  CHECK(cudaGraphInstantiate(&e4, g4, 0));
+  CHECK(child_edit((CUgraphExec)e4, child, (CUgraph)g1));
+  CHECK(launch_n(e4, s, iters));
   printf("graphedit: ok\n");
   return 0;
 }
