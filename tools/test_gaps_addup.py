@@ -209,4 +209,4 @@ check(sc.get("cublasLtMatmul", {}).get("saving_ns") == 12 * 200 * US
       f"the Lt calls' waits counted once, the Sgemm calls' apart: {[(f['kind'], f['what'], f['overlap_ns'], f['adds_ns']) for f in fs]}")
 check(doc.get("findings_total", {}).get("saving_ns") == 23 * 200 * US,
       f"together 4.6 ms of 4.6 ms: {doc.get('findings_total')}")
-finish()
+sys.exit(finish())

@@ -2,8 +2,9 @@
 
 - check(cond, what): records a failed expectation in `failures` and prints
   "FAIL: what"; returns cond, so a test goes on and reports every failure.
-- finish(): prints "N failure(s)" and returns the exit status meson reads
-  (0 when every check passed, 1 otherwise); SKIP (77) is meson's "skipped".
+- finish(): prints "N failure(s)"; when a check failed it exits 1 (so a test that
+  calls it bare cannot pass by mistake), else returns 0 for sys.exit; SKIP (77) is
+  meson's "skipped".
 - require_built(*paths): exits SKIP, saying which, when one of the paths (a built
   library or program the test runs) does not exist.
 - callsite_markers(path): {name: line} of the `/* CALLSITE: name */` comments
@@ -32,9 +33,15 @@ def check(cond, what):
 
 
 def finish():
-    """Prints the number of failures; returns the exit status (0 pass, 1 fail)."""
+    """Prints the number of failures; exits 1 when a check failed, else returns 0.
+
+    Exiting here, not only returning the status, keeps a test whose last line is a
+    bare finish() (not sys.exit(finish())) from passing with failures: five tests did.
+    """
     print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    if failures:
+        sys.exit(1)
+    return 0
 
 
 def require_built(*paths):

@@ -92,4 +92,4 @@ if path:
         a = api_rows.get(name)
         check(a is not None and a["calls"] == 1 and a["errors"] == 0,
               f"report apis row of {name}: {a}")
-finish()
+sys.exit(finish())

@@ -82,4 +82,4 @@ if path:
           f"report decompress rows {rows} (want 2 calls, 15360 bytes, device -> device)")
     p = subprocess.run([cutrace, "info", path], capture_output=True, text=True, timeout=60)
     check(p.returncode == 0 and re.search(r"\b1\.1[1-9]\b", p.stdout), f"info: {p.stdout[:300]!r}")
-finish()
+sys.exit(finish())

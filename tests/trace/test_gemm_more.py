@@ -91,4 +91,4 @@ if path:
               f"{api}: host_wait gaps it ended {got} (want {want[9]}, nested, 2 ms each)")
     check("cuLaunchKernel" not in host_wait,
           f"host_wait gaps ended by a bare cuLaunchKernel: {host_wait.get('cuLaunchKernel')}")
-finish()
+sys.exit(finish())

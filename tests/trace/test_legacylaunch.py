@@ -66,4 +66,4 @@ if path:
     rows = json.loads(p.stdout).get("kernels", []) if p.returncode == 0 else []
     got = sorted((r["name"], r["calls"]) for r in rows)
     check(got == [("old_async", 1), ("old_grid", 1), ("old_one", 1)], f"report kernels {got}")
-finish()
+sys.exit(finish())

@@ -71,4 +71,4 @@ if path:
     sets = [r for r in rows if r.get("kind") == "memset"]
     check(len(sets) == 1 and sets[0]["count"] == 2 and sets[0]["bytes"] == 3584,
           f"report memset rows {sets} (want 2 calls, 3584 bytes)")
-finish()
+sys.exit(finish())
