@@ -149,6 +149,7 @@ void chr_write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
   if (s->kernel) e->arg_str(c, "kernel", chr_demangle(c, s->kernel));
   if (s->detail == CT_DETAIL_GEMM) chr_put_gemm_args(c, &s->d.gemm);
   if (s->detail == CT_DETAIL_ALLOC) chr_put_alloc_args(c, s, alloc);
+  if (s->polls) e->arg_u64(c, "polls", s->polls); /* 1.12: a spin of queries, one slice */
   if (s->detail == CT_DETAIL_MEMOP && s->d.memop.kind == CT_MEMOP_STREAM_OPS) { /* format 1.9 */
     e->arg_u64(c, "operations", s->d.memop.count);
     e->arg_u64(c, "waits", s->d.memop.value);

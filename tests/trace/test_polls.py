@@ -27,6 +27,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
+from harness import chrome_events  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
@@ -96,6 +97,12 @@ if path:
     for name in set(PHASES):
         check(f"{name} ({polls_seen.get(name)} polls)" in p.stdout, f"report text lacks '{name} (N polls)'")
 
+    events = chrome_events(cutrace, path, os.path.join(tmp, "polls.json"), "chrome") or []
+    spins = sorted((ev for ev in events if ev.get("ph") == "X" and "Query" in ev.get("name", "")),
+                   key=lambda ev: ev.get("ts", 0))
+    check([(ev["name"], ev.get("args", {}).get("polls")) for ev in spins] ==
+          [(name, n + 1) for name, n in zip(PHASES, counts)],
+          f"dump --chrome: query slices {[(ev['name'], ev.get('args', {}).get('polls')) for ev in spins]}")
     p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True,
                        text=True, timeout=60)
     check(p.returncode == 0, f"gaps: {p.stderr}")
