@@ -13,7 +13,8 @@ static const char *const kernel_cols[] = {"mangled", "regs_before", "regs_after"
 static const char *const memcpy_cols[] = {"bytes_before", "bytes_after", "kind", "src", "dst",
                                           NULL};
 static const char *const gemm_cols[] = {"api", "m", "n", "k", "batch", "transa", "transb",
-                                        "atype", "btype", "ctype", "epilogue", NULL};
+                                        "atype", "btype", "ctype", "epilogue", "compute_type",
+                                        "compute_type_name", NULL};
 static const char *const api_cols[] = {"inner", NULL};
 static const char *const range_cols[] = {"gpu_before_ns", "gpu_after_ns", NULL};
 
@@ -63,6 +64,8 @@ static void gemm_cells(ct_table *tb, const ct_diff_row *r) {
   ct_table_cell(tb, "%s", ct_data_type_name(g->btype));
   ct_table_cell(tb, "%s", ct_data_type_name(g->ctype));
   ct_table_cell(tb, "%llu", (unsigned long long)g->epilogue);
+  ct_table_cell(tb, "%llu", (unsigned long long)g->compute_type);
+  ct_table_cell(tb, "%s", ct_compute_type_name(g->compute_type));
 }
 
 void ct_diff_csv_extra_cells(ct_table *tb, enum ct_report_table t, const ct_diff_row *r,

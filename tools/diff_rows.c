@@ -56,9 +56,10 @@ static char *label_of(enum ct_report_table t, const void *key, size_t klen) {
                      (const char *)key + sizeof *g, (unsigned long long)g->m,
                      (unsigned long long)g->n, (unsigned long long)g->k);
     if (g->batch > 1) n += snprintf(b + n, sizeof b - n, " x%llu", (unsigned long long)g->batch);
-    n += snprintf(b + n, sizeof b - n, " %c%c %s*%s->%s", g->transa ? 'T' : 'N',
+    n += snprintf(b + n, sizeof b - n, " %c%c %s*%s->%s %s", g->transa ? 'T' : 'N',
                   g->transb ? 'T' : 'N', ct_data_type_name(g->atype),
-                  ct_data_type_name(g->btype), ct_data_type_name(g->ctype));
+                  ct_data_type_name(g->btype), ct_data_type_name(g->ctype),
+                  ct_compute_type_name(g->compute_type));
     if (g->epilogue)
       snprintf(b + n, sizeof b - n, " epilogue %llu", (unsigned long long)g->epilogue);
   } else {

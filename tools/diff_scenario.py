@@ -98,7 +98,7 @@ def write(path, side, steps, pid=100, pause_after=None):
                     w.add("launch", corr=corr, kernel=sid(KERNELS[name]), grid_x=1, block_x=32)
                 w.add("gpu", corr=corr, start_ns=gs, end_ns=ge, type=1, name=sid(KERNELS[name]))
             elif what == "gemm":
-                w.add("gemm", corr=corr, m=extra, n=extra, k=extra, batch=1)
+                w.add("gemm", corr=corr, m=extra, n=extra, k=extra, batch=1, compute_type=68)
                 w.add("gpu", corr=corr, start_ns=gs, end_ns=ge, type=4, name=sid(api))
             else:
                 kind, src, dst, nbytes = extra
@@ -137,7 +137,7 @@ def expected(plan):
         elif op["what"] == "gemm":
             add("kernels", "cublasSgemm_v2", dur)
             n = op["extra"]
-            add("gemms", f"cublasSgemm_v2 {n}x{n}x{n} NN f32*f32->f32", dur)
+            add("gemms", f"cublasSgemm_v2 {n}x{n}x{n} NN f32*f32->f32 32F", dur)
         else:
             kind, src, dst, nbytes = op["extra"]
             add("memcpy", f"{op['name']} {mem[src]} -> {mem[dst]}", dur, nbytes)

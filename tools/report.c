@@ -382,6 +382,33 @@ const char *ct_data_type_name(uint64_t type) {
   }
 }
 
+const char *ct_compute_type_name(uint64_t type) {
+  switch (type) { /* cublasComputeType_t values, cublas_api.h (CUDA 13) */
+  case 64: return "16F";
+  case 65: return "16F_PEDANTIC";
+  case 68: return "32F";
+  case 69: return "32F_PEDANTIC";
+  case 70: return "64F";
+  case 71: return "64F_PEDANTIC";
+  case 72: return "32I";
+  case 73: return "32I_PEDANTIC";
+  case 74: return "32F_FAST_16F";
+  case 75: return "32F_FAST_16BF";
+  case 77: return "32F_FAST_TF32";
+  case 78: return "32F_EMULATED_16BFX9";
+  case 79: return "64F_EMULATED_FIXEDPOINT";
+  /* below 64: a legacy cudaDataType (library_types.h) that a program built before
+   * CUDA 11 passed as the compute type; the hooks record the argument as given */
+  case 0: return "legacy f32";
+  case 1: return "legacy f64";
+  case 2: return "legacy f16";
+  case 4: return "legacy c32";
+  case 5: return "legacy c64";
+  case 10: return "legacy i32";
+  default: return "?";
+  }
+}
+
 const char *ct_memop_kind_name(uint64_t kind) {
   switch (kind) {
   case CT_MEMOP_H2D: return "HtoD";

@@ -40,7 +40,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"Total", "Calls", "Avg", "Med", "Min", "Max", "Errors", "Name"},
       {"GPU %", "Total", "Calls", "Bytes", "Avg", "Med", "GB/s", "Kind", "Memory"},
       {"Total", "Calls", "Kernels", "Avg", "GFLOP/s", "M", "N", "K", "Batch", "Op", "Types",
-       "API"},
+       "Compute", "API"},
       {"GPU %", "GPU total", "Launches", "Avg", "Nodes", "Kernels", "Memcpy", "Memset", "Other",
        "Exec", "Top kernels"},
       {"GPU %", "GPU total", "Ops", "Busy %", "Delay med", "Delay p90", "Delay max", "Queue med",
@@ -57,7 +57,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "median_ns", "gbps", "gpu_pct"},
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
        "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops", "gflops",
-       "kernels", "inner_timed"},
+       "kernels", "inner_timed", "compute_type_name"},
       {"exec", "launches", "gpu_ns", "avg_ns", "inventory", "nodes", "kernels", "memcpys",
        "memsets", "others", "partial", "top_kernels"},
       {"pid", "device", "stream", "ops", "gpu_ns", "busy_pct", "with_call", "delay_median_ns",
@@ -67,7 +67,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
        "unmatched_frees", "peak_live_bytes", "live_bytes_at_end", "total_ns"},
       {"name", "calls", "cpu_ns", "avg_ns", "kernels", "activities", "gpu_ns"}};
   static const char *const text_align[CT_NTABLES] = {"rrrrrrrrrrl", "rrrrrrrl", "rrrrrrrll",
-                                                     "rrrrrrrrrlll", "rrrrrrrrrrl",
+                                                     "rrrrrrrrrllll", "rrrrrrrrrrl",
                                                      "rrrrrrrrrrrl", "rrrrrrrrll", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
   const char *hdr[24]; /* table, pid, and at most 21 columns */
@@ -156,6 +156,7 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%.3f", gemm_tflops(g, d) * 1e3);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_gemm_row *)v)->kernels);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_gemm_row *)v)->inner_timed);
+    ct_table_cell(tb, "%s", ct_compute_type_name(g->compute_type));
     break;
   }
   case CT_TABLE_RANGES: {
@@ -243,6 +244,7 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
     ct_table_cell(tb, "%c%c", g->transa ? 'T' : 'N', g->transb ? 'T' : 'N');
     ct_table_cell(tb, "%s*%s->%s", ct_data_type_name(g->atype), ct_data_type_name(g->btype),
                   ct_data_type_name(g->ctype));
+    ct_table_cell(tb, "%s", ct_compute_type_name(g->compute_type));
     ct_table_cell(tb, "%.*s", (int)(klen - sizeof *g), (const char *)key + sizeof *g);
     break;
   }
@@ -346,6 +348,7 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     ct_json_kv_string(j, "btype", ct_data_type_name(g->btype));
     ct_json_kv_string(j, "ctype", ct_data_type_name(g->ctype));
     ct_json_kv_uint(j, "compute_type", g->compute_type);
+    ct_json_kv_string(j, "compute_type_name", ct_compute_type_name(g->compute_type));
     ct_json_kv_uint(j, "epilogue", g->epilogue);
     ct_json_kv_uint(j, "calls", d->count);
     json_dur(j, d);

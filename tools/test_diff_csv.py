@@ -83,10 +83,10 @@ def write(path, side, steps, pid, rank):
         c, e = call(api, 8)
         if before:
             w.add("gemm", corr=c, m=64, n=32, k=16, batch=4, transa=1, transb=0, atype=2,
-                  btype=2, ctype=0)
+                  btype=2, ctype=0, compute_type=68)
         else:
             w.add("gemm", corr=c, m=64, n=32, k=16, batch=1, transa=0, transb=1, atype=14,
-                  btype=14, ctype=14, epilogue=2)
+                  btype=14, ctype=14, epilogue=2, compute_type=77)
         gpu_op(c, e, 30, type=4, name=sid(api))
         c, e = call("cudaMemsetAsync", 3)
         w.add("memop", corr=c, bytes=4096, kind=5, src_mem=0, dst_mem=1, **{"async": 1})
@@ -148,7 +148,7 @@ with tempfile.TemporaryDirectory() as d:
                              "smem_after", "occupancy_pct_before", "occupancy_pct_after"],
         "memcpy": common + ["bytes_before", "bytes_after", "kind", "src", "dst"],
         "gemms": common + ["api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype",
-                           "ctype", "epilogue"],
+                           "ctype", "epilogue", "compute_type", "compute_type_name"],
     }
     for t, h in want_headers.items():
         check(blocks[t][0] == h, f"{t} header\n  got  {blocks[t][0]}\n  want {h}")
@@ -183,18 +183,20 @@ with tempfile.TemporaryDirectory() as d:
     # GEMMs: every part of the shape, epilogue included
     gem = by_name(blocks["gemms"])
     parts = ["status", "api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype",
-             "ctype", "epilogue", "calls_before", "calls_after"]
+             "ctype", "epilogue", "compute_type", "compute_type_name", "calls_before",
+             "calls_after"]
     got = {name: [row[p] for p in parts] for name, row in gem.items()}
-    want = {"cublasSgemmStridedBatched 64x32x16 x4 TN f16*f16->f32":
+    want = {"cublasSgemmStridedBatched 64x32x16 x4 TN f16*f16->f32 32F":
             ["removed", "cublasSgemmStridedBatched", "64", "32", "16", "4", "1", "0", "f16",
-             "f16", "f32", "0", "4", "0"],
-            "cublasLtMatmul 64x32x16 NT bf16*bf16->bf16 epilogue 2":
+             "f16", "f32", "0", "68", "32F", "4", "0"],
+            "cublasLtMatmul 64x32x16 NT bf16*bf16->bf16 32F_FAST_TF32 epilogue 2":
             ["added", "cublasLtMatmul", "64", "32", "16", "1", "0", "1", "bf16", "bf16", "bf16",
-             "2", "0", "8"]}
+             "2", "77", "32F_FAST_TF32", "0", "8"]}
     check(got == want, f"GEMM rows\n  got  {got}\n  want {want}")
     jg = {r["name"]: [r["status"], r["api"], str(r["m"]), str(r["n"]), str(r["k"]),
                       str(r["batch"]), str(int(r["transa"])), str(int(r["transb"])), r["atype"],
-                      r["btype"], r["ctype"], str(r["epilogue"]), str(r["calls_before"]),
+                      r["btype"], r["ctype"], str(r["epilogue"]), str(r["compute_type"]),
+                      r["compute_type_name"], str(r["calls_before"]),
                       str(r["calls_after"])] for r in doc["gemms"]}
     check(jg == want, f"GEMM rows in JSON\n  got  {jg}\n  want {want}")
 
