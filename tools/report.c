@@ -399,12 +399,12 @@ const char *ct_compute_type_name(uint64_t type) {
   case 79: return "64F_EMULATED_FIXEDPOINT";
   /* below 64: a legacy cudaDataType (library_types.h) that a program built before
    * CUDA 11 passed as the compute type; the hooks record the argument as given */
-  case 0: return "legacy f32";
-  case 1: return "legacy f64";
-  case 2: return "legacy f16";
-  case 4: return "legacy c32";
-  case 5: return "legacy c64";
-  case 10: return "legacy i32";
+  case 0: return "legacy_f32";
+  case 1: return "legacy_f64";
+  case 2: return "legacy_f16";
+  case 4: return "legacy_c32";
+  case 5: return "legacy_c64";
+  case 10: return "legacy_i32";
   default: return "?";
   }
 }

@@ -409,7 +409,7 @@ const char *ct_data_type_name(uint64_t type);
 
 /* Names of a GEMM record's compute_type: cublasComputeType_t values (64 and up) by their
  * cublas_api.h names less the CUBLAS_COMPUTE_ prefix ("32F", "32F_FAST_TF32", ...);
- * values below 64 are legacy cudaDataType compute types ("legacy f32"); "?" otherwise. */
+ * values below 64 are legacy cudaDataType compute types ("legacy_f32"); "?" otherwise. */
 const char *ct_compute_type_name(uint64_t type);
 
 /* Names of CT_MEMOP_* kinds as nsys/Kineto write them ("HtoD", "memset", ...). */

@@ -3,7 +3,7 @@
 differ only in compute type are two report rows, each named from cublasComputeType_t
 (CUBLAS_COMPUTE_32F 68 -> "32F", CUBLAS_COMPUTE_32F_FAST_TF32 77 -> "32F_FAST_TF32"), a
 legacy cudaDataType compute type (CUDA_R_16F 2, as a pre-CUDA-11 program passes it) is
-"legacy f16", an unknown value is "?"; JSON and CSV keep the number and add the name;
+"legacy_f16", an unknown value is "?"; JSON and CSV keep the number and add the name;
 diff keys its GEMM rows by compute type and shows it. Planted traces of known content.
 
 usage: test_compute_type.py CUTRACE
@@ -68,13 +68,13 @@ with tempfile.TemporaryDirectory() as d:
         f = l.split()
         if f and f[-1] == "cublasGemmEx" and "f32*f32->f32" in f:
             rows[" ".join(f[f.index("f32*f32->f32") + 1:-1])] = f[2]  # compute -> calls
-    want = {"32F": "3", "32F_FAST_TF32": "2", "legacy f16": "1", "?": "1"}
+    want = {"32F": "3", "32F_FAST_TF32": "2", "legacy_f16": "1", "?": "1"}
     check(rows == want, f"GEMM text rows by compute type\n  got  {rows}\n  want {want}\n{text}")
 
     # JSON: the number and the name
     doc = json.loads(report(before, "json"))
     got = sorted((g["compute_type"], g["compute_type_name"], g["calls"]) for g in doc["gemms"])
-    want = [(2, "legacy f16", 1), (68, "32F", 3), (77, "32F_FAST_TF32", 2), (99, "?", 1)]
+    want = [(2, "legacy_f16", 1), (68, "32F", 3), (77, "32F_FAST_TF32", 2), (99, "?", 1)]
     check(got == want, f"JSON gemms\n  got  {got}\n  want {want}")
 
     # CSV: the number and the name in the gemms block
@@ -97,7 +97,7 @@ with tempfile.TemporaryDirectory() as d:
     jd = json.loads(out) if rc == 0 else {"gemms": []}
     got = sorted((r["compute_type"], r["compute_type_name"], r["status"], r["calls_before"],
                   r["calls_after"]) for r in jd["gemms"])
-    want = [(2, "legacy f16", "removed", 1, 0), (68, "32F", "removed", 3, 0),
+    want = [(2, "legacy_f16", "removed", 1, 0), (68, "32F", "removed", 3, 0),
             (77, "32F_FAST_TF32", "slower", 2, 5), (99, "?", "removed", 1, 0)]
     check(got == want, f"diff JSON gemms\n  got  {got}\n  want {want}")
     rc, out, err = tooltest.run(cutrace, "diff", "--format", "csv", before, after)
