@@ -101,7 +101,7 @@ static void put_graph_args(ct_chrome *c, uint64_t exec) {
   if (inv->g.partial) e->arg_u64(c, "graph inventory partial", inv->g.partial);
   e->arg_list(c, "graph kernel names", 1);
   for (unsigned i = 0; i < inv->ntop; i++)
-    e->item_u64(c, chr_demangle(c, inv->top[i].name),
+    e->item_u64(c, ct_demangle_cached(&c->demangle, inv->top[i].name),
                 inv->top[i].count);
   e->list_close(c, 1);
 }
@@ -138,7 +138,7 @@ static void on_activity(void *user, const ct_activity *a) {
     chr_append(name, sizeof name, &at, ")");
     shown = name;
   } else {
-    shown = chr_demangle(c, a->name);
+    shown = ct_demangle_cached(&c->demangle, a->name);
   }
   uint64_t dur = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
   const char *launched_by = c->inner ? ct_inner_activity(c->inner, a) : NULL;
@@ -374,7 +374,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
 int ct_chrome_end(ct_chrome *c) {
   int rc = c->enc->end(c);
   free(c->out);
-  chr_demangle_free(c);
+  ct_demangle_cache_free(&c->demangle);
   ct_map_free(c->tracks);
   ct_map_free(c->tracer_tracks);
   free(c);

@@ -146,7 +146,7 @@ void chr_write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
       if (site[strlen(site) + 1]) e->arg_str(c, "python stack", site + strlen(site) + 1);
     }
   }
-  if (s->kernel) e->arg_str(c, "kernel", chr_demangle(c, s->kernel));
+  if (s->kernel) e->arg_str(c, "kernel", ct_demangle_cached(&c->demangle, s->kernel));
   if (s->detail == CT_DETAIL_GEMM) chr_put_gemm_args(c, &s->d.gemm);
   if (s->detail == CT_DETAIL_ALLOC) chr_put_alloc_args(c, s, alloc);
   if (s->polls) e->arg_u64(c, "polls", s->polls); /* 1.12: a spin of queries, one slice */
@@ -165,7 +165,7 @@ void chr_write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
     e->arg_u64(c, "kernels gpu_ns", inner->gpu_ns);
     e->arg_list(c, "kernel names", 0);
     for (unsigned i = 0; i < inner->nnames; i++)
-      e->item_str(c, NULL, chr_demangle(c, inner->names[i]));
+      e->item_str(c, NULL, ct_demangle_cached(&c->demangle, inner->names[i]));
     e->list_close(c, 0);
   }
   if (call_has_flow(s)) e->flow_out(c, s->corr | ((uint64_t)c->file_index << 40));

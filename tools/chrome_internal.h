@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "chrome.h"
+#include "demangle_cache.h"
 #include "report.h"
 #include "stacks.h"
 #include "stats.h"
@@ -84,11 +85,9 @@ struct ct_chrome {
   struct ct_job job;         /* the first file's with a rank */
   uint64_t ranks[64];        /* distinct ranks seen, in order of appearance */
   unsigned nranks;
-  char demangled[4096];
   char *out;                 /* JSON: the output buffer (chrome_out.h) and its fill */
   size_t out_len;
-  ct_map *demangle_cache;    /* mangled name -> its demangled form (char *, NULL: as is) */
-  size_t demangle_bytes;     /* what the cache holds, bounded (chr_demangle) */
+  ct_demangle_cache demangle; /* kernels' demangled names (zeroed: found by their bytes) */
   struct chr_key_text {      /* JSON: arg keys (literals) by address, as "key": */
     const char *key;
     size_t len;
@@ -225,14 +224,6 @@ static inline void chr_slice_open(ct_chrome *c, const char *cat, const char *nam
   c->enc->slice_open(c, cat, name, __builtin_strlen(name), pid, tid, begin, end);
 }
 
-/* ---- names (chrome.c) ---- */
-
-/* A kernel's name demangled (ct_demangle), from a cache of the names seen: the same
- * few kernels run again and again. Valid until the next call. */
-const char *chr_demangle(ct_chrome *c, const char *name);
-
-/* Frees the demangling cache. */
-void chr_demangle_free(ct_chrome *c);
 
 /* ---- tracks (chrome_tracks.c) ---- */
 

@@ -56,7 +56,7 @@ struct ct_csv {
   FILE *out;
   unsigned rows;
   csv_buf line, tail;
-  csv_demangler dem;
+  ct_demangle_cache dem;   /* by pointer: the reader's names, forgotten at each file's end */
   ct_kattr_table *attrs;   /* the current file's kernel attributes */
   csv_ranges *ranges;      /* per thread, per file (dump_csv_ranges.c) */
   ct_map *names;           /* interned names (char *), across files */
@@ -331,6 +331,7 @@ ct_csv *ct_csv_begin(FILE *out, unsigned rows) {
     return NULL;
   }
   c->out = out;
+  c->dem.by_pointer = 1;
   c->rows = rows ? rows : CT_CSV_ROWS_ALL;
   c->hold_max = HOLD_MAX_DEFAULT;
   const char *env = getenv("CUTRACE_CSV_HOLD_MAX"); /* for the tests */
@@ -428,7 +429,7 @@ int ct_csv_add_file(ct_csv *c, const char *path, ct_model_stats *st, ct_csv_file
   ct_kattr_free(c->attrs);
   c->attrs = NULL;
   ct_map_forget_pointers(c->names); /* the reader's strings are gone */
-  csv_demangler_file_done(&c->dem);
+  ct_demangle_cache_forget_pointers(&c->dem);
   if (fst) *fst = c->fst;
   return rc;
 }
@@ -440,7 +441,7 @@ int ct_csv_end(ct_csv *c) {
   for (size_t i = 0; i < ct_map_count(c->names); i++)
     free(*(char **)ct_map_entry(c->names, i, NULL, NULL));
   ct_map_free(c->names);
-  csv_demangler_free(&c->dem);
+  ct_demangle_cache_free(&c->dem);
   free(c->line.p);
   free(c->tail.p);
   free(c->q);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "demangle_cache.h"
 #include "dump_csv.h"
 #include "kattr.h"
 #include "stats.h"
@@ -28,19 +29,6 @@ void csv_put_text(csv_buf *b, const char *s, int last);
 void csv_put_u64(csv_buf *b, uint64_t v);
 /* Appends an empty field (a comma). */
 void csv_put_empty(csv_buf *b);
-
-/* Demangled names of kernels, cached (bounded: emptied when large). */
-typedef struct csv_demangler {
-  ct_map *cache;  /* mangled name -> char * (its demangled form), NULL until first use */
-  size_t bytes;
-  char buf[4096];
-} csv_demangler;
-
-/* The demangled form of name, or name itself when it is not mangled. */
-const char *csv_demangle(csv_demangler *d, const char *name);
-/* At the end of each file: its names' pointers are no longer looked up by address. */
-void csv_demangler_file_done(csv_demangler *d);
-void csv_demangler_free(csv_demangler *d);
 
 /* ---- NVTX ranges per thread (dump_csv_ranges.c) ---- */
 
@@ -99,7 +87,7 @@ extern const char csv_header[];
 
 /* Formats the columns of an activity's row up to, not including, library_call (each
  * followed by a comma). attrs: the file's kernel attributes (NULL: none). */
-void csv_format_activity(csv_buf *b, csv_demangler *d, const ct_activity *a,
+void csv_format_activity(csv_buf *b, ct_demangle_cache *d, const ct_activity *a,
                          const ct_kattr_table *attrs);
 
 /* The same for an intercepted call's row. */

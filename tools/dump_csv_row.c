@@ -1,7 +1,7 @@
 /*
  * The columns of cutrace dump --csv (docs/dump.md, "CSV"): one formatter for GPU
  * activities and one for intercepted calls, sharing the detail columns (launch shape,
- * copy, GEMM, graph); RFC 4180 quoting; demangled kernel names, cached.
+ * copy, GEMM, graph); RFC 4180 quoting; demangled kernel names (demangle_cache.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,6 @@
 #include "dump_csv_internal.h"
 #include "report.h"
 
-#define DEMANGLE_CACHE_BYTES (8u << 20) /* names and demangled forms kept, about */
 
 const char csv_header[] =
     "row,pid,rank,tid,device,stream,kind,name,demangled,start_ns,end_ns,duration_ns,"
@@ -110,43 +109,6 @@ static void put_empties(csv_buf *b, unsigned n) {
   csv_put(b, commas, n);
 }
 
-/* ---- demangling ------------------------------------------------------------------------ */
-
-static const char not_mangled[] = "";
-
-const char *csv_demangle(csv_demangler *d, const char *name) {
-  if (!name || name[0] != '_' || name[1] != 'Z') return name;
-  if (d->bytes > DEMANGLE_CACHE_BYTES) csv_demangler_free(d);
-  if (!d->cache) d->cache = ct_map_new(sizeof(char *));
-  int created = 0;
-  char **slot = d->cache ? ct_map_get_name(d->cache, name, &created) : NULL;
-  if (slot && !created) return *slot == not_mangled ? name : *slot;
-  const char *shown = ct_demangle(name, d->buf, sizeof d->buf);
-  if (!slot) return shown;
-  *slot = shown == name ? (char *)not_mangled : strdup(shown);
-  if (!*slot) {
-    *slot = (char *)not_mangled;
-    d->bytes = DEMANGLE_CACHE_BYTES + 1; /* start again next time */
-    return shown;
-  }
-  d->bytes += strlen(name) + strlen(shown) + 64;
-  return *slot == not_mangled ? name : *slot;
-}
-
-void csv_demangler_file_done(csv_demangler *d) {
-  if (d->cache) ct_map_forget_pointers(d->cache);
-}
-
-void csv_demangler_free(csv_demangler *d) {
-  for (size_t i = 0; d->cache && i < ct_map_count(d->cache); i++) {
-    char *s = *(char **)ct_map_entry(d->cache, i, NULL, NULL);
-    if (s != not_mangled) free(s);
-  }
-  ct_map_free(d->cache);
-  d->cache = NULL;
-  d->bytes = 0;
-}
-
 /* ---- shared columns ------------------------------------------------------------------- */
 
 /* pid, rank (empty when the file has none) and tid (empty when unknown). */
@@ -235,7 +197,7 @@ static const char *gpu_kind(uint64_t type) {
   }
 }
 
-void csv_format_activity(csv_buf *b, csv_demangler *d, const ct_activity *a,
+void csv_format_activity(csv_buf *b, ct_demangle_cache *d, const ct_activity *a,
                          const ct_kattr_table *attrs) {
   csv_put(b, "gpu,", 4);
   put_who(b, a->proc, a->has_call, a->tid);
@@ -243,7 +205,7 @@ void csv_format_activity(csv_buf *b, csv_demangler *d, const ct_activity *a,
   csv_put_u64(b, a->stream);
   csv_put_text(b, gpu_kind(a->type), 0);
   csv_put_text(b, a->name, 0);
-  csv_put_text(b, a->type == CT_GPU_KERNEL ? csv_demangle(d, a->name) : a->name, 0);
+  csv_put_text(b, a->type == CT_GPU_KERNEL ? ct_demangle_cached(d, a->name) : a->name, 0);
   put_times(b, a->start_ns, a->end_ns);
   csv_put_u64(b, a->corr);
   if (a->has_call) {
