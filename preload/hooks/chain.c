@@ -9,7 +9,8 @@
  * - app-created non-blocking streams (no implicit legacy-stream synchronisation),
  *   used by one thread only (a second thread marks the stream shared for good);
  * - consecutive timed operations of that thread on that stream, with no barrier
- *   (cudaStreamWaitEvent, capture begin/end) in between;
+ *   (cudaStreamWaitEvent, capture begin/end; a context-wide wait on any stream) in
+ *   between;
  * - an end event still pending when the next operation is queued (when it has
  *   completed, the stream went idle and a start event is recorded as usual).
  * Work queued on the stream by paths the tracer does not see (driver-level
@@ -25,11 +26,15 @@
 
 int ctph_chain_on;
 
+/* Context-wide waits so far (ctph_barrier_all): a barrier on every stream. */
+static uint32_t barriers_all;
+
 /* The calling thread's last chainable operation. */
 static __thread struct {
   struct ctph_stream_state *state; /* its stream */
   CUevent held;                    /* its end event, kept for the next operation */
   uint32_t seq;                    /* the stream's barrier count then */
+  uint32_t seq_all;                /* barriers_all then */
   int device, valid;
 } chain;
 
@@ -51,7 +56,8 @@ int ctph_chain_start(ctph_call *c) {
   if (!st || !st->chainable || !sole_user(st))
     return 0;
   if (!chain.valid || chain.state != st || !chain.held || chain.device != c->device ||
-      chain.seq != __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE))
+      chain.seq != __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) ||
+      chain.seq_all != __atomic_load_n(&barriers_all, __ATOMIC_ACQUIRE))
     return 0;
   if (ctph_drv.EventQuery(chain.held) != CUDA_ERROR_NOT_READY)
     return 0; /* the stream went idle: the next operation needs its own start */
@@ -76,7 +82,10 @@ void ctph_chain_commit(const ctph_call *c, const struct ctph_pending *p) {
   chain.state = c->state;
   chain.device = c->device;
   chain.seq = c->state ? __atomic_load_n(&c->state->seq, __ATOMIC_ACQUIRE) : 0;
+  chain.seq_all = __atomic_load_n(&barriers_all, __ATOMIC_ACQUIRE);
   chain.valid = p->keep_end;
 }
 
 void ctph_chain_break(void) { chain.valid = 0; }
+
+void ctph_barrier_all(void) { __atomic_fetch_add(&barriers_all, 1, __ATOMIC_RELEASE); }

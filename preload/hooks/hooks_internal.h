@@ -536,6 +536,10 @@ void ctph_chain_commit(const ctph_call *c, const struct ctph_pending *p) CTPH_HI
 /* The call queued GPU work outside the chain (untimed): the next one starts anew. */
 void ctph_chain_break(void) CTPH_HIDDEN;
 
+/* A wait that holds every stream of a context (cuCtxWaitEvent, cuGreenCtxWaitEvent):
+ * every thread's chain restarts at its next operation. */
+void ctph_barrier_all(void) CTPH_HIDDEN;
+
 /* ------------------------------------------------------------- gputime.c */
 
 #define CTPH_MAX_DEVICES 16

@@ -212,6 +212,20 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuLaunch", 2000, 0, cuLaunch) \
   X("cuLaunchGrid", 2000, 0, cuLaunchGrid) \
   X("cuLaunchGridAsync", 2000, 0, cuLaunchGridAsync) \
+  X("cuCtxFromGreenCtx", 12040, 0, cuCtxFromGreenCtx) \
+  X("cuCtxRecordEvent", 12050, 0, cuCtxRecordEvent) \
+  X("cuCtxWaitEvent", 12050, 0, cuCtxWaitEvent) \
+  X("cuDevResourceGenerateDesc", 12040, 0, cuDevResourceGenerateDesc) \
+  X("cuDevSmResourceSplitByCount", 12040, 0, cuDevSmResourceSplitByCount) \
+  X("cuDeviceGetDevResource", 12040, 0, cuDeviceGetDevResource) \
+  X("cuGreenCtxCreate", 12040, 0, cuGreenCtxCreate) \
+  X("cuGreenCtxDestroy", 12040, 0, cuGreenCtxDestroy) \
+  X("cuGreenCtxGetDevResource", 12040, 0, cuGreenCtxGetDevResource) \
+  X("cuGreenCtxGetId", 12090, 0, cuGreenCtxGetId) \
+  X("cuGreenCtxRecordEvent", 12040, 0, cuGreenCtxRecordEvent) \
+  X("cuGreenCtxStreamCreate", 12050, 0, cuGreenCtxStreamCreate) \
+  X("cuGreenCtxWaitEvent", 12040, 0, cuGreenCtxWaitEvent) \
+  X("cuStreamGetGreenCtx", 12040, 0, cuStreamGetGreenCtx) \
   X("cuFuncSetBlockShape", 2000, 0, cuFuncSetBlockShape) \
   X("cuFuncSetSharedSize", 2000, 0, cuFuncSetSharedSize) \
   X("cuParamSetSize", 2000, 0, cuParamSetSize) \

@@ -152,6 +152,8 @@ enum sim_kind {
   SIM_KIND_ARRAY,      /* a CUDA array (array.c) */
   SIM_KIND_MIPMAP,     /* a CUDA mipmapped array (array.c) */
   SIM_KIND_EXT_SEM,    /* an imported external semaphore (extsem.c) */
+  SIM_KIND_GREEN_CTX,  /* a green context (green.c) */
+  SIM_KIND_RESOURCE_DESC, /* cuDevResourceGenerateDesc's descriptor (green.c) */
 };
 
 /* Remembers that `handle` is a live object of `kind` (lock held). Returns 0, or
@@ -177,6 +179,12 @@ struct sim_ctx {
   struct sim_stream *legacy;   /* the NULL stream of this context */
   struct sim_stream *streams;  /* every other live stream (list via ctx_next) */
   uint64_t retired_tail_ns;    /* latest end of destroyed blocking streams */
+  uint64_t wait_ns;            /* cuCtxWaitEvent / cuGreenCtxWaitEvent: no later work of
+                                  the context starts before this (green.c) */
+  struct sim_ctx *parent;      /* a green context's: its device's primary context */
+  struct sim_ctx *green_next;  /* the primary's green contexts (list via green_next) */
+  struct sim_ctx *greens;
+  void *green;                 /* the CUgreenCtx this context was converted from */
 };
 
 /* Whether cuInit has succeeded. */

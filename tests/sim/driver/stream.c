@@ -155,6 +155,9 @@ uint64_t sim_stream_ready_ns(struct sim_stream *s)
   } else if (!(s->flags & CU_STREAM_NON_BLOCKING)) {
     t = max_u64(t, c->legacy->tail_ns);
   }
+  t = max_u64(t, c->wait_ns);
+  if (c->parent) /* a wait of the primary context holds its green contexts too */
+    t = max_u64(t, c->parent->wait_ns);
   return t;
 }
 
@@ -432,18 +435,42 @@ SIM_API CUresult cuStreamGetDevice(CUstream h, CUdevice *d) { return stream_devi
 /** cuStreamGetDevice, per-thread default stream entry point. */
 SIM_API CUresult cuStreamGetDevice_ptsz(CUstream h, CUdevice *d) { return stream_device_common(h, d, 1); }
 
-/** The context of a stream (green contexts are not simulated: *pGreenCtx = NULL). */
+static CUresult stream_ctx_v2(CUstream h, CUcontext *pCtx, CUgreenCtx *pGreenCtx, int per_thread)
+{
+  struct sim_stream *s;
+  CUresult r = stream_for_getter(h, per_thread, &s);
+  if (r != CUDA_SUCCESS)
+    return r;
+  if (!pCtx)
+    return CUDA_ERROR_INVALID_VALUE;
+  /* a green context's stream: its green context, and its device's primary context */
+  if (pGreenCtx)
+    *pGreenCtx = (CUgreenCtx)s->ctx->green;
+  *pCtx = (CUcontext)(s->ctx->parent ? s->ctx->parent : s->ctx);
+  return CUDA_SUCCESS;
+}
+
+/** The context of a stream, or its green context (green.c). */
 SIM_API CUresult cuStreamGetCtx_v2(CUstream h, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
 {
-  if (pGreenCtx)
-    *pGreenCtx = NULL;
-  return stream_ctx_common(h, pCtx, 0);
+  return stream_ctx_v2(h, pCtx, pGreenCtx, 0);
 }
 
 /** cuStreamGetCtx_v2, per-thread default stream entry point. */
 SIM_API CUresult cuStreamGetCtx_v2_ptsz(CUstream h, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
 {
-  if (pGreenCtx)
-    *pGreenCtx = NULL;
-  return stream_ctx_common(h, pCtx, 1);
+  return stream_ctx_v2(h, pCtx, pGreenCtx, 1);
+}
+
+/** The green context of a stream (NULL for a stream of an ordinary context). */
+SIM_API CUresult cuStreamGetGreenCtx(CUstream h, CUgreenCtx *phCtx)
+{
+  struct sim_stream *s;
+  CUresult r = stream_for_getter(h, 0, &s);
+  if (r != CUDA_SUCCESS)
+    return r;
+  if (!phCtx)
+    return CUDA_ERROR_INVALID_VALUE;
+  *phCtx = (CUgreenCtx)s->ctx->green;
+  return CUDA_SUCCESS;
 }

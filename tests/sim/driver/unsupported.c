@@ -34,22 +34,16 @@
   X(cuCtxDetach) \
   X(cuCtxDisablePeerAccess) \
   X(cuCtxEnablePeerAccess) \
-  X(cuCtxFromGreenCtx) \
   X(cuCtxGetCacheConfig) \
   X(cuCtxGetDevResource) \
   X(cuCtxGetExecAffinity) \
   X(cuCtxGetSharedMemConfig) \
-  X(cuCtxRecordEvent) \
   X(cuCtxResetPersistingL2Cache) \
   X(cuCtxSetCacheConfig) \
   X(cuCtxSetFlags) \
   X(cuCtxSetSharedMemConfig) \
-  X(cuCtxWaitEvent) \
   X(cuDestroyExternalMemory) \
-  X(cuDevResourceGenerateDesc) \
-  X(cuDevSmResourceSplitByCount) \
   X(cuDeviceGetByPCIBusId) \
-  X(cuDeviceGetDevResource) \
   X(cuDeviceGetExecAffinitySupport) \
   X(cuDeviceGetGraphMemAttribute) \
   X(cuDeviceGetHostAtomicCapabilities) \
@@ -151,13 +145,6 @@
   X(cuGraphicsUnmapResources) \
   X(cuGraphicsUnmapResources_ptsz) \
   X(cuGraphicsUnregisterResource) \
-  X(cuGreenCtxCreate) \
-  X(cuGreenCtxDestroy) \
-  X(cuGreenCtxGetDevResource) \
-  X(cuGreenCtxGetId) \
-  X(cuGreenCtxRecordEvent) \
-  X(cuGreenCtxStreamCreate) \
-  X(cuGreenCtxWaitEvent) \
   X(cuImportExternalMemory) \
   X(cuIpcCloseMemHandle) \
   X(cuIpcGetEventHandle) \
@@ -266,7 +253,6 @@
   X(cuStreamCopyAttributes_ptsz) \
   X(cuStreamGetAttribute) \
   X(cuStreamGetAttribute_ptsz) \
-  X(cuStreamGetGreenCtx) \
   X(cuStreamSetAttribute) \
   X(cuStreamSetAttribute_ptsz) \
   X(cuStreamUpdateCaptureDependencies) \
