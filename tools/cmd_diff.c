@@ -24,6 +24,8 @@ static const char usage[] =
     "  with a status (added, removed, slower, faster, same), largest change first.\n"
     "  --format F       text (default), csv (one block per table, then the inputs: every\n"
     "                   field of the text) or json (docs/diff.md)\n"
+    "  --tables LIST    csv: only these blocks (summary, the tables of --by: kernels,\n"
+    "                   memcpy, gemms / apis / ranges, inputs); one: a plain table\n"
     "  --limit N        at most N rows per table (0 = all, the default)\n"
     "  --by kernel      kernels, memory operations and GEMMs (the default)\n"
     "  --by api         CUDA API calls (CPU time)\n"
@@ -49,9 +51,36 @@ static int parse_pct(const char *s, double *v) {
   return *end || !isfinite(*v) || *v < 0 ? -1 : 0;
 }
 
+/* Parses --tables LIST (after --by) into c->csv_blocks; -1 to go on, else the status. */
+static int parse_tables(diff_cli *c, const char *list) {
+  if (c->fmt != CT_OUT_CSV)
+    return bad_usage("--tables picks CSV blocks: it needs --format csv%s", "");
+  enum ct_report_table ts[3];
+  int nt = ct_diff_cli_tables(c, ts);
+  char name[64];
+  for (const char *p = list;;) {
+    size_t n = strcspn(p, ",");
+    snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), p);
+    unsigned bit = 0;
+    if (!strcmp(name, "summary")) bit = DIFF_BLOCK_SUMMARY;
+    else if (!strcmp(name, "inputs")) bit = DIFF_BLOCK_INPUTS;
+    for (int i = 0; i < nt && !bit; i++)
+      if (!strcmp(name, ct_report_table_ids[ts[i]])) bit = 2u << i;
+    if (!bit)
+      return bad_usage(n ? "--tables: no table '%s' here (summary, the tables of --by, inputs)"
+                          : "--tables: an empty name%s",
+                       name);
+    c->csv_blocks |= bit;
+    if (!p[n]) break;
+    p += n + 1;
+  }
+  return -1;
+}
+
 /* Parses argv into c; returns -1 to go on, else the exit status (help, usage error). */
 static int parse_options(diff_cli *c, int argc, char **argv) {
   int npaths = 0, options = 1;
+  const char *tables = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!options || a[0] != '-' || !a[1]) {
@@ -68,7 +97,7 @@ static int parse_options(diff_cli *c, int argc, char **argv) {
       return 0;
     }
     if (strcmp(a, "--format") && strcmp(a, "--limit") && strcmp(a, "--by") &&
-        strcmp(a, "--per-range") && strcmp(a, "--threshold"))
+        strcmp(a, "--per-range") && strcmp(a, "--threshold") && strcmp(a, "--tables"))
       return bad_usage("unknown option '%s'", a);
     if (i + 1 >= argc) return cli_missing_value("diff", a);
     const char *val = argv[++i];
@@ -78,6 +107,7 @@ static int parse_options(diff_cli *c, int argc, char **argv) {
       return bad_usage("--limit takes a number, not '%s'", val);
     if (!strcmp(a, "--threshold") && parse_pct(val, &c->threshold_pct) < 0)
       return bad_usage("--threshold needs a percentage (a number >= 0), not '%s'", val);
+    if (!strcmp(a, "--tables")) tables = val;
     if (!strcmp(a, "--per-range")) {
       if (!*val) return bad_usage("--per-range needs a range name%s", "");
       c->per_range = val;
@@ -90,6 +120,7 @@ static int parse_options(diff_cli *c, int argc, char **argv) {
     }
   }
   if (npaths != 2) return bad_usage("needs two traces, BEFORE and AFTER%s", "");
+  if (tables) return parse_tables(c, tables);
   return -1;
 }
 
@@ -187,6 +218,7 @@ static int run_diff(int argc, char **argv) {
 
 /* Options may follow the traces and take --name=value (cli_run_options_first). */
 int cmd_diff(int argc, char **argv) {
-  static const char *const valued[] = {"--format", "--limit", "--by", "--per-range", "--threshold", NULL};
+  static const char *const valued[] = {"--format", "--limit", "--by", "--per-range", "--threshold",
+                                       "--tables", NULL};
   return cli_run_options_first(argc, argv, valued, run_diff);
 }

@@ -28,6 +28,7 @@ typedef struct diff_cli {
   uint64_t limit;             /* rows per table (0: all) */
   enum ct_report_table by;    /* CT_TABLE_KERNELS (with memcpy and gemms), APIS or RANGES */
   const char *per_range;      /* --per-range NAME, or NULL */
+  unsigned csv_blocks;        /* --tables: the CSV blocks to print (DIFF_BLOCK_* bits; 0: all) */
   double threshold_pct;
   const char *paths[2];
   ct_diff_side sides[2];
@@ -37,6 +38,13 @@ typedef struct diff_cli {
   ct_diff_options o;
   int status;                 /* exit status so far */
 } diff_cli;
+
+/* The CSV blocks --tables picks: the headline, each row table (bit 1 << its place among
+ * ct_diff_cli_tables' tables, + 1), the inputs. */
+enum { DIFF_BLOCK_SUMMARY = 1, DIFF_BLOCK_INPUTS = 1 << 4 };
+
+/* Whether c prints CSV block bit (DIFF_BLOCK_*, or 2 << i for row table i). */
+int ct_diff_prints_block(const diff_cli *c, unsigned bit);
 
 /* The tables a --by choice shows, in order; returns how many (at most 3). */
 int ct_diff_cli_tables(const diff_cli *c, enum ct_report_table out[3]);

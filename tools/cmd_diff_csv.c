@@ -116,7 +116,6 @@ void ct_diff_csv_inputs(const diff_cli *c) {
         ct_table_cell(tb, "%llu", (unsigned long long)in->id.job.rank);
       else ct_table_cell(tb, "%s", "");
     }
-  putchar('\n');
   ct_table_print(tb, stdout, CT_OUT_CSV);
   ct_table_free(tb);
 }

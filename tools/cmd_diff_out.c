@@ -137,6 +137,10 @@ static void print_headline(const diff_cli *c, const double v[2][CT_DM_COUNT]) {
 
 /* ---- tables ------------------------------------------------------------------------ */
 
+int ct_diff_prints_block(const diff_cli *c, unsigned bit) {
+  return !c->csv_blocks || (c->csv_blocks & bit);
+}
+
 static const char *const table_titles[CT_NTABLES] = {
     [CT_TABLE_KERNELS] = "GPU kernels (GPU time)", [CT_TABLE_APIS] = "CUDA API calls (CPU time)",
     [CT_TABLE_MEMCPY] = "Memory operations (GPU time)", [CT_TABLE_GEMMS] = "GEMMs (GPU time)",
@@ -259,17 +263,25 @@ int ct_diff_print(const diff_cli *c) {
   if (c->fmt == CT_OUT_JSON) {
     ct_diff_print_json(c, v, dts, nt);
   } else {
-    print_headline(c, v);
+    int blocks = 0; /* printed so far: an empty line goes between two */
+    if (ct_diff_prints_block(c, DIFF_BLOCK_SUMMARY)) {
+      print_headline(c, v);
+      blocks++;
+    }
     for (int i = 0; i < nt; i++) {
+      if (!ct_diff_prints_block(c, 2u << i)) continue;
       ct_table *tb = new_table(c, &dts[i]);
       if (!tb) continue;
       size_t n = c->limit && dts[i].n > c->limit ? c->limit : dts[i].n;
       for (size_t r = 0; r < n; r++) table_row(c, tb, &dts[i], &dts[i].rows[r]);
-      putchar('\n');
+      if (blocks++ || c->fmt == CT_OUT_TEXT) ct_out_newline(stdout, c->fmt);
       ct_table_print(tb, stdout, c->fmt);
       ct_table_free(tb);
     }
-    if (c->fmt == CT_OUT_CSV) ct_diff_csv_inputs(c);
+    if (c->fmt == CT_OUT_CSV && ct_diff_prints_block(c, DIFF_BLOCK_INPUTS)) {
+      if (blocks++) fputs(CT_CSV_EOL, stdout);
+      ct_diff_csv_inputs(c);
+    }
   }
   for (int i = 0; i < nt; i++) ct_diff_table_free(&dts[i]);
   return rc;

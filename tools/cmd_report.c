@@ -71,6 +71,7 @@ typedef struct run_state {
   int status;
   ct_json json;
   int printed_tables; /* csv/text: blocks printed so far (for separators) */
+  int last_csv_table; /* csv: the table of the block printed last, + 1 (0: none) */
   size_t unreadable;  /* files that could not be read at all */
   ct_callsites *callsites; /* --by callsite / stack: the merged table */
 } run_state;
@@ -111,6 +112,7 @@ static void table_row(void *ctx, const ct_report *r, enum ct_report_table t, con
       ct_table_cell(c->tb, "%llu", (unsigned long long)c->job->rank);
     else if (c->pid)
       ct_table_cell(c->tb, "%s", "");
+    if (c->pid && ct_report_table_has_pid(t)) ct_table_skip_cells(c->tb, 1); /* pid again */
     ct_report_csv_row(c->tb, r, t, key, klen, v);
   } else {
     ct_report_text_row(c->tb, r, t, key, klen, v);
@@ -121,7 +123,7 @@ static void table_row(void *ctx, const ct_report *r, enum ct_report_table t, con
  * CSV (job: the file's rank, or NULL). */
 static void print_tables(run_state *s, const ct_report *r, uint64_t pid, const struct ct_job *job) {
   if (s->opt.by_callsite) {
-    if (s->printed_tables++) putchar('\n');
+    if (s->printed_tables++) ct_out_newline(stdout, s->opt.fmt);
     ct_callsites_print(s->callsites, stdout, s->opt.fmt, s->opt.sort, s->opt.limit, pid, job);
     return;
   }
@@ -142,8 +144,14 @@ static void print_tables(run_state *s, const ct_report *r, uint64_t pid, const s
                    s->opt.fmt, pid, job};
     if (!c.tb) continue;
     each_row(s, r, (enum ct_report_table)t, table_row, &c);
-    if (s->printed_tables++) putchar('\n');
-    ct_table_print(c.tb, stdout, s->opt.fmt);
+    if (s->opt.fmt == CT_OUT_CSV && s->last_csv_table == t + 1) {
+      /* the same table of the next process (--per-process --tables NAME): one block */
+      ct_table_print_csv(c.tb, stdout, 0);
+    } else {
+      if (s->printed_tables++) ct_out_newline(stdout, s->opt.fmt);
+      ct_table_print(c.tb, stdout, s->opt.fmt);
+    }
+    s->last_csv_table = t + 1;
     ct_table_free(c.tb);
     size_t rows = ct_map_count(r->maps[t]);
     if (s->opt.fmt == CT_OUT_TEXT && s->opt.limit && rows > s->opt.limit)

@@ -233,7 +233,7 @@ static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
   for (unsigned i = 0; i < CT_GAP_NCAUSES; i++)
     csv_cell(&col, "idle_%s_ns", ct_gap_cause_name(i));
   for (unsigned i = 0; i < NTAIL; i++) csv_str(&col, tail[i]);
-  putc('\n', stdout);
+  fputs(CT_CSV_EOL, stdout);
   for (unsigned fi = 0; fi < c->nfiles; fi++) {
     const ct_steps_file *f = &c->files[fi];
     if (f->rc < 0 || f->rc == 2) continue;
@@ -273,7 +273,7 @@ static int print_csv(const steps_cli *c, const ct_steps_summary *sums) {
       csv_cell(&col, "%llu", (unsigned long long)sync_ns);
       csv_str(&col, k && k->id < f->nkernel_names ? f->kernel_names[k->id] : "");
       csv_cell(&col, "%llu", (unsigned long long)(k ? k->ns : 0));
-      putc('\n', stdout);
+      fputs(CT_CSV_EOL, stdout);
     }
     int failed = cur.failed;
     ct_steps_cursor_close(&cur);

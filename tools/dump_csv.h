@@ -36,9 +36,4 @@ int ct_csv_add_file(ct_csv *c, const char *path, ct_model_stats *st, ct_csv_file
 /* Flushes and frees c. Returns 0, or -1 when writing failed (errno says why). */
 int ct_csv_end(ct_csv *c);
 
-/* Writes text as one RFC 4180 field into buf (at most cap bytes; quoted, quotes doubled,
- * when it holds a comma, a quote, CR or LF). Returns the bytes the field takes (it was
- * written whole only when that is at most cap). For the tests and the writer. */
-size_t ct_csv_quote(char *buf, size_t cap, const char *text, size_t len);
-
 #endif

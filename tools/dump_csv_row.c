@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dump_csv_internal.h"
+#include "output.h"
 #include "report.h"
 
 
@@ -38,27 +39,6 @@ void csv_put(csv_buf *b, const char *s, size_t len) {
   if (grow(b, len) < 0) return;
   memcpy(b->p + b->n, s, len);
   b->n += len;
-}
-
-size_t ct_csv_quote(char *buf, size_t cap, const char *text, size_t len) {
-  if (!len) return 0;
-  size_t quotes = 0, plain = strcspn(text, ",\"\r\n"); /* (a NUL inside: len says) */
-  int quote = plain < len;
-  for (size_t i = plain; i < len; i++) quotes += text[i] == '"';
-  size_t need = len + quotes + (quote ? 2 : 0);
-  if (need > cap) return need;
-  if (!quote) {
-    memcpy(buf, text, len);
-    return need;
-  }
-  size_t at = 0;
-  buf[at++] = '"';
-  for (size_t i = 0; i < len; i++) {
-    if (text[i] == '"') buf[at++] = '"';
-    buf[at++] = text[i];
-  }
-  buf[at++] = '"';
-  return need;
 }
 
 void csv_put_text(csv_buf *b, const char *s, int last) {

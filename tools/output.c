@@ -106,6 +106,7 @@ struct ct_table {
   char *align;
   char **cells; /* rows * ncols, row-major; NULL = empty */
   size_t rows, cap, next_col;
+  unsigned skip; /* ct_table_cell calls still to ignore (ct_table_skip_cells) */
 };
 
 ct_table *ct_table_new(const char *title, int ncols, const char *const *headers,
@@ -141,7 +142,15 @@ void ct_table_row(ct_table *t) {
   t->next_col = 0;
 }
 
+void ct_table_skip_cells(ct_table *t, unsigned n) {
+  if (t) t->skip = n;
+}
+
 void ct_table_cell(ct_table *t, const char *fmt, ...) {
+  if (t && t->skip) {
+    t->skip--;
+    return;
+  }
   if (!t || !t->rows || t->next_col >= (size_t)t->ncols) return;
   va_list ap;
   va_start(ap, fmt);
@@ -153,18 +162,48 @@ void ct_table_cell(ct_table *t, const char *fmt, ...) {
 
 size_t ct_table_rows(const ct_table *t) { return t ? t->rows : 0; }
 
+size_t ct_csv_quote(char *buf, size_t cap, const char *text, size_t len) {
+  if (!len) return 0;
+  size_t quotes = 0, plain = strcspn(text, ",\"\r\n"); /* (a NUL inside: len says) */
+  int quote = plain < len;
+  for (size_t i = plain; i < len; i++) quotes += text[i] == '"';
+  size_t need = len + quotes + (quote ? 2 : 0);
+  if (need > cap) return need;
+  if (!quote) {
+    memcpy(buf, text, len);
+    return need;
+  }
+  size_t at = 0;
+  buf[at++] = '"';
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == '"') buf[at++] = '"';
+    buf[at++] = text[i];
+  }
+  buf[at++] = '"';
+  return need;
+}
+
 void ct_csv_field(FILE *f, const char *s) {
-  if (!s) s = "";
-  if (!strpbrk(s, ",\"\n\r")) {
-    fputs(s, f);
+  if (!s || !*s) return;
+  size_t len = strlen(s);
+  char small[256];
+  size_t need = ct_csv_quote(small, sizeof small, s, len);
+  if (need <= sizeof small) {
+    fwrite(small, 1, need, f);
     return;
   }
-  putc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') putc('"', f);
-    putc(*s, f);
+  char *big = malloc(need);
+  if (!big) { /* out of memory: an empty field keeps the row's width */
+    fputs("\"\"", f);
+    return;
   }
-  putc('"', f);
+  ct_csv_quote(big, need, s, len);
+  fwrite(big, 1, need, f);
+  free(big);
+}
+
+void ct_out_newline(FILE *f, enum ct_out_format fmt) {
+  fputs(fmt == CT_OUT_CSV ? CT_CSV_EOL : "\n", f);
 }
 
 /* Display width of a UTF-8 string: counts code points, not continuation bytes. */
@@ -175,22 +214,24 @@ static size_t text_width(const char *s) {
   return w;
 }
 
+void ct_table_print_csv(const ct_table *t, FILE *f, int header) {
+  if (!t) return;
+  int nc = t->ncols;
+  for (size_t r = header ? 0 : 1; r <= t->rows; r++) {
+    char *const *cells = r == 0 ? t->headers : t->cells + (r - 1) * nc;
+    for (int c = 0; c < nc; c++) {
+      if (c) putc(',', f);
+      ct_csv_field(f, cells[c]);
+    }
+    fputs(CT_CSV_EOL, f);
+  }
+}
+
 void ct_table_print(const ct_table *t, FILE *f, enum ct_out_format fmt) {
   if (!t) return;
   int nc = t->ncols;
   if (fmt == CT_OUT_CSV) {
-    for (int c = 0; c < nc; c++) {
-      if (c) putc(',', f);
-      ct_csv_field(f, t->headers[c]);
-    }
-    putc('\n', f);
-    for (size_t r = 0; r < t->rows; r++) {
-      for (int c = 0; c < nc; c++) {
-        if (c) putc(',', f);
-        ct_csv_field(f, t->cells[r * nc + c]);
-      }
-      putc('\n', f);
-    }
+    ct_table_print_csv(t, f, 1);
     return;
   }
   if (t->title) fprintf(f, "%s\n", t->title);

@@ -57,17 +57,25 @@ void ct_table_row(ct_table *t);
 /* Sets the next cell of the current row from a printf format. Extra cells are ignored. */
 void ct_table_cell(ct_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Makes the next n ct_table_cell calls of the current row write nothing (a column that a
+ * row writer fills and this table leaves out). */
+void ct_table_skip_cells(ct_table *t, unsigned n);
+
 /* Number of rows added so far. */
 size_t ct_table_rows(const ct_table *t);
 
 /*
  * Prints the table: CT_OUT_TEXT as aligned columns under the title (long cells in
- * the last column are not cut), CT_OUT_CSV as RFC 4180 lines with a header row
- * (fields quoted when they contain a comma, quote or newline). CT_OUT_JSON is not
+ * the last column are not cut), CT_OUT_CSV as RFC 4180 lines (CRLF) with a header row
+ * (fields quoted by ct_csv_quote). CT_OUT_JSON is not
  * handled here (write JSON with ct_json). An empty table prints its title and
  * "(none)" in text.
  */
 void ct_table_print(const ct_table *t, FILE *f, enum ct_out_format fmt);
+
+/* Prints the table as CSV (ct_table_print's CT_OUT_CSV), without its header row when
+ * header is 0: more rows of a block whose header was printed. */
+void ct_table_print_csv(const ct_table *t, FILE *f, int header);
 
 /* Frees the table. */
 void ct_table_free(ct_table *t);
@@ -85,8 +93,26 @@ void ct_text_widths_add(size_t *widths, int ncols, const char *const *cells);
 void ct_text_row_print(FILE *f, int ncols, const char *align, const size_t *widths,
                        const char *const *cells);
 
-/* Writes one CSV field (quoted when needed). */
+/* ---- CSV (docs/report.md "CSV": the convention of every command) --------------- */
+
+/* The end of every CSV line the commands write: CRLF, as RFC 4180 says (Python's csv
+ * module, pandas, DuckDB and Excel all read it). */
+#define CT_CSV_EOL "\r\n"
+
+/*
+ * The one RFC 4180 quoting of the project: writes the len bytes of text as one CSV field
+ * into buf (cap bytes, no NUL added) -- as they are, or in double quotes with each quote
+ * doubled when they hold a comma, quote, CR or LF. Returns the field's length; when it is
+ * more than cap nothing is written (ct_csv_quote(NULL, 0, ...) measures).
+ */
+size_t ct_csv_quote(char *buf, size_t cap, const char *text, size_t len);
+
+/* Writes one CSV field (ct_csv_quote) to f; NULL is an empty field. */
 void ct_csv_field(FILE *f, const char *s);
+
+/* Ends a line of output in fmt: CT_CSV_EOL in CSV, "\n" otherwise (also the empty line
+ * between two CSV blocks). */
+void ct_out_newline(FILE *f, enum ct_out_format fmt);
 
 /* ---- JSON --------------------------------------------------------------------- */
 

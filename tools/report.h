@@ -367,9 +367,14 @@ size_t *ct_report_sorted(const ct_report *r, enum ct_report_table t, const char 
 extern const char *const ct_report_table_ids[CT_NTABLES];
 
 /* A table for the rows of table t in fmt (text or CSV); CSV columns start with "table"
- * and, when pid_col, "pid" and "rank" (--per-process). NULL when out of memory. */
+ * and, when pid_col, "pid" and "rank" (--per-process; a table with a pid column of its
+ * own, ct_report_table_has_pid, then leaves that one out: its row writer's first cell
+ * is to be skipped, ct_table_skip_cells). NULL when out of memory. */
 ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, const char *title,
                               int pid_col);
+
+/* Whether the CSV rows of table t start with a pid column of their own (streams, allocs). */
+int ct_report_table_has_pid(enum ct_report_table t);
 
 /* Whether an API table key (len bytes) is that of inner calls (depth > 0). */
 int ct_report_api_is_inner(const void *key, size_t len);

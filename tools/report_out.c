@@ -33,6 +33,10 @@ static double gemm_tflops(const ct_gemm_key *g, const ct_dur_stats *d) {
 static double gbps(uint64_t bytes, uint64_t ns) { return ns ? (double)bytes / ns : 0; }
 
 /* The column headers of table t: text headers, or CSV headers (prefix columns added). */
+int ct_report_table_has_pid(enum ct_report_table t) {
+  return t == CT_TABLE_STREAMS || t == CT_TABLE_ALLOCS;
+}
+
 ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, const char *title,
                               int pid_col) {
   static const char *const text_h[CT_NTABLES][14] = {
@@ -76,7 +80,9 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
     hdr[n++] = "table";
     if (pid_col) hdr[n++] = "pid", hdr[n++] = "rank";
   }
-  for (int i = 0; i < 21 && h[i]; i++) hdr[n++] = h[i];
+  /* streams and allocs have a pid column of their own: per process, the one above */
+  int own_pid = fmt == CT_OUT_CSV && pid_col && ct_report_table_has_pid(t);
+  for (int i = own_pid; i < 21 && h[i]; i++) hdr[n++] = h[i];
   return ct_table_new(fmt == CT_OUT_TEXT ? title : NULL, n, hdr,
                       fmt == CT_OUT_TEXT ? text_align[t] : NULL);
 }
