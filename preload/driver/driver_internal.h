@@ -64,6 +64,11 @@ int ctpd_caller_passes(const void *ra) CTPD_HIDDEN;
 /* The string id of the kernel behind a CUfunction (or CUkernel), 0 if unknown. */
 uint64_t ctpd_function_name_id(CUfunction f) CTPD_HIDDEN;
 
+/* The block shape and dynamic shared memory set on f with cuFuncSetBlockShape /
+ * cuFuncSetSharedSize (wrap_func_shape.c); 0 for what was never set. */
+void ctpd_function_shape(CUfunction f, unsigned *bx, unsigned *by, unsigned *bz,
+                         unsigned *shmem) CTPD_HIDDEN;
+
 /* A kernel node of a walked graph (graph_walk.c): its handle, the string id of its
  * function, that function's KERNEL_ATTR id and the node's shape (format 1.6). */
 struct ctpd_graph_node {

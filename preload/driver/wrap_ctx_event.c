@@ -9,38 +9,27 @@
  */
 #include "wrap_common.h"
 
-typedef CUresult (*ctx_event_fn)(CUcontext, CUevent);
-typedef CUresult (*green_event_fn)(CUgreenCtx, CUevent);
+/* The record body NAME and the wait body NAME_wait for a context handle of type CTX:
+ * a span with no stream; a successful wait restarts event chaining everywhere. */
+#define CTX_EVENT_BODIES(name, CTX)                                                         \
+  typedef CUresult (*name##_fn)(CTX, CUevent);                                             \
+  CTPD_INLINE CUresult name(enum ctph_id id, int ptsz, void *realp, const void *ra, CTX ctx, \
+                            CUevent e) {                                                   \
+    CTPD_SPAN_BODY(id, ptsz, realp, ra, name##_fn, CTPH_NO_STREAM, 0, real(ctx, e), (void)0, \
+                   (void)0);                                                               \
+  }                                                                                        \
+  CTPD_INLINE CUresult name##_wait(enum ctph_id id, int ptsz, void *realp, const void *ra,  \
+                                   CTX ctx, CUevent e) {                                   \
+    CTPD_SPAN_BODY(id, ptsz, realp, ra, name##_fn, CTPH_NO_STREAM, 0, real(ctx, e), {       \
+      if (r == CUDA_SUCCESS && ctph_chain_on)                                              \
+        ctph_barrier_all();                                                                \
+    }, (void)0);                                                                           \
+  }
 
-CTPD_INLINE CUresult ctx_record_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
-                                     CUcontext ctx, CUevent e) {
-  CTPD_SPAN_BODY(id, ptsz, realp, ra, ctx_event_fn, CTPH_NO_STREAM, 0, real(ctx, e), (void)0,
-                 (void)0);
-}
+CTX_EVENT_BODIES(ctx_event, CUcontext)
+CTX_EVENT_BODIES(green_event, CUgreenCtx)
 
-CTPD_INLINE CUresult ctx_wait_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
-                                   CUcontext ctx, CUevent e) {
-  CTPD_SPAN_BODY(id, ptsz, realp, ra, ctx_event_fn, CTPH_NO_STREAM, 0, real(ctx, e), {
-    if (r == CUDA_SUCCESS && ctph_chain_on)
-      ctph_barrier_all();
-  }, (void)0);
-}
-
-CTPD_INLINE CUresult green_record_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
-                                       CUgreenCtx ctx, CUevent e) {
-  CTPD_SPAN_BODY(id, ptsz, realp, ra, green_event_fn, CTPH_NO_STREAM, 0, real(ctx, e), (void)0,
-                 (void)0);
-}
-
-CTPD_INLINE CUresult green_wait_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
-                                     CUgreenCtx ctx, CUevent e) {
-  CTPD_SPAN_BODY(id, ptsz, realp, ra, green_event_fn, CTPH_NO_STREAM, 0, real(ctx, e), {
-    if (r == CUDA_SUCCESS && ctph_chain_on)
-      ctph_barrier_all();
-  }, (void)0);
-}
-
-CTPD_DEFINE(cuCtxRecordEvent, 0, ctx_record_body, (CUcontext ctx, CUevent e), (ctx, e))
-CTPD_DEFINE(cuCtxWaitEvent, 0, ctx_wait_body, (CUcontext ctx, CUevent e), (ctx, e))
-CTPD_DEFINE(cuGreenCtxRecordEvent, 0, green_record_body, (CUgreenCtx ctx, CUevent e), (ctx, e))
-CTPD_DEFINE(cuGreenCtxWaitEvent, 0, green_wait_body, (CUgreenCtx ctx, CUevent e), (ctx, e))
+CTPD_DEFINE(cuCtxRecordEvent, 0, ctx_event, (CUcontext ctx, CUevent e), (ctx, e))
+CTPD_DEFINE(cuCtxWaitEvent, 0, ctx_event_wait, (CUcontext ctx, CUevent e), (ctx, e))
+CTPD_DEFINE(cuGreenCtxRecordEvent, 0, green_event, (CUgreenCtx ctx, CUevent e), (ctx, e))
+CTPD_DEFINE(cuGreenCtxWaitEvent, 0, green_event_wait, (CUgreenCtx ctx, CUevent e), (ctx, e))

@@ -16,13 +16,13 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned
 typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
 typedef CUresult (*graph_fn)(CUgraphExec, CUstream);
 
-/* Writes the LAUNCH record of a call; when the launch succeeded, the function's
- * KERNEL_ATTR and OCCUPANCY records first, at their first sight. */
-static void emit_launch(const ctph_call *c, CUresult result, CUfunction f, uint64_t kernel,
+/* Writes the LAUNCH record of a call; with_attr (the launch succeeded, its block is
+ * known): the function's KERNEL_ATTR and OCCUPANCY records first, at their first sight. */
+static void emit_launch(const ctph_call *c, int with_attr, CUfunction f, uint64_t kernel,
                         unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shmem) {
   uint64_t attr =
-      result == CUDA_SUCCESS ? ctph_launch_attr(f, 0, kernel, bx * by * bz, shmem, c->device) : 0;
+      with_attr ? ctph_launch_attr(f, 0, kernel, bx * by * bz, shmem, c->device) : 0;
   ct_record r;
   r.kind = CT_KIND_LAUNCH;
   r.u.launch = (struct ct_launch){.corr = c->corr, .kernel = kernel, .grid_x = gx, .grid_y = gy,
@@ -46,7 +46,7 @@ CTPD_INLINE CUresult launch_body(enum ctph_id id, int ptsz, void *realp, const v
   ctph_call_begin(&c, id, ptsz, CT_GPU_KERNEL, stream, name);
   c.flags |= CT_API_DRIVER;
   CUresult r = real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
-  CTPH_FINISH(c, r, emit_launch(&c, r, f, name, gx, gy, gz, bx, by, bz, shmem));
+  CTPH_FINISH(c, r, emit_launch(&c, r == CUDA_SUCCESS, f, name, gx, gy, gz, bx, by, bz, shmem));
   return r;
 }
 
@@ -62,8 +62,10 @@ CTPD_DEFINE(cuLaunchCooperativeKernel_ptsz, 1, launch_body, LAUNCH_PARAMS, LAUNC
 
 /* The launch API of CUDA 1.x-3.x (cuLaunch, cuLaunchGrid on the legacy stream,
  * cuLaunchGridAsync; deprecated since 4.0): the block shape and shared memory were set
- * on the function earlier (cuFuncSetBlockShape, cuFuncSetSharedSize, not hooked), so
- * the LAUNCH record has the grid, block 0 x 0 x 0 (unknown) and no attributes. */
+ * on the function earlier (cuFuncSetBlockShape, cuFuncSetSharedSize: remembered by
+ * wrap_func_shape.c), so the LAUNCH record has the grid, that block and shared memory
+ * and, when the shape is known, the kernel's attributes and occupancy as for any
+ * launch; block 0 x 0 x 0 and no attributes when no shape was seen. */
 typedef CUresult (*legacy_launch_fn)(CUfunction, int, int, CUstream);
 
 CTPD_INLINE CUresult legacy_launch_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
@@ -85,14 +87,11 @@ CTPD_INLINE CUresult legacy_launch_body(enum ctph_id id, int ptsz, void *realp, 
   c.flags |= CT_API_DRIVER;
   CUresult r = LEGACY_CALL;
 #undef LEGACY_CALL
-  CTPH_FINISH(c, r, {
-    ct_record rec;
-    rec.kind = CT_KIND_LAUNCH;
-    rec.u.launch = (struct ct_launch){.corr = c.corr, .kernel = name,
-                                      .grid_x = gw > 0 ? (uint64_t)gw : 0,
-                                      .grid_y = gh > 0 ? (uint64_t)gh : 0, .grid_z = 1};
-    ctp_emit(&rec);
-  });
+  unsigned bx, by, bz, shmem;
+  ctpd_function_shape(f, &bx, &by, &bz, &shmem);
+  CTPH_FINISH(c, r,
+              emit_launch(&c, r == CUDA_SUCCESS && bx, f, name, gw > 0 ? (unsigned)gw : 0,
+                          gh > 0 ? (unsigned)gh : 0, 1, bx, by, bz, shmem));
   return r;
 }
 
@@ -117,7 +116,7 @@ CTPD_INLINE CUresult launch_ex_body(enum ctph_id id, int ptsz, void *realp, cons
   c.flags |= CT_API_DRIVER;
   CUresult r = real(config, f, params, extra);
   CTPH_FINISH(c, r,
-              emit_launch(&c, r, f, name, config->gridDimX, config->gridDimY, config->gridDimZ,
+              emit_launch(&c, r == CUDA_SUCCESS, f, name, config->gridDimX, config->gridDimY, config->gridDimZ,
                           config->blockDimX, config->blockDimY, config->blockDimZ,
                           config->sharedMemBytes));
   return r;

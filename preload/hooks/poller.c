@@ -137,12 +137,14 @@ static CUevent measure_reference(struct device_clock *c, uint64_t *t0, uint64_t 
   CUresult r = ctph_drv.EventRecord(ref, c->stream);
   for (unsigned spins = 0; r == CUDA_SUCCESS; spins++) {
     uint64_t tq = ctp_now_ns();
-    r = ctph_drv.EventQuery(ref);
+    CUresult q = ctph_drv.EventQuery(ref);
     hi = ctp_now_ns();
-    if (r == CUDA_SUCCESS)
+    if (q == CUDA_SUCCESS)
       break;
-    if (r != CUDA_ERROR_NOT_READY)
+    if (q != CUDA_ERROR_NOT_READY) {
+      r = q;
       break;
+    }
     lo = tq;
     if (spins >= 20000) { /* a busy device: stop spinning, wait */
       r = ctph_drv.EventSynchronize(ref);

@@ -2,8 +2,8 @@
 """Green contexts and context-wide events (programs/greenctx.cu) on device 1 of two
 simulated GPUs: a green context G with a stream GS beside a created stream PS of device 1's
 primary context P; cuCtxRecordEvent(P) + cuGreenCtxWaitEvent(G) hold GS's gc_consumer
-behind PS's 3 ms gc_producer, cuGreenCtxRecordEvent(G) + cuCtxWaitEvent(P) hold PS's
-gc_after behind GS's 3 ms gc_green_long; one launch on GS with G current; two calls that
+behind PS's 5 ms gc_producer, cuGreenCtxRecordEvent(G) + cuCtxWaitEvent(P) hold PS's
+gc_after behind GS's 5 ms gc_green_long; one launch on GS with G current; two calls that
 fail (INVALID_HANDLE, 400). Before 2026-12-07 the four context-wide calls were not seen.
 
 Asserted: the program's own checks pass (each wait held); the six calls are outermost API
@@ -13,8 +13,9 @@ gc_green_long/gc_in_green on GS's stream and gc_producer/gc_after on PS's (the S
 records give device 1 and the two handles); gc_consumer starts when gc_producer ends and
 gc_after when gc_green_long ends (within 50 us); `cutrace gaps --format json`: the stream
 gaps that gc_consumer and gc_after end are caused by other_stream (as behind a
-cuStreamWaitEvent), at least 2.5 ms each; `cutrace report --format json` counts each
-entry point once (twice for the two that failed once).
+cuStreamWaitEvent), at least 3 ms each; `cutrace report --format json` counts each
+entry point once (twice for the two that failed once). Again with event chaining on
+(CUTRACE_EVENT_CHAIN=1): the waiters' starts still match their producers' ends.
 
 usage: test_greenctx.py SIM_DIR CUTRACE LIBTRACE GREENCTX
 """
@@ -42,7 +43,7 @@ ON_GREEN = {"gc_consumer", "gc_green_long", "gc_in_green"}
 ON_PRIMARY = {"gc_producer", "gc_after"}
 
 env = {"SIMCUDA_DEVICES": "2",
-       "SIMCUDA_KERNEL_US": "default=5,gc_producer=3000,gc_green_long=3000,gc_warm=300"}
+       "SIMCUDA_KERNEL_US": "default=5,gc_producer=5000,gc_green_long=5000,gc_warm=300"}
 path = record_one_file(cutrace, libtrace, sim_dir, os.path.join(tmp, "greenctx"), [program],
                        "greenctx: ok", env)
 if path:
@@ -95,9 +96,9 @@ if path:
         rows = [g for g in doc.get("stream_gaps", [])
                 if kernel_identifier(g.get("ended_by", {}).get("mangled", "")) == waiter]
         check(len(rows) == 1 and rows[0]["cause"] == "other_stream"
-              and rows[0]["dur_ns"] >= 2_500_000,
+              and rows[0]["dur_ns"] >= 3_000_000,
               f"gaps: the stream gap ended by {waiter}: "
-              f"{[(g['cause'], g['dur_ns']) for g in rows]}, want one other_stream >= 2.5 ms")
+              f"{[(g['cause'], g['dur_ns']) for g in rows]}, want one other_stream >= 3 ms")
 
     p = subprocess.run([cutrace, "report", "--format", "json", path], capture_output=True,
                        text=True, timeout=60)
@@ -108,4 +109,21 @@ if path:
         r = rows.get(name, {})
         check(r.get("calls") == n and r.get("errors") == errors,
               f"report json {name}: {r}, want {n} calls, {errors} errors")
+
+# Event chaining (CUTRACE_EVENT_CHAIN=1): gc_after is queued on PS while gc_warm's end event
+# is still pending; only the context-wide wait between them (ctph_barrier_all) keeps its
+# start from being taken as gc_warm's end, 4.7 ms early.
+path = record_one_file(cutrace, libtrace, sim_dir, os.path.join(tmp, "greenctx-chain"), [program],
+                       "greenctx: ok", dict(env, CUTRACE_EVENT_CHAIN="1"))
+if path:
+    recs, names = raw_records(cutrace, path)
+    starts = {}
+    for g in recs:
+        if g["kind"] == "gpu" and g["type"] == GPU_KERNEL:
+            starts.setdefault(kernel_identifier(names.get(g["name"], "")), []).append(g)
+    for waiter, producer in (("gc_consumer", "gc_producer"), ("gc_after", "gc_green_long")):
+        w, p = starts.get(waiter, []), starts.get(producer, [])
+        check(len(w) == 1 and len(p) == 1 and abs(w[0]["start_ns"] - p[0]["end_ns"]) <= SLACK_NS,
+              f"chained: {waiter} starts at {[g['start_ns'] for g in w]}, {producer} ends at "
+              f"{[g['end_ns'] for g in p]}")
 sys.exit(finish())

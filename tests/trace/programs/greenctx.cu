@@ -2,10 +2,11 @@
 // on device 1 of two (SIMCUDA_DEVICES=2). Device 1's SMs are split into groups of 64; a
 // green context G is made from the first group, with a stream GS (cuGreenCtxStreamCreate),
 // beside a created non-blocking stream PS of device 1's primary context P.
-//   phase 1: gc_warm on GS; the long gc_producer on PS; cuCtxRecordEvent(P, e1) (found with
-//            cuGetProcAddress), cuGreenCtxWaitEvent(G, e1) (found with dlsym), then
+//   phase 1: the long gc_producer on PS; gc_warm on GS; cuCtxRecordEvent(P, e1) (found
+//            with cuGetProcAddress), cuGreenCtxWaitEvent(G, e1) (found with dlsym), then
 //            gc_consumer on GS: GS idles until gc_producer ends (another stream's work).
-//   phase 2: the same the other way: gc_warm on PS, gc_green_long on GS,
+//            gc_consumer directly follows gc_warm on GS in the thread (event chaining).
+//   phase 2: the same the other way: gc_green_long on GS, gc_warm on PS,
 //            cuGreenCtxRecordEvent(G, e2), cuCtxWaitEvent(P, e2), gc_after on PS.
 //   phase 3: G made current (cuCtxFromGreenCtx): gc_in_green on GS through the runtime.
 //   failures: cuCtxWaitEvent(P, NULL) and cuGreenCtxRecordEvent(G, NULL) answer
@@ -72,8 +73,8 @@ int main() {
   CHECK(!ctx_record || !green_record || !ctx_wait || !green_wait);
 
   // phase 1: the green context waits for the primary's work
-  gc_warm<<<1, 32, 0, (cudaStream_t)gs>>>(x);
   gc_producer<<<1, 32, 0, ps>>>(x + 32);
+  gc_warm<<<1, 32, 0, (cudaStream_t)gs>>>(x);
   CHECK(cudaGetLastError());
   CHECK(ctx_record(primary, e1));
   CHECK(green_wait(green, e1));
@@ -85,8 +86,8 @@ int main() {
   CHECK(cudaStreamSynchronize(ps));
 
   // phase 2: the primary context waits for the green context's work
-  gc_warm<<<1, 32, 0, ps>>>(x + 64);
   gc_green_long<<<1, 32, 0, (cudaStream_t)gs>>>(x + 96);
+  gc_warm<<<1, 32, 0, ps>>>(x + 64);
   CHECK(cudaGetLastError());
   CHECK(green_record(green, e2));
   CHECK(ctx_wait(primary, e2));

@@ -3,8 +3,10 @@
 //   old_one:   block 64 x 2 x 1, 8 parameter bytes, cuLaunch (1 x 1 grid, legacy stream);
 //   old_grid:  block 32 x 1 x 1, 128 bytes of dynamic shared memory, cuLaunchGrid 4 x 3;
 //   old_async: block 128 x 1 x 1, cuLaunchGridAsync 5 x 1 on a created stream;
-//   old_bare:  no block shape set: cuLaunchGrid 1 x 1 fails (CUDA_ERROR_INVALID_VALUE).
-// Prints "legacylaunch: ok" when the first three succeeded and the fourth failed.
+//   old_bare:  no block shape set: cuLaunchGrid 1 x 1 fails (CUDA_ERROR_INVALID_VALUE);
+//   old_one again: block 256 x 1 x 1 and 64 bytes of shared memory, then a refused shape
+//              (0 x 1 x 1, CUDA_ERROR_INVALID_VALUE) that changes nothing, cuLaunchGrid 2 x 1.
+// Prints "legacylaunch: ok" when every call answered as listed.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -64,6 +66,10 @@ int main() {
   CHECK(shape(async, 128, 1, 1));
   CHECK(grid_async(async, 5, 1, s));
   CHECK(grid(bare, 1, 1) != CUDA_ERROR_INVALID_VALUE);
+  CHECK(shape(one, 256, 1, 1));
+  CHECK(shared(one, 64));
+  CHECK(shape(one, 0, 1, 1) != CUDA_ERROR_INVALID_VALUE);
+  CHECK(grid(one, 2, 1));
   CHECK(sync());
   printf("legacylaunch: ok\n");
   return 0;
