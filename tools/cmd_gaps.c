@@ -22,7 +22,9 @@ static const char usage_text[] =
     "GPU idle time per device and stream, split by cause; idle grouped by the call that\n"
     "ended it; the largest gaps; findings, ranked by the idle time their fixes would save,\n"
     "and what they save together, overlaps counted once, at most the idle (docs/gaps.md).\n"
-    "  --format text|json      output format (default text)\n"
+    "  --format text|json|csv  output format (default text; csv: a row per gap, then the\n"
+    "                          findings, docs/gaps.md)\n"
+    "  --tables LIST           csv: gaps, findings or both (the default)\n"
     "  --summary               at most 6 lines: busy share, idle by cause, largest gap,\n"
     "                          findings and their total\n"
     "  --top N                 how many of the largest gaps, and of the rows of idle by\n"
@@ -109,7 +111,7 @@ static int bad(const char *what, const char *value) {
 }
 
 /* The options that take a value (cli_run_options_first). */
-static const char *const valued[] = {"--format", "--min-gap", "--launch-threshold", "--top",
+static const char *const valued[] = {"--format", "--tables", "--min-gap", "--launch-threshold", "--top",
                                      "--launch-bound-min", "--repeat-min", "--sync-work",
                                      "--graph-min", NULL};
 
@@ -123,7 +125,8 @@ static int run_gaps(int argc, char **argv) {
   char **files = calloc((size_t)argc + 1, sizeof *files);
   int nfiles = 0;
   if (!files) return 2;
-  int rc = -1, operands_only = 0;
+  int rc = -1, operands_only = 0, top_given = 0;
+  const char *tables = NULL;
   ct_model_options window;
   ct_model_get_defaults(&window); /* --from/--to, taken out of argv by main.c */
   keep_bound(&c, "--from", &window.from);
@@ -148,8 +151,10 @@ static int run_gaps(int argc, char **argv) {
     } else if (i + 1 >= argc || !*(v = argv[++i])) {
       rc = cli_missing_value("gaps", a);
     } else if (!strcmp(a, "--format")) {
-      if (ct_parse_out_format(v, &c.fmt) < 0 || c.fmt == CT_OUT_CSV)
-        rc = bad("--format takes text or json, not", v);
+      if (ct_parse_out_format(v, &c.fmt) < 0) rc = bad("--format takes text, json or csv, not", v);
+    } else if (!strcmp(a, "--tables")) {
+      if (ct_gaps_csv_table_bits(v) < 0) rc = bad("--tables takes gaps, findings or both, not", v);
+      tables = v;
     } else if (!strcmp(a, "--min-gap")) {
       if (parse_us(v, &o.min_gap_ns) < 0) rc = bad("--min-gap takes microseconds (or 2ms, 500ns), not", v);
     } else if (!strcmp(a, "--launch-threshold")) {
@@ -159,7 +164,7 @@ static int run_gaps(int argc, char **argv) {
       if (parse_us(v, &o.sync_work_ns) < 0) rc = bad("--sync-work takes microseconds (or 2ms, 500ns), not", v);
     } else if (!strcmp(a, "--top")) {
       if (ct_parse_u64(v, &x) < 0 || x > 10000) rc = bad("--top takes a count up to 10000, not", v);
-      else o.top = (unsigned)x;
+      else o.top = (unsigned)x, top_given = 1;
     } else if (!strcmp(a, "--launch-bound-min")) {
       if (ct_parse_u64(v, &x) < 0 || !x) rc = bad("--launch-bound-min takes a count >= 1, not", v);
       else o.launch_bound_min = x;
@@ -170,9 +175,11 @@ static int run_gaps(int argc, char **argv) {
       if (ct_parse_u64(v, &x) < 0 || !x) rc = bad("--graph-min takes a count >= 1, not", v);
       else o.graph_min = x;
     }
-    if (rc < 0 && matched && strcmp(matched, "--format") && strcmp(matched, "--top"))
+    if (rc < 0 && matched && strcmp(matched, "--format") && strcmp(matched, "--top") &&
+        strcmp(matched, "--tables"))
       keep_opt(&c, matched, v); /* changes what is found: the advice repeats it */
   }
+  if (rc < 0) rc = ct_gaps_csv_options(&c, tables, top_given);
   if (rc >= 0) {
     free_opts(&c);
     free(files);
@@ -189,6 +196,7 @@ static int run_gaps(int argc, char **argv) {
   }
   void (*saved_hook)(const char *, uint64_t) = ct_model_progress_hook;
   if (isatty(2) && !c.summary) ct_model_progress_hook = progress;
+  if (c.fmt == CT_OUT_CSV) ct_gaps_csv_begin(&c);
   char err[300];
   c.args = files;
   c.nargs = nfiles;
@@ -207,6 +215,8 @@ static int run_gaps(int argc, char **argv) {
     if (!c.ninputs || unreadable < c.ninputs) ct_gaps_print_summary(&c);
   } else if (c.fmt == CT_OUT_JSON) {
     ct_gaps_print_json(&c, &o);
+  } else if (c.fmt == CT_OUT_CSV) {
+    ct_gaps_csv_end(&c);
   } else {
     ct_gaps_print_text(&c);
   }

@@ -1,7 +1,7 @@
 /*
  * cutrace gaps, shared by its files: the command's state (cmd_gaps.c: options and
  * inputs) and the writers of its output (cmd_gaps_text.c: text and --summary;
- * cmd_gaps_json.c: JSON, schema in docs/gaps.md; cmd_gaps_ranks.c: the per-rank
+ * cmd_gaps_json.c: JSON, schema in docs/gaps.md; cmd_gaps_csv.c: CSV; cmd_gaps_ranks.c: the per-rank
  * comparison in both).
  */
 #ifndef CUTRACE_CMD_GAPS_H
@@ -32,7 +32,30 @@ typedef struct gaps_cli {
                     the advice line, each "--name=value" */
   int nopts;
   unsigned top;  /* --top: rows of the by-ending-call table in text */
+  int csv_tables; /* --format csv: the blocks to write (CT_GAPS_CSV_*) */
 } gaps_cli;
+
+/* The blocks of gaps --format csv (--tables gaps,findings; both by default). */
+enum { CT_GAPS_CSV_GAPS = 1, CT_GAPS_CSV_FINDINGS = 2 };
+
+/* The kinds of findings by enum ct_finding_kind, as JSON and CSV name them. */
+extern const char *const ct_gaps_finding_kinds[];
+
+/* Parses a --tables list of gaps, findings: the CT_GAPS_CSV_* bits, or -1 for another
+ * name (cmd_gaps_csv.c). */
+int ct_gaps_csv_table_bits(const char *list);
+
+/* Checks the options that go with --format csv (tables: the --tables list or NULL;
+ * top_given: --top was given) and sets c->csv_tables. Returns -1 to go on, or 2 after
+ * a one-line error: --tables without csv, csv with --summary or --top. */
+int ct_gaps_csv_options(gaps_cli *c, const char *tables, int top_given);
+
+/* CSV, before the inputs are read: writes the header of the block `gaps` and has every
+ * gap written as a row as the analysis classifies it (when c->csv_tables has it). */
+void ct_gaps_csv_begin(gaps_cli *c);
+
+/* CSV, after the inputs: the block `findings` (when c->csv_tables has it). */
+void ct_gaps_csv_end(const gaps_cli *c);
 
 /* The time a trace's relative times count from. */
 uint64_t ct_gaps_trace_start(const ct_gaps_proc *p);

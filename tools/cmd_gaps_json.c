@@ -143,7 +143,7 @@ static void json_share(ct_json *j, uint64_t part, uint64_t whole) {
   ct_json_kv_double(j, "share", whole ? (double)part / (double)whole : 0.0, 4);
 }
 
-static const char *const finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
+const char *const ct_gaps_finding_kinds[] = {"launch_bound", "pageable_copy", "sync_copy",
                                             "sync_little_work", "exposed_comm",
                                             "graph_candidate", "alloc_in_loop",
                                             "slow_launch_call", "host_bound_launch"};
@@ -286,7 +286,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
   for (unsigned i = 0; i < n; i++) {
     const ct_gaps_finding *f = &fs[i];
     ct_json_begin_object(&j);
-    ct_json_kv_string(&j, "kind", finding_kinds[f->kind]);
+    ct_json_kv_string(&j, "kind", ct_gaps_finding_kinds[f->kind]);
     ct_json_kv_uint(&j, "process", f->proc);
     ct_json_kv_uint(&j, "device", f->device);
     ct_json_kv_string(&j, "what", f->what);

@@ -162,6 +162,14 @@ with tempfile.TemporaryDirectory() as d:
     blocks = check_csv("steps", ["steps", "--format", "csv", before], multi=False, one_block=True)
     check(blocks and len(blocks[0]) == 7, f"steps: header and 6 steps: {len(blocks[0]) if blocks else 0}")
 
+    # gaps: a row per gap, then the findings
+    check_csv("gaps", ["gaps", "--format", "csv", trace], multi=True,
+              want_tables=["gaps", "findings"])
+    check_csv("gaps two files", ["gaps", "--format", "csv", two], multi=True)
+    for t in ("gaps", "findings"):
+        check_csv(f"gaps --tables {t}", ["gaps", "--format", "csv", "--tables", t, trace],
+                  multi=True, one_block=True, want_tables=[t])
+
     # dump --csv: one table
     for rows in ("all", "gpu", "calls"):
         check_csv(f"dump --csv --rows {rows}", ["dump", "--csv", "--rows", rows, trace],

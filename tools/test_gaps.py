@@ -341,7 +341,7 @@ with tempfile.TemporaryDirectory() as tmp:
           f"--launch-threshold 1 moves 2 x 2 us to other: {i3}")
     rc, d4, err = gaps_json("--top", "3", trace)
     check(len(d4["gaps"]) == 3 and d4["gaps"][0]["dur_ns"] == 1406000, "--top 3")
-    for bad in (["--top", "x"], ["--format", "csv"], ["--min-gap", "abc"], ["--bogus"], ["--top"],
+    for bad in (["--top", "x"], ["--format", "xml"], ["--min-gap", "abc"], ["--bogus"], ["--top"],
                 ["--launch-threshold", "-1"]):
         rc, out, err = run(*bad, trace)
         check(rc == 2 and len(err.strip().splitlines()) == 1 and "cutrace gaps" in err,

@@ -1,0 +1,114 @@
+/*
+ * cutrace gaps --format csv (docs/gaps.md, "CSV"): the block `gaps`, one row per idle
+ * gap of a device or a stream, written as the analysis classifies it (nothing kept: the
+ * trace's length does not matter), then the block `findings`, one row per finding.
+ * The CSV convention of every command (docs/report.md): CRLF, a `table` column.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd_gaps.h"
+
+static const char *const gap_columns[] = {
+    "table", "pid", "rank", "device", "scope", "stream", "start_ns", "end_ns", "dur_ns",
+    "cause", "ended_by"};
+
+static const char *const finding_columns[] = {
+    "table", "pid", "rank", "device", "kind", "what", "count", "saving_ns", "adds_ns",
+    "overlap_ns", "not_idle_ns", "idle_ns", "gpu_ns", "cpu_ns", "first_ns", "last_ns",
+    "callsite", "fix"};
+
+static void header(const char *const *cols, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (i) putchar(',');
+    ct_csv_field(stdout, cols[i]);
+  }
+  fputs(CT_CSV_EOL, stdout);
+}
+
+static void put_u64(uint64_t v) { printf(",%llu", (unsigned long long)v); }
+
+static void put_text(const char *s) {
+  putchar(',');
+  ct_csv_field(stdout, s);
+}
+
+/* pid and rank (empty when the file has none), after the table's name. */
+static void put_who(const char *table, uint64_t pid, const struct ct_job *job) {
+  fputs(table, stdout);
+  put_u64(pid);
+  if (job && (job->known & CT_JOB_RANK)) put_u64(job->rank);
+  else putchar(',');
+}
+
+/* A ct_gaps_set_callback function: one row of the block `gaps`. */
+static void gap_row(void *user, const ct_gap_info *g) {
+  (void)user;
+  put_who("gaps", g->proc ? g->proc->rec.pid : 0, g->proc ? &g->proc->job : NULL);
+  put_u64(g->device);
+  int device_scope = g->stream == UINT64_MAX;
+  put_text(device_scope ? "device" : "stream");
+  if (device_scope) putchar(',');
+  else put_u64(g->stream);
+  put_u64(g->start_ns);
+  put_u64(g->end_ns);
+  put_u64(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
+  put_text(g->cause);
+  put_text(g->ended_by);
+  fputs(CT_CSV_EOL, stdout);
+}
+
+int ct_gaps_csv_table_bits(const char *list) {
+  int bits = 0;
+  for (const char *p = list;;) {
+    size_t n = strcspn(p, ",");
+    if (n == 4 && !strncmp(p, "gaps", 4)) bits |= CT_GAPS_CSV_GAPS;
+    else if (n == 8 && !strncmp(p, "findings", 8)) bits |= CT_GAPS_CSV_FINDINGS;
+    else return -1;
+    if (!p[n]) return bits;
+    p += n + 1;
+  }
+}
+
+int ct_gaps_csv_options(gaps_cli *c, const char *tables, int top_given) {
+  const char *bad = NULL;
+  if (tables && c->fmt != CT_OUT_CSV) bad = "--tables picks CSV blocks: it needs --format csv";
+  else if (c->fmt == CT_OUT_CSV && c->summary) bad = "--summary has no CSV form";
+  else if (c->fmt == CT_OUT_CSV && top_given)
+    bad = "--top does not apply to --format csv (every gap is a row; --min-gap filters them)";
+  if (bad) {
+    fprintf(stderr, "cutrace gaps: %s (try: cutrace gaps --help)\n", bad);
+    return 2;
+  }
+  c->csv_tables = tables ? ct_gaps_csv_table_bits(tables) : CT_GAPS_CSV_GAPS | CT_GAPS_CSV_FINDINGS;
+  return -1;
+}
+
+void ct_gaps_csv_begin(gaps_cli *c) {
+  if (!(c->csv_tables & CT_GAPS_CSV_GAPS)) return;
+  header(gap_columns, sizeof gap_columns / sizeof *gap_columns);
+  ct_gaps_set_callback(c->g, gap_row, NULL);
+}
+
+void ct_gaps_csv_end(const gaps_cli *c) {
+  if (!(c->csv_tables & CT_GAPS_CSV_FINDINGS)) return;
+  if (c->csv_tables & CT_GAPS_CSV_GAPS) fputs(CT_CSV_EOL, stdout); /* between the blocks */
+  header(finding_columns, sizeof finding_columns / sizeof *finding_columns);
+  unsigned n, np;
+  const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  const ct_gaps_finding *fs = ct_gaps_findings(c->g, &n);
+  for (unsigned i = 0; i < n; i++) {
+    const ct_gaps_finding *f = &fs[i];
+    const ct_gaps_proc *p = f->proc < np ? &procs[f->proc] : NULL;
+    put_who("findings", p ? p->pid : 0, p ? &p->job : NULL);
+    put_u64(f->device);
+    put_text(ct_gaps_finding_kinds[f->kind]);
+    put_text(f->what);
+    const uint64_t v[] = {f->count,   f->saving_ns, f->adds_ns,  f->overlap_ns, f->not_idle_ns,
+                          f->idle_ns, f->gpu_ns,    f->cpu_ns,   f->first_ns,   f->last_ns};
+    for (size_t k = 0; k < sizeof v / sizeof *v; k++) put_u64(v[k]);
+    put_text(f->site);
+    put_text(f->fix);
+    fputs(CT_CSV_EOL, stdout);
+  }
+}
