@@ -64,6 +64,7 @@ CUresult cuMemsetD8_v2_ptds();
 CUresult cuStreamBeginCapture_ptsz();
 CUresult cuStreamBeginCaptureToGraph_ptsz();
 CUresult cuMemBatchDecompressAsync_ptsz();
+CUresult cuMemMapArrayAsync_ptsz();
 CUresult cuStreamBeginCapture_v2_ptsz();
 CUresult cuStreamEndCapture_ptsz();
 CUresult cuStreamGetCaptureInfo_ptsz();
@@ -226,6 +227,8 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuGreenCtxStreamCreate", 12050, 0, cuGreenCtxStreamCreate) \
   X("cuGreenCtxWaitEvent", 12040, 0, cuGreenCtxWaitEvent) \
   X("cuStreamGetGreenCtx", 12040, 0, cuStreamGetGreenCtx) \
+  X("cuMemMapArrayAsync", 11010, 0, cuMemMapArrayAsync) \
+  X("cuMemMapArrayAsync", 11010, 2, cuMemMapArrayAsync_ptsz) \
   X("cuFuncSetBlockShape", 2000, 0, cuFuncSetBlockShape) \
   X("cuFuncSetSharedSize", 2000, 0, cuFuncSetSharedSize) \
   X("cuParamSetSize", 2000, 0, cuParamSetSize) \

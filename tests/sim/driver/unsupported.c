@@ -187,8 +187,6 @@
   X(cuMemGetMemPool) \
   X(cuMemHostGetDevicePointer) \
   X(cuMemImportFromShareableHandle) \
-  X(cuMemMapArrayAsync) \
-  X(cuMemMapArrayAsync_ptsz) \
   X(cuMemPoolCreate) \
   X(cuMemPoolDestroy) \
   X(cuMemPoolExportPointer) \
