@@ -175,7 +175,7 @@ static void on_activity(void *user, const ct_activity *a) {
     e->arg_f3(c, "memory bandwidth (GB/s)", dur ? (double)a->d.memop.bytes / dur : 0.0);
     e->arg_u64(c, "async", a->d.memop.async);
   } else if (a->detail == CT_DETAIL_GEMM) {
-    chr_put_gemm_args(c, &a->d.gemm);
+    chr_put_gemm_args(c, &a->d.gemm, a->api ? a->api : a->name);
   } else if (a->detail == CT_DETAIL_GRAPH) {
     put_graph_args(c, a->d.graph.exec);
   }

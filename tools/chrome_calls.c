@@ -11,8 +11,9 @@
 #include "stacks.h"
 #include "output.h"
 
-/* The args of a GEMM: shape and types (Kineto-like names). */
-void chr_put_gemm_args(ct_chrome *c, const struct ct_gemm *g) {
+/* The args of a GEMM call of entry point api (NULL: unknown): shape and types
+ * (Kineto-like names), the compute type as its number and its name. */
+void chr_put_gemm_args(ct_chrome *c, const struct ct_gemm *g, const char *api) {
   const chr_encoder *e = c->enc;
   e->arg_u64(c, "m", g->m);
   e->arg_u64(c, "n", g->n);
@@ -24,6 +25,8 @@ void chr_put_gemm_args(ct_chrome *c, const struct ct_gemm *g) {
   e->arg_str(c, "btype", ct_data_type_name(g->btype));
   e->arg_str(c, "ctype", ct_data_type_name(g->ctype));
   e->arg_u64(c, "compute_type", g->compute_type);
+  e->arg_str(c, "compute_type_name",
+             ct_gemm_compute_name(api, api ? strlen(api) : 0, g->compute_type));
   e->arg_u64(c, "epilogue", g->epilogue);
 }
 
@@ -147,7 +150,7 @@ void chr_write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
     }
   }
   if (s->kernel) e->arg_str(c, "kernel", ct_demangle_cached(&c->demangle, s->kernel));
-  if (s->detail == CT_DETAIL_GEMM) chr_put_gemm_args(c, &s->d.gemm);
+  if (s->detail == CT_DETAIL_GEMM) chr_put_gemm_args(c, &s->d.gemm, s->name);
   if (s->detail == CT_DETAIL_ALLOC) chr_put_alloc_args(c, s, alloc);
   if (s->polls) e->arg_u64(c, "polls", s->polls); /* 1.12: a spin of queries, one slice */
   if (s->detail == CT_DETAIL_MEMOP && s->d.memop.kind == CT_MEMOP_STREAM_OPS) { /* format 1.9 */

@@ -275,8 +275,9 @@ uint64_t chr_tracer_track(ct_chrome *c, uint64_t tid, const char *what);
 
 /* ---- the CPU side (chrome_calls.c) ---- */
 
-/* Writes a GEMM's args (shape, types) after other args. */
-void chr_put_gemm_args(ct_chrome *c, const struct ct_gemm *g);
+/* Writes the args of a GEMM call of entry point api (shape, types, compute type number
+ * and name; api NULL: unknown) after other args. */
+void chr_put_gemm_args(ct_chrome *c, const struct ct_gemm *g, const char *api);
 
 /* Model callbacks: calls and tracer spans, NVTX ranges, STACK and MODULE records. */
 void chr_on_span(void *user, const ct_span *s);

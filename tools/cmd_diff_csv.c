@@ -65,7 +65,7 @@ static void gemm_cells(ct_table *tb, const ct_diff_row *r) {
   ct_table_cell(tb, "%s", ct_data_type_name(g->ctype));
   ct_table_cell(tb, "%llu", (unsigned long long)g->epilogue);
   ct_table_cell(tb, "%llu", (unsigned long long)g->compute_type);
-  ct_table_cell(tb, "%s", ct_compute_type_name(g->compute_type));
+  ct_table_cell(tb, "%s", ct_gemm_compute_name((const char *)r->key + sizeof *g, r->klen - sizeof *g, g->compute_type));
 }
 
 void ct_diff_csv_extra_cells(ct_table *tb, enum ct_report_table t, const ct_diff_row *r,

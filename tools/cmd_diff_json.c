@@ -63,7 +63,8 @@ static void json_row(const diff_cli *c, ct_json *j, const ct_diff_table *dt, con
     ct_json_kv_string(j, "ctype", ct_data_type_name(g->ctype));
     ct_json_kv_uint(j, "epilogue", g->epilogue); /* cublasLtEpilogue_t; 0: none */
     ct_json_kv_uint(j, "compute_type", g->compute_type); /* cublasComputeType_t */
-    ct_json_kv_string(j, "compute_type_name", ct_compute_type_name(g->compute_type));
+    ct_json_kv_string(j, "compute_type_name",
+                      ct_gemm_compute_name((const char *)r->key + sizeof *g, r->klen - sizeof *g, g->compute_type));
   }
   ct_json_end_object(j);
 }

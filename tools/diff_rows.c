@@ -59,7 +59,7 @@ static char *label_of(enum ct_report_table t, const void *key, size_t klen) {
     n += snprintf(b + n, sizeof b - n, " %c%c %s*%s->%s %s", g->transa ? 'T' : 'N',
                   g->transb ? 'T' : 'N', ct_data_type_name(g->atype),
                   ct_data_type_name(g->btype), ct_data_type_name(g->ctype),
-                  ct_compute_type_name(g->compute_type));
+                  ct_gemm_compute_name((const char *)key + sizeof *g, klen - sizeof *g, g->compute_type));
     if (g->epilogue)
       snprintf(b + n, sizeof b - n, " epilogue %llu", (unsigned long long)g->epilogue);
   } else {

@@ -409,6 +409,11 @@ const char *ct_compute_type_name(uint64_t type) {
   }
 }
 
+const char *ct_gemm_compute_name(const char *api, size_t api_len, uint64_t type) {
+  if (type == 0 && api && api_len >= 8 && !strncmp(api, "cublasLt", 8)) return "unknown";
+  return ct_compute_type_name(type);
+}
+
 const char *ct_memop_kind_name(uint64_t kind) {
   switch (kind) {
   case CT_MEMOP_H2D: return "HtoD";

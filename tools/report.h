@@ -417,6 +417,13 @@ const char *ct_data_type_name(uint64_t type);
  * values below 64 are legacy cudaDataType compute types ("legacy_f32"); "?" otherwise. */
 const char *ct_compute_type_name(uint64_t type);
 
+/* The compute type of a GEMM call of entry point api (api_len bytes, no NUL needed):
+ * ct_compute_type_name's, or "unknown" when it was not recorded: a cuBLASLt call with 0,
+ * which cuBLASLt never takes (its compute types are cublasComputeType_t values, 64 and
+ * up), is the hook's "the descriptor could not be read" -- where cublasGemmEx's 0 is the
+ * legacy CUDA_R_32F a program built before CUDA 11 passes. */
+const char *ct_gemm_compute_name(const char *api, size_t api_len, uint64_t type);
+
 /* Names of CT_MEMOP_* kinds as nsys/Kineto write them ("HtoD", "memset", ...). */
 const char *ct_memop_kind_name(uint64_t kind);
 

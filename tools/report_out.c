@@ -162,7 +162,7 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%.3f", gemm_tflops(g, d) * 1e3);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_gemm_row *)v)->kernels);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_gemm_row *)v)->inner_timed);
-    ct_table_cell(tb, "%s", ct_compute_type_name(g->compute_type));
+    ct_table_cell(tb, "%s", ct_gemm_compute_name((const char *)key + sizeof *g, klen - sizeof *g, g->compute_type));
     break;
   }
   case CT_TABLE_RANGES: {
@@ -250,7 +250,7 @@ void ct_report_text_row(ct_table *tb, const ct_report *r, enum ct_report_table t
     ct_table_cell(tb, "%c%c", g->transa ? 'T' : 'N', g->transb ? 'T' : 'N');
     ct_table_cell(tb, "%s*%s->%s", ct_data_type_name(g->atype), ct_data_type_name(g->btype),
                   ct_data_type_name(g->ctype));
-    ct_table_cell(tb, "%s", ct_compute_type_name(g->compute_type));
+    ct_table_cell(tb, "%s", ct_gemm_compute_name((const char *)key + sizeof *g, klen - sizeof *g, g->compute_type));
     ct_table_cell(tb, "%.*s", (int)(klen - sizeof *g), (const char *)key + sizeof *g);
     break;
   }
@@ -354,7 +354,7 @@ void ct_report_json_row(ct_json *j, const ct_report *r, enum ct_report_table t,
     ct_json_kv_string(j, "btype", ct_data_type_name(g->btype));
     ct_json_kv_string(j, "ctype", ct_data_type_name(g->ctype));
     ct_json_kv_uint(j, "compute_type", g->compute_type);
-    ct_json_kv_string(j, "compute_type_name", ct_compute_type_name(g->compute_type));
+    ct_json_kv_string(j, "compute_type_name", ct_gemm_compute_name((const char *)key + sizeof *g, klen - sizeof *g, g->compute_type));
     ct_json_kv_uint(j, "epilogue", g->epilogue);
     ct_json_kv_uint(j, "calls", d->count);
     json_dur(j, d);
