@@ -114,9 +114,12 @@ static void on_activity(void *user, const ct_activity *a) {
   unsigned cls = 0;
   opinfo op = {a->stream, a->type, a->tid, a->call_begin_ns, a->call_end_ns, ct_gaps_keep(f, a->api, NULL),
                ct_gaps_keep(f, a->name, &cls), a->has_call, a->corr, a->call_depth, a->call_parent,
-               a->call_stack};
+               a->call_stack, 0, NULL, 0};
+  op.wait_from = ct_gaps_graphs_on_activity(f, a, op.name, &op.wait_after);
+  uint64_t call = a->has_call && a->call_end_ns > a->call_begin_ns ? a->call_end_ns - a->call_begin_ns : 0;
+  op.short_kernel = (a->type == CT_GPU_KERNEL || a->type == CT_GPU_GEMM) && a->has_call &&
+                    dur < call + call / 4; /* as ct_gaps_findings_on_activity's runs */
   ct_gaps_tracker_add(f, &d->t, a->start_ns, a->end_ns, &op);
-  ct_gaps_graphs_on_activity(f, a, op.name);
   if (a->type != CT_GPU_MEMCPY && a->type != CT_GPU_MEMSET) on_kernel(f, d, a, &op, cls);
   tracker *st = ct_gaps_get_stream(f, d, a->stream);
   if (st) ct_gaps_tracker_add(f, st, a->start_ns, a->end_ns, &op);
@@ -247,10 +250,12 @@ static void finish_file(fstate *f) {
   ct_gaps_device *nd = realloc(g->devs, (g->ndevs + f->ndevs + 1) * sizeof *nd);
   if (nd) {
     g->devs = nd;
-    for (unsigned i = 0; i < f->ndevs; i++)
+    for (unsigned i = 0; i < f->ndevs; i++) {
       g->devs[g->ndevs++] = (ct_gaps_device){
           f->proc, f->devs[i]->device, f->devs[i]->name, f->devs[i]->t.u,
-          device_comm(f->devs[i]), 0};
+          device_comm(f->devs[i]), 0, {0}};
+      memcpy(g->devs[g->ndevs - 1].meet, f->devs[i]->meet, sizeof f->devs[i]->meet);
+    }
   }
   ct_gaps_stream *ns = realloc(g->streams, (g->nstreams + f->nstreams + 1) * sizeof *ns);
   if (ns) {

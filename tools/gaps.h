@@ -108,6 +108,22 @@ typedef struct ct_gaps_comm {
   uint64_t comm_kernels;
 } ct_gaps_comm;
 
+/* Idle time of a device that two kinds of findings may both claim, measured gap by gap
+ * (docs/gaps.md, "Findings add up"): the waits a CUDA-graph candidate may count, the
+ * launch calls of kernels a launch-bound run may count, and the launching threads' copy
+ * and set calls, inside gaps of cause alloc (alloc_in_loop claims them whole) and
+ * inside the gaps that a little sync's return opened (sync_little_work claims those
+ * whole). */
+enum ct_gaps_meet {
+  CT_MEET_GRAPH_ALLOC,
+  CT_MEET_GRAPH_LSYNC,
+  CT_MEET_LAUNCH_ALLOC,
+  CT_MEET_LAUNCH_LSYNC,
+  CT_MEET_COPY_ALLOC,
+  CT_MEET_COPY_LSYNC,
+  CT_MEET_N
+};
+
 typedef struct ct_gaps_device {
   unsigned proc;                /* index into ct_gaps_procs */
   uint64_t device;
@@ -115,6 +131,7 @@ typedef struct ct_gaps_device {
   ct_gaps_usage u;
   ct_gaps_comm comm;
   uint64_t findings_ns;         /* its findings' adds_ns summed: at most u.idle_ns */
+  uint64_t meet[CT_MEET_N];     /* enum ct_gaps_meet */
 } ct_gaps_device;
 
 typedef struct ct_gaps_stream {
@@ -256,8 +273,12 @@ typedef struct ct_gaps_finding {
   /* what the findings share, for their overlap (docs/gaps.md, "Findings add up"):
    * copies: the calls beyond the transfers of the copies both pageable and synchronous
    * (in both copy findings' savings); slow launching call: its time inside alloc gaps
-   * and inside sync gaps (in alloc_in_loop's and sync_little_work's savings) */
-  uint64_t shared_copies_ns, held_alloc_ns, held_sync_ns;
+   * and inside the gaps a little sync's return opened (in alloc_in_loop's and
+   * sync_little_work's savings) */
+  uint64_t shared_copies_ns, held_alloc_ns, held_lsync_ns;
+  /* slow launching call: its time inside the gaps it ended with a kernel that a
+   * launch-bound run counts (no longer than its launch call: that call's time) */
+  uint64_t held_launch_ns;
   /* copies: the launching threads' copy and set calls' time inside the device's gaps (the
    * idle part of the calls beyond the transfers; the transfers' own time, and call time
    * outside the device's gaps, before its first or after its last work, are not idle) */

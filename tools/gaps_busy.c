@@ -15,6 +15,7 @@ static void emit_gap(fstate *f, tracker *t, uint64_t a, uint64_t b, const opinfo
     return;
   }
   uint64_t outside_cuda;
+  f->ls_state = LS_NO; /* set by the little syncs' matching (ct_gaps_findings_on_sync_gap) */
   enum ct_gap_cause c = ct_gaps_classify(f, t, a, b, op, &outside_cuda);
   t->u.gaps++;
   t->u.gaps_by_cause[c]++;

@@ -55,8 +55,11 @@ typedef struct ender_group {
   uint64_t tid;            /* the first gap's launching thread */
   uint64_t tail_ns, tail_count; /* as a leading call: its time inside gaps, those gaps */
   uint64_t lead_first, lead_last; /* ... the first such gap's start, the last one's end */
-  uint64_t held_alloc_ns, held_sync_ns; /* its time inside gaps of cause alloc and sync
-                                           (ending them or leading them) */
+  uint64_t held_alloc_ns, held_lsync_ns; /* its time inside gaps of cause alloc and inside
+                                            the gaps a little sync's return opened
+                                            (ending them or leading them) */
+  uint64_t held_launch_ns; /* its gaps' ending launch calls' time inside them, for kernels
+                              a launch-bound run counts (opinfo.short_kernel) */
   int other_threads;       /* gaps launched by another thread than tid */
   ct_dur_stats idle;       /* the gaps */
   ct_dur_stats rest;       /* the other gaps' ending calls' time inside them */
@@ -67,6 +70,8 @@ typedef struct pending_end {
   uint64_t device, a, b, tid, parent, stack, call_begin, call_end, outside;
   uint64_t seq;     /* arrival order: the oldest of gaps that began at once came first */
   unsigned cause;
+  int lsync;        /* a little sync's return opened it (fstate.ls_state LS_YES) */
+  uint64_t launch;  /* the launch call's time inside it when a launch-bound run counts its kernel */
   unsigned next, prev; /* the next and previous slot + 1 in its thread's bucket, 0: none */
   unsigned heap_at; /* its place in the heap by beginning */
   const char *api;
@@ -166,10 +171,11 @@ static void take_first(ender_group *e, uint64_t a, uint64_t incall) {
 }
 
 static void group_add(ender_group *e, uint64_t a, uint64_t b, uint64_t incall, uint64_t outside,
-                      uint64_t tid) {
+                      uint64_t tid, int lsync, uint64_t launch) {
   if (!e) return;
+  e->held_launch_ns += launch;
   if (e->cause == CT_GAP_ALLOC) e->held_alloc_ns += incall;
-  if (e->cause == CT_GAP_SYNC) e->held_sync_ns += incall;
+  if (lsync) e->held_lsync_ns += incall;
   if (!e->count) e->tid = tid;
   else if (e->tid != tid) e->other_threads = 1;
   e->outside_ns += outside;
@@ -183,12 +189,15 @@ static void group_add(ender_group *e, uint64_t a, uint64_t b, uint64_t incall, u
 
 /* Counts gap [a, b] of cause c ended by the call api (with its stack) that spent
  * [call_begin, call_end] on launching thread tid, which spent outside of the gap outside
- * CUDA calls. */
-static void count_gap(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64_t b, const char *api,
-                      int nested, uint64_t stack, uint64_t call_begin, uint64_t call_end,
-                      uint64_t tid, uint64_t outside) {
-  uint64_t incall = api ? overlap(call_begin, call_end, a, b) : 0;
-  group_add(group_for(f, device, c, api, nested, stack), a, b, incall, outside, tid);
+ * CUDA calls; lsync: a little sync's return opened the gap. Returns the group + 1 (0:
+ * none), *incall the call's time inside the gap. */
+static unsigned count_gap(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64_t b, const char *api,
+                          int nested, uint64_t stack, uint64_t call_begin, uint64_t call_end,
+                          uint64_t tid, uint64_t outside, int lsync, uint64_t launch, uint64_t *incall) {
+  *incall = api ? overlap(call_begin, call_end, a, b) : 0;
+  ender_group *e = group_for(f, device, c, api, nested, stack);
+  group_add(e, a, b, *incall, outside, tid, lsync, launch);
+  return e ? (unsigned)(e - f->enders->grp) + 1 : 0;
 }
 
 /* ---- gaps waiting for their outermost call ------------------------------------------- */
@@ -261,8 +270,9 @@ static void pend_remove(struct enders_state *s, unsigned slot) {
 
 /* Counts a waiting gap with its own call (its outermost one never came). */
 static void count_own_call(fstate *f, const pending_end *p) {
+  uint64_t incall;
   count_gap(f, p->device, p->cause, p->a, p->b, p->api, 1, p->stack, p->call_begin, p->call_end, p->tid,
-            p->outside);
+            p->outside, p->lsync, p->launch, &incall);
 }
 
 /* Counts the waiting gap that began first with its own call, removes it. */
@@ -277,10 +287,11 @@ static void flush_oldest(fstate *f) {
  * outermost call running at a (the GPU drained while it held the thread), other than
  * the ending call (corr ending_corr) and not a blocking one (a sync or a synchronous
  * copy waits for the GPU by design: the syncs' finding); its time inside the gap. */
-static void count_lead(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64_t b, uint64_t tid,
-                       uint64_t ending_corr) {
+static unsigned count_lead(fstate *f, uint64_t device, unsigned c, uint64_t a, uint64_t b, uint64_t tid,
+                           uint64_t ending_corr, uint64_t *held_out) {
+  *held_out = 0;
   const thstate *th = ct_gaps_find_thread(f, tid);
-  if (!th || !th->calls.n) return;
+  if (!th || !th->calls.n) return 0;
   const ring *r = &th->calls;
   /* the thread's outermost calls do not overlap: the one running at a is the oldest
    * non-tracer call ending after a. In end order: found by bisection (entries older
@@ -296,8 +307,8 @@ static void count_lead(fstate *f, uint64_t device, unsigned c, uint64_t a, uint6
   for (unsigned i = hi; i-- > 0;) {
     const span_ring_entry *e = ring_back(r, i);
     if (e->end <= a || e->is_tracer) continue;
-    if (e->begin >= a) return; /* nothing ran at a (the oldest one ending after it began later) */
-    if (e->corr == ending_corr || e->is_blocking) return;
+    if (e->begin >= a) return 0; /* nothing ran at a (the oldest one ending after it began later) */
+    if (e->corr == ending_corr || e->is_blocking) return 0;
     ender_group *g = group_for(f, device, LEAD, e->name, 0, e->stack);
     if (g) {
       uint64_t held = overlap(e->begin, e->end, a, b);
@@ -312,10 +323,33 @@ static void count_lead(fstate *f, uint64_t device, unsigned c, uint64_t a, uint6
       g->tail_ns += held;
       g->tail_count++;
       if (c == CT_GAP_ALLOC) g->held_alloc_ns += held;
-      if (c == CT_GAP_SYNC) g->held_sync_ns += held;
+      if (f->ls_state == LS_YES) g->held_lsync_ns += held;
+      *held_out = held;
     }
-    return;
+    return g ? (unsigned)(g - f->enders->grp) + 1 : 0;
   }
+  return 0;
+}
+
+/* The little syncs' claim on the gap being counted (fstate.ls_state): when it is not
+ * known yet whether a little sync's return opened it, its ending call's group (end, + 1)
+ * and leading call's (lead) with their time in it wait with the gap in the device's
+ * sgap ring (ct_gaps_enders_held_lsync); LS_YES was counted already. */
+static void lsync_later(fstate *f, const tracker *t, unsigned end, uint64_t end_ns, unsigned lead,
+                        uint64_t lead_ns) {
+  if (f->ls_state != LS_PENDING) return;
+  struct sync_gap *sg = &t->dev->sgap[f->ls_slot];
+  sg->end_group = end;
+  sg->end_ns = end_ns;
+  sg->lead_group = lead;
+  sg->lead_ns = lead_ns;
+}
+
+void ct_gaps_enders_held_lsync(fstate *f, const struct sync_gap *sg) {
+  if (!f->enders) return;
+  if (sg->end_group && sg->end_group <= f->enders->n) f->enders->grp[sg->end_group - 1].held_lsync_ns += sg->end_ns;
+  if (sg->lead_group && sg->lead_group <= f->enders->n)
+    f->enders->grp[sg->lead_group - 1].held_lsync_ns += sg->lead_ns;
 }
 
 /* A device gap [a, b] of cause c ended by op (gaps_busy.c); outside: for host_wait, the
@@ -329,27 +363,35 @@ void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, 
     }
     memset(f->enders, 0, ENDERS_CLEARED); /* the waiting gaps' slots are taken in order */
   }
-  uint64_t device = t->dev->device;
+  uint64_t device = t->dev->device, incall, held;
+  int lsync = f->ls_state == LS_YES;
+  uint64_t launch = op->short_kernel ? overlap(op->call_begin, op->call_end, a, b) : 0;
   if (!op->has_call) {
-    count_gap(f, device, c, a, b, NULL, 0, 0, 0, 0, 0, 0);
+    count_gap(f, device, c, a, b, NULL, 0, 0, 0, 0, 0, 0, lsync, 0, &incall);
     return;
   }
-  count_lead(f, device, (unsigned)c, a, b, op->tid, op->depth && op->parent ? op->parent : op->corr);
+  unsigned lead = count_lead(f, device, (unsigned)c, a, b, op->tid, op->depth && op->parent ? op->parent : op->corr,
+                             &held);
   if (!op->depth || !op->parent) {
-    count_gap(f, device, c, a, b, op->api, 0, op->stack, op->call_begin, op->call_end, op->tid, outside);
+    unsigned end = count_gap(f, device, c, a, b, op->api, 0, op->stack, op->call_begin, op->call_end, op->tid,
+                             outside, lsync, launch, &incall);
+    lsync_later(f, t, end, incall, lead, held);
     return;
   }
   const span_ring_entry *e = ct_gaps_find_outer_call(f, op->tid, op->parent, op->call_end);
   if (e) {
-    count_gap(f, device, c, a, b, e->name, 1, e->stack ? e->stack : op->stack, e->begin, e->end, op->tid,
-              outside);
+    unsigned end = count_gap(f, device, c, a, b, e->name, 1, e->stack ? e->stack : op->stack, e->begin, e->end,
+                             op->tid, outside, lsync, launch, &incall);
+    lsync_later(f, t, end, incall, lead, held);
     return;
   }
+  lsync_later(f, t, 0, 0, lead, held); /* the ending call's part waits with the gap: lost then */
   if (f->enders->npend == PENDING_ENDS) flush_oldest(f); /* waited long enough */
   pend_add(f->enders, &(pending_end){.device = device, .a = a, .b = b, .tid = op->tid,
                                      .parent = op->parent, .stack = op->stack,
                                      .call_begin = op->call_begin, .call_end = op->call_end,
-                                     .outside = outside, .cause = (unsigned)c, .api = op->api});
+                                     .outside = outside, .cause = (unsigned)c, .api = op->api,
+                                     .lsync = lsync, .launch = launch});
 }
 
 /* An outermost call: completes the gaps of its thread waiting for it, and counts with
@@ -366,8 +408,9 @@ void ct_gaps_enders_on_span(fstate *f, const ct_span *sp, const char *name) {
     if (p->tid != sp->tid) continue;
     if (p->parent == sp->corr) {
       pend_remove(s, slot);
+      uint64_t incall;
       count_gap(f, p->device, p->cause, p->a, p->b, name, 1, sp->stack ? sp->stack : p->stack,
-                sp->begin_ns, sp->end_ns, p->tid, p->outside);
+                sp->begin_ns, sp->end_ns, p->tid, p->outside, p->lsync, p->launch, &incall);
     } else if (p->call_end <= sp->begin_ns) {
       pend_remove(s, slot);
       count_own_call(f, p);
@@ -427,7 +470,8 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
         .saving_ns = held, .site = e->site, .pattern = "starts_gaps", .device_idle_ns = idle,
         .after_launch_ns = e->tail_ns, .after_launch_gaps = e->tail_count,
         .tid = e->other_threads ? 0 : e->tid,
-        .held_alloc_ns = min_u64(e->held_alloc_ns, held), .held_sync_ns = min_u64(e->held_sync_ns, held),
+        .held_alloc_ns = min_u64(e->held_alloc_ns, held), .held_lsync_ns = min_u64(e->held_lsync_ns, held),
+        .held_launch_ns = min_u64(e->held_launch_ns, held),
         .fix = "the GPU ran out of work while this call held the launching thread, and waited "
                "until the thread launched again: queue the next GPU work before making the call, "
                "move it out of the loop (allocate once and reuse, create handles, plans and "
@@ -475,7 +519,7 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
                         .after_launch_ns = e->tail_ns, .after_launch_gaps = e->tail_count,
                         .tid = e->other_threads ? 0 : e->tid,
                         .held_alloc_ns = min_u64(e->held_alloc_ns, saving),
-                        .held_sync_ns = min_u64(e->held_sync_ns, saving)};
+                        .held_lsync_ns = min_u64(e->held_lsync_ns, saving)};
   ct_gaps_add_finding(f->g, &fd);
 }
 
@@ -545,7 +589,8 @@ static void merge_group(ender_group *e, const ender_group *o) {
   e->tail_ns += o->tail_ns;
   e->tail_count += o->tail_count;
   e->held_alloc_ns += o->held_alloc_ns;
-  e->held_sync_ns += o->held_sync_ns;
+  e->held_lsync_ns += o->held_lsync_ns;
+  e->held_launch_ns += o->held_launch_ns;
 }
 
 static void free_groups(ender_group *grp, unsigned n) {

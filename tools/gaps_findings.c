@@ -125,12 +125,13 @@ void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b
   if (best) {
     count_sync_gap(d, best->end, a, b);
     best->begin = best->end = 0; /* matched */
+    f->ls_state = LS_YES;
     return;
   }
   unsigned k = ring_next_slot(&d->sgap_head, &d->sgap_n, PENDING_SYNCS);
-  d->sgap[k].a = a;
-  d->sgap[k].b = b;
-  d->sgap[k].max_after = max_after;
+  d->sgap[k] = (struct sync_gap){.a = a, .b = b, .max_after = max_after};
+  f->ls_state = LS_PENDING; /* the other findings' parts of it wait with it */
+  f->ls_slot = k;
 }
 
 /* Judges a sync call whose time is final: counted when it waited on little GPU work,
@@ -151,6 +152,8 @@ static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, con
     if (g->a < begin) break; /* it and the older ones began before this sync */
     if (sync_opened_gap(begin, end, g->a) && short_after(end, g->a, g->b, g->max_after)) {
       count_sync_gap(d, end, g->a, g->b);
+      for (unsigned m = 0; m < CT_MEET_N; m++) d->meet[m] += g->meet[m];
+      ct_gaps_enders_held_lsync(f, g);
       g->a = g->b = 0; /* matched */
       return;
     }
@@ -160,19 +163,55 @@ static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, con
   d->lsync[k].end = end;
 }
 
-/* A device gap [a, b] ended by op: the time its launching thread spent in copy and set
- * calls (calls that queue work but launch no kernel) inside it. */
+/* A device gap [a, b] of cause c ended by op: the time its launching thread spent in
+ * copy and set calls (calls that queue work but launch no kernel) inside it, and the
+ * parts of it that two kinds of findings may both claim (CT_MEET_*: the graph
+ * candidates' wait, the launch-bound runs' launch call and the copies' calls, inside an
+ * alloc gap or a gap a little sync's return opened; fstate.ls_state). */
 void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, enum ct_gap_cause c,
                              const opinfo *op) {
   const thstate *th = op->has_call ? ct_gaps_find_thread(f, op->tid) : NULL;
-  if (!th || th->copy_end <= a) return; /* no copy call of the thread reaches into the gap */
-  for (unsigned i = ring_skip_after(&th->calls, b); i < th->calls.n; i++) {
-    const span_ring_entry *e = ring_back(&th->calls, i);
-    if (e->end <= a) break;
-    if (!is_copy_call(e)) continue;
-    uint64_t in = overlap(e->begin, e->end, a, b);
-    d->copy_in_gaps += in;
-    if (c == CT_GAP_ALLOC) d->copy_in_alloc += in;
+  uint64_t copies = 0;
+  if (th && th->copy_end > a) /* a copy call of the thread reaches into the gap */
+    for (unsigned i = ring_skip_after(&th->calls, b); i < th->calls.n; i++) {
+      const span_ring_entry *e = ring_back(&th->calls, i);
+      if (e->end <= a) break;
+      if (is_copy_call(e)) copies += overlap(e->begin, e->end, a, b);
+    }
+  d->copy_in_gaps += copies;
+  if (c != CT_GAP_ALLOC && f->ls_state == LS_NO) return;
+  /* the graph candidates' wait: from the previous kernel's end, the whole gap when it
+   * began after it (a device gap inside the stream's wait) */
+  uint64_t graph = op->wait_from && op->wait_from < b ? b - max_u64(a, op->wait_from) : 0;
+  uint64_t launch = op->short_kernel ? overlap(op->call_begin, op->call_end, a, b) : 0;
+  if (graph && (c == CT_GAP_ALLOC || f->ls_state == LS_YES)) { /* kept by kernel pair */
+    struct meet_pair *m = NULL;
+    for (unsigned i = 0; i < d->npairs && !m; i++)
+      if (d->pairs[i].tid == op->tid && d->pairs[i].stream == op->stream && d->pairs[i].prev == op->wait_after &&
+          d->pairs[i].next == op->name)
+        m = &d->pairs[i];
+    if (!m && d->npairs < MEET_PAIRS) {
+      m = &d->pairs[d->npairs++];
+      *m = (struct meet_pair){op->tid, op->stream, op->wait_after, op->name, {0, 0}};
+    }
+    if (m) {
+      if (c == CT_GAP_ALLOC) m->ns[0] += graph;
+      if (f->ls_state == LS_YES) m->ns[1] += graph;
+      graph = 0; /* kept: not in the device's parts below */
+    }
+  }
+  if (c == CT_GAP_ALLOC) {
+    d->meet[CT_MEET_GRAPH_ALLOC] += graph;
+    d->meet[CT_MEET_LAUNCH_ALLOC] += launch;
+    d->meet[CT_MEET_COPY_ALLOC] += copies;
+  }
+  uint64_t *lsync = f->ls_state == LS_YES       ? d->meet
+                    : f->ls_state == LS_PENDING ? d->sgap[f->ls_slot].meet
+                                                : NULL;
+  if (lsync) {
+    lsync[CT_MEET_GRAPH_LSYNC] += graph;
+    lsync[CT_MEET_LAUNCH_LSYNC] += launch;
+    lsync[CT_MEET_COPY_LSYNC] += copies;
   }
 }
 
@@ -269,9 +308,6 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            .saving_ns = c->cpu_ns > c->gpu_ns ? c->cpu_ns - c->gpu_ns : 0};
     fd.shared_copies_ns = d->both.cpu_ns > d->both.gpu_ns ? d->both.cpu_ns - d->both.gpu_ns : 0;
     fd.copies_in_gaps_ns = d->copy_in_gaps;
-    fd.held_alloc_ns = d->copy_in_alloc; /* (at most the claim: see shared_claim); not
-                                            held_sync_ns: a synchronous copy's own gaps are
-                                            sync gaps, not the little syncs' */
     if (!sync) { /* and the transfers at the pinned rate */
       int measured;
       fd.transfer_saving_ns = pinned_rate_saving(d, &measured);
@@ -346,32 +382,48 @@ static int graph_part(const ct_gaps_finding *gr, const ct_gaps_finding *o) {
   return -1;
 }
 
+/* Takes at most limit from the device's part m (enum ct_gaps_meet): time two kinds of
+ * findings may both claim, shared once however many findings of those kinds meet on it. */
+static uint64_t take_meet(uint64_t *meet, enum ct_gaps_meet m, uint64_t limit) {
+  uint64_t t = min_u64(meet[m], limit);
+  meet[m] -= t;
+  return t;
+}
+
+static int is_copy_kind(enum ct_finding_kind k) { return k == CT_FIND_PAGEABLE_COPY || k == CT_FIND_SYNC_COPY; }
+
 /* The part of finding b's idle claim that finding a (of the same device, above it)
- * already counts: what the two measured in common or, for the same launch calls' time
- * that cutrace does not match gap by gap, the smaller claim inside the larger
- * (docs/gaps.md, "Findings add up"). */
-static uint64_t shared_claim(const ct_gaps_finding *a, const ct_gaps_finding *b) {
+ * already counts, at most limit: what the two measured in common, gap by gap (meet: the
+ * device's CT_MEET_* parts left, taken from), or, for a slow launching call that is a
+ * copy and the copy findings, the smaller claim inside the larger (docs/gaps.md,
+ * "Findings add up": the matrix). */
+static uint64_t shared_claim(const ct_gaps_finding *a, const ct_gaps_finding *b, uint64_t *meet,
+                             uint64_t limit) {
   enum ct_finding_kind x = a->kind, y = b->kind;
-  uint64_t both = min_u64(idle_claim(a), idle_claim(b));
-  if ((x == CT_FIND_PAGEABLE_COPY && y == CT_FIND_SYNC_COPY) ||
-      (x == CT_FIND_SYNC_COPY && y == CT_FIND_PAGEABLE_COPY)) /* the copies that are both */
-    return min_u64(a->shared_copies_ns, both);
-  /* a call's time in gaps of cause alloc or sync (a slow call's; the copies' in alloc
-   * gaps), which alloc_in_loop and sync_little_work claim */
-  int holds_x = x == CT_FIND_SLOW_CALL || x == CT_FIND_PAGEABLE_COPY || x == CT_FIND_SYNC_COPY;
-  int holds_y = y == CT_FIND_SLOW_CALL || y == CT_FIND_PAGEABLE_COPY || y == CT_FIND_SYNC_COPY;
-  if (holds_x && (y == CT_FIND_ALLOC || y == CT_FIND_LITTLE_SYNC))
-    return min_u64(y == CT_FIND_ALLOC ? a->held_alloc_ns : a->held_sync_ns, both);
-  if (holds_y && (x == CT_FIND_ALLOC || x == CT_FIND_LITTLE_SYNC))
-    return min_u64(x == CT_FIND_ALLOC ? b->held_alloc_ns : b->held_sync_ns, both);
-  if ((x == CT_FIND_LAUNCH_BOUND && slow_launch(b)) || (slow_launch(a) && y == CT_FIND_LAUNCH_BOUND))
-    return both; /* both the launch calls' time */
+  limit = min_u64(limit, min_u64(idle_claim(a), idle_claim(b)));
+  if (is_copy_kind(x) && is_copy_kind(y)) /* the copies that are both */
+    return min_u64(a->shared_copies_ns, limit);
   const ct_gaps_finding *slow = x == CT_FIND_SLOW_CALL ? a : y == CT_FIND_SLOW_CALL ? b : NULL;
   enum ct_finding_kind other = slow == a ? y : x;
-  if (slow && (other == CT_FIND_PAGEABLE_COPY || other == CT_FIND_SYNC_COPY) && slow->what &&
-      (strstr(slow->what, "emcpy") || strstr(slow->what, "emset")))
-    return both; /* a slow call that is a copy: the same calls' time */
-  return 0; /* e.g. a slow call and a host-bound launch: in the call and outside it, apart */
+  if (slow && other == CT_FIND_ALLOC) return min_u64(slow->held_alloc_ns, limit);
+  if (slow && other == CT_FIND_LITTLE_SYNC) return min_u64(slow->held_lsync_ns, limit);
+  const ct_gaps_finding *graph = x == CT_FIND_GRAPH_CANDIDATE ? a : y == CT_FIND_GRAPH_CANDIDATE ? b : NULL;
+  other = graph == a ? y : x;
+  if (graph && other == CT_FIND_ALLOC) return min_u64(graph->held_alloc_ns, limit);
+  if (graph && other == CT_FIND_LITTLE_SYNC) return min_u64(graph->held_lsync_ns, limit);
+  if (slow_launch(a) && y == CT_FIND_LAUNCH_BOUND) return min_u64(a->held_launch_ns, limit);
+  if (x == CT_FIND_LAUNCH_BOUND && slow_launch(b)) return min_u64(b->held_launch_ns, limit);
+  if (slow && is_copy_kind(other) && slow->what && (strstr(slow->what, "emcpy") || strstr(slow->what, "emset")))
+    return limit; /* a slow call that is a copy: the same calls' time */
+  /* alloc_in_loop and sync_little_work claim their gaps whole: the others' parts there */
+  enum ct_finding_kind gap_kind = x == CT_FIND_ALLOC || x == CT_FIND_LITTLE_SYNC ? x : y;
+  enum ct_finding_kind in_kind = gap_kind == x ? y : x;
+  if (gap_kind != CT_FIND_ALLOC && gap_kind != CT_FIND_LITTLE_SYNC) return 0;
+  int alloc = gap_kind == CT_FIND_ALLOC;
+  if (in_kind == CT_FIND_LAUNCH_BOUND)
+    return take_meet(meet, alloc ? CT_MEET_LAUNCH_ALLOC : CT_MEET_LAUNCH_LSYNC, limit);
+  if (is_copy_kind(in_kind)) return take_meet(meet, alloc ? CT_MEET_COPY_ALLOC : CT_MEET_COPY_LSYNC, limit);
+  return 0; /* apart by construction (the matrix) */
 }
 
 /* A finding's or a device's place, ordered by (process, device, place). */
@@ -394,6 +446,8 @@ static void account_device(struct ct_gaps *g, const devkey *at, unsigned n, ct_g
    * all the findings that meet it: what is left of each */
   uint64_t (*left_part)[2] = calloc(n, sizeof *left_part);
   if (!left_part) return; /* out of memory: nothing added up (adds_ns 0) */
+  uint64_t meet[CT_MEET_N];
+  memcpy(meet, dev->meet, sizeof meet);
   for (unsigned i = 0; i < n; i++) {
     const ct_gaps_finding *fd = &g->finds[at[i].at];
     if (fd->kind != CT_FIND_GRAPH_CANDIDATE) continue;
@@ -405,16 +459,16 @@ static void account_device(struct ct_gaps *g, const devkey *at, unsigned n, ct_g
     uint64_t shared = 0, meets[2] = {0, 0}; /* a graph candidate: the claims above of each part */
     for (unsigned k = 0; k < i; k++) {
       const ct_gaps_finding *above = &g->finds[at[k].at];
+      uint64_t room = idle_claim(fd) > shared ? idle_claim(fd) - shared : 0;
       int part;
-      if (fd->kind == CT_FIND_GRAPH_CANDIDATE) {
-        if ((part = graph_part(fd, above)) >= 0) meets[part] += idle_claim(above);
-      } else if (above->kind == CT_FIND_GRAPH_CANDIDATE) {
-        if ((part = graph_part(above, fd)) < 0) continue;
-        uint64_t take = min_u64(left_part[k][part], idle_claim(fd) > shared ? idle_claim(fd) - shared : 0);
+      if (fd->kind == CT_FIND_GRAPH_CANDIDATE && (part = graph_part(fd, above)) >= 0) {
+        meets[part] += idle_claim(above);
+      } else if (above->kind == CT_FIND_GRAPH_CANDIDATE && (part = graph_part(above, fd)) >= 0) {
+        uint64_t take = min_u64(left_part[k][part], room);
         left_part[k][part] -= take;
         shared += take;
       } else {
-        shared += shared_claim(above, fd);
+        shared += shared_claim(above, fd, meet, room);
       }
     }
     for (int part = 0; part < 2 && fd->kind == CT_FIND_GRAPH_CANDIDATE; part++) {

@@ -189,15 +189,16 @@ static void break_other_threads(struct graph_state *gs, uint64_t stream, uint64_
 /* A GPU activity (delivery order: end order, so one stream's in order): a kernel with
  * its call joins its thread's history on its stream; anything else breaks it, and any
  * activity breaks the other threads' histories on that stream. */
-void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *name) {
+uint64_t ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *name, const char **prev_name) {
+  *prev_name = NULL;
   struct graph_state *gs = f->graphs;
   if (gs) break_other_threads(gs, a->stream, a->has_call ? a->tid : GRAPH_NO_THREAD);
-  if (!a->has_call) return;
+  if (!a->has_call) return 0;
   if (a->type != CT_GPU_KERNEL && a->type != CT_GPU_GEMM) {
     /* a copy, set or graph launch between two kernels: they are not consecutive */
     for (unsigned i = 0; gs && i < gs->nhist; i++)
       if (gs->hist[i].tid == a->tid && gs->hist[i].stream == a->stream) gs->hist[i].n = 0;
-    return;
+    return 0;
   }
   if (!gs) {
     /* cleared up to the table (its buckets are cleared when first used); the histories
@@ -211,18 +212,20 @@ void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *nam
       free(gs);
       f->graphs = NULL;
       f->oom = 1;
-      return;
+      return 0;
     }
     break_other_threads(gs, a->stream, a->tid);
   }
   graph_history *h = get_history(gs, a->tid, a->stream, a->device);
   graph_kernel *k = &h->k[h->n % GRAPH_MAX_LEN];
-  uint64_t idle = 0, incall = 0, gpu = 0;
+  uint64_t idle = 0, incall = 0, gpu = 0, wait_from = 0;
   if (h->n) {
     const graph_kernel *prev = hist_back(h, 0);
     /* the GPU waited on this launch: the stream was idle and the call not yet done */
     if (a->start_ns > prev->end && a->call_end_ns > prev->end) {
       idle = a->start_ns - prev->end;
+      wait_from = prev->end;
+      *prev_name = prev->name;
       incall = overlap(a->call_begin_ns, a->call_end_ns, prev->end, a->start_ns);
       if (a->call_depth && a->call_parent) { /* launched inside a library call: that call's */
         const span_ring_entry *outer = ct_gaps_find_outer_call(f, a->tid, a->call_parent, a->call_end_ns);
@@ -243,6 +246,7 @@ void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *nam
     hash = mix64(hash ^ hist_back(h, len - 1)->name_hash);
     if (len >= 2) count_seq(gs, h, len, hash ^ len);
   }
+  return wait_from;
 }
 
 /* Whether a covers more launches than b (repetitions x length; ties: more repetitions,
@@ -292,6 +296,31 @@ static unsigned sequence_period(const graph_seq *e) {
   return e->len;
 }
 
+/* The waits of candidate e's kernel pairs inside alloc gaps (held[0]) and inside gaps
+ * a little sync's return opened (held[1]) on its device (devstate.pairs, each pair once),
+ * with the device's waits not kept by pair (any candidate's). */
+static void meet_held(fstate *f, const graph_seq *e, uint64_t held[2]) {
+  const devstate *d = NULL;
+  for (unsigned i = 0; i < f->ndevs; i++)
+    if (f->devs[i]->device == e->device) d = f->devs[i];
+  held[0] = held[1] = 0;
+  if (!d) return;
+  held[0] = d->meet[CT_MEET_GRAPH_ALLOC];
+  held[1] = d->meet[CT_MEET_GRAPH_LSYNC];
+  for (unsigned k = 0; k + 1 < e->len; k++) {
+    unsigned seen = 0;
+    while (seen < k && (e->names[seen] != e->names[k] || e->names[seen + 1] != e->names[k + 1])) seen++;
+    if (seen < k) continue; /* the pair came earlier in the sequence */
+    for (unsigned i = 0; i < d->npairs; i++) {
+      const struct meet_pair *m = &d->pairs[i];
+      if (m->tid == e->tid && m->stream == e->stream && m->prev == e->names[k] && m->next == e->names[k + 1]) {
+        held[0] += m->ns[0];
+        held[1] += m->ns[1];
+      }
+    }
+  }
+}
+
 /* Adds the file's graph candidates to the analysis (at the end of its file): per
  * launching thread the sequence repeated at least graph_min times that covers the most
  * launches, when the idle inside its instances is at least 5% of their span; ranked by
@@ -329,12 +358,16 @@ void ct_gaps_graph_findings(fstate *f) {
       if (k) strcat(what, " > ");
       strcat(what, name);
     }
+    uint64_t held[2];
+    meet_held(f, e, held);
     ct_gaps_finding fd = {.kind = CT_FIND_GRAPH_CANDIDATE, .proc = f->proc, .device = e->device,
                           .what = ct_gaps_intern(g, what), .count = e->count * (e->len / period),
                           .gpu_ns = e->gpu_ns, .first_ns = e->first_ns,
                           .last_ns = e->last_end, .tid = e->tid, .stream = e->stream,
                           .length = period, .idle_ns = e->idle_ns, .span_ns = e->span_ns,
                           .saving_ns = e->idle_ns, .in_calls_ns = e->incall_ns,
+                          .held_alloc_ns = min_u64(held[0], e->idle_ns),
+                          .held_lsync_ns = min_u64(held[1], e->idle_ns),
                           .fix = "capture the sequence into a CUDA graph (cudaStreamBeginCapture, "
                                  "torch.cuda.graphs / torch.cuda.CUDAGraph) or use "
                                  "torch.compile(mode=\"reduce-overhead\"); or fuse the kernels"};

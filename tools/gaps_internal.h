@@ -38,6 +38,7 @@
 #define RECENT_FINAL 512             /* recent final busy intervals kept per device */
 #define RECENT_KERNELS 256           /* kernels kept per device until communication starts */
 #define PENDING_SYNCS 256            /* syncs per device waiting for their GPU time to be final */
+#define MEET_PAIRS 64 /* kernel pairs per device whose waits meet alloc or little-sync gaps */
 #define SYNC_GAP_SLACK_NS 50000ull   /* a sync gap starting this soon after a little sync returned */
 #define OTHER_STREAM_SLACK_NS 50000ull /* an op starting this soon after another stream's ended */
 #define SWEEP_EVERY 1024             /* events between checks of every tracker */
@@ -59,6 +60,13 @@ typedef struct opinfo {
   const char *api, *name; /* interned */
   int has_call;
   uint64_t corr, depth, parent, stack; /* its call's (see ct_activity) */
+  /* a kernel that waited on its launch after the previous kernel its thread launched on
+   * its stream (the waits a CUDA-graph candidate counts, gaps_graphs.c): that kernel's
+   * end, else 0; short_kernel: no longer than its launch call, within 25% (a kernel a
+   * launch-bound run counts) */
+  uint64_t wait_from;
+  const char *wait_after; /* ... and that kernel's name (interned) */
+  int short_kernel;
 } opinfo;
 
 typedef struct ivl {
@@ -162,7 +170,19 @@ typedef struct devstate {
   /* copies by CT_MEMOP_* kind */
   copystat pageable, synccopy, both; /* both: copies pageable and synchronous */
   uint64_t copy_in_gaps; /* the launching threads' copy and set calls' time inside device gaps */
-  uint64_t copy_in_alloc; /* ... of it in gaps of cause alloc */
+  /* idle time two kinds of findings may both claim, measured gap by gap (CT_MEET_*; the
+   * graph candidates' parts there only when pairs[] is full or the gap waited to be
+   * matched: any candidate of the device may count them) */
+  uint64_t meet[CT_MEET_N];
+  /* the graph candidates' waits inside alloc gaps (ns[0]) and inside gaps a little
+   * sync's return opened (ns[1]), by the pair of kernels around the wait, on one thread
+   * and stream (a candidate counts the pairs of its sequence) */
+  unsigned npairs;
+  struct meet_pair {
+    uint64_t tid, stream;
+    const char *prev, *next;
+    uint64_t ns[2];
+  } pairs[MEET_PAIRS];
   /* transfer rates by CT_MEMOP_* kind: copies from or to pageable memory, and between
    * pinned memory and the device (bytes and GPU time) */
   struct { uint64_t bytes, gpu_ns; } rate_pageable[16], rate_pinned[16];
@@ -187,12 +207,24 @@ typedef struct devstate {
   struct { uint64_t end, stream; } ends[RECENT_ENDS];
   struct { uint64_t start, end; } fin[RECENT_FINAL];
   struct { uint64_t begin, end; const char *name; } psync[PENDING_SYNCS];
-  struct { uint64_t a, b, max_after; } sgap[PENDING_SYNCS];
+  struct sync_gap {
+    uint64_t a, b, max_after;
+    /* what the other findings may claim of it, counted when a little sync's return
+     * turns out to have opened it: CT_MEET_* parts, and the ending and leading calls'
+     * groups (gaps_enders.c, + 1; 0: none) with their time inside it */
+    uint64_t meet[CT_MEET_N], end_ns, lead_ns;
+    unsigned end_group, lead_group;
+  } sgap[PENDING_SYNCS];
   struct { uint64_t begin, end; } lsync[PENDING_SYNCS];
 } devstate;
 
 /* The part of a devstate cleared when it is made: all but its rings. */
 #define DEVSTATE_CLEARED offsetof(devstate, kr)
+
+/* Whether the device gap being counted was opened by a little sync's return (it claims
+ * the whole gap: sync_little_work): not (or not a gap it looks at), yes, or not known
+ * until a sync is judged (the gap waits in the device's sgap ring, fstate.ls_slot). */
+enum { LS_NO, LS_YES, LS_PENDING };
 
 /* Per-file state. */
 typedef struct fstate {
@@ -219,6 +251,10 @@ typedef struct fstate {
   ct_pause_list pauses;      /* the tracer's pauses: gaps touching them are unrecorded */
   struct graph_state *graphs; /* repeated kernel sequences (gaps_graphs.c), made on first kernel */
   struct enders_state *enders; /* device gaps by what ended them (gaps_enders.c), made on first gap */
+  /* the device gap being counted: whether a little sync's return opened it (LS_*), and
+   * when not known yet, its slot in the device's sgap ring */
+  int ls_state;
+  unsigned ls_slot;
   int oom;
 } fstate;
 
@@ -366,6 +402,9 @@ const span_ring_entry *ct_gaps_find_outer_call(fstate *f, uint64_t tid, uint64_t
  * (outside_cuda: for host_wait, the launching thread's time outside CUDA calls in it). */
 void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, enum ct_gap_cause c,
                            const opinfo *op, uint64_t outside_cuda);
+/* A gap that waited in the device's sgap ring was opened by a little sync's return: its
+ * ending and leading calls' time in it goes to their groups' held_lsync_ns. */
+void ct_gaps_enders_held_lsync(fstate *f, const struct sync_gap *sg);
 /* Whether gaps wait for their outermost call (then call ct_gaps_enders_on_span). */
 int ct_gaps_enders_waiting(const fstate *f);
 /* An outermost call (depth 0): completes the gaps waiting for it. */
@@ -409,8 +448,10 @@ void ct_gaps_account_findings(struct ct_gaps *g);
 
 /* A GPU activity (name: interned): a kernel is counted into the repeated sequences of
  * its launching thread and stream; a copy, set or graph launch breaks them, and so does
- * another thread's operation on the stream. */
-void ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *name);
+ * another thread's operation on the stream. Returns, for a kernel that waited on its
+ * launch after the previous kernel of its thread's history there, that kernel's end (the
+ * wait's start) and, in *prev, its name; else 0. */
+uint64_t ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *name, const char **prev);
 /* At the end of a file: adds its graph candidates to the analysis and frees their state. */
 void ct_gaps_graph_findings(fstate *f);
 

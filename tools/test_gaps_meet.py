@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""cutrace gaps: findings that meet on the same idle time are matched gap by gap
+(docs/gaps.md "Findings add up", the matrix), on three planted traces.
+
+1. A slow launching call inside sync gaps that a sync on much work opened, and little
+   syncs elsewhere (pid 81). Four 1 ms kernels, each followed by a cudaStreamSynchronize
+   that returns 300 us after the kernel's end and a 200 us cudaLaunchKernel of the next
+   one (4 gaps of 502 us, cause sync: 300 us blocking, 200 us issuing); then five 20 us
+   kernels launched by 3 us cuLaunchKernel calls (after a 1 ms host_wait gap), each followed by a sync returning 100
+   us after its kernel (little syncs: 5 gaps of 105 us that their returns opened). The
+   slow call's 800 us lie in no gap the little syncs claim: both findings add all of
+   their savings (before, the slow call's time in sync gaps was taken as the little
+   syncs', 800 us less in the total).
+2. A CUDA-graph candidate whose waits lie in alloc gaps (pid 82, --repeat-min 7). Kernels
+   A and B (50 us) on one stream, 12 times A > B; in 8 instances a 300 us cudaFree between
+   A and B (alloc gaps of 310 us), in 4 a 200 us host sleep (host_wait gaps of 210 us);
+   after 3 of the instances a cudaFree before the next A (3 more alloc gaps, between
+   instances). alloc_in_loop claims 11 x 310 us; the candidate 8 x 310 us + 4 x 210 us,
+   of which the 8 x 310 us are alloc_in_loop's: it adds 840 us (before: all of it again).
+3. A launch-bound run inside gaps little syncs opened (pid 83). 24 kernels of 1 us, each
+   launched by an 8 us call (a launch-bound run: 24 x 7 us beyond the kernels); after 12
+   of them a sync returning 40 us after the kernel (little syncs: their gaps, the next
+   launch call inside each, are sync_little_work's). The run's 168 us share the 12 x 8 us
+   launch calls inside those gaps: it adds 72 us (before: 168 us).
+A 5 ms host_wait gap opens each trace, so that the device's idle time never caps the sum.
+
+usage: test_gaps_meet.py CUTRACE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from cttest import check, finish  # noqa: E402
+from tracewrite import TraceWriter  # noqa: E402
+
+US = 1000
+TIMED = 0x4
+cutrace = sys.argv[1]
+tmp = tempfile.mkdtemp(prefix="cutrace-meet-")
+
+
+class Plant:
+    """One process, device 0, stream 1, thread 77; records sorted by their end."""
+
+    def __init__(self, pid):
+        self.w = TraceWriter()
+        self.pid = pid
+        self.w.add("process", pid=pid, ppid=1, start_ns=10**9, realtime_ns=1700000000 * 10**9,
+                   host=self.w.string("host"), cmdline=self.w.string("./train"))
+        self.w.add("device", device=0, name=self.w.string("GPU"), cc_major=9, sm_count=132,
+                   mem_bytes=80 << 30)
+        self.w.add("thread", tid=77, name=self.w.string("train"), start_ns=10**9)
+        self.w.add("stream", stream=1, handle=0x101, device=0, flags=1)
+        self.corr = 0
+        self.records = []
+
+    def api(self, name, begin, end):
+        self.corr += 1
+        self.records.append((end, 0, "api", dict(tid=77, name=self.w.string(name), begin_ns=begin, end_ns=end,
+                                                 corr=self.corr, device=0, stream=1, flags=TIMED)))
+        return self.corr
+
+    def kernel(self, name, call_begin, call_end, start, end, api="cudaLaunchKernel"):
+        c = self.api(api, call_begin, call_end)
+        self.records.append((call_end, 1, "launch", dict(corr=c, kernel=self.w.string(name), grid_x=1, grid_y=1,
+                                                         grid_z=1, block_x=32, block_y=1, block_z=1)))
+        self.records.append((end, 2, "gpu", dict(corr=c, device=0, stream=1, start_ns=start, end_ns=end, type=1,
+                                                 name=self.w.string(name))))
+
+    def run(self, *opts):
+        for _, _, kind, fields in sorted(self.records, key=lambda r: (r[0], r[1])):
+            self.w.add(kind, **fields)
+        self.w.add("end", records=0, drops=0, end_ns=10**10)
+        path = os.path.join(tmp, f"meet.{self.pid}.ctr")
+        self.w.save(path)
+        p = subprocess.run([cutrace, "gaps", "--format", "json", *opts, path], capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == 0, f"gaps {self.pid}: {p.returncode} {p.stderr}")
+        doc = json.loads(p.stdout) if p.returncode == 0 else {"devices": [{}], "findings": []}
+        return doc, doc["devices"][0], {f["kind"]: f for f in doc["findings"]}
+
+
+def brief(doc):
+    return [(f["kind"], f["what"], f["saving_ns"], f["overlap_ns"], f["adds_ns"]) for f in doc["findings"]]
+
+
+def warm(p, t):
+    """A kernel at t, then 5 ms of host work: one host_wait gap no finding claims."""
+    p.kernel("_Z4warmPf", t - 5 * US, t - 3 * US, t, t + 10 * US)
+    return t + 10 * US + 5000 * US
+
+
+# 1. A slow launching call in sync gaps of syncs on much work; little syncs elsewhere.
+p = Plant(81)
+t = warm(p, 10**9)
+call_end = t - 2 * US
+p.kernel("_Z3bigPf", t - 5 * US, call_end, t, t + 1000 * US)
+for i in range(4):
+    e = t + 1000 * US  # the kernel's end: the gap begins
+    p.api("cudaStreamSynchronize", call_end + US, e + 300 * US)
+    call_end = e + 500 * US
+    t = e + 502 * US
+    p.kernel("_Z3bigPf", e + 300 * US, call_end, t, t + 1000 * US)  # the slow launch
+e = t + 1000 * US
+p.api("cudaStreamSynchronize", call_end + US, e + 10 * US)  # returns at once: a host_wait gap
+t = e + 1000 * US
+for i in range(5):
+    p.kernel("_Z5smallPf", t - 3 * US, t, t, t + 20 * US, api="cuLaunchKernel")
+    p.api("cudaStreamSynchronize", t + US, t + 120 * US)  # 20 us of work, returns 100 us after it
+    t += 20 * US + 105 * US
+p.kernel("_Z4lastPf", t - 3 * US, t, t, t + 20 * US, api="cuLaunchKernel")
+doc, dev, fs = p.run()
+sc, ls = fs.get("slow_launch_call", {}), fs.get("sync_little_work", {})
+check(dev.get("idle", {}).get("sync_ns") == 4 * 502 * US + 5 * 105 * US,
+      f"4 sync gaps of 502 us and 5 of 105 us: {dev.get('idle')}")
+check(sc.get("what") == "cudaLaunchKernel" and sc.get("saving_ns") == 4 * 200 * US + 3 * US,
+      f"the slow launch, 4 x 200 us (and the first big kernel's 3 us in the host_wait gap): {sc}")
+check(ls.get("count") == 5 and ls.get("sync_gaps") == 5, f"5 little syncs, 5 gaps: {ls}")
+check(sc.get("overlap_ns") == 0 and ls.get("overlap_ns") == 0 and sc.get("adds_ns") == sc.get("saving_ns")
+      and ls.get("adds_ns") == ls.get("saving_ns"), f"apart, each adds all: {brief(doc)}")
+check(doc.get("findings_total", {}).get("saving_ns") == sc.get("saving_ns", 0) + ls.get("saving_ns", 0),
+      f"the total: {doc.get('findings_total')}")
+
+# 2. A CUDA-graph candidate whose waits lie in alloc gaps (--repeat-min 7).
+p = Plant(82)
+t = warm(p, 10**9)
+call_end = t - 3 * US
+for i in range(12):
+    p.kernel("_Z1APf", call_end - 2 * US, call_end, t, t + 50 * US)  # A, queued or waited on
+    e = t + 50 * US
+    if i < 8:
+        p.api("cudaFree", e + 5 * US, e + 305 * US)
+    b = e + 310 * US if i < 8 else e + 210 * US  # B starts: the wait inside the instance ends
+    p.kernel("_Z1BPf", b - 4 * US, b - 2 * US, b, b + 50 * US)
+    t, call_end = b + 50 * US, b - 1 * US
+    if i in (2, 5, 8):  # an alloc gap between instances: B's end to the next A
+        p.api("cudaFree", t + 5 * US, t + 305 * US)
+        call_end = t + 308 * US
+        t += 310 * US
+doc, dev, fs = p.run("--repeat-min", "7")
+al, gr = fs.get("alloc_in_loop", {}), fs.get("graph_candidate", {})
+check(dev.get("idle", {}).get("alloc_ns") == 11 * 310 * US and dev.get("idle", {}).get("host_wait_ns") == 5000 * US
+      + 4 * 210 * US, f"11 alloc gaps of 310 us, 4 + 1 host_wait: {dev.get('idle')}")
+check(al.get("count") == 11 and al.get("saving_ns") == 11 * 310 * US, f"alloc_in_loop: {al}")
+check(gr.get("what") == "A > B" and gr.get("count") == 12 and gr.get("idle_ns") == 8 * 310 * US + 4 * 210 * US,
+      f"the candidate: {gr}")
+check(sorted(fs) == ["alloc_in_loop", "graph_candidate"], f"no other finding: {brief(doc)}")
+check(al.get("adds_ns") == al.get("saving_ns") and gr.get("overlap_ns") == 8 * 310 * US
+      and gr.get("adds_ns") == 4 * 210 * US, f"the candidate's waits in alloc gaps counted once: {brief(doc)}")
+check(doc.get("findings_total", {}).get("saving_ns") == 11 * 310 * US + 4 * 210 * US,
+      f"the total: {doc.get('findings_total')}")
+
+# 3. A launch-bound run inside gaps that little syncs opened.
+p = Plant(83)
+t = warm(p, 10**9)
+call_begin = t
+for i in range(24):
+    s = call_begin + 8 * US  # the kernel starts as its call returns
+    p.kernel(f"_Z2k{i}Pf", call_begin, s, s, s + US)
+    if i % 2 == 0:  # a little sync: returns 40 us after the 1 us kernel
+        p.api("cudaStreamSynchronize", s, s + 41 * US)
+        call_begin = s + 41 * US
+    else:
+        call_begin = s + US  # the next launch right after the kernel: a 8 us launch_overhead gap
+p.kernel("_Z4lastPf", call_begin, call_begin + 8 * US, call_begin + 8 * US, call_begin + 100 * US)
+doc, dev, fs = p.run()
+lb, ls = fs.get("launch_bound", {}), fs.get("sync_little_work", {})
+check(lb.get("count") == 24 and lb.get("saving_ns") == 24 * 7 * US, f"the launch-bound run: {lb}")
+check(ls.get("count") == 12 and ls.get("sync_gaps") == 12, f"12 little syncs and their gaps: {ls}")
+check(ls.get("saving_ns", 0) > lb.get("saving_ns", 0) and lb.get("overlap_ns") == 12 * 8 * US
+      and lb.get("adds_ns") == 24 * 7 * US - 12 * 8 * US,
+      f"the launch calls inside the little syncs' gaps counted once: {brief(doc)}")
+sys.exit(finish())
