@@ -105,6 +105,7 @@ int ctph_driver_load(void) CTPH_HIDDEN;
 
 /* A thread's open sequence of polls (poll.c): queries of one event or stream through
  * one entry point that answered not ready, not yet written. polls 0: none open. */
+#define CTPH_POLL_SLOTS 4 /* targets a thread may poll round-robin, each coalesced */
 struct ctph_poll_seq {
   uint32_t polls;          /* polls so far (0 = no sequence open) */
   uint32_t id;             /* enum ctph_id of the entry point */
@@ -132,7 +133,12 @@ struct ctph_thread {
   uint32_t last_stream_pt;    /* per-thread default stream */
   uint32_t last_stream_id;
   struct ctph_stream_state *last_stream_state;
-  struct ctph_poll_seq poll; /* coalesced event/stream queries (poll.c) */
+  /* coalesced event/stream queries (poll.c): up to CTPH_POLL_SLOTS open sequences, one
+   * per target; the keys apart, in one cache line, for the lookup of every poll */
+  uint64_t poll_target[CTPH_POLL_SLOTS]; /* the event or stream handle of each slot */
+  uint32_t poll_key[CTPH_POLL_SLOTS];    /* enum ctph_id + 1 of its entry point; 0: free */
+  uint32_t polls_open;                   /* slots in use */
+  struct ctph_poll_seq poll[CTPH_POLL_SLOTS];
 };
 
 extern __thread struct ctph_thread ctph_tls CTPH_HIDDEN;
@@ -246,45 +252,56 @@ void ctph_call_emit(ctph_call *c, uint64_t result) CTPH_HIDDEN;
 
 /* ---------------------------------------------------------------- poll.c */
 
-/* Writes the thread's open poll sequence as it stands (its last answer not ready) and
- * closes it. Called when the thread makes any other traced call. Leaves errno. */
+/* Writes the thread's open poll sequences as they stand (their last answer not ready),
+ * oldest first, and closes them. Called when the thread makes any other traced call.
+ * Leaves errno. */
 void ctph_poll_flush(void) CTPH_HIDDEN;
 
-/* After a query's real call that did not simply extend the open sequence: `cont` 1 when
- * it continued it (its answer ended it), else the call's own begin_ns; stream is the
- * queried stream or CTPH_NO_STREAM (an event); flags CT_API_*. Writes a record when the
- * sequence ends, else opens one. Leaves errno to the caller (may change it). */
+/* After a query's real call that did not simply extend an open sequence: `slot` the
+ * open sequence it continued (its answer ended it) or -1, then begin_ns is the call's
+ * own; stream is the queried stream or CTPH_NO_STREAM (an event); flags CT_API_*.
+ * Writes a record when the sequence ends, else opens one (writing the thread's
+ * least recently polled sequence as it stands when all slots are in use). Leaves errno
+ * to the caller (may change it). */
 void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target, CUstream stream,
-                      int cont, uint64_t begin_ns, uint64_t result, int not_ready,
+                      int slot, uint64_t begin_ns, uint64_t result, int not_ready,
                       const void *site_ra, const void *site_cfa) CTPH_HIDDEN;
+
+/* The slot of the thread's open sequence of (id, target), or -1. */
+static inline int ctph_poll_slot(const struct ctph_thread *t, enum ctph_id id, uint64_t target) {
+  uint32_t key = (uint32_t)id + 1;
+  for (int i = 0; i < CTPH_POLL_SLOTS; i++)
+    if (t->poll_key[i] == key && t->poll_target[i] == target)
+      return i;
+  return -1;
+}
 
 /*
  * The body of a query wrapper (cudaEventQuery, cuStreamQuery, ...): forwards when
  * UNTRACED holds; else one poll, coalesced with the thread's open sequence of polls of
- * the same target through the same entry point while they answer NOT_READY. A poll that
- * continues the sequence and is still not ready costs one clock read and two stores.
+ * the same target through the same entry point while they answer NOT_READY (up to
+ * CTPH_POLL_SLOTS targets polled in turn each have theirs). A poll that continues a
+ * sequence and is still not ready costs a look at the slots' keys, one clock read and
+ * two stores.
  * Never changes the result or errno. TYPE_: the result type; CALL: the real call.
  */
 #define CTPH_POLL_BODY(TYPE_, ID_, PTSZ_, FLAGS_, TARGET_, STREAM_, UNTRACED, CALL, NOT_READY)      \
   if (UNTRACED)                                                                              \
     return CALL;                                                                             \
   int saved_ = errno;                                                                        \
-  struct ctph_poll_seq *seq_ = &ctph_tls.poll;                                               \
-  int cont_ = seq_->polls && seq_->id == (uint32_t)(ID_) && seq_->target == (uint64_t)(TARGET_); \
+  struct ctph_thread *t_ = &ctph_tls;                                                        \
+  int slot_ = t_->polls_open ? ctph_poll_slot(t_, (ID_), (uint64_t)(TARGET_)) : -1;           \
   uint64_t begin_ = 0;                                                                       \
-  if (!cont_) {                                                                              \
-    if (seq_->polls)                                                                         \
-      ctph_poll_flush();                                                                     \
+  if (slot_ < 0)                                                                             \
     begin_ = ctp_now_ns();                                                                   \
-  }                                                                                          \
   errno = saved_;                                                                            \
   TYPE_ r_ = CALL;                                                                            \
   saved_ = errno;                                                                            \
-  if (CTP_LIKELY(cont_ && r_ == (NOT_READY))) {                                              \
-    seq_->polls++;                                                                           \
-    seq_->end_ns = ctp_now_ns();                                                             \
+  if (CTP_LIKELY(slot_ >= 0 && r_ == (NOT_READY))) {                                         \
+    t_->poll[slot_].polls++;                                                                 \
+    t_->poll[slot_].end_ns = ctp_now_ns();                                                   \
   } else {                                                                                   \
-    ctph_poll_record((ID_), (PTSZ_), (FLAGS_), (uint64_t)(TARGET_), (CUstream)(STREAM_), cont_, begin_, \
+    ctph_poll_record((ID_), (PTSZ_), (FLAGS_), (uint64_t)(TARGET_), (CUstream)(STREAM_), slot_, begin_, \
                      (uint64_t)r_, r_ == (NOT_READY), __builtin_return_address(0),           \
                      __builtin_dwarf_cfa());                                                 \
   }                                                                                          \

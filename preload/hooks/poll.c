@@ -4,10 +4,14 @@
  * a thread spinning on a query until the GPU is done makes millions of calls, so the
  * polls of one target through one entry point that answer not ready become ONE API
  * record from the first poll's start to the end of the poll that answers (ready or an
- * error), with a POLL record (format 1.12) giving the number of polls. The sequence is held in
- * the thread's state (ctph_tls.poll) and written when it ends, or as it stands (its
- * answer not ready) when the thread makes another traced call or polls another target.
- * A sequence open when the thread exits without another call is not written.
+ * error), with a POLL record (format 1.12) giving the number of polls. A thread may poll
+ * up to CTPH_POLL_SLOTS targets in turn (a watchdog polling the events of several
+ * streams round-robin): each target has its own open sequence in the thread's state
+ * (ctph_tls.poll), so its record spans its own first poll to its answer and the
+ * records of targets polled in turn overlap in time. An open sequence is written when
+ * it ends, or as it stands (its answer not ready) when the thread makes another traced
+ * call, or when a fifth target is polled (the least recently polled one goes). A
+ * sequence open when the thread exits without another call is not written.
  */
 #include "hooks_internal.h"
 
@@ -39,27 +43,54 @@ static void poll_emit(const struct ctph_poll_seq *p) {
   ctp_emit(&r);
 }
 
+/* Writes slot i's sequence as it stands and frees the slot. */
+static void poll_close(struct ctph_thread *t, int i) {
+  poll_emit(&t->poll[i]);
+  t->poll[i].polls = 0;
+  t->poll_key[i] = 0;
+  t->polls_open--;
+}
+
 void ctph_poll_flush(void) {
-  struct ctph_poll_seq *p = &ctph_tls.poll;
-  if (!p->polls)
+  struct ctph_thread *t = &ctph_tls;
+  if (!t->polls_open)
     return;
   int saved = errno;
-  poll_emit(p);
-  p->polls = 0;
+  while (t->polls_open) { /* oldest first: the records of one thread in begin order */
+    int oldest = -1;
+    for (int i = 0; i < CTPH_POLL_SLOTS; i++)
+      if (t->poll_key[i] && (oldest < 0 || t->poll[i].begin_ns < t->poll[oldest].begin_ns))
+        oldest = i;
+    poll_close(t, oldest);
+  }
   errno = saved;
 }
 
+/* A free slot for a new sequence: when none, the least recently polled sequence is
+ * written as it stands and its slot given. */
+static int poll_free_slot(struct ctph_thread *t) {
+  int lru = 0;
+  for (int i = 0; i < CTPH_POLL_SLOTS; i++) {
+    if (!t->poll_key[i])
+      return i;
+    if (t->poll[i].end_ns < t->poll[lru].end_ns)
+      lru = i;
+  }
+  poll_close(t, lru);
+  return lru;
+}
+
 void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target, CUstream stream,
-                      int cont, uint64_t begin_ns, uint64_t result, int not_ready,
+                      int slot, uint64_t begin_ns, uint64_t result, int not_ready,
                       const void *site_ra, const void *site_cfa) {
-  struct ctph_poll_seq *p = &ctph_tls.poll;
+  struct ctph_thread *t = &ctph_tls;
   uint64_t end_ns = ctp_now_ns();
-  if (cont) { /* the answer that ends the open sequence */
+  if (slot >= 0) { /* the answer that ends an open sequence */
+    struct ctph_poll_seq *p = &t->poll[slot];
     p->polls++;
     p->end_ns = end_ns;
     p->result = result;
-    poll_emit(p);
-    p->polls = 0;
+    poll_close(t, slot);
     return;
   }
   if (CTP_UNLIKELY(begin_ns >= __atomic_load_n(&ctp_stop_at_ns, __ATOMIC_RELAXED))) {
@@ -67,7 +98,7 @@ void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target
     return;
   }
   int device = ctph_current_device(NULL);
-  *p = (struct ctph_poll_seq){
+  struct ctph_poll_seq seq = {
       .polls = 1,
       .id = (uint32_t)id,
       .target = target,
@@ -75,18 +106,23 @@ void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target
       .end_ns = end_ns,
       .corr = ctp_next_corr(),
       .stack = ctp_stack_at(0, site_ra, site_cfa),
-      .parent = ctph_tls.depth ? ctph_tls.outer_corr : 0,
+      .parent = t->depth ? t->outer_corr : 0,
       .result = result,
-      .depth = ctph_tls.depth,
+      .depth = t->depth,
       .flags = flags | (ptsz ? CT_API_PTSZ : 0),
       .stream = device >= 0 && stream != CTPH_NO_STREAM ? ctph_stream_id(device, stream, ptsz, NULL)
                                                         : 0,
       .device = device,
   };
   if (!not_ready) { /* answered at once: one ordinary record of one poll */
-    poll_emit(p);
-    p->polls = 0;
+    poll_emit(&seq);
+    return;
   }
+  int i = poll_free_slot(t);
+  t->poll[i] = seq;
+  t->poll_target[i] = target;
+  t->poll_key[i] = (uint32_t)id + 1;
+  t->polls_open++;
 }
 
 CTP_EXPORT __typeof__(cudaStreamQuery) cudaStreamQuery_ptsz;

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""A host polling three targets round-robin (programs/rrpolls.cu), traced on the simulated
+GPU: phase 1 cudaEventQuery on three events recorded after 10, 15 and 20 ms kernels on
+three streams, e0, e1, e2, e0, ... until all are ready; phase 2 the driver's cuStreamQuery
+on the three streams the same way. A fourth stream D sits idle between two rr_short
+kernels for each whole round.
+
+Asserted: the program's own result is unchanged (it checks every answer it saw); each
+phase is THREE outermost API records of its entry point, one per target (before
+2026-12-07: one per poll, tens of thousands), each with a POLL record whose `polls` is
+the program's count of that target's not-ready answers + 1 (the counts add up to every
+poll the program made), result 0, spanning its own kernel's end (within 50 us: GPU times
+are mapped); the stream queries carry their stream's id, the driver's the DRIVER flag;
+`cutrace report --format json`: 3 calls of each entry point with all their polls;
+`cutrace gaps --format json`: stream D's idle is caused by sync (the thread was
+polling), none of it host_wait.
+
+usage: test_rrpolls.py SIM_DIR CUTRACE LIBTRACE RRPOLLS
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cttest import check, finish, require_built  # noqa: E402
+from rawdump import kernel_identifier, raw_records  # noqa: E402
+
+sim_dir, cutrace, libtrace, program = sys.argv[1:5]
+require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
+tmp = tempfile.mkdtemp(prefix="cutrace-rrpolls-")
+API_DRIVER, GPU_KERNEL = 0x10, 1
+SLACK_NS = 50_000
+PHASES = ["cudaEventQuery", "cuStreamQuery"]
+LONGS = ["rr_long0", "rr_long1", "rr_long2"]
+
+env = {"SIMCUDA_KERNEL_US": "default=5,rr_long0=10000,rr_long1=15000,rr_long2=20000"}
+data = os.path.join(tmp, "rrpolls")
+p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program],
+                   env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace, **env),
+                   capture_output=True, text=True, timeout=120)
+words = p.stdout.split()
+path = None
+if check(p.returncode == 0 and len(words) == 8 and words[:2] == ["rrpolls:", "ok"],
+         f"traced run: status {p.returncode}, {p.stdout!r} {p.stderr[-300:]!r}"):
+    files = sorted(os.listdir(data))
+    if check(len(files) == 1, f"one trace file, found {files}"):
+        path = os.path.join(data, files[0])
+if path:
+    counts = [int(w) for w in words[2:]]
+    recs, names = raw_records(cutrace, path)
+    poll_of = {r["corr"]: r["polls"] for r in recs if r["kind"] == "poll"}
+    gpus = [r for r in recs if r["kind"] == "gpu" and r["type"] == GPU_KERNEL]
+    longs = {}
+    for g in sorted(gpus, key=lambda g: g["start_ns"]):
+        longs.setdefault(kernel_identifier(names.get(g["name"], "")), []).append(g)
+    check(all(len(longs.get(k, [])) == 2 for k in LONGS),
+          f"long kernels {[(k, len(longs.get(k, []))) for k in LONGS]}, want 2 of each")
+    for phase, name in enumerate(PHASES):
+        recs_p = sorted((a for a in recs if a["kind"] == "api" and names.get(a["name"]) == name),
+                        key=lambda a: a["begin_ns"])
+        want = counts[3 * phase:3 * phase + 3]
+        check(len(recs_p) == 3, f"{name}: {len(recs_p)} records, want 3 (one per target)")
+        # the first round polls the targets in order: records by begin are targets 0, 1, 2
+        got = [poll_of.get(a["corr"], 1) for a in recs_p]
+        check(got == [n + 1 for n in want],
+              f"{name}: polls per record {got[:6]}{' ...' if len(got) > 6 else ''}, the program "
+              f"saw {want} not ready + 1 ready each")
+        for a in recs_p[:3]:
+            check(a["depth"] == 0 and a["result"] == 0
+                  and bool(a["flags"] & API_DRIVER) == (name == "cuStreamQuery"),
+                  f"{name}: depth {a['depth']} result {a['result']} flags {a['flags']:#x}")
+        # each record ends at its own target's answer, after its kernel's end
+        if len(recs_p) == 3 and all(len(longs.get(k, [])) == 2 for k in LONGS):
+            for a, k in zip(recs_p, LONGS):
+                g = longs[k][phase]
+                check(a["begin_ns"] <= g["end_ns"] <= a["end_ns"] + SLACK_NS,
+                      f"{name}: span {a['begin_ns']}..{a['end_ns']} does not cover {k}'s end {g['end_ns']}")
+                if name == "cuStreamQuery":
+                    check(a["stream"] == g["stream"], f"{name}: stream {a['stream']}, {k}'s {g['stream']}")
+
+    p = subprocess.run([cutrace, "report", "--format", "json", path], capture_output=True,
+                       text=True, timeout=60)
+    rows = {r["name"]: r for r in json.loads(p.stdout).get("apis", [])} if p.returncode == 0 else {}
+    for phase, name in enumerate(PHASES):
+        r = rows.get(name, {})
+        check(r.get("calls") == 3 and r.get("polls") == sum(counts[3 * phase:3 * phase + 3]) + 3
+              and r.get("errors") == 0, f"report json {name}: {r}")
+    p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 0, f"gaps: {p.stderr}")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    shorts = [g for g in gpus if kernel_identifier(names.get(g["name"], "")) == "rr_short"]
+    stream_d = shorts[0]["stream"] if shorts else None
+    rows = [r for r in doc.get("streams", []) if r.get("stream") == stream_d]
+    if check(len(rows) == 1, f"gaps json: stream {stream_d} rows {rows}"):
+        idle = rows[0].get("idle", {})
+        check(idle.get("sync_ns", 0) >= 35_000_000 and idle.get("host_wait_ns", 0) < 1_000_000,
+              f"stream D's idle: {idle} (want >= 35 ms sync, < 1 ms host_wait)")
+sys.exit(finish())
