@@ -158,11 +158,14 @@ void ctp_at_new_file(void (*fn)(void)) CTP_HIDDEN;
 
 /*
  * The process shows it will use CUDA (the runtime or a library looks up the driver's
- * entry points): the writer thread makes its ready rings now (CUTRACE_RING_POOL), so
- * that the threads' first records find them. Until this, or the process's first
- * record, a process keeps none (a shell, a launcher, a compile worker pays neither
- * their CPU nor their memory). Cheap after the first call (one load); lock-free,
- * async-signal-safe, keeps errno.
+ * entry points): its trace file is opened (a process that never shows this, never
+ * records and ends without libcuda or libcudart loaded leaves none: docs/preload.md
+ * "Processes without CUDA") and the writer thread makes its ready rings now
+ * (CUTRACE_RING_POOL), so that the threads' first records find them. Until this, or
+ * the process's first record, a process keeps none (a shell, a launcher, a compile
+ * worker pays neither their CPU nor their memory). Cheap after the first call (one
+ * load); the first call may start the writer thread (not async-signal-safe then);
+ * keeps errno.
  */
 void ctp_ring_pool_want(void) CTP_HIDDEN;
 

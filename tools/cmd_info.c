@@ -1,14 +1,17 @@
 /* cutrace info: per trace file, its version, process, rank in a distributed job,
  * devices, time span, record counts per kind, drops, and whether it ended cleanly or
- * where it stopped. */
+ * where it stopped; per directory, the processes that ran without CUDA (no file). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "codec.h"
 #include "commands.h"
 #include "identity.h"
+#include "nocuda_list.h"
 #include "output.h"
 #include "pauses.h"
 #include "progress.h"
@@ -77,6 +80,24 @@ static void print_job(const ct_reader *r, const struct ct_job *job, char (*warni
     printf("  %-14s CUDA_VISIBLE_DEVICES=\"%.*s\"\n", "devices", (int)(v ? len : 0), v ? v : "");
   }
   for (unsigned i = 0; i < nwarnings; i++) printf("  %-14s %s\n", "warning", warnings[i]);
+}
+
+/* The .nocuda list of the directory of the file being shown (files come directory by
+ * directory: one list is kept). */
+static char listed_dir[4096];
+static ct_nocuda_list listed;
+
+static const ct_nocuda_list *nocuda_of_file(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char dir[sizeof listed_dir];
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+  if (strcmp(dir, listed_dir) != 0) {
+    ct_nocuda_free(&listed);
+    (void)ct_nocuda_read(dir, &listed); /* unreadable: no names, as without the list */
+    snprintf(listed_dir, sizeof listed_dir, "%s", dir);
+  }
+  return &listed;
 }
 
 static int info_file(const char *path, void *arg) {
@@ -150,8 +171,14 @@ static int info_file(const char *path, void *arg) {
   }
   printf("  %-14s %u.%u\n", "format", st->major, st->minor);
   if (have_proc) {
-    printf("  %-14s %llu (parent %llu)\n", "pid", (unsigned long long)proc.pid,
-           (unsigned long long)proc.ppid);
+    /* a parent that ran without CUDA has no file: its name from the directory's list */
+    const ct_nocuda_proc *parent = ct_nocuda_find(nocuda_of_file(path), (unsigned long)proc.ppid);
+    if (parent)
+      printf("  %-14s %llu (parent %llu: %s, ran without CUDA)\n", "pid",
+             (unsigned long long)proc.pid, (unsigned long long)proc.ppid, parent->name);
+    else
+      printf("  %-14s %llu (parent %llu)\n", "pid", (unsigned long long)proc.pid,
+             (unsigned long long)proc.ppid);
     print_string(r, "command", proc.cmdline, 1);
     print_string(r, "host", proc.host, 0);
     print_string(r, "executable", proc.exe, 0);
@@ -204,11 +231,38 @@ static const char usage[] =
     "  Per trace file: format version, process (pid, command, host), rank in a distributed\n"
     "  job, CUDA driver and runtime versions, devices, time span, records per kind, records\n"
     "  the tracer dropped, and whether the file ended cleanly or where it stopped (exit\n"
-    "  status 1 then: every record before the damage was read). No options.";
+    "  status 1 then: every record before the damage was read). Per DIR, how many\n"
+    "  processes ran without CUDA and left no file (DIR/.nocuda). No options.";
+
+/* "DIR: N processes ran without CUDA (no trace file): NAME xK, ..." for each DIR argument
+ * with a .nocuda list, after its files (also when it holds no trace file). */
+static void info_nocuda(int argc, char **argv) {
+  int options = 1;
+  for (int i = 1; i < argc; i++) {
+    if (options && !strcmp(argv[i], "--")) {
+      options = 0;
+      continue;
+    }
+    if (options && argv[i][0] == '-' && argv[i][1]) continue;
+    struct stat st;
+    if (stat(argv[i], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    ct_nocuda_list list;
+    (void)ct_nocuda_read(argv[i], &list);
+    if (list.n) {
+      char line[512];
+      ct_nocuda_summary(&list, line, sizeof line);
+      printf("%s: %s\n", argv[i], line);
+    }
+    ct_nocuda_free(&list);
+  }
+}
 
 int cmd_info(int argc, char **argv) {
   cli_progress_start("info");
   int rc = cli_run_on_traces(argc, argv, usage, info_file);
   cli_progress_done();
+  if (!(argc > 1 && cli_is_help(argv[1]))) info_nocuda(argc, argv);
+  ct_nocuda_free(&listed);
+  listed_dir[0] = 0;
   return rc;
 }

@@ -1,8 +1,10 @@
 /*
  * cutrace record: runs a program with libtrace.so preloaded and CUTRACE_OUTPUT set,
- * so that it and every process it starts write <host>.<pid>.ctr files into DIR while
- * they run; forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to cutrace; returns the
- * program's exit status (128 + signal when it was killed) and prints a summary.
+ * so that it and every process it starts that uses CUDA write <host>.<pid>.ctr files
+ * into DIR while they run (the others add a line to DIR/.nocuda); forwards
+ * SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to cutrace; returns the program's exit status
+ * (128 + signal when it was killed) and prints a summary with the count of processes
+ * that ran without CUDA.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "netaddr.h"
+#include "nocuda_list.h"
 #include "output.h"
 #include "reader.h"
 
@@ -29,11 +32,12 @@
 static const char usage[] =
     "usage: cutrace record [-o DIR | --collector ADDR] [-q] [--stacks[=WHICH]] [--stack-depth N]\n"
     "                      [--python=auto|off] [--capture=all|profiler|nvtx:NAME]\n"
-    "                      [--delay S] [--duration S]\n"
+    "                      [--delay S] [--duration S] [--all-processes]\n"
     "                      [--] CMD [ARGS...]\n"
-    "  Runs CMD with the tracer preloaded; every process it starts writes its trace\n"
-    "  into DIR (default cutrace.data) while it runs. A DIR already holding traces is\n"
-    "  renamed DIR.old first. Returns CMD's exit status (128+N when killed by signal N).\n"
+    "  Runs CMD with the tracer preloaded; every process it starts that uses CUDA\n"
+    "  writes its trace into DIR (default cutrace.data) while it runs; the others are\n"
+    "  counted in the summary. A DIR already holding traces is renamed DIR.old first.\n"
+    "  Returns CMD's exit status (128+N when killed by signal N).\n"
     "  -o DIR   where the traces go\n"
     "  --collector ADDR  stream every process's trace to a running `cutrace collect` at\n"
     "           ADDR (tcp:HOST:PORT or unix:PATH; sets CUTRACE_OUTPUT=ADDR) instead\n"
@@ -51,6 +55,8 @@ static const char usage[] =
     "           range named NAME is open (CUTRACE_CAPTURE)\n"
     "  --delay S        record nothing for the first S seconds (CUTRACE_DELAY)\n"
     "  --duration S     stop recording S seconds after recording began (CUTRACE_DURATION)\n"
+    "  --all-processes  a trace file for every process, also those that never use CUDA\n"
+    "           (a shell, nvidia-smi, git; CUTRACE_ALL_PROCESSES=1)\n"
     "  Environment: CUTRACE_PRELOAD=path of libtrace.so (else beside cutrace in the build\n"
     "  tree, else " CT_INSTALLED_PRELOAD "); the CUTRACE_* knobs of the tracer pass through.\n";
 
@@ -109,7 +115,8 @@ static int has_traces(const char *dir) {
 }
 
 /* Moves a DIR that already holds traces to DIR.old, as uftrace does. An existing
- * DIR.old loses its *.ctr files; anything else in it makes this fail, not delete it. */
+ * DIR.old loses its *.ctr files and its .nocuda list; anything else in it makes this
+ * fail, not delete it. */
 static int set_aside_old(const char *dir) {
   if (!has_traces(dir)) return 0;
   char old[PATH_MAX];
@@ -118,7 +125,8 @@ static int set_aside_old(const char *dir) {
   if (d) {
     for (struct dirent *e; (e = readdir(d));) {
       size_t n = strlen(e->d_name);
-      if (n > 4 && !strcmp(e->d_name + n - 4, ".ctr")) unlinkat(dirfd(d), e->d_name, 0);
+      if ((n > 4 && !strcmp(e->d_name + n - 4, ".ctr")) || !strcmp(e->d_name, CT_NOCUDA_FILE))
+        unlinkat(dirfd(d), e->d_name, 0);
     }
     closedir(d);
     if (rmdir(old) != 0) {
@@ -229,10 +237,25 @@ static int count_file(const char *path, void *arg) {
 }
 #endif
 
+/* "N processes ran without CUDA (no trace file): ..." from DIR/.nocuda, if any. */
+static void print_nocuda(const char *dir) {
+  ct_nocuda_list list;
+  if (ct_nocuda_read(dir, &list) < 0)
+    fprintf(stderr, "cutrace record: %s/%s: cannot read it: %s\n", dir, CT_NOCUDA_FILE,
+            strerror(errno));
+  if (list.n) {
+    char line[512];
+    ct_nocuda_summary(&list, line, sizeof line);
+    fprintf(stderr, "cutrace record: %s; --all-processes keeps them\n", line);
+  }
+  ct_nocuda_free(&list);
+}
+
 /* The summary at the end, on stderr (the program's stdout may be a pipe or a file). */
 static void summary(const char *dir) {
   if (!has_traces(dir)) {
     fprintf(stderr, "cutrace record: no trace was written into %s\n", dir);
+    print_nocuda(dir);
     return;
   }
   fflush(stdout);
@@ -254,6 +277,7 @@ static void summary(const char *dir) {
   fflush(stdout);
   dup2(saved, 1);
   close(saved);
+  print_nocuda(dir);
 }
 
 /* The end of a bad-usage line, as every command's. */
@@ -349,6 +373,8 @@ int cmd_record(int argc, char **argv) {
       return cli_missing_value("record", v);
     } else if (!strcmp(argv[i], "-q")) {
       quiet = 1;
+    } else if (!strcmp(argv[i], "--all-processes")) {
+      if (setenv("CUTRACE_ALL_PROCESSES", "1", 1) != 0) return 2;
     } else if (!strncmp(argv[i], "--stacks", 8) && (argv[i][8] == 0 || argv[i][8] == '=')) {
       if (parse_stacks(argv[i], &so) < 0) return 2;
     } else if ((v = cli_option_value(argc, argv, &i, "--stack-depth"))) {
@@ -408,6 +434,14 @@ int cmd_record(int argc, char **argv) {
   char dir[PATH_MAX];
   if (!realpath(out, dir)) { /* absolute, so a program that changes directory still finds it */
     fprintf(stderr, "cutrace record: %s: %s\n", out, strerror(errno));
+    return 2;
+  }
+  /* a list left by an earlier run into DIR (one whose processes all ran without CUDA,
+   * so DIR was not set aside) would be counted again */
+  char list_path[PATH_MAX + sizeof CT_NOCUDA_FILE + 1];
+  snprintf(list_path, sizeof list_path, "%s/%s", dir, CT_NOCUDA_FILE);
+  if (unlink(list_path) != 0 && errno != ENOENT) {
+    fprintf(stderr, "cutrace record: %s: cannot remove it: %s\n", list_path, strerror(errno));
     return 2;
   }
   int status = run_child(argv + i, lib, dir, &so);

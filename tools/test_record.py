@@ -80,7 +80,7 @@ with tempfile.TemporaryDirectory() as d:
 
     # A DIR holding traces is set aside as DIR.old. (dash exits with _exit: a shell that
     # exits at once leaves no file, its writer thread had no time to create it.)
-    rc, o, e = record("-q", "-o", out, "--", "sleep", "0.5", env=env)
+    rc, o, e = record("-q", "--all-processes", "-o", out, "--", "sleep", "0.5", env=env)
     check(any(f.endswith(".ctr") for f in os.listdir(out)), "traces written into DIR")
     rc, o, e = record("-q", "-o", out, "--", "true", env=env)
     check(rc == 0 and os.path.isdir(out + ".old") and

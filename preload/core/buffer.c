@@ -333,7 +333,12 @@ static int ring_pool_wanted;
 
 void ctp_ring_pool_want(void) {
   if (CTP_LIKELY(__atomic_load_n(&ring_pool_wanted, __ATOMIC_RELAXED))) return;
-  if (!__atomic_exchange_n(&ring_pool_wanted, 1, __ATOMIC_ACQ_REL)) ctp_writer_kick();
+  if (__atomic_exchange_n(&ring_pool_wanted, 1, __ATOMIC_ACQ_REL)) return;
+  /* CUDA is coming: a process whose file waited for this opens it now (start.c) */
+  if (__atomic_load_n(&ctp_file_pending, __ATOMIC_ACQUIRE) &&
+      __atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE))
+    ctp_file_open();
+  ctp_writer_kick();
 }
 
 void ctp_ring_pool_fill(void) {

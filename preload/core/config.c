@@ -125,4 +125,5 @@ void ctp_config_load(struct ctp_config *c) {
   env_capture(c);
   c->delay_ns = env_seconds("CUTRACE_DELAY");
   c->duration_ns = env_seconds("CUTRACE_DURATION");
+  c->all_processes = env_bool("CUTRACE_ALL_PROCESSES", 0);
 }

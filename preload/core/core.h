@@ -13,6 +13,7 @@
  *   exec.c     the exec family: END and close before the new image replaces this one
  *   window.c   recording windows: delay, cudaProfilerStart/Stop, duration; PAUSE records
  *   job.c      the rank in a distributed job, from the launcher's environment (job.h)
+ *   nocuda.c   the line a process without CUDA (no trace file) adds to DIR/.nocuda
  */
 #ifndef CUTRACE_PRELOAD_CORE_H
 #define CUTRACE_PRELOAD_CORE_H
@@ -48,6 +49,7 @@ struct ctp_config {
   char capture_range[256]; /* CUTRACE_CAPTURE=nvtx:NAME: record while a range NAME is open */
   uint64_t delay_ns;     /* CUTRACE_DELAY: seconds before recording begins */
   uint64_t duration_ns;  /* CUTRACE_DURATION: seconds of recording, then no more */
+  int all_processes;     /* CUTRACE_ALL_PROCESSES: a file for every process image, CUDA or not */
 };
 
 #define CTP_DEFAULT_OUTPUT "cutrace.data"
@@ -262,6 +264,14 @@ int ctp_exec_finish(void) CTP_HIDDEN;
 
 /* After an exec that failed: tracing on again, into a new file (<host>.<pid>.<n>.ctr). */
 void ctp_exec_resume(void) CTP_HIDDEN;
+
+/* ---- nocuda.c ---- */
+
+/* At the exit of a process that leaves no trace file (it did not use CUDA): appends its
+ * line (pid, ppid, name) to CUTRACE_OUTPUT/.nocuda, if that directory exists, on a
+ * short-lived thread whose I/O is waited for at most 1 s (the program never waits
+ * longer for the tracer's I/O). Nothing when streaming to a collector. Keeps errno. */
+void ctp_nocuda_note(pid_t pid, pid_t ppid, const char *exe) CTP_HIDDEN;
 
 /* ---- window.c ---- */
 

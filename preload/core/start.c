@@ -3,10 +3,16 @@
  * stream), the PROCESS record, the final flush at exit, and fork: the child drops the
  * parent's pending records.
  *
- * The process's writer thread is started at start-up, and opens the file (or stream)
- * itself: the program's thread does no I/O for it. A fork child's is started with its
- * first record (ctp_emit), so a child that only execs (or records nothing) leaves no
- * file.
+ * The writer thread opens the file (or stream) itself: the program's thread does no
+ * I/O for it. It is started only once the process uses CUDA (docs/preload.md,
+ * "Processes without CUDA"): at start-up when libcuda or libcudart is already loaded
+ * (or CUTRACE_ALL_PROCESSES asks for every process), else at the first record
+ * (ctp_emit) or when the hooks see CUDA coming (ctp_ring_pool_want), or at exit or
+ * exec when libcuda or libcudart was loaded meanwhile. A process image that ends
+ * without any of these leaves no file, only its line in DIR/.nocuda (nocuda.c). A
+ * fork child's file waits for its first record or ctp_ring_pool_want only: the
+ * libraries it inherited are its parent's, so a child that only execs (or records
+ * nothing) leaves no file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +40,9 @@ static struct ct_job job_rec;           /* its JOB record, strings interned */
 static uint64_t job_warning_ids[CTP_JOB_MAX_WARNINGS];
 static char file_prefix[32];            /* "rank-N." or "" */
 static pid_t owner_pid; /* the process whose file and writer thread these are */
+static pid_t image_pid; /* this process (start-up, fork child): a vfork child is not it */
+static int pending_is_fork_child; /* its file waits for a record or CUDA coming, not libraries */
+static char exe_path[256];        /* for its line in DIR/.nocuda when it leaves no file */
 static pthread_mutex_t restart_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void (*final_fns[8])(void);
@@ -86,7 +95,15 @@ static void intern_process_strings(void) {
     while (len && buf[len - 1] == 0) len--; /* NUL separates, it does not end */
     cmdline_id = ctp_intern_always(buf, len);
     ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
-    if (n > 0) exe_id = ctp_intern_always(buf, (size_t)n);
+    if (n > 0) {
+      exe_id = ctp_intern_always(buf, (size_t)n);
+      const char *base = memrchr(buf, '/', (size_t)n);
+      base = base ? base + 1 : buf;
+      size_t blen = (size_t)n - (size_t)(base - buf);
+      if (blen >= sizeof exe_path) blen = sizeof exe_path - 1;
+      memcpy(exe_path, base, blen);
+      exe_path[blen] = 0;
+    }
     free(buf);
   }
 }
@@ -180,6 +197,8 @@ static void fork_child(void) {
   ctp_strings_requeue_all();
   ctp_window_requeue();
   set_file_pending((uint64_t)getppid());
+  image_pid = getpid();
+  pending_is_fork_child = 1;
 }
 
 void ctp_file_open(void) {
@@ -209,12 +228,19 @@ static void start_once(void) {
   intern_process_strings();
   load_job();
   set_file_pending((uint64_t)getppid());
-  /* Linked with libcuda or the shared runtime: the writer makes its ready rings at once
-   * (others when the hooks see CUDA coming, or at their first record; buffer.c). */
-  if (dl_iterate_phdr(is_cuda_object, NULL)) ctp_ring_pool_want();
-  int opened = open_and_start(getpid());
-  __atomic_store_n(&ctp_file_pending, 0, __ATOMIC_RELEASE);
-  if (opened < 0) return;
+  image_pid = getpid();
+  pending_is_fork_child = 0;
+  /* Linked with libcuda or the shared runtime: the file now, and the writer makes its
+   * ready rings at once (tracing is not on yet: ctp_ring_pool_want only notes it).
+   * Others open it when the hooks see CUDA coming, at their first record, or at exit
+   * with CUDA loaded meanwhile; CUTRACE_ALL_PROCESSES: every process now, as before. */
+  int cuda = dl_iterate_phdr(is_cuda_object, NULL);
+  if (cuda) ctp_ring_pool_want();
+  if (cuda || ctp_cfg.all_processes) {
+    int opened = open_and_start(image_pid);
+    __atomic_store_n(&ctp_file_pending, 0, __ATOMIC_RELEASE);
+    if (opened < 0) return;
+  }
   ctp_window_init(pending_start_ns);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (ctp_cfg.signals) ctp_signals_install();
@@ -241,14 +267,36 @@ int ctp_start(void) {
 }
 
 /*
+ * At exit or exec of a process whose file still waits: an image that loaded libcuda or
+ * libcudart (a dlopen with no call yet) keeps its trace, so its file is opened now.
+ * Otherwise it used no CUDA: no file, and at exit its line in DIR/.nocuda. Not in a
+ * process that shares this one's memory without being it (a vfork child). Returns 1
+ * when the file is now open.
+ */
+static int open_if_cuda_loaded(int at_exit) {
+  if (getpid() != image_pid) return 0;
+  int saved = errno;
+  if (!pending_is_fork_child && dl_iterate_phdr(is_cuda_object, NULL)) {
+    ctp_file_open();
+    errno = saved;
+    return !__atomic_load_n(&ctp_file_pending, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE);
+  }
+  if (at_exit) ctp_nocuda_note(image_pid, (pid_t)pending_ppid, exe_path);
+  errno = saved;
+  return 0;
+}
+
+/*
  * Runs the hooks' callbacks, stops recording, writes the rest and the END record.
  * Not in a process that shares the owner's memory without being it (a vfork
  * child, a raw clone): it must not touch the owner's writer or file.
  */
-static int final_flush(void) {
-  if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE) ||
-      __atomic_load_n(&ctp_file_pending, __ATOMIC_ACQUIRE) || getpid() != owner_pid)
+static int final_flush(int at_exit) {
+  if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE)) return 0;
+  if (__atomic_load_n(&ctp_file_pending, __ATOMIC_ACQUIRE) && !open_if_cuda_loaded(at_exit))
     return 0;
+  if (getpid() != owner_pid) return 0;
   int saved = errno;
   unsigned n = __atomic_load_n(&final_count, __ATOMIC_ACQUIRE);
   for (unsigned i = 0; i < n && i < 8; i++) {
@@ -261,7 +309,7 @@ static int final_flush(void) {
   return 1;
 }
 
-int ctp_exec_finish(void) { return final_flush(); }
+int ctp_exec_finish(void) { return final_flush(0); }
 
 void ctp_exec_resume(void) {
   int saved = errno;
@@ -280,4 +328,4 @@ void ctp_exec_resume(void) {
 
 __attribute__((constructor)) static void ctp_constructor(void) { ctp_start(); }
 
-__attribute__((destructor)) static void ctp_destructor(void) { (void)final_flush(); }
+__attribute__((destructor)) static void ctp_destructor(void) { (void)final_flush(1); }

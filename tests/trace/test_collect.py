@@ -136,7 +136,8 @@ with open(bad, "w") as f:
     f.write("not an executable format\n")
 os.chmod(bad, 0o755)
 env = h.env()
-env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT=addr)
+# (CUTRACE_ALL_PROCESSES: Python without CUDA has no trace otherwise, and no stream)
+env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT=addr, CUTRACE_ALL_PROCESSES="1")
 p = subprocess.Popen([sys.executable, "-c", "import os, sys\ntry: os.execv(sys.argv[1], ['x'])\n"
                       "except OSError as e: print('exec failed', e.errno)", bad], env=env,
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

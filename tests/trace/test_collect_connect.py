@@ -147,12 +147,13 @@ for name in lst.streams:
 check(kernels(got_dir) == reference, f"accepted late: kernels {kernels(got_dir)} vs {reference}")
 
 # A process that records nothing and exits at once (true) still waits briefly for a
-# healthy collector's answer: its stream arrives, clean.
+# healthy collector's answer: its stream arrives, clean (with CUTRACE_ALL_PROCESSES:
+# a process without CUDA has no stream otherwise, checked below).
 path = os.path.join(h.tmp, "quick.sock")
 got_dir = os.path.join(h.tmp, "quick")
 lst = Listener(path, got_dir, 0)
 env = h.env()
-env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT="unix:" + path)
+env.update(LD_PRELOAD=h.libtrace, CUTRACE_OUTPUT="unix:" + path, CUTRACE_ALL_PROCESSES="1")
 quick = [subprocess.Popen(["true"], env=env, stderr=subprocess.PIPE) for _ in range(5)]
 errs = [p.communicate(timeout=30)[1] for p in quick]
 time.sleep(0.5)
@@ -162,6 +163,16 @@ check(sorted(lst.streams) == want and errs == [b""] * 5,
       f"true: streams {sorted(lst.streams)}, expected {want}, stderr {errs}")
 for name in lst.streams:
     check(info_of(os.path.join(got_dir, name)) == (True, 0), f"true: {name} ends clean")
+# by default a process without CUDA connects to no collector (and counts nowhere)
+path = os.path.join(h.tmp, "nocuda.sock")
+lst = Listener(path, os.path.join(h.tmp, "nocuda"), 0)
+env.update(CUTRACE_OUTPUT="unix:" + path)
+del env["CUTRACE_ALL_PROCESSES"]
+q = subprocess.run(["true"], env=env, capture_output=True, timeout=30)
+time.sleep(0.3)
+lst.close()
+check(q.returncode == 0 and q.stderr == b"" and lst.streams == [],
+      f"true without CUTRACE_ALL_PROCESSES: streams {lst.streams}")
 
 # A host name is resolved on the writer thread too: a name that resolves (localhost),
 # even slowly, streams every process to a real collector without delaying any; one

@@ -39,7 +39,13 @@ def main():
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
     check((p.returncode, p.stdout, p.stderr) == (0, want, ""),
           f"traced: same output and status ({p.returncode}, {p.stdout!r}, {p.stderr!r})")
-    files = sorted(os.listdir(out))
+    files = sorted(f for f in os.listdir(out) if f.endswith(".ctr"))
+    listed = open(os.path.join(out, ".nocuda")).read() if os.path.exists(os.path.join(out, ".nocuda")) else ""
+    # each idle child exits without CUDA: one whole line each in .nocuda, none lost or torn
+    lines = listed.split("\n")[:-1]
+    check(len(listed) == 64 * IDLE and len(lines) == IDLE and all(len(ln) == 63 for ln in lines)
+          and len({ln.split()[0] for ln in lines}) == IDLE,
+          f".nocuda: {len(lines)} lines ({len(listed)} bytes), wanted {IDLE} whole ones")
     check(len(files) == 1 + BUSY, f"{len(files)} trace files, wanted {1 + BUSY}: the parent's and "
           f"one per child that recorded, none for the {IDLE} idle children")
     pids, parent = {}, None

@@ -46,10 +46,10 @@ def run(*args, env=None):
     return p.returncode, p.stdout, p.stderr
 
 
-def launch(tag, style, nranks, slow):
+def launch(tag, style, nranks, slow, record_opts=()):
     """Runs the job under cutrace record; returns (data dir, {rank: pid}, launcher pid)."""
     data = os.path.join(tmp, tag)
-    rc, out, err = run(cutrace, "record", "-q", "-o", data, "--", sys.executable,
+    rc, out, err = run(cutrace, "record", "-q", *record_opts, "-o", data, "--", sys.executable,
                        os.path.join(HERE, "rank_launcher.py"), style, str(nranks), str(slow),
                        program, ITERS)
     check(rc == 0 and out.count("comm: ok") == nranks, f"{tag}: job ran: {rc} {out[-300:]} {err[-400:]}")
@@ -92,7 +92,9 @@ def chrome(*args):
 
 
 # ---- 4 ranks, torchrun style: 2 per node, CUDA_VISIBLE_DEVICES = local rank, rank 2 slow
-data, pids, launcher, _ = launch("torchrun", "torchrun", 4, 2)
+# --all-processes: the launcher (no CUDA) keeps its file, a file without a rank among
+# the ranks' (the default leaves it out: the ompi job below)
+data, pids, launcher, _ = launch("torchrun", "torchrun", 4, 2, ("--all-processes",))
 names = sorted(os.listdir(data)) if os.path.isdir(data) else []
 want = sorted([rank_file(r, pids.get(r)) for r in range(4)] + [f"{HOST}.{launcher}.ctr"])
 check(names == want, f"torchrun: file names {names}, want {want}")
@@ -211,6 +213,18 @@ check(rc == 0 and ok, f"diff between two ranks: {rc} {err[-300:]}")
 
 # ---- Open MPI inside a Slurm allocation: OMPI_COMM_WORLD_RANK wins over SLURM_PROCID=0
 data, pids, launcher, _ = launch("ompi", "ompi", 2, 1)
+# by default the launcher, which never uses CUDA, leaves no file: only its line in
+# .nocuda, which info names as the ranks' parent
+names = sorted(os.listdir(data)) if os.path.isdir(data) else []
+check(names == sorted([".nocuda"] + [rank_file(r, pids.get(r)) for r in range(2)]),
+      f"ompi: the ranks' files and .nocuda, no launcher file: {names}")
+listed = open(os.path.join(data, ".nocuda")).read().splitlines() if ".nocuda" in names else []
+check([ln.split()[0] for ln in listed] == [str(launcher)],
+      f"ompi: .nocuda lists the launcher (pid {launcher}): {listed}")
+rc, out, _ = run(cutrace, "info", data)
+check(rc == 0 and out.count(f"(parent {launcher}: python") == 2 and
+      "1 process ran without CUDA (no trace file): python" in out,
+      f"ompi: info names the launcher as the ranks' parent, without CUDA:\n{out}")
 for r in range(2):
     j, _, _ = job_of(os.path.join(data, rank_file(r, pids.get(r))))
     got = j and (j["known"], j["rank"], j["world_size"], j["local_rank"], j["source"], j["job_id"])

@@ -8,7 +8,8 @@
  *   1. LD_PRELOAD only: the constructor must point NVTX_INJECTION64_PATH at
  *      libtrace.so itself;
  *   2. no LD_PRELOAD, NVTX_INJECTION64_PATH=libtrace.so: NVTX dlopens the tracer;
- *   3. LD_PRELOAD with CUTRACE_NVTX=0: no RANGE or MARK record at all;
+ *   3. LD_PRELOAD with CUTRACE_NVTX=0: no RANGE or MARK record at all (with
+ *      CUTRACE_ALL_PROCESSES=1: a process that records nothing has no file otherwise);
  *   4. LD_PRELOAD with CUTRACE_NVTX=off, not a value it takes: counts as 1 (as 1.).
  *
  * Usage: test_nvtx_ranges LIBTRACE_SO NVTX_WORKLOAD. Exit 0 pass, 1 fail.
@@ -44,8 +45,10 @@ static char *run_workload(const char *libtrace, const char *workload, const char
   int inject = strcmp(mode, "inject") == 0, off = strcmp(mode, "off") == 0;
   int bad = strcmp(mode, "bad") == 0;
   snprintf(lib, sizeof lib, "%s=%s", inject ? "NVTX_INJECTION64_PATH" : "LD_PRELOAD", libtrace);
+  /* off: the workload records nothing, so only CUTRACE_ALL_PROCESSES gives it a file */
   const char *env[] = {output, "NVTX_INJECTION64_PATH", "LD_PRELOAD", "CUTRACE_NVTX", lib,
-                       off ? "CUTRACE_NVTX=0" : bad ? "CUTRACE_NVTX=off" : NULL, NULL};
+                       off ? "CUTRACE_NVTX=0" : bad ? "CUTRACE_NVTX=off" : NULL,
+                       off ? "CUTRACE_ALL_PROCESSES=1" : NULL, NULL};
   char *argv[] = {(char *)workload, off ? NULL : "check", NULL};
   int pid = 0;
   int status = check_run(env, argv, &pid);
