@@ -71,28 +71,27 @@ static const char *mem_label(uint64_t m) {
 static void on_graph(void *user, const ct_proc *p, const struct ct_graph *g) {
   ct_chrome *c = user;
   (void)p;
-  ct_graph_inv *inv = c->graphs ? ct_map_get(c->graphs, &g->exec, sizeof g->exec, NULL) : NULL;
-  if (inv) ct_graph_inv_set(inv, g);
+  if (c->graphs) ct_graph_invs_graph(c->graphs, g);
 }
 
 static void on_graph_kernel(void *user, const ct_proc *p, const struct ct_graph_kernel *k,
                             const char *name) {
   ct_chrome *c = user;
   (void)p;
-  ct_graph_inv *inv = c->graphs ? ct_map_get(c->graphs, &k->exec, sizeof k->exec, NULL) : NULL;
-  if (inv) ct_graph_inv_kernel(inv, k, name, NULL);
+  if (c->graphs) ct_graph_invs_kernel(c->graphs, k, name, NULL);
 }
 
-/* The args of a graph launch: its exec and what it runs (from its instantiation). */
-static void put_graph_args(ct_chrome *c, uint64_t exec) {
+/* The args of a graph launch: its exec and what it ran (the inventory of the version
+ * it launched: format 1.13; the exec's latest before). */
+static void put_graph_args(ct_chrome *c, const struct ct_graph_launch *l) {
   const chr_encoder *e = c->enc;
-  e->arg_u64(c, "graph exec", exec);
-  const ct_graph_inv *inv =
-      c->graphs && exec ? ct_map_get(c->graphs, &exec, sizeof exec, NULL) : NULL;
+  e->arg_u64(c, "graph exec", l->exec);
+  const ct_graph_inv *inv = ct_graph_invs_find(c->graphs, l->exec, l->version);
   if (!inv || !inv->known) {
     e->arg_str(c, "graph inventory", "not seen instantiated");
     return;
   }
+  if (inv->g.version) e->arg_u64(c, "graph inventory version", inv->g.version);
   e->arg_u64(c, "graph nodes", inv->g.nodes);
   e->arg_u64(c, "graph kernels", inv->g.kernels);
   e->arg_u64(c, "graph memcpys", inv->g.memcpys);
@@ -177,7 +176,7 @@ static void on_activity(void *user, const ct_activity *a) {
   } else if (a->detail == CT_DETAIL_GEMM) {
     chr_put_gemm_args(c, &a->d.gemm, a->api ? a->api : a->name);
   } else if (a->detail == CT_DETAIL_GRAPH) {
-    put_graph_args(c, a->d.graph.exec);
+    put_graph_args(c, &a->d.graph);
   }
   int flow = a->has_call && a->corr;
   uint64_t id = a->corr | ((uint64_t)c->file_index << 40);
@@ -309,7 +308,7 @@ int ct_chrome_add_file(ct_chrome *c, const char *path, ct_model_stats *st) {
                                    .on_pause = on_pause, .on_kernel_attr = chr_on_kernel_attr,
                                    .on_occupancy = chr_on_occupancy};
   c->pid = 0;
-  c->graphs = ct_map_new(sizeof(ct_graph_inv));
+  c->graphs = ct_map_new(sizeof(ct_graph_inv)); /* by struct ct_graph_inv_key */
   c->ranges = 0;
   c->range_extents = ct_map_new(sizeof(ct_range_extent));
   c->stacks = ct_stacks_new();

@@ -57,7 +57,7 @@ struct ct_chrome {
   ct_inner_join *inner;      /* library calls held until their child kernels are known */
   ct_stacks *stacks;         /* the current file's call stacks (format 1.1) */
   ct_map *call_sites;        /* stack id -> its call site's label (char *), per file */
-  ct_map *graphs;            /* graph exec id -> ct_graph_inv, per file (format 1.2) */
+  ct_map *graphs;            /* (exec, version) -> ct_graph_inv, per file (1.2; 1.13) */
   ct_map *queues;            /* (device, stream) -> its queue, per file (--queues) */
   struct ct_corr_table live_allocs; /* the current file's live allocations by pointer */
   ct_map *memory;            /* ct_alloc_key -> uint64_t live bytes, per file */

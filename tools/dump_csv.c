@@ -58,6 +58,7 @@ struct ct_csv {
   csv_buf line, tail;
   ct_demangle_cache dem;   /* by pointer: the reader's names, forgotten at each file's end */
   ct_kattr_table *attrs;   /* the current file's kernel attributes */
+  ct_map *graphs;          /* the current file's graph inventories (ct_graph_invs_*) */
   csv_ranges *ranges;      /* per thread, per file (dump_csv_ranges.c) */
   ct_map *names;           /* interned names (char *), across files */
   ct_corr_table parents;   /* library call corr -> parent_entry, per file */
@@ -244,6 +245,27 @@ static void add_row(ct_csv *c, int has_tid, uint64_t tid, uint64_t t, uint64_t p
 
 /* ---- model callbacks ------------------------------------------------------------------- */
 
+/* What a graph launch ran (the inventory of the version it launched), NULL when not a
+ * graph launch or not known. */
+static const ct_graph_inv *graph_of(ct_csv *c, enum ct_detail detail, const ct_detail_data *d) {
+  if (detail != CT_DETAIL_GRAPH || !c->graphs) return NULL;
+  return ct_graph_invs_find(c->graphs, d->graph.exec, d->graph.version);
+}
+
+static void on_graph(void *user, const ct_proc *p, const struct ct_graph *g) {
+  ct_csv *c = user;
+  (void)p;
+  if (!c->graphs) c->graphs = ct_map_new(sizeof(ct_graph_inv));
+  if (c->graphs) (void)ct_graph_invs_graph(c->graphs, g);
+}
+
+static void on_graph_kernel(void *user, const ct_proc *p, const struct ct_graph_kernel *k,
+                            const char *name) {
+  ct_csv *c = user;
+  (void)p;
+  if (c->graphs) (void)ct_graph_invs_kernel(c->graphs, k, name, NULL);
+}
+
 static void on_span(void *user, const ct_span *s) {
   ct_csv *c = user;
   if (s->is_tracer) return;
@@ -264,7 +286,7 @@ static void on_span(void *user, const ct_span *s) {
   }
   if (c->rows & CT_CSV_ROWS_CALLS) {
     c->line.n = 0;
-    csv_format_call(&c->line, s);
+    csv_format_call(&c->line, s, graph_of(c, s->detail, &s->d));
     add_row(c, 1, s->tid, s->begin_ns, parent, s->end_ns);
   }
   flush_ready(c);
@@ -280,7 +302,7 @@ static void on_activity(void *user, const ct_activity *a) {
   }
   if (c->rows & CT_CSV_ROWS_GPU) {
     c->line.n = 0;
-    csv_format_activity(&c->line, &c->dem, a, c->attrs);
+    csv_format_activity(&c->line, &c->dem, a, c->attrs, graph_of(c, a->detail, &a->d));
     add_row(c, a->has_call, a->tid, a->call_begin_ns, parent, a->end_ns);
   }
   if (parent) parent_release(c, ct_corr_find(&c->parents, parent, 0));
@@ -380,7 +402,8 @@ fail:;
 
 int ct_csv_add_file(ct_csv *c, const char *path, ct_model_stats *st, ct_csv_file_stats *fst) {
   static const ct_model_ops ops = {.on_span = on_span, .on_activity = on_activity,
-                                   .on_range = on_range, .on_kernel_attr = on_kernel_attr};
+                                   .on_range = on_range, .on_kernel_attr = on_kernel_attr,
+                                   .on_graph = on_graph, .on_graph_kernel = on_graph_kernel};
   memset(&c->fst, 0, sizeof c->fst);
   if (fst) *fst = c->fst;
   char spooled[64];
@@ -428,6 +451,8 @@ int ct_csv_add_file(ct_csv *c, const char *path, ct_model_stats *st, ct_csv_file
   c->sweep_at = SWEEP_MIN;
   ct_kattr_free(c->attrs);
   c->attrs = NULL;
+  ct_map_free(c->graphs);
+  c->graphs = NULL;
   ct_map_forget_pointers(c->names); /* the reader's strings are gone */
   ct_demangle_cache_forget_pointers(&c->dem);
   if (fst) *fst = c->fst;

@@ -85,12 +85,15 @@ const char *csv_range_long(const csv_thread *tr, uint64_t t);
 /* The header row (every column, CRLF-terminated). */
 extern const char csv_header[];
 
+struct ct_graph_inv;
+
 /* Formats the columns of an activity's row up to, not including, library_call (each
- * followed by a comma). attrs: the file's kernel attributes (NULL: none). */
+ * followed by a comma). attrs: the file's kernel attributes (NULL: none); inv: what a
+ * graph launch ran (NULL: not known or not a graph launch). */
 void csv_format_activity(csv_buf *b, ct_demangle_cache *d, const ct_activity *a,
-                         const ct_kattr_table *attrs);
+                         const ct_kattr_table *attrs, const struct ct_graph_inv *inv);
 
 /* The same for an intercepted call's row. */
-void csv_format_call(csv_buf *b, const ct_span *s);
+void csv_format_call(csv_buf *b, const ct_span *s, const struct ct_graph_inv *inv);
 
 #endif

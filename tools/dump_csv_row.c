@@ -17,7 +17,8 @@ const char csv_header[] =
     "correlation,api,call_start_ns,call_end_ns,launch_delay_ns,result,depth,"
     "parent_correlation,grid_x,grid_y,grid_z,block_x,block_y,block_z,registers,"
     "static_smem,dynamic_smem,bytes,gbps,copy_kind,src_mem,dst_mem,gemm_m,gemm_n,gemm_k,"
-    "gemm_batch,compute_type,compute_type_name,graph_exec,library_call,nvtx_range\r\n";
+    "gemm_batch,compute_type,compute_type_name,graph_exec,graph_version,graph_kernels,"
+    "library_call,nvtx_range\r\n";
 
 /* ---- the buffer ------------------------------------------------------------------------ */
 
@@ -107,11 +108,25 @@ static void put_times(csv_buf *b, uint64_t start, uint64_t end) {
   csv_put_u64(b, end > start ? end - start : 0);
 }
 
-/* grid_x .. graph_exec from a detail record; dur (ns) > 0 gives a copy its GB/s; attrs
+/* A graph launch's graph_version and graph_kernels (what it ran; inv NULL: unknown). */
+static void put_graph(csv_buf *b, const struct ct_graph_launch *l, const ct_graph_inv *inv) {
+  csv_put_u64(b, inv && inv->known ? inv->g.version : l->version);
+  if (inv && inv->known) {
+    char top[1024];
+    ct_graph_inv_top_csv(inv, top, sizeof top);
+    csv_put_text(b, top, 0);
+  } else {
+    csv_put_empty(b);
+  }
+}
+
+/* grid_x .. graph_kernels from a detail record; dur (ns) > 0 gives a copy its GB/s; attrs
  * (NULL: none) gives a launch its registers and static shared memory; api (NULL: not
- * known) is the entry point of a GEMM, for its compute type's name. */
+ * known) is the entry point of a GEMM, for its compute type's name; inv a graph
+ * launch's inventory. */
 static void put_detail(csv_buf *b, enum ct_detail detail, const ct_detail_data *d,
-                       uint64_t dur, const ct_kattr_table *attrs, const char *api) {
+                       uint64_t dur, const ct_kattr_table *attrs, const char *api,
+                       const ct_graph_inv *inv) {
   if (detail == CT_DETAIL_LAUNCH) {
     const struct ct_launch *l = &d->launch;
     csv_put_u64(b, l->grid_x);
@@ -128,7 +143,7 @@ static void put_detail(csv_buf *b, enum ct_detail detail, const ct_detail_data *
       put_empties(b, 2);
     }
     csv_put_u64(b, l->shmem);
-    put_empties(b, 12); /* bytes .. graph_exec */
+    put_empties(b, 14); /* bytes .. graph_kernels */
     return;
   }
   put_empties(b, 9); /* grid_x .. dynamic_smem */
@@ -146,7 +161,7 @@ static void put_detail(csv_buf *b, enum ct_detail detail, const ct_detail_data *
     if (m->kind == CT_MEMOP_MEMSET) csv_put_empty(b);
     else csv_put_text(b, ct_mem_type_name(m->src_mem), 0);
     csv_put_text(b, ct_mem_type_name(m->dst_mem), 0);
-    put_empties(b, 7); /* gemm_m .. graph_exec */
+    put_empties(b, 9); /* gemm_m .. graph_kernels */
   } else if (detail == CT_DETAIL_GEMM) {
     put_empties(b, 5); /* bytes .. dst_mem */
     csv_put_u64(b, d->gemm.m);
@@ -155,15 +170,16 @@ static void put_detail(csv_buf *b, enum ct_detail detail, const ct_detail_data *
     csv_put_u64(b, d->gemm.batch);
     csv_put_u64(b, d->gemm.compute_type);
     csv_put_text(b, ct_gemm_compute_name(api, api ? strlen(api) : 0, d->gemm.compute_type), 0);
-    csv_put_empty(b);
+    put_empties(b, 3); /* graph_exec .. graph_kernels */
   } else if (detail == CT_DETAIL_GRAPH) {
     put_empties(b, 11); /* bytes .. compute_type_name */
     csv_put_u64(b, d->graph.exec);
+    put_graph(b, &d->graph, inv);
   } else if (detail == CT_DETAIL_ALLOC) {
     csv_put_u64(b, d->alloc.bytes);
-    put_empties(b, 11);
+    put_empties(b, 13);
   } else {
-    put_empties(b, 12);
+    put_empties(b, 14);
   }
 }
 
@@ -181,7 +197,7 @@ static const char *gpu_kind(uint64_t type) {
 }
 
 void csv_format_activity(csv_buf *b, ct_demangle_cache *d, const ct_activity *a,
-                         const ct_kattr_table *attrs) {
+                         const ct_kattr_table *attrs, const ct_graph_inv *inv) {
   csv_put(b, "gpu,", 4);
   put_who(b, a->proc, a->has_call, a->tid);
   csv_put_u64(b, a->device);
@@ -204,10 +220,10 @@ void csv_format_activity(csv_buf *b, ct_demangle_cache *d, const ct_activity *a,
     put_empties(b, 7);
   }
   uint64_t dur = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
-  put_detail(b, a->detail, &a->d, dur, attrs, a->api ? a->api : a->name);
+  put_detail(b, a->detail, &a->d, dur, attrs, a->api ? a->api : a->name, inv);
 }
 
-void csv_format_call(csv_buf *b, const ct_span *s) {
+void csv_format_call(csv_buf *b, const ct_span *s, const ct_graph_inv *inv) {
   csv_put(b, "call,", 5);
   put_who(b, s->proc, 1, s->tid);
   csv_put_u64(b, s->device);
@@ -222,5 +238,5 @@ void csv_format_call(csv_buf *b, const ct_span *s) {
   csv_put_u64(b, s->depth);
   if (s->depth && s->parent) csv_put_u64(b, s->parent);
   else csv_put_empty(b);
-  put_detail(b, s->detail, &s->d, 0, NULL, s->name);
+  put_detail(b, s->detail, &s->d, 0, NULL, s->name, inv);
 }

@@ -323,8 +323,8 @@ static const char *row_label(const ct_report *r, enum ct_report_table t, size_t 
   }
   if (t == CT_TABLE_GRAPHS) {
     const ct_graph_key *g = key;
-    snprintf(buf, len, "%020llu %020llu", (unsigned long long)g->pid,
-             (unsigned long long)g->exec);
+    snprintf(buf, len, "%020llu %020llu %020llu", (unsigned long long)g->pid,
+             (unsigned long long)g->exec, (unsigned long long)g->version);
     return buf;
   }
   if (t == CT_TABLE_MEMCPY) {

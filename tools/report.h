@@ -71,9 +71,12 @@ typedef struct ct_range_row {
   uint64_t gpu_ns;      /* GPU time of that work */
 } ct_range_row;
 
-/* The key of a CUDA graphs row: the process and its exec id (GRAPH_LAUNCH.exec). */
+/* The key of a CUDA graphs row: the process, its exec id (GRAPH_LAUNCH.exec) and the
+ * version of the exec's inventory (format 1.13: one row per version; 0 in older files,
+ * and for launches of an exec without an inventory). */
 typedef struct ct_graph_key {
   uint64_t pid, exec;    /* exec 0: launches whose exec is unknown (format < 1.2) */
+  uint64_t version;
 } ct_graph_key;
 
 #define CT_GRAPH_TOP 8 /* kernel names kept per exec (the largest counts) */
@@ -99,7 +102,31 @@ void ct_graph_inv_set(ct_graph_inv *inv, const struct ct_graph *g);
 void ct_graph_inv_kernel(ct_graph_inv *inv, const struct ct_graph_kernel *k, const char *name,
                          const ct_kattr_config *cfg);
 
-/* A row of the CUDA graphs table: one exec, its launches and its inventory. */
+/* An inventory's kernels as "mangled:count;..." (count descending; "" for none), into
+ * out (truncated to len). */
+void ct_graph_inv_top_csv(const ct_graph_inv *inv, char *out, size_t len);
+
+/* The inventories of one file's graph execs by (exec, version), for labelling each
+ * graph launch with what it ran (dump --chrome/--perfetto/--csv): a ct_map of
+ * ct_graph_inv keyed by struct ct_graph_inv_key. Version 0 holds each exec's latest
+ * inventory (the only one of a file older than format 1.13). */
+struct ct_graph_inv_key {
+  uint64_t exec, version;
+};
+struct ct_map;
+/* Takes a GRAPH record. Returns 0, or -1 when out of memory. */
+int ct_graph_invs_graph(struct ct_map *m, const struct ct_graph *g);
+/* Takes a GRAPH_KERNEL record (cfg as ct_graph_inv_kernel). Returns 0, or -1 when out of
+ * memory. */
+int ct_graph_invs_kernel(struct ct_map *m, const struct ct_graph_kernel *k, const char *name,
+                         const ct_kattr_config *cfg);
+/* What a launch of exec made at inventory version `version` (GRAPH_LAUNCH) ran: that
+ * version's inventory; the exec's latest when version is 0 (older files) or unknown.
+ * NULL when the exec has none (its inventory's `known` may also be 0). */
+const ct_graph_inv *ct_graph_invs_find(struct ct_map *m, uint64_t exec, uint64_t version);
+
+/* A row of the CUDA graphs table: one exec at one inventory version, its launches and
+ * that inventory. */
 typedef struct ct_graph_row {
   ct_dur_stats d;        /* GPU time of its timed launches (CT_GPU_GRAPH activities) */
   uint64_t launches;     /* successful graph launch calls */

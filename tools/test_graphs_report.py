@@ -3,7 +3,9 @@
 an exec instantiated with a known inventory and then updated (the update's inventory
 wins), an exec launched without inventory (instantiated before tracing began), an exec
 with more distinct kernels than the table keeps; launches, GPU time and inventories
-exact in json, csv and text; Chrome args per graph activity. Then the same launches in
+exact in json, csv and text; Chrome args per graph activity. A file of format 1.12 (no
+inventory versions) gives the same graphs table, chrome and CSV output. Then the same
+launches in
 files of format 1.1 and 1.0 (no GRAPH kinds; 1.0 also without api.stack / parent)
 read by this reader: one graphs row of exec 0 with no inventory. dump --perfetto of
 each holds the same events as dump --chrome (test_perfetto.compare).
@@ -55,8 +57,15 @@ def instantiate(w, corr, t, exec_id, inv, kernels, api="cudaGraphInstantiate"):
     return corr + 1, t + 10000
 
 
-def planted(path):
+def planted(path, as_1_12=False):
+    """as_1_12: written as format 1.12 wrote it (GRAPH, GRAPH_KERNEL and GRAPH_LAUNCH
+    without their 1.13 `version`)."""
     w = TraceWriter()
+    if as_1_12:
+        for kind in ("graph", "graph_kernel", "graph_launch"):
+            kid, fields = w.schema[kind]
+            w.schema[kind] = (kid, [f for f in fields if f[0] != "version"])
+        w.version = (1, 12)
     w.add("process", pid=PID, start_ns=10**9)
     corr, t = 1, 10**9 + 1000
     # exec 1: instantiated (2 kernels), then updated: 9 kernels, 1 copy, 1 set, 1 host node
@@ -131,6 +140,18 @@ with tempfile.TemporaryDirectory(prefix="ct-graphs-") as d:
           f"chrome args of exec 1: {one[:1]}")
     check(len(two) == 3 and all(a.get("graph inventory") == "not seen instantiated" for a in two),
           f"chrome args of exec 2: {two[:1]}")
+    # A 1.12 file (no inventory versions): read as the 1.13 file whose versions are all 0
+    old12 = os.path.join(d, "old12.ctr")
+    planted(old12, as_1_12=True)
+    for args in (("report", "--format", "json"), ("report",), ("report", "--format", "csv"),
+                 ("dump", "--chrome", "--no-gaps"), ("dump", "--csv")):
+        rc, out, err = run(*args, path)
+        rc12, out12, err12 = run(*args, old12)
+        out12 = out12.replace(old12, path)  # the file's name, in process names
+        if args[-1] == "json":
+            out, out12 = (json.loads(o).get("graphs") if o else None for o in (out, out12))
+        check(rc == rc12 == 0 and out == out12 and out,
+              f"format 1.12 {' '.join(args)}: as 1.13 with versions 0 ({rc} {rc12} {err12!r})")
     # Older files: the new reader reads them, graph launches grouped under exec 0.
     for minor in (1, 0):
         old = os.path.join(d, f"old{minor}.ctr")
@@ -147,7 +168,7 @@ with tempfile.TemporaryDirectory(prefix="ct-graphs-") as d:
     # dump --perfetto: the same events as --chrome (graph args as a dict, old formats)
     import perfetto_read
     from test_perfetto import compare
-    for trace in (path, os.path.join(d, "old1.ctr"), os.path.join(d, "old0.ctr")):
+    for trace in (path, old12, os.path.join(d, "old1.ctr"), os.path.join(d, "old0.ctr")):
         pf = os.path.join(d, "out.pftrace")
         rc, out, err = run("dump", "--chrome", "--no-gaps", trace)
         rc2, _, err2 = run("dump", "--perfetto", "--no-gaps", "-o", pf, trace)

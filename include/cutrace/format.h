@@ -29,7 +29,7 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 12 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 13 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
@@ -42,7 +42,8 @@
                              1.9: MEMOP kind stream_ops;
                              1.10: ALLOC kind array, MEMOP kinds ext_wait and ext_signal;
                              1.11: MEMOP kind decompress;
-                             1.12: POLL (coalesced event/stream queries) */
+                             1.12: POLL (coalesced event/stream queries);
+                             1.13: graph, graph_kernel and graph_launch version */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -164,17 +165,20 @@
   F(corr, D)      /* the instantiate (or update) call's corr */                 \
   F(exec, D) F(nodes, D) F(kernels, D) F(memcpys, D) F(memsets, D)              \
   F(others, D)    /* host, event, wait, empty, memory, conditional ... nodes */ \
-  F(partial, D)   /* CT_GRAPH_PARTIAL_*: 0 = the whole graph was walked */
+  F(partial, D)   /* CT_GRAPH_PARTIAL_*: 0 = the whole graph was walked */      \
+  F(version, D)   /* 1.13: the exec's inventory version (1, 2, ...; 0 = older file) */
 /* One distinct kernel of an inventory: `count` kernel nodes named `name`
  * (string id, 0 = unknown), written right after its GRAPH record. Since 1.6 the first
  * such node's function (`attr`, a KERNEL_ATTR id, 0 = unknown: its KERNEL_ATTR and
  * OCCUPANCY records precede the GRAPH record), device and launch shape. */
 #define CT_FIELDS_graph_kernel(F)                                               \
   F(exec, D) F(name, D) F(count, D)                                             \
-  F(attr, D) F(device, D) F(block_threads, D) F(dyn_smem, D) /* 1.6 */
+  F(attr, D) F(device, D) F(block_threads, D) F(dyn_smem, D) /* 1.6 */         \
+  F(version, D) /* 1.13: the version of the GRAPH record it belongs to */
 /* A graph launch's detail record (same corr as its API record): the exec it ran
- * (0 = unknown). */
-#define CT_FIELDS_graph_launch(F) F(corr, D) F(exec, D)
+ * (0 = unknown) and, since 1.13, the version of that exec's inventory current when
+ * the launch was made (0 = none known, or an older file: the exec's latest). */
+#define CT_FIELDS_graph_launch(F) F(corr, D) F(exec, D) F(version, D)
 /* An interval during which the tracer recorded nothing of the program (1.3): before
  * CUTRACE_DELAY, outside cudaProfilerStart/Stop under CUTRACE_CAPTURE=profiler, after
  * CUTRACE_DURATION. Written by the writer when the pause begins (end_ns = 0: still

@@ -76,16 +76,31 @@ struct ctpd_graph_node {
   uint64_t name, attr, block_threads, dyn_smem;
 };
 
-/* Writes the inventory g (its corr, exec, counts and partial as given) with one
- * GRAPH_KERNEL record per distinct function among the n kernel nodes. */
-void ctpd_graph_emit(const struct ct_graph *g, const struct ctpd_graph_node *nodes, size_t n,
+/* Writes the inventory g (its corr, exec, counts, partial and version as given) with
+ * one GRAPH_KERNEL record per distinct function among the n kernel nodes. Returns the
+ * inventory's fingerprint (equal for equal inventories). */
+uint64_t ctpd_graph_emit(const struct ct_graph *g, const struct ctpd_graph_node *nodes, size_t n,
                      int device) CTPD_HIDDEN;
 
 /* Keeps the kernel nodes (malloc'd, ownership passes; NULL for none) of the inventory
- * g just written for exec, replacing what was kept for that handle: its in-place
- * edits (ctph_graph_edit_kernel) are applied to them. */
+ * g (fingerprint print) just written for exec, replacing what was kept for that
+ * handle: its in-place edits (ctph_graph_edit_kernel) are applied to them. */
 void ctpd_graph_keep(CUgraphExec exec, const struct ct_graph *g, struct ctpd_graph_node *nodes,
-                     size_t n, int device) CTPD_HIDDEN;
+                     size_t n, int device, uint64_t print) CTPD_HIDDEN;
+
+/* 1 when the inventory kept for exec is version `version` with fingerprint print. */
+int ctpd_graph_kept_same(CUgraphExec exec, uint64_t version, uint64_t print) CTPD_HIDDEN;
+
+/* Sets the inventory version the next launches of exec carry (graph_walk.c's map). */
+void ctpd_graph_set_version(CUgraphExec exec, uint64_t version) CTPD_HIDDEN;
+
+/* Clears exec's id and version in graph_walk.c's map (the exec was destroyed; the
+ * slot stays for the handle's next instantiation, which gives it a new id). */
+void ctpd_graph_forget_id(CUgraphExec exec) CTPD_HIDDEN;
+
+/* The corr of the runtime edit call open on this thread (0: none): the inventory a
+ * runtime edit's driver call leads to carries it. */
+uint64_t ctpd_graph_runtime_edit_corr(void) CTPD_HIDDEN;
 
 /* Counts a traced driver-level call (for "nothing_intercepted"). */
 extern unsigned long ctpd_calls_seen CTPD_HIDDEN;

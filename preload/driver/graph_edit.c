@@ -5,10 +5,20 @@
  * of its kernel nodes another function without a new instantiation. The kernel nodes
  * of each walked exec are kept here, sorted by node handle; an edit that changes a
  * node's function updates them and writes the exec's whole inventory again (GRAPH +
- * GRAPH_KERNEL, same exec id, the edit's corr), so the tools, which keep an exec's
- * latest inventory, name what it launches now. What is kept for an exec handle lives
- * until the handle is instantiated or updated again (execs are not tracked to their
- * destruction): 40 bytes per kernel node.
+ * GRAPH_KERNEL, same exec id, the next version, the edit's corr), and the launches
+ * that follow carry that version (GRAPH_LAUNCH.version), so the tools name what each
+ * launch ran. What is kept for an exec handle (40 bytes per kernel node) lives until
+ * the handle is instantiated or updated again, or destroyed (cuGraphExecDestroy,
+ * cudaGraphExecDestroy: ctph_graph_forget).
+ *
+ * A runtime edit (cudaGraphExecKernelNodeSetParams, cudaGraphExecNodeSetParams)
+ * reaches the driver's form from libcudart, whose calls the driver wrapper only
+ * forwards: the runtime wrapper leaves its corr in a thread-local for the duration of
+ * the call (ctph_graph_edit_corr_swap), so that the inventory the driver wrapper
+ * writes carries the runtime call's corr.
+ *
+ * At the final flush, a TRACER record "graph_kept" (amount: the bytes still kept here)
+ * says what execs never destroyed left behind (written once anything was kept).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,6 +33,7 @@ struct kept_exec {
   struct kept_exec *next;
   CUgraphExec exec;
   struct ct_graph g; /* the inventory as last written (corr replaced at each write) */
+  uint64_t print;    /* its fingerprint (graph_walk.c) */
   struct ctpd_graph_node *nodes; /* sorted by node handle */
   size_t n;
   int device;
@@ -30,6 +41,23 @@ struct kept_exec {
 
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kept_exec *kept[KEPT_BUCKETS];
+static __thread uint64_t runtime_edit_corr; /* corr of this thread's runtime edit call */
+static size_t kept_bytes;  /* kept_exec structures and their nodes (under kept_lock) */
+static int at_exit_registered;
+
+/* The bytes kept for exec k. */
+static size_t bytes_of(const struct kept_exec *k) {
+  return sizeof *k + k->n * sizeof *k->nodes;
+}
+
+/* At the final flush: what is still kept. */
+static void kept_at_exit(void) {
+  pthread_mutex_lock(&kept_lock);
+  size_t bytes = kept_bytes;
+  pthread_mutex_unlock(&kept_lock);
+  uint64_t now = ctp_now_ns();
+  ctp_emit_tracer("graph_kept", now, now, bytes);
+}
 
 static unsigned bucket_of(CUgraphExec exec) {
   return (unsigned)(((uintptr_t)exec * 0x9E3779B97F4A7C15ull) >> 40) & (KEPT_BUCKETS - 1);
@@ -50,13 +78,16 @@ static struct kept_exec *find_exec(CUgraphExec exec) {
 }
 
 void ctpd_graph_keep(CUgraphExec exec, const struct ct_graph *g, struct ctpd_graph_node *nodes,
-                     size_t n, int device) {
+                     size_t n, int device, uint64_t print) {
   if (!exec) {
     free(nodes);
     return;
   }
   if (n > 1)
     qsort(nodes, n, sizeof *nodes, by_node);
+  if (!__atomic_load_n(&at_exit_registered, __ATOMIC_RELAXED) &&
+      !__atomic_exchange_n(&at_exit_registered, 1, __ATOMIC_ACQ_REL))
+    ctp_at_final_flush(kept_at_exit);
   pthread_mutex_lock(&kept_lock);
   struct kept_exec *k = find_exec(exec);
   if (!k && (k = calloc(1, sizeof *k))) {
@@ -64,16 +95,60 @@ void ctpd_graph_keep(CUgraphExec exec, const struct ct_graph *g, struct ctpd_gra
     k->exec = exec;
     k->next = kept[b];
     kept[b] = k;
+    kept_bytes += sizeof *k;
   }
   if (k) {
+    kept_bytes -= k->n * sizeof *k->nodes;
     free(k->nodes);
     k->g = *g;
+    k->print = print;
     k->nodes = nodes, nodes = NULL;
     k->n = n;
     k->device = device;
+    kept_bytes += n * sizeof *nodes;
   }
   pthread_mutex_unlock(&kept_lock);
   free(nodes); /* out of memory: the exec's edits go unseen */
+}
+
+int ctpd_graph_kept_same(CUgraphExec exec, uint64_t version, uint64_t print) {
+  pthread_mutex_lock(&kept_lock);
+  const struct kept_exec *k = exec ? find_exec(exec) : NULL;
+  int same = k && k->g.version == version && k->print == print;
+  pthread_mutex_unlock(&kept_lock);
+  return same;
+}
+
+void ctph_graph_forget(CUgraphExec exec) {
+  if (!exec)
+    return;
+  int saved = errno;
+  pthread_mutex_lock(&kept_lock);
+  struct kept_exec **at = &kept[bucket_of(exec)];
+  while (*at && (*at)->exec != exec)
+    at = &(*at)->next;
+  struct kept_exec *k = *at;
+  if (k) {
+    *at = k->next;
+    kept_bytes -= bytes_of(k);
+  }
+  pthread_mutex_unlock(&kept_lock);
+  if (k) {
+    free(k->nodes);
+    free(k);
+  }
+  ctpd_graph_forget_id(exec);
+  errno = saved;
+}
+
+uint64_t ctph_graph_edit_corr_swap(uint64_t corr) {
+  uint64_t was = runtime_edit_corr;
+  runtime_edit_corr = corr;
+  return was;
+}
+
+uint64_t ctpd_graph_runtime_edit_corr(void) {
+  return runtime_edit_corr;
 }
 
 void ctph_graph_edit_kernel(uint64_t corr, CUgraphExec exec, CUgraphNode node, CUfunction f,
@@ -94,7 +169,9 @@ void ctph_graph_edit_kernel(uint64_t corr, CUgraphExec exec, CUgraphNode node, C
       at->name = name;
       at->attr = ctph_launch_attr(f, 0, name, (unsigned)block_threads, dyn_smem, k->device);
       k->g.corr = corr;
-      ctpd_graph_emit(&k->g, k->nodes, k->n, k->device);
+      k->g.version++;
+      k->print = ctpd_graph_emit(&k->g, k->nodes, k->n, k->device);
+      ctpd_graph_set_version(exec, k->g.version);
     }
   }
   pthread_mutex_unlock(&kept_lock);

@@ -19,7 +19,8 @@
 #define WALK_MAX_NAMES 4096
 #define WALK_INDEX_SLOTS (2 * WALK_MAX_NAMES) /* a power of two, at most half full */
 
-/* exec handle -> (v1 = its current id) */
+/* exec handle -> (v1 = its current id, v2 = the version of its latest inventory; both
+ * 0 once the exec was destroyed: the slot stays, for the handle's next instantiation) */
 static struct ctph_map execs = CTPH_MAP_INIT(6);
 static uint64_t last_exec_id;
 
@@ -41,26 +42,44 @@ struct walk {
   size_t nkept, kept_cap;
 };
 
-/* The exec's id; fresh: a new one (the handle was just instantiated, possibly at
- * the address of a destroyed exec). */
-static uint64_t exec_id(CUgraphExec exec, int fresh) {
+/* The map slot of exec (NULL for NULL or when memory runs out); fresh: the exec gets a
+ * new id and no inventory version (the handle was just instantiated, possibly at the
+ * address of a destroyed exec). */
+static struct ctph_map_slot *exec_slot(CUgraphExec exec, int fresh) {
   if (!exec)
-    return 0;
+    return NULL;
   struct ctph_map_slot *s = ctph_map_find(&execs, (uintptr_t)exec, 0);
   if (s && !fresh)
-    return __atomic_load_n(&s->v1, __ATOMIC_RELAXED);
+    return s;
   uint64_t id = __atomic_add_fetch(&last_exec_id, 1, __ATOMIC_RELAXED);
   int inserted = 0;
   if (!s && !(s = ctph_map_insert(&execs, (uintptr_t)exec, 0, id, 0, &inserted)))
-    return 0;
-  if (!inserted && fresh)
+    return NULL;
+  if (!inserted && fresh) {
+    __atomic_store_n(&s->v2, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->v1, id, __ATOMIC_RELAXED);
+  }
   /* two threads meeting an unknown exec at once both use the id that was kept */
-  return __atomic_load_n(&s->v1, __ATOMIC_RELAXED);
+  return s;
 }
 
 uint64_t ctph_graph_exec_id(CUgraphExec exec) {
-  return exec_id(exec, 0);
+  struct ctph_map_slot *s = exec_slot(exec, 0);
+  return s ? __atomic_load_n(&s->v1, __ATOMIC_RELAXED) : 0;
+}
+
+void ctpd_graph_set_version(CUgraphExec exec, uint64_t version) {
+  struct ctph_map_slot *s = exec ? ctph_map_find(&execs, (uintptr_t)exec, 0) : NULL;
+  if (s)
+    __atomic_store_n(&s->v2, version, __ATOMIC_RELEASE);
+}
+
+void ctpd_graph_forget_id(CUgraphExec exec) {
+  struct ctph_map_slot *s = exec ? ctph_map_find(&execs, (uintptr_t)exec, 0) : NULL;
+  if (s) {
+    __atomic_store_n(&s->v1, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->v2, 0, __ATOMIC_RELAXED);
+  }
 }
 
 /* Counts one kernel node. */
@@ -196,6 +215,28 @@ static int walk_graph(struct walk *w, CUgraph g, unsigned depth) {
   return stop;
 }
 
+/* A 64-bit mix (splitmix64's finaliser). */
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* What w counted, as a number: equal for equal inventories (node counts, partial and
+ * the distinct kernels with their counts, attributes and shapes, in any order). */
+static uint64_t fingerprint(const struct walk *w, const struct ct_graph *g) {
+  uint64_t h = mix64(g->nodes ^ mix64(g->kernels ^ mix64(g->memcpys ^ mix64(
+                   g->memsets ^ mix64(g->others ^ mix64(g->partial + 1))))));
+  for (unsigned i = 0; i < w->nnames; i++) {
+    const struct name_count *n = &w->names[i];
+    h += mix64(n->name ^ mix64(n->count ^ mix64(n->attr ^ mix64(n->block_threads ^
+                                                                 mix64(n->dyn_smem)))));
+  }
+  return h;
+}
+
 /* Writes the GRAPH record g and one GRAPH_KERNEL record per distinct kernel that w
  * counted. */
 static void emit_counted(const struct walk *w, const struct ct_graph *g) {
@@ -208,13 +249,14 @@ static void emit_counted(const struct walk *w, const struct ct_graph *g) {
     r.u.graph_kernel = (struct ct_graph_kernel){
         .exec = g->exec, .name = w->names[i].name, .count = w->names[i].count,
         .attr = w->names[i].attr, .device = (uint64_t)(w->device < 0 ? 0 : w->device),
-        .block_threads = w->names[i].block_threads, .dyn_smem = w->names[i].dyn_smem};
+        .block_threads = w->names[i].block_threads, .dyn_smem = w->names[i].dyn_smem,
+        .version = g->version};
     ctp_emit(&r);
   }
 }
 
-void ctpd_graph_emit(const struct ct_graph *g, const struct ctpd_graph_node *nodes, size_t n,
-                     int device) {
+uint64_t ctpd_graph_emit(const struct ct_graph *g, const struct ctpd_graph_node *nodes, size_t n,
+                         int device) {
   struct walk w;
   memset(&w, 0, sizeof w);
   w.g = *g;
@@ -222,8 +264,10 @@ void ctpd_graph_emit(const struct ct_graph *g, const struct ctpd_graph_node *nod
   for (size_t i = 0; i < n; i++)
     count_name(&w, &nodes[i]);
   emit_counted(&w, &w.g);
+  uint64_t print = fingerprint(&w, &w.g);
   free(w.names);
   free(w.index);
+  return print;
 }
 
 void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fresh) {
@@ -231,18 +275,26 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
   uint64_t begin_ns = ctp_now_ns();
   struct walk w;
   memset(&w, 0, sizeof w);
+  struct ctph_map_slot *s = exec_slot(exec, fresh);
+  uint64_t current = s ? __atomic_load_n(&s->v2, __ATOMIC_RELAXED) : 0;
   w.g.corr = corr;
-  w.g.exec = exec_id(exec, fresh);
+  w.g.exec = s ? __atomic_load_n(&s->v1, __ATOMIC_RELAXED) : 0;
   w.device = ctph_current_device(NULL);
   if (!ctph_driver_load() || !ctph_drv.GraphGetNodes || !ctph_drv.GraphNodeGetType)
     w.g.partial |= CT_GRAPH_PARTIAL_FAILED;
   else
     walk_graph(&w, graph, 0);
+  /* an update to what the exec already runs (a loop updating its exec at every step
+   * with an equal graph) keeps the version: its launches stay one group */
+  uint64_t print = fingerprint(&w, &w.g);
+  w.g.version = current && ctpd_graph_kept_same(exec, current, print) ? current : current + 1;
   emit_counted(&w, &w.g);
   free(w.names);
   free(w.index);
   /* the exec's kernel nodes, for its in-place edits (ownership passes) */
-  ctpd_graph_keep(exec, &w.g, w.kept, w.nkept, w.device);
+  ctpd_graph_keep(exec, &w.g, w.kept, w.nkept, w.device, print);
+  if (s && w.g.exec)
+    ctpd_graph_set_version(exec, w.g.version);
   /* the walk runs on the app's thread after its call returned: its cost, labelled */
   ctp_emit_tracer("graph_walk", begin_ns, ctp_now_ns(), w.visited);
   errno = saved;
@@ -250,7 +302,10 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
 
 void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) {
   ct_record r;
+  struct ctph_map_slot *s = exec_slot(exec, 0);
   r.kind = CT_KIND_GRAPH_LAUNCH;
-  r.u.graph_launch = (struct ct_graph_launch){.corr = corr, .exec = ctph_graph_exec_id(exec)};
+  r.u.graph_launch = (struct ct_graph_launch){
+      .corr = corr, .exec = s ? __atomic_load_n(&s->v1, __ATOMIC_RELAXED) : 0,
+      .version = s ? __atomic_load_n(&s->v2, __ATOMIC_ACQUIRE) : 0};
   ctp_emit(&r);
 }

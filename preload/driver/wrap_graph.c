@@ -86,8 +86,9 @@ CTPD_DEFINE(cuGraphExecUpdate_v2, 0, exec_update_body,
  * layout, then the _v2 layout of CUDA 12 with kern), cuGraphExecNodeSetParams (12.2).
  * Traced as an API record; after a success that gives the node another function, the
  * exec's inventory is written again (graph_edit.c). The edit is followed for every
- * caller, libcudart's included (whose runtime call is the span: corr 0 there) and
- * while paused, so that the inventory stays true.
+ * caller, libcudart's included (whose runtime call is the span: its corr, left by the
+ * runtime wrapper in a thread-local; 0 while paused) and while paused, so that the
+ * inventory stays true.
  */
 typedef CUresult (*kernel_edit_v1_fn)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *);
 typedef CUresult (*kernel_edit_fn)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *);
@@ -102,7 +103,7 @@ typedef CUresult (*node_edit_fn)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
   if (CTPD_UNTRACED(real, ra)) {                                                          \
     CUresult r = CALL;                                                                    \
     if (r == CUDA_SUCCESS && ctph_alive() && (IS_KERNEL))                                 \
-      ctph_graph_edit_kernel(0, exec, node, FUNC, BLOCK, SMEM);                           \
+      ctph_graph_edit_kernel(ctpd_graph_runtime_edit_corr(), exec, node, FUNC, BLOCK, SMEM); \
     return r;                                                                             \
   }                                                                                       \
   ctpd_note_call();                                                                       \
@@ -150,6 +151,24 @@ CTPD_DEFINE(cuGraphExecKernelNodeSetParams_v2, 0, kernel_edit_body,
             (exec, node, p))
 CTPD_DEFINE(cuGraphExecNodeSetParams, 0, node_edit_body,
             (CUgraphExec exec, CUgraphNode node, CUgraphNodeParams *p), (exec, node, p))
+
+/*
+ * cuGraphExecDestroy: what graph_edit.c kept for the exec is freed and its id cleared
+ * BEFORE the real call (once it returns, another thread may get an exec at the same
+ * address), for every caller (libcudart's cudaGraphExecDestroy included) and while
+ * paused; traced as an API record.
+ */
+typedef CUresult (*exec_destroy_fn)(CUgraphExec);
+
+CTPD_INLINE CUresult exec_destroy_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                       CUgraphExec exec) {
+  if (realp && exec && ctph_alive())
+    ctph_graph_forget(exec);
+  CTPD_SPAN_BODY(id, ptsz, realp, ra, exec_destroy_fn, CTPH_NO_STREAM, 0, real(exec), (void)0,
+                 (void)0);
+}
+
+CTPD_DEFINE(cuGraphExecDestroy, 0, exec_destroy_body, (CUgraphExec exec), (exec))
 
 /*
  * Edits in place of an exec's set, copy and child graph nodes: API records only (the

@@ -329,8 +329,19 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
 void ctph_graph_edit_kernel(uint64_t corr, CUgraphExec exec, CUgraphNode node, CUfunction f,
                             uint64_t block_threads, uint64_t dyn_smem) CTPH_HIDDEN;
 
-/* The GRAPH_LAUNCH detail record of a graph launch. */
+/* The GRAPH_LAUNCH detail record of a graph launch: its exec and that exec's current
+ * inventory version. */
 void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) CTPH_HIDDEN;
+
+/* Before exec is destroyed (cuGraphExecDestroy, cudaGraphExecDestroy): frees the kernel
+ * nodes kept for its edits and clears its id (a later exec at that address gets a new
+ * one). Leaves errno. */
+void ctph_graph_forget(CUgraphExec exec) CTPH_HIDDEN;
+
+/* Sets the corr of the runtime edit call open on this thread (0: none) and returns the
+ * one it replaces: the driver's edit wrapper, reached from libcudart, gives the
+ * inventory it writes that corr. */
+uint64_t ctph_graph_edit_corr_swap(uint64_t corr) CTPH_HIDDEN;
 
 /* ---------------------------------------------- kernel_attrs.c (preload/driver/) */
 

@@ -114,18 +114,53 @@ CTP_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec
   INSTANTIATE_BODY(cudaGraphInstantiateWithParams_ptsz, 1, params);
 }
 
+/* A runtime kernel-node edit (cudaGraphExecKernelNodeSetParams, cudaGraphExecNodeSetParams:
+ * exec, node, a parameter block): the call's corr is left in a thread-local while
+ * libcudart reaches the driver's edit, whose wrapper (only forwarding) writes the exec's
+ * new inventory with it (preload/driver/graph_edit.c). */
+typedef cudaError_t (*kernel_edit_fn)(cudaGraphExec_t, cudaGraphNode_t, const void *);
+
+static inline __attribute__((always_inline)) cudaError_t
+kernel_edit(enum ctph_id id, const void *ra, const void *cfa, cudaGraphExec_t exec,
+            cudaGraphNode_t node, const void *params) {
+  kernel_edit_fn real = (kernel_edit_fn)(__atomic_load_n(&ctph_real_table[id], __ATOMIC_ACQUIRE)
+                                             ?: ctph_real_resolve(id));
+  if (!real)
+    return cudaErrorSharedObjectSymbolNotFound;
+  if (CTP_UNLIKELY(!ctph_on()))
+    return real(exec, node, params);
+  ctph_call c;
+  ctph_call_begin_site(&c, ra, cfa, id, 0, 0, CTPH_NO_STREAM, 0);
+  uint64_t outer = ctph_graph_edit_corr_swap(c.traced ? c.corr : 0);
+  cudaError_t r = real(exec, node, params);
+  ctph_graph_edit_corr_swap(outer);
+  CTPH_FINISH(c, r, (void)0);
+  return r;
+}
+
 /** cudaGraphExecKernelNodeSetParams, traced: libcudart reaches the driver's form,
- * whose wrapper writes the exec's inventory again when the node's function changed
- * (preload/driver/graph_edit.c). */
+ * whose wrapper writes the exec's inventory again, with this call's corr, when the
+ * node's function changed (preload/driver/graph_edit.c). */
 CTP_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
                                                         const struct cudaKernelNodeParams *p) {
-  CTPH_MEMOP_BODY(cudaGraphExecKernelNodeSetParams, 0, CTPH_NO_STREAM, 0, (exec, node, p), (void)0);
+  return kernel_edit(CTPH_ID_cudaGraphExecKernelNodeSetParams, __builtin_return_address(0),
+                     __builtin_dwarf_cfa(), exec, node, p);
 }
 
 /** cudaGraphExecNodeSetParams (CUDA 12.2), traced as cudaGraphExecKernelNodeSetParams. */
 CTP_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
                                                   struct cudaGraphNodeParams *p) {
-  CTPH_MEMOP_BODY(cudaGraphExecNodeSetParams, 0, CTPH_NO_STREAM, 0, (exec, node, p), (void)0);
+  return kernel_edit(CTPH_ID_cudaGraphExecNodeSetParams, __builtin_return_address(0),
+                     __builtin_dwarf_cfa(), exec, node, p);
+}
+
+/** cudaGraphExecDestroy, traced (an API record): what the tracer kept for the exec is
+ * freed and its id cleared first, whether tracing or paused (libcudart's driver call,
+ * which the driver wrapper forwards, does the same: harmless twice). */
+CTP_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  if (exec && ctph_alive() && CTPH_REAL(cudaGraphExecDestroy))
+    ctph_graph_forget((CUgraphExec)exec);
+  CTPH_MEMOP_BODY(cudaGraphExecDestroy, 0, CTPH_NO_STREAM, 0, (exec), (void)0);
 }
 
 /** cudaGraphExecMemsetNodeSetParams, traced (a call: the inventory does not change). */

@@ -4,7 +4,7 @@ cuBLAS GEMMs and a bias kernel with copies; multistream: three streams; nvtx_ker
 planted NVTX ranges on two threads), read back with Python's csv module and checked
 against `cutrace report --format json` and the trace's own records:
 
-- every row has the header's 43 columns; one gpu row per GPU record, one call row per
+- every row has the header's 45 columns; one gpu row per GPU record, one call row per
   API record; kernel names and counts, GPU time per kernel, the total GPU time and the
   copies' bytes per kind equal report's;
 - correlation: every gpu row with an api names a call row of the same correlation,
@@ -34,7 +34,7 @@ from rawdump import raw_records
 
 h = Harness(sys.argv)
 nvtx_program = h.extra[0] if h.extra else ""
-COLUMNS = 43
+COLUMNS = 45
 
 
 def trace_of(data):

@@ -15,14 +15,26 @@
 //           cuGraphExecMemsetNodeSetParams), and a set's parameters refused for the
 //           kernel node (its error kept); ITERS launches;
 //   exec 4: a graph with one child graph node (of exec 2's graph, 1 ge_a) given exec
-//           1's graph by cuGraphExecChildGraphNodeSetParams; ITERS launches.
+//           1's graph by cuGraphExecChildGraphNodeSetParams; ITERS launches; destroyed
+//           with the driver's cuGraphExecDestroy;
+//   exec 5: exec 2's graph (1 ge_a) instantiated, ITERS launches; cudaGraphExecUpdate to
+//           a capture of 1 ge_b, ITERS launches; updated again to another capture of 1
+//           ge_b (the same inventory), ITERS launches; destroyed (cudaGraphExecDestroy);
+//   exec 6: exec 1's graph (2 ge_a) instantiated after that (the handle may be exec
+//           5's), launched once, destroyed.
 // Prints "graphedit: ok" when every call succeeded.
-// usage: graphedit [ITERS]
+// With CHURN > 0 it only instantiates a graph of 64 ge_a nodes CHURN times, edits one
+// node of each exec (ge_b), launches every 1000th and destroys each (even ones with
+// cudaGraphExecDestroy, odd ones with cuGraphExecDestroy), and prints the growth of
+// its resident memory between the CHURN/10-th exec and the last:
+// "graphedit churn: N execs, rss growth K kB".
+// usage: graphedit [ITERS [CHURN]]
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver_proc.h"
 
@@ -48,6 +60,7 @@ typedef CUresult (*memset_edit_fn)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_N
                                    CUcontext);
 typedef CUresult (*child_edit_fn)(CUgraphExec, CUgraphNode, CUgraph);
 typedef CUresult (*add_child_fn)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
+typedef CUresult (*destroy_fn)(CUgraphExec);
 
 static int launch_n(cudaGraphExec_t e, cudaStream_t s, int n) {
   for (int i = 0; i < n; i++)
@@ -55,12 +68,66 @@ static int launch_n(cudaGraphExec_t e, cudaStream_t s, int n) {
   return cudaStreamSynchronize(s) != cudaSuccess;
 }
 
+/* Kernel node parameters that run ge_b(x) (args: {&x}, kept by the caller). */
+static cudaKernelNodeParams ge_b_params(void **args) {
+  cudaKernelNodeParams p;
+  memset(&p, 0, sizeof p);
+  p.func = (void *)ge_b;
+  p.gridDim = dim3(1);
+  p.blockDim = dim3(N);
+  p.kernelParams = args;
+  return p;
+}
+
+/* The process's resident memory in kB (0 when unknown). */
+static long rss_kb(void) {
+  long size = 0, resident = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+#define CHURN_NODES 64
+
+/* CHURN mode (see the top): execs made, edited and destroyed n times. */
+static int churn(cudaStream_t s, float *x, int n) {
+  destroy_fn destroy = (destroy_fn)driver_proc("cuGraphExecDestroy", 10000, 0);
+  CHECK(!destroy);
+  cudaGraph_t g;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < CHURN_NODES; i++) ge_a<<<1, N, 0, s>>>(x);
+  CHECK(cudaStreamEndCapture(s, &g));
+  cudaGraphNode_t nodes[CHURN_NODES];
+  size_t count = CHURN_NODES;
+  CHECK(cudaGraphGetNodes(g, nodes, &count));
+  CHECK(count != CHURN_NODES);
+  void *args[] = {&x};
+  cudaKernelNodeParams p = ge_b_params(args);
+  long base = 0;
+  for (int i = 0; i < n; i++) {
+    if (i == n / 10) base = rss_kb();
+    cudaGraphExec_t e;
+    CHECK(cudaGraphInstantiate(&e, g, 0));
+    CHECK(cudaGraphExecKernelNodeSetParams(e, nodes[i % CHURN_NODES], &p));
+    if (i % 1000 == 0) CHECK(launch_n(e, s, 1));
+    if (i % 2) CHECK(destroy((CUgraphExec)e));
+    else CHECK(cudaGraphExecDestroy(e));
+  }
+  printf("graphedit churn: %d execs, rss growth %ld kB\n", n, rss_kb() - base);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int iters = argc > 1 ? atoi(argv[1]) : 3;
+  int churns = argc > 2 ? atoi(argv[2]) : 0;
   cudaStream_t s;
   float *x;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   CHECK(cudaMalloc(&x, N * sizeof(float)));
+  if (churns > 0) return churn(s, x, churns);
 
   // exec 1: runtime edits
   cudaGraph_t g1;
@@ -75,12 +142,7 @@ int main(int argc, char **argv) {
   CHECK(cudaGraphGetNodes(g1, nodes, &count));
   CHECK(count != 2);
   void *args[] = {&x};
-  cudaKernelNodeParams p;
-  memset(&p, 0, sizeof p);
-  p.func = (void *)ge_b;
-  p.gridDim = dim3(1);
-  p.blockDim = dim3(N);
-  p.kernelParams = args;
+  cudaKernelNodeParams p = ge_b_params(args);
   CHECK(cudaGraphExecKernelNodeSetParams(e1, nodes[0], &p));
   CHECK(launch_n(e1, s, iters));
   CHECK(cudaGraphExecKernelNodeSetParams(e1, nodes[1], &p));
@@ -178,6 +240,30 @@ int main(int argc, char **argv) {
   CHECK(cudaGraphInstantiate(&e4, g4, 0));
   CHECK(child_edit((CUgraphExec)e4, child, (CUgraph)g1));
   CHECK(launch_n(e4, s, iters));
+  destroy_fn destroy = (destroy_fn)driver_proc("cuGraphExecDestroy", 10000, 0);
+  CHECK(!destroy);
+  CHECK(destroy((CUgraphExec)e4));
+
+  // exec 5: updated to another graph, then to an equal one
+  cudaGraphExec_t e5;
+  CHECK(cudaGraphInstantiate(&e5, g2, 0));
+  CHECK(launch_n(e5, s, iters));
+  cudaGraph_t g5[2];
+  for (int i = 0; i < 2; i++) {
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    ge_b<<<1, N, 0, s>>>(x);
+    CHECK(cudaStreamEndCapture(s, &g5[i]));
+    cudaGraphExecUpdateResultInfo info;
+    CHECK(cudaGraphExecUpdate(e5, g5[i], &info));
+    CHECK(launch_n(e5, s, iters));
+  }
+  CHECK(cudaGraphExecDestroy(e5));
+
+  // exec 6: instantiated after exec 5's destruction
+  cudaGraphExec_t e6;
+  CHECK(cudaGraphInstantiate(&e6, g1, 0));
+  CHECK(launch_n(e6, s, 1));
+  CHECK(cudaGraphExecDestroy(e6));
   printf("graphedit: ok\n");
   return 0;
 }
