@@ -27,6 +27,25 @@ static const char *valued_option(const char *arg, const char *const *valued) {
   return NULL;
 }
 
+int cli_attached_short_value(const char *cmd, const char *arg, const char *opt) {
+  size_t n = strlen(opt);
+  if (strncmp(arg, opt, n) || !arg[n]) return 0;
+  const char *v = arg + n + (arg[n] == '=');
+  if (!*v) return cli_missing_value(cmd, opt); /* "-o=" */
+  fprintf(stderr, "cutrace %s: %s takes its value as the next argument: %s %s, not '%s' (try: "
+                  "cutrace %s --help)\n", cmd, opt, opt, v, arg, cmd);
+  return 2;
+}
+
+/* The single-dash entry of valued ("-o") that arg starts with, a value attached ("-o=x",
+ * "-ox"); NULL when none. */
+static const char *attached_short(const char *arg, const char *const *valued) {
+  for (; valued && *valued; valued++)
+    if ((*valued)[1] != '-' && !strncmp(arg, *valued, strlen(*valued)) && arg[strlen(*valued)])
+      return *valued;
+  return NULL;
+}
+
 /* cli_run_options_first's new argv (free it; its strings are argv's own, an '=' cut to
  * '\0'), its count in *out_argc; NULL after one line on stderr. */
 static char **options_first(int argc, char **argv, const char *const *valued, int *out_argc) {
@@ -44,13 +63,19 @@ static char **options_first(int argc, char **argv, const char *const *valued, in
   for (; i < argc && strcmp(argv[i], "--"); i++) {
     char *a = argv[i];
     const char *name = a[0] == '-' && a[1] ? valued_option(a, valued) : NULL;
-    if (a[0] != '-' || !a[1]) {
+    const char *attached = a[0] == '-' && a[1] != '-' ? attached_short(a, valued) : NULL;
+    if (attached) {
+      cli_attached_short_value(argv[0], a, attached); /* "-o=x", "-ox": said, refused */
+      free(out);
+      free(operands);
+      return NULL;
+    } else if (a[0] != '-' || !a[1]) {
       operands[nops++] = a;
     } else if (!name) {
       out[n++] = a; /* a flag, or an unknown option the command will name */
     } else if ((a[strlen(name)] == '=' && !a[strlen(name) + 1] && name[1] == '-') ||
                (!a[strlen(name)] && i + 1 < argc && !argv[i + 1][0])) {
-      cli_missing_value(argv[0], name); /* "--name=" or "--name ''" ("-o=" is refused below) */
+      cli_missing_value(argv[0], name); /* "--name=" or "--name ''" */
       free(out);
       free(operands);
       return NULL;
@@ -58,8 +83,6 @@ static char **options_first(int argc, char **argv, const char *const *valued, in
       a[strlen(name)] = '\0';
       out[n++] = a;
       out[n++] = a + strlen(name) + 1;
-    } else if (a[strlen(name)] == '=') {
-      out[n++] = a; /* "-o=x": left for the command to refuse */
     } else if (i + 1 < argc) {
       out[n++] = a;
       out[n++] = argv[++i];

@@ -59,6 +59,12 @@ int cli_run_options_first(int argc, char **argv, const char *const *valued,
  */
 int cli_missing_value(const char *cmd, const char *opt);
 
+/* A short option with its value attached, "-o=DIR" or "-oDIR" (arg, for the short option
+ * opt): says on one line that opt takes its value as the next argument ("-o DIR"; getopt
+ * would read "-o=DIR" as the value "=DIR") and returns 2 ("-o=": needs a value); 0 when
+ * arg is not such a form. */
+int cli_attached_short_value(const char *cmd, const char *arg, const char *opt);
+
 /*
  * Flushes standard output and returns status, or 2 after one line on stderr,
  * "cutrace CMD: standard output: cannot write (...)", when something written to it was

@@ -84,6 +84,8 @@ int cmd_collect(int argc, char **argv) {
       listen = argv[i] + 9;
     } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--listen")) {
       return cli_missing_value("collect", argv[i]);
+    } else if (cli_attached_short_value("collect", argv[i], "-o")) {
+      return 2;
     } else {
       fprintf(stderr, "cutrace collect: %s '%s' (try: cutrace collect --help)\n",
               argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);

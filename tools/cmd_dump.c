@@ -408,6 +408,9 @@ static int run_dump(int argc, char **argv) {
     if (opt.queues) return bad_usage("--queues needs --chrome or --perfetto; got", "--queues");
     if (opt.no_memory)
       return bad_usage("--no-memory needs --chrome or --perfetto; got", "--no-memory");
+    if (!opt.gaps) return bad_usage("--no-gaps needs --chrome or --perfetto; got", "--no-gaps");
+    if (gap_min_given)
+      return bad_usage("--gap-min needs --chrome or --perfetto; got", "--gap-min");
     raw_run run = {0};
     char err[300];
     int n = ct_expand_inputs(argc - i, argv + i, count_file, &run.files, err, sizeof err);

@@ -399,6 +399,8 @@ int cmd_record(int argc, char **argv) {
       out_given = 1;
     } else if (!strcmp(argv[i], "-o")) {
       return cli_missing_value("record", "-o");
+    } else if (cli_attached_short_value("record", argv[i], "-o")) {
+      return 2;
     } else {
       fprintf(stderr, "cutrace record: unknown option '%s' (try: cutrace record --help)\n",
               argv[i]);

@@ -170,7 +170,7 @@ for cmd, opt, extra in (("report", "--limit", []), ("report", "--format", []),
                         ("collect", "-o", []), ("collect", "--listen", [])):
     want = f"cutrace {cmd}: {opt} needs a value (try: cutrace {cmd} --help)\n"
     forms = [[*extra, whole, opt], [opt, "", *extra, whole]]
-    if opt.startswith("--"):  # "-o=x" is an unknown option, as documented
+    if opt.startswith("--"):  # "-o=x": refused with the form to use (test_option_modes.py)
         forms.append([opt + "=", *extra, whole])
     if cmd in ("record", "collect"):  # no traces: the option alone
         forms = [[opt], [opt + "="]] if opt != "-o" else [[opt], [opt, ""]]

@@ -74,7 +74,7 @@ with tempfile.TemporaryDirectory() as d:
                        (["dump", trace, "--chrome", "-o"], "cutrace dump: -o needs a value"),
                        (["diff", trace, trace, "--by"], "cutrace diff: --by needs a value"),
                        (["report", trace, "--bogus"], "cutrace report: unknown option '--bogus'"),
-                       (["dump", trace, "--chrome", "-o=x"], "cutrace dump: unknown option '-o=x'"),
+                       (["dump", trace, "--chrome", "-o=x"], "cutrace dump: -o takes its value as the next argument: -o x, not '-o=x'"),
                        (["report", "--limit=x", trace], "cutrace report: --limit takes a number, not 'x'")):
         rc, out, err = run(*args)
         check(rc == 2 and not out and err.startswith(want) and err.count("\n") == 1,
