@@ -73,7 +73,17 @@ void ctpd_function_shape(CUfunction f, unsigned *bx, unsigned *by, unsigned *bz,
  * function, that function's KERNEL_ATTR id and the node's shape (format 1.6). */
 struct ctpd_graph_node {
   CUgraphNode node;
-  uint64_t name, attr, block_threads, dyn_smem;
+  uint64_t name, attr;
+  uint32_t block_threads, dyn_smem;
+  uint32_t order; /* its place among the graph's kernel nodes in the walk's order */
+};
+
+/* The kernel nodes a child graph node of a walked graph holds (at any depth): those of
+ * walk order [first, first + count) (graph_edit.c follows the child graph node given
+ * another graph). */
+struct ctpd_child_range {
+  CUgraphNode child;
+  uint32_t first, count;
 };
 
 /* Writes the inventory g (its corr, exec, counts, partial and version as given) with
@@ -86,7 +96,15 @@ uint64_t ctpd_graph_emit(const struct ct_graph *g, const struct ctpd_graph_node 
  * g (fingerprint print) just written for exec, replacing what was kept for that
  * handle: its in-place edits (ctph_graph_edit_kernel) are applied to them. */
 void ctpd_graph_keep(CUgraphExec exec, const struct ct_graph *g, struct ctpd_graph_node *nodes,
-                     size_t n, int device, uint64_t print) CTPD_HIDDEN;
+                     size_t n, int device, uint64_t print, struct ctpd_child_range *children,
+                     size_t nchildren) CTPD_HIDDEN;
+
+/* The kernel nodes of graph g (child graphs walked into), in the walk's order, as a walk
+ * keeps them (malloc'd into *nodes, ownership passes; the functions' KERNEL_ATTR and
+ * OCCUPANCY records written at their first sight). Returns 0, or -1 when the walk was
+ * partial or memory ran out (*nodes NULL). */
+int ctpd_graph_walk_kernels(CUgraph g, int device, struct ctpd_graph_node **nodes, size_t *n)
+    CTPD_HIDDEN;
 
 /* 1 when the inventory kept for exec is version `version` with fingerprint print. */
 int ctpd_graph_kept_same(CUgraphExec exec, uint64_t version, uint64_t print) CTPD_HIDDEN;

@@ -7,8 +7,12 @@
  * node's function updates them and writes the exec's whole inventory again (GRAPH +
  * GRAPH_KERNEL, same exec id, the next version, the edit's corr), and the launches
  * that follow carry that version (GRAPH_LAUNCH.version), so the tools name what each
- * launch ran. What is kept for an exec handle (40 bytes per kernel node) lives until
- * the handle is instantiated or updated again, or destroyed (cuGraphExecDestroy,
+ * launch ran. cuGraphExecChildGraphNodeSetParams (and the runtime's form) gives a
+ * child graph node another graph of the same topology: the kernel nodes the walk found
+ * inside that child (a range of its walk order, kept per child graph node) take the new
+ * graph's functions in order (ctph_graph_edit_child). What is kept for an exec handle
+ * (40 bytes per kernel node, 16 per child graph node) lives until the handle is
+ * instantiated or updated again, or destroyed (cuGraphExecDestroy,
  * cudaGraphExecDestroy: ctph_graph_forget).
  *
  * A runtime edit (cudaGraphExecKernelNodeSetParams, cudaGraphExecNodeSetParams)
@@ -36,6 +40,8 @@ struct kept_exec {
   uint64_t print;    /* its fingerprint (graph_walk.c) */
   struct ctpd_graph_node *nodes; /* sorted by node handle */
   size_t n;
+  struct ctpd_child_range *children; /* its child graph nodes' kernels (walk order) */
+  size_t nchildren;
   int device;
 };
 
@@ -45,9 +51,9 @@ static __thread uint64_t runtime_edit_corr; /* corr of this thread's runtime edi
 static size_t kept_bytes;  /* kept_exec structures and their nodes (under kept_lock) */
 static int at_exit_registered;
 
-/* The bytes kept for exec k. */
-static size_t bytes_of(const struct kept_exec *k) {
-  return sizeof *k + k->n * sizeof *k->nodes;
+/* The bytes kept for exec k's nodes and child ranges. */
+static size_t bytes_of_nodes(const struct kept_exec *k) {
+  return k->n * sizeof *k->nodes + k->nchildren * sizeof *k->children;
 }
 
 /* At the final flush: what is still kept. */
@@ -78,9 +84,11 @@ static struct kept_exec *find_exec(CUgraphExec exec) {
 }
 
 void ctpd_graph_keep(CUgraphExec exec, const struct ct_graph *g, struct ctpd_graph_node *nodes,
-                     size_t n, int device, uint64_t print) {
+                     size_t n, int device, uint64_t print, struct ctpd_child_range *children,
+                     size_t nchildren) {
   if (!exec) {
     free(nodes);
+    free(children);
     return;
   }
   if (n > 1)
@@ -98,17 +106,21 @@ void ctpd_graph_keep(CUgraphExec exec, const struct ct_graph *g, struct ctpd_gra
     kept_bytes += sizeof *k;
   }
   if (k) {
-    kept_bytes -= k->n * sizeof *k->nodes;
+    kept_bytes -= bytes_of_nodes(k);
     free(k->nodes);
+    free(k->children);
+    k->children = children, children = NULL;
+    k->nchildren = nchildren;
     k->g = *g;
     k->print = print;
     k->nodes = nodes, nodes = NULL;
     k->n = n;
     k->device = device;
-    kept_bytes += n * sizeof *nodes;
+    kept_bytes += bytes_of_nodes(k);
   }
   pthread_mutex_unlock(&kept_lock);
   free(nodes); /* out of memory: the exec's edits go unseen */
+  free(children);
 }
 
 int ctpd_graph_kept_same(CUgraphExec exec, uint64_t version, uint64_t print) {
@@ -130,11 +142,12 @@ void ctph_graph_forget(CUgraphExec exec) {
   struct kept_exec *k = *at;
   if (k) {
     *at = k->next;
-    kept_bytes -= bytes_of(k);
+    kept_bytes -= sizeof *k + bytes_of_nodes(k);
   }
   pthread_mutex_unlock(&kept_lock);
   if (k) {
     free(k->nodes);
+    free(k->children);
     free(k);
   }
   ctpd_graph_forget_id(exec);
@@ -151,6 +164,14 @@ uint64_t ctpd_graph_runtime_edit_corr(void) {
   return runtime_edit_corr;
 }
 
+/* Writes exec k's inventory again as a new version made by the call corr (lock held). */
+static void new_version(struct kept_exec *k, CUgraphExec exec, uint64_t corr) {
+  k->g.corr = corr;
+  k->g.version++;
+  k->print = ctpd_graph_emit(&k->g, k->nodes, k->n, k->device);
+  ctpd_graph_set_version(exec, k->g.version);
+}
+
 void ctph_graph_edit_kernel(uint64_t corr, CUgraphExec exec, CUgraphNode node, CUfunction f,
                             uint64_t block_threads, uint64_t dyn_smem) {
   if (!exec || !node || !f)
@@ -163,17 +184,56 @@ void ctph_graph_edit_kernel(uint64_t corr, CUgraphExec exec, CUgraphNode node, C
   struct ctpd_graph_node *at = k ? bsearch(&key, k->nodes, k->n, sizeof key, by_node) : NULL;
   if (at) {
     int changed = at->name != name;
-    at->block_threads = block_threads;
-    at->dyn_smem = dyn_smem;
+    at->block_threads = (uint32_t)block_threads;
+    at->dyn_smem = (uint32_t)dyn_smem;
     if (changed) {
       at->name = name;
       at->attr = ctph_launch_attr(f, 0, name, (unsigned)block_threads, dyn_smem, k->device);
-      k->g.corr = corr;
-      k->g.version++;
-      k->print = ctpd_graph_emit(&k->g, k->nodes, k->n, k->device);
-      ctpd_graph_set_version(exec, k->g.version);
+      new_version(k, exec, corr);
     }
   }
   pthread_mutex_unlock(&kept_lock);
+  errno = saved;
+}
+
+void ctph_graph_edit_child(uint64_t corr, CUgraphExec exec, CUgraphNode node, CUgraph child) {
+  if (!exec || !node || !child)
+    return;
+  int saved = errno;
+  pthread_mutex_lock(&kept_lock);
+  const struct kept_exec *known = find_exec(exec);
+  int device = known ? known->device : -1;
+  pthread_mutex_unlock(&kept_lock);
+  struct ctpd_graph_node *fresh = NULL;
+  size_t n = 0;
+  /* the new child's kernels, walked without the lock (driver queries) */
+  if (!known || ctpd_graph_walk_kernels(child, device, &fresh, &n) < 0) {
+    errno = saved;
+    return;
+  }
+  pthread_mutex_lock(&kept_lock);
+  struct kept_exec *k = find_exec(exec);
+  const struct ctpd_child_range *range = NULL;
+  for (size_t i = 0; k && i < k->nchildren && !range; i++)
+    if (k->children[i].child == node)
+      range = &k->children[i];
+  /* CUDA requires the new graph's topology and node order to be the child's: its j-th
+   * kernel node replaces the child's j-th */
+  if (range && range->count == n && !k->g.partial) {
+    int changed = 0;
+    for (size_t i = 0; i < k->n; i++) {
+      struct ctpd_graph_node *at = &k->nodes[i];
+      if (at->order < range->first || at->order - range->first >= range->count)
+        continue;
+      const struct ctpd_graph_node *now = &fresh[at->order - range->first];
+      changed |= at->name != now->name;
+      at->name = now->name, at->attr = now->attr;
+      at->block_threads = now->block_threads, at->dyn_smem = now->dyn_smem;
+    }
+    if (changed)
+      new_version(k, exec, corr);
+  }
+  pthread_mutex_unlock(&kept_lock);
+  free(fresh);
   errno = saved;
 }

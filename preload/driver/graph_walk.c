@@ -40,6 +40,9 @@ struct walk {
   int device;                /* the current context's device (-1 unknown) */
   struct ctpd_graph_node *kept; /* the kernel nodes, for in-place edits (graph_edit.c) */
   size_t nkept, kept_cap;
+  uint32_t kernels_seen;     /* kernel nodes so far (their walk order) */
+  struct ctpd_child_range *children; /* the child graph nodes' kernels (graph_edit.c) */
+  size_t nchildren, children_cap;   /* (children_cap SIZE_MAX: out of memory) */
 };
 
 /* The map slot of exec (NULL for NULL or when memory runs out); fresh: the exec gets a
@@ -115,7 +118,7 @@ static void count_name(struct walk *w, const struct ctpd_graph_node *k) {
  * had: the walk goes on); the function's KERNEL_ATTR and the shape's OCCUPANCY records
  * at their first sight, as for a launch. */
 static struct ctpd_graph_node kernel_node(struct walk *w, CUgraphNode node) {
-  struct ctpd_graph_node k = {node, 0, 0, 0, 0};
+  struct ctpd_graph_node k = {node, 0, 0, 0, 0, w->kernels_seen++};
   CUDA_KERNEL_NODE_PARAMS_v2 p;
   memset(&p, 0, sizeof p);
   if (!ctph_drv.GraphKernelNodeGetParams ||
@@ -125,28 +128,48 @@ static struct ctpd_graph_node kernel_node(struct walk *w, CUgraphNode node) {
   }
   CUfunction f = p.func ? p.func : (CUfunction)p.kern;
   k.name = ctpd_function_name_id(f);
-  k.block_threads = (uint64_t)p.blockDimX * p.blockDimY * p.blockDimZ;
+  k.block_threads = p.blockDimX * p.blockDimY * p.blockDimZ;
   k.dyn_smem = p.sharedMemBytes;
-  k.attr = f ? ctph_launch_attr(f, 0, k.name, (unsigned)k.block_threads, p.sharedMemBytes,
+  k.attr = f ? ctph_launch_attr(f, 0, k.name, k.block_threads, p.sharedMemBytes,
                                 w->device)
              : 0;
   return k;
 }
 
+/* The growable array `items` (*n elements of `size` bytes, room for *cap; doubling from
+ * `first`) with room for one more, or NULL when memory ran out now or before: the array
+ * is then freed for good (*cap SIZE_MAX, *n 0). */
+static void *room_for_one(void *items, size_t *n, size_t *cap, size_t size, size_t first) {
+  if (*cap == SIZE_MAX || *n < *cap)
+    return items;
+  size_t grown_cap = *cap ? 2 * *cap : first;
+  void *grown = realloc(items, grown_cap * size);
+  if (grown) {
+    *cap = grown_cap;
+    return grown;
+  }
+  free(items);
+  *n = 0, *cap = SIZE_MAX;
+  return NULL;
+}
+
 /* Keeps a kernel node for graph_edit.c (when memory runs out, the exec's later edits
  * are not seen: its inventory stays that of the walk) and counts it. */
 static void keep_node(struct walk *w, const struct ctpd_graph_node *k) {
-  if (w->nkept == w->kept_cap && w->kept_cap != SIZE_MAX) {
-    size_t cap = w->kept_cap ? 2 * w->kept_cap : 64;
-    struct ctpd_graph_node *grown = realloc(w->kept, cap * sizeof *grown);
-    if (grown)
-      w->kept = grown, w->kept_cap = cap;
-    else
-      free(w->kept), w->kept = NULL, w->nkept = 0, w->kept_cap = SIZE_MAX;
-  }
-  if (w->nkept < w->kept_cap && w->kept_cap != SIZE_MAX)
+  w->kept = room_for_one(w->kept, &w->nkept, &w->kept_cap, sizeof *k, 64);
+  if (w->kept)
     w->kept[w->nkept++] = *k;
   count_name(w, k);
+}
+
+/* Notes that child graph node `child` holds the kernel nodes of walk order [first,
+ * kernels_seen) (when memory runs out, its later changes are not followed). */
+static void note_child(struct walk *w, CUgraphNode child, uint32_t first) {
+  w->children =
+      room_for_one(w->children, &w->nchildren, &w->children_cap, sizeof *w->children, 8);
+  if (w->children)
+    w->children[w->nchildren++] =
+        (struct ctpd_child_range){child, first, w->kernels_seen - first};
 }
 
 /* Counts the nodes of graph g and of its child graphs. Returns 0 to go on, -1 when
@@ -193,7 +216,9 @@ static int walk_graph(struct walk *w, CUgraph g, unsigned depth) {
         w->g.partial |= CT_GRAPH_PARTIAL_FAILED;
         stop = -1;
       } else {
+        uint32_t first = w->kernels_seen;
         stop = walk_graph(w, child, depth + 1);
+        note_child(w, nodes[i], first);
       }
       continue;
     }
@@ -292,12 +317,34 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
   free(w.names);
   free(w.index);
   /* the exec's kernel nodes, for its in-place edits (ownership passes) */
-  ctpd_graph_keep(exec, &w.g, w.kept, w.nkept, w.device, print);
+  if (w.children_cap == SIZE_MAX)
+    w.children = NULL;
+  ctpd_graph_keep(exec, &w.g, w.kept, w.nkept, w.device, print, w.children, w.nchildren);
   if (s && w.g.exec)
     ctpd_graph_set_version(exec, w.g.version);
   /* the walk runs on the app's thread after its call returned: its cost, labelled */
   ctp_emit_tracer("graph_walk", begin_ns, ctp_now_ns(), w.visited);
   errno = saved;
+}
+
+int ctpd_graph_walk_kernels(CUgraph g, int device, struct ctpd_graph_node **nodes, size_t *n) {
+  struct walk w;
+  memset(&w, 0, sizeof w);
+  w.device = device;
+  if (!ctph_driver_load() || !ctph_drv.GraphGetNodes || !ctph_drv.GraphNodeGetType)
+    w.g.partial |= CT_GRAPH_PARTIAL_FAILED;
+  else
+    walk_graph(&w, g, 0);
+  free(w.names);
+  free(w.index);
+  free(w.children);
+  if (w.g.partial || w.kept_cap == SIZE_MAX || w.nkept != w.kernels_seen) {
+    free(w.kept);
+    *nodes = NULL, *n = 0;
+    return -1;
+  }
+  *nodes = w.kept, *n = w.nkept;
+  return 0;
 }
 
 void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) {

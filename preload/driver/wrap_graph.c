@@ -94,16 +94,17 @@ typedef CUresult (*kernel_edit_v1_fn)(CUgraphExec, CUgraphNode, const CUDA_KERNE
 typedef CUresult (*kernel_edit_fn)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *);
 typedef CUresult (*node_edit_fn)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
 
-/* The body of an edit wrapper: CALL forwards; after a success, when IS_KERNEL holds,
- * the kernel node `node` of exec now runs FUNC with BLOCK threads and SMEM bytes. */
-#define EDIT_BODY(id, realp, ra, fn_type, CALL, exec, node, IS_KERNEL, FUNC, BLOCK, SMEM)   \
+/* The body of an edit wrapper that the tracer follows: CALL forwards; after a success,
+ * when WHEN holds, FOLLOW(corr, ...) updates the exec's inventory (corr: the call's, or
+ * the runtime call's that reached it through libcudart, 0 while paused). */
+#define FOLLOWED_EDIT_BODY(id, realp, ra, fn_type, CALL, WHEN, FOLLOW, ...)                \
   fn_type real = (fn_type)(realp);                                                        \
   if (!real)                                                                              \
     return CTPD_NO_REAL;                                                                  \
   if (CTPD_UNTRACED(real, ra)) {                                                          \
     CUresult r = CALL;                                                                    \
-    if (r == CUDA_SUCCESS && ctph_alive() && (IS_KERNEL))                                 \
-      ctph_graph_edit_kernel(ctpd_graph_runtime_edit_corr(), exec, node, FUNC, BLOCK, SMEM); \
+    if (r == CUDA_SUCCESS && ctph_alive() && (WHEN))                                      \
+      FOLLOW(ctpd_graph_runtime_edit_corr(), __VA_ARGS__);                                \
     return r;                                                                             \
   }                                                                                       \
   ctpd_note_call();                                                                       \
@@ -111,10 +112,14 @@ typedef CUresult (*node_edit_fn)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
   ctph_call_begin(&c, id, 0, 0, CTPH_NO_STREAM, 0);                                       \
   c.flags |= CT_API_DRIVER;                                                               \
   CUresult r = CALL;                                                                      \
-  CTPH_FINISH(c, r,                                                                       \
-              if (r == CUDA_SUCCESS && (IS_KERNEL))                                       \
-                  ctph_graph_edit_kernel(c.corr, exec, node, FUNC, BLOCK, SMEM));         \
+  CTPH_FINISH(c, r, if (r == CUDA_SUCCESS && (WHEN)) FOLLOW(c.corr, __VA_ARGS__));        \
   return r
+
+/* A kernel node edit: after a success, when IS_KERNEL holds, the kernel node `node` of
+ * exec now runs FUNC with BLOCK threads and SMEM bytes. */
+#define EDIT_BODY(id, realp, ra, fn_type, CALL, exec, node, IS_KERNEL, FUNC, BLOCK, SMEM)   \
+  FOLLOWED_EDIT_BODY(id, realp, ra, fn_type, CALL, IS_KERNEL, ctph_graph_edit_kernel, exec,  \
+                     node, FUNC, BLOCK, SMEM)
 
 #define BLOCK_OF(p) ((uint64_t)(p)->blockDimX * (p)->blockDimY * (p)->blockDimZ)
 
@@ -171,9 +176,11 @@ CTPD_INLINE CUresult exec_destroy_body(enum ctph_id id, int ptsz, void *realp, c
 CTPD_DEFINE(cuGraphExecDestroy, 0, exec_destroy_body, (CUgraphExec exec), (exec))
 
 /*
- * Edits in place of an exec's set, copy and child graph nodes: API records only (the
- * inventory counts nodes by kind and names kernels; a child graph given another
- * graph keeps the inventory of the first: not followed).
+ * Edits in place of an exec's set, copy and child graph nodes: API records (the
+ * inventory counts nodes by kind and names kernels: a set or copy node stays one). A
+ * child graph node given another graph is followed like a kernel edit, for every caller
+ * (libcudart's with its runtime call's corr) and while paused: the exec's kernels of
+ * that child become the new graph's (graph_edit.c).
  */
 typedef CUresult (*memset_edit_fn)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *,
                                    CUcontext);
@@ -196,8 +203,9 @@ CTPD_INLINE CUresult memcpy_edit_body(enum ctph_id id, int ptsz, void *realp, co
 
 CTPD_INLINE CUresult child_edit_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                      CUgraphExec exec, CUgraphNode node, CUgraph child) {
-  CTPD_SPAN_BODY(id, ptsz, realp, ra, child_edit_fn, CTPH_NO_STREAM, 0, real(exec, node, child),
-                 (void)0, (void)0);
+  (void)ptsz;
+  FOLLOWED_EDIT_BODY(id, realp, ra, child_edit_fn, real(exec, node, child), 1,
+                     ctph_graph_edit_child, exec, node, child);
 }
 
 CTPD_DEFINE(cuGraphExecMemsetNodeSetParams, 0, memset_edit_body,

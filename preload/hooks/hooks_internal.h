@@ -329,6 +329,15 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
 void ctph_graph_edit_kernel(uint64_t corr, CUgraphExec exec, CUgraphNode node, CUfunction f,
                             uint64_t block_threads, uint64_t dyn_smem) CTPH_HIDDEN;
 
+/* After a successful cuGraphExecChildGraphNodeSetParams (or the runtime's form through
+ * it) by the call `corr`: the kernels of child graph node `node` of exec are now those of
+ * `child` (walked with the tracer's own driver calls; CUDA requires the same topology
+ * and node order); when a kernel node now runs another function, writes the exec's
+ * inventory again (next version). Nothing when the exec or node is unknown, the walk
+ * fails or the kernel counts differ. Leaves errno. */
+void ctph_graph_edit_child(uint64_t corr, CUgraphExec exec, CUgraphNode node, CUgraph child)
+    CTPH_HIDDEN;
+
 /* The GRAPH_LAUNCH detail record of a graph launch: its exec and that exec's current
  * inventory version. */
 void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) CTPH_HIDDEN;

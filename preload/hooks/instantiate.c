@@ -114,8 +114,9 @@ CTP_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec
   INSTANTIATE_BODY(cudaGraphInstantiateWithParams_ptsz, 1, params);
 }
 
-/* A runtime kernel-node edit (cudaGraphExecKernelNodeSetParams, cudaGraphExecNodeSetParams:
- * exec, node, a parameter block): the call's corr is left in a thread-local while
+/* A runtime edit the tracer follows (cudaGraphExecKernelNodeSetParams,
+ * cudaGraphExecNodeSetParams, cudaGraphExecChildGraphNodeSetParams: exec, node, a
+ * parameter block or a graph): the call's corr is left in a thread-local while
  * libcudart reaches the driver's edit, whose wrapper (only forwarding) writes the exec's
  * new inventory with it (preload/driver/graph_edit.c). */
 typedef cudaError_t (*kernel_edit_fn)(cudaGraphExec_t, cudaGraphNode_t, const void *);
@@ -183,11 +184,12 @@ CTP_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t exec, 
                   (exec, node, dst, src, count, kind), (void)0);
 }
 
-/** cudaGraphExecChildGraphNodeSetParams, traced (a call; the exec's inventory stays that
- * of the first child graph: docs/preload.md "CUDA graphs"). */
+/** cudaGraphExecChildGraphNodeSetParams, traced: libcudart reaches the driver's form,
+ * whose wrapper gives the exec the new child graph's kernels (and a new inventory, with
+ * this call's corr, when they differ: preload/driver/graph_edit.c). */
 CTP_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t exec,
                                                             cudaGraphNode_t node,
                                                             cudaGraph_t child) {
-  CTPH_MEMOP_BODY(cudaGraphExecChildGraphNodeSetParams, 0, CTPH_NO_STREAM, 0, (exec, node, child),
-                  (void)0);
+  return kernel_edit(CTPH_ID_cudaGraphExecChildGraphNodeSetParams, __builtin_return_address(0),
+                     __builtin_dwarf_cfa(), exec, node, child);
 }

@@ -3,10 +3,11 @@
 on node 0 then node 1 through cudaGraphExecKernelNodeSetParams, then node 1 ge_b again at
 another block size; exec 2 (1 ge_a node) gets ge_drv through the driver's
 cuGraphExecKernelNodeSetParams (_v2) and ge_drv2 through cuGraphExecNodeSetParams; exec
-3's set and copy nodes and exec 4's child graph node are given other parameters (calls
-only: their inventories stay those of the instantiation, 1 ge_a each; one set edit aimed
-at a kernel node fails and its API record keeps the error); exec 4 is destroyed with
-cuGraphExecDestroy; exec 5 (1 ge_a) is updated (cudaGraphExecUpdate) to 1 ge_b, then to an
+3's set and copy nodes are given other parameters (calls only: its inventory stays that
+of the instantiation, 1 ge_a; one set edit aimed at a kernel node fails and its API
+record keeps the error); exec 4's child graph node (1 ge_a) is given a graph of 1 ge_b
+by cuGraphExecChildGraphNodeSetParams (followed: {ge_b} v2 with that call's corr), and
+exec 4 is destroyed with cuGraphExecDestroy; exec 5 (1 ge_a) is updated (cudaGraphExecUpdate) to 1 ge_b, then to an
 equal graph, and destroyed (cudaGraphExecDestroy); exec 6 (2 ge_a) is made after that.
 
 Asserted (format 1.13, inventory versions): the edits, updates and destroys are API
@@ -65,7 +66,7 @@ A2, A1B1, B2, A1, B1 = ({"ge_a": 2}, {"ge_a": 1, "ge_b": 1}, {"ge_b": 2}, {"ge_a
 # what each exec's launches ran, in launch order: (version, kernels) per launch
 RAN = {1: [(1, A2)] * ITERS + [(2, A1B1)] * ITERS + [(3, B2)] * 2 * ITERS,
        2: [(1, A1)] * ITERS + [(2, {"ge_drv": 1})] * ITERS + [(3, {"ge_drv2": 1})] * ITERS,
-       3: [(1, A1)] * ITERS, 4: [(1, A1)] * ITERS,
+       3: [(1, A1)] * ITERS, 4: [(1, A1)] * ITERS + [(2, B1)] * ITERS,
        5: [(1, A1)] * ITERS + [(2, B1)] * 2 * ITERS, 6: [(1, A2)]}
 
 
@@ -119,9 +120,13 @@ if path:
     edits = [a["corr"] for a in apis if names.get(a["name"]) == "cudaGraphExecKernelNodeSetParams"]
     if check(len(execs) == 6, f"inventories of {len(execs)} execs, want 6: {inventories}"):
         one, two, three, four, five, six = (inventories[e] for e in execs)
-        got = [(i["names"], api_name.get(i["corr"], i["corr"])) for i in three + four]
-        check(got == [({"ge_a": 1}, "cudaGraphInstantiate"), ({"ge_a": 1}, "cudaGraphInstantiate")],
-              f"execs 3 and 4 (set, copy, child graph edits: no new inventory) {got}")
+        got = [(i["names"], api_name.get(i["corr"], i["corr"])) for i in three]
+        check(got == [({"ge_a": 1}, "cudaGraphInstantiate")],
+              f"exec 3 (set and copy edits: no new inventory) {got}")
+        got = [(i["names"], i["version"], api_name.get(i["corr"], i["corr"])) for i in four]
+        check(got == [(A1, 1, "cudaGraphInstantiate"),
+                      (B1, 2, "cuGraphExecChildGraphNodeSetParams")],
+              f"exec 4 (its child graph node given a graph of ge_b) {got}")
         got = [(i["names"], i["version"]) for i in one]
         check(got == [(A2, 1), (A1B1, 2), (B2, 3)], f"exec 1 inventories {got}")
         corrs = [i["corr"] for i in one]

@@ -14,8 +14,9 @@
 //           cudaGraphExecMemcpyNodeSetParams1D, the driver's
 //           cuGraphExecMemsetNodeSetParams), and a set's parameters refused for the
 //           kernel node (its error kept); ITERS launches;
-//   exec 4: a graph with one child graph node (of exec 2's graph, 1 ge_a) given exec
-//           1's graph by cuGraphExecChildGraphNodeSetParams; ITERS launches; destroyed
+//   exec 4: a graph with one child graph node (of exec 2's graph, 1 ge_a), ITERS
+//           launches; the child given a capture of 1 ge_b (the same topology, as CUDA
+//           requires) by cuGraphExecChildGraphNodeSetParams, ITERS launches; destroyed
 //           with the driver's cuGraphExecDestroy;
 //   exec 5: exec 2's graph (1 ge_a) instantiated, ITERS launches; cudaGraphExecUpdate to
 //           a capture of 1 ge_b, ITERS launches; updated again to another capture of 1
@@ -238,7 +239,12 @@ int main(int argc, char **argv) {
   CHECK(cudaGraphCreate(&g4, 0));
   CHECK(add_child(&child, (CUgraph)g4, NULL, 0, (CUgraph)g2));
   CHECK(cudaGraphInstantiate(&e4, g4, 0));
-  CHECK(child_edit((CUgraphExec)e4, child, (CUgraph)g1));
+  CHECK(launch_n(e4, s, iters));
+  cudaGraph_t g4b;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  ge_b<<<1, N, 0, s>>>(x);
+  CHECK(cudaStreamEndCapture(s, &g4b));
+  CHECK(child_edit((CUgraphExec)e4, child, (CUgraph)g4b));
   CHECK(launch_n(e4, s, iters));
   destroy_fn destroy = (destroy_fn)driver_proc("cuGraphExecDestroy", 10000, 0);
   CHECK(!destroy);
