@@ -1,7 +1,8 @@
 /*
  * Driver launches: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx (the
- * Triton launcher's entry point) and cuGraphLaunch, each with its _ptsz form, and the
- * CUDA 1.x-3.x cuLaunch, cuLaunchGrid and cuLaunchGridAsync. A
+ * Triton launcher's entry point) and cuGraphLaunch, each with its _ptsz form, the
+ * CUDA 1.x-3.x cuLaunch, cuLaunchGrid and cuLaunchGridAsync, and the deprecated
+ * cuLaunchCooperativeKernelMultiDevice. A
  * traced call is an API record flagged CT_API_DRIVER plus a LAUNCH record named by
  * cuFuncGetName / cuKernelGetName; when outermost (static cudart, Triton, -lcuda)
  * the kernel is timed with events on its stream. Inside a library call (a cuBLAS
@@ -100,6 +101,43 @@ CTPD_DEFINE(cuLaunchGrid, 0, legacy_launch_body, (CUfunction f, int gw, int gh),
             (f, gw, gh, NULL, 1))
 CTPD_DEFINE(cuLaunchGridAsync, 0, legacy_launch_body, (CUfunction f, int gw, int gh, CUstream s),
             (f, gw, gh, s, 2))
+
+/* cuLaunchCooperativeKernelMultiDevice (CUDA 9.0, deprecated): one cooperative kernel on
+ * each of several devices, each entry with its own stream. Traced as a cooperative launch
+ * of the first entry: its kernel, grid and block in the LAUNCH record; the other entries
+ * are not recorded. Timed on the first entry's stream only with
+ * CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC or a single entry: by default
+ * each kernel first waits for the earlier work of every entry's stream, which a start
+ * event recorded before the call would count as the kernel's time (the device idle
+ * meanwhile would look busy). Only on the current device: an entry on another device's
+ * stream records no event there and the call is untimed. */
+typedef CUresult (*launch_multi_fn)(CUDA_LAUNCH_PARAMS *, unsigned, unsigned);
+
+CTPD_INLINE CUresult launch_multi_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                       CUDA_LAUNCH_PARAMS *list, unsigned n, unsigned flags) {
+  launch_multi_fn real = (launch_multi_fn)realp;
+  if (!real)
+    return CTPD_NO_REAL;
+  if (CTPD_UNTRACED(real, ra))
+    return real(list, n, flags);
+  ctpd_note_call();
+  int any = list && n; /* an empty list: a span with its error, no launch */
+  const CUDA_LAUNCH_PARAMS first = any ? list[0] : (CUDA_LAUNCH_PARAMS){.hStream = CTPH_NO_STREAM};
+  uint64_t name = any ? ctpd_function_name_id(first.function) : 0;
+  int timed = any && (n == 1 || (flags & CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC));
+  ctph_call c;
+  ctph_call_begin(&c, id, ptsz, timed ? CT_GPU_KERNEL : 0, first.hStream, name);
+  c.flags |= CT_API_DRIVER;
+  CUresult r = real(list, n, flags);
+  CTPH_FINISH(c, r, if (any) emit_launch(&c, r == CUDA_SUCCESS, first.function, name,
+                                         first.gridDimX, first.gridDimY, first.gridDimZ,
+                                         first.blockDimX, first.blockDimY, first.blockDimZ,
+                                         first.sharedMemBytes));
+  return r;
+}
+
+CTPD_DEFINE(cuLaunchCooperativeKernelMultiDevice, 0, launch_multi_body,
+            (CUDA_LAUNCH_PARAMS *list, unsigned n, unsigned flags), (list, n, flags))
 
 CTPD_INLINE CUresult launch_ex_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                     const CUlaunchConfig *config, CUfunction f, void **params,

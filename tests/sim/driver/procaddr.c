@@ -229,6 +229,7 @@ CUresult cuStreamWaitEvent_ptsz();
   X("cuStreamGetGreenCtx", 12040, 0, cuStreamGetGreenCtx) \
   X("cuMemMapArrayAsync", 11010, 0, cuMemMapArrayAsync) \
   X("cuMemMapArrayAsync", 11010, 2, cuMemMapArrayAsync_ptsz) \
+  X("cuLaunchCooperativeKernelMultiDevice", 9000, 0, cuLaunchCooperativeKernelMultiDevice) \
   X("cuFuncSetBlockShape", 2000, 0, cuFuncSetBlockShape) \
   X("cuFuncSetSharedSize", 2000, 0, cuFuncSetSharedSize) \
   X("cuParamSetSize", 2000, 0, cuParamSetSize) \

@@ -153,7 +153,6 @@
   X(cuIpcOpenMemHandle) \
   X(cuIpcOpenMemHandle_v2) \
   X(cuKernelGetParamInfo) \
-  X(cuLaunchCooperativeKernelMultiDevice) \
   X(cuLibraryEnumerateKernels) \
   X(cuLibraryGetKernelCount) \
   X(cuLibraryGetManaged) \
