@@ -20,8 +20,9 @@
 static const char usage_text[] =
     "usage: cutrace gaps [OPTIONS] [DIR|FILE...]\n"
     "GPU idle time per device and stream, split by cause; idle grouped by the call that\n"
-    "ended it; the largest gaps; findings, ranked by the idle time their fixes would save,\n"
-    "and what they save together, overlaps counted once, at most the idle (docs/gaps.md).\n"
+    "ended it; the largest gaps; findings, ranked by the idle time each fix would save beyond\n"
+    "those above it, and what they save together, overlaps counted once, at most the idle\n"
+    "(docs/gaps.md).\n"
     "  --format text|json|csv  output format (default text; csv: a row per gap, then the\n"
     "                          findings, docs/gaps.md)\n"
     "  --tables LIST           csv: gaps, findings or both (the default)\n"

@@ -285,7 +285,7 @@ static void print_findings(const gaps_cli *c) {
   unsigned n, np;
   const ct_gaps_finding *fs = ct_gaps_findings(c->g, &n);
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
-  printf("\nFindings (most idle time saved first)\n");
+  printf("\nFindings (by what each adds to the total beyond the ones above it, most first)\n");
   if (!n) printf("  (none)\n");
   uint64_t total_saving, total_idle;
   unsigned ndev = ct_gaps_findings_total(c->g, &total_saving, &total_idle);

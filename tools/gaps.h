@@ -286,8 +286,8 @@ typedef struct ct_gaps_finding {
   /* graph candidate: the part of idle_ns inside the kernels' own launch calls (the rest:
    * the launching thread elsewhere, e.g. outside CUDA) */
   uint64_t in_calls_ns;
-  /* every finding, in saving order per device: the part of saving_ns that the findings
-   * above it on that device already count (overlap_ns), and what it adds to their total
+  /* every finding, in the order listed (by what it adds, ct_gaps_account_findings): the
+   * part of saving_ns that the findings above it on that device already count (overlap_ns), and what it adds to their total
    * (adds_ns: saving less overlap, at most the device's idle time not yet claimed; 0 for
    * exposed communication, whose saving is busy time, not idle); not_idle_ns: the part of
    * saving_ns that is not idle time in the device's gaps (copies: the transfers at the
@@ -348,7 +348,8 @@ int ct_gaps_file_end(ct_gaps_file *gf, int rc, ct_model_stats *st);
 const ct_gaps_proc *ct_gaps_procs(const ct_gaps *g, unsigned *n);
 const ct_gaps_device *ct_gaps_devices(const ct_gaps *g, unsigned *n);
 const ct_gaps_stream *ct_gaps_streams(const ct_gaps *g, unsigned *n);
-/* The findings, ordered by the idle time their fix would save (saving_ns), largest first. */
+/* The findings, ordered by what each adds to their total (adds_ns), largest first, then
+ * by saving (docs/gaps.md, "Findings add up": the order). */
 const ct_gaps_finding *ct_gaps_findings(const ct_gaps *g, unsigned *n);
 /* Device gaps grouped by what ended them, most idle time first. */
 const ct_gaps_ender *ct_gaps_enders(const ct_gaps *g, unsigned *n);

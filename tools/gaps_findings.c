@@ -440,48 +440,146 @@ static int cmp_devkey(const void *x, const void *y) {
   return a->at < b->at ? -1 : a->at > b->at;
 }
 
-/* Accounts the findings at[0..n) of device dev, in saving order. */
-static void account_device(struct ct_gaps *g, const devkey *at, unsigned n, ct_gaps_device *dev) {
-  /* a graph candidate's claim in two parts (graph_part), each shared at most once over
-   * all the findings that meet it: what is left of each */
-  uint64_t (*left_part)[2] = calloc(n, sizeof *left_part);
-  if (!left_part) return; /* out of memory: nothing added up (adds_ns 0) */
+/* What the accounting of one device has used up so far: the device's CT_MEET_* parts
+ * left, each graph candidate's two parts left (graph_part: shared at most once over all
+ * the findings that meet it), and the findings' total. */
+typedef struct account_state {
   uint64_t meet[CT_MEET_N];
-  memcpy(meet, dev->meet, sizeof meet);
+  uint64_t (*left_part)[2]; /* by place in at[] */
+  uint64_t total;
+} account_state;
+
+/* Accounts finding at[i] below the findings at[order[0..nabove)] of device dev, in st:
+ * its overlap with them and what it adds (written into the finding when commit, else
+ * only returned). */
+static uint64_t account_one(struct ct_gaps *g, const devkey *at, const unsigned *order, unsigned nabove, unsigned i,
+                            const ct_gaps_device *dev, account_state *st, int commit) {
+  ct_gaps_finding *fd = &g->finds[at[i].at];
+  uint64_t shared = 0, meets[2] = {0, 0}; /* a graph candidate: the claims above of each part */
+  for (unsigned a = 0; a < nabove; a++) {
+    unsigned k = order[a];
+    const ct_gaps_finding *above = &g->finds[at[k].at];
+    uint64_t room = idle_claim(fd) > shared ? idle_claim(fd) - shared : 0;
+    int part;
+    if (fd->kind == CT_FIND_GRAPH_CANDIDATE && (part = graph_part(fd, above)) >= 0) {
+      meets[part] += idle_claim(above);
+    } else if (above->kind == CT_FIND_GRAPH_CANDIDATE && (part = graph_part(above, fd)) >= 0) {
+      uint64_t take = min_u64(st->left_part[k][part], room);
+      st->left_part[k][part] -= take;
+      shared += take;
+    } else {
+      shared += shared_claim(above, fd, st->meet, room);
+    }
+  }
+  for (int part = 0; part < 2 && fd->kind == CT_FIND_GRAPH_CANDIDATE; part++) {
+    uint64_t take = min_u64(st->left_part[i][part], meets[part]);
+    st->left_part[i][part] -= take;
+    shared += take;
+  }
+  uint64_t overlap = min_u64(shared, idle_claim(fd));
+  uint64_t left = dev->u.idle_ns > st->total ? dev->u.idle_ns - st->total : 0;
+  uint64_t adds = min_u64(idle_claim(fd) - overlap, left);
+  st->total += adds;
+  if (commit) {
+    fd->overlap_ns = overlap;
+    fd->adds_ns = adds;
+  }
+  return adds;
+}
+
+#define GREEDY_MAX 64 /* findings of one device chosen by what they add; more: saving order */
+
+/* Accounts the findings at[0..n) of device dev (at[] in saving order), choosing at each
+ * step the one that adds the most on top of those chosen before (ties: the larger
+ * saving, then the earlier in at[]; more than GREEDY_MAX findings: in saving order);
+ * their order, into rank[] (the place of each). */
+static void account_device(struct ct_gaps *g, const devkey *at, unsigned n, ct_gaps_device *dev,
+                           unsigned *rank) {
+  account_state st, trial;
+  unsigned *order = malloc(n * sizeof *order);
+  st.left_part = calloc(n, sizeof *st.left_part);
+  trial.left_part = calloc(n, sizeof *trial.left_part);
+  char *chosen = calloc(n, 1);
+  if (!order || !st.left_part || !trial.left_part || !chosen) { /* out of memory: nothing added up */
+    for (unsigned i = 0; i < n; i++) rank[i] = i;
+    goto out;
+  }
+  memcpy(st.meet, dev->meet, sizeof st.meet);
+  st.total = 0;
   for (unsigned i = 0; i < n; i++) {
     const ct_gaps_finding *fd = &g->finds[at[i].at];
     if (fd->kind != CT_FIND_GRAPH_CANDIDATE) continue;
-    left_part[i][0] = min_u64(fd->in_calls_ns, idle_claim(fd));
-    left_part[i][1] = idle_claim(fd) - left_part[i][0];
+    st.left_part[i][0] = min_u64(fd->in_calls_ns, idle_claim(fd));
+    st.left_part[i][1] = idle_claim(fd) - st.left_part[i][0];
   }
-  for (unsigned i = 0; i < n; i++) {
-    ct_gaps_finding *fd = &g->finds[at[i].at];
-    uint64_t shared = 0, meets[2] = {0, 0}; /* a graph candidate: the claims above of each part */
-    for (unsigned k = 0; k < i; k++) {
-      const ct_gaps_finding *above = &g->finds[at[k].at];
-      uint64_t room = idle_claim(fd) > shared ? idle_claim(fd) - shared : 0;
-      int part;
-      if (fd->kind == CT_FIND_GRAPH_CANDIDATE && (part = graph_part(fd, above)) >= 0) {
-        meets[part] += idle_claim(above);
-      } else if (above->kind == CT_FIND_GRAPH_CANDIDATE && (part = graph_part(above, fd)) >= 0) {
-        uint64_t take = min_u64(left_part[k][part], room);
-        left_part[k][part] -= take;
-        shared += take;
-      } else {
-        shared += shared_claim(above, fd, meet, room);
+  for (unsigned step = 0; step < n; step++) {
+    unsigned best = n;
+    uint64_t best_adds = 0;
+    for (unsigned i = 0; i < n; i++) {
+      if (chosen[i]) continue;
+      if (n > GREEDY_MAX) { /* (n^3): in saving order */
+        best = i;
+        break;
+      }
+      memcpy(trial.meet, st.meet, sizeof st.meet);
+      memcpy(trial.left_part, st.left_part, n * sizeof *st.left_part);
+      trial.total = st.total;
+      uint64_t adds = account_one(g, at, order, step, i, dev, &trial, 0);
+      /* at[] is in saving order: the first of equal adds has the larger saving */
+      if (best == n || adds > best_adds) {
+        best = i;
+        best_adds = adds;
       }
     }
-    for (int part = 0; part < 2 && fd->kind == CT_FIND_GRAPH_CANDIDATE; part++) {
-      uint64_t take = min_u64(left_part[i][part], meets[part]);
-      left_part[i][part] -= take;
-      shared += take;
-    }
-    fd->overlap_ns = min_u64(shared, idle_claim(fd));
-    uint64_t left = dev->u.idle_ns > dev->findings_ns ? dev->u.idle_ns - dev->findings_ns : 0;
-    fd->adds_ns = min_u64(idle_claim(fd) - fd->overlap_ns, left);
-    dev->findings_ns += fd->adds_ns;
+    account_one(g, at, order, step, best, dev, &st, 1);
+    chosen[best] = 1;
+    rank[best] = step;
+    order[step] = best;
   }
-  free(left_part);
+  dev->findings_ns = st.total;
+out:
+  free(order);
+  free(st.left_part);
+  free(trial.left_part);
+  free(chosen);
+}
+
+/* Puts the findings in the order they were accounted per device, the devices' lists
+ * merged by what their next finding adds (then its saving, then the process and
+ * device): largest first. rank: each finding's place in its device's order. */
+static void order_findings(struct ct_gaps *g, devkey *fk, const unsigned *rank) {
+  unsigned n = g->nfinds;
+  /* fk[]: by process and device, each device's run in saving order; reordered by rank */
+  devkey *tmpk = malloc(n * sizeof *tmpk);
+  ct_gaps_finding *out = malloc(n * sizeof *out);
+  unsigned *head = malloc((n + 1) * sizeof *head), *end = malloc((n + 1) * sizeof *end);
+  if (!tmpk || !out || !head || !end) goto done;
+  unsigned nd = 0;
+  for (unsigned i = 0, m; i < n; i += m) {
+    for (m = 1; i + m < n && fk[i + m].proc == fk[i].proc && fk[i + m].device == fk[i].device;) m++;
+    for (unsigned k = 0; k < m; k++) tmpk[i + rank[i + k]] = fk[i + k];
+    head[nd] = i;
+    end[nd++] = i + m;
+  }
+  for (unsigned o = 0; o < n; o++) {
+    unsigned best = nd;
+    for (unsigned d = 0; d < nd; d++) {
+      if (head[d] == end[d]) continue;
+      if (best == nd) {
+        best = d;
+        continue;
+      }
+      const ct_gaps_finding *x = &g->finds[tmpk[head[d]].at], *y = &g->finds[tmpk[head[best]].at];
+      if (x->adds_ns > y->adds_ns || (x->adds_ns == y->adds_ns && x->saving_ns > y->saving_ns)) best = d;
+    }
+    out[o] = g->finds[tmpk[head[best]++].at];
+  }
+  memcpy(g->finds, out, n * sizeof *out);
+done:
+  free(tmpk);
+  free(out);
+  free(head);
+  free(end);
 }
 
 void ct_gaps_account_findings(struct ct_gaps *g) {
@@ -497,9 +595,11 @@ void ct_gaps_account_findings(struct ct_gaps *g) {
   }
   /* the findings grouped by device, each group in saving order, and the devices */
   devkey *fk = malloc((g->nfinds + 1) * sizeof *fk), *dk = malloc((g->ndevs + 1) * sizeof *dk);
-  if (!fk || !dk) { /* out of memory: nothing is added up (adds_ns 0) */
+  unsigned *rank = malloc((g->nfinds + 1) * sizeof *rank);
+  if (!fk || !dk || !rank) { /* out of memory: nothing is added up (adds_ns 0) */
     free(fk);
     free(dk);
+    free(rank);
     return;
   }
   for (unsigned i = 0; i < g->nfinds; i++) fk[i] = (devkey){g->finds[i].proc, g->finds[i].device, i};
@@ -509,13 +609,16 @@ void ct_gaps_account_findings(struct ct_gaps *g) {
   unsigned d = 0;
   for (unsigned i = 0, n; i < g->nfinds; i += n) {
     for (n = 1; i + n < g->nfinds && fk[i + n].proc == fk[i].proc && fk[i + n].device == fk[i].device;) n++;
+    for (unsigned k = 0; k < n; k++) rank[i + k] = k;
     while (d < g->ndevs && (dk[d].proc < fk[i].proc || (dk[d].proc == fk[i].proc && dk[d].device < fk[i].device)))
       d++;
     if (d < g->ndevs && dk[d].proc == fk[i].proc && dk[d].device == fk[i].device)
-      account_device(g, &fk[i], n, &g->devs[dk[d].at]);
+      account_device(g, &fk[i], n, &g->devs[dk[d].at], &rank[i]);
   }
+  order_findings(g, fk, rank);
   free(fk);
   free(dk);
+  free(rank);
 }
 
 unsigned ct_gaps_findings_total(const ct_gaps *g, uint64_t *saving_ns, uint64_t *idle_ns) {

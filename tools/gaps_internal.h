@@ -412,8 +412,8 @@ void ct_gaps_enders_on_span(fstate *f, const ct_span *s, const char *name);
 /* At the end of a file (its stacks still there): merges the groups by call site, adds
  * them to the analysis and the slow-launching-call findings. */
 void ct_gaps_enders_finish(fstate *f);
-/* Sorts the analysis's groups (most idle first) and findings (largest saving first),
- * and accounts the findings' overlaps (ct_gaps_account_findings), when files were added
+/* Sorts the analysis's groups (most idle first) and findings (largest saving first,
+ * then by what they add: ct_gaps_account_findings), when files were added
  * since the last sort (once, when they are asked for). */
 void ct_gaps_sort_enders(struct ct_gaps *g);
 
@@ -439,9 +439,10 @@ void ct_gaps_judge_syncs(fstate *f, devstate *d, uint64_t horizon);
 void ct_gaps_device_findings(fstate *f, devstate *d);
 /* Appends a finding to the analysis (dropped when out of memory). */
 void ct_gaps_add_finding(struct ct_gaps *g, const ct_gaps_finding *fd);
-/* Per device, in the findings' (saving) order: each finding's overlap with the findings
- * above it and what it adds (ct_gaps_finding.overlap_ns, adds_ns), and the device's
- * findings_ns, at most its idle time (docs/gaps.md, "Findings add up"). */
+/* Per device, the findings taken one at a time, the one that adds the most on top of
+ * those taken before first: each finding's overlap with the findings above it and what
+ * it adds (ct_gaps_finding.overlap_ns, adds_ns), and the device's findings_ns, at most
+ * its idle time; then the findings reordered so (docs/gaps.md, "Findings add up"). */
 void ct_gaps_account_findings(struct ct_gaps *g);
 
 /* ---- gaps_graphs.c ------------------------------------------------------------------ */

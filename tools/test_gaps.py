@@ -409,17 +409,20 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 0 and sorted((d["pid"], d["device"]) for d in db["devices"]) == [(77, 0), (4242, 0), (4242, 1)],
           f"two processes, their devices apart: {[(d['pid'], d['device']) for d in db['devices']]}")
 
-    # Findings are sorted once, after every file: by saving, equal savings in the order
-    # the files were read (two copies of the planted trace: every saving twice).
+    # Findings are sorted once, after every file: by what each adds (then saving), equal
+    # ones in the order the files were read (two copies of the planted trace: every
+    # finding twice; the synchronous copies, which add nothing, below the little syncs).
     twins = os.path.join(tmp, "twins")
     os.mkdir(twins)
     plant(os.path.join(twins, "a.ctr"), "--pid", "11")
     plant(os.path.join(twins, "b.ctr"), "--pid", "12")
     rc, dt, err = gaps_json(twins)
-    order = [(-f["saving_ns"], f["process"]) for f in dt["findings"]]
+    order = [(-f["adds_ns"], -f["saving_ns"], f["process"]) for f in dt["findings"]]
+    kinds = [f["kind"] for f in dt["findings"]]
     check(rc == 0 and len(order) > 4 and order == sorted(order)
-          and sorted(p for _, p in order) == [0] * (len(order) // 2) + [1] * (len(order) // 2),
-          f"findings of two files by saving, stable: {order}")
+          and sorted(p for _, _, p in order) == [0] * (len(order) // 2) + [1] * (len(order) // 2)
+          and "sync_copy" in kinds and kinds.index("sync_little_work") < kinds.index("sync_copy"),
+          f"findings of two files by what they add, stable: {list(zip(kinds, order))}")
     # two processes: each device's findings add at most its idle time, the total is
     # twice one file's, summed over the 4 devices, and so is each kind on --summary
     rc, d1, err = gaps_json(os.path.join(twins, "a.ctr"))

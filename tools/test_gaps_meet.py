@@ -22,6 +22,7 @@
    of them a sync returning 40 us after the kernel (little syncs: their gaps, the next
    launch call inside each, are sync_little_work's). The run's 168 us share the 12 x 8 us
    launch calls inside those gaps: it adds 72 us (before: 168 us).
+4. The order (pid 84): pageable copies that save only busy time below little syncs.
 A 5 ms host_wait gap opens each trace, so that the device's idle time never caps the sum.
 
 usage: test_gaps_meet.py CUTRACE
@@ -174,4 +175,44 @@ check(ls.get("count") == 12 and ls.get("sync_gaps") == 12, f"12 little syncs and
 check(ls.get("saving_ns", 0) > lb.get("saving_ns", 0) and lb.get("overlap_ns") == 12 * 8 * US
       and lb.get("adds_ns") == 24 * 7 * US - 12 * 8 * US,
       f"the launch calls inside the little syncs' gaps counted once: {brief(doc)}")
+
+# 4. The order: what each adds, then its saving. Four pageable cudaMemcpyAsync calls of
+# 500 us during a 3 ms kernel (their 10 us transfers queued behind it): a saving of
+# 4 x 490 us, none of it idle time (the device was busy); then the five little syncs of
+# trace 1 (525 us, all idle). By saving the copies came first, adding nothing; by what
+# they add the little syncs do, in JSON, text and --summary.
+p = Plant(84)
+t = warm(p, 10**9)
+p.kernel("_Z4longPf", t - 5 * US, t - 3 * US, t, t + 3000 * US)
+for i in range(4):
+    b = t + i * 600 * US
+    c = p.api("cudaMemcpyAsync", b, b + 500 * US)
+    p.records.append((b + 500 * US, 1, "memop", dict(corr=c, bytes=1 << 20, kind=1, src_mem=3, dst_mem=1,
+                                                     **{"async": 1})))
+    s = t + 3000 * US + i * 10 * US
+    p.records.append((s + 10 * US, 2, "gpu", dict(corr=c, device=0, stream=1, start_ns=s, end_ns=s + 10 * US,
+                                                  type=2)))
+t += 3040 * US + 1000 * US
+for i in range(5):
+    p.kernel("_Z5smallPf", t - 3 * US, t, t, t + 20 * US, api="cuLaunchKernel")
+    p.api("cudaStreamSynchronize", t + US, t + 120 * US)
+    t += 20 * US + 105 * US
+p.kernel("_Z4lastPf", t - 3 * US, t, t, t + 20 * US, api="cuLaunchKernel")
+doc, dev, fs = p.run()
+pg, ls = fs.get("pageable_copy", {}), fs.get("sync_little_work", {})
+check(pg.get("saving_ns", 0) >= 4 * 490 * US and pg.get("not_idle_ns") == pg.get("saving_ns")
+      and pg.get("adds_ns") == 0 and ls.get("adds_ns") == ls.get("saving_ns") == 5 * 100 * US + 5 * 5 * US,
+      f"the copies save busy time, the syncs idle time: {brief(doc)}")
+check([f["kind"] for f in doc["findings"]] == ["sync_little_work", "pageable_copy"],
+      f"by what they add: {brief(doc)}")
+path = os.path.join(tmp, "meet.84.ctr")
+q = subprocess.run([cutrace, "gaps", path], capture_output=True, text=True, timeout=60)
+text = q.stdout[q.stdout.find("\nFindings"):]
+check(q.returncode == 0 and 0 <= text.find("waited on little GPU work") < text.find("pageable"),
+      f"text: the little syncs first: {text[:600]}")
+q = subprocess.run([cutrace, "gaps", "--summary", path], capture_output=True, text=True, timeout=60)
+line = [x for x in q.stdout.splitlines() if x.startswith("findings:")]
+check(q.returncode == 0 and line and line[0].startswith("findings: syncs on little GPU work up to 525.000 us, "
+                                                        "pageable copies (no idle saving estimated)"),
+      f"--summary: the little syncs first: {line}")
 sys.exit(finish())

@@ -224,8 +224,8 @@ h.check(f.get("what", "").endswith("LaunchKernel") and f.get("count", 0) >= hw_c
 rows = [r for r in doc.get("idle_by_ending_call", []) if r["cause"] == "host_wait" and r["callsite"] == f.get("callsite")]
 h.check(len(rows) == 1 and rows[0]["count"] == f.get("count") and rows[0]["idle_ns"] == f.get("gaps_idle_ns"),
         f"the finding's gaps are the table's host_wait row at its call site: {rows}")
-h.check(all(x["saving_ns"] >= y["saving_ns"] for x, y in zip(doc["findings"], doc["findings"][1:])),
-        "findings ordered by saving")
+order = [(x["adds_ns"], x["saving_ns"]) for x in doc["findings"]]
+h.check(order == sorted(order, reverse=True), f"findings ordered by what they add, then saving: {order}")
 # and they add up (docs/gaps.md "Findings add up"): each adds at most its saving less
 # its overlap and its part that is not idle, the adds sum to the total, at most the
 # idle time, on each device and over all
