@@ -123,8 +123,11 @@ static void table_row(void *ctx, const ct_report *r, enum ct_report_table t, con
  * CSV (job: the file's rank, or NULL). */
 static void print_tables(run_state *s, const ct_report *r, uint64_t pid, const struct ct_job *job) {
   if (s->opt.by_callsite) {
-    if (s->printed_tables++) ct_out_newline(stdout, s->opt.fmt);
-    ct_callsites_print(s->callsites, stdout, s->opt.fmt, s->opt.sort, s->opt.limit, pid, job);
+    /* CSV: the rows of every process in one block under one header */
+    int more = s->opt.fmt == CT_OUT_CSV && s->printed_tables;
+    if (s->printed_tables++ && !more) ct_out_newline(stdout, s->opt.fmt);
+    ct_callsites_print(s->callsites, stdout, s->opt.fmt, s->opt.sort, s->opt.limit, pid, job,
+                       !more);
     return;
   }
   static const char *const titles[CT_NTABLES] = {

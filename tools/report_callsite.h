@@ -40,10 +40,11 @@ uint64_t ct_callsites_calls_with_stack(const ct_callsites *c);
  * not 0, "pid" and "rank": job's rank, empty when job is NULL or has none), rows in
  * sort order ("total" GPU time, "calls", "avg" GPU time per call, "name" of the
  * function), at most limit rows (0 = all). Text ends with a line on the work no stack
- * names, or, when the trace has no stacks, how to record them.
+ * names, or, when the trace has no stacks, how to record them. csv_header 0: CSV rows
+ * only, more of a block already headed (--per-process: one block for every process).
  */
 void ct_callsites_print(const ct_callsites *c, FILE *f, enum ct_out_format fmt, const char *sort,
-                        uint64_t limit, uint64_t pid, const struct ct_job *job);
+                        uint64_t limit, uint64_t pid, const struct ct_job *job, int csv_header);
 
 /* Writes the members "callsites" (or "stacks") and "without_stack" into the open JSON
  * object j (schema in docs/report.md). */

@@ -107,7 +107,7 @@ static void row_label(const ct_callsites *c, const site_row *row, char *buf, siz
 }
 
 void ct_callsites_print(const ct_callsites *c, FILE *f, enum ct_out_format fmt, const char *sort,
-                        uint64_t limit, uint64_t pid, const struct ct_job *job) {
+                        uint64_t limit, uint64_t pid, const struct ct_job *job, int csv_header) {
   if (fmt == CT_OUT_TEXT && !c->calls_with_stack) {
     fprintf(f, "%s\n", c->calls ? ct_callsites_no_stacks_hint : "(no calls in the input)");
     return;
@@ -172,7 +172,8 @@ void ct_callsites_print(const ct_callsites *c, FILE *f, enum ct_out_format fmt, 
     ct_table_cell(t, "%llu", (unsigned long long)row->s.activities);
     ct_table_cell(t, "%s", kname);
   }
-  if (t) ct_table_print(t, f, fmt);
+  if (t && fmt == CT_OUT_CSV) ct_table_print_csv(t, f, csv_header);
+  else if (t) ct_table_print(t, f, fmt);
   ct_table_free(t);
   if (fmt == CT_OUT_TEXT) {
     char b1[32], b2[32];

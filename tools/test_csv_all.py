@@ -139,8 +139,14 @@ with tempfile.TemporaryDirectory() as d:
     for by, name in (("range", "ranges"), ("callsite", "callsites"), ("stack", "stacks")):
         check_csv(f"report --by {by}", ["report", "--format", "csv", "--by", by, trace],
                   multi=True, one_block=True, want_tables=[name])
-        check_csv(f"report --by {by} --per-process",
-                  ["report", "--format", "csv", "--by", by, "--per-process", two], multi=True)
+        b = check_csv(f"report --by {by} --per-process",
+                      ["report", "--format", "csv", "--by", by, "--per-process", two], multi=True,
+                      one_block=True, want_tables=[name])
+        one = check_csv(f"report --by {by} a.ctr", ["report", "--format", "csv", "--by", by,
+                                                     os.path.join(two, "a.ctr")], multi=True)
+        if b and one:
+            check(len(b[0]) - 1 == 2 * (len(one[0]) - 1),
+                  f"report --by {by} --per-process: both processes' rows in the block")
 
     # diff: summary, the row tables, the inputs
     check_csv("diff", ["diff", "--format", "csv", before, after], multi=True,
