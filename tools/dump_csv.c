@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "dump_csv_internal.h"
+#include "output.h"
 #include "reader.h"
 #include "report.h"
 
@@ -110,7 +111,7 @@ static void write_row(ct_csv *c, const char *text, size_t len, const char *lib, 
   c->tail.n = 0;
   csv_put_text(&c->tail, lib, 0);
   csv_put_text(&c->tail, range, 1);
-  csv_put(&c->tail, "\r\n", 2);
+  csv_put(&c->tail, CT_CSV_EOL, sizeof CT_CSV_EOL - 1);
   fwrite(text, 1, len, c->out);
   fwrite(c->tail.p, 1, c->tail.n, c->out);
   c->fst.rows++;

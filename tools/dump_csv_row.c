@@ -18,7 +18,7 @@ const char csv_header[] =
     "parent_correlation,grid_x,grid_y,grid_z,block_x,block_y,block_z,registers,"
     "static_smem,dynamic_smem,bytes,gbps,copy_kind,src_mem,dst_mem,gemm_m,gemm_n,gemm_k,"
     "gemm_batch,compute_type,compute_type_name,graph_exec,graph_version,graph_kernels,"
-    "library_call,nvtx_range\r\n";
+    "library_call,nvtx_range" CT_CSV_EOL;
 
 /* ---- the buffer ------------------------------------------------------------------------ */
 
@@ -43,7 +43,7 @@ void csv_put(csv_buf *b, const char *s, size_t len) {
 }
 
 void csv_put_text(csv_buf *b, const char *s, int last) {
-  size_t plain = s ? strcspn(s, ",\"\r\n") : 0;
+  size_t plain = s ? strcspn(s, CT_CSV_SPECIAL) : 0;
   if (!s || !s[plain]) { /* nothing to quote (most fields): plain is its length */
     if (grow(b, plain + 1) < 0) return;
     memcpy(b->p + b->n, s, plain);

@@ -164,7 +164,7 @@ size_t ct_table_rows(const ct_table *t) { return t ? t->rows : 0; }
 
 size_t ct_csv_quote(char *buf, size_t cap, const char *text, size_t len) {
   if (!len) return 0;
-  size_t quotes = 0, plain = strcspn(text, ",\"\r\n"); /* (a NUL inside: len says) */
+  size_t quotes = 0, plain = strcspn(text, CT_CSV_SPECIAL); /* (a NUL inside: len says) */
   int quote = plain < len;
   for (size_t i = plain; i < len; i++) quotes += text[i] == '"';
   size_t need = len + quotes + (quote ? 2 : 0);

@@ -99,6 +99,9 @@ void ct_text_row_print(FILE *f, int ncols, const char *align, const size_t *widt
  * module, pandas, DuckDB and Excel all read it). */
 #define CT_CSV_EOL "\r\n"
 
+/* The bytes that make a CSV field quoted (RFC 4180). */
+#define CT_CSV_SPECIAL ",\"\r\n"
+
 /*
  * The one RFC 4180 quoting of the project: writes the len bytes of text as one CSV field
  * into buf (cap bytes, no NUL added) -- as they are, or in double quotes with each quote
