@@ -11,9 +11,24 @@
  * records of targets polled in turn overlap in time. An open sequence is written when
  * it ends, or as it stands (its answer not ready) when the thread makes another traced
  * call, or when a fifth target is polled (the least recently polled one goes). A
- * sequence open when the thread exits without another call is not written.
+ * sequence open when the thread exits without another call is not written; a fork
+ * child forgets the sequences open in the forking thread (the parent's to write).
  */
 #include "hooks_internal.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* A fork child starts with the forking thread's open sequences: they are the parent's
+ * polls (the parent writes them), so the child forgets them. */
+static void poll_after_fork_child(void) {
+  struct ctph_thread *t = &ctph_tls;
+  memset(t->poll_key, 0, sizeof t->poll_key);
+  t->polls_open = 0;
+}
+
+static void poll_fork_handler(void) { pthread_atfork(NULL, NULL, poll_after_fork_child); }
+static pthread_once_t poll_fork_once = PTHREAD_ONCE_INIT;
 
 /* Writes the record of p: a POLL record first (the detail before its call, as every
  * detail) when p stands for a sequence (more than one poll, or one not ready: the thread
@@ -118,6 +133,7 @@ void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target
     poll_emit(&seq);
     return;
   }
+  pthread_once(&poll_fork_once, poll_fork_handler);
   int i = poll_free_slot(t);
   t->poll[i] = seq;
   t->poll_target[i] = target;

@@ -13,7 +13,8 @@ poll the program made), result 0, spanning its own kernel's end (within 50 us: G
 are mapped); the stream queries carry their stream's id, the driver's the DRIVER flag;
 `cutrace report --format json`: 3 calls of each entry point with all their polls;
 `cutrace gaps --format json`: stream D's idle is caused by sync (the thread was
-polling), none of it host_wait.
+polling), none of it host_wait. With `fork` (a sequence open when the thread forks): the
+parent's file has it as one record with all its polls, the child's none.
 
 usage: test_rrpolls.py SIM_DIR CUTRACE LIBTRACE RRPOLLS
 """
@@ -99,4 +100,27 @@ if path:
         idle = rows[0].get("idle", {})
         check(idle.get("sync_ns", 0) >= 35_000_000 and idle.get("host_wait_ns", 0) < 1_000_000,
               f"stream D's idle: {idle} (want >= 35 ms sync, < 1 ms host_wait)")
+
+# `rrpolls fork`: a sequence open at fork() is the parent's: the child (one
+# cudaDeviceSynchronize, then exit) must not write it at its first traced call.
+data = os.path.join(tmp, "rrpolls-fork")
+p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program, "fork"],
+                   env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
+                            SIMCUDA_KERNEL_US="default=5,rr_long0=10000"),
+                   capture_output=True, text=True, timeout=120)
+words = p.stdout.split()
+if check(p.returncode == 0 and words[:3] == ["rrpolls:", "fork", "ok"] and len(words) == 4,
+         f"fork run: status {p.returncode}, {p.stdout!r} {p.stderr[-300:]!r}"):
+    files = sorted(os.listdir(data))
+    if check(len(files) == 2, f"fork run: two trace files (parent, child), found {files}"):
+        queries = {}
+        for f in files:
+            recs, names = raw_records(cutrace, os.path.join(data, f))
+            polls = {r["corr"]: r["polls"] for r in recs if r["kind"] == "poll"}
+            queries[f] = [polls.get(a["corr"], 1) for a in recs
+                          if a["kind"] == "api" and names.get(a["name"]) == "cudaEventQuery"]
+        got = sorted(queries.values())
+        check(got == [[], [int(words[3]) + 1]],
+              f"fork run: cudaEventQuery polls per file {queries}, want none in the child, one "
+              f"record of {int(words[3]) + 1} polls in the parent")
 sys.exit(finish())

@@ -9,6 +9,11 @@
 // Prints "rrpolls: ok" and, per phase and target, the not-ready answers it saw (6
 // numbers); exit status 1 when any call answered something else.
 //
+// `rrpolls fork`: rr_long0 on S0, one cudaEventQuery of its event (not ready), fork();
+// the child makes one traced call (cudaDeviceSynchronize) and exits; the parent waits for
+// it, then polls the event until ready. Prints "rrpolls: fork ok N" (N the parent's
+// not-ready answers, the first included).
+//
 // `rrpolls bench N K` (bench/callgrind of coalesced polls): kernels of SIMCUDA_KERNEL_US
 // on K streams (1..3), then exactly N cudaEventQuery polls round-robin over their K
 // events, all expected not ready (the kernels outlast them), then a synchronisation.
@@ -16,6 +21,8 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "driver_proc.h"
 
@@ -69,6 +76,25 @@ int main(int argc, char **argv) {
     }
     CHECK(cudaDeviceSynchronize());
     printf("rrpolls: bench %ld polls, %ld not ready\n", n, not_ready);
+    return 0;
+  }
+  if (argc == 2 && argv[1][0] == 'f') {
+    CHECK(launch_longs(x, s, e, 1));
+    long not_ready = 0;
+    CHECK(cudaEventQuery(e[0]) != cudaErrorNotReady);
+    not_ready++;
+    pid_t child = fork();
+    CHECK(child < 0);
+    if (child == 0) {
+      cudaDeviceSynchronize();
+      exit(0);
+    }
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) != child || status != 0);
+    cudaError_t r;
+    while ((r = cudaEventQuery(e[0])) == cudaErrorNotReady) not_ready++;
+    CHECK(r);
+    printf("rrpolls: fork ok %ld\n", not_ready);
     return 0;
   }
   stream_query_fn drv_query = (stream_query_fn)driver_proc("cuStreamQuery", 2000, 0);
