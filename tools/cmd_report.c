@@ -133,7 +133,8 @@ static void print_tables(run_state *s, const ct_report *r, uint64_t pid, const s
   static const char *const titles[CT_NTABLES] = {
       "GPU kernels (GPU time)", "CUDA API calls (CPU time)", "Memory operations (GPU time)",
       "GEMMs (GPU time)",
-      "CUDA graphs (GPU time of whole launches; what each exec runs, from its instantiation)",
+      "CUDA graphs (GPU time of whole launches; what each exec ran: one row per version of its "
+      "inventory)",
       "Streams (delay: GPU start - end of its call; queue: ops queued when the call began; "
       "short: kernels shorter than their launch call)",
       "Memory allocations (CPU time of the allocation and release calls; live bytes from "

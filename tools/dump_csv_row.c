@@ -46,7 +46,7 @@ void csv_put_text(csv_buf *b, const char *s, int last) {
   size_t plain = s ? strcspn(s, CT_CSV_SPECIAL) : 0;
   if (!s || !s[plain]) { /* nothing to quote (most fields): plain is its length */
     if (grow(b, plain + 1) < 0) return;
-    memcpy(b->p + b->n, s, plain);
+    if (plain) memcpy(b->p + b->n, s, plain); /* s may be NULL (an empty field) */
     b->n += plain;
   } else {
     size_t len = plain + strlen(s + plain);

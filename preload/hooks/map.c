@@ -64,6 +64,7 @@ static struct ctph_map_table *grow(struct ctph_map_table *old) {
     s->tag = o->tag;
     t->used++;
   }
+  t->retired = old;
   return t;
 }
 
@@ -79,7 +80,7 @@ struct ctph_map_slot *ctph_map_insert(struct ctph_map *m, uint64_t key, uint64_t
   if (!t)
     t = table_new(1ull << m->initial_log2);
   else if ((t->used + 1) * 4 > (t->mask + 1) * 3)
-    t = grow(t) ?: t;  /* the old table stays readable; it is never freed */
+    t = grow(t) ?: t;  /* the old table stays readable (t->retired); it is never freed */
   struct ctph_map_slot *s = NULL;
   if (t) {
     if (t != m->table)

@@ -19,6 +19,8 @@ struct ctph_map_slot {
 
 struct ctph_map_table {
   uint64_t mask, used;
+  struct ctph_map_table *retired; /* the smaller table it replaced (kept: readers may
+                                     still be in it; reachable, for leak checkers) */
   struct ctph_map_slot slots[];
 };
 

@@ -50,6 +50,10 @@ from cttest import check, finish, require_built  # noqa: E402
 from harness import chrome_events, record_one_file  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import perfetto_read  # noqa: E402
+from test_perfetto import compare  # noqa: E402
+
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
 tmp = tempfile.mkdtemp(prefix="cutrace-graphedit-")
@@ -166,6 +170,14 @@ if path:
         got = by_exec(slices)
         want = {e: [k for _, k in ran] for e, ran in RAN.items()}
         check(got == want, f"dump --chrome graph kernel names per exec {got}, want {want}")
+        # dump --perfetto: the same slices and args (tools/test_perfetto.py's comparison)
+        pf = os.path.join(tmp, "graphedit.pftrace")
+        p = subprocess.run([cutrace, "dump", "--perfetto", "-o", pf, path], capture_output=True,
+                           text=True, timeout=60)
+        with open(os.path.join(tmp, "graphedit.json")) as fh:
+            doc = json.load(fh)
+        diffs = compare(doc, perfetto_read.read(pf)) if p.returncode == 0 else [p.stderr]
+        check(not diffs, f"dump --perfetto holds the --chrome events: {diffs[:3]}")
 
     # dump --csv: graph_version and graph_kernels of the GPU rows and the launch calls' rows
     p = subprocess.run([cutrace, "dump", "--csv", path], capture_output=True, text=True,
@@ -197,6 +209,12 @@ if path:
            for g in rep.get("graphs", [])}
     check(got == want, f"report graphs rows (exec, version) -> (launches, kernels) {got}, "
           f"want {want}")
+    p = subprocess.run([cutrace, "report", "--tables", "graphs", path], capture_output=True,
+                       text=True, timeout=60)
+    rows = [line.split() for line in p.stdout.splitlines() if "ge_" in line]
+    execs = [r[r.index(next(w for w in r if w.startswith("ge_"))) - 2:][:2] for r in rows]
+    check(p.returncode == 0 and sum(1 for e in execs if e[1] in ("v2", "v3")) == 6,
+          f"report text: 6 rows of later versions ('1 v2' ...): {execs}")
     api_rows = {a["name"]: a for a in rep.get("apis", [])}
     for name, want_calls in CALLS.items():
         a = api_rows.get(name)
