@@ -89,6 +89,15 @@ static void json_gap(ct_json *j, const ct_gap_detail *d, const ct_gaps_proc *p, 
   char wall[64];
   if (*ct_gaps_wall_clock(p, d->start_ns, wall, sizeof wall)) ct_json_kv_string(j, "wall_clock", wall);
   ct_json_kv_string(j, "cause", ct_gap_cause_name(d->cause));
+  ct_json_key(j, "inside_call");
+  if (d->inside_call) {
+    ct_json_begin_object(j);
+    ct_json_kv_string(j, "api", d->inside_call);
+    ct_json_kv_uint(j, "ns", d->inside_ns);
+    ct_json_end_object(j);
+  } else {
+    ct_json_null(j);
+  }
   ct_json_key(j, "ended_by");
   ct_json_begin_object(j);
   ct_json_kv_string(j, "name", d->op_name ? ct_demangle(d->op_name, name, sizeof name) : NULL);

@@ -78,6 +78,7 @@ void ct_gaps_print_summary(const gaps_cli *c) {
     printf(" at +%s (%s",
            ct_fmt_duration(d->start_ns - ct_gaps_trace_start(&procs[d->proc]), b2, sizeof b2),
            ct_gap_cause_name(d->cause));
+    if (d->inside_call) printf(" inside %s", d->inside_call);
     if (d->op_name) printf("; ended by %s", ct_gaps_op_label(d, name, sizeof name));
     if (d->api) printf(" from %s", d->api);
     const ct_gap_call *ec = &d->ending;

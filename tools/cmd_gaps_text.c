@@ -176,11 +176,14 @@ static void print_top_gaps(const gaps_cli *c) {
     const ct_gaps_proc *p = &procs[d->proc];
     char b1[24], b2[24], b3[24], wall[64], name[512], w[400];
     ct_gaps_wall_clock(p, d->start_ns, wall, sizeof wall);
-    printf("%2u. %s idle on device %llu of %s, at +%s%s%s%s: %s\n", i + 1,
+    printf("%2u. %s idle on device %llu of %s, at +%s%s%s%s: %s", i + 1,
            ct_fmt_duration(d->end_ns - d->start_ns, b1, sizeof b1), (unsigned long long)d->device,
            ct_gaps_who(p, w, sizeof w), ct_fmt_duration(d->start_ns - ct_gaps_trace_start(p), b2, sizeof b2),
            *wall ? " (" : "", wall, *wall ? ")" : "",
            ct_gap_cause_name(d->cause));
+    if (d->inside_call) /* the CPU was late inside one call, not outside CUDA */
+      printf(" (inside %s: %s of the gap)", d->inside_call, ct_fmt_duration(d->inside_ns, b3, sizeof b3));
+    printf("\n");
     printf("    host time %llu..%llu ns\n", (unsigned long long)d->start_ns,
            (unsigned long long)d->end_ns);
     if (d->has_call) {

@@ -199,6 +199,12 @@ typedef struct ct_gap_detail {
   uint64_t op_stream, op_type, tid, call_begin_ns, call_end_ns;
   const char *op_name, *api;   /* kernel (mangled) or copy label; entry point */
   ct_gap_call ending;           /* the call that ended it, with its range and stack */
+  /* host_wait: the intercepted call (no launch, allocation or blocking call, not the
+   * ending call) in which the launching thread spent at least half the gap (a module
+   * load, a graph instantiation, a library's host-side call), and its time there; NULL
+   * when none: the thread was mostly outside CUDA */
+  const char *inside_call;
+  uint64_t inside_ns;
   unsigned nthreads;
   uint64_t threads_omitted;
   ct_gap_thread threads[CT_GAP_MAX_THREADS];

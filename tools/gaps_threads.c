@@ -72,6 +72,31 @@ static void heap_down(ct_gap_detail *h, unsigned n, unsigned i) {
   }
 }
 
+/* For a host_wait gap [a, b] ended by op: the launching thread's intercepted call
+ * (not a launch, allocation or blocking call, not op's own) with the most time in the
+ * gap, when that is at least half the gap: *ns its time there. NULL otherwise. */
+static const char *host_wait_inside(const thstate *th, uint64_t a, uint64_t b, const opinfo *op, uint64_t *ns) {
+  const char *best = NULL;
+  *ns = 0;
+  for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
+    const span_ring_entry *e = ring_back(&th->calls, i);
+    if (e->end <= a) break;
+    if (e->is_tracer || e->is_launch || e->is_alloc || e->is_blocking ||
+        (e->begin == op->call_begin && e->end == op->call_end))
+      continue;
+    uint64_t ov = overlap(e->begin, e->end, a, b);
+    if (ov > *ns) {
+      *ns = ov;
+      best = e->name;
+    }
+  }
+  if (2 * *ns < b - a) {
+    *ns = 0;
+    return NULL;
+  }
+  return best;
+}
+
 /* Keeps the gap among the largest when it is one of them. */
 void ct_gaps_top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
                          enum ct_gap_cause cause, const opinfo *op) {
@@ -106,6 +131,7 @@ void ct_gaps_top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
     if (lt) {
       snapshot_thread(lt, a, b, &d.threads[d.nthreads++]);
       d.threads[0].launching = 1;
+      if (cause == CT_GAP_HOST_WAIT) d.inside_call = host_wait_inside(lt, a, b, op, &d.inside_ns);
     }
     for (unsigned i = 0; i < f->nthreads; i++) {
       const thstate *th = f->threads[i];
