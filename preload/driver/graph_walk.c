@@ -45,44 +45,49 @@ struct walk {
   size_t nchildren, children_cap;   /* (children_cap SIZE_MAX: out of memory) */
 };
 
-/* The map slot of exec (NULL for NULL or when memory runs out); fresh: the exec gets a
- * new id and no inventory version (the handle was just instantiated, possibly at the
- * address of a destroyed exec). */
-static struct ctph_map_slot *exec_slot(CUgraphExec exec, int fresh) {
+/* An exec's id and the version of its current inventory (0, 0: none). */
+struct exec_ids {
+  uint64_t id, version;
+};
+
+/* exec's ids; fresh: the exec gets a new id and no inventory version (the handle was
+ * just instantiated, possibly at the address of a destroyed exec). Zeros for NULL or
+ * when memory runs out. Stores go through ctph_map_store: a store into a slot found
+ * before a concurrent growth would be lost. */
+static struct exec_ids exec_ids(CUgraphExec exec, int fresh) {
+  struct exec_ids out = {0, 0};
   if (!exec)
-    return NULL;
+    return out;
   struct ctph_map_slot *s = ctph_map_find(&execs, (uintptr_t)exec, 0);
-  if (s && !fresh)
-    return s;
-  uint64_t id = __atomic_add_fetch(&last_exec_id, 1, __ATOMIC_RELAXED);
-  int inserted = 0;
-  if (!s && !(s = ctph_map_insert(&execs, (uintptr_t)exec, 0, id, 0, &inserted)))
-    return NULL;
-  if (!inserted && fresh) {
-    __atomic_store_n(&s->v2, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->v1, id, __ATOMIC_RELAXED);
+  if (!s || fresh) {
+    uint64_t id = __atomic_add_fetch(&last_exec_id, 1, __ATOMIC_RELAXED), none = 0;
+    int inserted = 0;
+    if (!s && !(s = ctph_map_insert(&execs, (uintptr_t)exec, 0, id, 0, &inserted)))
+      return out;
+    if (inserted || (fresh && ctph_map_store(&execs, (uintptr_t)exec, 0, &id, &none) == 0))
+      return (struct exec_ids){id, 0};
+    if (fresh)
+      return out;
+    /* two threads meeting an unknown exec at once both use the id that was kept */
   }
-  /* two threads meeting an unknown exec at once both use the id that was kept */
-  return s;
+  out.id = __atomic_load_n(&s->v1, __ATOMIC_RELAXED);
+  out.version = __atomic_load_n(&s->v2, __ATOMIC_ACQUIRE);
+  return out;
 }
 
 uint64_t ctph_graph_exec_id(CUgraphExec exec) {
-  struct ctph_map_slot *s = exec_slot(exec, 0);
-  return s ? __atomic_load_n(&s->v1, __ATOMIC_RELAXED) : 0;
+  return exec_ids(exec, 0).id;
 }
 
 void ctpd_graph_set_version(CUgraphExec exec, uint64_t version) {
-  struct ctph_map_slot *s = exec ? ctph_map_find(&execs, (uintptr_t)exec, 0) : NULL;
-  if (s)
-    __atomic_store_n(&s->v2, version, __ATOMIC_RELEASE);
+  if (exec)
+    (void)ctph_map_store(&execs, (uintptr_t)exec, 0, NULL, &version);
 }
 
 void ctpd_graph_forget_id(CUgraphExec exec) {
-  struct ctph_map_slot *s = exec ? ctph_map_find(&execs, (uintptr_t)exec, 0) : NULL;
-  if (s) {
-    __atomic_store_n(&s->v1, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->v2, 0, __ATOMIC_RELAXED);
-  }
+  uint64_t none = 0;
+  if (exec && ctph_map_find(&execs, (uintptr_t)exec, 0))
+    (void)ctph_map_store(&execs, (uintptr_t)exec, 0, &none, &none);
 }
 
 /* Counts one kernel node. */
@@ -300,10 +305,10 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
   uint64_t begin_ns = ctp_now_ns();
   struct walk w;
   memset(&w, 0, sizeof w);
-  struct ctph_map_slot *s = exec_slot(exec, fresh);
-  uint64_t current = s ? __atomic_load_n(&s->v2, __ATOMIC_RELAXED) : 0;
+  struct exec_ids ids = exec_ids(exec, fresh);
+  uint64_t current = ids.version;
   w.g.corr = corr;
-  w.g.exec = s ? __atomic_load_n(&s->v1, __ATOMIC_RELAXED) : 0;
+  w.g.exec = ids.id;
   w.device = ctph_current_device(NULL);
   if (!ctph_driver_load() || !ctph_drv.GraphGetNodes || !ctph_drv.GraphNodeGetType)
     w.g.partial |= CT_GRAPH_PARTIAL_FAILED;
@@ -320,7 +325,7 @@ void ctph_graph_inventory(uint64_t corr, CUgraphExec exec, CUgraph graph, int fr
   if (w.children_cap == SIZE_MAX)
     w.children = NULL;
   ctpd_graph_keep(exec, &w.g, w.kept, w.nkept, w.device, print, w.children, w.nchildren);
-  if (s && w.g.exec)
+  if (w.g.exec)
     ctpd_graph_set_version(exec, w.g.version);
   /* the walk runs on the app's thread after its call returned: its cost, labelled */
   ctp_emit_tracer("graph_walk", begin_ns, ctp_now_ns(), w.visited);
@@ -349,10 +354,9 @@ int ctpd_graph_walk_kernels(CUgraph g, int device, struct ctpd_graph_node **node
 
 void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) {
   ct_record r;
-  struct ctph_map_slot *s = exec_slot(exec, 0);
+  struct exec_ids ids = exec_ids(exec, 0);
   r.kind = CT_KIND_GRAPH_LAUNCH;
-  r.u.graph_launch = (struct ct_graph_launch){
-      .corr = corr, .exec = s ? __atomic_load_n(&s->v1, __ATOMIC_RELAXED) : 0,
-      .version = s ? __atomic_load_n(&s->v2, __ATOMIC_ACQUIRE) : 0};
+  r.u.graph_launch =
+      (struct ct_graph_launch){.corr = corr, .exec = ids.id, .version = ids.version};
   ctp_emit(&r);
 }

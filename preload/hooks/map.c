@@ -100,3 +100,22 @@ struct ctph_map_slot *ctph_map_insert(struct ctph_map *m, uint64_t key, uint64_t
   errno = saved;
   return s;
 }
+
+int ctph_map_store(struct ctph_map *m, uint64_t key, uint64_t key2, const uint64_t *v1,
+                   const uint64_t *v2) {
+  int saved = errno, rc = -1;
+  pthread_mutex_lock(&m->lock);
+  struct ctph_map_table *t = m->table;
+  int empty = 1;
+  struct ctph_map_slot *s = t ? probe(t, key, key2 | TAG_USED, &empty) : NULL;
+  if (s && !empty) {
+    if (v1)
+      __atomic_store_n(&s->v1, *v1, __ATOMIC_RELAXED);
+    if (v2)
+      __atomic_store_n(&s->v2, *v2, __ATOMIC_RELEASE);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&m->lock);
+  errno = saved;
+  return rc;
+}

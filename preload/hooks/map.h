@@ -43,4 +43,13 @@ struct ctph_map_slot *ctph_map_find(struct ctph_map *m, uint64_t key, uint64_t k
 struct ctph_map_slot *ctph_map_insert(struct ctph_map *m, uint64_t key, uint64_t key2,
                                       uint64_t v1, uint64_t v2, int *inserted) CTP_HIDDEN;
 
+/*
+ * Stores v1 and v2 (each unless NULL) in the slot of (key, key2) of the current table,
+ * under the insert mutex, so that a concurrent growth cannot lose the store (a store
+ * through a slot pointer found earlier may land in a table a growth has copied
+ * already). Returns 0, or -1 when the key is absent.
+ */
+int ctph_map_store(struct ctph_map *m, uint64_t key, uint64_t key2, const uint64_t *v1,
+                   const uint64_t *v2) CTP_HIDDEN;
+
 #endif
