@@ -537,4 +537,3 @@ void ctp_buffers_after_fork(void) {
 
 void ctp_buffers_lock(void) { pthread_mutex_lock(&registry_lock); }
 void ctp_buffers_unlock(void) { pthread_mutex_unlock(&registry_lock); }
-void ctp_buffers_reinit_lock(void) { pthread_mutex_init(&registry_lock, NULL); }

@@ -126,7 +126,6 @@ void ctp_buffers_after_fork(void) CTP_HIDDEN;
 /* Locks held across fork() so the child sees consistent lists. */
 void ctp_buffers_lock(void) CTP_HIDDEN;
 void ctp_buffers_unlock(void) CTP_HIDDEN;
-void ctp_buffers_reinit_lock(void) CTP_HIDDEN;
 
 /* ---- intern.c ---- */
 
@@ -142,7 +141,6 @@ void ctp_strings_requeue_all(void) CTP_HIDDEN;
 
 void ctp_strings_lock(void) CTP_HIDDEN;
 void ctp_strings_unlock(void) CTP_HIDDEN;
-void ctp_strings_reinit_lock(void) CTP_HIDDEN;
 
 /* ---- sink.c ---- */
 
@@ -182,7 +180,6 @@ int ctp_sink_open(struct ctp_sink *s) CTP_HIDDEN;
  * even while it is being opened. */
 void ctp_sink_lock(void) CTP_HIDDEN;
 void ctp_sink_unlock(void) CTP_HIDDEN;
-void ctp_sink_reinit_lock(void) CTP_HIDDEN;
 
 /* Writes all n bytes (a stream: without SIGPIPE, waiting while the collector is slow,
  * at most until the exit deadline). Returns 0, or -1 (errno). */

@@ -158,4 +158,3 @@ void ctp_strings_requeue_all(void) {
 
 void ctp_strings_lock(void) { pthread_mutex_lock(&strings_lock); }
 void ctp_strings_unlock(void) { pthread_mutex_unlock(&strings_lock); }
-void ctp_strings_reinit_lock(void) { pthread_mutex_init(&strings_lock, NULL); }

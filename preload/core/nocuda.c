@@ -75,8 +75,15 @@ static int wait_for(pthread_t thread, uint64_t created_ns) {
     uint64_t begun = __atomic_load_n(&note.io_begin_ns, __ATOMIC_ACQUIRE);
     uint64_t until = begun ? begun + NOCUDA_IO_WAIT_NS : ctp_now_ns() + NOCUDA_IO_WAIT_NS;
     if (until > created_ns + NOCUDA_MOST_WAIT_NS) until = created_ns + NOCUDA_MOST_WAIT_NS;
-    struct timespec deadline = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
-    if (pthread_clockjoin_np(thread, NULL, CLOCK_MONOTONIC, &deadline) == 0) return 1;
+    /* pthread_timedjoin_np (CLOCK_REALTIME), not pthread_clockjoin_np: ThreadSanitizer
+     * does not see the latter's join and reports the thread as leaked */
+    uint64_t now = ctp_now_ns(), left = until > now ? until - now : 0;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    uint64_t ns = (uint64_t)deadline.tv_nsec + left;
+    deadline.tv_sec += (time_t)(ns / 1000000000ull);
+    deadline.tv_nsec = (long)(ns % 1000000000ull);
+    if (pthread_timedjoin_np(thread, NULL, &deadline) == 0) return 1;
     if (begun || ctp_now_ns() >= created_ns + NOCUDA_MOST_WAIT_NS) return 0;
     /* not begun when the wait ran out: it waited for a CPU, not for I/O; once more */
   }

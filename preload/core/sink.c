@@ -397,4 +397,3 @@ void ctp_sink_lock(void) { pthread_mutex_lock(&descriptor_lock); }
 
 void ctp_sink_unlock(void) { pthread_mutex_unlock(&descriptor_lock); }
 
-void ctp_sink_reinit_lock(void) { pthread_mutex_init(&descriptor_lock, NULL); }

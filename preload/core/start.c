@@ -185,12 +185,12 @@ static void fork_parent(void) {
   pthread_mutex_unlock(&restart_lock);
 }
 
+/* The locks fork_prepare took are this thread's here too: released as in the parent
+ * (not re-initialised while held, which ThreadSanitizer reports as a double lock in a
+ * child of a process with no other thread, now common: no writer thread before CUDA). */
 static void fork_child(void) {
-  ctp_sink_reinit_lock();
-  ctp_buffers_reinit_lock();
-  ctp_strings_reinit_lock();
+  fork_parent();
   ctp_window_reinit_lock();
-  pthread_mutex_init(&restart_lock, NULL);
   if (!__atomic_load_n(&ctp_enabled, __ATOMIC_ACQUIRE)) return;
   ctp_writer_after_fork();
   ctp_buffers_after_fork();
