@@ -6,8 +6,9 @@ cuGraphExecKernelNodeSetParams (_v2) and ge_drv2 through cuGraphExecNodeSetParam
 3's set and copy nodes are given other parameters (calls only: its inventory stays that
 of the instantiation, 1 ge_a; one set edit aimed at a kernel node fails and its API
 record keeps the error); exec 4's child graph node (1 ge_a) is given a graph of 1 ge_b
-by cuGraphExecChildGraphNodeSetParams (followed: {ge_b} v2 with that call's corr), and
-exec 4 is destroyed with cuGraphExecDestroy; exec 5 (1 ge_a) is updated (cudaGraphExecUpdate) to 1 ge_b, then to an
+by cuGraphExecChildGraphNodeSetParams (followed: {ge_b} v2 with that call's corr), then
+1 ge_a again by the runtime's cudaGraphExecChildGraphNodeSetParams ({ge_a} v3, the
+runtime call's corr), and exec 4 is destroyed with cuGraphExecDestroy; exec 5 (1 ge_a) is updated (cudaGraphExecUpdate) to 1 ge_b, then to an
 equal graph, and destroyed (cudaGraphExecDestroy); exec 6 (2 ge_a) is made after that.
 
 Asserted (format 1.13, inventory versions): the edits, updates and destroys are API
@@ -63,14 +64,15 @@ CHURN = 10000
 CALLS = {"cudaGraphExecKernelNodeSetParams": 3, "cuGraphExecKernelNodeSetParams_v2": 1,
          "cuGraphExecNodeSetParams": 1, "cudaGraphExecMemsetNodeSetParams": 2,
          "cudaGraphExecMemcpyNodeSetParams1D": 1, "cuGraphExecMemsetNodeSetParams": 1,
-         "cuGraphExecChildGraphNodeSetParams": 1, "cudaGraphExecUpdate": 2,
+         "cuGraphExecChildGraphNodeSetParams": 1, "cudaGraphExecChildGraphNodeSetParams": 1,
+         "cudaGraphExecUpdate": 2,
          "cudaGraphExecDestroy": 2, "cuGraphExecDestroy": 1}
 A2, A1B1, B2, A1, B1 = ({"ge_a": 2}, {"ge_a": 1, "ge_b": 1}, {"ge_b": 2}, {"ge_a": 1},
                         {"ge_b": 1})
 # what each exec's launches ran, in launch order: (version, kernels) per launch
 RAN = {1: [(1, A2)] * ITERS + [(2, A1B1)] * ITERS + [(3, B2)] * 2 * ITERS,
        2: [(1, A1)] * ITERS + [(2, {"ge_drv": 1})] * ITERS + [(3, {"ge_drv2": 1})] * ITERS,
-       3: [(1, A1)] * ITERS, 4: [(1, A1)] * ITERS + [(2, B1)] * ITERS,
+       3: [(1, A1)] * ITERS, 4: [(1, A1)] * ITERS + [(2, B1)] * ITERS + [(3, A1)] * ITERS,
        5: [(1, A1)] * ITERS + [(2, B1)] * 2 * ITERS, 6: [(1, A2)]}
 
 
@@ -129,8 +131,9 @@ if path:
               f"exec 3 (set and copy edits: no new inventory) {got}")
         got = [(i["names"], i["version"], api_name.get(i["corr"], i["corr"])) for i in four]
         check(got == [(A1, 1, "cudaGraphInstantiate"),
-                      (B1, 2, "cuGraphExecChildGraphNodeSetParams")],
-              f"exec 4 (its child graph node given a graph of ge_b) {got}")
+                      (B1, 2, "cuGraphExecChildGraphNodeSetParams"),
+                      (A1, 3, "cudaGraphExecChildGraphNodeSetParams")],
+              f"exec 4 (its child graph node given a graph of ge_b, then of ge_a) {got}")
         got = [(i["names"], i["version"]) for i in one]
         check(got == [(A2, 1), (A1B1, 2), (B2, 3)], f"exec 1 inventories {got}")
         corrs = [i["corr"] for i in one]
@@ -213,8 +216,8 @@ if path:
                        text=True, timeout=60)
     rows = [line.split() for line in p.stdout.splitlines() if "ge_" in line]
     execs = [r[r.index(next(w for w in r if w.startswith("ge_"))) - 2:][:2] for r in rows]
-    check(p.returncode == 0 and sum(1 for e in execs if e[1] in ("v2", "v3")) == 6,
-          f"report text: 6 rows of later versions ('1 v2' ...): {execs}")
+    check(p.returncode == 0 and sum(1 for e in execs if e[1] in ("v2", "v3")) == 7,
+          f"report text: 7 rows of later versions ('1 v2' ...): {execs}")
     api_rows = {a["name"]: a for a in rep.get("apis", [])}
     for name, want_calls in CALLS.items():
         a = api_rows.get(name)

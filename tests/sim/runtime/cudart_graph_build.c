@@ -113,6 +113,16 @@ SIM_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t exec, cu
   return rt_check(simdrv.GraphExecMemsetNodeSetParams(exec, node, &d, NULL));
 }
 
+/** Gives an instantiated graph's child graph node another graph (one driver call). */
+SIM_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t exec,
+                                                            cudaGraphNode_t node,
+                                                            cudaGraph_t child)
+{
+  RT_ENTER();
+  RT_NEED(simdrv.GraphExecChildGraphNodeSetParams);
+  return rt_check(simdrv.GraphExecChildGraphNodeSetParams(exec, node, child));
+}
+
 /** Gives an instantiated graph's copy node a 1-D copy (one driver call, unified
  * addressing as the runtime uses it). */
 SIM_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t exec, cudaGraphNode_t node,

@@ -170,6 +170,7 @@ typedef CUresult (*simdrv_ctx_sync_fn)(CUcontext ctx);
   X(GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", PFN_cuGraphExecKernelNodeSetParams_v12000, 0) \
   X(GraphExecMemsetNodeSetParams, "cuGraphExecMemsetNodeSetParams", PFN_cuGraphExecMemsetNodeSetParams_v10020, 0) \
   X(GraphExecMemcpyNodeSetParams, "cuGraphExecMemcpyNodeSetParams", PFN_cuGraphExecMemcpyNodeSetParams_v10020, 0) \
+  X(GraphExecChildGraphNodeSetParams, "cuGraphExecChildGraphNodeSetParams", PFN_cuGraphExecChildGraphNodeSetParams_v11010, 0) \
   X(GraphExecDestroy, "cuGraphExecDestroy", PFN_cuGraphExecDestroy_v10000, 0) \
   X(GraphDestroy, "cuGraphDestroy", PFN_cuGraphDestroy_v10000, 0) \
   X(hint_next_launch_ns, "simcuda_hint_next_launch_ns", simdrv_hint_fn, 0)

@@ -16,8 +16,9 @@
 //           kernel node (its error kept); ITERS launches;
 //   exec 4: a graph with one child graph node (of exec 2's graph, 1 ge_a), ITERS
 //           launches; the child given a capture of 1 ge_b (the same topology, as CUDA
-//           requires) by cuGraphExecChildGraphNodeSetParams, ITERS launches; destroyed
-//           with the driver's cuGraphExecDestroy;
+//           requires) by cuGraphExecChildGraphNodeSetParams, ITERS launches; given
+//           exec 2's graph back by the runtime's cudaGraphExecChildGraphNodeSetParams,
+//           ITERS launches; destroyed with the driver's cuGraphExecDestroy;
 //   exec 5: exec 2's graph (1 ge_a) instantiated, ITERS launches; cudaGraphExecUpdate to
 //           a capture of 1 ge_b, ITERS launches; updated again to another capture of 1
 //           ge_b (the same inventory), ITERS launches; destroyed (cudaGraphExecDestroy);
@@ -245,6 +246,8 @@ int main(int argc, char **argv) {
   ge_b<<<1, N, 0, s>>>(x);
   CHECK(cudaStreamEndCapture(s, &g4b));
   CHECK(child_edit((CUgraphExec)e4, child, (CUgraph)g4b));
+  CHECK(launch_n(e4, s, iters));
+  CHECK(cudaGraphExecChildGraphNodeSetParams(e4, (cudaGraphNode_t)child, g2));
   CHECK(launch_n(e4, s, iters));
   destroy_fn destroy = (destroy_fn)driver_proc("cuGraphExecDestroy", 10000, 0);
   CHECK(!destroy);
