@@ -225,6 +225,13 @@ uint64_t ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char 
     if (a->start_ns > prev->end && a->call_end_ns > prev->end) {
       idle = a->start_ns - prev->end;
       wait_from = prev->end;
+      /* what another stream kept the device busy with meanwhile is not idle (as far
+       * as delivered: an operation still running at a's end is not yet) */
+      const devstate *d = ct_gaps_get_dev(f, a->device);
+      if (d && d->nstreams > 1) {
+        uint64_t busy = ct_gaps_busy_between(d, prev->end, a->start_ns);
+        idle = idle > busy ? idle - busy : 0;
+      }
       *prev_name = prev->name;
       incall = overlap(a->call_begin_ns, a->call_end_ns, prev->end, a->start_ns);
       if (a->call_depth && a->call_parent) { /* launched inside a library call: that call's */
@@ -232,6 +239,7 @@ uint64_t ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char 
         incall = outer ? overlap(outer->begin, outer->end, prev->end, a->start_ns)
                        : idle; /* still running: the wait is inside it */
       }
+      incall = min_u64(incall, idle);
     }
     idle += prev->cum_idle;
     incall += prev->cum_incall;

@@ -161,6 +161,7 @@ typedef struct devstate {
   /* the last kernels before the first communication kernel, replayed into ov then (kr) */
   unsigned kr_n, kr_head;
   uint64_t device, maxdur;
+  unsigned nstreams; /* streams with work on it so far */
   const char *name;
   unsigned ends_n, ends_head; /* ends: recent activity ends */
   unsigned fin_n, fin_head;   /* fin: recent final busy intervals */

@@ -159,6 +159,7 @@ tracker *ct_gaps_get_stream(fstate *f, devstate *d, uint64_t stream) {
   }
   f->streams = ns;
   tracker_init(t, d, stream);
+  d->nstreams++;
   f->streams[f->nstreams++] = t;
   return f->last_stream = t;
 }

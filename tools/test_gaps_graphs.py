@@ -8,7 +8,9 @@ each next kernel starting 8 us after the previous one ended and its launch call 
 Between instances 1-3 noise kernels (noise_0..noise_6, none repeated 10 times in a row
 with the same neighbours). Per instance: GPU 26 us, idle inside 3 x 8 = 24 us, span
 50 us; over 30: GPU 780 us, idle 720 us, span 1500 us.
-Thread 78, stream 2 on the same device: 200 kernels, all names different: no candidate.
+Thread 78, stream 2 on the same device: 200 kernels, all names different, after thread
+77's (during its waits they would keep the device busy, and the waits would not be idle:
+tools/test_gaps_meet.py plants that): no candidate.
 A second trace repeats the same sequence, but every launch call ends long before the
 previous kernel ended (the GPU never waited on a launch): no candidate. A third puts a
 copy by thread 77 on stream 1 between layer_b and layer_c of every instance: the kernels
@@ -81,7 +83,7 @@ class Planted:
 def plant(path, waits, copy=False, other_thread=False):
     """The repeated sequence on thread 77 (waits: the GPU waits on each launch; copy: a
     copy between its second and third kernels; other_thread: thread 78 puts a kernel on
-    the same stream there) and, interleaved in time, 200 distinct kernels on thread 78."""
+    the same stream there) and, after them, 200 distinct kernels on thread 78."""
     p = Planted()
     t = 10**9
     events = []
@@ -100,7 +102,7 @@ def plant(path, waits, copy=False, other_thread=False):
             events.append((t + 4 * US, 77, f"_Z7noise_{(i * 3 + n) % 7}Pf", 1, t, t - US))
             t += 4 * US
         t += 30 * US
-    u = 10**9
+    u = t + 100 * US  # after the sequence: work of another stream is not idle inside its waits
     for i in range(200):
         events.append((u + 3 * US, 78, f"_Z9distinct{i}Pf", 2, u, u - US))
         u += 12 * US

@@ -23,6 +23,7 @@
    launch call inside each, are sync_little_work's). The run's 168 us share the 12 x 8 us
    launch calls inside those gaps: it adds 72 us (before: 168 us).
 4. The order (pid 84): pageable copies that save only busy time below little syncs.
+5. A graph candidate beside another stream's work (pid 85): only the device's idle.
 A 5 ms host_wait gap opens each trace, so that the device's idle time never caps the sum.
 
 usage: test_gaps_meet.py CUTRACE
@@ -56,20 +57,21 @@ class Plant:
                    mem_bytes=80 << 30)
         self.w.add("thread", tid=77, name=self.w.string("train"), start_ns=10**9)
         self.w.add("stream", stream=1, handle=0x101, device=0, flags=1)
+        self.w.add("stream", stream=2, handle=0x102, device=0, flags=1)
         self.corr = 0
         self.records = []
 
-    def api(self, name, begin, end):
+    def api(self, name, begin, end, stream=1):
         self.corr += 1
         self.records.append((end, 0, "api", dict(tid=77, name=self.w.string(name), begin_ns=begin, end_ns=end,
-                                                 corr=self.corr, device=0, stream=1, flags=TIMED)))
+                                                 corr=self.corr, device=0, stream=stream, flags=TIMED)))
         return self.corr
 
-    def kernel(self, name, call_begin, call_end, start, end, api="cudaLaunchKernel"):
-        c = self.api(api, call_begin, call_end)
+    def kernel(self, name, call_begin, call_end, start, end, api="cudaLaunchKernel", stream=1):
+        c = self.api(api, call_begin, call_end, stream)
         self.records.append((call_end, 1, "launch", dict(corr=c, kernel=self.w.string(name), grid_x=1, grid_y=1,
                                                          grid_z=1, block_x=32, block_y=1, block_z=1)))
-        self.records.append((end, 2, "gpu", dict(corr=c, device=0, stream=1, start_ns=start, end_ns=end, type=1,
+        self.records.append((end, 2, "gpu", dict(corr=c, device=0, stream=stream, start_ns=start, end_ns=end, type=1,
                                                  name=self.w.string(name))))
 
     def run(self, *opts):
@@ -215,4 +217,25 @@ line = [x for x in q.stdout.splitlines() if x.startswith("findings:")]
 check(q.returncode == 0 and line and line[0].startswith("findings: syncs on little GPU work up to 525.000 us, "
                                                         "pageable copies (no idle saving estimated)"),
       f"--summary: the little syncs first: {line}")
+
+# 5. A graph candidate's waits while another stream keeps the device busy (pid 85,
+# --repeat-min 13: no host-bound finding). A > B 12 times on stream 1, 200 us of host
+# work between A and B; in 6 of the waits the thread's kernel C runs 150 us on stream 2.
+# The candidate claims only the device's idle in its waits: 6 x 200 + 6 x 50 us (it used
+# to claim the stream's 12 x 200 us).
+p = Plant(85)
+t = warm(p, 10**9)
+call_end = t - 3 * US
+for i in range(12):
+    p.kernel("_Z1APf", call_end - 2 * US, call_end, t, t + 50 * US)
+    e = t + 50 * US
+    if i % 2:
+        p.kernel("_Z1CPf", e + 10 * US, e + 12 * US, e + 20 * US, e + 170 * US, stream=2)
+    b = e + 200 * US
+    p.kernel("_Z1BPf", b - 6 * US, b - 4 * US, b, b + 50 * US)
+    t, call_end = b + 50 * US, b - 1 * US
+doc, dev, fs = p.run("--repeat-min", "13")
+gr = fs.get("graph_candidate", {})
+check(gr.get("what") == "A > B" and gr.get("count") == 12 and gr.get("idle_ns") == gr.get("saving_ns")
+      == 6 * 200 * US + 6 * 50 * US, f"the candidate's waits less the other stream's work: {gr}")
 sys.exit(finish())
