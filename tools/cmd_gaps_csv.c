@@ -11,7 +11,7 @@
 
 static const char *const gap_columns[] = {
     "table", "pid", "rank", "device", "scope", "stream", "start_ns", "end_ns", "dur_ns",
-    "cause", "ended_by"};
+    "cause", "ended_by", "tid", "correlation"};
 
 static const char *const finding_columns[] = {
     "table", "pid", "rank", "device", "kind", "what", "count", "saving_ns", "adds_ns",
@@ -55,6 +55,12 @@ static void gap_row(void *user, const ct_gap_info *g) {
   put_u64(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
   put_text(g->cause);
   put_text(g->ended_by);
+  if (g->ended_by) {
+    put_u64(g->tid);
+    put_u64(g->corr);
+  } else {
+    fputs(",,", stdout);
+  }
   fputs(CT_CSV_EOL, stdout);
 }
 

@@ -26,6 +26,8 @@ typedef struct ct_gap_info {
   const char *cause;            /* "host_wait", "launch_overhead", "sync", "alloc", "other_stream",
                                    "tracer", "other", "external_wait" */
   const char *ended_by;         /* entry point of the call whose GPU work ended the gap, or NULL */
+  uint64_t tid, corr;           /* that call's thread and correlation id (0: not known; kept by
+                                   ct_gaps_set_callback's and ct_gaps_each's, not gap_spill.h) */
 } ct_gap_info;
 
 /*

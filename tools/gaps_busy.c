@@ -28,7 +28,8 @@ static void emit_gap(fstate *f, tracker *t, uint64_t a, uint64_t b, const opinfo
   if (b - a < f->g->o.min_gap_ns) return;
   if (f->g->fn) {
     ct_gap_info gi = {&f->pcopy, t->dev->device, t->stream, a, b, ct_gap_cause_name(c),
-                      op->has_call ? op->api : NULL};
+                      op->has_call ? op->api : NULL, op->has_call ? op->tid : 0,
+                      op->has_call ? op->corr : 0};
     f->g->fn(f->g->user, &gi);
   }
   ct_gaps_top_consider(f, t, a, b, c, op);

@@ -10,8 +10,10 @@ sync_copy).
 A second file (pid 301, rank 3 of a JOB record) has one gap, [20,90].
 
 Checked: the block `gaps` has exactly these rows (scope, stream, start_ns, end_ns,
-dur_ns, pid, rank), each with the cause and ending entry point that `gaps --format json
---top 10000` gives the same gap; the block `findings` equals JSON's findings (kind,
+dur_ns, pid, rank), each with the cause, ending entry point and its thread that `gaps
+--format json --top 10000` gives the same gap, and the ending call's correlation (the
+planted operation that starts at the gap's end), which joins the row to its call's row of
+`dump --csv` (same pid, correlation, entry point and tid); the block `findings` equals JSON's findings (kind,
 what, count, saving_ns, adds_ns, fix) in order; --tables gaps / findings write one
 block; --min-gap 45us keeps the gaps of at least 45 us; --summary, --top and --tables
 without csv are one line and status 2; CRLF line ends.
@@ -51,13 +53,14 @@ def write(path, pid, kernels, rank=None):
             stream = stream[1]
             w.add("memop", corr=corr, bytes=1 << 20, kind=1, src_mem=3, dst_mem=1)
             w.add("api", tid=pid, name=copy, begin_ns=b, end_ns=T0 + (e + 1) * US, corr=corr,
-                  stream=stream)
+                  stream=stream, flags=0x4)
             w.add("gpu", corr=corr, stream=stream, start_ns=T0 + s * US, end_ns=T0 + e * US,
                   type=2)
             continue
-        w.add("api", tid=pid, name=api, begin_ns=b, end_ns=b + 4 * US, corr=corr, stream=stream)
         w.add("launch", corr=corr, kernel=kname, grid_x=1, grid_y=1, grid_z=1, block_x=32,
-              block_y=1, block_z=1)
+              block_y=1, block_z=1)  # a detail record comes before its API record
+        w.add("api", tid=pid, name=api, begin_ns=b, end_ns=b + 4 * US, corr=corr, stream=stream,
+              flags=0x4)  # CT_API_TIMED: its GPU work is timed
         w.add("gpu", corr=corr, stream=stream, start_ns=T0 + s * US, end_ns=T0 + e * US, type=1,
               name=kname)
     w.add("end", records=0, drops=0, end_ns=T0 + 400 * US)
@@ -88,8 +91,13 @@ def span(a, b):
 with tempfile.TemporaryDirectory() as d:
     one, two = os.path.join(d, "one.ctr"), os.path.join(d, "two.ctr")
     copies = [(("copy", 1), a, a + 5) for a in (340, 360, 380, 400)]
-    write(one, 300, [(1, 100, 110), (1, 150, 160), (2, 200, 230), (1, 300, 320)] + copies)
-    write(two, 301, [(1, 10, 20), (1, 90, 95)], rank=3)
+    plans = {"300": [(1, 100, 110), (1, 150, 160), (2, 200, 230), (1, 300, 320)] + copies,
+             "301": [(1, 10, 20), (1, 90, 95)]}
+    write(one, 300, plans["300"])
+    write(two, 301, plans["301"], rank=3)
+    # the operation that ends a gap starts at its end: its call's correlation (1, 2, ...)
+    corr_at = {(pid, T0 + s * US): str(c) for pid, plan in plans.items()
+               for c, (_, s, _) in enumerate(plan, 1)}
 
     p = subprocess.run([cutrace, "gaps", "--format", "csv", one, two],
                                      capture_output=True)
@@ -137,10 +145,26 @@ with tempfile.TemporaryDirectory() as d:
               f"{g['cause']}/{g['ended_by']['api']}")
         if r["scope"] == "stream":
             check(int(r["stream"]) == g["stream"], f"stream as JSON: {r}")
+        check(r["tid"] == str(g["ended_by"].get("tid", "")) == r["pid"],
+              f"tid of the ending call as JSON ({g['ended_by'].get('tid')}) and planted: {r}")
+        check(r["correlation"] == corr_at.get((r["pid"], int(r["end_ns"]))),
+              f"correlation of the ending call: {r['correlation']}, planted "
+              f"{corr_at.get((r['pid'], int(r['end_ns'])))}")
     want_f = [(f["kind"], f["what"] or "", str(f["count"]), str(f["saving_ns"]), str(f["adds_ns"]),
                f["fix"] or "") for f in doc.get("findings", [])]
     got_f = [(f["kind"], f["what"], f["count"], f["saving_ns"], f["adds_ns"], f["fix"])
              for f in findings]
+    # the join with dump --csv: (pid, correlation) names the ending call's row
+    rc, out, err = run("dump", "--csv", "--rows", "calls", one, two)
+    calls = {(r["pid"], r["correlation"]): r for r in csv.DictReader(io.StringIO(out, newline=""))}
+    joined = [r for r in gaps if (r["pid"], r["correlation"]) in calls and
+              calls[(r["pid"], r["correlation"])]["name"] == r["ended_by"] and
+              calls[(r["pid"], r["correlation"])]["tid"] == r["tid"]]
+    check(len(joined) == len(gaps) > 0, f"gaps joined to dump --csv call rows: {len(joined)} of "
+          f"{len(gaps)}")
+    check(all(r["ended_by"] for r in gaps) and
+          {r["ended_by"] for r in gaps} == {"cudaLaunchKernel", "cudaMemcpy"},
+          f"every gap ended by a planted call: {sorted({r['ended_by'] for r in gaps})}")
     check(len(want_f) >= 2 and {"pageable_copy", "sync_copy"} <= {f[0] for f in want_f},
           f"the planted copies make findings: {want_f}")
     check(got_f == want_f, f"findings rows = JSON findings\n  got  {got_f}\n  want {want_f}")
