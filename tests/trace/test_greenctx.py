@@ -11,8 +11,8 @@ records flagged DRIVER, in the program's order, with their results (0 x 4, then 
 and no stream; every kernel has a GPU record on device 1, gc_warm/gc_consumer/
 gc_green_long/gc_in_green on GS's stream and gc_producer/gc_after on PS's (the STREAM
 records give device 1 and the two handles); gc_consumer starts when gc_producer ends and
-gc_after when gc_green_long ends (within 50 us; or by its launch's return when the host was
-that late); `cutrace gaps --format json`: the stream gaps that gc_consumer and gc_after end
+gc_after when gc_green_long ends (within 50 us; or, the host that late, at its launch's return or the
+end of the work before it on its stream); `cutrace gaps --format json`: the stream gaps that gc_consumer and gc_after end
 (when launched before their producer ended) are caused by other_stream (as behind a
 cuStreamWaitEvent) and end at their producer's end; `cutrace report --format json` counts each
 entry point once (twice for the two that failed once). Again with event chaining on
@@ -45,11 +45,14 @@ ON_PRIMARY = {"gc_producer", "gc_after"}
 
 
 
-def held_behind(w, p, apis):
+def held_behind(w, p, apis, gpus):
     """Whether the waiter kernel w started when the producer p ended, or (the host late
-    on a loaded machine) by the return of w's own launch call."""
+    on a loaded machine) by the return of w's own launch call or the end of the work
+    before it on its stream, whichever was last."""
     call = apis.get(w["corr"])
-    latest = max(p["end_ns"], call["end_ns"] if call else 0)
+    before = [g["end_ns"] for g in gpus if g["stream"] == w["stream"] and g is not w
+              and g["end_ns"] <= w["start_ns"] + SLACK_NS]
+    latest = max([p["end_ns"], call["end_ns"] if call else 0] + before)
     return p["end_ns"] - SLACK_NS <= w["start_ns"] <= latest + SLACK_NS
 
 
@@ -97,7 +100,7 @@ if path:
     for waiter, producer in (("gc_consumer", "gc_producer"), ("gc_after", "gc_green_long")):
         w, p = one(waiter), one(producer)
         if w and p:
-            check(held_behind(w, p, apis),
+            check(held_behind(w, p, apis, [g for gs in kernels.values() for g in gs]),
                   f"{waiter} starts at {w['start_ns']}, {producer} ends at {p['end_ns']}")
             if apis.get(w["corr"], {}).get("end_ns", 0) < p["end_ns"]:
                 fed[waiter] = p["end_ns"]
@@ -142,7 +145,8 @@ if path:
     apis = {r["corr"]: r for r in recs if r["kind"] == "api"}
     for waiter, producer in (("gc_consumer", "gc_producer"), ("gc_after", "gc_green_long")):
         w, p = starts.get(waiter, []), starts.get(producer, [])
-        check(len(w) == 1 and len(p) == 1 and held_behind(w[0], p[0], apis),
+        check(len(w) == 1 and len(p) == 1
+              and held_behind(w[0], p[0], apis, [g for gs in starts.values() for g in gs]),
               f"chained: {waiter} starts at {[g['start_ns'] for g in w]}, {producer} ends at "
               f"{[g['end_ns'] for g in p]}")
 sys.exit(finish())
