@@ -128,13 +128,30 @@ static int call_has_flow(const ct_span *s) {
   }
 }
 
+/* The ts of a poll slice (format 1.12: a spin of queries of one target, one record). A
+ * thread polling several targets in turn has their records overlap (each spans its own
+ * first poll to its answer: A from t0 to t10, B from t1 to t11), which would break the
+ * nesting of its track in the viewers: a poll slice that begins before the end of the
+ * thread's latest-ending poll slice written so far and ends after it begins at that end
+ * (args keep the measured start, as for GPU slices). */
+static uint64_t poll_start(ct_chrome *c, const ct_span *s) {
+  track_state *ts = chr_track_get(c, c->pid, s->tid);
+  if (!ts) return s->begin_ns;
+  uint64_t start = s->begin_ns;
+  if (start < ts->poll_end && s->end_ns > ts->poll_end) start = ts->poll_end;
+  if (s->end_ns > ts->poll_end) ts->poll_end = s->end_ns;
+  return start;
+}
+
 void chr_write_call(ct_chrome *c, const ct_span *s, const ct_inner_call *inner,
                     const chr_alloc_view *alloc) {
   const chr_encoder *e = c->enc;
   chr_ensure_cpu_thread(c, s->tid);
   int driver = (s->flags & CT_API_DRIVER) || s->layer == CT_LAYER_DRIVER;
-  chr_slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid,
-                 s->begin_ns, s->end_ns);
+  uint64_t start = s->polls ? poll_start(c, s) : s->begin_ns;
+  chr_slice_open(c, driver ? "cuda_driver" : "cuda_runtime", s->name, c->pid, s->tid, start,
+                 s->end_ns);
+  if (start != s->begin_ns) e->arg_u64(c, "measured start shift (ns)", start - s->begin_ns);
   e->arg_u64(c, "correlation", s->corr);
   e->arg_u64(c, "device", s->device);
   e->arg_u64(c, "stream", s->stream);

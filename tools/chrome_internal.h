@@ -38,6 +38,7 @@ typedef struct track_key {
 typedef struct track_state {
   int named;                      /* its thread_name was written */
   uint64_t last_start, last_end;  /* GPU tracks: the slice written last */
+  uint64_t poll_end;  /* CPU tracks: the latest end of the poll slices written (polls > 0) */
 } track_state;
 
 struct ct_chrome {

@@ -27,6 +27,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
+from harness import chrome_events  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
@@ -100,6 +101,26 @@ if path:
         idle = rows[0].get("idle", {})
         check(idle.get("sync_ns", 0) >= 35_000_000 and idle.get("host_wait_ns", 0) < 1_000_000,
               f"stream D's idle: {idle} (want >= 35 ms sync, < 1 ms host_wait)")
+    # dump --chrome: the thread's track nests (docs/dump.md): the three overlapping records
+    # of a phase must not partly overlap as slices (a later one starts at the earlier end)
+    events = chrome_events(cutrace, path, os.path.join(tmp, "rrpolls.json"), "rrpolls")
+    tracks = {}
+    for ev in events or []:
+        if ev.get("ph") == "X" and ev.get("name") in PHASES:
+            tracks.setdefault((ev["pid"], ev["tid"]), []).append((ev["ts"], ev["ts"] + ev["dur"]))
+    EPS = 0.002  # us: the JSON's ts and dur are rounded to the ns
+    partial = []
+    for slices in tracks.values():
+        stack = []
+        for b, e in sorted(slices, key=lambda x: (x[0], -x[1])):
+            while stack and stack[-1][1] <= b + EPS:
+                stack.pop()
+            if stack and e > stack[-1][1] + EPS:
+                partial.append((stack[-1], (b, e)))
+            stack.append((b, e))
+    check(events is not None and sum(len(v) for v in tracks.values()) == 6 and not partial,
+          f"dump --chrome: {sum(len(v) for v in tracks.values())} query slices (want 6), "
+          f"partly overlapping: {partial[:3]}")
 
 # `rrpolls fork`: a sequence open at fork() is the parent's: the child (one
 # cudaDeviceSynchronize, then exit) must not write it at its first traced call.
