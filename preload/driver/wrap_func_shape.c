@@ -19,10 +19,13 @@ static struct ctph_map shapes = CTPH_MAP_INIT(6);
 typedef CUresult (*set_shape_fn)(CUfunction, int, int, int);
 typedef CUresult (*set_size_fn)(CUfunction, unsigned);
 
-/* The slot of f, made when absent; NULL when memory runs out. */
-static struct ctph_map_slot *shape_slot(CUfunction f) {
+/* Stores f's block shape (v1) or shared size (v2), each unless NULL, making f's slot
+ * when absent. Under the map's mutex (ctph_map_store): a store through a slot found
+ * before another thread's insert grew the table could be lost. */
+static void shape_store(CUfunction f, const uint64_t *v1, const uint64_t *v2) {
   int inserted;
-  return ctph_map_insert(&shapes, (uintptr_t)f, 0, 0, 0, &inserted);
+  if (ctph_map_insert(&shapes, (uintptr_t)f, 0, 0, 0, &inserted))
+    (void)ctph_map_store(&shapes, (uintptr_t)f, 0, v1, v2);
 }
 
 void ctpd_function_shape(CUfunction f, unsigned *bx, unsigned *by, unsigned *bz,
@@ -50,12 +53,9 @@ CTPD_INLINE CUresult set_shape_body(enum ctph_id id, int ptsz, void *realp, cons
   CUresult r = ((set_shape_fn)realp)(f, x, y, z);
   if (r == CUDA_SUCCESS && x > 0 && y > 0 && z > 0) {
     int saved = errno;
-    struct ctph_map_slot *s = shape_slot(f);
-    if (s)
-      __atomic_store_n(&s->v1,
-                       ((uint64_t)x & DIM_MASK) | ((uint64_t)y & DIM_MASK) << 21 |
-                           ((uint64_t)z & DIM_MASK) << 42 | SHAPE_SET,
-                       __ATOMIC_RELEASE);
+    uint64_t shape = ((uint64_t)x & DIM_MASK) | ((uint64_t)y & DIM_MASK) << 21 |
+                     ((uint64_t)z & DIM_MASK) << 42 | SHAPE_SET;
+    shape_store(f, &shape, NULL);
     errno = saved;
   }
   return r;
@@ -69,9 +69,8 @@ CTPD_INLINE CUresult set_size_body(enum ctph_id id, int ptsz, void *realp, const
   CUresult r = ((set_size_fn)realp)(f, bytes);
   if (r == CUDA_SUCCESS) {
     int saved = errno;
-    struct ctph_map_slot *s = shape_slot(f);
-    if (s)
-      __atomic_store_n(&s->v2, (uint64_t)bytes | SHAPE_SET, __ATOMIC_RELEASE);
+    uint64_t size = (uint64_t)bytes | SHAPE_SET;
+    shape_store(f, NULL, &size);
     errno = saved;
   }
   return r;

@@ -119,3 +119,19 @@ int ctph_map_store(struct ctph_map *m, uint64_t key, uint64_t key2, const uint64
   errno = saved;
   return rc;
 }
+
+int ctph_map_exchange(struct ctph_map *m, uint64_t key, uint64_t key2, uint64_t v1,
+                      uint64_t *old) {
+  int saved = errno, rc = -1;
+  pthread_mutex_lock(&m->lock);
+  struct ctph_map_table *t = m->table;
+  int empty = 1;
+  struct ctph_map_slot *s = t ? probe(t, key, key2 | TAG_USED, &empty) : NULL;
+  if (s && !empty) {
+    *old = __atomic_exchange_n(&s->v1, v1, __ATOMIC_ACQ_REL);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&m->lock);
+  errno = saved;
+  return rc;
+}

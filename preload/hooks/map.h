@@ -52,4 +52,12 @@ struct ctph_map_slot *ctph_map_insert(struct ctph_map *m, uint64_t key, uint64_t
 int ctph_map_store(struct ctph_map *m, uint64_t key, uint64_t key2, const uint64_t *v1,
                    const uint64_t *v2) CTP_HIDDEN;
 
+/*
+ * Replaces v1 of the slot of (key, key2) with v1 under the insert mutex (as
+ * ctph_map_store) and sets *old to the value it replaced. Returns 0, or -1 when the
+ * key is absent (*old untouched).
+ */
+int ctph_map_exchange(struct ctph_map *m, uint64_t key, uint64_t key2, uint64_t v1,
+                      uint64_t *old) CTP_HIDDEN;
+
 #endif

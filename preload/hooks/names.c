@@ -33,9 +33,11 @@ CTP_EXPORT void __cudaRegisterFunction(void **fat_cubin_handle, const char *host
     struct ctph_map_slot *s =
         ctph_map_insert(&kernel_names, (uintptr_t)host_fun, 0, (uintptr_t)device_fun, 0, &inserted);
     if (s && !inserted && s->v1 != (uintptr_t)device_fun) {
-      /* The stub's address now belongs to another kernel (a module was reloaded). */
-      __atomic_store_n(&s->v1, (uintptr_t)device_fun, __ATOMIC_RELAXED);
-      __atomic_store_n(&s->v2, 0, __ATOMIC_RELAXED);
+      /* The stub's address now belongs to another kernel (a module was reloaded).
+       * Stored under the map's mutex: a store through s could land in a table that
+       * another thread's insert has just copied, and the old name would stay. */
+      uint64_t name = (uintptr_t)device_fun, none = 0;
+      (void)ctph_map_store(&kernel_names, (uintptr_t)host_fun, 0, &name, &none);
       __atomic_fetch_add(&names_generation, 1, __ATOMIC_RELEASE);
     }
   }

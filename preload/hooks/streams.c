@@ -246,18 +246,21 @@ static uint64_t capture_key(CUstream handle, int per_thread, uint64_t *key2) {
 void ctph_capture_begun(CUstream handle, int per_thread) {
   int inserted;
   uint64_t key2, key = capture_key(handle, per_thread, &key2);
-  struct ctph_map_slot *s = ctph_map_insert(&capturing, key, key2, 0, 0, &inserted);
+  /* The flag changes under the map's mutex (ctph_map_exchange): an exchange through a
+   * slot found before another thread's insert grew the table would be lost, and the
+   * count of active captures would then drift (0 while a capture runs). */
   uint64_t was = 1;
-  if (s)
-    was = __atomic_exchange_n(&s->v1, 1, __ATOMIC_ACQ_REL);
-  if (!was || !s)
+  int known = ctph_map_insert(&capturing, key, key2, 0, 0, &inserted) != NULL &&
+              ctph_map_exchange(&capturing, key, key2, 1, &was) == 0;
+  if (!was || !known)
     __atomic_fetch_add(&ctph_captures_active, 1, __ATOMIC_ACQ_REL);
 }
 
 void ctph_capture_ended(CUstream handle, int per_thread) {
   uint64_t key2, key = capture_key(handle, per_thread, &key2);
-  struct ctph_map_slot *s = ctph_map_find(&capturing, key, key2);
-  if (s && __atomic_exchange_n(&s->v1, 0, __ATOMIC_ACQ_REL))
+  uint64_t was = 0;
+  if (ctph_map_find(&capturing, key, key2) &&
+      ctph_map_exchange(&capturing, key, key2, 0, &was) == 0 && was)
     __atomic_fetch_sub(&ctph_captures_active, 1, __ATOMIC_ACQ_REL);
 }
 
