@@ -5,13 +5,15 @@
 #include <stdlib.h>
 
 
-/** Creates a handle bound to the current context, on the legacy default stream. */
+/** Creates a handle bound to the current context, on the legacy default stream, after
+ * the host time SIMCUBLAS_CREATE_US plants. */
 SIM_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
 {
   if (!handle)
     return CUBLAS_STATUS_INVALID_VALUE;
   if (simkernel_init() != CUDA_SUCCESS)
     return CUBLAS_STATUS_NOT_INITIALIZED;
+  simkernel_host_work("SIMCUBLAS_CREATE_US");
   struct cublasContext *h = calloc(1, sizeof *h);
   if (!h)
     return CUBLAS_STATUS_ALLOC_FAILED;

@@ -55,6 +55,7 @@ SIM_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle)
     return CUBLAS_STATUS_INVALID_VALUE;
   if (simkernel_init() != CUDA_SUCCESS)
     return CUBLAS_STATUS_NOT_INITIALIZED;
+  simkernel_host_work("SIMCUBLAS_CREATE_US");
   *handle = calloc(1, sizeof **handle);
   return *handle ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
 }
@@ -410,7 +411,8 @@ static cublasStatus_t build_gemm(cublasLtMatmulDesc_t desc, const void *alpha, c
   return CUBLAS_STATUS_SUCCESS;
 }
 
-/** Returns one usable algorithm (no workspace) for any supported problem. */
+/** Returns one usable algorithm (no workspace) for any supported problem, after the
+ * host time SIMCUBLAS_HEURISTIC_US plants (the real search's). */
 SIM_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle,
                                                          cublasLtMatmulDesc_t desc,
                                                          cublasLtMatrixLayout_t Adesc,
@@ -424,6 +426,7 @@ SIM_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle
   (void)pref;
   if (!handle)
     return CUBLAS_STATUS_NOT_INITIALIZED;
+  simkernel_host_work("SIMCUBLAS_HEURISTIC_US");
   if (!results || !returned || requested <= 0)
     return CUBLAS_STATUS_INVALID_VALUE;
   float one = 1.0f;

@@ -1,10 +1,12 @@
 /* One driver-level launch per simulated cuBLAS/cuBLASLt call. */
 #include "simkernel.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct named_function {
   struct named_function *next;
@@ -27,6 +29,22 @@ int simkernel_compute_enabled(void)
 {
   const char *v = getenv("SIMCUBLAS_COMPUTE");
   return !(v && strcmp(v, "0") == 0);
+}
+
+void simkernel_host_work(const char *var)
+{
+  int saved = errno;
+  const char *v = getenv(var);
+  unsigned long us = v ? strtoul(v, NULL, 10) : 0;
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  uint64_t until = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec + us * 1000ull;
+  while (us) { /* a busy wait: host work, not a sleep */
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec >= until)
+      break;
+  }
+  errno = saved;
 }
 
 static double gemm_tflops(void)

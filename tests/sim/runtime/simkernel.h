@@ -20,6 +20,12 @@ CUresult simkernel_launch(const char *name, unsigned grid_x, unsigned grid_y, un
  * results are then left untouched; timing is unchanged). */
 int simkernel_compute_enabled(void);
 
+/* Spins for the host time the environment variable `var` plants (microseconds; none
+ * when unset or 0): the library's own setup work, as in real cuBLAS
+ * (SIMCUBLAS_CREATE_US for handle creation, SIMCUBLAS_HEURISTIC_US for
+ * cublasLtMatmulAlgoGetHeuristic). Leaves errno as it found it. */
+void simkernel_host_work(const char *var);
+
 
 #include <library_types.h>
 #include <stddef.h>

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Library setup the GPU waits for, end to end on the simulated GPU
+(programs/libsetup.cu): cublasLtCreate and cublasCreate_v2, a kernel and a wait for it,
+then cublasLtMatmulAlgoGetHeuristic planted 3 ms slow (SIMCUBLAS_HEURISTIC_US=3000) before
+the cublasLtMatmul.
+
+Asserted: the program prints the same result traced and untraced; `cutrace report
+--format json` lists each of the three setup calls once, without errors, the heuristic
+at least its planted 3 ms; `cutrace gaps --format json` has exactly one gap named
+inside_call cublasLtMatmulAlgoGetHeuristic, a host_wait gap, with at least the planted
+3 ms inside it and no more than the gap, and at least half of it; the text names it
+(`host_wait (inside cublasLtMatmulAlgoGetHeuristic: ...)`).
+
+usage: test_libsetup.py SIM_DIR CUTRACE LIBTRACE LIBSETUP
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cttest import check, finish, require_built  # noqa: E402
+from harness import record_one_file  # noqa: E402
+
+MS = 1000000
+HEURISTIC = "cublasLtMatmulAlgoGetHeuristic"
+sim_dir, cutrace, libtrace, program = sys.argv[1:5]
+require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
+tmp = tempfile.mkdtemp(prefix="cutrace-libsetup-")
+env_extra = {"SIMCUBLAS_HEURISTIC_US": "3000"}
+
+plain = subprocess.run([program], env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, **env_extra),
+                       capture_output=True, text=True, timeout=60)
+check(plain.returncode == 0 and plain.stdout == "libsetup: ok D[0,3]=12\n",
+      f"untraced: status {plain.returncode}, {plain.stdout!r} {plain.stderr!r}")
+path = record_one_file(cutrace, libtrace, sim_dir, os.path.join(tmp, "libsetup"), [program],
+                       plain.stdout or "libsetup: ok", env_extra)
+if path:
+    p = subprocess.run([cutrace, "report", "--format", "json", path], capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 0, f"report: status {p.returncode}: {p.stderr}")
+    apis = {r["name"]: r for r in json.loads(p.stdout).get("apis", [])} if p.returncode == 0 else {}
+    for name in ("cublasLtCreate", "cublasCreate_v2", HEURISTIC):
+        r = apis.get(name, {})
+        check(r.get("calls") == 1 and r.get("errors") == 0,
+              f"report: {name}: one call, no error: {r or 'missing'}")
+    check(apis.get(HEURISTIC, {}).get("total_ns", 0) >= 3 * MS,
+          f"report: {HEURISTIC} at least the planted 3 ms: {apis.get(HEURISTIC)}")
+
+    p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 0, f"gaps: status {p.returncode}: {p.stderr}")
+    gaps = json.loads(p.stdout).get("gaps", []) if p.returncode == 0 else []
+    named = [g for g in gaps if (g.get("inside_call") or {}).get("api") == HEURISTIC]
+    if check(len(named) == 1, f"gaps: one gap inside {HEURISTIC}: "
+             f"{[(g['dur_ns'], g['cause'], g.get('inside_call')) for g in gaps]}"):
+        g = named[0]
+        ns = g["inside_call"]["ns"]
+        check(g["cause"] == "host_wait" and 3 * MS <= ns <= g["dur_ns"] and 2 * ns >= g["dur_ns"],
+              f"gaps: the heuristic's gap: host_wait, 3 ms <= {ns} ns inside <= {g['dur_ns']} ns: {g['cause']}")
+    p = subprocess.run([cutrace, "gaps", path], capture_output=True, text=True, timeout=60)
+    lines = [x for x in p.stdout.splitlines() if f": host_wait (inside {HEURISTIC}: " in x]
+    check(p.returncode == 0 and len(lines) == 1, f"gaps text: one line inside {HEURISTIC}: {p.stdout}")
+sys.exit(finish())
