@@ -11,7 +11,7 @@
 
 static const char *const gap_columns[] = {
     "table", "pid", "rank", "device", "scope", "stream", "start_ns", "end_ns", "dur_ns",
-    "cause", "ended_by", "tid", "correlation"};
+    "cause", "ended_by", "tid", "correlation", "inside_call", "inside_ns"};
 
 static const char *const finding_columns[] = {
     "table", "pid", "rank", "device", "kind", "what", "count", "saving_ns", "adds_ns",
@@ -61,6 +61,9 @@ static void gap_row(void *user, const ct_gap_info *g) {
   } else {
     fputs(",,", stdout);
   }
+  put_text(g->inside_call); /* empty unless a device host_wait gap spent inside one call */
+  if (g->inside_call) put_u64(g->inside_ns);
+  else putchar(',');
   fputs(CT_CSV_EOL, stdout);
 }
 

@@ -28,6 +28,9 @@ typedef struct ct_gap_info {
   const char *ended_by;         /* entry point of the call whose GPU work ended the gap, or NULL */
   uint64_t tid, corr;           /* that call's thread and correlation id (0: not known; kept by
                                    ct_gaps_set_callback's and ct_gaps_each's, not gap_spill.h) */
+  const char *inside_call;      /* a device gap's host_wait spent inside one call (docs/gaps.md,
+                                   inside_call), or NULL; ct_gaps_set_callback's only */
+  uint64_t inside_ns;           /* its time in the gap */
 } ct_gap_info;
 
 /*

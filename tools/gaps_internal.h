@@ -346,6 +346,13 @@ devstate *ct_gaps_get_dev(fstate *f, uint64_t device);
 tracker *ct_gaps_get_stream(fstate *f, devstate *d, uint64_t stream);
 /* The thread's state, or NULL when it made no call yet. */
 thstate *ct_gaps_find_thread(fstate *f, uint64_t tid);
+
+/* For a host_wait gap [a, b] ended by op: the launching thread th's intercepted call
+ * (not a launch, allocation or blocking call, not op's own) with the most time in the
+ * gap, when that is at least half the gap: *ns its time there. NULL otherwise
+ * (gaps_threads.c; docs/gaps.md, inside_call). */
+const char *ct_gaps_host_wait_inside(const thstate *th, uint64_t a, uint64_t b, const opinfo *op,
+                                     uint64_t *ns);
 /* The thread's state, created on first use; NULL when out of memory. */
 thstate *ct_gaps_get_thread(fstate *f, uint64_t tid);
 

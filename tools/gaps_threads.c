@@ -75,7 +75,8 @@ static void heap_down(ct_gap_detail *h, unsigned n, unsigned i) {
 /* For a host_wait gap [a, b] ended by op: the launching thread's intercepted call
  * (not a launch, allocation or blocking call, not op's own) with the most time in the
  * gap, when that is at least half the gap: *ns its time there. NULL otherwise. */
-static const char *host_wait_inside(const thstate *th, uint64_t a, uint64_t b, const opinfo *op, uint64_t *ns) {
+const char *ct_gaps_host_wait_inside(const thstate *th, uint64_t a, uint64_t b, const opinfo *op,
+                                     uint64_t *ns) {
   const char *best = NULL;
   *ns = 0;
   for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
@@ -131,7 +132,7 @@ void ct_gaps_top_consider(fstate *f, const tracker *t, uint64_t a, uint64_t b,
     if (lt) {
       snapshot_thread(lt, a, b, &d.threads[d.nthreads++]);
       d.threads[0].launching = 1;
-      if (cause == CT_GAP_HOST_WAIT) d.inside_call = host_wait_inside(lt, a, b, op, &d.inside_ns);
+      if (cause == CT_GAP_HOST_WAIT) d.inside_call = ct_gaps_host_wait_inside(lt, a, b, op, &d.inside_ns);
     }
     for (unsigned i = 0; i < f->nthreads; i++) {
       const thstate *th = f->threads[i];

@@ -9,10 +9,13 @@ Asserted: the program prints the same result traced and untraced; `cutrace repor
 at least its planted 3 ms; `cutrace gaps --format json` has exactly one gap named
 inside_call cublasLtMatmulAlgoGetHeuristic, a host_wait gap, with at least the planted
 3 ms inside it and no more than the gap, and at least half of it; the text names it
-(`host_wait (inside cublasLtMatmulAlgoGetHeuristic: ...)`).
+(`host_wait (inside cublasLtMatmulAlgoGetHeuristic: ...)`); `gaps --format csv` has the
+same call and time in that gap's row (inside_call, inside_ns), and none on stream rows.
 
 usage: test_libsetup.py SIM_DIR CUTRACE LIBTRACE LIBSETUP
 """
+import csv
+import io
 import json
 import os
 import subprocess
@@ -63,4 +66,14 @@ if path:
     p = subprocess.run([cutrace, "gaps", path], capture_output=True, text=True, timeout=60)
     lines = [x for x in p.stdout.splitlines() if f": host_wait (inside {HEURISTIC}: " in x]
     check(p.returncode == 0 and len(lines) == 1, f"gaps text: one line inside {HEURISTIC}: {p.stdout}")
+    # CSV: the same gap's row names the call (inside_call, inside_ns as JSON's)
+    p = subprocess.run([cutrace, "gaps", "--format", "csv", "--tables", "gaps", path],
+                       capture_output=True, text=True, timeout=60)
+    rows = list(csv.DictReader(io.StringIO(p.stdout, newline=""))) if p.returncode == 0 else []
+    got = [(int(r["dur_ns"]), int(r["inside_ns"])) for r in rows if r.get("inside_call") == HEURISTIC]
+    want = [(g["dur_ns"], g["inside_call"]["ns"]) for g in named]
+    check(p.returncode == 0 and got == want and want,
+          f"gaps csv: rows inside {HEURISTIC} {got}, JSON's {want} ({p.returncode} {p.stderr})")
+    check(all(r["inside_call"] == "" and r["inside_ns"] == "" for r in rows if r["scope"] == "stream"),
+          "gaps csv: stream rows have no inside_call")
 sys.exit(finish())
