@@ -54,12 +54,16 @@ typedef struct gap_use {
 static gap_use thread_use(const thstate *th, uint64_t a, uint64_t b, const opinfo *op) {
   gap_use u = {0, 0, 0, 0, 0, 0, NULL};
   uint64_t sum = 0, alloc_best = 0;
+  /* blocking calls and all calls as unions (union_add: the overlapping records of
+   * targets polled in turn, blocking calls, count once) */
+  uint64_t bb = 0, be = 0, ib = 0, ie = 0;
   for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
     const span_ring_entry *e = ring_back(&th->calls, i);
     if (e->end <= a) break;
     uint64_t ov = overlap(e->begin, e->end, a, b);
     if (!ov) continue;
-    if (!e->is_tracer) u.in_cuda += ov;
+    uint64_t cb = max_u64(e->begin, a), ce = min_u64(e->end, b);
+    if (!e->is_tracer) union_add(&ib, &ie, &u.in_cuda, cb, ce);
     if (e->is_tracer) u.tracer += ov;
     else if (e->is_launch || (e->begin == op->call_begin && e->end == op->call_end)) u.issuing += ov;
     else if (e->is_alloc) {
@@ -68,10 +72,15 @@ static gap_use thread_use(const thstate *th, uint64_t a, uint64_t b, const opinf
         alloc_best = ov;
         u.alloc_name = e->name;
       }
-    } else if (e->is_blocking) u.blocking += ov;
-    else continue;
+    } else if (e->is_blocking) {
+      union_add(&bb, &be, &u.blocking, cb, ce);
+      continue; /* in sum below */
+    } else continue;
     sum += ov;
   }
+  union_add(&bb, &be, &u.blocking, 0, 0);
+  union_add(&ib, &ie, &u.in_cuda, 0, 0);
+  sum += u.blocking;
   u.rest = b - a > sum ? b - a - sum : 0;
   return u;
 }

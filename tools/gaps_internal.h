@@ -292,6 +292,23 @@ static inline uint64_t overlap(uint64_t b1, uint64_t e1, uint64_t b2, uint64_t e
   uint64_t b = max_u64(b1, b2), e = min_u64(e1, e2);
   return e > b ? e - b : 0;
 }
+
+/* The union of intervals met newest end first (a thread's calls ring): *blk_b..*blk_e is
+ * the block being merged; [b, e] extends it when they touch, else the block's length
+ * goes to *total and [b, e] starts the next. Call with b == e == 0 to add the last
+ * block. A thread's outermost calls overlap only when it polls several targets in turn
+ * (each poll record spans its own first poll to its answer, preload/hooks/poll.c). */
+static inline void union_add(uint64_t *blk_b, uint64_t *blk_e, uint64_t *total, uint64_t b,
+                             uint64_t e) {
+  if (*blk_e > *blk_b && e >= *blk_b && b <= *blk_e) {
+    if (b < *blk_b) *blk_b = b;
+    if (e > *blk_e) *blk_e = e;
+    return;
+  }
+  *total += *blk_e - *blk_b;
+  *blk_b = b;
+  *blk_e = e;
+}
 #define NAME_SYNCHRONIZE 1 /* "...Synchronize..." */
 #define NAME_ASYNC 2       /* "...Async..." */
 #define NAME_MEMCPY 4      /* "cudaMemcpy..." or "cuMemcpy..." */

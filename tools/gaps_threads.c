@@ -15,8 +15,11 @@ static void snapshot_thread(const thstate *th, uint64_t a, uint64_t b, ct_gap_th
   gt->tracer_thread = is_tracer_thread(th);
   const ring *r = &th->calls;
   /* tracer spans nest (a poll inside a flush): their time is the union of their parts
-   * within [a, b], merged in the ring's order (newest end first) */
-  uint64_t tb = 0, te = 0;
+   * within [a, b], merged in the ring's order (newest end first); so is the time in
+   * calls: the records of targets a thread polls in turn overlap (each spans its own
+   * first poll to its answer, preload/hooks/poll.c), and summed they would count the
+   * thread's time in them once per target (more than the gap) */
+  uint64_t tb = 0, te = 0, cb_ = 0, ce_ = 0;
   unsigned i = ring_skip_after(r, b);
   for (; i < r->n; i++) {
     const span_ring_entry *e = ring_back(r, i);
@@ -35,7 +38,7 @@ static void snapshot_thread(const thstate *th, uint64_t a, uint64_t b, ct_gap_th
       }
     } else {
       gt->ncalls++;
-      gt->in_cuda_ns += ov;
+      union_add(&cb_, &ce_, &gt->in_cuda_ns, max_u64(e->begin, a), min_u64(e->end, b));
     }
     /* keep the longest overlaps, longest first */
     unsigned k = gt->ncall_shown < CT_GAP_MAX_CALLS ? gt->ncall_shown++ : CT_GAP_MAX_CALLS;
@@ -51,6 +54,8 @@ static void snapshot_thread(const thstate *th, uint64_t a, uint64_t b, ct_gap_th
     }
   }
   gt->tracer_ns += te - tb;
+  union_add(&cb_, &ce_, &gt->in_cuda_ns, 0, 0);
+  if (gt->in_cuda_ns > b - a) gt->in_cuda_ns = b - a; /* calls met out of end order */
   if (i == r->n && r->n == r->cap) gt->truncated = 1;
 }
 
