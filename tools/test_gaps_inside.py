@@ -21,53 +21,21 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 from cttest import check, finish  # noqa: E402
-from tracewrite import TraceWriter  # noqa: E402
+from gaps_plant import GapPlant, US  # noqa: E402
 
-US = 1000
-TIMED = 0x4
 cutrace = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="cutrace-inside-")
 
-w = TraceWriter()
-w.add("process", pid=91, ppid=1, start_ns=10**9, realtime_ns=1700000000 * 10**9,
-      host=w.string("host"), cmdline=w.string("./train"))
-w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132, mem_bytes=80 << 30)
-w.add("thread", tid=77, name=w.string("train"), start_ns=10**9)
-w.add("stream", stream=1, handle=0x101, device=0, flags=1)
-records = []
-corr = 0
-
-
-def api(name, begin, end):
-    global corr
-    corr += 1
-    records.append((end, 0, "api", dict(tid=77, name=w.string(name), begin_ns=begin, end_ns=end, corr=corr,
-                                         device=0, stream=1, flags=TIMED)))
-    return corr
-
-
-def kernel(t):
-    """A 100 us kernel at t, its 2 us launch call ending 1 us before it."""
-    c = api("cudaLaunchKernel", t - 3 * US, t - US)
-    records.append((t - US, 1, "launch", dict(corr=c, kernel=w.string("_Z4stepPf"), grid_x=1, grid_y=1, grid_z=1,
-                                               block_x=32, block_y=1, block_z=1)))
-    records.append((t + 100 * US, 2, "gpu", dict(corr=c, device=0, stream=1, start_ns=t, end_ns=t + 100 * US,
-                                                 type=1, name=w.string("_Z4stepPf"))))
-    return t + 100 * US
-
-
-e = kernel(10**9)
-api("cudaGraphInstantiate", e + 100 * US, e + 2600 * US)  # gap 1: 3 ms, 2.5 ms inside the call
-e = kernel(e + 3000 * US)
-api("cudaGraphInstantiate", e + 800 * US, e + 1200 * US)  # gap 2: 2 ms, 400 us inside it
-e = kernel(e + 2000 * US)
-api("cudaMalloc", e + 50 * US, e + 950 * US)  # gap 3: 1 ms, 900 us allocating
-kernel(e + 1000 * US)
-for _, _, kind, fields in sorted(records, key=lambda r: (r[0], r[1])):
-    w.add(kind, **fields)
-w.add("end", records=0, drops=0, end_ns=10**10)
+t = GapPlant(91, "./train", "train")
+e = t.kernel(10**9)
+t.api("cudaGraphInstantiate", e + 100 * US, e + 2600 * US)  # gap 1: 3 ms, 2.5 ms inside the call
+e = t.kernel(e + 3000 * US)
+t.api("cudaGraphInstantiate", e + 800 * US, e + 1200 * US)  # gap 2: 2 ms, 400 us inside it
+e = t.kernel(e + 2000 * US)
+t.api("cudaMalloc", e + 50 * US, e + 950 * US)  # gap 3: 1 ms, 900 us allocating
+t.kernel(e + 1000 * US)
 path = os.path.join(tmp, "inside.91.ctr")
-w.save(path)
+t.save(path)
 
 p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True, text=True, timeout=60)
 check(p.returncode == 0, f"gaps: {p.returncode} {p.stderr}")
