@@ -64,10 +64,16 @@ class Listener:
         time.sleep(delay)
         self.sock.settimeout(0.2)
         readers = []
-        while not self.stop:
+        while True:
+            # stop read before the accept: a connection queued before close() is still
+            # taken (on a loaded machine a process could connect, write its stream into
+            # the socket and exit before this thread ran; its stream was then lost)
+            stopping = self.stop
             try:
                 conn, _ = self.sock.accept()
             except socket.timeout:
+                if stopping:
+                    break
                 continue
             r = threading.Thread(target=self.receive, args=(conn,), daemon=True)
             r.start()
