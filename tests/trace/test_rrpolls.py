@@ -30,6 +30,9 @@ from cttest import check, finish, require_built  # noqa: E402
 from harness import chrome_events  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import perfetto_read  # noqa: E402
+
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
 tmp = tempfile.mkdtemp(prefix="cutrace-rrpolls-")
@@ -121,6 +124,21 @@ if path:
     check(events is not None and sum(len(v) for v in tracks.values()) == 6 and not partial,
           f"dump --chrome: {sum(len(v) for v in tracks.values())} query slices (want 6), "
           f"partly overlapping: {partial[:3]}")
+    # dump --perfetto writes begin/end pairs: partly overlapping slices were paired
+    # wrongly there (the first spin got the last one's end); each must end at its record's
+    pf = os.path.join(tmp, "rrpolls.pftrace")
+    p = subprocess.run([cutrace, "dump", "--perfetto", "-o", pf, path], capture_output=True,
+                       text=True, timeout=60)
+    if check(p.returncode == 0, f"dump --perfetto: {p.stderr}"):
+        tr = perfetto_read.read(pf)
+        begin_of = {a["end_ns"]: a["begin_ns"] for a in recs
+                    if a["kind"] == "api" and names.get(a["name"]) in PHASES}
+        got = sorted((s["ts"], s["ts"] + s["dur"]) for s in tr.slices if s.get("name") in PHASES)
+        wrong = [g for g in got if g[1] not in begin_of or begin_of[g[1]] > g[0]]
+        check(not tr.problems and len(got) == 6 and not wrong,
+              f"dump --perfetto: query slices {got}: {wrong} match no record (its end, starting "
+              f"at or after its begin); records (begin, end) {sorted(begin_of.items(), key=lambda x: x[1])}; "
+              f"{tr.problems[:3]}")
 
 # `rrpolls fork`: a sequence open at fork() is the parent's: the child (one
 # cudaDeviceSynchronize, then exit) must not write it at its first traced call.
