@@ -236,25 +236,31 @@ static const char usage[] =
 
 /* "DIR: N processes ran without CUDA (no trace file): NAME xK, ..." for each DIR argument
  * with a .nocuda list, after its files (also when it holds no trace file). */
+static void info_nocuda_dir(const char *dir) {
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  ct_nocuda_list list;
+  (void)ct_nocuda_read(dir, &list);
+  if (list.n) {
+    char line[512];
+    ct_nocuda_summary(&list, line, sizeof line);
+    printf("%s: %s\n", dir, line);
+  }
+  ct_nocuda_free(&list);
+}
+
 static void info_nocuda(int argc, char **argv) {
-  int options = 1;
+  int options = 1, paths = 0;
   for (int i = 1; i < argc; i++) {
     if (options && !strcmp(argv[i], "--")) {
       options = 0;
       continue;
     }
     if (options && argv[i][0] == '-' && argv[i][1]) continue;
-    struct stat st;
-    if (stat(argv[i], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    ct_nocuda_list list;
-    (void)ct_nocuda_read(argv[i], &list);
-    if (list.n) {
-      char line[512];
-      ct_nocuda_summary(&list, line, sizeof line);
-      printf("%s: %s\n", argv[i], line);
-    }
-    ct_nocuda_free(&list);
+    paths++;
+    info_nocuda_dir(argv[i]);
   }
+  if (!paths) info_nocuda_dir("cutrace.data"); /* the inputs' default (reader.c) */
 }
 
 int cmd_info(int argc, char **argv) {

@@ -87,6 +87,14 @@ check(want in p.stderr and "--all-processes keeps them" in p.stderr,
 rc, out, err = h.run("info", data)
 check(rc == 0 and f"{data}: {n} processes ran without CUDA (no trace file): true x5, ls\n" in out
       and f"(parent {shell_pid})" in out, f"shell: info:\n{out}{err}")
+# without an argument: ./cutrace.data, the default directory, and its line
+cwd = os.path.join(h.tmp, "cwd")
+os.makedirs(cwd)
+os.symlink(data, os.path.join(cwd, "cutrace.data"))
+q = subprocess.run([os.path.abspath(h.cutrace), "info"], cwd=cwd, capture_output=True, text=True, timeout=60)
+check(q.returncode == 0 and
+      f"cutrace.data: {n} processes ran without CUDA (no trace file): true x5, ls\n" in q.stdout,
+      f"shell: info without an argument: {q.stdout[-300:]}{q.stderr}")
 for cmd in (["report"], ["gaps"], ["dump", "--chrome", "-o", os.path.join(h.tmp, "c.json")]):
     rc, out, err = h.run(*cmd, data)
     check(rc == 0, f"shell: {cmd[0]} on a directory with .nocuda: rc {rc} {err[-300:]}")
