@@ -123,7 +123,15 @@ static void on_activity(void *user, const ct_activity *a) {
   if (a->type != CT_GPU_MEMCPY && a->type != CT_GPU_MEMSET) on_kernel(f, d, a, &op, cls);
   tracker *st = ct_gaps_get_stream(f, d, a->stream);
   if (st) ct_gaps_tracker_add(f, st, a->start_ns, a->end_ns, &op);
+  /* kept ordered by end (other_stream_ended_near searches it): activities delivered late
+   * (after the reader's window) come in file order, not end order */
   unsigned k = ring_next_slot(&d->ends_head, &d->ends_n, RECENT_ENDS);
+  for (unsigned i = d->ends_n - 1; i > 0; i--) {
+    unsigned prev = (d->ends_head + i - 1) % RECENT_ENDS;
+    if (d->ends[prev].end <= a->end_ns) break;
+    d->ends[k] = d->ends[prev];
+    k = prev;
+  }
   d->ends[k].end = a->end_ns;
   d->ends[k].stream = a->stream;
   ct_gaps_findings_on_activity(f, d, a);
