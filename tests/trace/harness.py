@@ -89,6 +89,11 @@ def record_one_file(cutrace, libtrace, sim_dir, data, argv, ok_marker, env_extra
     recording knobs from the caller's environment left out, env_extra added); checks that
     it succeeded, printed ok_marker and wrote one trace file. Returns that file's path,
     or None when a check failed."""
+    return record_one_file_out(cutrace, libtrace, sim_dir, data, argv, ok_marker, env_extra)[0]
+
+
+def record_one_file_out(cutrace, libtrace, sim_dir, data, argv, ok_marker, env_extra):
+    """record_one_file, also returning what the program printed: (path or None, stdout)."""
     env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace, **env_extra)
     for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_CAPTURE", "CUTRACE_DELAY",
               "CUTRACE_DURATION"):
@@ -100,7 +105,7 @@ def record_one_file(cutrace, libtrace, sim_dir, data, argv, ok_marker, env_extra
                       f"{label}: record status {p.returncode}, {p.stdout!r}, {p.stderr[-400:]!r}")
     files = sorted(os.listdir(data)) if os.path.isdir(data) else []
     ok = ok and cttest.check(len(files) == 1, f"{label}: one trace file, found {files}")
-    return os.path.join(data, files[0]) if ok else None
+    return (os.path.join(data, files[0]) if ok else None), p.stdout
 
 
 def chrome_events(cutrace, path, out, label):

@@ -27,7 +27,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
-from harness import chrome_events  # noqa: E402
+from harness import chrome_events, record_one_file_out  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
@@ -43,16 +43,10 @@ LONGS = ["rr_long0", "rr_long1", "rr_long2"]
 
 env = {"SIMCUDA_KERNEL_US": "default=5,rr_long0=10000,rr_long1=15000,rr_long2=20000"}
 data = os.path.join(tmp, "rrpolls")
-p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program],
-                   env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace, **env),
-                   capture_output=True, text=True, timeout=120)
-words = p.stdout.split()
-path = None
-if check(p.returncode == 0 and len(words) == 8 and words[:2] == ["rrpolls:", "ok"],
-         f"traced run: status {p.returncode}, {p.stdout!r} {p.stderr[-300:]!r}"):
-    files = sorted(os.listdir(data))
-    if check(len(files) == 1, f"one trace file, found {files}"):
-        path = os.path.join(data, files[0])
+path, out = record_one_file_out(cutrace, libtrace, sim_dir, data, [program], "rrpolls: ok", env)
+words = out.split()
+if not check(len(words) == 8 and words[:2] == ["rrpolls:", "ok"], f"traced run printed {out!r}"):
+    path = None
 if path:
     counts = [int(w) for w in words[2:]]
     recs, names = raw_records(cutrace, path)
