@@ -101,14 +101,21 @@ struct ctph_map_slot *ctph_map_insert(struct ctph_map *m, uint64_t key, uint64_t
   return s;
 }
 
+/* The slot of (key, key2) in the current table, NULL when absent; m->lock held, so no
+ * growth can move it while the caller changes it. */
+static struct ctph_map_slot *find_locked(struct ctph_map *m, uint64_t key, uint64_t key2) {
+  struct ctph_map_table *t = m->table;
+  int empty = 1;
+  struct ctph_map_slot *s = t ? probe(t, key, key2 | TAG_USED, &empty) : NULL;
+  return s && !empty ? s : NULL;
+}
+
 int ctph_map_store(struct ctph_map *m, uint64_t key, uint64_t key2, const uint64_t *v1,
                    const uint64_t *v2) {
   int saved = errno, rc = -1;
   pthread_mutex_lock(&m->lock);
-  struct ctph_map_table *t = m->table;
-  int empty = 1;
-  struct ctph_map_slot *s = t ? probe(t, key, key2 | TAG_USED, &empty) : NULL;
-  if (s && !empty) {
+  struct ctph_map_slot *s = find_locked(m, key, key2);
+  if (s) {
     if (v1)
       __atomic_store_n(&s->v1, *v1, __ATOMIC_RELAXED);
     if (v2)
@@ -124,10 +131,8 @@ int ctph_map_exchange(struct ctph_map *m, uint64_t key, uint64_t key2, uint64_t 
                       uint64_t *old) {
   int saved = errno, rc = -1;
   pthread_mutex_lock(&m->lock);
-  struct ctph_map_table *t = m->table;
-  int empty = 1;
-  struct ctph_map_slot *s = t ? probe(t, key, key2 | TAG_USED, &empty) : NULL;
-  if (s && !empty) {
+  struct ctph_map_slot *s = find_locked(m, key, key2);
+  if (s) {
     *old = __atomic_exchange_n(&s->v1, v1, __ATOMIC_ACQ_REL);
     rc = 0;
   }
