@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "thread_time.h"
+
 static const size_t row_sizes[CT_NTABLES] = {sizeof(ct_kernel_row), sizeof(ct_api_row),
                                              sizeof(ct_memop_row), sizeof(ct_gemm_row),
                                              sizeof(ct_graph_row), sizeof(ct_stream_row),
@@ -42,6 +44,7 @@ typedef struct feed {
   ct_inner_join *inner; /* library calls timed by the kernels they launched */
   ct_kattr_table *kattr;        /* the file's kernel attributes (format 1.6) */
   ct_kattr_pending *kattr_wait; /* its launches, joined with them at its end */
+  ct_thread_time *spins; /* the overlapping spins of targets polled in turn, counted once */
   int oom;
 } feed;
 
@@ -75,12 +78,14 @@ static void on_span(void *user, const ct_span *s) {
     f->oom = 1;
     return;
   }
-  ct_dur_add(&row->d, s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0);
+  /* a query's time: the part of its spin that the thread's other spins of the entry point
+   * did not cover (targets polled in turn overlap; thread_time.h) */
+  ct_dur_add(&row->d, ct_thread_time_add(f->spins, s, &f->oom));
   /* a poll sequence written while still not ready (600, both layers) failed nothing */
   if (s->result && !(s->polls && s->result == 600)) row->errors++;
   if (s->flags & CT_API_DRIVER) row->driver++;
   /* polls: a query's POLL record says; a query without one answered its one poll at once */
-  row->polls += s->polls ? s->polls : s->name && (strstr(s->name, "EventQuery") || strstr(s->name, "StreamQuery"));
+  row->polls += s->polls ? s->polls : (uint64_t)ct_span_is_poll(s);
   if (ct_graphs_span(f->r, s) < 0) f->oom = 1;
   if (ct_allocs_span(f->r, s) < 0) f->oom = 1;
 }
@@ -235,7 +240,9 @@ ct_report_file *ct_report_file_begin(ct_report *r, struct ct_process *proc_out,
   f->inner = ct_inner_new(on_inner_done, f);
   f->kattr = ct_kattr_new();
   f->kattr_wait = ct_kattr_pending_new();
-  if (!f->inner || !f->kattr || !f->kattr_wait) {
+  f->spins = ct_thread_time_new();
+  if (!f->inner || !f->kattr || !f->kattr_wait || !f->spins) {
+    ct_thread_time_free(f->spins);
     if (f->inner) ct_inner_free(f->inner);
     ct_kattr_free(f->kattr);
     ct_kattr_pending_finish(f->kattr_wait, NULL);
@@ -252,6 +259,7 @@ int ct_report_file_end(ct_report_file *rf, int rc, ct_model_stats *st) {
   ct_inner_free(f->inner);
   ct_kattr_pending_finish(f->kattr_wait, f->kattr);
   ct_kattr_free(f->kattr);
+  ct_thread_time_free(f->spins);
   ct_streams_file_done(f->r);
   ct_allocs_file_done(f->r);
   /* the names the pointer caches point to were freed with the file's reader */

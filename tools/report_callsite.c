@@ -19,6 +19,7 @@
 
 #include "stacks.h"
 #include "stats.h"
+#include "thread_time.h"
 
 #define PARENTS 4096     /* outermost library calls remembered (corr -> stack) */
 #define PENDING_MAX 65536 /* activities waiting for their outermost call */
@@ -50,6 +51,7 @@ typedef struct file_state {
   pending_act *pending;
   size_t npending, cappending;
   struct ct_process *proc_out;
+  ct_thread_time *spins; /* targets polled in turn: their overlapping spins counted once */
   int oom;
 } file_state;
 
@@ -115,9 +117,10 @@ static void on_span(void *user, const ct_span *s) {
   file_state *f = user;
   if (s->is_tracer || s->depth) return;
   f->c->calls++;
+  uint64_t cpu_ns = ct_thread_time_add(f->spins, s, &f->oom);
   if (!s->stack) {
     f->c->without.calls++;
-    f->c->without.cpu_ns += s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+    f->c->without.cpu_ns += cpu_ns;
   } else {
     f->c->calls_with_stack++;
     stack_sum *ss = ct_map_get(f->by_stack, &s->stack, sizeof s->stack, NULL);
@@ -126,7 +129,7 @@ static void on_span(void *user, const ct_span *s) {
       return;
     }
     ss->s.calls++;
-    ss->s.cpu_ns += s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+    ss->s.cpu_ns += cpu_ns;
   }
   if (!(s->flags & CT_API_INNER_TIMED) || !s->corr) return;
   /* a library call whose kernels are timed one by one: they may name it as parent */
@@ -323,14 +326,16 @@ int ct_callsites_add_file(ct_callsites *c, const char *path, ct_model_stats *st,
     f->stacks = ct_stacks_new();
     f->by_stack = ct_map_new(sizeof(stack_sum));
     f->kernels = ct_map_new(sizeof(kernel_sum));
+    f->spins = ct_thread_time_new();
   }
-  if (!f || !f->stacks || !f->by_stack || !f->kernels) {
+  if (!f || !f->stacks || !f->by_stack || !f->kernels || !f->spins) {
     memset(st, 0, sizeof *st);
     snprintf(st->message, sizeof st->message, "out of memory");
     if (f) {
       ct_stacks_free(f->stacks);
       ct_map_free(f->by_stack);
       ct_map_free(f->kernels);
+      ct_thread_time_free(f->spins);
       free(f);
     }
     return -1;
@@ -350,6 +355,7 @@ int ct_callsites_add_file(ct_callsites *c, const char *path, ct_model_stats *st,
   ct_stacks_free(f->stacks);
   ct_map_free(f->by_stack);
   ct_map_free(f->kernels);
+  ct_thread_time_free(f->spins);
   free(f->pending);
   free(f);
   return rc;

@@ -23,6 +23,7 @@
 #include "model_tee.h"
 #include "stats.h"
 #include "steps_internal.h"
+#include "thread_time.h"
 
 #define MAX_DEVICES CT_STEP_DEVICES
 #define MIN_REACH_NS 1000000
@@ -56,6 +57,7 @@ typedef struct mstate {
   uint64_t wm, reach;                 /* latest activity end; longest activity (>= 1 ms) */
   size_t activity_hint, span_hint, split_hint; /* steps_begun's last answers */
   int devices_seen;                   /* one device has its times in the steps */
+  ct_thread_time *spins;              /* targets polled in turn: overlapping spins once */
   int oom;
 } mstate;
 
@@ -322,7 +324,7 @@ static void on_span(void *user, const ct_span *sp) {
     s->calls[s->ncalls++] = (ct_step_calls){cat, 0, 0};
   }
   s->calls[k].count++;
-  s->calls[k].ns += sp->end_ns - sp->begin_ns;
+  s->calls[k].ns += ct_thread_time_add(m->spins, sp, &m->oom);
 }
 
 static void on_gap(void *user, const ct_gap_info *g) {
@@ -379,10 +381,11 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
   ct_gaps *g = ct_gaps_new(&o);
   m.kernel_ids = ct_map_new(sizeof(kernel_id));
   m.work.late = ct_map_new(sizeof(ct_busy_union));
+  m.spins = ct_thread_time_new();
   const ct_model_ops *gaps_ops = NULL;
   ct_gaps_file *gf = NULL;
   if (g) ct_gaps_set_callback(g, on_gap, &m);
-  if (g && m.kernel_ids && m.work.late && ct_step_rows_new(f) == 0)
+  if (g && m.kernel_ids && m.work.late && m.spins && ct_step_rows_new(f) == 0)
     gf = ct_gaps_file_begin(g, path, &gaps_ops);
   int rc = -1;
   if (gf) {
@@ -411,5 +414,6 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
   ct_map_free(m.kernel_ids);
   free(m.work.u);
   ct_map_free(m.work.late);
+  ct_thread_time_free(m.spins);
   return rc;
 }

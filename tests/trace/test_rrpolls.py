@@ -11,7 +11,9 @@ phase is THREE outermost API records of its entry point, one per target (before
 the program's count of that target's not-ready answers + 1 (the counts add up to every
 poll the program made), result 0, spanning its own kernel's end (within 50 us: GPU times
 are mapped); the stream queries carry their stream's id, the driver's the DRIVER flag;
-`cutrace report --format json`: 3 calls of each entry point with all their polls;
+`cutrace report --format json`: 3 calls of each entry point with all their polls, and as
+its time the union of the three spins (the thread's time, counted once: not their sum);
+`--by callsite`: the same in its CPU time;
 `cutrace gaps --format json`: stream D's idle is caused by sync (the thread was
 polling), none of it host_wait. With `fork` (a sequence open when the thread forks): the
 parent's file has it as one record with all its polls, the child's none.
@@ -32,6 +34,18 @@ from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 import perfetto_read  # noqa: E402
+
+
+
+def union_ns(spans):
+    """The time covered by the (begin, end) spans, overlaps once."""
+    total, reach = 0, 0
+    for b, e in sorted(spans):
+        if e > reach:
+            total += e - max(b, reach)
+            reach = e
+    return total
+
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
@@ -83,10 +97,28 @@ if path:
     p = subprocess.run([cutrace, "report", "--format", "json", path], capture_output=True,
                        text=True, timeout=60)
     rows = {r["name"]: r for r in json.loads(p.stdout).get("apis", [])} if p.returncode == 0 else {}
+    apis = [a for a in recs if a["kind"] == "api"]
     for phase, name in enumerate(PHASES):
         r = rows.get(name, {})
         check(r.get("calls") == 3 and r.get("polls") == sum(counts[3 * phase:3 * phase + 3]) + 3
               and r.get("errors") == 0, f"report json {name}: {r}")
+        # its time is the thread's: the union of the three overlapping spins, not their sum
+        spans = [(a["begin_ns"], a["end_ns"]) for a in apis if names.get(a["name"]) == name]
+        want, summed = union_ns(spans), sum(e - b for b, e in spans)
+        check(r.get("total_ns") == want and want < summed,
+              f"report json {name}: total_ns {r.get('total_ns')}, want the union of its records "
+              f"{want} (their sum {summed})")
+    # --by callsite (the queries have no stack: in `without_stack`): the same, other calls whole
+    p = subprocess.run([cutrace, "report", "--by", "callsite", "--format", "json", path],
+                       capture_output=True, text=True, timeout=60)
+    without = json.loads(p.stdout).get("without_stack", {}) if p.returncode == 0 else {}
+    outer = [a for a in apis if a["depth"] == 0 and not a["stack"]]
+    want = sum(a["end_ns"] - a["begin_ns"] for a in outer if names.get(a["name"]) not in PHASES)
+    want += sum(union_ns([(a["begin_ns"], a["end_ns"]) for a in outer if names.get(a["name"]) == n])
+                for n in PHASES)
+    check(without.get("calls") == len(outer) and without.get("cpu_ns") == want,
+          f"report --by callsite json: without_stack {without}, want {len(outer)} calls, cpu_ns "
+          f"{want} (query spins counted once per thread)")
     p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True,
                        text=True, timeout=60)
     check(p.returncode == 0, f"gaps: {p.stderr}")
