@@ -126,7 +126,7 @@ static int run_gaps(int argc, char **argv) {
   char **files = calloc((size_t)argc + 1, sizeof *files);
   int nfiles = 0;
   if (!files) return 2;
-  int rc = -1, operands_only = 0, top_given = 0;
+  int rc = -1, operands_only = 0, top_given = 0, min_gap_given = 0;
   const char *tables = NULL;
   ct_model_options window;
   ct_model_get_defaults(&window); /* --from/--to, taken out of argv by main.c */
@@ -158,6 +158,7 @@ static int run_gaps(int argc, char **argv) {
       tables = v;
     } else if (!strcmp(a, "--min-gap")) {
       if (parse_us(v, &o.min_gap_ns) < 0) rc = bad("--min-gap takes microseconds (or 2ms, 500ns), not", v);
+      min_gap_given = 1;
     } else if (!strcmp(a, "--launch-threshold")) {
       if (parse_us(v, &o.launch_threshold_ns) < 0)
         rc = bad("--launch-threshold takes microseconds (or 2ms, 500ns), not", v);
@@ -180,7 +181,7 @@ static int run_gaps(int argc, char **argv) {
         strcmp(matched, "--tables"))
       keep_opt(&c, matched, v); /* changes what is found: the advice repeats it */
   }
-  if (rc < 0) rc = ct_gaps_csv_options(&c, tables, top_given);
+  if (rc < 0) rc = ct_gaps_csv_options(&c, tables, top_given, min_gap_given);
   if (rc >= 0) {
     free_opts(&c);
     free(files);

@@ -46,10 +46,10 @@ extern const char *const ct_gaps_finding_kinds[];
 int ct_gaps_csv_table_bits(const char *list);
 
 /* Checks the options that go with an output form (tables: the --tables list or NULL;
- * top_given: --top was given) and sets c->csv_tables. Returns -1 to go on, or 2 after
- * a one-line error: --tables without csv, csv with --summary or --top, --summary with
- * --format json or --top. */
-int ct_gaps_csv_options(gaps_cli *c, const char *tables, int top_given);
+ * top_given, min_gap_given: --top, --min-gap was given) and sets c->csv_tables. Returns
+ * -1 to go on, or 2 after a one-line error: --tables without csv, csv with --summary or
+ * --top, --summary with --format json, --top or --min-gap. */
+int ct_gaps_csv_options(gaps_cli *c, const char *tables, int top_given, int min_gap_given);
 
 /* CSV, before the inputs are read: writes the header of the block `gaps` and has every
  * gap written as a row as the analysis classifies it (when c->csv_tables has it). */

@@ -79,13 +79,15 @@ int ct_gaps_csv_table_bits(const char *list) {
   }
 }
 
-int ct_gaps_csv_options(gaps_cli *c, const char *tables, int top_given) {
+int ct_gaps_csv_options(gaps_cli *c, const char *tables, int top_given, int min_gap_given) {
   const char *bad = NULL;
   if (tables && c->fmt != CT_OUT_CSV) bad = "--tables picks CSV blocks: it needs --format csv";
   else if (c->fmt == CT_OUT_CSV && c->summary) bad = "--summary has no CSV form";
   else if (c->fmt == CT_OUT_JSON && c->summary)
     bad = "--summary is lines of text: it has no JSON form (the JSON holds it all)";
   else if (c->summary && top_given) bad = "--top does not apply to --summary (one largest gap)";
+  else if (c->summary && min_gap_given)
+    bad = "--min-gap does not apply to --summary (it names the largest gap, whatever its length)";
   else if (c->fmt == CT_OUT_CSV && top_given)
     bad = "--top does not apply to --format csv (every gap is a row; --min-gap filters them)";
   if (bad) {

@@ -10,7 +10,7 @@ Table-driven:
   (--no-gaps, --gap-min, --queues, --no-memory, -o, --rows, --split, --from/--to),
   dump --csv with the Chrome ones, dump --chrome with --rows, report --by range /
   callsite / stack with --tables, gaps --tables without csv, gaps csv with --summary or
-  --top, gaps --summary with --format json or --top, steps --summary --format csv, diff
+  --top, gaps --summary with --format json, --top or --min-gap, steps --summary --format csv, diff
   --tables without csv or with a table of another --by;
 - a value attached to a short option, -o=DIR and -oDIR (dump, record, collect): refused
   with the form to use ("-o takes its value as the next argument: -o DIR").
@@ -104,6 +104,8 @@ with tempfile.TemporaryDirectory() as d:
         (["gaps", "--format", "csv", "--top", "3"], "--top"),
         (["gaps", "--summary", "--format", "json"], "--summary"),
         (["gaps", "--summary", "--top", "3"], "--top"),
+        (["gaps", "--summary", "--min-gap", "5"], "--min-gap"),
+        (["gaps", "--min-gap=1ms", "--summary"], "--min-gap"),
         (["steps", "--summary", "--format", "csv"], "--summary"),
         (["diff", "--tables", "kernels"], "--tables"),
         (["diff", "--format", "json", "--tables", "kernels"], "--tables"),
