@@ -60,6 +60,8 @@ typedef struct ender_group {
                                             (ending them or leading them) */
   uint64_t held_launch_ns; /* its gaps' ending launch calls' time inside them, for kernels
                               a launch-bound run counts (opinfo.short_kernel) */
+  uint64_t first_alloc, first_lsync, first_launch; /* the first call's parts of the three
+                                                      above (a first_call finding's overlap) */
   int other_threads;       /* gaps launched by another thread than tid */
   ct_dur_stats idle;       /* the gaps */
   ct_dur_stats rest;       /* the other gaps' ending calls' time inside them */
@@ -156,18 +158,24 @@ static ender_group *group_for(fstate *f, uint64_t device, unsigned cause, const 
   return e;
 }
 
-/* Makes (a, incall) e's first call when it is earlier, the other one going to the rest. */
-static void take_first(ender_group *e, uint64_t a, uint64_t incall) {
-  if (!e->count) {
-    e->first_a = a;
-    e->first_incall = incall;
-  } else if (a < e->first_a) {
-    ct_dur_add(&e->rest, e->first_incall);
-    e->first_a = a;
-    e->first_incall = incall;
-  } else {
-    ct_dur_add(&e->rest, incall);
+/* A call's time inside one gap it ended, and the parts of it that other findings claim
+ * (held_alloc_ns, held_lsync_ns, held_launch_ns of a group). */
+typedef struct call_held {
+  uint64_t incall, alloc, lsync, launch;
+} call_held;
+
+/* Makes gap a's call (h) e's first call when it is earlier, the other one going to the rest. */
+static void take_first(ender_group *e, uint64_t a, call_held h) {
+  if (e->count && a >= e->first_a) {
+    ct_dur_add(&e->rest, h.incall);
+    return;
   }
+  if (e->count) ct_dur_add(&e->rest, e->first_incall);
+  e->first_a = a;
+  e->first_incall = h.incall;
+  e->first_alloc = h.alloc;
+  e->first_lsync = h.lsync;
+  e->first_launch = h.launch;
 }
 
 static void group_add(ender_group *e, uint64_t a, uint64_t b, uint64_t incall, uint64_t outside,
@@ -179,7 +187,7 @@ static void group_add(ender_group *e, uint64_t a, uint64_t b, uint64_t incall, u
   if (!e->count) e->tid = tid;
   else if (e->tid != tid) e->other_threads = 1;
   e->outside_ns += outside;
-  take_first(e, a, incall);
+  take_first(e, a, (call_held){incall, e->cause == CT_GAP_ALLOC ? incall : 0, lsync ? incall : 0, launch});
   e->count++;
   e->idle_ns += b - a;
   e->incall_ns += incall;
@@ -347,7 +355,11 @@ static void lsync_later(fstate *f, const tracker *t, unsigned end, uint64_t end_
 
 void ct_gaps_enders_held_lsync(fstate *f, const struct sync_gap *sg) {
   if (!f->enders) return;
-  if (sg->end_group && sg->end_group <= f->enders->n) f->enders->grp[sg->end_group - 1].held_lsync_ns += sg->end_ns;
+  if (sg->end_group && sg->end_group <= f->enders->n) {
+    ender_group *e = &f->enders->grp[sg->end_group - 1];
+    e->held_lsync_ns += sg->end_ns;
+    if (e->count && e->first_a == sg->a) e->first_lsync += sg->end_ns; /* its first call's gap */
+  }
   if (sg->lead_group && sg->lead_group <= f->enders->n)
     f->enders->grp[sg->lead_group - 1].held_lsync_ns += sg->lead_ns;
 }
@@ -486,10 +498,15 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
   ct_dur_free(&all);
   const char *pattern, *fix;
   uint64_t saving;
+  /* what other findings claim of the saving: every call's, or the first call's alone */
+  uint64_t shared_alloc = e->held_alloc_ns, shared_lsync = e->held_lsync_ns, shared_launch = e->held_launch_ns;
   if (e->count > 1 && e->first_incall >= SLOW_CALL_FIRST_NS && e->first_incall >= 10 * rest &&
       rest < SLOW_CALL_MEDIAN_NS) { /* the others are fast: a warm-up */
     pattern = "first_call";
     saving = e->first_incall;
+    shared_alloc = e->first_alloc;
+    shared_lsync = e->first_lsync;
+    shared_launch = e->first_launch;
     fix = "only the first call was slow (warm-up: a library's first-call heuristics, plan or "
           "module loading, JIT, torch.compile's first call): make one warm-up call before the "
           "timed loop, cache the plan or heuristic (cublasLtMatmulAlgoGetHeuristic once per "
@@ -518,8 +535,9 @@ static void slow_call_finding(fstate *f, const ender_group *e) {
                         .gaps_idle_ns = e->idle_ns, .nested = e->nested,
                         .after_launch_ns = e->tail_ns, .after_launch_gaps = e->tail_count,
                         .tid = e->other_threads ? 0 : e->tid,
-                        .held_alloc_ns = min_u64(e->held_alloc_ns, saving),
-                        .held_lsync_ns = min_u64(e->held_lsync_ns, saving)};
+                        .held_alloc_ns = min_u64(shared_alloc, saving),
+                        .held_lsync_ns = min_u64(shared_lsync, saving),
+                        .held_launch_ns = min_u64(shared_launch, saving)};
   ct_gaps_add_finding(f->g, &fd);
 }
 
@@ -573,7 +591,8 @@ static void merge_group(ender_group *e, const ender_group *o) {
   if (!e->count) e->tid = o->tid;
   else if (e->tid != o->tid) e->other_threads = 1;
   e->other_threads |= o->other_threads;
-  if (o->count) take_first(e, o->first_a, o->first_incall); /* a leading call's group has none */
+  if (o->count) /* a leading call's group has none */
+    take_first(e, o->first_a, (call_held){o->first_incall, o->first_alloc, o->first_lsync, o->first_launch});
   ct_dur_merge(&e->rest, &o->rest);
   ct_dur_merge(&e->idle, &o->idle);
   e->count += o->count;

@@ -24,6 +24,8 @@
    launch calls inside those gaps: it adds 72 us (before: 168 us).
 4. The order (pid 84): pageable copies that save only busy time below little syncs.
 5. A graph candidate beside another stream's work (pid 85): only the device's idle.
+6. A slow first call (warm-up) beside alloc gaps its later, fast calls ended (pid 86):
+   the first_call finding shares only its first call's time (none in alloc gaps).
 A 5 ms host_wait gap opens each trace, so that the device's idle time never caps the sum.
 
 usage: test_gaps_meet.py CUTRACE
@@ -238,4 +240,30 @@ doc, dev, fs = p.run("--repeat-min", "13")
 gr = fs.get("graph_candidate", {})
 check(gr.get("what") == "A > B" and gr.get("count") == 12 and gr.get("idle_ns") == gr.get("saving_ns")
       == 6 * 200 * US + 6 * 50 * US, f"the candidate's waits less the other stream's work: {gr}")
+
+# 6. A slow first call (warm-up) beside alloc gaps that its later, fast calls ended (pid
+# 86). The first cudaLaunchKernel holds the thread 3 ms in a launch_overhead gap; then 6
+# gaps of cause alloc: a 300 us cudaFree, then a 20 us cudaLaunchKernel whose kernel
+# ends the gap (325 us each). slow_launch_call (first_call) saves the first call's 3 ms,
+# none of it in alloc gaps; alloc_in_loop saves 6 x 325 us. They share nothing: before,
+# the first_call finding shared the later calls' 6 x 20 us in alloc gaps (its overlap
+# was computed over all its calls), and alloc_in_loop added 120 us less.
+p = Plant(86)
+t = warm(p, 10**9)
+p.kernel("_Z3fooPf", t + US, t + 3001 * US, t + 3001 * US, t + 3051 * US)  # the slow first call
+t += 3051 * US
+for i in range(6):
+    p.api("cudaFree", t + 5 * US, t + 305 * US)
+    p.kernel("_Z3fooPf", t + 305 * US, t + 325 * US, t + 325 * US, t + 375 * US)
+    t += 375 * US
+doc, dev, fs = p.run()
+sc, al = fs.get("slow_launch_call", {}), fs.get("alloc_in_loop", {})
+check(dev.get("idle", {}).get("alloc_ns") == 6 * 325 * US, f"6 alloc gaps of 325 us: {dev.get('idle')}")
+check(sc.get("pattern") == "first_call" and sc.get("saving_ns") == 3000 * US and sc.get("count") == 7,
+      f"the slow first call: {sc}")
+check(al.get("count") == 6 and al.get("saving_ns") == 6 * 325 * US, f"alloc_in_loop: {al}")
+check(sc.get("overlap_ns") == 0 and al.get("overlap_ns") == 0 and al.get("adds_ns") == al.get("saving_ns")
+      and sc.get("adds_ns") == sc.get("saving_ns"), f"the first call shares nothing with the alloc gaps: {brief(doc)}")
+check(doc.get("findings_total", {}).get("saving_ns") == 3000 * US + 6 * 325 * US,
+      f"the total: {doc.get('findings_total')}")
 sys.exit(finish())
