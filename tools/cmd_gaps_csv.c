@@ -26,45 +26,90 @@ static void header(const char *const *cols, size_t n) {
   fputs(CT_CSV_EOL, stdout);
 }
 
-static void put_u64(uint64_t v) { printf(",%llu", (unsigned long long)v); }
+/* A row being formatted: fields are put into buf and the row written with one fwrite
+ * (a printf per field made the block `gaps` three times slower than JSON). */
+typedef struct csv_row {
+  char buf[1024];
+  size_t n;
+} csv_row;
 
-static void put_text(const char *s) {
-  putchar(',');
+/* Writes out what the row holds so far. */
+static void row_flush(csv_row *r) {
+  fwrite(r->buf, 1, r->n, stdout);
+  r->n = 0;
+}
+
+/* Puts a comma and v. */
+static void put_u64(csv_row *r, uint64_t v) {
+  if (r->n + 1 + CT_U64_DIGITS > sizeof r->buf) row_flush(r);
+  r->buf[r->n++] = ',';
+  r->n += ct_fmt_u64(r->buf + r->n, v);
+}
+
+/* Puts a comma and s as one field (ct_csv_quote; NULL is empty). */
+static void put_text(csv_row *r, const char *s) {
+  if (r->n + 1 > sizeof r->buf) row_flush(r);
+  r->buf[r->n++] = ',';
+  if (!s || !*s) return;
+  size_t len = strlen(s), room = sizeof r->buf - r->n;
+  size_t need = ct_csv_quote(r->buf + r->n, room, s, len);
+  if (need <= room) {
+    r->n += need;
+    return;
+  }
+  row_flush(r); /* longer than the room left: written by itself */
   ct_csv_field(stdout, s);
 }
 
-/* pid and rank (empty when the file has none), after the table's name. */
-static void put_who(const char *table, uint64_t pid, const struct ct_job *job) {
-  fputs(table, stdout);
-  put_u64(pid);
-  if (job && (job->known & CT_JOB_RANK)) put_u64(job->rank);
-  else putchar(',');
+/* Puts n empty fields (commas). */
+static void put_empty(csv_row *r, unsigned n) {
+  if (r->n + n > sizeof r->buf) row_flush(r);
+  memset(r->buf + r->n, ',', n);
+  r->n += n;
+}
+
+/* Ends the row (CRLF) and writes it. */
+static void row_end(csv_row *r) {
+  if (r->n + 2 > sizeof r->buf) row_flush(r);
+  memcpy(r->buf + r->n, CT_CSV_EOL, 2);
+  r->n += 2;
+  row_flush(r);
+}
+
+/* The table's name, pid and rank (empty when the file has none). */
+static void put_who(csv_row *r, const char *table, uint64_t pid, const struct ct_job *job) {
+  r->n = strlen(table);
+  memcpy(r->buf, table, r->n);
+  put_u64(r, pid);
+  if (job && (job->known & CT_JOB_RANK)) put_u64(r, job->rank);
+  else put_empty(r, 1);
 }
 
 /* A ct_gaps_set_callback function: one row of the block `gaps`. */
 static void gap_row(void *user, const ct_gap_info *g) {
   (void)user;
-  put_who("gaps", g->proc ? g->proc->rec.pid : 0, g->proc ? &g->proc->job : NULL);
-  put_u64(g->device);
+  csv_row r;
+  put_who(&r, "gaps", g->proc ? g->proc->rec.pid : 0, g->proc ? &g->proc->job : NULL);
+  put_u64(&r, g->device);
   int device_scope = g->stream == UINT64_MAX;
-  put_text(device_scope ? "device" : "stream");
-  if (device_scope) putchar(',');
-  else put_u64(g->stream);
-  put_u64(g->start_ns);
-  put_u64(g->end_ns);
-  put_u64(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
-  put_text(g->cause);
-  put_text(g->ended_by);
+  put_text(&r, device_scope ? "device" : "stream");
+  if (device_scope) put_empty(&r, 1);
+  else put_u64(&r, g->stream);
+  put_u64(&r, g->start_ns);
+  put_u64(&r, g->end_ns);
+  put_u64(&r, g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
+  put_text(&r, g->cause);
+  put_text(&r, g->ended_by);
   if (g->ended_by) {
-    put_u64(g->tid);
-    put_u64(g->corr);
+    put_u64(&r, g->tid);
+    put_u64(&r, g->corr);
   } else {
-    fputs(",,", stdout);
+    put_empty(&r, 2);
   }
-  put_text(g->inside_call); /* empty unless a device host_wait gap spent inside one call */
-  if (g->inside_call) put_u64(g->inside_ns);
-  else putchar(',');
-  fputs(CT_CSV_EOL, stdout);
+  put_text(&r, g->inside_call); /* empty unless a device host_wait gap spent inside one call */
+  if (g->inside_call) put_u64(&r, g->inside_ns);
+  else put_empty(&r, 1);
+  row_end(&r);
 }
 
 int ct_gaps_csv_table_bits(const char *list) {
@@ -114,15 +159,16 @@ void ct_gaps_csv_end(const gaps_cli *c) {
   for (unsigned i = 0; i < n; i++) {
     const ct_gaps_finding *f = &fs[i];
     const ct_gaps_proc *p = f->proc < np ? &procs[f->proc] : NULL;
-    put_who("findings", p ? p->pid : 0, p ? &p->job : NULL);
-    put_u64(f->device);
-    put_text(ct_gaps_finding_kinds[f->kind]);
-    put_text(f->what);
+    csv_row r;
+    put_who(&r, "findings", p ? p->pid : 0, p ? &p->job : NULL);
+    put_u64(&r, f->device);
+    put_text(&r, ct_gaps_finding_kinds[f->kind]);
+    put_text(&r, f->what);
     const uint64_t v[] = {f->count,   f->saving_ns, f->adds_ns,  f->overlap_ns, f->not_idle_ns,
                           f->idle_ns, f->gpu_ns,    f->cpu_ns,   f->first_ns,   f->last_ns};
-    for (size_t k = 0; k < sizeof v / sizeof *v; k++) put_u64(v[k]);
-    put_text(f->site);
-    put_text(f->fix);
-    fputs(CT_CSV_EOL, stdout);
+    for (size_t k = 0; k < sizeof v / sizeof *v; k++) put_u64(&r, v[k]);
+    put_text(&r, f->site);
+    put_text(&r, f->fix);
+    row_end(&r);
   }
 }

@@ -16,13 +16,43 @@ int ct_parse_out_format(const char *s, enum ct_out_format *out) {
   return 0;
 }
 
-/* Writes the decimal digits of v backwards, ending just before end; returns their start. */
+/* The two digits of each number below 100. */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+
+/* Writes the decimal digits of v backwards, two a step, ending just before end; returns
+ * their start. */
 static char *digits_backwards(char *end, uint64_t v) {
-  do {
-    *--end = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
+  while (v >= 100) {
+    uint64_t q = v / 100;
+    end -= 2;
+    memcpy(end, digit_pairs + 2 * (v - q * 100), 2);
+    v = q;
+  }
+  if (v >= 10) {
+    end -= 2;
+    memcpy(end, digit_pairs + 2 * v, 2);
+  } else {
+    *--end = (char)('0' + v);
+  }
   return end;
+}
+
+size_t ct_fmt_u64(char *buf, uint64_t v) {
+  static const uint64_t pow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                     10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                     100000000000ull, 1000000000000ull, 10000000000000ull,
+                                     100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                     100000000000000000ull, 1000000000000000000ull,
+                                     10000000000000000000ull};
+  /* floor(log10(2) * bit length): the digit count or one less */
+  unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+  size_t n = t + (v >= pow10[t]);
+  if (!n) n = 1;
+  digits_backwards(buf + n, v); /* straight into buf: no copy */
+  return n;
 }
 
 int ct_fmt_fixed3(double v, char *buf, size_t len) {
@@ -403,7 +433,8 @@ void ct_json_string(ct_json *j, const char *s) { ct_json_string_n(j, s, s ? strl
 
 void ct_json_uint(ct_json *j, uint64_t v) {
   before_value(j);
-  fprintf(j->f, "%llu", (unsigned long long)v);
+  char digits[CT_U64_DIGITS];
+  fwrite(digits, 1, ct_fmt_u64(digits, v), j->f);
 }
 
 void ct_json_int(ct_json *j, int64_t v) {

@@ -30,6 +30,13 @@ const char *ct_fmt_duration(uint64_t ns, char *buf, size_t len);
  */
 int ct_fmt_fixed3(double v, char *buf, size_t len);
 
+/* The most decimal digits of a uint64_t. */
+#define CT_U64_DIGITS 20
+
+/* Writes v in decimal into buf (room for CT_U64_DIGITS, no NUL added), two digits a step
+ * without printf; returns the number of digits. */
+size_t ct_fmt_u64(char *buf, uint64_t v);
+
 /* Formats a byte count: "512 B", "1.50 KiB", "32.00 MiB", "1.25 GiB". Returns buf. */
 const char *ct_fmt_bytes(uint64_t bytes, char *buf, size_t len);
 

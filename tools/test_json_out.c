@@ -95,7 +95,7 @@ static void test_duration(void) {
   }
 }
 
-/* chr_decimal_len and chr_fmt_digits against "%llu". */
+/* chr_decimal_len, chr_fmt_digits and ct_fmt_u64 against "%llu". */
 static void check_u64(uint64_t v) {
   char ref[32], got[32];
   int n = snprintf(ref, sizeof ref, "%llu", (unsigned long long)v);
@@ -104,6 +104,9 @@ static void check_u64(uint64_t v) {
   memset(got, 0, sizeof got);
   chr_fmt_digits(got + len, v);
   CHECK(!strcmp(got, ref), "digits(%s) = %s", ref, got);
+  memset(got, 0, sizeof got);
+  size_t n2 = ct_fmt_u64(got, v); /* output.c's, for CSV and JSON */
+  CHECK((int)n2 == n && !strcmp(got, ref), "ct_fmt_u64(%s) = %s", ref, got);
 }
 
 static void test_u64(void) {
