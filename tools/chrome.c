@@ -196,23 +196,32 @@ static void on_gap(void *user, const ct_gap_info *g) {
   uint64_t tid = g->stream == UINT64_MAX ? GAP_DEVICE_TID + (chr_multi(c) ? 0 : c->file_index)
                                          : GAP_STREAM_TID + chr_stream_tid(c, g->stream);
   uint64_t row = chr_gpu_pid(c, g->device);
-  char label[128], dur[32], owner[48];
+  char label[192], dur[32], owner[48];
   if (!chr_track_named(c, row, tid)) {
     chr_shared_row_owner(c, owner, sizeof owner);
     if (g->stream == UINT64_MAX) snprintf(label, sizeof label, "GPU idle%s", owner);
     else snprintf(label, sizeof label, "stream %llu idle%s", (unsigned long long)g->stream, owner);
     chr_ensure_track(c, row, tid, CHR_TRACK_GPU, label, 0);
   }
-  size_t at = 0; /* "GPU idle: CAUSE DURATION", no printf */
+  size_t at = 0; /* "GPU idle: CAUSE DURATION[ (inside CALL)]", no printf */
   label[0] = 0;
   chr_append(label, sizeof label, &at, "GPU idle: ");
   chr_append(label, sizeof label, &at, g->cause);
   chr_append(label, sizeof label, &at, " ");
   chr_append(label, sizeof label, &at, ct_fmt_duration(g->end_ns - g->start_ns, dur, sizeof dur));
+  if (g->inside_call) { /* a host_wait gap spent inside one call (docs/gaps.md, inside_call) */
+    chr_append(label, sizeof label, &at, " (inside ");
+    chr_append(label, sizeof label, &at, g->inside_call);
+    chr_append(label, sizeof label, &at, ")");
+  }
   chr_slice_open(c, "gap", label, row, tid, g->start_ns, g->end_ns);
   c->enc->arg_str(c, "cause", g->cause ? g->cause : "");
   c->enc->arg_i64(c, "stream", g->stream == UINT64_MAX ? -1ll : (long long)g->stream);
   c->enc->arg_str(c, "ended_by", g->ended_by);
+  if (g->inside_call) {
+    c->enc->arg_str(c, "inside_call", g->inside_call);
+    c->enc->arg_i64(c, "inside_ns", (long long)g->inside_ns);
+  }
   c->enc->slice_close(c);
 }
 #endif

@@ -1,10 +1,12 @@
 /*
- * Gaps kept for later (gap_spill.h), about 12 bytes each: a byte for the cause (its
+ * Gaps kept for later (gap_spill.h), about 13 bytes each: a byte for the cause (its
  * enum ct_gap_cause, or CAUSE_NULL, or CAUSE_TEXT followed by the text), the ending
- * call (0 none, 1 text follows, k + 2 the k-th distinct text seen), the device, the
- * stream + 1, the start as a zigzag delta from the previous gap's, and the length,
- * all as LEB128 varints; a text is its length and bytes. Distinct ending calls are
- * few (entry points), so up to NAMES of them are kept once, in memory. The bytes go
+ * call (0 none, 1 text follows, k + 2 the k-th distinct text seen), the call the gap
+ * was spent inside (inside_call, coded the same way; when there is one, its time in
+ * the gap follows), the device, the stream + 1, the start as a zigzag delta from the
+ * previous gap's, and the length, all as LEB128 varints; a text is its length and
+ * bytes. Distinct ending and inside calls are few (entry points), so up to NAMES of
+ * them are kept once, in memory. The bytes go
  * to a memory buffer that is written to a temporary file as one chunk (its length,
  * then whole gaps) whenever it fills; reading back, each chunk is read into the
  * buffer again.
@@ -19,7 +21,7 @@
 #define CAUSE_TEXT 0xff
 #define NAMES 255          /* distinct ending calls kept by index */
 #define NAME_SLOTS 512     /* their hash table (a power of two, > 2 * NAMES) */
-#define GAP_MAX_BYTES 80   /* the most one gap takes besides its texts' bytes */
+#define GAP_MAX_BYTES 100  /* the most one gap takes besides its texts' bytes */
 #define CAUSE_TEXT_MAX 63  /* longer cause texts are not kept (causes are short words) */
 
 struct ct_gap_spill {
@@ -31,8 +33,8 @@ struct ct_gap_spill {
   char *names[NAMES];         /* distinct ending calls by index */
   unsigned nnames;
   short slots[NAME_SLOTS];    /* name index + 1 by hash of the text, 0 empty */
-  char *text;                 /* a text read back (replay) */
-  size_t text_cap;
+  char *text, *inside_text;   /* texts read back (replay): ending call, inside call */
+  size_t text_cap, inside_cap;
 };
 
 ct_gap_spill *ct_gap_spill_new(void) {
@@ -96,10 +98,11 @@ void ct_gap_spill_add(void *spill, const ct_gap_info *gap) {
   for (unsigned i = 0; gap->cause && cause == CAUSE_NULL && i < CT_GAP_NCAUSES; i++)
     if (!strcmp(gap->cause, ct_gap_cause_name((enum ct_gap_cause)i))) cause = i;
   if (gap->cause && cause == CAUSE_NULL) cause = CAUSE_TEXT;
-  uint64_t ended = name_code(s, gap->ended_by);
+  uint64_t ended = name_code(s, gap->ended_by), inside = name_code(s, gap->inside_call);
   size_t cause_len = cause == CAUSE_TEXT ? strlen(gap->cause) : 0;
   size_t ended_len = ended == 1 ? strlen(gap->ended_by) : 0;
-  if (cause_len > CAUSE_TEXT_MAX || reserve(s, GAP_MAX_BYTES + cause_len + ended_len) < 0) {
+  size_t inside_len = inside == 1 ? strlen(gap->inside_call) : 0;
+  if (cause_len > CAUSE_TEXT_MAX || reserve(s, GAP_MAX_BYTES + cause_len + ended_len + inside_len) < 0) {
     s->failed = 1;
     return;
   }
@@ -116,6 +119,13 @@ void ct_gap_spill_add(void *spill, const ct_gap_info *gap) {
     memcpy(p, gap->ended_by, ended_len);
     p += ended_len;
   }
+  p = put_varint(p, inside);
+  if (inside == 1) {
+    p = put_varint(p, inside_len);
+    memcpy(p, gap->inside_call, inside_len);
+    p += inside_len;
+  }
+  if (inside) p = put_varint(p, gap->inside_ns);
   p = put_varint(p, gap->device);
   p = put_varint(p, gap->stream + 1); /* UINT64_MAX (a device gap) -> 0 */
   uint64_t delta = gap->start_ns - s->last_start; /* as a signed difference, zigzagged */
@@ -152,19 +162,29 @@ static uint64_t get_varint(source *src) {
   return v;
 }
 
-/* A text (length, bytes) into s->text; NULL when it cannot be read. */
-static const char *get_text(ct_gap_spill *s, source *src) {
+/* A text (length, bytes) into *buf (*cap bytes, grown); NULL when it cannot be read. */
+static const char *get_text(source *src, char **buf, size_t *cap) {
   uint64_t len = get_varint(src);
   if (src->bad || len > CT_GAP_SPILL_MEM) return NULL;
-  if (len + 1 > s->text_cap) {
-    char *t = realloc(s->text, len + 1);
+  if (len + 1 > *cap) {
+    char *t = realloc(*buf, len + 1);
     if (!t) return NULL;
-    s->text = t;
-    s->text_cap = len + 1;
+    *buf = t;
+    *cap = len + 1;
   }
-  for (uint64_t i = 0; i < len; i++) s->text[i] = (char)get_byte(src);
-  s->text[len] = 0;
-  return src->bad ? NULL : s->text;
+  for (uint64_t i = 0; i < len; i++) (*buf)[i] = (char)get_byte(src);
+  (*buf)[len] = 0;
+  return src->bad ? NULL : *buf;
+}
+
+/* A call's name coded by name_code into *name (NULL for none); -1 when bad. */
+static int get_name(ct_gap_spill *s, source *src, const char **name, char **buf, size_t *cap) {
+  uint64_t code = get_varint(src);
+  *name = NULL;
+  if (code == 1) return (*name = get_text(src, buf, cap)) ? 0 : -1;
+  if (code >= 2 && code - 2 < s->nnames) *name = s->names[code - 2];
+  else if (code) return -1;
+  return 0;
 }
 
 /* Decodes one gap and hands it to fn; -1 when the bytes are short or bad. */
@@ -176,17 +196,16 @@ static int replay_one(ct_gap_spill *s, source *src, uint64_t *last_start, const 
   if (cause < CT_GAP_NCAUSES) {
     g.cause = ct_gap_cause_name((enum ct_gap_cause)cause);
   } else if (cause == CAUSE_TEXT) {
-    const char *t = get_text(s, src);
+    const char *t = get_text(src, &s->text, &s->text_cap);
     if (!t || strlen(t) >= sizeof cause_text) return -1; /* causes are short words */
     g.cause = strcpy(cause_text, t);
   } else if (cause != CAUSE_NULL) {
     return -1;
   }
-  uint64_t ended = get_varint(src);
-  if (ended == 1) g.ended_by = get_text(s, src);
-  else if (ended >= 2 && ended - 2 < s->nnames) g.ended_by = s->names[ended - 2];
-  else if (ended) return -1;
-  if (ended == 1 && !g.ended_by) return -1;
+  if (get_name(s, src, &g.ended_by, &s->text, &s->text_cap) < 0 ||
+      get_name(s, src, &g.inside_call, &s->inside_text, &s->inside_cap) < 0)
+    return -1;
+  if (g.inside_call) g.inside_ns = get_varint(src);
   g.device = get_varint(src);
   g.stream = get_varint(src) - 1;
   uint64_t zz = get_varint(src);
@@ -230,5 +249,6 @@ void ct_gap_spill_free(ct_gap_spill *s) {
   for (unsigned i = 0; i < s->nnames; i++) free(s->names[i]);
   free(s->buf);
   free(s->text);
+  free(s->inside_text);
   free(s);
 }

@@ -2,7 +2,7 @@
  * Gaps kept for later (dump --chrome / --perfetto): the gaps analysis runs in the same
  * read of a file as the export (model_tee.h), but the export writes the gaps after
  * the file's other events, so the gaps found on the way are kept here, in order,
- * and handed over afterwards, about 12 bytes each. Memory stays bounded: past
+ * and handed over afterwards, about 13 bytes each (inside_call included). Memory stays bounded: past
  * CT_GAP_SPILL_MEM bytes they go to an unnamed temporary file.
  */
 #ifndef CUTRACE_GAP_SPILL_H

@@ -29,7 +29,7 @@ typedef struct ct_gap_info {
   uint64_t tid, corr;           /* that call's thread and correlation id (0: not known; kept by
                                    ct_gaps_set_callback's and ct_gaps_each's, not gap_spill.h) */
   const char *inside_call;      /* a device gap's host_wait spent inside one call (docs/gaps.md,
-                                   inside_call), or NULL; ct_gaps_set_callback's only */
+                                   inside_call), or NULL; ct_gaps_set_callback's and gap_spill.h's */
   uint64_t inside_ns;           /* its time in the gap */
 } ct_gap_info;
 

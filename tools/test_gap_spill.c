@@ -3,7 +3,8 @@
  * most gaps go through the temporary file: 30,000 gaps with every cause, no cause, a
  * cause outside the list, no ending call, an empty one, 300 distinct ones (more than
  * are kept by index), a 400-byte one, starts going backwards, whole-device gaps,
- * the largest values. Replayed, every gap must come back in order, equal. Then a
+ * the largest values; the call each was spent inside (none, 280 distinct names, a
+ * 300-byte one) and its time. Replayed, every gap must come back in order, equal. Then a
  * cause too long to keep makes the replay refuse (-1) without handing over any gap.
  * usage: test_gap_spill
  */
@@ -19,8 +20,9 @@
 
 typedef struct want {
   uint64_t device, stream, start_ns, end_ns;
-  char cause[80], ended[2100];
-  int cause_null, ended_null;
+  char cause[80], ended[2100], inside[500];
+  int cause_null, ended_null, inside_null;
+  uint64_t inside_ns;
 } want;
 
 static want wants[NGAPS];
@@ -45,6 +47,9 @@ static void on_gap(void *user, const ct_gap_info *g) {
         (unsigned long long)g->end_ns);
   CHECK(same_text(g->cause, w->cause_null, w->cause), "gap %u: cause %s", i, g->cause ? g->cause : "(null)");
   CHECK(same_text(g->ended_by, w->ended_null, w->ended), "gap %u: ended_by", i);
+  CHECK(same_text(g->inside_call, w->inside_null, w->inside) && g->inside_ns == (w->inside_null ? 0 : w->inside_ns),
+        "gap %u: inside_call %s %llu", i, g->inside_call ? g->inside_call : "(null)",
+        (unsigned long long)g->inside_ns);
 }
 
 static void refused(void *user, const ct_gap_info *g) {
@@ -74,17 +79,24 @@ int main(void) {
     else if (e == 1) w->ended[0] = 0;
     else if (e == 2 && i % 5 == 0) memset(w->ended, 'x', 400), w->ended[400] = 0;
     else snprintf(w->ended, sizeof w->ended, "cudaCall%u", i % 300);
+    unsigned in = i % 13; /* the call a gap was spent inside: none mostly, known, new, long */
+    if (in < 8) w->inside_null = 1;
+    else if (in == 12 && e != 2) memset(w->inside, 'y', 300), w->inside[300] = 0; /* fits beside the rest */
+    else snprintf(w->inside, sizeof w->inside, "cudaInside%u", i % 280);
+    w->inside_ns = w->inside_null ? 0 : i == 200 * 13 + 9 ? UINT64_MAX : (uint64_t)i * 1001;
     /* the strings handed in live only during the call: copies, overwritten after */
-    char cause[80], ended[2100];
+    char cause[80], ended[2100], inside[500];
     strcpy(cause, w->cause);
     strcpy(ended, w->ended);
+    strcpy(inside, w->inside);
     ct_gap_info g = {NULL, w->device, w->stream, w->start_ns, w->end_ns,
                      w->cause_null ? NULL
                      : c < CT_GAP_NCAUSES ? ct_gap_cause_name(c) : cause,
-                     w->ended_null ? NULL : ended, 0, 0, NULL, 0};
+                     w->ended_null ? NULL : ended, 0, 0, w->inside_null ? NULL : inside, w->inside_ns};
     ct_gap_spill_add(s, &g);
     memset(cause, '?', sizeof cause - 1);
     memset(ended, '?', 50);
+    memset(inside, '?', 50);
   }
   int rc = ct_gap_spill_replay(s, NULL, on_gap, NULL);
   CHECK(rc == 0, "replay returned %d", rc);

@@ -8,7 +8,8 @@ in cudaGraphInstantiate (a call that queues no work), then launches: host_wait, 
 cudaGraphInstantiate. Gap 2 (2 ms): the thread sleeps outside CUDA, with a 400 us
 cudaGraphInstantiate in it (less than half the gap): host_wait, inside nothing. Gap 3
 (1 ms): a 900 us cudaMalloc (an allocation: cause alloc, not host_wait). Asserted: JSON
-`inside_call` of each gap, the text's gap line, the --summary's largest-gap line.
+`inside_call` of each gap, the text's gap line, the --summary's largest-gap line, and
+dump --chrome's device gap slices (label and args, through tools/gap_spill.c).
 
 usage: test_gaps_inside.py CUTRACE
 """
@@ -54,4 +55,15 @@ check(p.returncode == 0 and len(lines) == 3 and lines[0].endswith(": host_wait (
 p = subprocess.run([cutrace, "gaps", "--summary", path], capture_output=True, text=True, timeout=60)
 check(p.returncode == 0 and "largest gap: 3.000 ms on GPU 0 at +103.000 us (host_wait inside cudaGraphInstantiate; "
       "ended by" in p.stdout, f"--summary: {p.stdout}")
+# dump --chrome's gap slices (through the gap spill) carry it too: label and args
+p = subprocess.run([cutrace, "dump", "--chrome", path], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0, f"dump --chrome: {p.returncode} {p.stderr}")
+events = json.loads(p.stdout)["traceEvents"] if p.returncode == 0 else []
+slices = sorted(((e["dur"], e["name"], e["args"].get("inside_call"), e["args"].get("inside_ns"))
+                 for e in events if e.get("cat") == "gap" and e["args"].get("stream") == -1), reverse=True)
+check([x[1:] for x in slices] == [("GPU idle: host_wait 3.000 ms (inside cudaGraphInstantiate)",
+                                   "cudaGraphInstantiate", 2500 * US),
+                                  ("GPU idle: host_wait 2.000 ms", None, None),
+                                  ("GPU idle: alloc 1.000 ms", None, None)],
+      f"dump --chrome gap slices: {slices}")
 sys.exit(finish())
