@@ -372,8 +372,69 @@ static int expand_dir(const char *dir, int (*fn)(const char *, void *), void *ar
   return count;
 }
 
+static ct_inputs_filter inputs_filter;
+
+void ct_set_inputs_filter(ct_inputs_filter filter) { inputs_filter = filter; }
+
+/* The files found so far (ct_expand_inputs with a filter). */
+typedef struct found_list {
+  char **paths;
+  size_t n, cap;
+} found_list;
+
+/* Adds a file to a found_list (an expand_all callback). */
+static int add_found(const char *path, void *arg) {
+  found_list *f = arg;
+  if (f->n == f->cap) {
+    size_t cap = f->cap ? f->cap * 2 : 16;
+    char **np = realloc(f->paths, cap * sizeof *np);
+    if (!np) return -1;
+    f->paths = np;
+    f->cap = cap;
+  }
+  if (!(f->paths[f->n] = strdup(path))) return -1;
+  f->n++;
+  return 0;
+}
+
+static int expand_all(int argc, char *const argv[], int (*fn)(const char *path, void *arg),
+                      void *arg, char *err, size_t errlen);
+
 int ct_expand_inputs(int argc, char *const argv[], int (*fn)(const char *path, void *arg),
                      void *arg, char *err, size_t errlen) {
+  if (!inputs_filter) return expand_all(argc, argv, fn, arg, err, errlen);
+  found_list f = {0};
+  int total = expand_all(argc, argv, add_found, &f, err, errlen);
+  unsigned char *keep = total >= 0 ? malloc(f.n + 1) : NULL;
+  if (total >= 0 && !keep) {
+    snprintf(err, errlen, "out of memory");
+    total = -1;
+  }
+  if (total >= 0) {
+    memset(keep, 1, f.n);
+    if (inputs_filter(f.paths, f.n, keep, err, errlen) < 0) total = -1;
+  }
+  if (total >= 0) {
+    total = 0;
+    for (size_t i = 0; i < f.n; i++) {
+      if (!keep[i]) continue;
+      if (fn(f.paths[i], arg) < 0) {
+        snprintf(err, errlen, "stopped while reading %s", f.paths[i]);
+        total = -1;
+        break;
+      }
+      total++;
+    }
+  }
+  for (size_t i = 0; i < f.n; i++) free(f.paths[i]);
+  free(f.paths);
+  free(keep);
+  return total;
+}
+
+/* ct_expand_inputs without the filter. */
+static int expand_all(int argc, char *const argv[], int (*fn)(const char *path, void *arg),
+                      void *arg, char *err, size_t errlen) {
   static char *const default_input[] = {"cutrace.data"};
   if (argc == 0) {
     argc = 1;

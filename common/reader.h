@@ -75,4 +75,15 @@ void ct_reader_close(ct_reader *r);
 int ct_expand_inputs(int argc, char *const argv[], int (*fn)(const char *path, void *arg),
                      void *arg, char *err, size_t errlen);
 
+/*
+ * What ct_expand_inputs calls, when set, with every file it found (in order) before
+ * calling fn for any: the filter clears keep[i] for the files to leave out, and returns
+ * 0, or -1 with a message in err (then ct_expand_inputs returns -1 and calls fn for
+ * none). NULL (the default): every file is kept. The CLI's --pid, --rank, --device,
+ * --stream and --kernel (tools/cli_select.c).
+ */
+typedef int (*ct_inputs_filter)(char *const *paths, size_t n, unsigned char *keep, char *err,
+                                size_t errlen);
+void ct_set_inputs_filter(ct_inputs_filter filter);
+
 #endif

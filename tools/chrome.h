@@ -25,6 +25,8 @@ typedef struct ct_chrome_options {
   int perfetto;        /* 1: Perfetto's protobuf trace instead of JSON (docs/dump.md) */
   unsigned files;      /* how many trace files the document will hold: above 1, each
                           file's GPUs get process rows of their own (docs/dump.md) */
+  const char *selection; /* the selection options (--device 1 ...), written as the
+                            document's "selection"; NULL: none */
 } ct_chrome_options;
 
 /* Starts a document on out (writes the opening of "traceEvents"). NULL when out of memory. */

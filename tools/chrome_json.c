@@ -88,6 +88,10 @@ static int json_end(ct_chrome *c) {
   chr_put_text(c, ",\n");
   chr_put_distributed_info(c);
   put_kv(c, ",\n\"baseTimeNanoseconds\":", c->base_ns);
+  if (c->opt.selection) {
+    chr_put_text(c, ",\n\"selection\":");
+    chr_put_string(c, c->opt.selection);
+  }
   chr_put_text(c, ",\n\"traceName\":\"cutrace\"}\n");
   chr_out_flush(c);
   return fflush(c->f) == 0 && !ferror(c->f) ? 0 : -1;

@@ -34,7 +34,12 @@ static const char usage[] =
     "                   so runs of different lengths compare per instance\n"
     "  --threshold PCT  'same': equal calls and an average within PCT percent (default 5)\n"
     "  --from T, --to T the same window of both (T: seconds after each trace's start,\n"
-    "                   2.5, 300ms, 40us; or @NS, a host time)\n";
+    "                   2.5, 300ms, 40us; or @NS, a host time)\n"
+    "  --device N[,M]   only the GPU work on those devices, on both sides\n"
+    "  --stream ID[,ID] only the GPU work on those streams, on both sides\n"
+    "  --kernel PAT     only the GPU work whose demangled name holds PAT (glob with * ? [)\n"
+    "  --pid P[,P]      only those processes' trace files, on both sides\n"
+    "  --rank R[,R]     only those ranks' trace files, on both sides\n";
 
 static int bad_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "cutrace diff: ");

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cli_select.h"
 #include "cmd_diff.h"
 #include "identity.h"
 
@@ -97,6 +98,7 @@ static void json_head(const diff_cli *c, ct_json *j, const double v[2][CT_DM_COU
   static const char *const by_names[CT_NTABLES] = {
       [CT_TABLE_KERNELS] = "kernel", [CT_TABLE_APIS] = "api", [CT_TABLE_RANGES] = "range"};
   ct_json_kv_string(j, "schema", "cutrace-diff/1");
+  cli_selection_json(j);
   ct_json_key(j, "options");
   ct_json_begin_object(j);
   ct_json_kv_string(j, "by", by_names[c->by]);

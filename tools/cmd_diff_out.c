@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_select.h"
 #include "cmd_diff.h"
 
 int ct_diff_cli_tables(const diff_cli *c, enum ct_report_table out[3]) {
@@ -95,6 +96,7 @@ static void print_headline(const diff_cli *c, const double v[2][CT_DM_COUNT]) {
            c->ninputs[0], c->ninputs[0] == 1 ? "" : "s", ct_diff_side_ranks(c, 0, r0, sizeof r0),
            c->paths[1], c->ninputs[1], c->ninputs[1] == 1 ? "" : "s",
            ct_diff_side_ranks(c, 1, r1, sizeof r1));
+    cli_selection_print(stdout);
     if (c->per_range)
       printf("per instance of NVTX range '%s': %llu before, %llu after\n", c->per_range,
              (unsigned long long)c->instances[0], (unsigned long long)c->instances[1]);

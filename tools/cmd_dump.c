@@ -11,6 +11,7 @@
 
 #include "chrome.h"
 #include "cli.h"
+#include "cli_select.h"
 #include "codec.h"
 #include "commands.h"
 #include "dump_csv.h"
@@ -42,6 +43,13 @@ static const char usage[] =
     "                  pinned memory, ...; format 1.5 traces) and Kineto's [memory] events\n"
     "  --from T, --to T  (--chrome, --perfetto, --csv) only what overlaps that window (T: seconds\n"
     "                  after the trace's start, 2.5, 300ms, 40us; or @NS, a host time)\n"
+    "  --device N[,M]  (--chrome, --perfetto, --csv) only the GPU work on those devices\n"
+    "                  (every CUDA call stays)\n"
+    "  --stream ID[,ID] (--chrome, --perfetto, --csv) only the GPU work on those streams\n"
+    "  --kernel PAT    (--chrome, --perfetto, --csv) only the GPU work whose demangled name\n"
+    "                  holds PAT (a shell glob, whole name, when it has * ? [)\n"
+    "  --pid P[,P]     only those processes' trace files\n"
+    "  --rank R[,R]    only those ranks' trace files\n"
     "  --csv           a table (RFC 4180 CSV, header row): one row per GPU activity and per\n"
     "                  intercepted call, columns as in docs/dump.md; per file, in the order\n"
     "                  they end\n"
@@ -350,7 +358,7 @@ static int run_dump(int argc, char **argv) {
   int chrome = 0, csv = 0, gap_min_given = 0, i = 1;
   unsigned rows = CT_CSV_ROWS_ALL;
   const char *out_path = NULL, *split_dir = NULL;
-  ct_chrome_options opt = {.gaps = 1, .gap_min_ns = 1000};
+  ct_chrome_options opt = {.gaps = 1, .gap_min_ns = 1000, .selection = cli_selection_text()};
   for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--")) {
@@ -398,6 +406,7 @@ static int run_dump(int argc, char **argv) {
   if (csv && !opt.gaps) return bad_usage("--no-gaps needs --chrome or --perfetto; got", "--csv");
   if (csv && gap_min_given)
     return bad_usage("--gap-min needs --chrome or --perfetto; got", "--csv");
+  if (cli_selection_precheck("dump", argc - i, argv + i)) return 2;
   if (csv) return dump_csv(out_path, rows, argc - i, argv + i);
   if (rows != CT_CSV_ROWS_ALL) return bad_usage("--rows needs --csv; got", "--rows");
   if (split_dir && !chrome) return bad_usage("--split needs --chrome or --perfetto; got", split_dir);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_select.h"
 #include "commands.h"
 #include "cmd_gaps.h"
 #include "gaps.h"
@@ -43,6 +44,9 @@ static const char usage_text[] =
     "  --from T, --to T        only what overlaps that window (T: seconds after the trace's\n"
     "                          start, 2.5, 300ms, 40us; or @NS, a host time as listed below);\n"
     "                          the time outside is unrecorded, not idle\n"
+    "  --device N[,M]          only those devices' idle time (causes still from every CUDA call)\n"
+    "  --pid P[,P]             only those processes' trace files\n"
+    "  --rank R[,R]            only those ranks' trace files\n"
     "Each process (trace file) is analysed on its own; causes: docs/gaps.md.\n"
     "Each listed gap names the call that ended it, the innermost NVTX range open on its\n"
     "thread and, for traces recorded with `cutrace record --stacks`, its call site.\n";
@@ -106,6 +110,11 @@ static void keep_bound(gaps_cli *c, const char *name, const ct_time_bound *b) {
   keep_opt(c, name, v);
 }
 
+/* Keeps a selection option for the advice line (a cli_selection_each callback). */
+static void keep_selection(void *user, const char *name, const char *value) {
+  keep_opt(user, name, value);
+}
+
 static int bad(const char *what, const char *value) {
   fprintf(stderr, "cutrace gaps: %s '%s' (try: cutrace gaps --help)\n", what, value);
   return 2;
@@ -132,6 +141,7 @@ static int run_gaps(int argc, char **argv) {
   ct_model_get_defaults(&window); /* --from/--to, taken out of argv by main.c */
   keep_bound(&c, "--from", &window.from);
   keep_bound(&c, "--to", &window.to);
+  cli_selection_each(keep_selection, &c);
   for (int i = 1; i < argc && rc < 0; i++) {
     const char *a = argv[i], *v = "";
     uint64_t x;
@@ -186,6 +196,11 @@ static int run_gaps(int argc, char **argv) {
     free_opts(&c);
     free(files);
     return rc;
+  }
+  if (cli_selection_precheck("gaps", nfiles, files)) {
+    free_opts(&c);
+    free(files);
+    return 2;
   }
   c.top = o.top;
   if (c.summary && o.top < 1) o.top = 1;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_select.h"
 #include "cmd_gaps.h"
 #include "identity.h"
 
@@ -165,6 +166,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
   ct_json_begin_object(&j);
   ct_json_kv_string(&j, "schema", "cutrace-gaps/1");
+  cli_selection_json(&j);
   ct_json_key(&j, "options");
   ct_json_begin_object(&j);
   ct_json_kv_uint(&j, "min_gap_ns", o->min_gap_ns);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_select.h"
 #include "cli.h"
 #include "cmd_gaps.h"
 #include "stacks.h"
@@ -16,6 +17,7 @@ void ct_gaps_print_summary(const gaps_cli *c) {
   const ct_gaps_device *devs = ct_gaps_devices(c->g, &n);
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
   const ct_gap_detail *top = ct_gaps_top(c->g, &ntop);
+  cli_selection_print(stdout);
   if (!n) {
     const char *why = NULL;
     for (unsigned i = 0; i < np && !why; i++) why = procs[i].pause_why;

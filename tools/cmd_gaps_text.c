@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_select.h"
 #include "cmd_gaps.h"
 #include "identity.h"
 #include "stacks.h"
@@ -481,6 +482,7 @@ static void print_comm_table(const gaps_cli *c) {
 void ct_gaps_print_text(const gaps_cli *c) {
   unsigned np;
   const ct_gaps_proc *procs = ct_gaps_procs(c->g, &np);
+  cli_selection_print(stdout);
   for (unsigned i = 0; i < np; i++) {
     char b[24], w[400];
     printf("%s: %s: %s\n", procs[i].path,

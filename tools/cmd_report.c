@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_select.h"
 #include "identity.h"
 #include "commands.h"
 #include "output.h"
@@ -42,7 +43,13 @@ static const char usage[] =
     "                  (needs a trace recorded with --stacks)\n"
     "  --by stack      the same per whole call stack\n"
     "  --from T, --to T  only what overlaps that window (T: seconds after the trace's\n"
-    "                  start, 2.5, 300ms, 40us; or @NS, a host time)\n";
+    "                  start, 2.5, 300ms, 40us; or @NS, a host time)\n"
+    "  --device N[,M]  only the GPU work on those devices (the CUDA calls all stay)\n"
+    "  --stream ID[,ID] only the GPU work on those streams (ids as the streams table prints)\n"
+    "  --kernel PAT    only the GPU work whose name (demangled) holds PAT, or matches it\n"
+    "                  whole when it has * ? [ (a shell glob)\n"
+    "  --pid P[,P]     only those processes' trace files\n"
+    "  --rank R[,R]    only those ranks' trace files (docs/report.md, Selecting part)\n";
 
 typedef struct options {
   enum ct_out_format fmt;
@@ -374,12 +381,15 @@ static int run_report(int argc, char **argv) {
     fprintf(stderr, "cutrace report: out of memory\n");
     return 2;
   }
+  if (cli_selection_precheck("report", argc - i, argv + i)) return 2;
+  if (s.opt.fmt == CT_OUT_TEXT) cli_selection_print(stdout);
   if (s.opt.fmt == CT_OUT_JSON) {
     ct_json_init(&s.json, stdout, 1);
     ct_json_begin_object(&s.json);
     ct_json_kv_string(&s.json, "schema", "cutrace-report/1"); /* as gaps and diff name theirs */
     ct_json_kv_uint(&s.json, "cutrace_report", 1);
     ct_json_kv_bool(&s.json, "per_process", s.opt.per_process);
+    cli_selection_json(&s.json);
     if (s.opt.per_process) {
       ct_json_key(&s.json, "processes");
       ct_json_begin_array(&s.json);

@@ -31,6 +31,10 @@ static const char usage_text[] =
     "                      (default: what the stepping thread launched inside the range)\n"
     "  --from T, --to T    only the steps that overlap that window (T: seconds after the\n"
     "                      trace's start, 2.5, 300ms, 40us, or @NS, an absolute host time)\n"
+    "  --device N[,M]      a step's GPU time on those devices only\n"
+    "  --stream ID[,ID]    a step's GPU time on those streams only\n"
+    "  --pid P[,P]         only those processes' trace files\n"
+    "  --rank R[,R]        only those ranks' trace files\n"
     "Each process (trace file) is analysed on its own; definitions: docs/steps.md.\n";
 
 static int bad(const char *what, const char *value) {

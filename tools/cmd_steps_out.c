@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_select.h"
 #include "cmd_steps.h"
 
 /* The step's kernel with the most GPU time, or NULL. */
@@ -436,6 +437,7 @@ int ct_steps_print(const steps_cli *c) {
     ct_json_init(&j, stdout, 1);
     ct_json_begin_object(&j);
     ct_json_kv_string(&j, "schema", "cutrace-steps/1"); /* as report, gaps and diff name theirs */
+    cli_selection_json(&j);
     ct_json_key(&j, "processes");
     ct_json_begin_array(&j);
     for (unsigned i = 0; i < c->nfiles && rc == 0; i++)
@@ -446,6 +448,7 @@ int ct_steps_print(const steps_cli *c) {
     ct_json_finish(&j);
   } else if (rc == 0) {
     int first = 1;
+    cli_selection_print(stdout);
     for (unsigned i = 0; i < c->nfiles && rc == 0; i++) {
       if (c->files[i].rc < 0 || c->files[i].rc == 2) continue;
       if (!first) printf("\n");

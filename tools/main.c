@@ -4,10 +4,37 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_select.h"
 #include "commands.h"
 
 /* The commands that read traces through the model: they take --from/--to. */
 static const char *const time_filtered[] = {"report", "gaps", "diff", "dump", "steps"};
+
+/* Takes the selection options out of argv for a command that reads traces (chrome: dump
+ * writes Chrome JSON, Perfetto or CSV), refusing those that do not apply to it. Returns 0
+ * or 2. */
+static int take_selection(int *argc, char **argv, int chrome) {
+  unsigned given;
+  if (cli_take_selection(argv[0], argc, argv, &given)) return 2;
+  const char *why = NULL, *opt = NULL;
+  if (!strcmp(argv[0], "gaps") && (given & (CLI_SEL_KERNEL | CLI_SEL_STREAM))) {
+    opt = given & CLI_SEL_KERNEL ? "--kernel" : "--stream";
+    why = "idle time is the device's, whatever ran on it (select the device with --device; "
+          "the per-stream table shows each stream)";
+  } else if (!strcmp(argv[0], "steps") && (given & CLI_SEL_KERNEL)) {
+    opt = "--kernel";
+    why = "a step's idle time counts all the GPU's work (select with --device or --stream)";
+  } else if (!strcmp(argv[0], "dump") && !chrome &&
+             (given & (CLI_SEL_DEVICE | CLI_SEL_STREAM | CLI_SEL_KERNEL))) {
+    opt = given & CLI_SEL_DEVICE ? "--device" : given & CLI_SEL_STREAM ? "--stream" : "--kernel";
+    why = "it needs --chrome, --perfetto or --csv (the raw dump prints every record)";
+  }
+  if (why) {
+    fprintf(stderr, "cutrace %s: %s does not apply: %s\n", argv[0], opt, why);
+    return 2;
+  }
+  return 0;
+}
 
 /* Takes --from/--to out of argv for a command that reads traces. Returns 0 or 2. */
 static int take_time_filter(int *argc, char **argv) {
@@ -24,6 +51,7 @@ static int take_time_filter(int *argc, char **argv) {
                       "prints every record)\n");
       return 2;
     }
+    return take_selection(argc, argv, chrome);
   }
   return 0;
 }
@@ -59,6 +87,8 @@ static void usage(FILE *f) {
              "report, gaps, diff, dump and steps take --from T and --to T: only what overlaps\n"
              "that window (T: seconds after each trace's start, 2.5, 300ms, 40us; or @NS, a\n"
              "host time as gaps prints it); the time outside counts as not recorded.\n"
+             "They take --device N, --stream ID, --pid P, --rank R (lists: 0,1) and --kernel\n"
+             "PATTERN: only that GPU work, of those processes (gaps: not --stream, --kernel).\n"
              "Options may come before or after the traces (record: before CMD), a value as\n"
              "--name V or --name=V.\n"
              "'cutrace COMMAND --help' (or 'cutrace help COMMAND') describes a command's options.\n"

@@ -182,6 +182,7 @@ typedef struct model {
   int bounds_known;   /* from_ns/to_ns resolved against the trace's start */
   int after_to_sent;  /* the pause after `to` was delivered */
   uint64_t from_ns, to_ns;
+  ct_select_cache select_cache; /* the kernel pattern's answers (opt.select) */
 } model;
 
 static ct_model_options default_options;
@@ -413,6 +414,16 @@ static void deliver_activity(model *m, const pend *p) {
     case CT_GPU_GRAPH: a.name = "graph"; break;
     default: a.name = "(unknown kernel)"; break;
     }
+  }
+  if (m->opt.select &&
+      !ct_select_activity(m->opt.select, &m->select_cache, a.device, a.stream, a.name)) {
+    m->st->unselected++;
+    if (e) {
+      e->act_done = 1;
+      maybe_free(m, e, g->device, g->stream);
+    }
+    if (g->corr) progress(m, g, p->key);
+    return;
   }
   if (!a.has_call) m->st->unmatched_activities++;
   m->st->activities++;

@@ -31,6 +31,7 @@
 
 #include "apis.h"
 #include "cutrace/format.h"
+#include "model_select.h"
 
 /* One traced process (one trace file). */
 typedef struct ct_proc {
@@ -159,6 +160,7 @@ typedef struct ct_model_stats {
                                     (model_waits.h: dropped or very late records; and
                                     detail records whose call never came) */
   uint64_t calls_peak;           /* the most calls in flight at once (memory) */
+  uint64_t unselected;           /* activities the selection (options.select) left out */
 } ct_model_stats;
 
 /* One end of a time filter (--from, --to): ns after the trace's start (its PROCESS
@@ -177,6 +179,10 @@ typedef struct ct_model_options {
    * are delivered; the time before from and after to is delivered as pauses (why
    * "filter"), so that idle time there is not counted. Unset bounds: no limit. */
   ct_time_bound from, to;
+  /* Selection (--device, --stream, --kernel; NULL: everything): only the activities it
+   * selects are delivered (ct_model_stats.unselected counts the others); spans, ranges
+   * and everything else are delivered as without it. Not copied: must outlive reads. */
+  const ct_select *select;
 } ct_model_options;
 
 /* The options every ct_model_read given NULL opts uses from now on (the CLI's

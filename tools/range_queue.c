@@ -101,6 +101,7 @@ int ct_range_queue_complete(ct_range_queue *q, uint64_t seq, const ct_queued_cal
   else if (file_io(q, pos, &c, 1, 0) < 0) return -1;
   p->done = 1;
   p->is_copy = g->is_copy;
+  p->unselected = g->unselected;
   p->device = g->device;
   p->stream = g->stream;
   p->start = g->start;

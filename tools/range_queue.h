@@ -33,7 +33,8 @@ typedef struct ct_queued_call {
   uint8_t done;       /* its GPU record was read */
   uint8_t is_copy;    /* a copy or set (else a kernel, GEMM or graph) */
   uint8_t ninst;      /* ranges that claimed it */
-  uint8_t pad[5];
+  uint8_t unselected; /* its GPU work is not selected (--device, ...): credited as none */
+  uint8_t pad[4];
 } ct_queued_call;
 
 typedef struct ct_range_queue {

@@ -60,6 +60,7 @@ typedef struct call_entry {
   uint8_t queued;             /* its call was queued; its GPU record is to come */
   uint8_t is_copy;            /* a copy or set (else a kernel, GEMM or graph) */
   uint8_t ninst;              /* ranges that claimed it */
+  uint8_t unselected;         /* its GPU work is not selected (act_done) */
   range_inst *inst[INLINE_LEVELS];
   range_inst **more;          /* the claims past INLINE_LEVELS, NULL when none */
 } call_entry;
@@ -107,6 +108,8 @@ typedef struct ranges_state {
   int oom, file_failed;
   int window_known;    /* --from/--to resolved against the trace's start */
   uint64_t from, to;   /* ranges outside [from, to] are not handed over */
+  const ct_select *select;      /* --device, --stream, --kernel (NULL: all GPU work) */
+  ct_select_cache select_cache;
   ct_map *extents;     /* tid -> ct_range_extent, or NULL: every timed call is kept */
   struct skip_ring *skipped; /* with extents: the corrs of calls not kept */
   const char *path;    /* the file, for read_extents */
@@ -156,6 +159,7 @@ static void hand_over(ranges_state *s, range_inst *r) {
 
 /* Adds a call's GPU work (done) to a range: totals, and its stream's extent. */
 static void credit(range_inst *ri, const ct_queued_call *e) {
+  if (e->unselected) return; /* the range's GPU work is the selection's */
   ct_range_span *r = &ri->r;
   r->gpu_ns += e->end > e->start ? e->end - e->start : 0;
   r->activities++;
@@ -249,6 +253,7 @@ static void on_api(ranges_state *s, const struct ct_api *a) {
   if (e->act_done) { /* its GPU record came first: the call is queued done */
     c.done = 1;
     c.is_copy = e->is_copy;
+    c.unselected = e->unselected;
     c.device = e->device;
     c.stream = e->stream;
     c.start = e->start;
@@ -338,6 +343,16 @@ static void on_range(ranges_state *s, const struct ct_range *rg, const char *nam
   s->waiting.next = ri;
 }
 
+/* 1 when the selection (s->select) takes g: by its device, stream and name (a record
+ * without a name is named by its type, as the model names it without its call). */
+static int selected(ranges_state *s, const struct ct_gpu *g) {
+  const char *name = g->name ? ct_reader_string(s->rd, g->name, NULL) : NULL;
+  if (!name)
+    name = g->type == CT_GPU_MEMCPY ? "memcpy" : g->type == CT_GPU_MEMSET ? "memset"
+           : g->type == CT_GPU_GRAPH ? "graph" : "";
+  return ct_select_activity(s->select, &s->select_cache, g->device, g->stream, name);
+}
+
 static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
   if (!g->corr) return;
   int skipped = s->skipped && skip_ring_has(s->skipped, g->corr);
@@ -361,10 +376,12 @@ static void on_gpu(ranges_state *s, const struct ct_gpu *g) {
     return;
   }
   ct_queued_call work = {.device = g->device, .stream = g->stream, .start = start, .end = end,
-                         .is_copy = g->type == CT_GPU_MEMCPY || g->type == CT_GPU_MEMSET};
+                         .is_copy = g->type == CT_GPU_MEMCPY || g->type == CT_GPU_MEMSET,
+                         .unselected = s->select && !selected(s, g)};
   if (!e->queued) { /* its call is to come: kept until then */
     e->act_done = 1;
     e->is_copy = work.is_copy;
+    e->unselected = work.unselected;
     e->device = work.device;
     e->stream = work.stream;
     e->start = work.start;
@@ -405,6 +422,9 @@ int ct_range_each_within(const char *path, ct_range_fn fn, void *user, ct_model_
   if (proc_out) memset(proc_out, 0, sizeof *proc_out);
   ranges_state s = {.fn = fn, .user = user, .to = UINT64_MAX, .extents = extents, .path = path};
   s.waiting.next = s.waiting.prev = &s.waiting;
+  ct_model_options defaults;
+  ct_model_get_defaults(&defaults);
+  s.select = ct_select_active(defaults.select) ? defaults.select : NULL;
   ct_corr_init(&s.calls, sizeof(call_entry));
   s.rd = ct_reader_open(path, st->message, sizeof st->message);
   if (!s.rd) return -1;

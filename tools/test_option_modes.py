@@ -110,6 +110,11 @@ with tempfile.TemporaryDirectory() as d:
         (["diff", "--tables", "kernels"], "--tables"),
         (["diff", "--format", "json", "--tables", "kernels"], "--tables"),
         (["diff", "--format", "csv", "--tables", "apis"], "apis"),
+        # selection options a command or mode does not take (docs/report.md, Selecting)
+        (["gaps", "--kernel", "k"], "--kernel"), (["gaps", "--stream", "1"], "--stream"),
+        (["gaps", "--format", "json", "--kernel", "k"], "--kernel"),
+        (["steps", "--kernel", "k"], "--kernel"), (["dump", "--device", "0"], "--device"),
+        (["dump", "--stream", "1"], "--stream"), (["dump", "--kernel", "k"], "--kernel"),
     ]
     for args, name in modes:
         refused("mode", [*args, *operands(args[0])], name)
