@@ -97,7 +97,11 @@ static void count_sync_gap(devstate *d, uint64_t end, uint64_t a, uint64_t b) {
   d->ls_gaps++;
   d->ls_gap_idle += b - a;
   uint64_t from = max_u64(a, end);
-  d->ls_after_idle += b > from ? b - from : 0;
+  if (b <= from) return;
+  d->ls_after_idle += b - from;
+  unsigned k = ring_next_slot(&d->lsa_head, &d->lsa_n, LS_AFTER_RING);
+  d->lsafter[k].from = from; /* a later little sync may begin inside it */
+  d->lsafter[k].to = b;
 }
 
 /* Whether the gap [a, b] lasted at most max_after after the return (end) of a sync. */
@@ -146,6 +150,10 @@ static void judge_sync(fstate *f, devstate *d, uint64_t begin, uint64_t end, con
   d->ls_last = end;
   d->ls_cpu += end - begin;
   d->ls_gpu += busy;
+  for (unsigned i = 0; i < d->lsa_n; i++) { /* idle after an earlier one's return: counted */
+    unsigned k = (d->lsa_head + i) % LS_AFTER_RING;
+    d->ls_twice += overlap(begin, end, d->lsafter[k].from, d->lsafter[k].to);
+  }
   for (unsigned i = d->sgap_n; i-- > 0;) { /* newest first: classified in time order */
     typeof(d->sgap[0]) *g = &d->sgap[(d->sgap_head + i) % PENDING_SYNCS];
     if (!g->b) continue; /* matched */
@@ -356,7 +364,7 @@ void ct_gaps_device_findings(fstate *f, devstate *d) {
                            0, 0, 0, d->ls_gap_idle, 0,
                            /* the wait beyond the work, and the drained queue after it */
                            .saving_ns = (d->ls_cpu > d->ls_gpu ? d->ls_cpu - d->ls_gpu : 0) +
-                                        d->ls_after_idle,
+                                        (d->ls_after_idle > d->ls_twice ? d->ls_after_idle - d->ls_twice : 0),
                            .sync_gaps = d->ls_gaps, .sync_after_ns = d->ls_after_idle};
     ct_gaps_add_finding(g, &fd);
   }

@@ -38,6 +38,7 @@
 #define RECENT_FINAL 512             /* recent final busy intervals kept per device */
 #define RECENT_KERNELS 256           /* kernels kept per device until communication starts */
 #define PENDING_SYNCS 256            /* syncs per device waiting for their GPU time to be final */
+#define LS_AFTER_RING 16             /* little syncs' gaps' parts after the return kept per device */
 #define MEET_PAIRS 64 /* kernel pairs per device whose waits meet alloc or little-sync gaps */
 #define SYNC_GAP_SLACK_NS 50000ull   /* a sync gap starting this soon after a little sync returned */
 #define OTHER_STREAM_SLACK_NS 50000ull /* an op starting this soon after another stream's ended */
@@ -195,6 +196,10 @@ typedef struct devstate {
    * idle, and their idle after the sync returned; the sync gaps and the little syncs
    * not matched yet (either can be known first) */
   uint64_t ls_gaps, ls_gap_idle, ls_after_idle;
+  /* the part of ls_after_idle that later little syncs' calls - GPU hold too (a sync that
+   * began before its kernel started, inside the previous gap: counted once) */
+  uint64_t ls_twice;
+  unsigned lsa_n, lsa_head;     /* lsafter: the latest gaps' parts after the return */
   unsigned sgap_n, sgap_head;   /* sgap: sync gaps not matched yet */
   unsigned lsync_n, lsync_head; /* lsync: little syncs not matched yet */
   /* device gaps caused by allocation calls: count, idle, time in the calls, first start,
@@ -217,6 +222,7 @@ typedef struct devstate {
     unsigned end_group, lead_group;
   } sgap[PENDING_SYNCS];
   struct { uint64_t begin, end; } lsync[PENDING_SYNCS];
+  struct { uint64_t from, to; } lsafter[LS_AFTER_RING];
 } devstate;
 
 /* The part of a devstate cleared when it is made: all but its rings. */

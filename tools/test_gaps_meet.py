@@ -26,6 +26,8 @@
 5. A graph candidate beside another stream's work (pid 85): only the device's idle.
 6. A slow first call (warm-up) beside alloc gaps its later, fast calls ended (pid 86):
    the first_call finding shares only its first call's time (none in alloc gaps).
+7. Little syncs beginning before their kernel starts (pid 87): the part of a sync's
+   time inside the previous gap's time after a return is counted once.
 A 5 ms host_wait gap opens each trace, so that the device's idle time never caps the sum.
 
 usage: test_gaps_meet.py CUTRACE
@@ -266,4 +268,29 @@ check(sc.get("overlap_ns") == 0 and al.get("overlap_ns") == 0 and al.get("adds_n
       and sc.get("adds_ns") == sc.get("saving_ns"), f"the first call shares nothing with the alloc gaps: {brief(doc)}")
 check(doc.get("findings_total", {}).get("saving_ns") == 3000 * US + 6 * 325 * US,
       f"the total: {doc.get('findings_total')}")
+
+# 7. Little syncs that begin before the kernel they wait on starts (pid 87). Five 20 us
+# kernels, each launched by a 3 us cuLaunchKernel and starting 6 us after it returned;
+# a cudaStreamSynchronize begins 5 us before each kernel starts and returns 100 us
+# after its end, and the next launch follows it. Each gap (110 us, cause sync) is opened
+# by the sync before it: 10 us of it after that sync's return, the last 5 us of which
+# the next sync's time already holds (its calls - GPU). The saving is the union: the
+# first sync's 5 us before its kernel (in the host_wait gap before it) and the 5 gaps
+# whole, 555 us (before, the 4 x 5 us were counted twice: 575 us).
+p = Plant(87)
+t = warm(p, 10**9)
+s = t + 200 * US
+for i in range(6):
+    p.kernel("_Z5smallPf", s - 9 * US, s - 6 * US, s, s + 20 * US, api="cuLaunchKernel")
+    if i < 5:
+        p.api("cudaStreamSynchronize", s - 5 * US, s + 120 * US)
+    s += 130 * US
+doc, dev, fs = p.run()
+ls = fs.get("sync_little_work", {})
+check(dev.get("idle", {}).get("sync_ns") == 5 * 110 * US, f"5 sync gaps of 110 us: {dev.get('idle')}")
+check(ls.get("count") == 5 and ls.get("sync_gaps") == 5 and ls.get("idle_after_ns") == 5 * 10 * US,
+      f"5 little syncs, 5 gaps, 10 us after each return: {ls}")
+check(ls.get("saving_ns") == 5 * US + 5 * 110 * US and ls.get("adds_ns") == ls.get("saving_ns"),
+      f"the syncs' idle and their gaps' counted once: {brief(doc)}")
+check(doc.get("findings_total", {}).get("saving_ns") == 5 * US + 5 * 110 * US, f"the total: {doc.get('findings_total')}")
 sys.exit(finish())
