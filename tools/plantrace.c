@@ -174,7 +174,7 @@ static uint64_t n_little_syncs, n_alloc_gaps, alloc_gap_ns;
 /* the little syncs' time and GPU work, the sync gaps their returns opened: how many,
  * their idle, and their idle after the syncs returned */
 static uint64_t little_sync_ns, little_sync_gpu_ns, little_sync_gaps, little_sync_gap_ns,
-    little_sync_after_ns;
+    little_sync_after_ns, little_sync_twice_ns;
 
 /* Builds the default scenario; returns the end time. */
 static uint64_t scenario(void) {
@@ -275,13 +275,16 @@ static uint64_t scenario(void) {
    *    each after the return: launch_overhead, and the little syncs' cost, the queue they
    *    drained, for the two before kernels 2 and 4). The syncs after kernels 0, 2 and 4
    *    return 41 us after their kernel instead: the gap each opens (46 us, 41 of them in
-   *    the sync) is sync, 5 us of it after the return. */
+   *    the sync) is sync, 5 us of it after the return. Each sync after the first begins
+   *    1 us before its kernel starts: that 1 us of its calls - GPU is the last of the
+   *    previous gap's 5 us after a return (counted once: twice_ns). */
   for (int i = 0; i < 6; i++) {
     uint64_t cb = t + (i ? 0 : 1000 * US), late = i % 2 ? 0 : 40 * US;
     launch(TID_MAIN, 0, cb, 3 * US, cb + 4 * US, 20 * US, "_Z5smallv",
            !i ? C_HOST_WAIT : (i - 1) % 2 ? C_LAUNCH : C_SYNC);
     call(TID_MAIN, "cudaDeviceSynchronize", cb + 3 * US, 22 * US + late);
     n_little_syncs++;
+    if (i) little_sync_twice_ns += 1 * US;
     little_sync_ns += 22 * US + late;
     little_sync_gpu_ns += 20 * US;
     if (i < 5) { /* the last one's gap is the allocation's (10.) */
@@ -483,12 +486,12 @@ static void print_answers(uint64_t end) {
            (unsigned long long)dev1[i - 1].end, (unsigned long long)dev1[i].start,
            cause_names[dev1[i].cause_before]);
   printf("],\n  \"little_syncs\": %llu,\n  \"little_sync\": {\"cpu_ns\": %llu, \"gpu_ns\": %llu, "
-         "\"sync_gaps\": %llu, \"idle_ns\": %llu, \"idle_after_ns\": %llu},\n"
+         "\"sync_gaps\": %llu, \"idle_ns\": %llu, \"idle_after_ns\": %llu, \"twice_ns\": %llu},\n"
          "  \"alloc_gaps\": %llu,\n  \"alloc_gap_ns\": %llu,\n  \"end_ns\": %llu\n}\n",
          (unsigned long long)n_little_syncs, (unsigned long long)little_sync_ns,
          (unsigned long long)little_sync_gpu_ns, (unsigned long long)little_sync_gaps,
          (unsigned long long)little_sync_gap_ns, (unsigned long long)little_sync_after_ns,
-         (unsigned long long)n_alloc_gaps,
+         (unsigned long long)little_sync_twice_ns, (unsigned long long)n_alloc_gaps,
          (unsigned long long)alloc_gap_ns, (unsigned long long)end);
   free(dev1);
 }
