@@ -14,7 +14,8 @@ static const char *const memcpy_cols[] = {"bytes_before", "bytes_after", "kind",
                                           NULL};
 static const char *const gemm_cols[] = {"api", "m", "n", "k", "batch", "transa", "transb",
                                         "atype", "btype", "ctype", "epilogue", "compute_type",
-                                        "compute_type_name", NULL};
+                                        "compute_type_name", "atype_name", "btype_name",
+                                        "ctype_name", NULL};
 static const char *const api_cols[] = {"inner", NULL};
 static const char *const range_cols[] = {"gpu_before_ns", "gpu_after_ns", NULL};
 
@@ -60,12 +61,14 @@ static void gemm_cells(ct_table *tb, const ct_diff_row *r) {
   for (int i = 0; i < 4; i++) ct_table_cell(tb, "%llu", (unsigned long long)f[i]);
   ct_table_cell(tb, "%d", g->transa != 0);
   ct_table_cell(tb, "%d", g->transb != 0);
-  ct_table_cell(tb, "%s", ct_data_type_name(g->atype));
-  ct_table_cell(tb, "%s", ct_data_type_name(g->btype));
-  ct_table_cell(tb, "%s", ct_data_type_name(g->ctype));
+  /* the operand types as report's CSV writes them: the recorded cudaDataType numbers, and
+   * their names (f32, bf16) at the end, beside compute_type_name */
+  const uint64_t types[3] = {g->atype, g->btype, g->ctype};
+  for (int i = 0; i < 3; i++) ct_table_cell(tb, "%llu", (unsigned long long)types[i]);
   ct_table_cell(tb, "%llu", (unsigned long long)g->epilogue);
   ct_table_cell(tb, "%llu", (unsigned long long)g->compute_type);
   ct_table_cell(tb, "%s", ct_gemm_compute_name((const char *)r->key + sizeof *g, r->klen - sizeof *g, g->compute_type));
+  for (int i = 0; i < 3; i++) ct_table_cell(tb, "%s", ct_data_type_name(types[i]));
 }
 
 void ct_diff_csv_extra_cells(ct_table *tb, enum ct_report_table t, const ct_diff_row *r,

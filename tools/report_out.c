@@ -52,7 +52,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"CPU total", "Allocs", "Bytes", "Alloc time", "Frees", "Free time", "Peak live",
        "Live at end", "Pid/device", "Kind"},
       {"CPU total", "Calls", "CPU avg", "Kernels", "GPU ops", "GPU time", "Range"}};
-  static const char *const csv_h[CT_NTABLES][22] = {
+  static const char *const csv_h[CT_NTABLES][24] = {
       {"name", "type", "calls", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns",
        "gpu_pct", "mangled", "lib_calls", "launched_by", "max_start_ns", "max_instance", "regs",
        "smem_static", "smem_dynamic", "block_threads", "blocks_per_sm", "occupancy_pct",
@@ -61,7 +61,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
       {"kind", "src", "dst", "count", "bytes", "total_ns", "avg_ns", "median_ns", "gbps", "gpu_pct"},
       {"api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype", "ctype",
        "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops", "gflops",
-       "kernels", "inner_timed", "compute_type_name"},
+       "kernels", "inner_timed", "compute_type_name", "atype_name", "btype_name", "ctype_name"},
       {"exec", "launches", "gpu_ns", "avg_ns", "inventory", "nodes", "kernels", "memcpys",
        "memsets", "others", "partial", "version", "top_kernels"},
       {"pid", "device", "stream", "ops", "gpu_ns", "busy_pct", "with_call", "delay_median_ns",
@@ -74,7 +74,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
                                                      "rrrrrrrrrllll", "rrrrrrrrrrl",
                                                      "rrrrrrrrrrrl", "rrrrrrrrll", "rrrrrrl"};
   const char *const *h = fmt == CT_OUT_TEXT ? text_h[t] : csv_h[t];
-  const char *hdr[24]; /* table, pid, and at most 21 columns */
+  const char *hdr[27]; /* table, pid, rank and at most 23 columns (csv_h's rows end with NULL) */
   int n = 0;
   if (fmt == CT_OUT_CSV) {
     hdr[n++] = "table";
@@ -82,7 +82,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
   }
   /* streams and allocs have a pid column of their own: per process, the one above */
   int own_pid = fmt == CT_OUT_CSV && pid_col && ct_report_table_has_pid(t);
-  for (int i = own_pid; i < 21 && h[i]; i++) hdr[n++] = h[i];
+  for (int i = own_pid; i < 23 && h[i]; i++) hdr[n++] = h[i];
   return ct_table_new(fmt == CT_OUT_TEXT ? title : NULL, n, hdr,
                       fmt == CT_OUT_TEXT ? text_align[t] : NULL);
 }
@@ -163,6 +163,9 @@ void ct_report_csv_row(ct_table *tb, const ct_report *r, enum ct_report_table t,
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_gemm_row *)v)->kernels);
     ct_table_cell(tb, "%llu", (unsigned long long)((const ct_gemm_row *)v)->inner_timed);
     ct_table_cell(tb, "%s", ct_gemm_compute_name((const char *)key + sizeof *g, klen - sizeof *g, g->compute_type));
+    ct_table_cell(tb, "%s", ct_data_type_name(g->atype)); /* the names of the numbers above */
+    ct_table_cell(tb, "%s", ct_data_type_name(g->btype));
+    ct_table_cell(tb, "%s", ct_data_type_name(g->ctype));
     break;
   }
   case CT_TABLE_RANGES: {

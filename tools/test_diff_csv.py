@@ -148,7 +148,8 @@ with tempfile.TemporaryDirectory() as d:
                              "smem_after", "occupancy_pct_before", "occupancy_pct_after"],
         "memcpy": common + ["bytes_before", "bytes_after", "kind", "src", "dst"],
         "gemms": common + ["api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype",
-                           "ctype", "epilogue", "compute_type", "compute_type_name"],
+                           "ctype", "epilogue", "compute_type", "compute_type_name", "atype_name",
+                           "btype_name", "ctype_name"],
     }
     for t, h in want_headers.items():
         check(blocks[t][0] == h, f"{t} header\n  got  {blocks[t][0]}\n  want {h}")
@@ -180,10 +181,11 @@ with tempfile.TemporaryDirectory() as d:
     check((jm["kind"], jm["src"], jm["dst"]) == (m.get("kind"), m.get("src"), m.get("dst")),
           f"memset row, CSV against JSON: {jm}")
 
-    # GEMMs: every part of the shape, epilogue included
+    # GEMMs: every part of the shape, epilogue included; the operand types as report's CSV
+    # has them: the recorded cudaDataType numbers, their names at the end
     gem = by_name(blocks["gemms"])
-    parts = ["status", "api", "m", "n", "k", "batch", "transa", "transb", "atype", "btype",
-             "ctype", "epilogue", "compute_type", "compute_type_name", "calls_before",
+    parts = ["status", "api", "m", "n", "k", "batch", "transa", "transb", "atype_name", "btype_name",
+             "ctype_name", "epilogue", "compute_type", "compute_type_name", "calls_before",
              "calls_after"]
     got = {name: [row[p] for p in parts] for name, row in gem.items()}
     want = {"cublasSgemmStridedBatched 64x32x16 x4 TN f16*f16->f32 32F":
@@ -193,12 +195,23 @@ with tempfile.TemporaryDirectory() as d:
             ["added", "cublasLtMatmul", "64", "32", "16", "1", "0", "1", "bf16", "bf16", "bf16",
              "2", "77", "32F_FAST_TF32", "0", "8"]}
     check(got == want, f"GEMM rows\n  got  {got}\n  want {want}")
+    raw = {name: [row["atype"], row["btype"], row["ctype"]] for name, row in gem.items()}
+    check(sorted(raw.values()) == [["14", "14", "14"], ["2", "2", "0"]], f"GEMM rows' raw types: {raw}")
     jg = {r["name"]: [r["status"], r["api"], str(r["m"]), str(r["n"]), str(r["k"]),
                       str(r["batch"]), str(int(r["transa"])), str(int(r["transb"])), r["atype"],
                       r["btype"], r["ctype"], str(r["epilogue"]), str(r["compute_type"]),
                       r["compute_type_name"], str(r["calls_before"]),
                       str(r["calls_after"])] for r in doc["gemms"]}
     check(jg == want, f"GEMM rows in JSON\n  got  {jg}\n  want {want}")
+    # report's CSV: the same convention (numbers, then the names)
+    rc, out, err = tooltest.run(cutrace, "report", "--format", "csv", "--tables", "gemms", before)
+    rows = list(csv.reader(io.StringIO(out)))
+    rep = [dict(zip(rows[0], r)) for r in rows[1:]] if rc == 0 and rows else []
+    check([(r["atype"], r["btype"], r["ctype"], r["atype_name"], r["btype_name"], r["ctype_name"],
+            r["compute_type"], r["compute_type_name"]) for r in rep]
+          == [("2", "2", "0", "f16", "f16", "f32", "68", "32F")] and rows[0][-4:]
+          == ["compute_type_name", "atype_name", "btype_name", "ctype_name"],
+          f"report CSV GEMM types: {rc} {err!r} {rows}")
 
     # inputs: each side's file, pid, host, rank
     ih, irows = blocks["inputs"]
