@@ -232,7 +232,8 @@ static const char *seen_format(seen_set *s, const char *name, const char *none, 
 typedef struct scan {
   seen_set devices, streams, pids, ranks;
   uint64_t named, selected; /* activities whose name matches --kernel; selected ones */
-  ct_select_cache cache;
+  ct_select kernel_only;    /* the --kernel pattern alone (for named) */
+  ct_select_cache cache, name_cache;
 } scan;
 
 static void scan_process(void *user, const ct_proc *p) {
@@ -251,7 +252,8 @@ static void scan_activity(void *user, const ct_activity *a) {
   scan *sc = user;
   seen_add(&sc->devices, a->device);
   seen_add(&sc->streams, a->stream);
-  if (chosen.sel.kernel && ct_select_name_matches(chosen.sel.kernel, a->name)) sc->named++;
+  if (chosen.sel.kernel)
+    sc->named += ct_select_activity(&sc->kernel_only, &sc->name_cache, 0, 0, a->name);
   sc->selected += ct_select_activity(&chosen.sel, &sc->cache, a->device, a->stream, a->name);
 }
 
@@ -328,6 +330,7 @@ static int check_inputs(char *const *paths, size_t n, unsigned char *keep, char 
   ct_model_options o;
   ct_model_get_defaults(&o);
   o.select = NULL; /* every activity, to know what exists */
+  all.kernel_only.kernel = chosen.sel.kernel;
   ct_model_ops ops = {.on_process = scan_process, .on_stream = scan_stream,
                       .on_activity = scan_activity};
   int any = 0;
@@ -336,6 +339,7 @@ static int check_inputs(char *const *paths, size_t n, unsigned char *keep, char 
     if (!keep[i]) continue;
     uint64_t before = all.selected;
     memset(&all.cache, 0, sizeof all.cache); /* names move from file to file */
+    memset(&all.name_cache, 0, sizeof all.name_cache);
     ct_model_stats st;
     if (ct_model_read(paths[i], &o, &ops, &all, &st) < 0) continue; /* the command says why */
     readable = 1;
