@@ -20,6 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perfetto_read  # noqa: E402
 import ranks_scenario as rs  # noqa: E402
 from tooltest import check, finish, run  # noqa: E402
 
@@ -104,6 +105,8 @@ check(rows(doc("gaps", "--device", "0", job), "devices") == rows(full, "devices"
 check(one.get("selection", {}).get("ranks") == [1], f"gaps JSON selection {one.get('selection')}")
 summary = ok("gaps", "--summary", "--rank", "1", job)
 check(summary.startswith("selection: --rank 1\n"), f"gaps --summary: {summary[:80]!r}")
+check(f"(see cutrace gaps --rank=1 {job} for the fixes)" in summary,
+      f"gaps --summary's advice repeats the selection: {summary!r}")
 
 # dump --chrome, raw dump, steps, diff
 out = os.path.join(tmp, "r2.json")
@@ -117,6 +120,15 @@ check(sum(1 for e in ev if e.get("cat") == "kernel") == N and
       sum(1 for e in ev if e.get("cat") == "cuda_runtime") == 2 * N,
       "chrome --rank 2 --kernel gemm: N kernel slices, every call (2N) kept")
 check(chrome.get("selection") == "--rank 2 --kernel gemm", f"chrome selection {chrome.get('selection')}")
+pf = os.path.join(tmp, "r2.pftrace")
+ok("dump", "--perfetto", "--rank", "2", "--kernel", "gemm", "-o", pf, job)
+try:
+    t = perfetto_read.read(pf)
+except (OSError, ValueError):
+    t = None
+check(t is not None and not t.problems and
+      sum(1 for x in t.slices if x.get("cat") == "kernel") == N,
+      f"perfetto --rank 2 --kernel gemm: N kernel slices {t and t.problems}")
 raw = ok("dump", "--pid", "101", job)
 check([l.split()[1] for l in raw.splitlines() if l.startswith("process ")] == ["pid=101"],
       "raw dump --pid 101: one process record, pid 101's")
