@@ -126,6 +126,7 @@ void ct_gaps_finalize_dev(fstate *f, devstate *d, uint64_t horizon_override) {
   if (d->has_comm)
     for (int k = 0; k < OV_N; k++) ct_gaps_tracker_finalize(f, &d->ov[k], h);
   ct_gaps_judge_syncs(f, d, h);
+  ct_gaps_graphs_settle(f, d->device, h);
   for (unsigned i = 0; i < f->nstreams; i++)
     if (f->streams[i]->dev == d) ct_gaps_tracker_finalize(f, f->streams[i], h);
 }

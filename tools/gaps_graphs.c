@@ -27,6 +27,9 @@
 #include <string.h>
 
 #define GRAPH_MAX_LEN 16     /* longest sequence considered */
+#define GRAPH_RING 64        /* kernels kept per history: the sequences ending at up to
+                                GRAPH_RING - GRAPH_MAX_LEN kernels not counted yet */
+#define GRAPH_PENDING 4096   /* kernels of a file waiting to be counted, at most */
 #define GRAPH_SLOTS 16384    /* sequences counted per file (3.5 MiB) */
 #define GRAPH_WAYS 4         /* entries per bucket */
 #define GRAPH_BUCKETS (GRAPH_SLOTS / GRAPH_WAYS)
@@ -44,6 +47,9 @@ typedef struct graph_kernel {
   uint64_t cum_idle; /* idle waited on launches, up to and including this kernel's gap */
   uint64_t cum_incall; /* the part of it inside the kernels' own launch calls */
   uint64_t cum_gpu;  /* GPU time, including this kernel */
+  uint64_t idle, incall; /* this kernel's own wait (less other streams' work), in calls */
+  uint64_t raw_idle, raw_incall; /* ... before other streams' work was taken off */
+  uint64_t wait_lo, wait_hi; /* the wait: the previous kernel's end, this one's start (0: none) */
   uint64_t seq;      /* its place among the file's kernels (1, 2, ...): instances overlap by
                         kernels, not by times (a kernel mapped to 0 ns ends where it starts) */
 } graph_kernel;
@@ -51,9 +57,20 @@ typedef struct graph_kernel {
 /* The recent kernels one thread launched on one stream. */
 typedef struct graph_history {
   uint64_t tid, stream, device, used;
-  graph_kernel k[GRAPH_MAX_LEN]; /* ring: k[(n - 1) % GRAPH_MAX_LEN] is the newest */
   uint64_t n;                    /* kernels seen */
+  uint64_t counted;              /* the kernels whose sequences are counted: [0, counted) */
+  uint32_t gen;                  /* bumped when emptied or reused (pending entries go stale) */
+  graph_kernel k[GRAPH_RING];    /* ring: k[(n - 1) % GRAPH_RING] is the newest */
 } graph_history;
+
+/* A kernel whose sequences wait to be counted until the device's GPU time around its
+ * wait is final: an operation of another stream running during the wait and ending
+ * after the kernel is delivered after it, and is not idle. */
+typedef struct graph_pending {
+  unsigned hist;
+  uint32_t gen;
+  uint64_t index, device, wait_hi;
+} graph_pending;
 
 /* A counted sequence. */
 typedef struct graph_seq {
@@ -70,6 +87,8 @@ struct graph_state {
   unsigned nhist;
   uint64_t clock;
   uint64_t kernels; /* kernels seen: the next graph_kernel's seq */
+  graph_pending *pend; /* a ring of GRAPH_PENDING, in arrival order */
+  unsigned pend_head, pend_n;
   struct { const char *name; uint64_t hash; } names[GRAPH_NAME_CACHE];
   struct { uint64_t stream, tid; int set; } owners[GRAPH_STREAM_OWNERS];
   uint64_t live[GRAPH_BUCKETS / 64]; /* bit b: bucket b cleared and in use */
@@ -97,8 +116,72 @@ static uint64_t name_hash(struct graph_state *gs, const char *name) {
   return h;
 }
 
+/* Kernel i of the history (0 = its first; the last GRAPH_RING are kept). */
+static inline graph_kernel *hist_at(graph_history *h, uint64_t i) { return &h->k[i % GRAPH_RING]; }
+
+static void count_seq(struct graph_state *gs, graph_history *h, uint64_t end, unsigned len, uint64_t key);
+
+/* Counts the sequences ending at h's first kernel not counted yet, once its wait is less
+ * the other streams' work known now (what was not known when it came off its own and
+ * the later kernels' running sums). */
+static void count_next(fstate *f, struct graph_state *gs, graph_history *h) {
+  uint64_t j = h->counted;
+  graph_kernel *k = hist_at(h, j);
+  if (k->wait_hi) {
+    const devstate *d = ct_gaps_get_dev(f, h->device);
+    uint64_t idle = k->raw_idle;
+    if (d && d->nstreams > 1) {
+      uint64_t busy = ct_gaps_busy_between(d, k->wait_lo, k->wait_hi);
+      idle = idle > busy ? idle - busy : 0;
+    }
+    uint64_t incall = min_u64(k->raw_incall, idle);
+    if (idle < k->idle) { /* it only shrinks: more of the other streams' work is known */
+      uint64_t di = k->idle - idle, dc = k->incall > incall ? k->incall - incall : 0;
+      for (uint64_t m = j; m < h->n; m++) {
+        hist_at(h, m)->cum_idle -= di;
+        hist_at(h, m)->cum_incall -= dc;
+      }
+      k->idle = idle;
+      k->incall -= dc;
+    }
+  }
+  uint64_t hash = mix64(h->tid * 0x9e3779b97f4a7c15ull ^ h->stream);
+  unsigned depth = j + 1 < GRAPH_MAX_LEN ? (unsigned)(j + 1) : GRAPH_MAX_LEN;
+  for (unsigned len = 1; len <= depth; len++) {
+    hash = mix64(hash ^ hist_at(h, j + 1 - len)->name_hash);
+    if (len >= 2) count_seq(gs, h, j, len, hash ^ len);
+  }
+  h->counted++;
+}
+
+/* Counts every kernel of h not counted yet, then empties it (its kernels are no longer
+ * followed by the next: a copy or another thread's work came between). */
+static void empty_history(fstate *f, struct graph_state *gs, graph_history *h) {
+  while (h->counted < h->n) count_next(f, gs, h);
+  h->n = h->counted = 0;
+  h->gen++;
+}
+
+/* Takes the oldest pending kernel off the list, counting it (and any of its history's
+ * kernels before it) unless its history was emptied since. */
+static void settle_front(fstate *f, struct graph_state *gs) {
+  graph_pending e = gs->pend[gs->pend_head];
+  gs->pend_head = (gs->pend_head + 1) % GRAPH_PENDING;
+  gs->pend_n--;
+  graph_history *h = &gs->hist[e.hist];
+  if (h->gen != e.gen) return;
+  while (h->counted <= e.index && h->counted < h->n) count_next(f, gs, h);
+}
+
+void ct_gaps_graphs_settle(fstate *f, uint64_t device, uint64_t horizon) {
+  struct graph_state *gs = f->graphs;
+  while (gs && gs->pend_n && gs->pend[gs->pend_head].device == device &&
+         gs->pend[gs->pend_head].wait_hi < horizon)
+    settle_front(f, gs);
+}
+
 /* The history of (tid, stream): found, made, or the least recently used one reused. */
-static graph_history *get_history(struct graph_state *gs, uint64_t tid, uint64_t stream,
+static graph_history *get_history(fstate *f, struct graph_state *gs, uint64_t tid, uint64_t stream,
                                   uint64_t device) {
   graph_history *lru = NULL;
   for (unsigned i = 0; i < gs->nhist; i++) {
@@ -109,18 +192,19 @@ static graph_history *get_history(struct graph_state *gs, uint64_t tid, uint64_t
     }
     if (!lru || h->used < lru->used) lru = h;
   }
-  graph_history *h = gs->nhist < GRAPH_HISTORIES ? &gs->hist[gs->nhist++] : lru;
-  memset(h, 0, sizeof *h);
+  graph_history *h = lru;
+  if (gs->nhist < GRAPH_HISTORIES) {
+    h = &gs->hist[gs->nhist++];
+    h->gen = 0;
+  } else {
+    empty_history(f, gs, h); /* its kernels counted, its pending entries stale */
+  }
+  h->n = h->counted = 0; /* the kernels are written as they come */
   h->tid = tid;
   h->stream = stream;
   h->device = device;
   h->used = ++gs->clock;
   return h;
-}
-
-/* Entry i of the history counted from the newest (0 = newest). */
-static inline const graph_kernel *hist_back(const graph_history *h, unsigned i) {
-  return &h->k[(h->n - 1 - i) % GRAPH_MAX_LEN];
 }
 
 /* Whether bucket b has been cleared (its entries are counted sequences or empty). */
@@ -138,14 +222,14 @@ static graph_seq *get_bucket(struct graph_state *gs, unsigned b) {
   return bucket;
 }
 
-/* Counts one occurrence of the sequence of the newest len kernels of h. */
-static void count_seq(struct graph_state *gs, const graph_history *h, unsigned len, uint64_t key) {
+/* Counts one occurrence of the sequence of the len kernels of h ending at kernel end. */
+static void count_seq(struct graph_state *gs, graph_history *h, uint64_t end, unsigned len, uint64_t key) {
   graph_seq *bucket = get_bucket(gs, (unsigned)(key % GRAPH_BUCKETS)), *e = NULL;
   for (unsigned w = 0; w < GRAPH_WAYS && !e; w++)
     if (bucket[w].count && bucket[w].key == key && bucket[w].len == len &&
         bucket[w].tid == h->tid && bucket[w].stream == h->stream)
       e = &bucket[w];
-  const graph_kernel *first = hist_back(h, len - 1), *last = hist_back(h, 0);
+  const graph_kernel *first = hist_at(h, end + 1 - len), *last = hist_at(h, end);
   if (!e) {
     e = &bucket[0];
     for (unsigned w = 1; w < GRAPH_WAYS; w++) /* the least repeated, then the oldest */
@@ -159,7 +243,7 @@ static void count_seq(struct graph_state *gs, const graph_history *h, unsigned l
     e->stream = h->stream;
     e->device = h->device;
     e->first_ns = first->start;
-    for (unsigned i = 0; i < len; i++) e->names[i] = hist_back(h, len - 1 - i)->name;
+    for (unsigned i = 0; i < len; i++) e->names[i] = hist_at(h, end + 1 - len + i)->name;
   } else if (first->seq <= e->last_seq) {
     return; /* overlaps the previous counted instance */
   }
@@ -175,12 +259,12 @@ static void count_seq(struct graph_state *gs, const graph_history *h, unsigned l
 /* Empties the histories on stream that thread tid does not own: an operation of tid
  * came between their kernels. The stream's last thread is remembered, so the scan runs
  * only when the thread putting work on the stream changes. */
-static void break_other_threads(struct graph_state *gs, uint64_t stream, uint64_t tid) {
+static void break_other_threads(fstate *f, struct graph_state *gs, uint64_t stream, uint64_t tid) {
   unsigned slot = (unsigned)(mix64(stream) % GRAPH_STREAM_OWNERS);
   if (gs->owners[slot].set && gs->owners[slot].stream == stream && gs->owners[slot].tid == tid)
     return;
   for (unsigned i = 0; i < gs->nhist; i++)
-    if (gs->hist[i].stream == stream && gs->hist[i].tid != tid) gs->hist[i].n = 0;
+    if (gs->hist[i].stream == stream && gs->hist[i].tid != tid && gs->hist[i].n) empty_history(f, gs, &gs->hist[i]);
   gs->owners[slot].stream = stream;
   gs->owners[slot].tid = tid;
   gs->owners[slot].set = 1;
@@ -192,12 +276,13 @@ static void break_other_threads(struct graph_state *gs, uint64_t stream, uint64_
 uint64_t ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *name, const char **prev_name) {
   *prev_name = NULL;
   struct graph_state *gs = f->graphs;
-  if (gs) break_other_threads(gs, a->stream, a->has_call ? a->tid : GRAPH_NO_THREAD);
+  if (gs) break_other_threads(f, gs, a->stream, a->has_call ? a->tid : GRAPH_NO_THREAD);
   if (!a->has_call) return 0;
   if (a->type != CT_GPU_KERNEL && a->type != CT_GPU_GEMM) {
     /* a copy, set or graph launch between two kernels: they are not consecutive */
     for (unsigned i = 0; gs && i < gs->nhist; i++)
-      if (gs->hist[i].tid == a->tid && gs->hist[i].stream == a->stream) gs->hist[i].n = 0;
+      if (gs->hist[i].tid == a->tid && gs->hist[i].stream == a->stream && gs->hist[i].n)
+        empty_history(f, gs, &gs->hist[i]);
     return 0;
   }
   if (!gs) {
@@ -207,23 +292,26 @@ uint64_t ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char 
     if (gs) {
       memset(gs, 0, offsetof(struct graph_state, slots));
       gs->hist = malloc(GRAPH_HISTORIES * sizeof *gs->hist);
+      gs->pend = malloc(GRAPH_PENDING * sizeof *gs->pend);
     }
-    if (!gs || !gs->hist) {
+    if (!gs || !gs->hist || !gs->pend) {
+      if (gs) free(gs->hist), free(gs->pend);
       free(gs);
       f->graphs = NULL;
       f->oom = 1;
       return 0;
     }
-    break_other_threads(gs, a->stream, a->tid);
+    break_other_threads(f, gs, a->stream, a->tid);
   }
-  graph_history *h = get_history(gs, a->tid, a->stream, a->device);
-  graph_kernel *k = &h->k[h->n % GRAPH_MAX_LEN];
-  uint64_t idle = 0, incall = 0, gpu = 0, wait_from = 0;
+  graph_history *h = get_history(f, gs, a->tid, a->stream, a->device);
+  if (h->n - h->counted >= GRAPH_RING - GRAPH_MAX_LEN) count_next(f, gs, h); /* its slot is needed */
+  graph_kernel *k = hist_at(h, h->n);
+  uint64_t idle = 0, incall = 0, gpu = 0, wait_from = 0, raw_idle = 0, raw_incall = 0;
   if (h->n) {
-    const graph_kernel *prev = hist_back(h, 0);
+    const graph_kernel *prev = hist_at(h, h->n - 1);
     /* the GPU waited on this launch: the stream was idle and the call not yet done */
     if (a->start_ns > prev->end && a->call_end_ns > prev->end) {
-      idle = a->start_ns - prev->end;
+      idle = raw_idle = a->start_ns - prev->end;
       wait_from = prev->end;
       /* what another stream kept the device busy with meanwhile is not idle (as far
        * as delivered: an operation still running at a's end is not yet) */
@@ -239,21 +327,23 @@ uint64_t ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char 
         incall = outer ? overlap(outer->begin, outer->end, prev->end, a->start_ns)
                        : idle; /* still running: the wait is inside it */
       }
+      raw_incall = incall;
       incall = min_u64(incall, idle);
     }
-    idle += prev->cum_idle;
-    incall += prev->cum_incall;
     gpu = prev->cum_gpu;
   }
-  *k = (graph_kernel){name,         name_hash(gs, name), a->start_ns, a->end_ns, idle, incall,
-                      gpu + (a->end_ns - a->start_ns), ++gs->kernels};
+  uint64_t cum_idle = (h->n ? hist_at(h, h->n - 1)->cum_idle : 0) + idle;
+  uint64_t cum_incall = (h->n ? hist_at(h, h->n - 1)->cum_incall : 0) + incall;
+  *k = (graph_kernel){.name = name, .name_hash = name_hash(gs, name), .start = a->start_ns,
+                      .end = a->end_ns, .cum_idle = cum_idle, .cum_incall = cum_incall,
+                      .cum_gpu = gpu + (a->end_ns - a->start_ns), .seq = ++gs->kernels,
+                      .idle = idle, .incall = incall, .raw_idle = raw_idle, .raw_incall = raw_incall,
+                      .wait_lo = wait_from, .wait_hi = wait_from ? a->start_ns : 0};
   h->n++;
-  uint64_t hash = mix64(h->tid * 0x9e3779b97f4a7c15ull ^ h->stream);
-  unsigned depth = h->n < GRAPH_MAX_LEN ? (unsigned)h->n : GRAPH_MAX_LEN;
-  for (unsigned len = 1; len <= depth; len++) {
-    hash = mix64(hash ^ hist_back(h, len - 1)->name_hash);
-    if (len >= 2) count_seq(gs, h, len, hash ^ len);
-  }
+  /* its sequences are counted once the GPU time around its wait is final */
+  if (gs->pend_n == GRAPH_PENDING) settle_front(f, gs);
+  gs->pend[(gs->pend_head + gs->pend_n++) % GRAPH_PENDING] =
+      (graph_pending){(unsigned)(h - gs->hist), h->gen, h->n - 1, a->device, a->start_ns};
   return wait_from;
 }
 
@@ -336,6 +426,8 @@ static void meet_held(fstate *f, const graph_seq *e, uint64_t held[2]) {
 void ct_gaps_graph_findings(fstate *f) {
   struct graph_state *gs = f->graphs;
   if (!gs) return;
+  while (gs->pend_n) settle_front(f, gs); /* the file is done: every GPU time is final */
+  for (unsigned i = 0; i < gs->nhist; i++) empty_history(f, gs, &gs->hist[i]);
   struct ct_gaps *g = f->g;
   const graph_seq *best[GRAPH_SLOTS];
   unsigned nbest = 0;
@@ -382,6 +474,7 @@ void ct_gaps_graph_findings(fstate *f) {
     ct_gaps_add_finding(g, &fd);
   }
   free(gs->hist);
+  free(gs->pend);
   free(gs);
   f->graphs = NULL;
 }

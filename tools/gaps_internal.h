@@ -486,5 +486,8 @@ void ct_gaps_account_findings(struct ct_gaps *g);
 uint64_t ct_gaps_graphs_on_activity(fstate *f, const ct_activity *a, const char *name, const char **prev);
 /* At the end of a file: adds its graph candidates to the analysis and frees their state. */
 void ct_gaps_graph_findings(fstate *f);
+/* Counts the sequences of device's kernels whose wait ended before horizon (the device's
+ * GPU time there is final: the other streams' work in the wait is known). */
+void ct_gaps_graphs_settle(fstate *f, uint64_t device, uint64_t horizon);
 
 #endif

@@ -28,6 +28,8 @@
    the first_call finding shares only its first call's time (none in alloc gaps).
 7. Little syncs beginning before their kernel starts (pid 87): the part of a sync's
    time inside the previous gap's time after a return is counted once.
+8. A graph candidate beside another stream's kernel still running when the next kernel
+   of the sequence starts (pid 88): only the device's idle, once that kernel is known.
 A 5 ms host_wait gap opens each trace, so that the device's idle time never caps the sum.
 
 usage: test_gaps_meet.py CUTRACE
@@ -293,4 +295,29 @@ check(ls.get("count") == 5 and ls.get("sync_gaps") == 5 and ls.get("idle_after_n
 check(ls.get("saving_ns") == 5 * US + 5 * 110 * US and ls.get("adds_ns") == ls.get("saving_ns"),
       f"the syncs' idle and their gaps' counted once: {brief(doc)}")
 check(doc.get("findings_total", {}).get("saving_ns") == 5 * US + 5 * 110 * US, f"the total: {doc.get('findings_total')}")
+
+# 8. A graph candidate's waits while another stream's kernel, begun inside the wait,
+# still runs when the next kernel starts (pid 88, --repeat-min 13): as trace 5, but C
+# starts 20 us into 6 of the waits and ends 100 us after B starts (its GPU record comes
+# after B's). Only the first 20 us of those waits are idle: 6 x 200 + 6 x 20 us (before,
+# C was not known when B came, and the candidate claimed 12 x 200 us).
+p = Plant(88)
+t = warm(p, 10**9)
+call_end = t - 3 * US
+for i in range(12):
+    p.kernel("_Z1APf", call_end - 2 * US, call_end, t, t + 50 * US)
+    e = t + 50 * US
+    b = e + 200 * US
+    if i % 2:
+        p.kernel("_Z1CPf", e + 10 * US, e + 12 * US, e + 20 * US, b + 100 * US, stream=2)
+    p.kernel("_Z1BPf", b - 6 * US, b - 4 * US, b, b + 50 * US)
+    t, call_end = b + 50 * US, b - 1 * US
+    if i % 2:
+        t += 50 * US  # A after C's end: C does not overlap the next instance
+        call_end = t - 3 * US
+doc, dev, fs = p.run("--repeat-min", "13")
+gr = fs.get("graph_candidate", {})
+check(gr.get("what") == "A > B" and gr.get("count") == 12 and gr.get("idle_ns") == gr.get("saving_ns")
+      == 6 * 200 * US + 6 * 20 * US and gr.get("idle_in_calls_ns", -1) <= gr.get("idle_ns", 0),
+      f"the candidate's waits less the other stream's work still running at B: {gr}")
 sys.exit(finish())
