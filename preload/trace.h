@@ -143,6 +143,13 @@ uint64_t ctp_next_corr(void) CTP_HIDDEN;
 uint64_t ctp_tid(void) CTP_HIDDEN;
 
 /*
+ * Writes the calling thread's open spins of coalesced queries (preload/hooks/poll.c) as
+ * they stand, so that none straddles an NVTX range's edge: called on each push and pop.
+ * Costs a thread-local load when none is open. Leaves errno.
+ */
+void ctph_poll_break(void) CTP_HIDDEN;
+
+/*
  * Registers fn to run at normal process exit before the core writes its last frames
  * and the END record (the hooks drain outstanding GPU timings there). At most 8.
  */

@@ -13,8 +13,10 @@ CTPD_INLINE CUresult event_query_body(enum ctph_id id, int ptsz, void *realp, co
   event_query_fn real = (event_query_fn)realp;
   if (!real)
     return CTPD_NO_REAL;
+  if (ctpd_caller_passes(ra)) /* the runtime's own query, inside its traced poll */
+    return real(e);
   CTPH_POLL_BODY(CUresult, id, ptsz, CT_API_DRIVER, (uintptr_t)e, CTPH_NO_STREAM,
-                 CTPD_UNTRACED(real, ra), real(e), CUDA_ERROR_NOT_READY);
+                 CTP_UNLIKELY(!ctph_on()), real(e), CUDA_ERROR_NOT_READY);
 }
 
 CTPD_INLINE CUresult stream_query_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
@@ -22,7 +24,9 @@ CTPD_INLINE CUresult stream_query_body(enum ctph_id id, int ptsz, void *realp, c
   stream_query_fn real = (stream_query_fn)realp;
   if (!real)
     return CTPD_NO_REAL;
-  CTPH_POLL_BODY(CUresult, id, ptsz, CT_API_DRIVER, (uintptr_t)s, s, CTPD_UNTRACED(real, ra),
+  if (ctpd_caller_passes(ra)) /* the runtime's own query, inside its traced poll */
+    return real(s);
+  CTPH_POLL_BODY(CUresult, id, ptsz, CT_API_DRIVER, (uintptr_t)s, s, CTP_UNLIKELY(!ctph_on()),
                  real(s), CUDA_ERROR_NOT_READY);
 }
 

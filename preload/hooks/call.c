@@ -135,11 +135,11 @@ void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cf
   c->inner_op = 0;
   c->own_skipped = 0;
   c->traced = ctph_on();
+  if (CTP_UNLIKELY(ctph_tls.polls_open))
+    ctph_poll_flush(); /* the thread stopped polling: its polls come first (also paused) */
   if (!c->traced)
     return;
   int saved = errno;
-  if (CTP_UNLIKELY(ctph_tls.polls_open))
-    ctph_poll_flush(); /* the thread stopped polling: its polls come first */
   c->begin_ns = ctp_now_ns();
   if (CTP_UNLIKELY(c->begin_ns >= __atomic_load_n(&ctp_stop_at_ns, __ATOMIC_RELAXED))) {
     ctp_window_expire(); /* CUTRACE_DURATION is over: this call is not recorded */

@@ -139,6 +139,10 @@ struct ctph_thread {
   uint32_t poll_key[CTPH_POLL_SLOTS];    /* enum ctph_id + 1 of its entry point; 0: free */
   uint32_t polls_open;                   /* slots in use */
   struct ctph_poll_seq poll[CTPH_POLL_SLOTS];
+  int32_t poll_owner;                    /* index + 1 in poll.c's table of polling threads
+                                            (their spins are written at process exit); 0 none */
+  uint32_t poll_armed;                   /* its exit key is set (spins written at thread exit) */
+  uint64_t poll_tid;                     /* its tid, for the writing of its spins by another */
 };
 
 extern __thread struct ctph_thread ctph_tls CTPH_HIDDEN;
@@ -253,8 +257,9 @@ void ctph_call_emit(ctph_call *c, uint64_t result) CTPH_HIDDEN;
 /* ---------------------------------------------------------------- poll.c */
 
 /* Writes the thread's open poll sequences as they stand (their last answer not ready),
- * oldest first, and closes them. Called when the thread makes any other traced call.
- * Leaves errno. */
+ * oldest first, and closes them. Called when the thread makes any other intercepted call
+ * (recording or paused), polls while tracing is paused or over, pushes or pops an NVTX
+ * range (ctph_poll_break), exits, or exits the process. Leaves errno. */
 void ctph_poll_flush(void) CTPH_HIDDEN;
 
 /* After a query's real call that did not simply extend an open sequence: `slot` the
@@ -282,12 +287,17 @@ static inline int ctph_poll_slot(const struct ctph_thread *t, enum ctph_id id, u
  * the same target through the same entry point while they answer NOT_READY (up to
  * CTPH_POLL_SLOTS targets polled in turn each have theirs). A poll that continues a
  * sequence and is still not ready costs a look at the slots' keys, one clock read and
- * two stores.
+ * two stores. UNTRACED must mean that tracing is paused or off (!ctph_on()): the thread's
+ * open spins are then written as they stand (a call that passes untraced for another
+ * reason, the runtime's own driver query, must be forwarded before this body).
  * Never changes the result or errno. TYPE_: the result type; CALL: the real call.
  */
 #define CTPH_POLL_BODY(TYPE_, ID_, PTSZ_, FLAGS_, TARGET_, STREAM_, UNTRACED, CALL, NOT_READY)      \
-  if (UNTRACED)                                                                              \
+  if (UNTRACED) {                                                                            \
+    if (CTP_UNLIKELY(ctph_tls.polls_open))                                                   \
+      ctph_poll_flush(); /* tracing paused or over: the spins open stop at their last poll */ \
     return CALL;                                                                             \
+  }                                                                                          \
   int saved_ = errno;                                                                        \
   struct ctph_thread *t_ = &ctph_tls;                                                        \
   int slot_ = t_->polls_open ? ctph_poll_slot(t_, (ID_), (uint64_t)(TARGET_)) : -1;           \

@@ -10,30 +10,90 @@
  * (ctph_tls.poll), so its record spans its own first poll to its answer and the
  * records of targets polled in turn overlap in time. An open sequence is written when
  * it ends, or as it stands (its answer not ready) when the thread makes another traced
- * call, or when a fifth target is polled (the least recently polled one goes). A
- * sequence open when the thread exits without another call is not written; a fork
- * child forgets the sequences open in the forking thread (the parent's to write).
+ * call, or when a fifth target is polled (the least recently polled one goes), and as it
+ * stands too (ending at its last poll) when the thread pushes or pops an NVTX range,
+ * polls or calls while tracing is paused or over, exits (a pthread key destructor, run
+ * before the core's), or exits the process (the final flush writes the exiting thread's,
+ * then those of the other polling threads, found in a table of up to POLL_OWNERS
+ * threads; since 2026-12-07 evening: before, all those were lost). A fork child forgets
+ * the sequences open in the forking thread (the parent's to write).
  */
 #include "hooks_internal.h"
 
 #include <pthread.h>
 #include <string.h>
 
+/* The threads that have polled (their ctph_tls), so that the final flush at process exit
+ * writes the spins they have open; a thread takes a free entry at its first sequence and
+ * gives it back at exit. Lock-free: a poll may come from a signal handler. A thread
+ * beyond POLL_OWNERS still writes its spins at its own exit, not at the process's. */
+#define POLL_OWNERS 256
+static struct ctph_thread *poll_owners[POLL_OWNERS];
+static pthread_key_t poll_exit_key;
+static int poll_exit_key_made;
+
+static void poll_final(void);
+
 /* A fork child starts with the forking thread's open sequences: they are the parent's
- * polls (the parent writes them), so the child forgets them. */
+ * polls (the parent writes them), so the child forgets them, and the other threads
+ * (the parent's) leave the table; the forking thread keeps its entry, under its new tid. */
 static void poll_after_fork_child(void) {
   struct ctph_thread *t = &ctph_tls;
   memset(t->poll_key, 0, sizeof t->poll_key);
   t->polls_open = 0;
+  t->poll_tid = ctp_tid();
+  for (int i = 0; i < POLL_OWNERS; i++)
+    if (i != t->poll_owner - 1)
+      __atomic_store_n(&poll_owners[i], NULL, __ATOMIC_RELAXED);
 }
 
-static void poll_fork_handler(void) { pthread_atfork(NULL, NULL, poll_after_fork_child); }
-static pthread_once_t poll_fork_once = PTHREAD_ONCE_INIT;
+static void poll_setup(void) {
+  pthread_atfork(NULL, NULL, poll_after_fork_child);
+  ctp_at_final_flush(poll_final);
+}
+static pthread_once_t poll_setup_once = PTHREAD_ONCE_INIT;
 
-/* Writes the record of p: a POLL record first (the detail before its call, as every
- * detail) when p stands for a sequence (more than one poll, or one not ready: the thread
- * went on before the answer), then the API record. */
-static void poll_emit(const struct ctph_poll_seq *p) {
+/* pthread key destructor: the thread exits with spins open (it polled last). */
+static void poll_thread_exit(void *arg) {
+  struct ctph_thread *t = arg;
+  ctph_poll_flush();
+  t->poll_armed = 0;
+  if (t->poll_owner) {
+    __atomic_store_n(&poll_owners[t->poll_owner - 1], NULL, __ATOMIC_RELEASE);
+    t->poll_owner = 0;
+  }
+}
+
+/*
+ * glibc runs pthread key destructors in the order the keys were created, and the core
+ * drops a thread's records once its own key destructor has run: this key, made by a
+ * constructor that runs before the core's (as nvtx_stack.c's), lets the spins a thread
+ * leaves open at its exit still be written.
+ */
+__attribute__((constructor(150))) static void poll_exit_key_early(void) {
+  int saved = errno;
+  if (pthread_key_create(&poll_exit_key, poll_thread_exit) == 0) poll_exit_key_made = 1;
+  errno = saved;
+}
+
+/* The thread's first sequence: its exit key and its entry in the table. */
+static void poll_register(struct ctph_thread *t) {
+  pthread_once(&poll_setup_once, poll_setup);
+  t->poll_armed = 1;
+  t->poll_tid = ctp_tid();
+  if (poll_exit_key_made) pthread_setspecific(poll_exit_key, t);
+  for (int i = 0; i < POLL_OWNERS && !t->poll_owner; i++) {
+    struct ctph_thread *none = NULL;
+    if (__atomic_compare_exchange_n(&poll_owners[i], &none, t, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED))
+      t->poll_owner = i + 1;
+  }
+}
+
+/* Writes the record of p, a sequence of thread tid: a POLL record first (the detail
+ * before its call, as every detail) when p stands for a sequence (more than one poll, or
+ * one not ready: the thread went on before the answer), then the API record. */
+static void poll_emit_as(const struct ctph_poll_seq *p, uint64_t tid) {
   ct_record r;
   if (p->polls > 1 || p->result == CUDA_ERROR_NOT_READY) {
     r.kind = CT_KIND_POLL;
@@ -42,7 +102,7 @@ static void poll_emit(const struct ctph_poll_seq *p) {
   }
   r.kind = CT_KIND_API;
   r.u.api = (struct ct_api){
-      .tid = ctp_tid(),
+      .tid = tid,
       .name = ctph_hook_name_id((enum ctph_id)p->id),
       .begin_ns = p->begin_ns,
       .end_ns = p->end_ns,
@@ -57,6 +117,9 @@ static void poll_emit(const struct ctph_poll_seq *p) {
   };
   ctp_emit(&r);
 }
+
+/* poll_emit_as for the calling thread's own sequence. */
+static void poll_emit(const struct ctph_poll_seq *p) { poll_emit_as(p, ctp_tid()); }
 
 /* Writes slot i's sequence as it stands and frees the slot. */
 static void poll_close(struct ctph_thread *t, int i) {
@@ -76,9 +139,36 @@ void ctph_poll_flush(void) {
     for (int i = 0; i < CTPH_POLL_SLOTS; i++)
       if (t->poll_key[i] && (oldest < 0 || t->poll[i].begin_ns < t->poll[oldest].begin_ns))
         oldest = i;
+    if (oldest < 0) { /* the final flush took them (another thread exiting the process) */
+      t->polls_open = 0;
+      break;
+    }
     poll_close(t, oldest);
   }
   errno = saved;
+}
+
+void ctph_poll_break(void) {
+  if (CTP_UNLIKELY(ctph_tls.polls_open)) ctph_poll_flush();
+}
+
+/* At process exit (or exec), on the exiting thread, before the core's last records: its
+ * own spins, then the other polling threads' (still running: their spins as they stand,
+ * read as the owner may be updating them; a spin the owner ends at this very moment may
+ * be written twice). The owners' slots are freed, not their counts: their next look
+ * finds no slot in use (ctph_poll_flush copes). */
+static void poll_final(void) {
+  ctph_poll_flush();
+  for (int i = 0; i < POLL_OWNERS; i++) {
+    struct ctph_thread *o = __atomic_load_n(&poll_owners[i], __ATOMIC_ACQUIRE);
+    if (!o || o == &ctph_tls) continue;
+    for (int k = 0; k < CTPH_POLL_SLOTS; k++) {
+      if (!__atomic_load_n(&o->poll_key[k], __ATOMIC_RELAXED)) continue;
+      struct ctph_poll_seq p = o->poll[k];
+      __atomic_store_n(&o->poll_key[k], 0, __ATOMIC_RELAXED);
+      if (p.polls) poll_emit_as(&p, o->poll_tid);
+    }
+  }
 }
 
 /* A free slot for a new sequence: when none, the least recently polled sequence is
@@ -133,7 +223,7 @@ void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target
     poll_emit(&seq);
     return;
   }
-  pthread_once(&poll_fork_once, poll_fork_handler);
+  if (CTP_UNLIKELY(!t->poll_armed)) poll_register(t);
   int i = poll_free_slot(t);
   t->poll[i] = seq;
   t->poll_target[i] = target;

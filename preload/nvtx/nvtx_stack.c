@@ -130,6 +130,7 @@ uint64_t nvtx_intern_name(const char *s) {
 }
 
 int nvtx_range_push(uint64_t domain, uint64_t name) {
+  ctph_poll_break(); /* a spin of queries open on this thread ends before the range */
   uint64_t now_ns = ctp_now_ns();
   struct nvtx_thread_state *st = thread_state();
   if (CTP_UNLIKELY(!st)) return -1;
@@ -157,6 +158,7 @@ int nvtx_range_push(uint64_t domain, uint64_t name) {
 }
 
 int nvtx_range_pop(uint64_t domain) {
+  ctph_poll_break(); /* a spin of queries open on this thread ends inside the range */
   uint64_t now_ns = ctp_now_ns();
   struct nvtx_thread_state *st = tls_state;
   if (CTP_UNLIKELY(!st)) return -1; /* nothing was ever pushed on this thread */

@@ -1,0 +1,167 @@
+// Spins of queries left open when a thread or the process exits, and spins that an NVTX
+// range's push or pop cuts (test_pollexit.py), simulated GPU, shared cudart.
+//
+// `pollexit exit N`: px_long0/1/2 (planted long: they outlast the run) on streams S0, S1,
+//   S2, an event recorded after each. Thread A polls e0 with cudaEventQuery N times and
+//   returns (exits mid-spin, no other call); main joins it. Thread W polls S1 with the
+//   driver's cuStreamQuery N + 1 times, then sleeps in pause() (alive, mid-spin). Main
+//   polls e2 N + 2 times and returns from main (the process exits with two spins open).
+//   Prints "pollexit: exit ok TA TW TM" (the three threads' tids); exit status 1 when a
+//   poll answered anything but not ready.
+// `pollexit nvtx`: px_long0 on S0 and px_long1 on S1 (planted 30 and 40 ms), events e0,
+//   e1; cudaEventQuery on e0, e1, e0, ... 3 rounds; nvtxRangePushA("inside"); 4 rounds;
+//   nvtxRangePop(); then on until both are ready. Prints "pollexit: nvtx ok A0 A1" (the
+//   not-ready answers after the pop, per event); exit status 1 when an answer before the
+//   pop was not "not ready", or any was an error.
+// `pollexit pause` (record with --capture=profiler): cudaProfilerStart; px_long0 (planted
+//   50 ms) on S0, event e0; thread T polls e0 3 times (not ready); main calls
+//   cudaProfilerStop; T polls e0 4 times (not ready, tracing paused); main calls
+//   cudaProfilerStart; T polls e0 until ready and exits. Prints "pollexit: pause ok A"
+//   (T's not-ready answers after the restart).
+#include <cuda.h>
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "driver_proc.h"
+
+#define CHECK(call)                                                                \
+  do {                                                                             \
+    int e_ = (int)(call);                                                          \
+    if (e_) {                                                                      \
+      fprintf(stderr, "pollexit: %s failed: %d (line %d)\n", #call, e_, __LINE__); \
+      exit(1);                                                                     \
+    }                                                                              \
+  } while (0)
+
+__global__ void px_long0(float *x) { x[threadIdx.x] *= 2.0f; }
+__global__ void px_long1(float *x) { x[threadIdx.x] *= 3.0f; }
+__global__ void px_long2(float *x) { x[threadIdx.x] *= 4.0f; }
+
+typedef CUresult (*stream_query_fn)(CUstream);
+
+static cudaStream_t s[3];
+static cudaEvent_t e[3];
+static long polls_n;
+static long tid_a, tid_w;
+static sem_t w_done;
+
+static long my_tid(void) { return (long)syscall(SYS_gettid); }
+
+/* Thread A: polls_n not-ready polls of e0, then returns mid-spin. */
+static void *spin_then_exit(void *arg) {
+  (void)arg;
+  tid_a = my_tid();
+  for (long i = 0; i < polls_n; i++) CHECK(cudaEventQuery(e[0]) != cudaErrorNotReady);
+  return NULL;
+}
+
+/* Thread W: polls_n + 1 not-ready polls of S1 through the driver, then sleeps mid-spin. */
+static void *spin_then_sleep(void *arg) {
+  stream_query_fn query = (stream_query_fn)arg;
+  tid_w = my_tid();
+  for (long i = 0; i < polls_n + 1; i++) CHECK(query((CUstream)s[1]) != CUDA_ERROR_NOT_READY);
+  sem_post(&w_done);
+  for (;;) pause();
+  return NULL;
+}
+
+static sem_t t_polled, main_paused, main_resumed;
+static long pause_after;
+
+/* Thread T of `pause`: 3 polls of e0, 4 more while main has tracing paused, then on. */
+static void *spin_over_pause(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 3; i++) CHECK(cudaEventQuery(e[0]) != cudaErrorNotReady);
+  sem_post(&t_polled);
+  while (sem_wait(&main_paused) != 0) {
+  }
+  for (int i = 0; i < 4; i++) CHECK(cudaEventQuery(e[0]) != cudaErrorNotReady);
+  sem_post(&t_polled);
+  while (sem_wait(&main_resumed) != 0) {
+  }
+  cudaError_t r;
+  while ((r = cudaEventQuery(e[0])) == cudaErrorNotReady) pause_after++;
+  CHECK(r);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && argv[1][0] == 'p') CHECK(cudaProfilerStart());
+  float *x;
+  CHECK(cudaMalloc(&x, 1024 * sizeof *x));
+  for (int i = 0; i < 3; i++) {
+    CHECK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&e[i], cudaEventDisableTiming));
+  }
+  px_long0<<<1, 32, 0, s[0]>>>(x + 32);
+  CHECK(cudaEventRecord(e[0], s[0]));
+  px_long1<<<1, 32, 0, s[1]>>>(x + 64);
+  CHECK(cudaEventRecord(e[1], s[1]));
+  if (argc == 3 && argv[1][0] == 'e') {
+    px_long2<<<1, 32, 0, s[2]>>>(x + 96);
+    CHECK(cudaEventRecord(e[2], s[2]));
+    polls_n = atol(argv[2]);
+    stream_query_fn query = (stream_query_fn)driver_proc("cuStreamQuery", 2000, 0);
+    CHECK(!query || polls_n < 1 || sem_init(&w_done, 0, 0));
+    pthread_t a, w;
+    CHECK(pthread_create(&a, NULL, spin_then_exit, NULL));
+    CHECK(pthread_join(a, NULL));
+    CHECK(pthread_create(&w, NULL, spin_then_sleep, (void *)query));
+    while (sem_wait(&w_done) != 0) {
+    }
+    for (long i = 0; i < polls_n + 2; i++) CHECK(cudaEventQuery(e[2]) != cudaErrorNotReady);
+    printf("pollexit: exit ok %ld %ld %ld\n", tid_a, tid_w, my_tid());
+    fflush(stdout);
+    return 0; /* mid-spin: main's and W's spins open */
+  }
+  if (argc == 2 && argv[1][0] == 'n') {
+    for (int round = 0; round < 3; round++)
+      for (int i = 0; i < 2; i++) CHECK(cudaEventQuery(e[i]) != cudaErrorNotReady);
+    nvtxRangePushA("inside");
+    for (int round = 0; round < 4; round++)
+      for (int i = 0; i < 2; i++) CHECK(cudaEventQuery(e[i]) != cudaErrorNotReady);
+    nvtxRangePop();
+    long after[2] = {0, 0};
+    int done[2] = {0, 0};
+    for (int i = 0; !done[0] || !done[1]; i ^= 1) {
+      if (done[i]) continue;
+      cudaError_t r = cudaEventQuery(e[i]);
+      if (r == cudaErrorNotReady) {
+        after[i]++;
+        continue;
+      }
+      CHECK(r);
+      done[i] = 1;
+    }
+    CHECK(cudaDeviceSynchronize());
+    printf("pollexit: nvtx ok %ld %ld\n", after[0], after[1]);
+    return 0;
+  }
+  if (argc == 2 && argv[1][0] == 'p') {
+    CHECK(sem_init(&t_polled, 0, 0) || sem_init(&main_paused, 0, 0) ||
+          sem_init(&main_resumed, 0, 0));
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, spin_over_pause, NULL));
+    while (sem_wait(&t_polled) != 0) {
+    }
+    CHECK(cudaProfilerStop());
+    sem_post(&main_paused);
+    while (sem_wait(&t_polled) != 0) {
+    }
+    CHECK(cudaProfilerStart());
+    sem_post(&main_resumed);
+    CHECK(pthread_join(t, NULL));
+    CHECK(cudaDeviceSynchronize());
+    printf("pollexit: pause ok %ld\n", pause_after);
+    return 0;
+  }
+  fprintf(stderr, "usage: pollexit exit N | pollexit nvtx | pollexit pause\n");
+  return 2;
+}
