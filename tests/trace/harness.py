@@ -108,6 +108,35 @@ def record_one_file_out(cutrace, libtrace, sim_dir, data, argv, ok_marker, env_e
     return (os.path.join(data, files[0]) if ok else None), p.stdout
 
 
+def partly_overlapping(slices, eps=0.002):
+    """The pairs of (begin, end, ...) slices of one track that partly overlap (neither
+    nests in the other: what breaks a viewer's nesting); eps: the rounding allowed (us in
+    a Chrome JSON, whose ts and dur are rounded to the ns)."""
+    partial, stack = [], []
+    for s in sorted(slices, key=lambda x: (x[0], -x[1])):
+        while stack and stack[-1][1] <= s[0] + eps:
+            stack.pop()
+        if stack and s[1] > stack[-1][1] + eps:
+            partial.append((stack[-1], s))
+        stack.append(s)
+    return partial
+
+
+def perfetto_slices(cutrace, path, out, names):
+    """`cutrace dump --perfetto -o out path` read back (tools/perfetto_read.py): (sorted
+    (ts, end, name) of its slices named in names, the reader's problems), or None after
+    a failed check (the command's status and stderr)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+    import perfetto_read
+    p = subprocess.run([cutrace, "dump", "--perfetto", "-o", out, path], capture_output=True,
+                       text=True, timeout=60)
+    if not cttest.check(p.returncode == 0, f"dump --perfetto: {p.stderr}"):
+        return None
+    tr = perfetto_read.read(out)
+    return sorted((s["ts"], s["ts"] + s["dur"], s["name"]) for s in tr.slices
+                  if s.get("name") in names), tr.problems
+
+
 def chrome_events(cutrace, path, out, label):
     """`cutrace dump --chrome -o out path`: the document's traceEvents, or None after a
     failed check (the command's status and stderr)."""

@@ -36,11 +36,10 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
-from harness import chrome_events, record_one_file_out  # noqa: E402
+from harness import chrome_events, partly_overlapping, perfetto_slices, record_one_file_out  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import perfetto_read  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
@@ -107,33 +106,20 @@ if path and check(len(words) == 5, f"nvtx run printed {out!r}"):
               f"nvtx: query records against the range {rb}..{re_}: {where}")
     # dump --chrome: the thread's track nests (the range and the query slices)
     events = chrome_events(cutrace, path, os.path.join(tmp, "nvtx.json"), "nvtx")
-    slices = sorted(((ev["ts"], ev["ts"] + ev["dur"], ev["name"]) for ev in events or []
-                     if ev.get("ph") == "X" and ev.get("name") in ("cudaEventQuery", "inside")),
-                    key=lambda x: (x[0], -x[1]))
-    EPS = 0.002  # us: ts and dur are rounded to the ns
-    partial, stack = [], []
-    for b, e, name in slices:
-        while stack and stack[-1][1] <= b + EPS:
-            stack.pop()
-        if stack and e > stack[-1][1] + EPS:
-            partial.append((stack[-1], (b, e, name)))
-        stack.append((b, e, name))
+    slices = [(ev["ts"], ev["ts"] + ev["dur"], ev["name"]) for ev in events or []
+              if ev.get("ph") == "X" and ev.get("name") in ("cudaEventQuery", "inside")]
+    partial = partly_overlapping(slices)
     check(events is not None and len(slices) == 7 and not partial,
           f"dump --chrome: {len(slices)} range and query slices (want 7), partly overlapping: "
           f"{partial[:3]}")
     # dump --perfetto: begin/end pairs; a partly overlapping pair would be matched wrongly
-    pf = os.path.join(tmp, "nvtx.pftrace")
-    p = subprocess.run([cutrace, "dump", "--perfetto", "-o", pf, path], capture_output=True,
-                       text=True, timeout=60)
-    if check(p.returncode == 0, f"dump --perfetto: {p.stderr}"):
-        tr = perfetto_read.read(pf)
-        ends = {a["end_ns"]: a["begin_ns"] for a in q}
+    pf = perfetto_slices(cutrace, path, os.path.join(tmp, "nvtx.pftrace"), ("cudaEventQuery", "inside"))
+    if pf:
+        (got, problems), ends = pf, {a["end_ns"]: a["begin_ns"] for a in q}
         ends.update({r["end_ns"]: r["begin_ns"] for r in ranges})
-        got = sorted((s["ts"], s["ts"] + s["dur"], s["name"]) for s in tr.slices
-                     if s.get("name") in ("cudaEventQuery", "inside"))
         wrong = [g for g in got if g[1] not in ends or ends[g[1]] > g[0]]
-        check(not tr.problems and len(got) == 7 and not wrong,
-              f"dump --perfetto: slices {got}: {wrong} match no record's end; {tr.problems[:3]}")
+        check(not problems and len(got) == 7 and not wrong,
+              f"dump --perfetto: slices {got}: {wrong} match no record's end; {problems[:3]}")
 
 # ---- a spin open when tracing pauses ends at its last poll before the pause
 data = os.path.join(tmp, "pause")

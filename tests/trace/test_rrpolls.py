@@ -29,11 +29,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
-from harness import chrome_events, record_one_file_out  # noqa: E402
+from harness import chrome_events, partly_overlapping, perfetto_slices, record_one_file_out  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import perfetto_read  # noqa: E402
 
 
 
@@ -137,34 +134,22 @@ if path:
     for ev in events or []:
         if ev.get("ph") == "X" and ev.get("name") in PHASES:
             tracks.setdefault((ev["pid"], ev["tid"]), []).append((ev["ts"], ev["ts"] + ev["dur"]))
-    EPS = 0.002  # us: the JSON's ts and dur are rounded to the ns
-    partial = []
-    for slices in tracks.values():
-        stack = []
-        for b, e in sorted(slices, key=lambda x: (x[0], -x[1])):
-            while stack and stack[-1][1] <= b + EPS:
-                stack.pop()
-            if stack and e > stack[-1][1] + EPS:
-                partial.append((stack[-1], (b, e)))
-            stack.append((b, e))
+    partial = [pair for slices in tracks.values() for pair in partly_overlapping(slices)]
     check(events is not None and sum(len(v) for v in tracks.values()) == 6 and not partial,
           f"dump --chrome: {sum(len(v) for v in tracks.values())} query slices (want 6), "
           f"partly overlapping: {partial[:3]}")
     # dump --perfetto writes begin/end pairs: partly overlapping slices were paired
     # wrongly there (the first spin got the last one's end); each must end at its record's
-    pf = os.path.join(tmp, "rrpolls.pftrace")
-    p = subprocess.run([cutrace, "dump", "--perfetto", "-o", pf, path], capture_output=True,
-                       text=True, timeout=60)
-    if check(p.returncode == 0, f"dump --perfetto: {p.stderr}"):
-        tr = perfetto_read.read(pf)
+    pf = perfetto_slices(cutrace, path, os.path.join(tmp, "rrpolls.pftrace"), PHASES)
+    if pf:
+        got, problems = [g[:2] for g in pf[0]], pf[1]
         begin_of = {a["end_ns"]: a["begin_ns"] for a in recs
                     if a["kind"] == "api" and names.get(a["name"]) in PHASES}
-        got = sorted((s["ts"], s["ts"] + s["dur"]) for s in tr.slices if s.get("name") in PHASES)
         wrong = [g for g in got if g[1] not in begin_of or begin_of[g[1]] > g[0]]
-        check(not tr.problems and len(got) == 6 and not wrong,
+        check(not problems and len(got) == 6 and not wrong,
               f"dump --perfetto: query slices {got}: {wrong} match no record (its end, starting "
               f"at or after its begin); records (begin, end) {sorted(begin_of.items(), key=lambda x: x[1])}; "
-              f"{tr.problems[:3]}")
+              f"{problems[:3]}")
 
 # `rrpolls fork`: a sequence open at fork() is the parent's: the child (one
 # cudaDeviceSynchronize, then exit) must not write it at its first traced call.
