@@ -25,6 +25,12 @@ ready. Asserted: T's cudaEventQuery records are [3 polls, 600] ending before the
 begins and [the program's after-restart count + 1, 0] beginning after it ends (before,
 the first spin went on after the pause: one record of both windows' polls across it).
 
+`pollexit steps`: 3 NVTX "step" ranges, each polling three events (5, 8, 11 ms kernels)
+in turn until ready. Asserted: `cutrace steps --format json` has 3 steps; each step's
+`cuda_ns` is the sum of its other calls' spans plus the UNION of its query records
+(computed from the raw records: the spins overlap), `sync_ns` that union, both exactly,
+and `cuda_ns` at most the step's time (summed, the spins were ~2.5x the step).
+
 usage: test_pollexit.py SIM_DIR CUTRACE LIBTRACE POLLEXIT
 """
 import json
@@ -46,6 +52,16 @@ require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
 tmp = tempfile.mkdtemp(prefix="cutrace-pollexit-")
 API_DRIVER, NOT_READY = 0x10, 600
 N = 1000
+
+
+def union_ns(spans):
+    """The time covered by the (begin, end) spans, overlaps once."""
+    total, reach = 0, 0
+    for b, e in sorted(spans):
+        if e > reach:
+            total += e - max(b, reach)
+            reach = e
+    return total
 
 
 def queries(recs, names, wanted):
@@ -120,6 +136,34 @@ if path and check(len(words) == 5, f"nvtx run printed {out!r}"):
         wrong = [g for g in got if g[1] not in ends or ends[g[1]] > g[0]]
         check(not problems and len(got) == 7 and not wrong,
               f"dump --perfetto: slices {got}: {wrong} match no record's end; {problems[:3]}")
+
+# ---- steps: a step's CUDA time counts its thread's overlapping spins once
+env = {"SIMCUDA_KERNEL_US": "default=5,px_long0=5000,px_long1=8000,px_long2=11000"}
+path, out = record_one_file_out(cutrace, libtrace, sim_dir, os.path.join(tmp, "steps"),
+                                [program, "steps"], "pollexit: steps ok", env)
+if path:
+    recs, names = raw_records(cutrace, path)
+    ranges = sorted((r for r in recs if r["kind"] == "range" and names.get(r["name"]) == "step"),
+                    key=lambda r: r["begin_ns"])
+    p = subprocess.run([cutrace, "steps", "--format", "json", path], capture_output=True,
+                       text=True, timeout=60)
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    steps = (doc.get("processes") or [{}])[0].get("steps", [])
+    if check(len(steps) == 3 and len(ranges) == 3, f"steps: {len(steps)} steps, {len(ranges)} ranges, "
+             f"status {p.returncode} {p.stderr[-200:]!r}"):
+        for r, s in zip(ranges, steps):
+            calls = [a for a in recs if a["kind"] == "api" and a["depth"] == 0 and a["tid"] == r["tid"]
+                     and r["begin_ns"] <= a["begin_ns"] <= r["end_ns"]]
+            spins = [(a["begin_ns"], a["end_ns"]) for a in calls
+                     if names.get(a["name"]) == "cudaEventQuery"]
+            other = sum(a["end_ns"] - a["begin_ns"] for a in calls
+                        if names.get(a["name"]) != "cudaEventQuery")
+            want = other + union_ns(spins)
+            check(s.get("cuda_ns") == want and s.get("sync_ns") == union_ns(spins)
+                  and want <= s.get("time_ns", 0) and len(spins) >= 3,
+                  f"steps: step {s.get('step')} cuda_ns {s.get('cuda_ns')} sync_ns {s.get('sync_ns')} "
+                  f"time_ns {s.get('time_ns')}, want cuda_ns {want} (other calls {other} + the union "
+                  f"of {len(spins)} spins {union_ns(spins)}; their sum {sum(e - b for b, e in spins)})")
 
 # ---- a spin open when tracing pauses ends at its last poll before the pause
 data = os.path.join(tmp, "pause")

@@ -18,6 +18,9 @@
 //   cudaProfilerStop; T polls e0 4 times (not ready, tracing paused); main calls
 //   cudaProfilerStart; T polls e0 until ready and exits. Prints "pollexit: pause ok A"
 //   (T's not-ready answers after the restart).
+// `pollexit steps`: 3 NVTX "step" ranges, each launching px_long0/1/2 (planted 5, 8 and
+//   11 ms) on S0, S1, S2 with an event after each, then polling the three events in turn
+//   until all are ready. Prints "pollexit: steps ok".
 #include <cuda.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -144,6 +147,28 @@ int main(int argc, char **argv) {
     printf("pollexit: nvtx ok %ld %ld\n", after[0], after[1]);
     return 0;
   }
+  if (argc == 2 && argv[1][0] == 's') {
+    CHECK(cudaEventQuery(e[0]) == cudaErrorNotReady ? cudaDeviceSynchronize() : cudaSuccess);
+    for (int step = 0; step < 3; step++) {
+      nvtxRangePushA("step");
+      px_long0<<<1, 32, 0, s[0]>>>(x + 32);
+      px_long1<<<1, 32, 0, s[1]>>>(x + 64);
+      px_long2<<<1, 32, 0, s[2]>>>(x + 96);
+      for (int i = 0; i < 3; i++) CHECK(cudaEventRecord(e[i], s[i]));
+      int done[3] = {0, 0, 0}, left = 3;
+      for (int i = 0; left; i = (i + 1) % 3) {
+        if (done[i]) continue;
+        cudaError_t r = cudaEventQuery(e[i]);
+        if (r == cudaErrorNotReady) continue;
+        CHECK(r);
+        done[i] = 1;
+        left--;
+      }
+      nvtxRangePop();
+    }
+    printf("pollexit: steps ok\n");
+    return 0;
+  }
   if (argc == 2 && argv[1][0] == 'p') {
     CHECK(sem_init(&t_polled, 0, 0) || sem_init(&main_paused, 0, 0) ||
           sem_init(&main_resumed, 0, 0));
@@ -162,6 +187,6 @@ int main(int argc, char **argv) {
     printf("pollexit: pause ok %ld\n", pause_after);
     return 0;
   }
-  fprintf(stderr, "usage: pollexit exit N | pollexit nvtx | pollexit pause\n");
+  fprintf(stderr, "usage: pollexit exit N | pollexit nvtx | pollexit pause | pollexit steps\n");
   return 2;
 }
