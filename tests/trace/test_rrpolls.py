@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A host polling three targets round-robin (programs/rrpolls.cu), traced on the simulated
-GPU: phase 1 cudaEventQuery on three events recorded after 10, 15 and 20 ms kernels on
+GPU: phase 1 cudaEventQuery on three events recorded after 100, 150 and 200 ms kernels on
 three streams, e0, e1, e2, e0, ... until all are ready; phase 2 the driver's cuStreamQuery
 on the three streams the same way. A fourth stream D sits idle between two rr_short
 kernels for each whole round.
@@ -52,7 +52,10 @@ SLACK_NS = 50_000
 PHASES = ["cudaEventQuery", "cuStreamQuery"]
 LONGS = ["rr_long0", "rr_long1", "rr_long2"]
 
-env = {"SIMCUDA_KERNEL_US": "default=5,rr_long0=10000,rr_long1=15000,rr_long2=20000"}
+# The long kernels outlast any stall of a loaded machine between a launch and the first
+# poll of its target (each record must begin before its kernel ends): 100, 150, 200 ms
+# (10, 15, 20 ms left a stall only 10 ms). The program spins through them.
+env = {"SIMCUDA_KERNEL_US": "default=5,rr_long0=100000,rr_long1=150000,rr_long2=200000"}
 data = os.path.join(tmp, "rrpolls")
 path, out = record_one_file_out(cutrace, libtrace, sim_dir, data, [program], "rrpolls: ok", env)
 words = out.split()
@@ -125,8 +128,8 @@ if path:
     rows = [r for r in doc.get("streams", []) if r.get("stream") == stream_d]
     if check(len(rows) == 1, f"gaps json: stream {stream_d} rows {rows}"):
         idle = rows[0].get("idle", {})
-        check(idle.get("sync_ns", 0) >= 35_000_000 and idle.get("host_wait_ns", 0) < 1_000_000,
-              f"stream D's idle: {idle} (want >= 35 ms sync, < 1 ms host_wait)")
+        check(idle.get("sync_ns", 0) >= 350_000_000 and idle.get("host_wait_ns", 0) < 1_000_000,
+              f"stream D's idle: {idle} (want >= 350 ms sync, < 1 ms host_wait)")
     # dump --chrome: the thread's track nests (docs/dump.md): the three overlapping records
     # of a phase must not partly overlap as slices (a later one starts at the earlier end)
     events = chrome_events(cutrace, path, os.path.join(tmp, "rrpolls.json"), "rrpolls")
@@ -153,10 +156,15 @@ if path:
 
 # `rrpolls fork`: a sequence open at fork() is the parent's: the child (one
 # cudaDeviceSynchronize, then exit) must not write it at its first traced call.
+# The program checks that its first query is not ready: rr_long0 lasts 1 s so that no
+# stall of a loaded machine between its launch and that query ends it (10 ms failed
+# alone once in 3 under load). It costs 1 s of wall time, no CPU: the child's
+# synchronisation sleeps until the kernel's end, then the parent's next poll is ready.
+FORK_KERNEL_US = 1_000_000
 data = os.path.join(tmp, "rrpolls-fork")
 p = subprocess.run([cutrace, "record", "-q", "-o", data, "--", program, "fork"],
                    env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
-                            SIMCUDA_KERNEL_US="default=5,rr_long0=10000"),
+                            SIMCUDA_KERNEL_US=f"default=5,rr_long0={FORK_KERNEL_US}"),
                    capture_output=True, text=True, timeout=120)
 words = p.stdout.split()
 if check(p.returncode == 0 and words[:3] == ["rrpolls:", "fork", "ok"] and len(words) == 4,

@@ -1,6 +1,6 @@
 // A host polling several targets round-robin (test_rrpolls.py; NCCL-watchdog style),
 // simulated GPU, shared cudart. Streams S0, S1, S2 and D (all non-blocking).
-//   phase 1: rr_short on D; rr_long0/1/2 (planted 10, 15, 20 ms) on S0/S1/S2, an event
+//   phase 1: rr_short on D; rr_long0/1/2 (planted 100, 150, 200 ms) on S0/S1/S2, an event
 //            recorded after each; cudaEventQuery on e0, e1, e2, e0, e1, ... (a ready
 //            event leaves the round) until all three are ready; rr_short on D again:
 //            D idles for the whole round, waiting for the GPU, not host time.
