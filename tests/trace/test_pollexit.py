@@ -10,7 +10,7 @@ result 600 (not ready), with a POLL record of its planted number of polls (befor
 2026-12-07 evening all three were lost); `cutrace report --format json` counts 2N + 2
 cudaEventQuery polls and N + 1 cuStreamQuery polls, no errors.
 
-`pollexit nvtx`: events e0, e1 (30 and 40 ms kernels) polled in turn, 3 rounds, then 4
+`pollexit nvtx`: events e0, e1 (300 and 400 ms kernels) polled in turn, 3 rounds, then 4
 rounds inside nvtxRangePushA("inside") ... nvtxRangePop(), then until both are ready.
 Asserted: six cudaEventQuery records, polls per record in begin order 3, 3, 4, 4 (result
 600) and the program's after-pop counts + 1 (result 0); the first two end before the
@@ -19,7 +19,8 @@ never straddles a range's edge); in `dump --chrome` the thread's range and query
 nest (none partly overlaps another); in `dump --perfetto` each query slice and the range
 end at their records' ends (begin/end pairs matched right) with no reader problems.
 
-`pollexit pause` (--capture=profiler): thread T polls e0 3 times, main pauses tracing
+`pollexit pause` (--capture=profiler; e0's kernel 1 s, to outlast the handoffs between
+the threads on a loaded machine): thread T polls e0 3 times, main pauses tracing
 (cudaProfilerStop), T polls 4 times, main resumes (cudaProfilerStart), T polls until
 ready. Asserted: T's cudaEventQuery records are [3 polls, 600] ending before the pause
 begins and [the program's after-restart count + 1, 0] beginning after it ends (before,
@@ -101,7 +102,7 @@ if path and check(len(words) == 6, f"exit run printed {out!r}"):
               f"report json {name}: {r}, want {polls} polls, no errors")
 
 # ---- spins cut by an NVTX push and pop
-env = {"SIMCUDA_KERNEL_US": "default=5,px_long0=30000,px_long1=40000"}
+env = {"SIMCUDA_KERNEL_US": "default=5,px_long0=300000,px_long1=400000"}  # outlast 14 polls under load
 path, out = record_one_file_out(cutrace, libtrace, sim_dir, os.path.join(tmp, "nvtx"),
                                 [program, "nvtx"], "pollexit: nvtx ok", env)
 words = out.split()
@@ -169,7 +170,7 @@ if path:
 data = os.path.join(tmp, "pause")
 p = subprocess.run([cutrace, "record", "-q", "--capture=profiler", "-o", data, "--", program, "pause"],
                    env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
-                            SIMCUDA_KERNEL_US="default=5,px_long0=50000,px_long1=50000"),
+                            SIMCUDA_KERNEL_US="default=5,px_long0=1000000,px_long1=5000"),
                    capture_output=True, text=True, timeout=120)
 words = p.stdout.split()
 files = sorted(os.listdir(data)) if os.path.isdir(data) else []

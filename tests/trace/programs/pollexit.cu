@@ -8,13 +8,13 @@
 //   polls e2 N + 2 times and returns from main (the process exits with two spins open).
 //   Prints "pollexit: exit ok TA TW TM" (the three threads' tids); exit status 1 when a
 //   poll answered anything but not ready.
-// `pollexit nvtx`: px_long0 on S0 and px_long1 on S1 (planted 30 and 40 ms), events e0,
+// `pollexit nvtx`: px_long0 on S0 and px_long1 on S1 (planted 300 and 400 ms), events e0,
 //   e1; cudaEventQuery on e0, e1, e0, ... 3 rounds; nvtxRangePushA("inside"); 4 rounds;
 //   nvtxRangePop(); then on until both are ready. Prints "pollexit: nvtx ok A0 A1" (the
 //   not-ready answers after the pop, per event); exit status 1 when an answer before the
 //   pop was not "not ready", or any was an error.
 // `pollexit pause` (record with --capture=profiler): cudaProfilerStart; px_long0 (planted
-//   50 ms) on S0, event e0; thread T polls e0 3 times (not ready); main calls
+//   1 s) on S0, event e0; thread T polls e0 3 times (not ready); main calls
 //   cudaProfilerStop; T polls e0 4 times (not ready, tracing paused); main calls
 //   cudaProfilerStart; T polls e0 until ready and exits. Prints "pollexit: pause ok A"
 //   (T's not-ready answers after the restart).
