@@ -27,7 +27,7 @@
 #include <string.h>
 
 #define GRAPH_MAX_LEN 16     /* longest sequence considered */
-#define GRAPH_RING 64        /* kernels kept per history: the sequences ending at up to
+#define GRAPH_RING 256       /* kernels kept per history: the sequences ending at up to
                                 GRAPH_RING - GRAPH_MAX_LEN kernels not counted yet */
 #define GRAPH_PENDING 4096   /* kernels of a file waiting to be counted, at most */
 #define GRAPH_SLOTS 16384    /* sequences counted per file (3.5 MiB) */

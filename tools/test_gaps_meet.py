@@ -29,7 +29,8 @@
 7. Little syncs beginning before their kernel starts (pid 87): the part of a sync's
    time inside the previous gap's time after a return is counted once.
 8. A graph candidate beside another stream's kernel still running when the next kernel
-   of the sequence starts (pid 88): only the device's idle, once that kernel is known.
+   of the sequence starts (pid 88): only the device's idle, once that kernel is known;
+9. the same in a dense loop, the other stream's kernel known 70 kernels later (pid 89).
 A 5 ms host_wait gap opens each trace, so that the device's idle time never caps the sum.
 
 usage: test_gaps_meet.py CUTRACE
@@ -320,4 +321,24 @@ gr = fs.get("graph_candidate", {})
 check(gr.get("what") == "A > B" and gr.get("count") == 12 and gr.get("idle_ns") == gr.get("saving_ns")
       == 6 * 200 * US + 6 * 20 * US and gr.get("idle_in_calls_ns", -1) <= gr.get("idle_ns", 0),
       f"the candidate's waits less the other stream's work still running at B: {gr}")
+
+# 9. The same in a dense loop (pid 89): 60 instances of A > B every 20 us (50 kernels
+# every 500 us), B waiting 10 us on its launch call; C runs on stream 2 for 700 us from
+# 3 us into the 11th wait, through the next 34 waits, into the 46th (its GPU record
+# comes some 70 kernels later). Idle inside: 10 x 10 + 3 + 7 + 14 x 10 us.
+p = Plant(89)
+t = warm(p, 10**9)
+call_end = t - 3 * US
+for i in range(60):
+    p.kernel("_Z1APf", call_end - 2 * US, call_end, t, t + 5 * US)
+    b = t + 15 * US
+    if i == 10:
+        p.kernel("_Z1CPf", t + 1 * US, t + 2 * US, t + 8 * US, t + 708 * US, stream=2)
+    p.kernel("_Z1BPf", t + 4 * US, b - 1 * US, b, b + 5 * US)
+    t, call_end = b + 5 * US, b - 1 * US + US // 2
+doc, dev, fs = p.run()
+gr = fs.get("graph_candidate", {})
+check(gr.get("what") == "A > B" and gr.get("count") == 60
+      and gr.get("idle_ns") == 10 * 10 * US + 3 * US + 7 * US + 14 * 10 * US,
+      f"a dense loop's waits less the other stream's long work: {gr} {brief(doc)}")
 sys.exit(finish())
