@@ -224,8 +224,12 @@ uint64_t ctp_stack_here(int gpu_work) CTP_HIDDEN;
  * point's canonical frame address (__builtin_return_address(0) and
  * __builtin_dwarf_cfa() in the exported wrapper). A stack seen before from the same
  * site and stack depth is then recognised by re-reading its return-address slots
- * instead of unwinding. NULLs: same as ctp_stack_here.
+ * instead of unwinding. NULLs: same as ctp_stack_here. after_ns: when the intercepted
+ * call returned (ctp_now_ns; the capture follows at once), so that the capture cost
+ * written in the trace never covers time the thread spent away from the tracer
+ * (stacks.c); 0 = unknown.
  */
-uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa) CTP_HIDDEN;
+uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa,
+                      uint64_t after_ns) CTP_HIDDEN;
 
 #endif

@@ -294,7 +294,7 @@ void ctph_call_emit(ctph_call *c, uint64_t result) {
       .depth = c->depth,
       .flags = c->flags,
       .parent = c->depth ? ctph_tls.outer_corr : 0,
-      .stack = c->depth == 0 ? ctp_stack_at(c->gpu_type != 0, c->site_ra, c->site_cfa) : 0,
+      .stack = c->depth == 0 ? ctp_stack_at(c->gpu_type != 0, c->site_ra, c->site_cfa, c->end_ns) : 0,
   };
   ctp_emit(&r);
   ctph_tls.depth--;

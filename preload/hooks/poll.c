@@ -210,7 +210,7 @@ void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target
       .begin_ns = begin_ns,
       .end_ns = end_ns,
       .corr = ctp_next_corr(),
-      .stack = ctp_stack_at(0, site_ra, site_cfa),
+      .stack = ctp_stack_at(0, site_ra, site_cfa, end_ns),
       .parent = t->depth ? t->outer_corr : 0,
       .result = result,
       .depth = t->depth,

@@ -36,10 +36,21 @@
  * frames of the same stack; a call on another stack (a coroutine's, sigaltstack)
  * is simply unwound.
  *
- * One capture in SAMPLE_EVERY is timed, and every miss; the estimated total is written
- * about every CUTRACE_FLUSH_MS per thread as one TRACER record "stacks" (amount =
- * stacks captured in the period; duration = their estimated summed time, ending at
- * the capture that closed the period).
+ * Its own cost (docs/preload.md, "Its own cost"): one capture in SAMPLE_EVERY is
+ * timed, and every miss. A thread's captures fall into periods; each period is written
+ * as one TRACER record "stacks" (amount = captures; duration = their estimated summed
+ * time). The estimate is robust: a timed hit is clamped to CLAMP_FACTOR times the
+ * fastest one the thread has timed (a hit does bounded work; a sample slower than
+ * that was preempted or faulted, and would otherwise count SAMPLE_EVERY times), and
+ * the period's mean is clamped again against the final minimum (a preempted first
+ * sample). The record never claims time the thread spent outside the tracer: a period
+ * ends at the last capture before the thread stayed away from the tracer longer than
+ * AWAY_NS (known at no cost from the time the intercepted call returned, which the
+ * caller passes) or at a timed capture once CUTRACE_FLUSH_MS went by; its block ends
+ * at that capture's end and starts no earlier than the period's first capture (always
+ * timed). So a sleep or the program's own work longer than AWAY_NS between two
+ * captures is never covered; within a period (captures less than AWAY_NS apart) the
+ * block stands for time spread among them.
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
@@ -50,6 +61,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "core/core.h"
 #include "stacks_internal.h"
@@ -61,6 +73,8 @@
 #define SITE_ENTRIES 256   /* per thread, a power of two */
 #define SITE_FRAMES 32     /* stacks of at most this many kept frames use the site cache */
 #define SITE_STREAK 3      /* same stack this many times in a row at a site: find its slots */
+#define CLAMP_FACTOR 32    /* a timed hit counts at most this many times the fastest one */
+#define AWAY_NS 100000ull  /* captures further apart than this are in different periods */
 
 struct cache_entry {
   uint64_t hash; /* 0 = empty */
@@ -78,8 +92,13 @@ struct site_entry {
 
 /* One thread's state, mmap'ed on its first stack (freed at thread exit). */
 struct thread_stacks {
-  /* cost of the current period: every SAMPLE_EVERY-th capture is timed */
+  /* cost of the current period: every SAMPLE_EVERY-th capture is timed (the first
+   * always); sampled_ns sums the timed hits, each clamped (min_sample_ns) */
   uint64_t period_end_ns, count, misses, sampled, sampled_ns, extra_ns;
+  uint64_t min_sample_ns;            /* the fastest timed hit of the thread; 0 = none yet */
+  uint64_t first_ns;                 /* the period's first capture began */
+  uint64_t last_begin_ns, last_end_ns; /* the last capture; last_end_ns 0 = not timed */
+  uint64_t test_timed;               /* timed captures (CUTRACE_TEST_STACKS_DELAY_NS only) */
   uint64_t stack_lo, stack_hi; /* the thread's stack; 0 = unknown (no site cache) */
   struct cache_entry cache[CACHE_ENTRIES];
   struct site_entry sites[SITE_ENTRIES];
@@ -99,6 +118,9 @@ static pthread_key_t thread_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static TLS struct thread_stacks *tls_state;
 static TLS int tls_busy;
+/* CUTRACE_TEST_STACKS_DELAY_NS=D[@K] (tests only): timed captures (only the thread's
+ * K-th, with @K) sleep D ns inside the capture, as a preempted one would. */
+static uint64_t test_delay_ns, test_delay_at;
 
 /* Reads CUTRACE_STACKS; bad values get one line and the default. */
 static int read_mode(void) {
@@ -124,6 +146,29 @@ static int read_depth(void) {
     return CTPS_DEFAULT_DEPTH;
   }
   return (int)x;
+}
+
+/* Reads CUTRACE_TEST_STACKS_DELAY_NS (a test's planted preemption; unset: none). */
+static void read_test_delay(void) {
+  const char *v = getenv("CUTRACE_TEST_STACKS_DELAY_NS");
+  if (!v || !*v) return;
+  char *end;
+  unsigned long long d = strtoull(v, &end, 10), at = 0;
+  if (*end == '@') at = strtoull(end + 1, &end, 10);
+  if (*end || d > 10000000000ull) {
+    ctp_warn("CUTRACE_TEST_STACKS_DELAY_NS='%.64s' is not NS or NS@K; ignored", v);
+    return;
+  }
+  test_delay_ns = d;
+  test_delay_at = at;
+}
+
+/* A timed capture under CUTRACE_TEST_STACKS_DELAY_NS: sleeps the planted time. */
+__attribute__((noinline, cold)) static void test_delay(struct thread_stacks *s) {
+  if (test_delay_at && ++s->test_timed != test_delay_at) return;
+  struct timespec ts = {(time_t)(test_delay_ns / 1000000000ull), (long)(test_delay_ns % 1000000000ull)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
 }
 
 static void free_thread_state(void *p) {
@@ -174,6 +219,7 @@ static void init(void) {
   int saved = errno;
   int m = read_mode();
   depth = read_depth();
+  read_test_delay();
   if (m != CTPS_OFF) ctps_python_configure();
   if (m != CTPS_OFF) {
     void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -292,26 +338,50 @@ __attribute__((noinline)) static int unwind_with_slots(uint64_t *pcs, uint64_t *
   return n;
 }
 
-/*
- * The thread's period is over (a sampled capture ended at now_ns): writes one TRACER
- * record "stacks" whose duration is the estimated time of the period's captures:
- * the mean of the sampled cache hits times the number of hits, plus the measured
- * time of the misses (their tree work, or all of it when sampled). Starts the next
- * period.
- */
-static void end_period(struct thread_stacks *s, uint64_t now_ns) {
-  uint64_t est = s->sampled ? s->sampled_ns * (s->count - s->misses) / s->sampled : 0;
-  est += s->extra_ns;
-  if (est > now_ns) est = now_ns;
-  ctp_emit_tracer("stacks", now_ns - est, now_ns, s->count);
-  s->count = s->misses = s->sampled = s->sampled_ns = s->extra_ns = 0;
-  s->period_end_ns = now_ns + ctp_cfg.flush_ns;
+/* The mean time of the period's timed hits, clamped to CLAMP_FACTOR times the
+ * thread's fastest (a preempted first sample was clamped against a larger minimum). */
+static uint64_t robust_mean(const struct thread_stacks *s) {
+  if (!s->sampled) return 0;
+  uint64_t mean = s->sampled_ns / s->sampled, cap = s->min_sample_ns * CLAMP_FACTOR;
+  return mean < cap ? mean : cap;
 }
 
-/* At the final flush: the exiting thread's last, unfinished period. */
+/* Adds a timed hit of d ns: clamped to CLAMP_FACTOR times the fastest so far. */
+static inline void add_sample(struct thread_stacks *s, uint64_t d) {
+  if (!d) d = 1;
+  if (!s->min_sample_ns || d < s->min_sample_ns) s->min_sample_ns = d;
+  uint64_t cap = s->min_sample_ns * CLAMP_FACTOR;
+  s->sampled++;
+  s->sampled_ns += d < cap ? d : cap;
+}
+
+/* When the period's last capture ended: measured when it was timed, else when it
+ * began (an estimate of its end could reach past it, into the program's time). */
+static uint64_t last_capture_end(const struct thread_stacks *s) {
+  return s->last_end_ns ? s->last_end_ns : s->last_begin_ns;
+}
+
+/*
+ * The thread's period is over; its last capture ended at end_ns. Writes one TRACER
+ * record "stacks" whose duration is the estimated time of the period's captures (the
+ * robust mean of the timed hits times the number of hits, plus the measured time of
+ * the misses), ending at end_ns and starting no earlier than the period's first
+ * capture. Starts the next period.
+ */
+static void end_period(struct thread_stacks *s, uint64_t end_ns) {
+  uint64_t est = robust_mean(s) * (s->count - s->misses) + s->extra_ns;
+  uint64_t span = end_ns > s->first_ns ? end_ns - s->first_ns : 0;
+  if (est > span) est = span;
+  ctp_emit_tracer("stacks", end_ns - est, end_ns, s->count);
+  s->count = s->misses = s->sampled = s->sampled_ns = s->extra_ns = 0;
+  s->period_end_ns = end_ns + ctp_cfg.flush_ns;
+}
+
+/* At the final flush: the exiting thread's last, unfinished period, ending at its
+ * last capture (not now: the program may have done other things since). */
 static void flush_own_period(void) {
   struct thread_stacks *s = tls_state;
-  if (s && s->count) end_period(s, ctp_now_ns());
+  if (s && s->count) end_period(s, last_capture_end(s));
 }
 
 /*
@@ -345,9 +415,9 @@ static void remember_site(struct thread_stacks *s, struct site_entry *site, uint
   site->n = (uint32_t)n;
 }
 
-uint64_t ctp_stack_here(int gpu_work) { return ctp_stack_at(gpu_work, NULL, NULL); }
+uint64_t ctp_stack_here(int gpu_work) { return ctp_stack_at(gpu_work, NULL, NULL, 0); }
 
-uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa) {
+uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa, uint64_t after_ns) {
   int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
   if (CTP_UNLIKELY(m < 0)) {
     pthread_once(&init_once, init);
@@ -360,8 +430,21 @@ uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa) {
   int saved = errno;
   uint64_t begin_ns = 0, id = 0;
   struct thread_stacks *s = thread_state();
-  int timed = s && (++s->count % SAMPLE_EVERY) == 1;
-  if (timed) begin_ns = ctp_now_ns();
+  int timed = 0;
+  if (s) {
+    /* away from the tracer since the last capture: that period ends there */
+    if (s->count && after_ns > (s->last_end_ns ? s->last_end_ns : s->last_begin_ns) + AWAY_NS)
+      end_period(s, last_capture_end(s));
+    timed = (++s->count % SAMPLE_EVERY) == 1; /* the period's first capture is timed */
+    s->last_end_ns = 0;
+    if (after_ns) s->last_begin_ns = after_ns;
+  }
+  if (timed) {
+    begin_ns = ctp_now_ns();
+    if (s->count == 1) s->first_ns = begin_ns;
+    s->last_begin_ns = begin_ns;
+    if (CTP_UNLIKELY(test_delay_ns)) test_delay(s);
+  }
   if (CTP_UNLIKELY(__atomic_load_n(&ctps_rewrite_pending, __ATOMIC_ACQUIRE))) {
     ctps_python_rewrite(); /* the PYCODE records the nodes name, first */
     ctps_tree_rewrite();
@@ -402,7 +485,8 @@ uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa) {
         e->id = id;
       }
       s->misses++;
-      s->extra_ns += ctp_now_ns() - miss_ns;
+      s->last_end_ns = ctp_now_ns();
+      s->extra_ns += s->last_end_ns - miss_ns;
       timed = 0;
     }
     if (site && id)
@@ -412,8 +496,8 @@ done:
   if (id) id = ctps_python_merge(id, gpu_work, depth);
   if (timed) {
     uint64_t end_ns = ctp_now_ns();
-    s->sampled++;
-    s->sampled_ns += end_ns - begin_ns;
+    add_sample(s, end_ns - begin_ns);
+    s->last_end_ns = end_ns;
     if (end_ns >= s->period_end_ns) {
       if (s->period_end_ns) end_period(s, end_ns);
       else s->period_end_ns = end_ns + ctp_cfg.flush_ns;
