@@ -210,7 +210,10 @@ void cli_progress_done(void) {
   ct_model_progress_hook = NULL;
 }
 
+static void report_unjoined(const char *cmd, const char *path, const ct_model_stats *st);
+
 void cli_report_drops(const char *cmd, const char *path, const ct_model_stats *st) {
+  report_unjoined(cmd, path, st);
   if (!st->dropped) return;
   cli_progress_done();
   fprintf(stderr,
@@ -218,6 +221,29 @@ void cli_report_drops(const char *cmd, const char *path, const ct_model_stats *s
           "CUTRACE_BUFFER_KB); what happened near them is missing, idle time there may be "
           "work\n",
           cmd, path, (unsigned long long)st->dropped, st->dropped == 1 ? "" : "s");
+}
+
+/* The GPU activities the model delivered without their call on a file without drops
+ * (ct_model_stats.joins_missed): said, so that a copy shown with no direction and 0
+ * bytes is never silent. */
+static void report_unjoined(const char *cmd, const char *path, const ct_model_stats *st) {
+  if (st->dropped || !st->joins_missed) return;
+  cli_progress_done();
+  fprintf(stderr, "cutrace %s: %s: %llu GPU activit%s shown without the call that made %s (a copy "
+          "then has no direction or size)", cmd, path, (unsigned long long)st->joins_missed,
+          st->joins_missed == 1 ? "y" : "ies", st->joins_missed == 1 ? "it" : "them");
+  if (st->joins_given_up) {
+    fprintf(stderr, ": %llu waited for it longer than the tools do (%.0f s of trace time and "
+            "%llu events held: CUTRACE_JOIN_HOLD)", (unsigned long long)st->joins_given_up,
+            CT_MODEL_JOIN_WAIT_NS / 1e9, (unsigned long long)st->join_hold);
+    if (st->calls_after_give_up)
+      fprintf(stderr, ", %llu of those calls came later (up to %.3f s late)",
+              (unsigned long long)st->calls_after_give_up, st->late_call_max_ns / 1e9);
+  }
+  uint64_t absent = st->joins_missed - st->joins_given_up;
+  if (absent) fprintf(stderr, "%s%llu had no call in the file", st->joins_given_up ? "; " : ": ",
+                      (unsigned long long)absent);
+  fputc('\n', stderr);
 }
 
 int cli_file_status(const char *cmd, const char *path, int rc, const ct_model_stats *st) {

@@ -58,9 +58,11 @@
 #include "progress.h"
 #include "reader.h"
 
-#define MAX_WINDOW_NS 2000000000ull    /* the adaptive window never grows past this */
+#define MAX_WINDOW_NS 2000000000ull    /* the adaptive window's bound once it holds more
+                                          than join_hold events (window_now) */
+#define LATE_WINDOW_NS 3600000000000ull /* its bound otherwise (keys + window cannot wrap) */
 #define START_WINDOW_NS 20000000ull    /* nor starts below this */
-#define JOIN_WAIT_NS MAX_WINDOW_NS     /* how long an activity waits for its call */
+#define JOIN_WAIT_NS CT_MODEL_JOIN_WAIT_NS /* how long an activity waits for its call ... */
 #define NRUNS 8
 #define PEND_FIELDS 12 /* the most fields of API (12 since 1.1), TRACER, GPU */
 
@@ -162,6 +164,8 @@ typedef struct model {
   run runs[NRUNS];
   unsigned runs_used; /* bit i: runs[i] is not empty */
   heap h;
+  size_t pending;     /* events in the runs and the heap */
+  uint64_t join_hold; /* ... and how many events it holds back first (CT_MODEL_JOIN_HOLD) */
   ct_calls calls;
   ct_waits waits;     /* calls that may wait for ever, by stream (model_waits.h) */
   int lossy;          /* the file reported drops, or the reader met damage (checked every
@@ -298,6 +302,15 @@ static void fill_detail(const ct_call *e, enum ct_detail *kind, void *d) {
   memcpy(d, v, n);
 }
 
+/* The reorder window in force: the adaptive window (4x the largest lateness seen), but
+ * at most MAX_WINDOW_NS while the buffer holds more than join_hold events. A writer
+ * round that came seconds late (a starved writer thread) lands one thread's records
+ * seconds of trace time behind another's: within the memory bound they are still put
+ * in order, beyond it the 2 s window of old keeps memory to 2 s of trace time. */
+static inline uint64_t window_now(const model *m) {
+  return m->window > MAX_WINDOW_NS && m->pending > m->join_hold ? MAX_WINDOW_NS : m->window;
+}
+
 static void note_times(model *m, uint64_t b, uint64_t e) {
   if (b && b < m->st->first_ns) m->st->first_ns = b;
   if (e > m->st->last_ns) m->st->last_ns = e;
@@ -306,7 +319,7 @@ static void note_times(model *m, uint64_t b, uint64_t e) {
 /* GPU work g, ending at key, was delivered: its stream advances; calls waiting on it
  * are given up on only once the file reported drops or damage (model_waits.h). */
 static void progress(model *m, const struct ct_gpu *g, uint64_t key) {
-  ct_waits_progress(&m->waits, &m->calls, g->device, g->stream, g->corr, key, m->window,
+  ct_waits_progress(&m->waits, &m->calls, g->device, g->stream, g->corr, key, window_now(m),
                     m->lossy);
 }
 
@@ -425,12 +438,16 @@ static void deliver_activity(model *m, const pend *p) {
     if (g->corr) progress(m, g, p->key);
     return;
   }
-  if (!a.has_call) m->st->unmatched_activities++;
+  if (!a.has_call) {
+    m->st->unmatched_activities++;
+    if (a.corr && !m->st->dropped) m->st->joins_missed++;
+  }
   m->st->activities++;
   note_times(m, a.start_ns, a.end_ns);
   if (m->ops->on_activity) m->ops->on_activity(m->user, &a);
   if (e) {
     e->act_done = 1;
+    e->act_alone = !e->has_call;
     maybe_free(m, e, g->device, g->stream);
   }
   if (g->corr) progress(m, g, p->key);
@@ -458,6 +475,11 @@ static int pend_min(const model *m) {
   return best;
 }
 
+/* Activity p is released without its call: its wait ran out (awaits_join). */
+static void note_given_up(model *m, const pend *p) {
+  m->st->joins_given_up++;
+}
+
 /* The index in ct_call.d (the detail's fields after corr) of a LAUNCH record's field,
  * and in a pending API event's fields of its stack. */
 #define LAUNCH_AT(field) (offsetof(struct ct_launch, field) / sizeof(uint64_t) - 1)
@@ -477,7 +499,7 @@ static int pend_min(const model *m) {
  * settled (model_ready.h): what names it later does not wait again. */
 static int awaits_join(model *m, const pend *p) {
   if (m->st->dropped) return 0;
-  int expired = p->key + JOIN_WAIT_NS < m->max_end;
+  int expired = p->key + JOIN_WAIT_NS < m->max_end && m->pending > m->join_hold;
   if (p->kind == CT_KIND_API) {
     uint64_t stack = p->v[API_STACK_AT];
     if (ct_ready_stack(&m->ready, stack)) return 0;
@@ -488,7 +510,10 @@ static int awaits_join(model *m, const pend *p) {
   if (p->kind != CT_KIND_GPU || !p->v[0]) return 0;
   const ct_call *e = ct_calls_find(&m->calls, p->v[0]);
   if (!e) return 0;
-  if (!e->has_call) return !expired;
+  if (!e->has_call) {
+    if (expired) note_given_up(m, p);
+    return !expired;
+  }
   if (e->detail != CT_DETAIL_LAUNCH || !e->d[LAUNCH_AT(attr)]) return 0;
   uint64_t attr = e->d[LAUNCH_AT(attr)];
   if (!ct_ready_attr(&m->ready, attr)) {
@@ -517,12 +542,13 @@ static void release(model *m, int drain) {
       return;
     }
     const pend *f = i == NRUNS ? &m->h.a[0] : run_front(&m->runs[i]);
-    if (!drain && (!(f->key + m->window < m->max_end) || awaits_join(m, f))) {
+    if (!drain && (!(f->key + window_now(m) < m->max_end) || awaits_join(m, f))) {
       m->blocked_key = f->key;
       return;
     }
     m->last_key = f->key;
     m->released_any = 1;
+    m->pending--;
     if (i == NRUNS) {
       pend p = *f;
       heap_pop(&m->h);
@@ -553,7 +579,7 @@ static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t k
   uint64_t seq = m->seq++;
   if (m->release_due) {
     m->release_due = 0;
-    if (m->blocked_key + m->window < m->max_end) release(m, 0);
+    if (m->blocked_key + window_now(m) < m->max_end) release(m, 0);
   }
   if (m->released_any && key < m->last_key) {
     pend_fill(&p, kind, rec, key, seq, 1);
@@ -590,21 +616,27 @@ static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t k
     deliver(m, &p); /* out of memory: deliver now rather than lose it */
     return;
   }
+  m->pending++;
   if (key > m->max_end) m->max_end = key;
   /* Adaptive window: keep it at least 4x the largest lateness seen so far, so that
-   * events arriving that late are still placed in order (bounded by MAX_WINDOW_NS). */
+   * events arriving that late are still placed in order (window_now bounds it). */
   else if (m->adaptive && (m->max_end - key) * 4 > m->window)
-    m->window = (m->max_end - key) * 4 < MAX_WINDOW_NS ? (m->max_end - key) * 4 : MAX_WINDOW_NS;
+    m->window = m->max_end - key < LATE_WINDOW_NS / 4 ? (m->max_end - key) * 4 : LATE_WINDOW_NS;
   /* blocked_key: the smallest pending key, known since the last release stopped */
   if (key < m->blocked_key) m->blocked_key = key;
   if (hold) m->release_due = 1;
-  else if (m->blocked_key + m->window < m->max_end) release(m, 0);
+  else if (m->blocked_key + window_now(m) < m->max_end) release(m, 0);
 }
 
 static void on_call(model *m, const ct_record *rec) {
   const struct ct_api *a = &rec->u.api;
   if (a->corr) {
     ct_call *e = ct_calls_get(&m->calls, a->corr);
+    if (e && e->act_alone && !e->has_call) { /* its GPU work went out without it */
+      m->st->calls_after_give_up++;
+      uint64_t behind = m->max_end > a->end_ns ? m->max_end - a->end_ns : 0;
+      if (behind > m->st->late_call_max_ns) m->st->late_call_max_ns = behind;
+    }
     if (e) {
       e->has_call = 1;
       e->tid = a->tid;
@@ -787,6 +819,14 @@ static void handle(model *m, ct_record *rec) {
   }
 }
 
+/* CUTRACE_JOIN_HOLD when set to a positive number, else CT_MODEL_JOIN_HOLD. */
+static uint64_t join_hold_default(void) {
+  const char *env = getenv("CUTRACE_JOIN_HOLD");
+  char *end;
+  unsigned long long v = env ? strtoull(env, &end, 10) : 0;
+  return v && !*end ? v : CT_MODEL_JOIN_HOLD;
+}
+
 int ct_model_read(const char *path, const ct_model_options *opts, const ct_model_ops *ops,
                   void *user, ct_model_stats *st) {
   static const ct_model_ops no_ops;
@@ -812,6 +852,8 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   m->opt = opts ? *opts : default_options;
   m->adaptive = !m->opt.window_ns;
   m->window = m->adaptive ? START_WINDOW_NS : m->opt.window_ns;
+  m->join_hold = m->opt.join_hold ? m->opt.join_hold : join_hold_default();
+  st->join_hold = m->join_hold;
   m->filtering = m->opt.from.set || m->opt.to.set;
   m->proc.path = path;
   m->proc.host = m->proc.exe = m->proc.cmdline = "";

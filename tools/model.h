@@ -12,8 +12,10 @@
  * Joining: an activity (GPU record) is delivered with the call that caused it
  * (API record with the same corr, and its LAUNCH / MEMOP / GEMM detail record),
  * whichever of them the file holds first: an activity whose call has not been read
- * waits for it (and holds back what follows it) up to 2 s of trace time, unless the
- * file reported drops; so does a kernel whose LAUNCH names a KERNEL_ATTR record, or
+ * waits for it (and holds back what follows it) until both CT_MODEL_JOIN_WAIT_NS (2 s)
+ * of trace time have passed and more than CT_MODEL_JOIN_HOLD events are held back (a
+ * memory bound, not a time bound: a starved writer thread lands one thread's buffer
+ * seconds of trace time after another's), unless the file reported drops; so does a kernel whose LAUNCH names a KERNEL_ATTR record, or
  * whose launch shape's OCCUPANCY record, was not read yet (format 1.6: written by the
  * thread that launched the function, the shape, first), and a span whose STACK node or
  * one of its ancestors was not read yet (tools/model_ready.h). A span is delivered with its detail record and, when its GPU
@@ -32,6 +34,16 @@
 #include "apis.h"
 #include "cutrace/format.h"
 #include "model_select.h"
+
+/* How long a span or activity waits for a record it names (its call, KERNEL_ATTR,
+ * OCCUPANCY, STACK): until this much trace time has passed since its end AND more than
+ * CT_MODEL_JOIN_HOLD events wait behind it (model.c, awaits_join). The second bound is
+ * in events because the records that can come between a GPU record and its call are
+ * those of one writer round (every thread's buffer drained up to one snapshot), however
+ * long that round took: at most the threads' buffers' worth (CUTRACE_BUFFER_KB, 1 MiB
+ * each: about 10,000 API records) unless the tracer dropped records. */
+#define CT_MODEL_JOIN_WAIT_NS 2000000000ull
+#define CT_MODEL_JOIN_HOLD (1u << 19) /* events (120 bytes each: 60 MiB) */
 
 /* One traced process (one trace file). */
 typedef struct ct_proc {
@@ -161,6 +173,14 @@ typedef struct ct_model_stats {
                                     detail records whose call never came) */
   uint64_t calls_peak;           /* the most calls in flight at once (memory) */
   uint64_t unselected;           /* activities the selection (options.select) left out */
+  /* GPU activities with a corr delivered without their call (has_call 0), other than
+   * on a file that reported drops: joins_missed in all; joins_given_up of them were
+   * released because their wait ran out (CT_MODEL_JOIN_WAIT_NS of trace time and more
+   * than CT_MODEL_JOIN_HOLD events held back), the rest at the end of the file;
+   * calls_after_give_up: calls whose record came after their activity was given up
+   * on, the latest late_call_max_ns of trace time behind the newest end read. */
+  uint64_t joins_missed, joins_given_up, calls_after_give_up, late_call_max_ns;
+  uint64_t join_hold;            /* the events a wait held back before it could end */
 } ct_model_stats;
 
 /* One end of a time filter (--from, --to): ns after the trace's start (its PROCESS
@@ -183,6 +203,8 @@ typedef struct ct_model_options {
    * selects are delivered (ct_model_stats.unselected counts the others); spans, ranges
    * and everything else are delivered as without it. Not copied: must outlive reads. */
   const ct_select *select;
+  uint64_t join_hold;  /* events held back before a wait may end (0: the environment's
+                          CUTRACE_JOIN_HOLD, else CT_MODEL_JOIN_HOLD) */
 } ct_model_options;
 
 /* The options every ct_model_read given NULL opts uses from now on (the CLI's

@@ -26,6 +26,7 @@ typedef struct ct_call {
   uint64_t corr;                  /* 0 = empty slot */
   uint8_t has_call, detail, span_done, act_done;
   uint8_t gpu_seen;               /* its GPU record was read (delivered or pending) */
+  uint8_t act_alone;              /* its GPU work was delivered before its call was read */
   uint64_t tid, name, begin, end, flags;
   uint64_t depth, stack, parent;
   uint64_t detail_at;             /* the newest end time read when its detail record came */

@@ -202,20 +202,26 @@ int main(int argc, char **argv) {
 
   /* A call recorded 25 ms after its GPU work, beyond the first 20 ms window: joined.
    * A fixed window does not grow: the activity, released as its call arrives, still
-   * gets the call's LAUNCH record read after it. After a DROP record, or 3 s late
-   * (past the 2 s wait), the activity goes unjoined (memory stays bounded). Nothing
-   * is late: the call ends after its kernel. */
+   * gets the call's LAUNCH record read after it. After a DROP record the activity goes
+   * unjoined. 3 s late (past the 2 s wait) it is still joined while the events it holds
+   * back stay within the hold (CT_MODEL_JOIN_HOLD: a starved writer round); with a hold
+   * of 1 event, past both bounds, it goes unjoined (memory stays bounded), and that is
+   * counted: given up, and its call came later. Nothing is late: the call ends after
+   * its kernel. */
   struct {
     int drop_first;
     uint64_t lateness_ns, window_ns; /* window 0: adaptive */
+    uint64_t hold;                   /* join_hold (0: the default) */
     int joined;
-  } late_cases[] = {{0, 25000000, 0, 1}, {0, 25000000, 20000000, 1}, {1, 25000000, 0, 0},
-                    {0, 3000000000ull, 0, 0}};
+  } late_cases[] = {{0, 25000000, 0, 0, 1},       {0, 25000000, 20000000, 0, 1},
+                    {1, 25000000, 0, 0, 0},       {0, 3000000000ull, 0, 0, 1},
+                    {0, 3000000000ull, 0, 1, 0},  {0, 1500000000ull, 0, 1, 1}};
   for (size_t c = 0; c < sizeof late_cases / sizeof *late_cases; c++) {
     remove(path);
     write_late_call_trace(path, late_cases[c].drop_first, late_cases[c].lateness_ns);
     seen s3 = {.check_joins = late_cases[c].joined};
-    ct_model_options window = {.window_ns = late_cases[c].window_ns};
+    ct_model_options window = {.window_ns = late_cases[c].window_ns,
+                               .join_hold = late_cases[c].hold};
     rc = ct_model_read(path, &window, &ops, &s3, &st);
     int joined = late_cases[c].joined;
     CHECK(rc == 0 && s3.acts == 1 && s3.spans == 1 && s3.tracer == 1,
@@ -226,6 +232,14 @@ int main(int argc, char **argv) {
           "late call %zu: %llu unmatched, %llu late, %d out of order", c,
           (unsigned long long)st.unmatched_activities, (unsigned long long)s3.late,
           s3.out_of_order);
+    /* unjoined without drops: said (the CLI's line), as given up; its call came later */
+    uint64_t said = !joined && !late_cases[c].drop_first;
+    CHECK(st.joins_missed == said && st.joins_given_up == said &&
+              st.calls_after_give_up == (uint64_t)!joined &&
+              (!said || (st.late_call_max_ns > 2900000000ull && st.late_call_max_ns < 3000000000ull)),
+          "late call %zu: %llu missed, %llu given up, %llu calls after, %llu ns behind", c,
+          (unsigned long long)st.joins_missed, (unsigned long long)st.joins_given_up,
+          (unsigned long long)st.calls_after_give_up, (unsigned long long)st.late_call_max_ns);
   }
 
   /* Missing file. */
