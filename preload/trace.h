@@ -219,6 +219,15 @@ void ctp_emit_tracer(const char *what, uint64_t begin_ns, uint64_t end_ns, uint6
 uint64_t ctp_stack_here(int gpu_work) CTP_HIDDEN;
 
 /*
+ * The process reaches CUDA (a CUDA entry point fetched through dlsym or
+ * cuGetProcAddress: driver/usage.c): sets the call stacks up now (loads libunwind)
+ * unless done. A process that had CUDA loaded at start-up did so in its constructor;
+ * one that never reaches CUDA never does. Thread-safe (pthread_once: a second caller
+ * waits for the first); not for a signal handler (a dlopen). Keeps errno.
+ */
+void ctp_stacks_prepare(void) CTP_HIDDEN;
+
+/*
  * ctp_stack_here for a call site known to the caller: site_ra is the return address
  * into the code that called the intercepted entry point and site_cfa the entry
  * point's canonical frame address (__builtin_return_address(0) and

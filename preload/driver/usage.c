@@ -35,6 +35,7 @@ void ctpd_usage_init(void) {
   if (__atomic_exchange_n(&registered, 1, __ATOMIC_ACQ_REL))
     return;
   ctp_ring_pool_want(); /* CUDA is coming: ready rings now (also while a window pauses) */
+  ctp_stacks_prepare(); /* and the call stacks' unwinder (libunwind) */
   if (ctph_on())
     ctp_at_final_flush(check_at_exit);
 }

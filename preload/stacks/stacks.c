@@ -116,6 +116,7 @@ static int (*step_fn)(unw_cursor_t *);
 static int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 static pthread_key_t thread_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int init_begun; /* 1 once init() began (on some thread): a capture may wait for it */
 static TLS struct thread_stacks *tls_state;
 static TLS int tls_busy;
 /* CUTRACE_TEST_STACKS_DELAY_NS=D[@K] (tests only): timed captures (only the thread's
@@ -216,6 +217,7 @@ static void fork_child(void) {
 static void flush_own_period(void);
 
 static void init(void) {
+  __atomic_store_n(&init_begun, 1, __ATOMIC_RELEASE);
   int saved = errno;
   int m = read_mode();
   depth = read_depth();
@@ -252,12 +254,32 @@ static void init(void) {
   errno = saved;
 }
 
-/* Loads libunwind at start-up (single-threaded) rather than inside a first CUDA call. */
+/* 1 when CUTRACE_STACKS turns stacks off (read quietly: init warns about bad values). */
+static int stacks_off(void) {
+  const char *v = getenv("CUTRACE_STACKS");
+  return v && (!strcasecmp(v, "off") || !strcmp(v, "0") || !strcasecmp(v, "no"));
+}
+
+/*
+ * Sets up at start-up (single-threaded) only in a process that has CUDA loaded already
+ * (its file was opened at start: start.c; or CUTRACE_ALL_PROCESSES), or when stacks are
+ * off (nothing to load). Any other process sets up when it first reaches CUDA
+ * (ctp_stacks_prepare), so that one that never does (a launcher's shell, a Python
+ * helper) never loads libunwind and liblzma.
+ */
 __attribute__((constructor)) static void stacks_constructor(void) {
   if (ctp_start()) {
     ctps_ahead_note_main_thread(); /* constructors run on the initial thread */
-    pthread_once(&init_once, init);
+    if (!__atomic_load_n(&ctp_file_pending, __ATOMIC_ACQUIRE) || stacks_off())
+      pthread_once(&init_once, init);
   }
+}
+
+void ctp_stacks_prepare(void) {
+  if (CTP_LIKELY(__atomic_load_n(&mode, __ATOMIC_ACQUIRE) >= 0)) return;
+  int saved = errno;
+  pthread_once(&init_once, init);
+  errno = saved;
 }
 
 /* FNV-style mixing of the kept pcs and their count into a nonzero 64-bit key. */
@@ -420,6 +442,11 @@ uint64_t ctp_stack_here(int gpu_work) { return ctp_stack_at(gpu_work, NULL, NULL
 uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa, uint64_t after_ns) {
   int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
   if (CTP_UNLIKELY(m < 0)) {
+    /* Not set up yet. A capture never sets up itself (it may run in a signal handler:
+     * no dlopen there); it waits for a set-up begun elsewhere (ctp_stacks_prepare on
+     * another thread: pthread_once's wait takes no lock and allocates nothing), or
+     * records no stack when none began (CUDA reached unseen). */
+    if (!__atomic_load_n(&init_begun, __ATOMIC_ACQUIRE) || tls_busy) return 0;
     pthread_once(&init_once, init);
     m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
   }

@@ -15,6 +15,11 @@ of 30 ms (CUTRACE_FLUSH_MS, so that periods end after the sleeps). Planted answe
 The old placement (the estimate as one block ending at the capture that closed the
 period) covered the sleeps in the slow run and made gaps blame the tracer.
 
+And a process that never uses CUDA never loads the unwinder: `cat /proc/self/maps` run
+under `cutrace record` maps libtrace.so but neither libunwind nor liblzma; with
+CUTRACE_ALL_PROCESSES=1 (its file opened at start-up) it loads them at start, as a
+process with CUDA linked in does.
+
 usage: test_stackcost.py SIM_DIR CUTRACE LIBTRACE STACKCOST
 """
 import json
@@ -65,6 +70,25 @@ def run(label, env_extra):
               f"{label}: the gap around the sleep [{a}, {b}]: "
               f"{[(g['start_ns'], g['end_ns'], g['cause']) for g in around]} (want host_wait)")
 
+
+def own_maps(label, env_extra):
+    """`cat /proc/self/maps` under `cutrace record`: (status, what cat printed)."""
+    env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace, **env_extra)
+    for k in ("LD_PRELOAD", "CUTRACE_OUTPUT", "CUTRACE_STACKS", "CUTRACE_ALL_PROCESSES"):
+        env.pop(k, None)
+    env.update(env_extra)
+    p = subprocess.run([cutrace, "record", "-q", "-o", os.path.join(tmp, label), "--", "cat",
+                        "/proc/self/maps"], env=env, capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout
+
+
+rc, maps = own_maps("nocuda", {})
+check(rc == 0 and "libtrace" in maps and "libunwind" not in maps and "liblzma" not in maps,
+      f"no CUDA: status {rc}, libtrace mapped {'libtrace' in maps}, libunwind "
+      f"{'libunwind' in maps}, liblzma {'liblzma' in maps} (want neither)")
+rc, maps = own_maps("all", {"CUTRACE_ALL_PROCESSES": "1"})
+check(rc == 0 and "libunwind" in maps, f"every process traced: status {rc}, libunwind mapped "
+      f"{'libunwind' in maps} (want it, set up at start-up)")
 
 run("plain", {})
 run("slow", {"CUTRACE_TEST_STACKS_DELAY_NS": "1000000", "CUTRACE_FLUSH_MS": "30"})

@@ -14,6 +14,7 @@
 #include "core/core.h"
 
 int ctp_enabled = 1;
+int ctp_file_pending; /* 0: set up at start-up, as a process with CUDA loaded */
 struct ctp_config ctp_cfg = {.flush_ns = 200000000ull};
 static uint64_t kind_counts[64], next_string = 1;
 static void (*final_flush)(void);
