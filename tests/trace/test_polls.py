@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A host polling the GPU instead of blocking (programs/polls.cu), traced on the simulated
-GPU: three phases each poll B's 20 ms kernel pl_long until it is done while stream A sits
+GPU: three phases each poll B's 100 ms kernel pl_long until it is done while stream A sits
 idle between two pl_short kernels: cudaEventQuery (busy spin), cudaStreamQuery (100 us
 sleeps between polls), the driver's cuEventQuery (busy spin).
 
@@ -40,7 +40,12 @@ PHASES = ["cudaEventQuery", "cudaStreamQuery", "cuEventQuery"]
 if static:  # the runtime linked in: its queries reach the driver's entry points from the program
     PHASES = ["cuEventQuery", "cuStreamQuery", "cuEventQuery"]
 
-env = {"SIMCUDA_KERNEL_US": "default=5,pl_long=20000"}
+# pl_long outlasts any stall of a loaded machine between its launch and the first poll
+# (the program checks one poll saw it busy; each record must cover most of it; A's gaps
+# are sync while the polls fill more than half of them): 100 ms (20 ms before 2026-12-07
+# left 5 ms of stall before a span fell under its 15 ms check).
+LONG_MS = 100
+env = {"SIMCUDA_KERNEL_US": f"default=5,pl_long={LONG_MS * 1000}"}
 data = os.path.join(tmp, "polls")
 path, out = record_one_file_out(cutrace, libtrace, sim_dir, data, [program], "polls: ok", env)
 words = out.split()
@@ -75,7 +80,7 @@ if path:
             g = longs[i]
             # the kernel's end is mapped from GPU clocks: within 50 us of the ready answer
             check(a["begin_ns"] <= g["end_ns"] <= a["end_ns"] + SLACK_NS
-                  and a["end_ns"] - a["begin_ns"] >= 15_000_000,
+                  and 2 * (a["end_ns"] - a["begin_ns"]) >= LONG_MS * 1_000_000,
                   f"{name}: span {a['begin_ns']}..{a['end_ns']} does not cover pl_long's end {g['end_ns']}")
             if name == "cudaStreamQuery":
                 check(a["stream"] == g["stream"], f"{name}: stream {a['stream']}, pl_long's {g['stream']}")
@@ -107,6 +112,7 @@ if path:
     rows = [r for r in doc.get("streams", []) if r.get("stream") == stream_a]
     if check(len(rows) == 1, f"gaps json: stream {stream_a} rows {rows}"):
         idle = rows[0].get("idle", {})
-        check(idle.get("sync_ns", 0) >= 55_000_000 and idle.get("host_wait_ns", 0) < 1_000_000,
-              f"stream A's idle: {idle} (want >= 55 ms sync, < 1 ms host_wait)")
+        check(idle.get("sync_ns", 0) >= 3 * LONG_MS * 1_000_000
+              and idle.get("host_wait_ns", 0) < 1_000_000,
+              f"stream A's idle: {idle} (want >= {3 * LONG_MS} ms sync, < 1 ms host_wait)")
 sys.exit(finish())
