@@ -4,14 +4,14 @@
  *   es_before                                          (1 ms in the test)
  *   1 cudaWaitExternalSemaphoresAsync   sem A, value 5: never signalled by CUDA, so its
  *                                       producer outside CUDA signals it
- *                                       SIMCUDA_EXTSEM_US (30 ms in the test) later
+ *                                       SIMCUDA_EXTSEM_US (300 ms in the test) later
  *   es_after                                           (2 ms)
  *   2 cudaSignalExternalSemaphoresAsync sem A, value 9
  *   (cudaStreamSynchronize(s1): the host catches up, so that call 4's wait starts later)
  *   3 cuWaitExternalSemaphoresAsync_ptsz (cuGetProcAddress_v2, per-thread flag) sem A,
  *                                       value 9: signalled by call 2 on s1 itself, no wait
  *   4 cuWaitExternalSemaphoresAsync     sems B and A, values 1 and 9: B's producer signals
- *                                       30 ms later
+ *                                       300 ms later
  *   5 cuSignalExternalSemaphoresAsync   sem B, value 3
  *   es_last                                            (1 ms)
  *   6 cudaWaitExternalSemaphoresAsync   a destroyed semaphore: fails
