@@ -41,9 +41,9 @@ if static:  # the runtime linked in: its queries reach the driver's entry points
     PHASES = ["cuEventQuery", "cuStreamQuery", "cuEventQuery"]
 
 # pl_long outlasts any stall of a loaded machine between its launch and the first poll
-# (the program checks one poll saw it busy; each record must cover most of it; A's gaps
-# are sync while the polls fill more than half of them): 100 ms (20 ms before 2026-12-07
-# left 5 ms of stall before a span fell under its 15 ms check).
+# (the program checks one poll saw it busy; each record must begin well before its end;
+# A's gaps are sync while the polls fill more than half of them): 100 ms. Before
+# 2026-12-07: 20 ms, and each record had to span 15 ms (a 5 ms stall failed it).
 LONG_MS = 100
 env = {"SIMCUDA_KERNEL_US": f"default=5,pl_long={LONG_MS * 1000}"}
 data = os.path.join(tmp, "polls")
@@ -78,9 +78,11 @@ if path:
               f"phase {i + 1} {name}: polls {a.get('polls')}, the program saw {counts[i]} not ready + 1 ready")
         if len(longs) == 3:
             g = longs[i]
-            # the kernel's end is mapped from GPU clocks: within 50 us of the ready answer
-            check(a["begin_ns"] <= g["end_ns"] <= a["end_ns"] + SLACK_NS
-                  and 2 * (a["end_ns"] - a["begin_ns"]) >= LONG_MS * 1_000_000,
+            # the kernel's end is mapped from GPU clocks: within 50 us of the ready answer;
+            # the record begins at the first poll, a quarter of the kernel or more before its
+            # end (not at a late poll: a loaded host's polls can be ms apart): true unless
+            # the host stalled 75 ms before its first poll (44 ms seen, test_greenctx)
+            check(a["begin_ns"] + LONG_MS * 250_000 <= g["end_ns"] <= a["end_ns"] + SLACK_NS,
                   f"{name}: span {a['begin_ns']}..{a['end_ns']} does not cover pl_long's end {g['end_ns']}")
             if name == "cudaStreamQuery":
                 check(a["stream"] == g["stream"], f"{name}: stream {a['stream']}, pl_long's {g['stream']}")
