@@ -137,7 +137,12 @@ if files:
           and recs[-1]["kind"] == "end", "static: traced whole")
 
 # ---- Python: a parent without CUDA, a fork child that uses it; a dlopen without calls
+# Parent and child write their lines to one pipe at once: each line is ONE write(2) (atomic
+# on a pipe). print() makes one write per argument and separator when PYTHONUNBUFFERED is
+# set (it is in this machine's environment): the lines interleaved ("child 7parent 6\n 0\n").
 PROGRAM = """import ctypes, os, sys
+def say(*words):
+    os.write(1, (" ".join(map(str, words)) + "\\n").encode())
 mode = sys.argv[1]
 if mode == "fork_child_cuda":
     pid = os.fork()
@@ -145,9 +150,9 @@ if mode == "fork_child_cuda":
         rt = ctypes.CDLL("libcudart.so.13")
         p = ctypes.c_void_p()
         rc = rt.cudaMalloc(ctypes.byref(p), 4096) or rt.cudaFree(p)
-        print("child", os.getpid(), rc, flush=True)
+        say("child", os.getpid(), rc)
         sys.exit(rc)
-    print("parent", os.getpid(), flush=True)
+    say("parent", os.getpid())
     sys.exit(os.waitpid(pid, 0)[1])
 if mode == "dlopen_only":
     ctypes.CDLL("libcudart.so.13")
@@ -158,9 +163,11 @@ with open(script_path, "w") as f:
     f.write(PROGRAM)
 
 p, data = record("forkchild", [sys.executable, script_path, "fork_child_cuda"])
-out = dict(ln.split()[:2] for ln in p.stdout.splitlines() if ln.split())
+out = {w[0]: w[1] for w in map(str.split, p.stdout.splitlines()) if len(w) >= 2}
 files = ctr_files(data)
 check(p.returncode == 0 and len(files) == 1, f"fork child: {files} rc {p.returncode} {p.stderr[-300:]}")
+check(sorted((w[0], len(w)) for w in map(str.split, p.stdout.splitlines())) ==
+      [("child", 3), ("parent", 2)], f"fork child: the program's two lines: {p.stdout!r}")
 if files and "child" in out:
     proc, recs, strings = process_of(os.path.join(data, files[0]))
     apis = {strings.get(r["name"]) for r in recs if r["kind"] == "api"}
