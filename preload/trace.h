@@ -83,6 +83,10 @@ static inline int ctp_is_enabled(void) { return __atomic_load_n(&ctp_enabled, __
  * CUTRACE_CAPTURE=profiler, CUTRACE_DURATION; preload/core/window.c). */
 extern int ctp_paused CTP_HIDDEN;
 
+/* Bumped each time a pause begins: a thread's spin of queries (preload/hooks/poll.c) that
+ * began under another value ends at its last poll instead of going on across the pause. */
+extern uint32_t ctp_pause_epoch CTP_HIDDEN;
+
 /* When the current recording window ends (CUTRACE_DURATION); UINT64_MAX when never. */
 extern uint64_t ctp_stop_at_ns CTP_HIDDEN;
 

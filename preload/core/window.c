@@ -29,6 +29,7 @@
 #include "core.h"
 
 int ctp_paused;
+uint32_t ctp_pause_epoch;
 uint64_t ctp_stop_at_ns = UINT64_MAX;
 uint64_t ctp_capture_range_name;
 
@@ -73,6 +74,7 @@ static void settle(uint64_t now, uint64_t why) {
     pause_begin_ns = now;
     pause_why = why;
     queue(now, 0, why);
+    __atomic_fetch_add(&ctp_pause_epoch, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&ctp_paused, 1, __ATOMIC_RELEASE);
   }
 }

@@ -143,6 +143,7 @@ struct ctph_thread {
                                             (their spins are written at process exit); 0 none */
   uint32_t poll_armed;                   /* its exit key is set (spins written at thread exit) */
   uint64_t poll_tid;                     /* its tid, for the writing of its spins by another */
+  uint32_t poll_epoch;                   /* ctp_pause_epoch when its open sequences began */
 };
 
 extern __thread struct ctph_thread ctph_tls CTPH_HIDDEN;
@@ -272,8 +273,15 @@ void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target
                       int slot, uint64_t begin_ns, uint64_t result, int not_ready,
                       const void *site_ra, const void *site_cfa) CTPH_HIDDEN;
 
-/* The slot of the thread's open sequence of (id, target), or -1. */
-static inline int ctph_poll_slot(const struct ctph_thread *t, enum ctph_id id, uint64_t target) {
+/* The slot of the thread's open sequence of (id, target), or -1. When tracing has paused
+ * since the thread's open sequences began (another thread's cudaProfilerStop, say, between
+ * two of its polls), they are written as they stand first (ending at their last poll, before
+ * the pause) and -1 is returned: no spin straddles a pause. */
+static inline int ctph_poll_slot(struct ctph_thread *t, enum ctph_id id, uint64_t target) {
+  if (CTP_UNLIKELY(t->poll_epoch != __atomic_load_n(&ctp_pause_epoch, __ATOMIC_RELAXED))) {
+    ctph_poll_flush();
+    return -1;
+  }
   uint32_t key = (uint32_t)id + 1;
   for (int i = 0; i < CTPH_POLL_SLOTS; i++)
     if (t->poll_key[i] == key && t->poll_target[i] == target)

@@ -224,6 +224,8 @@ void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target
     return;
   }
   if (CTP_UNLIKELY(!t->poll_armed)) poll_register(t);
+  if (!t->polls_open) /* (open ones were checked against it by this poll's ctph_poll_slot) */
+    t->poll_epoch = __atomic_load_n(&ctp_pause_epoch, __ATOMIC_RELAXED);
   int i = poll_free_slot(t);
   t->poll[i] = seq;
   t->poll_target[i] = target;

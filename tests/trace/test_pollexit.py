@@ -25,6 +25,9 @@ the threads on a loaded machine): thread T polls e0 3 times, main pauses tracing
 ready. Asserted: T's cudaEventQuery records are [3 polls, 600] ending before the pause
 begins and [the program's after-restart count + 1, 0] beginning after it ends (before,
 the first spin went on after the pause: one record of both windows' polls across it).
+`pollexit quiet`: the same without T's polls while paused (only main's
+cudaProfilerStop and cudaProfilerStart come between T's third and fourth poll): the
+same two records (before 2026-12-07 late: one spin across the pause).
 
 `pollexit steps`: 3 NVTX "step" ranges, each polling three events (5, 8, 11 ms kernels)
 in turn until ready. Asserted: `cutrace steps --format json` has 3 steps; each step's
@@ -166,27 +169,31 @@ if path:
                   f"time_ns {s.get('time_ns')}, want cuda_ns {want} (other calls {other} + the union "
                   f"of {len(spins)} spins {union_ns(spins)}; their sum {sum(e - b for b, e in spins)})")
 
-# ---- a spin open when tracing pauses ends at its last poll before the pause
-data = os.path.join(tmp, "pause")
-p = subprocess.run([cutrace, "record", "-q", "--capture=profiler", "-o", data, "--", program, "pause"],
-                   env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
-                            SIMCUDA_KERNEL_US="default=5,px_long0=1000000,px_long1=5000"),
-                   capture_output=True, text=True, timeout=120)
-words = p.stdout.split()
-files = sorted(os.listdir(data)) if os.path.isdir(data) else []
-if check(p.returncode == 0 and words[:3] == ["pollexit:", "pause", "ok"] and len(words) == 4
-         and len(files) == 1, f"pause run: status {p.returncode}, {p.stdout!r}, files {files}, "
-         f"{p.stderr[-300:]!r}"):
+# ---- a spin open when tracing pauses ends at its last poll before the pause: whether
+# the thread polls while tracing is paused (`pause`) or not (`quiet`: only another
+# thread's cudaProfilerStop/Start come between its polls)
+for mode in ("pause", "quiet"):
+    data = os.path.join(tmp, mode)
+    p = subprocess.run([cutrace, "record", "-q", "--capture=profiler", "-o", data, "--", program, mode],
+                       env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
+                                SIMCUDA_KERNEL_US="default=5,px_long0=1000000,px_long1=5000"),
+                       capture_output=True, text=True, timeout=120)
+    words = p.stdout.split()
+    files = sorted(os.listdir(data)) if os.path.isdir(data) else []
+    if not check(p.returncode == 0 and words[:3] == ["pollexit:", mode, "ok"] and len(words) == 4
+                 and len(files) == 1, f"{mode} run: status {p.returncode}, {p.stdout!r}, files {files}, "
+                 f"{p.stderr[-300:]!r}"):
+        continue
     recs, names = raw_records(cutrace, os.path.join(data, files[0]))
     q = queries(recs, names, ("cudaEventQuery",))
     got = [(a["polls"], a["result"]) for a in q]
     want = [(3, NOT_READY), (int(words[3]) + 1, 0)]
-    check(got == want, f"pause: cudaEventQuery records (polls, result) {got}, want {want}")
+    check(got == want, f"{mode}: cudaEventQuery records (polls, result) {got}, want {want}")
     pauses = sorted({(r["begin_ns"], r["end_ns"]) for r in recs
                      if r["kind"] == "pause" and r["end_ns"]})
     # the second pause is the program's (the first: from the start to cudaProfilerStart)
-    if check(len(pauses) == 2 and len(q) == 2, f"pause: pauses {pauses}, {len(q)} queries"):
+    if check(len(pauses) == 2 and len(q) == 2, f"{mode}: pauses {pauses}, {len(q)} queries"):
         pb, pe = pauses[1]
         check(q[0]["end_ns"] <= pb and q[1]["begin_ns"] >= pe,
-              f"pause: records {[(a['begin_ns'], a['end_ns']) for a in q]} against the pause {pb}..{pe}")
+              f"{mode}: records {[(a['begin_ns'], a['end_ns']) for a in q]} against the pause {pb}..{pe}")
 sys.exit(finish())

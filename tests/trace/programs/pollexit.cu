@@ -18,6 +18,9 @@
 //   cudaProfilerStop; T polls e0 4 times (not ready, tracing paused); main calls
 //   cudaProfilerStart; T polls e0 until ready and exits. Prints "pollexit: pause ok A"
 //   (T's not-ready answers after the restart).
+// `pollexit quiet` (record with --capture=profiler): as `pause`, but T does not poll while
+//   tracing is paused: 3 polls of e0 (not ready), main calls cudaProfilerStop then
+//   cudaProfilerStart, T polls e0 until ready. Prints "pollexit: quiet ok A".
 // `pollexit steps`: 3 NVTX "step" ranges, each launching px_long0/1/2 (planted 5, 8 and
 //   11 ms) on S0, S1, S2 with an event after each, then polling the three events in turn
 //   until all are ready. Prints "pollexit: steps ok".
@@ -77,6 +80,7 @@ static void *spin_then_sleep(void *arg) {
 
 static sem_t t_polled, main_paused, main_resumed;
 static long pause_after;
+static int quiet; /* `quiet`: T does not poll while tracing is paused */
 
 /* Thread T of `pause`: 3 polls of e0, 4 more while main has tracing paused, then on. */
 static void *spin_over_pause(void *arg) {
@@ -85,7 +89,7 @@ static void *spin_over_pause(void *arg) {
   sem_post(&t_polled);
   while (sem_wait(&main_paused) != 0) {
   }
-  for (int i = 0; i < 4; i++) CHECK(cudaEventQuery(e[0]) != cudaErrorNotReady);
+  for (int i = 0; i < 4 && !quiet; i++) CHECK(cudaEventQuery(e[0]) != cudaErrorNotReady);
   sem_post(&t_polled);
   while (sem_wait(&main_resumed) != 0) {
   }
@@ -96,7 +100,7 @@ static void *spin_over_pause(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 2 && argv[1][0] == 'p') CHECK(cudaProfilerStart());
+  if (argc == 2 && (argv[1][0] == 'p' || argv[1][0] == 'q')) CHECK(cudaProfilerStart());
   float *x;
   CHECK(cudaMalloc(&x, 1024 * sizeof *x));
   for (int i = 0; i < 3; i++) {
@@ -169,7 +173,8 @@ int main(int argc, char **argv) {
     printf("pollexit: steps ok\n");
     return 0;
   }
-  if (argc == 2 && argv[1][0] == 'p') {
+  if (argc == 2 && (argv[1][0] == 'p' || argv[1][0] == 'q')) {
+    quiet = argv[1][0] == 'q';
     CHECK(sem_init(&t_polled, 0, 0) || sem_init(&main_paused, 0, 0) ||
           sem_init(&main_resumed, 0, 0));
     pthread_t t;
@@ -184,9 +189,9 @@ int main(int argc, char **argv) {
     sem_post(&main_resumed);
     CHECK(pthread_join(t, NULL));
     CHECK(cudaDeviceSynchronize());
-    printf("pollexit: pause ok %ld\n", pause_after);
+    printf("pollexit: %s ok %ld\n", quiet ? "quiet" : "pause", pause_after);
     return 0;
   }
-  fprintf(stderr, "usage: pollexit exit N | pollexit nvtx | pollexit pause | pollexit steps\n");
+  fprintf(stderr, "usage: pollexit exit N | pollexit nvtx | pollexit pause | pollexit quiet | pollexit steps\n");
   return 2;
 }
