@@ -102,6 +102,7 @@ static void on_kernel(fstate *f, devstate *d, const ct_activity *a, const opinfo
 static void on_activity(void *user, const ct_activity *a) {
   fstate *f = user;
   keep_proc(f, a->proc);
+  if (a->corr && f->launches_n) ct_gaps_launch_timed(f, a->corr);
   if (a->end_ns < a->start_ns) return;
   devstate *d = ct_gaps_get_dev(f, a->device);
   if (!d) return;
@@ -136,7 +137,7 @@ static void on_activity(void *user, const ct_activity *a) {
   d->ends[k].stream = a->stream;
   ct_gaps_findings_on_activity(f, d, a);
   if (a->end_ns > f->wm) f->wm = a->end_ns;
-  uint64_t w = ct_gaps_window(d), h = f->wm > w ? f->wm - w : 0;
+  uint64_t w = ct_gaps_window(d), h = ct_gaps_launch_horizon(f, f->wm > w ? f->wm - w : 0);
   ct_gaps_tracker_finalize(f, &d->t, h);
   if (d->has_comm)
     for (int k = 0; k < OV_N; k++) ct_gaps_tracker_finalize(f, &d->ov[k], h);
@@ -177,6 +178,7 @@ static uint8_t stream_role(const ct_span *s, unsigned cls) {
 static void on_span(void *user, const ct_span *s) {
   fstate *f = user;
   keep_proc(f, s->proc);
+  if (s->gpu_pending) ct_gaps_launch_called(f, s);
   if (s->is_tracer || s->depth == 0) {
     thstate *th = ct_gaps_get_thread(f, s->tid);
     unsigned cls;
@@ -290,6 +292,7 @@ static void finish_file(fstate *f) {
     free(f->threads[i]);
   }
   ct_stacks_free(f->stacks);
+  free(f->launches);
   free(f->devs);
   free(f->streams);
   free(f->threads);

@@ -118,10 +118,12 @@ uint64_t ct_gaps_window(const devstate *d) {
   return max_u64(WINDOW_FLOOR_NS, d->maxdur + WINDOW_MARGIN_NS);
 }
 
-/* Finalises d and its streams up to the watermark minus the window (or horizon_override). */
+/* Finalises d and its streams up to the watermark minus the window, held back to the
+ * oldest call still waiting for its GPU record (or up to horizon_override). */
 void ct_gaps_finalize_dev(fstate *f, devstate *d, uint64_t horizon_override) {
   uint64_t w = ct_gaps_window(d);
-  uint64_t h = horizon_override ? horizon_override : f->wm > w ? f->wm - w : 0;
+  uint64_t h = horizon_override ? horizon_override
+                                : ct_gaps_launch_horizon(f, f->wm > w ? f->wm - w : 0);
   ct_gaps_tracker_finalize(f, &d->t, h);
   if (d->has_comm)
     for (int k = 0; k < OV_N; k++) ct_gaps_tracker_finalize(f, &d->ov[k], h);

@@ -7,13 +7,15 @@
  *   gaps_threads.c  what each CPU thread did during the largest gaps, the top-N heaps
  *   gaps_findings.c launch-bound runs, copy patterns, little syncs, and their findings
  *   gaps_graphs.c   repeated kernel sequences: CUDA-graph candidates
+ *   gaps_launches.c launches whose GPU time has not come yet: they hold finalisation back
  *
  * Busy intervals. Per device and per stream a "tracker" holds, sorted, the disjoint
  * busy intervals (unions of activities) that a later activity could still touch.
  * Activities come in nondecreasing end time, so a new one merges into the last few
  * intervals. An interval is final once the newest time delivered, minus the window
- * (the longest activity seen plus a margin, at least 1 ms), has passed its end: no
- * later activity can start before that. When an interval becomes final, the gap
+ * (the longest activity seen plus a margin, at least 1 ms), has passed its end, and
+ * so has the begin of every call still waiting for its GPU record (gaps_launches.c):
+ * no later activity can start before that. When an interval becomes final, the gap
  * between it and the previous final interval is classified, with the operation that
  * starts the interval as the one that ended the gap.
  *
@@ -42,6 +44,8 @@
 #define MEET_PAIRS 64 /* kernel pairs per device whose waits meet alloc or little-sync gaps */
 #define SYNC_GAP_SLACK_NS 50000ull   /* a sync gap starting this soon after a little sync returned */
 #define OTHER_STREAM_SLACK_NS 50000ull /* an op starting this soon after another stream's ended */
+#define LAUNCHES_WAITING 4096       /* launches per file whose GPU record has not come (a power of 2) */
+#define LAUNCH_WAIT_NS 2000000000ull /* a launch holds finalisation back this long at most */
 #define SWEEP_EVERY 1024             /* events between checks of every tracker */
 #define LITTLE_SYNC_TOTAL_NS 1000000ull /* little syncs worth a finding regardless of count */
 #define EXPOSED_COMM_SHARE 0.05       /* exposed communication worth a finding: of the span */
@@ -262,6 +266,9 @@ typedef struct fstate {
    * when not known yet, its slot in the device's sgap ring */
   int ls_state;
   unsigned ls_slot;
+  /* calls that promised a GPU record not delivered yet, by corr (gaps_launches.c) */
+  struct launch_wait { uint64_t corr, begin; } *launches;
+  unsigned launches_head, launches_n;
   int oom;
 } fstate;
 
@@ -387,7 +394,8 @@ void ct_gaps_tracker_add(fstate *f, tracker *t, uint64_t s, uint64_t e, const op
 void ct_gaps_tracker_finalize(fstate *f, tracker *t, uint64_t horizon);
 /* The finalisation window of device d. */
 uint64_t ct_gaps_window(const devstate *d);
-/* Finalises d and its streams up to the watermark minus the window (or horizon_override). */
+/* Finalises d and its streams up to the watermark minus the window, held back to the
+ * oldest call still waiting for its GPU record (or up to horizon_override). */
 void ct_gaps_finalize_dev(fstate *f, devstate *d, uint64_t horizon_override);
 /* GPU busy time of device d within [b, e]: recent final intervals and open ones. */
 uint64_t ct_gaps_busy_between(const devstate *d, uint64_t b, uint64_t e);
@@ -464,6 +472,16 @@ void ct_gaps_findings_on_sync_gap(fstate *f, devstate *d, uint64_t a, uint64_t b
  * time in it. */
 void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, enum ct_gap_cause c,
                              const opinfo *op);
+/* A call was delivered: when it promised a GPU record (CT_API_TIMED), it waits for it. */
+void ct_gaps_launch_called(fstate *f, const ct_span *s);
+
+/* A GPU record with corr was delivered: its call no longer waits. */
+void ct_gaps_launch_timed(fstate *f, uint64_t corr);
+
+/* The finalisation horizon h held back to the begin of the oldest call still waiting
+ * for its GPU record (its GPU work cannot start before its call began). */
+uint64_t ct_gaps_launch_horizon(fstate *f, uint64_t h);
+
 /* Judges the pending syncs of d that end before horizon. */
 void ct_gaps_judge_syncs(fstate *f, devstate *d, uint64_t horizon);
 /* Adds d's findings to the analysis (at the end of its file). */

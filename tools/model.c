@@ -369,6 +369,7 @@ static void deliver_span(model *m, const pend *p) {
       fill_detail(e, &s.detail, &s.d);
       if (s.detail == CT_DETAIL_LAUNCH) s.kernel = str(m, s.d.launch.kernel);
       if (s.detail == CT_DETAIL_POLL) s.polls = s.d.poll.polls;
+      s.gpu_pending = (a->flags & CT_API_TIMED) && !e->act_done;
       e->span_done = 1;
       maybe_free(m, e, a->device, a->stream);
     }

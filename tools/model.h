@@ -91,6 +91,7 @@ typedef struct ct_span {
   const char *kernel;            /* LAUNCH: the kernel's mangled name, else NULL */
   uint64_t amount;               /* tracer spans: bytes/events handled */
   int late;
+  int gpu_pending;               /* marked CT_API_TIMED and its GPU record not delivered yet */
 } ct_span;
 
 /* A GPU activity joined with its call. */
