@@ -13,7 +13,7 @@
  * graph's functions in order (ctph_graph_edit_child). What is kept for an exec handle
  * (40 bytes per kernel node, 16 per child graph node) lives until the handle is
  * instantiated or updated again, or destroyed (cuGraphExecDestroy,
- * cudaGraphExecDestroy: ctph_graph_forget).
+ * cudaGraphExecDestroy answering success: ctph_graph_forget).
  *
  * A runtime edit (cudaGraphExecKernelNodeSetParams, cudaGraphExecNodeSetParams)
  * reaches the driver's form from libcudart, whose calls the driver wrapper only
@@ -131,7 +131,7 @@ int ctpd_graph_kept_same(CUgraphExec exec, uint64_t version, uint64_t print) {
   return same;
 }
 
-void ctph_graph_forget(CUgraphExec exec) {
+void ctph_graph_forget(CUgraphExec exec, uint64_t id) {
   if (!exec)
     return;
   int saved = errno;
@@ -140,6 +140,8 @@ void ctph_graph_forget(CUgraphExec exec) {
   while (*at && (*at)->exec != exec)
     at = &(*at)->next;
   struct kept_exec *k = *at;
+  if (k && k->g.exec != id) /* a newer exec at that address: not the one destroyed */
+    k = NULL;
   if (k) {
     *at = k->next;
     kept_bytes -= sizeof *k + bytes_of_nodes(k);
@@ -150,7 +152,7 @@ void ctph_graph_forget(CUgraphExec exec) {
     free(k->children);
     free(k);
   }
-  ctpd_graph_forget_id(exec);
+  ctpd_graph_forget_id(exec, id);
   errno = saved;
 }
 

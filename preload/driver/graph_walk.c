@@ -79,15 +79,19 @@ uint64_t ctph_graph_exec_id(CUgraphExec exec) {
   return exec_ids(exec, 0).id;
 }
 
+uint64_t ctph_graph_exec_known_id(CUgraphExec exec) {
+  struct ctph_map_slot *s = exec ? ctph_map_find(&execs, (uintptr_t)exec, 0) : NULL;
+  return s ? __atomic_load_n(&s->v1, __ATOMIC_RELAXED) : 0;
+}
+
 void ctpd_graph_set_version(CUgraphExec exec, uint64_t version) {
   if (exec)
     (void)ctph_map_store(&execs, (uintptr_t)exec, 0, NULL, &version);
 }
 
-void ctpd_graph_forget_id(CUgraphExec exec) {
-  uint64_t none = 0;
-  if (exec && ctph_map_find(&execs, (uintptr_t)exec, 0))
-    (void)ctph_map_store(&execs, (uintptr_t)exec, 0, &none, &none);
+void ctpd_graph_forget_id(CUgraphExec exec, uint64_t id) {
+  if (id && exec)
+    (void)ctph_map_clear_if(&execs, (uintptr_t)exec, 0, id);
 }
 
 /* Counts one kernel node. */

@@ -158,19 +158,29 @@ CTPD_DEFINE(cuGraphExecNodeSetParams, 0, node_edit_body,
             (CUgraphExec exec, CUgraphNode node, CUgraphNodeParams *p), (exec, node, p))
 
 /*
- * cuGraphExecDestroy: what graph_edit.c kept for the exec is freed and its id cleared
- * BEFORE the real call (once it returns, another thread may get an exec at the same
- * address), for every caller (libcudart's cudaGraphExecDestroy included) and while
- * paused; traced as an API record.
+ * cuGraphExecDestroy: traced as an API record. When it answers success, what
+ * graph_edit.c kept for the exec is freed and its id cleared, for every caller
+ * (libcudart's cudaGraphExecDestroy included) and while paused; a destroy that failed
+ * leaves the exec known (its later launches and edits keep its id and inventory). The
+ * id is read before the call: once it returns, another thread may instantiate a new
+ * exec at the same address, which ctph_graph_forget then leaves alone.
  */
 typedef CUresult (*exec_destroy_fn)(CUgraphExec);
 
-CTPD_INLINE CUresult exec_destroy_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+CTPD_INLINE CUresult exec_destroy_call(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                        CUgraphExec exec) {
-  if (realp && exec && ctph_alive())
-    ctph_graph_forget(exec);
   CTPD_SPAN_BODY(id, ptsz, realp, ra, exec_destroy_fn, CTPH_NO_STREAM, 0, real(exec), (void)0,
                  (void)0);
+}
+
+CTPD_INLINE CUresult exec_destroy_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                       CUgraphExec exec) {
+  int known = realp && exec && ctph_alive();
+  uint64_t exec_id = known ? ctph_graph_exec_known_id(exec) : 0;
+  CUresult r = exec_destroy_call(id, ptsz, realp, ra, exec);
+  if (known && r == CUDA_SUCCESS)
+    ctph_graph_forget(exec, exec_id);
+  return r;
 }
 
 CTPD_DEFINE(cuGraphExecDestroy, 0, exec_destroy_body, (CUgraphExec exec), (exec))

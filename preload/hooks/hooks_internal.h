@@ -333,6 +333,10 @@ static inline int ctph_poll_slot(struct ctph_thread *t, enum ctph_id id, uint64_
  * then has no inventory). 0 for NULL or when memory runs out. */
 uint64_t ctph_graph_exec_id(CUgraphExec exec) CTPH_HIDDEN;
 
+/* The id exec has now, without giving it one: 0 for NULL, an exec never seen or one
+ * destroyed. What ctph_graph_forget is given, read before the destroy call. */
+uint64_t ctph_graph_exec_known_id(CUgraphExec exec) CTPH_HIDDEN;
+
 /* After a successful instantiation (fresh = 1: the exec gets a new id) or exec
  * update (fresh = 0: same id) by the call `corr`: walks `graph` with the tracer's
  * own driver calls and writes its GRAPH and GRAPH_KERNEL records. Leaves errno. */
@@ -360,10 +364,13 @@ void ctph_graph_edit_child(uint64_t corr, CUgraphExec exec, CUgraphNode node, CU
  * inventory version. */
 void ctph_graph_emit_launch(uint64_t corr, CUgraphExec exec) CTPH_HIDDEN;
 
-/* Before exec is destroyed (cuGraphExecDestroy, cudaGraphExecDestroy): frees the kernel
- * nodes kept for its edits and clears its id (a later exec at that address gets a new
- * one). Leaves errno. */
-void ctph_graph_forget(CUgraphExec exec) CTPH_HIDDEN;
+/* After exec was destroyed (cuGraphExecDestroy, cudaGraphExecDestroy answered success):
+ * frees the kernel nodes kept for its edits and clears its id, provided its id is still
+ * `id` (ctph_graph_exec_known_id before the call): once the destroy returned, another
+ * thread may have instantiated a new exec at the same address, whose new id and
+ * inventory are left alone. A destroy that failed forgets nothing (the exec lives on).
+ * Leaves errno. */
+void ctph_graph_forget(CUgraphExec exec, uint64_t id) CTPH_HIDDEN;
 
 /* Sets the corr of the runtime edit call open on this thread (0: none) and returns the
  * one it replaces: the driver's edit wrapper, reached from libcudart, gives the

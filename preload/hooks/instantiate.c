@@ -155,13 +155,23 @@ CTP_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t exec, cudaGrap
                      __builtin_dwarf_cfa(), exec, node, p);
 }
 
-/** cudaGraphExecDestroy, traced (an API record): what the tracer kept for the exec is
- * freed and its id cleared first, whether tracing or paused (libcudart's driver call,
- * which the driver wrapper forwards, does the same: harmless twice). */
-CTP_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
-  if (exec && ctph_alive() && CTPH_REAL(cudaGraphExecDestroy))
-    ctph_graph_forget((CUgraphExec)exec);
+/* The traced call of cudaGraphExecDestroy (an API record). */
+static inline __attribute__((always_inline)) cudaError_t exec_destroy(cudaGraphExec_t exec) {
   CTPH_MEMOP_BODY(cudaGraphExecDestroy, 0, CTPH_NO_STREAM, 0, (exec), (void)0);
+}
+
+/** cudaGraphExecDestroy, traced (an API record): when it answers success, what the
+ * tracer kept for the exec is freed and its id cleared, whether tracing or paused
+ * (libcudart's driver call, which the driver wrapper forwards, does the same: harmless
+ * twice, the id read before the call telling a newer exec at the same address apart);
+ * a destroy that failed leaves the exec known. */
+CTP_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  int known = exec && ctph_alive() && CTPH_REAL(cudaGraphExecDestroy);
+  uint64_t exec_id = known ? ctph_graph_exec_known_id((CUgraphExec)exec) : 0;
+  cudaError_t r = exec_destroy(exec);
+  if (known && r == cudaSuccess)
+    ctph_graph_forget((CUgraphExec)exec, exec_id);
+  return r;
 }
 
 /** cudaGraphExecMemsetNodeSetParams, traced (a call: the inventory does not change). */

@@ -140,3 +140,17 @@ int ctph_map_exchange(struct ctph_map *m, uint64_t key, uint64_t key2, uint64_t 
   errno = saved;
   return rc;
 }
+
+int ctph_map_clear_if(struct ctph_map *m, uint64_t key, uint64_t key2, uint64_t v1) {
+  int saved = errno, rc = -1;
+  pthread_mutex_lock(&m->lock);
+  struct ctph_map_slot *s = find_locked(m, key, key2);
+  if (s && __atomic_load_n(&s->v1, __ATOMIC_RELAXED) == v1) {
+    __atomic_store_n(&s->v1, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->v2, 0, __ATOMIC_RELEASE);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&m->lock);
+  errno = saved;
+  return rc;
+}

@@ -60,4 +60,11 @@ int ctph_map_store(struct ctph_map *m, uint64_t key, uint64_t key2, const uint64
 int ctph_map_exchange(struct ctph_map *m, uint64_t key, uint64_t key2, uint64_t v1,
                       uint64_t *old) CTP_HIDDEN;
 
+/*
+ * Sets v1 and v2 of the slot of (key, key2) to 0 when its v1 is `v1`, under the insert
+ * mutex (as ctph_map_store): a compare and clear. Returns 0 when cleared, -1 when the
+ * key is absent or its v1 is another value.
+ */
+int ctph_map_clear_if(struct ctph_map *m, uint64_t key, uint64_t key2, uint64_t v1) CTP_HIDDEN;
+
 #endif

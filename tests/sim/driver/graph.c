@@ -224,11 +224,17 @@ SIM_API CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUg
   return cuGraphInstantiateWithParams(phGraphExec, hGraph, instantiateParams);
 }
 
-/** Destroys an instantiated graph. */
+/** Destroys an instantiated graph. Refused as a potentially unsafe call while a capture
+ * forbids those (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the capture invalidated; the exec
+ * stays valid): the simulator's choice, made so that a destroy of a live exec can fail. */
 SIM_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
   sim_lock();
   int ok = sim_handle_kind(hGraphExec) == SIM_KIND_GRAPH_EXEC;
+  if (ok && sim_capture_forbids_unsafe_call()) {
+    sim_unlock();
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   if (ok)
     sim_handle_remove(hGraphExec);
   sim_unlock();
