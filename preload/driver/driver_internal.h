@@ -112,9 +112,8 @@ int ctpd_graph_kept_same(CUgraphExec exec, uint64_t version, uint64_t print) CTP
 /* Sets the inventory version the next launches of exec carry (graph_walk.c's map). */
 void ctpd_graph_set_version(CUgraphExec exec, uint64_t version) CTPD_HIDDEN;
 
-/* Clears exec's id and version in graph_walk.c's map when its id is still `id` (the
- * exec was destroyed; the slot stays for the handle's next instantiation, which gives
- * it a new id). */
+/* Removes exec from graph_walk.c's map when its id is still `id` (the exec was
+ * destroyed; the handle's next instantiation gives it a new id). */
 void ctpd_graph_forget_id(CUgraphExec exec, uint64_t id) CTPD_HIDDEN;
 
 /* The corr of the runtime edit call open on this thread (0: none): the inventory a

@@ -19,8 +19,9 @@
 #define WALK_MAX_NAMES 4096
 #define WALK_INDEX_SLOTS (2 * WALK_MAX_NAMES) /* a power of two, at most half full */
 
-/* exec handle -> (v1 = its current id, v2 = the version of its latest inventory; both
- * 0 once the exec was destroyed: the slot stays, for the handle's next instantiation) */
+/* exec handle -> (v1 = its current id, v2 = the version of its latest inventory); the
+ * slot is removed when the exec is destroyed (ctpd_graph_forget_id), so the map holds
+ * the execs alive, not every address ever instantiated. Read with ctph_map_get. */
 static struct ctph_map execs = CTPH_MAP_INIT(6);
 static uint64_t last_exec_id;
 
@@ -58,21 +59,18 @@ static struct exec_ids exec_ids(CUgraphExec exec, int fresh) {
   struct exec_ids out = {0, 0};
   if (!exec)
     return out;
-  struct ctph_map_slot *s = ctph_map_find(&execs, (uintptr_t)exec, 0);
-  if (!s || fresh) {
-    uint64_t id = __atomic_add_fetch(&last_exec_id, 1, __ATOMIC_RELAXED), none = 0;
-    int inserted = 0;
-    if (!s && !(s = ctph_map_insert(&execs, (uintptr_t)exec, 0, id, 0, &inserted)))
-      return out;
-    if (inserted || (fresh && ctph_map_store(&execs, (uintptr_t)exec, 0, &id, &none) == 0))
-      return (struct exec_ids){id, 0};
-    if (fresh)
-      return out;
-    /* two threads meeting an unknown exec at once both use the id that was kept */
-  }
-  out.id = __atomic_load_n(&s->v1, __ATOMIC_RELAXED);
-  out.version = __atomic_load_n(&s->v2, __ATOMIC_ACQUIRE);
-  return out;
+  if (!fresh && ctph_map_get(&execs, (uintptr_t)exec, 0, &out.id, &out.version))
+    return out;
+  uint64_t id = __atomic_add_fetch(&last_exec_id, 1, __ATOMIC_RELAXED), none = 0;
+  int inserted = 0;
+  if (!ctph_map_insert(&execs, (uintptr_t)exec, 0, id, 0, &inserted))
+    return out;
+  if (inserted || (fresh && ctph_map_store(&execs, (uintptr_t)exec, 0, &id, &none) == 0))
+    return (struct exec_ids){id, 0};
+  /* two threads meeting an unknown exec at once both use the id that was kept */
+  if (!fresh && ctph_map_get(&execs, (uintptr_t)exec, 0, &out.id, &out.version))
+    return out;
+  return (struct exec_ids){0, 0};
 }
 
 uint64_t ctph_graph_exec_id(CUgraphExec exec) {
@@ -80,8 +78,8 @@ uint64_t ctph_graph_exec_id(CUgraphExec exec) {
 }
 
 uint64_t ctph_graph_exec_known_id(CUgraphExec exec) {
-  struct ctph_map_slot *s = exec ? ctph_map_find(&execs, (uintptr_t)exec, 0) : NULL;
-  return s ? __atomic_load_n(&s->v1, __ATOMIC_RELAXED) : 0;
+  uint64_t id = 0;
+  return exec && ctph_map_get(&execs, (uintptr_t)exec, 0, &id, NULL) ? id : 0;
 }
 
 void ctpd_graph_set_version(CUgraphExec exec, uint64_t version) {
@@ -91,7 +89,7 @@ void ctpd_graph_set_version(CUgraphExec exec, uint64_t version) {
 
 void ctpd_graph_forget_id(CUgraphExec exec, uint64_t id) {
   if (id && exec)
-    (void)ctph_map_clear_if(&execs, (uintptr_t)exec, 0, id);
+    (void)ctph_map_remove_if(&execs, (uintptr_t)exec, 0, id);
 }
 
 /* Counts one kernel node. */
