@@ -29,7 +29,7 @@
 
 #define CT_FILE_MAGIC "CUTRACE\x01"  /* 8 bytes */
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 13 /* 1.1: STACK, MODULE, api.stack, api.parent;
+#define CT_FORMAT_MINOR 14 /* 1.1: STACK, MODULE, api.stack, api.parent;
                              1.2: GRAPH, GRAPH_KERNEL, GRAPH_LAUNCH;
                              1.3: PAUSE, PYCODE, Python frames in STACK;
                              1.4: JOB, device.pci_bus_id, device.uuid;
@@ -43,7 +43,8 @@
                              1.10: ALLOC kind array, MEMOP kinds ext_wait and ext_signal;
                              1.11: MEMOP kind decompress;
                              1.12: POLL (coalesced event/stream queries);
-                             1.13: graph, graph_kernel and graph_launch version */
+                             1.13: graph, graph_kernel and graph_launch version;
+                             1.14: STREAM flag green (a green context's NULL stream) */
 #define CT_MAX_FIELDS 16          /* most fields any record kind may have */
 #define CT_MAX_KINDS 64           /* kind ids are < this */
 #define CT_MAX_CHUNK_BYTES (16u << 20) /* readers reject larger chunks as corrupt */
@@ -288,6 +289,8 @@
 #define CT_STREAM_NON_BLOCKING 0x1
 #define CT_STREAM_PER_THREAD 0x2
 #define CT_STREAM_LEGACY 0x4
+#define CT_STREAM_GREEN 0x8 /* 1.14: with LEGACY, the NULL stream of a green context's
+                               converted context (its own id; handle: that context) */
 
 /* CT_MEMOP_* kinds. */
 #define CT_MEMOP_H2D 1

@@ -33,3 +33,40 @@ CTPD_DEFINE(cuCtxRecordEvent, 0, ctx_event, (CUcontext ctx, CUevent e), (ctx, e)
 CTPD_DEFINE(cuCtxWaitEvent, 0, ctx_event_wait, (CUcontext ctx, CUevent e), (ctx, e))
 CTPD_DEFINE(cuGreenCtxRecordEvent, 0, green_event, (CUgreenCtx ctx, CUevent e), (ctx, e))
 CTPD_DEFINE(cuGreenCtxWaitEvent, 0, green_event_wait, (CUgreenCtx ctx, CUevent e), (ctx, e))
+
+/*
+ * cuCtxFromGreenCtx and cuGreenCtxDestroy: no record. The context a green context is
+ * converted to has a NULL stream of its own, apart from the device's primary context's
+ * (the legacy stream, id 0): the hooks remember the converted context (whatever the
+ * caller and whether tracing is on) so that work on the NULL stream while it is current
+ * gets a stream id of its own (preload/hooks/streams.c), and forget it when the green
+ * context is destroyed (its address may then serve another context).
+ */
+typedef CUresult (*from_green_fn)(CUcontext *, CUgreenCtx);
+typedef CUresult (*green_destroy_fn)(CUgreenCtx);
+
+CTPD_INLINE CUresult from_green_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                     CUcontext *out, CUgreenCtx green) {
+  (void)id, (void)ptsz, (void)ra;
+  if (!realp)
+    return CTPD_NO_REAL;
+  CUresult r = ((from_green_fn)realp)(out, green);
+  if (r == CUDA_SUCCESS && out && *out)
+    ctph_green_context_seen(green, *out);
+  return r;
+}
+
+CTPD_INLINE CUresult green_destroy_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                        CUgreenCtx green) {
+  (void)id, (void)ptsz, (void)ra;
+  if (!realp)
+    return CTPD_NO_REAL;
+  CUresult r = ((green_destroy_fn)realp)(green);
+  if (r == CUDA_SUCCESS && green)
+    ctph_green_context_destroyed(green);
+  return r;
+}
+
+CTPD_DEFINE(cuCtxFromGreenCtx, 0, from_green_body, (CUcontext *out, CUgreenCtx green),
+            (out, green))
+CTPD_DEFINE(cuGreenCtxDestroy, 0, green_destroy_body, (CUgreenCtx green), (green))

@@ -126,6 +126,7 @@ struct ctph_thread {
                               inside the outermost open call, or-ed */
   uint64_t inner_timed;    /* operations timed inside library calls (ever, this thread) */
   int32_t cached_device;   /* device of cached_ctx, -1 when none */
+  uint32_t cached_green;   /* cached_ctx is a green context's (its own NULL stream) */
   CUcontext cached_ctx;
   /* one-entry cache of the last stream looked up */
   uint64_t last_stream_key;   /* handle */
@@ -481,8 +482,16 @@ void ctph_capture_ended(CUstream handle, int per_thread) CTPH_HIDDEN;
  * per-thread default stream) is or may be capturing, 0 when it is known not to be. */
 int ctph_stream_capturing(CUstream handle) CTPH_HIDDEN;
 
-/* The device's primary context as seen by some app thread (NULL when unknown). */
+/* The device's primary context as seen by some app thread (NULL when unknown; never a
+ * green context's). */
 CUcontext ctph_device_context(int device) CTPH_HIDDEN;
+
+/* After cuCtxFromGreenCtx gave ctx for green: ctx has a NULL stream of its own (work on
+ * the NULL stream while ctx is current gets its own stream id). Leaves errno. */
+void ctph_green_context_seen(CUgreenCtx green, CUcontext ctx) CTPH_HIDDEN;
+
+/* After green was destroyed: its converted context is forgotten. Leaves errno. */
+void ctph_green_context_destroyed(CUgreenCtx green) CTPH_HIDDEN;
 
 /* Memory type (CT_MEM_*) of a pointer, from the driver's pointer attributes. */
 int ctph_memory_type(const void *ptr) CTPH_HIDDEN;

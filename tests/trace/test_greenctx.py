@@ -12,7 +12,11 @@ and no stream; every kernel has a GPU record on device 1, gc_warm/gc_consumer/
 gc_green_long/gc_in_green on GS's stream and gc_producer/gc_after on PS's (the STREAM
 records give device 1 and the two handles); gc_consumer starts when gc_producer ends and
 gc_after when gc_green_long ends (within 50 us; or, the host that late, at its launch's return or the
-end of the work before it on its stream); `cutrace gaps --format json`: the stream gaps that gc_consumer and gc_after end
+end of the work before it on its stream); gc_green_null, launched on the NULL stream with G
+current, is on a stream of its own (not 0: its STREAM record flagged legacy and green,
+format 1.14, device 1, handle G's context), gc_primary_null on P's NULL stream (0), and
+`cutrace report --format json` has one kernel on each (before 2026-12-07 both had stream
+0, merged into one row); `cutrace gaps --format json`: the stream gaps that gc_consumer and gc_after end
 (when launched before their producer ended) are caused by other_stream (as behind a
 cuStreamWaitEvent) and end at their producer's end; `cutrace report --format json` counts each
 entry point once (twice for the two that failed once). Again with event chaining on
@@ -36,6 +40,7 @@ sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
 tmp = tempfile.mkdtemp(prefix="cutrace-greenctx-")
 API_DRIVER, GPU_KERNEL, INVALID_HANDLE, NO_STREAM = 0x10, 1, 400, 0
+LEGACY, GREEN = 0x4, 0x8  # CT_STREAM_* (green: format 1.14)
 SLACK_NS = 50_000
 CALLS = [("cuCtxRecordEvent", 0), ("cuGreenCtxWaitEvent", 0), ("cuGreenCtxRecordEvent", 0),
          ("cuCtxWaitEvent", 0), ("cuCtxWaitEvent", INVALID_HANDLE),
@@ -105,6 +110,16 @@ if path:
             if apis.get(w["corr"], {}).get("end_ns", 0) < p["end_ns"]:
                 fed[waiter] = p["end_ns"]
     one("gc_in_green")
+    gn, pn = one("gc_green_null"), one("gc_primary_null")
+    st = streams.get(gn["stream"]) if gn else None
+    check(gn is not None and gn["stream"] != 0 and st is not None and st["device"] == 1
+          and st["flags"] & (LEGACY | GREEN) == LEGACY | GREEN and st["handle"] != 0,
+          f"gc_green_null on stream {gn and gn['stream']}, its STREAM record {st}: want its "
+          f"own id, flags legacy | green")
+    check(pn is not None and pn["stream"] == 0, f"gc_primary_null on stream {pn and pn['stream']}, want 0")
+    if gn and apis.get(gn["corr"]):
+        check(apis[gn["corr"]]["stream"] == gn["stream"],
+              f"gc_green_null's launch call on stream {apis[gn['corr']]['stream']}")
 
     p = subprocess.run([cutrace, "gaps", "--format", "json", path], capture_output=True,
                        text=True, timeout=60)
@@ -123,7 +138,12 @@ if path:
 
     p = subprocess.run([cutrace, "report", "--format", "json", path], capture_output=True,
                        text=True, timeout=60)
-    rows = {r["name"]: r for r in json.loads(p.stdout).get("apis", [])} if p.returncode == 0 else {}
+    report = json.loads(p.stdout) if p.returncode == 0 else {}
+    null_rows = {r["stream"]: r["kernels"] for r in report.get("streams", [])
+                 if r["device"] == 1 and gn and r["stream"] in (0, gn["stream"])}
+    check(gn is not None and null_rows == {0: 1, gn["stream"]: 1},
+          f"report json streams: kernels on device 1's NULL streams {null_rows}, want one on each")
+    rows = {r["name"]: r for r in report.get("apis", [])}
     for name in sorted(wanted):
         n = sum(1 for c, _ in CALLS if c == name)
         errors = sum(1 for c, r in CALLS if c == name and r)

@@ -8,7 +8,9 @@
 //            gc_consumer directly follows gc_warm on GS in the thread (event chaining).
 //   phase 2: the same the other way: gc_green_long on GS, gc_warm on PS,
 //            cuGreenCtxRecordEvent(G, e2), cuCtxWaitEvent(P, e2), gc_after on PS.
-//   phase 3: G made current (cuCtxFromGreenCtx): gc_in_green on GS through the runtime.
+//   phase 3: G made current (cuCtxFromGreenCtx): gc_in_green on GS through the runtime,
+//            then gc_green_null on the NULL stream (G's own); G popped, P current again:
+//            gc_primary_null on the NULL stream (P's), which runs meanwhile.
 //   failures: cuCtxWaitEvent(P, NULL) and cuGreenCtxRecordEvent(G, NULL) answer
 //            CUDA_ERROR_INVALID_HANDLE (400).
 // Prints "greenctx: ok"; exit status 1 when any call answered something unexpected (an
@@ -36,6 +38,8 @@ __global__ void gc_consumer(float *x) { x[threadIdx.x] -= 1.0f; }
 __global__ void gc_green_long(float *x) { x[threadIdx.x] *= 3.0f; }
 __global__ void gc_after(float *x) { x[threadIdx.x] -= 2.0f; }
 __global__ void gc_in_green(float *x) { x[threadIdx.x] += 5.0f; }
+__global__ void gc_green_null(float *x) { x[threadIdx.x] += 6.0f; }
+__global__ void gc_primary_null(float *x) { x[threadIdx.x] += 7.0f; }
 
 typedef CUresult (*ctx_event_fn)(CUcontext, CUevent);
 typedef CUresult (*green_event_fn)(CUgreenCtx, CUevent);
@@ -103,7 +107,14 @@ int main() {
   gc_in_green<<<1, 32, 0, (cudaStream_t)gs>>>(x + 128);
   CHECK(cudaGetLastError());
   CHECK(cuStreamSynchronize(gs));
+  gc_green_null<<<1, 32>>>(x + 160);  // G's NULL stream
+  CHECK(cudaGetLastError());
   CUcontext popped;
+  CHECK(cuCtxPopCurrent(&popped));
+  gc_primary_null<<<1, 32>>>(x + 192);  // P's NULL stream: not behind gc_green_null
+  CHECK(cudaGetLastError());
+  CHECK(cuCtxPushCurrent(as_ctx));
+  CHECK(cuCtxSynchronize());
   CHECK(cuCtxPopCurrent(&popped));
 
   // failures, passed through with their results
