@@ -2,7 +2,7 @@
  * Driver launches: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx (the
  * Triton launcher's entry point) and cuGraphLaunch, each with its _ptsz form, the
  * CUDA 1.x-3.x cuLaunch, cuLaunchGrid and cuLaunchGridAsync, and the deprecated
- * cuLaunchCooperativeKernelMultiDevice. A
+ * cuLaunchCooperativeKernelMultiDevice (a call per entry inside it). A
  * traced call is an API record flagged CT_API_DRIVER plus a LAUNCH record named by
  * cuFuncGetName / cuKernelGetName; when outermost (static cudart, Triton, -lcuda)
  * the kernel is timed with events on its stream. Inside a library call (a cuBLAS
@@ -103,15 +103,38 @@ CTPD_DEFINE(cuLaunchGridAsync, 0, legacy_launch_body, (CUfunction f, int gw, int
             (f, gw, gh, s, 2))
 
 /* cuLaunchCooperativeKernelMultiDevice (CUDA 9.0, deprecated): one cooperative kernel on
- * each of several devices, each entry with its own stream. Traced as a cooperative launch
- * of the first entry: its kernel, grid and block in the LAUNCH record; the other entries
- * are not recorded. Timed on the first entry's stream only with
- * CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC or a single entry: by default
- * each kernel first waits for the earlier work of every entry's stream, which a start
- * event recorded before the call would count as the kernel's time (the device idle
- * meanwhile would look busy). Only on the current device: an entry on another device's
- * stream records no event there and the call is untimed. */
+ * each of several devices, each entry with its own function, shape and stream. Traced as
+ * a call (depth 0, no LAUNCH and no GPU record of its own) and, inside it, one call per
+ * entry (depth 1, the same name, its own corr; at most MULTI_ENTRIES entries): its LAUNCH
+ * record, the device and stream of its stream's context (made current for the moment
+ * when it is not: cuStreamGetCtx), and a kernel GPU record timed with events on its
+ * stream when the call has one entry or CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC
+ * (by default each kernel first waits for the earlier work of every entry's stream, which
+ * a start event recorded before the call would count as the kernel's time; such entries
+ * are flagged CT_API_UNTIMED). The outer call is flagged CT_API_INNER_TIMED when an entry
+ * was timed. Without CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_POST_LAUNCH_SYNC every
+ * stream's later work, the end event included, waits for all the kernels: each entry then
+ * ends when the last one did. */
 typedef CUresult (*launch_multi_fn)(CUDA_LAUNCH_PARAMS *, unsigned, unsigned);
+
+#define MULTI_ENTRIES 16
+
+/* Makes the context of stream s current (pushed) when another one is: returns 1 when it
+ * pushed one (leave_stream_context pops it). */
+static int enter_stream_context(CUstream s) {
+  CUcontext ctx = NULL, current = NULL;
+  if (!ctph_drv.StreamGetCtx || !ctph_drv.CtxPushCurrent || !ctph_drv.CtxPopCurrent ||
+      ctph_drv.StreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx ||
+      (ctph_drv.CtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx))
+    return 0;
+  return ctph_drv.CtxPushCurrent(ctx) == CUDA_SUCCESS;
+}
+
+static void leave_stream_context(int pushed) {
+  CUcontext popped;
+  if (pushed)
+    ctph_drv.CtxPopCurrent(&popped);
+}
 
 CTPD_INLINE CUresult launch_multi_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
                                        CUDA_LAUNCH_PARAMS *list, unsigned n, unsigned flags) {
@@ -121,18 +144,39 @@ CTPD_INLINE CUresult launch_multi_body(enum ctph_id id, int ptsz, void *realp, c
   if (CTPD_UNTRACED(real, ra))
     return real(list, n, flags);
   ctpd_note_call();
-  int any = list && n; /* an empty list: a span with its error, no launch */
-  const CUDA_LAUNCH_PARAMS first = any ? list[0] : (CUDA_LAUNCH_PARAMS){.hStream = CTPH_NO_STREAM};
-  uint64_t name = any ? ctpd_function_name_id(first.function) : 0;
-  int timed = any && (n == 1 || (flags & CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC));
-  ctph_call c;
-  ctph_call_begin(&c, id, ptsz, timed ? CT_GPU_KERNEL : 0, first.hStream, name);
+  unsigned m = list ? (n < MULTI_ENTRIES ? n : MULTI_ENTRIES) : 0; /* empty: a span, its error */
+  int timed = n == 1 || (flags & CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC);
+  ctph_call c, entries[MULTI_ENTRIES];
+  ctph_call_begin(&c, id, ptsz, 0, m ? list[0].hStream : CTPH_NO_STREAM, 0);
   c.flags |= CT_API_DRIVER;
+  c.gpu_type = CT_GPU_KERNEL; /* untimed itself (begun without), its stack taken as a launch's */
+  for (unsigned i = 0; c.traced && i < m; i++) {
+    int saved = errno;
+    int pushed = enter_stream_context(list[i].hStream);
+    ctph_call_begin_entry(&entries[i], &c, list[i].hStream,
+                          ctpd_function_name_id(list[i].function), timed);
+    leave_stream_context(pushed);
+    errno = saved;
+  }
   CUresult r = real(list, n, flags);
-  CTPH_FINISH(c, r, if (any) emit_launch(&c, r == CUDA_SUCCESS, first.function, name,
-                                         first.gridDimX, first.gridDimY, first.gridDimZ,
-                                         first.blockDimX, first.blockDimY, first.blockDimZ,
-                                         first.sharedMemBytes));
+  if (c.traced && m) {
+    int saved = errno;
+    for (unsigned i = 0; i < m; i++) {
+      const CUDA_LAUNCH_PARAMS *p = &list[i];
+      ctph_call *e = &entries[i];
+      int pushed = enter_stream_context(p->hStream);
+      ctph_call_settle(e, r);
+      emit_launch(e, r == CUDA_SUCCESS, p->function, e->gpu_name, p->gridDimX, p->gridDimY,
+                  p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ, p->sharedMemBytes);
+      leave_stream_context(pushed);
+      ctph_call_emit(e, r);
+      if (e->flags & CT_API_TIMED)
+        c.flags |= CT_API_INNER_TIMED;
+    }
+    ctph_chain_break(); /* the streams waited for each other: nothing chains from here */
+    errno = saved;
+  }
+  CTPH_FINISH(c, r, (void)0);
   return r;
 }
 

@@ -79,7 +79,7 @@ static void start_timing(ctph_call *c) {
     /* The legacy stream synchronises with every blocking stream, capturing ones
      * included: an event recorded there could break an app's capture. */
     c->flags |= CT_API_UNTIMED;
-  } else if (ctph_chain_on && ctph_chain_start(c)) {
+  } else if (ctph_chain_on && !c->unchained && ctph_chain_start(c)) {
     /* Starts when the previous operation on the stream ends (see chain.c). */
     c->ev_end = ctph_event_get(c->device);
     c->timing = c->ev_end != NULL;
@@ -134,6 +134,7 @@ void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cf
   c->state = NULL;
   c->inner_op = 0;
   c->own_skipped = 0;
+  c->unchained = 0;
   c->traced = ctph_on();
   if (CTP_UNLIKELY(ctph_tls.polls_open))
     ctph_poll_flush(); /* the thread stopped polling: its polls come first (also paused) */
@@ -183,6 +184,44 @@ void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cf
   errno = saved;
 }
 
+void ctph_call_begin_entry(ctph_call *c, const ctph_call *outer, CUstream stream,
+                           uint64_t gpu_name, int timed) {
+  c->id = outer->id;
+  c->site_ra = outer->site_ra;
+  c->site_cfa = outer->site_cfa;
+  c->timing = 0;
+  c->chained = 0;
+  c->state = NULL;
+  c->inner_op = 0;
+  c->own_skipped = 0;
+  c->unchained = 1;
+  c->traced = outer->traced;
+  if (!c->traced)
+    return;
+  int saved = errno;
+  c->begin_ns = ctp_now_ns();
+  c->corr = ctp_next_corr();
+  c->depth = outer->depth + 1;
+  ctph_tls.depth++; /* lowered by ctph_call_emit */
+  c->inner_mark = ctph_tls.inner_timed;
+  c->flags = outer->flags & CT_API_DRIVER;
+  c->ptsz = 0;
+  c->handle = stream;
+  c->gpu_type = CT_GPU_KERNEL;
+  c->returns_early = 1;
+  c->gpu_name = gpu_name;
+  c->stream = 0;
+  c->device = ctph_current_device(NULL);
+  if (c->device >= 0) {
+    c->stream = ctph_stream_id(c->device, stream, 0, &c->state);
+    if (timed)
+      start_timing(c);
+    else
+      c->flags |= CT_API_UNTIMED;
+  }
+  errno = saved;
+}
+
 /* Records the end event and hands the operation to the poller. */
 static void finish_timing(ctph_call *c, uint64_t result) {
   /* Work cannot start before it was submitted, and a call that returns before its
@@ -208,11 +247,11 @@ static void finish_timing(ctph_call *c, uint64_t result) {
           .start = c->ev_start,
           .end = c->ev_end,
       };
-      if (ctph_chain_on)
+      if (ctph_chain_on && !c->unchained)
         ctph_chain_prepare(c, &p);
       if (ctph_pending_push(&p) == 0) {
         c->flags |= CT_API_TIMED;
-        if (ctph_chain_on)
+        if (ctph_chain_on && !c->unchained)
           ctph_chain_commit(c, &p);
         return;
       }

@@ -81,6 +81,7 @@ struct ctph_driver {
   CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
   CUresult (*StreamGetFlags)(CUstream, unsigned *);
   CUresult (*StreamGetPriority)(CUstream, int *);
+  CUresult (*StreamGetCtx)(CUstream, CUcontext *);
   CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
   CUresult (*PointerGetAttributes)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
   /* the graph walk (preload/driver/graph_walk.c) */
@@ -180,6 +181,7 @@ typedef struct ctph_call {
   int own_skipped;     /* a library call expected to be timed by its inner operations
                           recorded no start event of its own */
   uint64_t inner_mark; /* ctph_tls.inner_timed when the call began */
+  int unchained;       /* never part of event chaining (ctph_call_begin_entry) */
   /* the call site, for its stack: the return address into the caller and the CFA of
    * the exported wrapper (the return address lies at site_cfa - 8 on x86-64) */
   const void *site_ra, *site_cfa;
@@ -206,6 +208,18 @@ static inline int ctph_alive(void) { return __atomic_load_n(&ctp_enabled, __ATOM
 void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cfa,
                           enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
                           uint64_t gpu_name) CTPH_HIDDEN;
+
+/*
+ * Opens one entry of a call that queues work on several streams at once (the entries of
+ * cuLaunchCooperativeKernelMultiDevice): a call of its own (corr, API record) at depth
+ * outer->depth + 1 under `outer` (open, traced), of kernel gpu_name on `stream` of the
+ * current context's device (the caller makes the entry stream's context current around
+ * this call and around its ctph_call_settle), timed with its own events there when
+ * `timed` (else flagged CT_API_UNTIMED), never chained (chain.c). Closed with
+ * ctph_call_settle and ctph_call_emit like any call. Leaves errno.
+ */
+void ctph_call_begin_entry(ctph_call *c, const ctph_call *outer, CUstream stream,
+                           uint64_t gpu_name, int timed) CTPH_HIDDEN;
 
 /* ctph_call_begin from a wrapper's body: the call site is that of the function the
  * body is expanded or always-inlined into (the exported wrapper), which is where

@@ -154,6 +154,7 @@ static const struct driver_sym driver_syms[] = {
     DRV(StreamIsCapturing, "cuStreamIsCapturing", "cuStreamIsCapturing", 0, 10000),
     DRV(StreamGetFlags, "cuStreamGetFlags", "cuStreamGetFlags", 0, 5050),
     DRV(StreamGetPriority, "cuStreamGetPriority", "cuStreamGetPriority", 0, 5050),
+    DRV(StreamGetCtx, "cuStreamGetCtx", "cuStreamGetCtx", 0, 9020),
     DRV(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",
         "cuThreadExchangeStreamCaptureMode", 0, 10010),
     DRV(PointerGetAttributes, "cuPointerGetAttributes", "cuPointerGetAttributes", 0, 7000),

@@ -2,18 +2,23 @@
 """The deprecated multi-device cooperative launch (programs/coopmulti.cu) on two simulated
 GPUs: cm_busy (2 ms) on device 1's stream S1, then, device 0 current,
 cuLaunchCooperativeKernelMultiDevice of cm_part (300 us; grid 4, block 128, 256 bytes of
-shared memory) on S0 and S1 with the default pre-launch sync, again with
-CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC, then with an empty list (fails,
-CUDA_ERROR_INVALID_VALUE). Before 2026-12-07 these launches were not seen.
+shared memory) on S0 (device 0) and S1 (device 1) with the default pre-launch sync, again
+with CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC, then with an empty list
+(fails, CUDA_ERROR_INVALID_VALUE). Before 2026-12-07 these launches were not seen; until
+the 2026-12-07 session 14 only their first entry was recorded.
 
-Asserted: three outermost API records flagged DRIVER with results 0, 0, 1; the first two
-have a LAUNCH record of the first entry (cm_part, 4 x 1 x 1, 128 x 1 x 1, 256 bytes) and
-S0's stream on device 0, the failed one none; the first (default flags: its kernel first
+Asserted: three outermost API records flagged DRIVER with results 0, 0, 1, none with a
+LAUNCH or GPU record of its own; inside each successful one, one call per entry (depth 1,
+the same name, parent the outer call's corr, DRIVER): its LAUNCH record (cm_part, 4 x 1 x
+1, 128 x 1 x 1, 256 bytes), device 0 on S0's stream and device 1 on S1's (the STREAM
+records say devices 0 and 1); the first call's entries (default flags: each kernel first
 waits for the other stream's cm_busy, which a start event recorded before the call would
-count as kernel time) has no GPU record; the second has a kernel GPU record on S0, 300 us
-long (+-50 us), starting when the first cm_part ended (S0's earlier work, within 50 us;
-or at its call's return when the host was later), itself after cm_busy's end; the other entries (device 1) are not recorded (one cm_part
-GPU record in all).
+count as kernel time) are flagged UNTIMED with no GPU record, the outer call not
+INNER_TIMED; the second call's entries are TIMED, each with a kernel GPU record on its own
+device and stream, 300 us long (+-50 us), starting when the first call's kernels ended
+(S0's and S1's earlier work, within 50 us; or at its call's return when the host was
+later), the outer call flagged INNER_TIMED; the failed call has no entries. Two cm_part
+GPU records in all.
 
 usage: test_coopmulti.py SIM_DIR CUTRACE LIBTRACE COOPMULTI
 """
@@ -30,48 +35,72 @@ from rawdump import kernel_identifier, raw_records  # noqa: E402
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
 tmp = tempfile.mkdtemp(prefix="cutrace-coopmulti-")
-API_DRIVER, GPU_KERNEL, INVALID_VALUE = 0x10, 1, 1
+API_TIMED, API_UNTIMED, API_DRIVER, API_INNER_TIMED = 0x4, 0x8, 0x10, 0x20
+GPU_KERNEL, INVALID_VALUE = 1, 1
 SLACK_NS = 50_000
 NAME = "cuLaunchCooperativeKernelMultiDevice"
+SHAPE = ("cm_part", 4, 1, 1, 128, 1, 1, 256)
 
 env = {"SIMCUDA_DEVICES": "2", "SIMCUDA_KERNEL_US": "default=50,cm_busy=2000,cm_part=300"}
 path = record_one_file(cutrace, libtrace, sim_dir, os.path.join(tmp, "coopmulti"), [program],
                        "coopmulti: ok", env)
 if path:
     recs, names = raw_records(cutrace, path)
-    calls = sorted((r for r in recs if r["kind"] == "api" and names.get(r["name"]) == NAME),
-                   key=lambda a: a["begin_ns"])
+    mine = [r for r in recs if r["kind"] == "api" and names.get(r["name"]) == NAME]
+    calls = sorted((a for a in mine if a["depth"] == 0), key=lambda a: a["begin_ns"])
     check([a["result"] for a in calls] == [0, 0, INVALID_VALUE],
           f"{NAME} results {[a['result'] for a in calls]}, want [0, 0, 1]")
     launches = {r["corr"]: r for r in recs if r["kind"] == "launch"}
     gpus = {r["corr"]: r for r in recs if r["kind"] == "gpu"}
+    streams = {r["stream"]: r for r in recs if r["kind"] == "stream"}
     parts = [g for g in gpus.values() if g["type"] == GPU_KERNEL
              and kernel_identifier(names.get(g["name"], "")) == "cm_part"]
     busy = [g for g in gpus.values() if g["type"] == GPU_KERNEL
             and kernel_identifier(names.get(g["name"], "")) == "cm_busy"]
-    check(len(parts) == 1 and len(busy) == 1,
-          f"{len(parts)} cm_part GPU records (want 1: the second call's first entry), {len(busy)} cm_busy")
+    check(len(parts) == 2 and len(busy) == 1,
+          f"{len(parts)} cm_part GPU records (want 2: the second call's entries), {len(busy)} cm_busy")
     for a in calls:
-        check(a["depth"] == 0 and a["flags"] & API_DRIVER, f"{NAME}: depth {a['depth']} flags {a['flags']:#x}")
+        check(a["flags"] & API_DRIVER and a["corr"] not in launches and a["corr"] not in gpus,
+              f"{NAME} corr {a['corr']}: flags {a['flags']:#x}, its own LAUNCH "
+              f"{launches.get(a['corr'])} or GPU {gpus.get(a['corr'])}")
     if len(calls) == 3:
-        for a in calls[:2]:
-            l = launches.get(a["corr"])
-            got = l and (names.get(l["kernel"]), l["grid_x"], l["grid_y"], l["grid_z"], l["block_x"],
-                         l["block_y"], l["block_z"], l["shmem"])
-            check(got == ("cm_part", 4, 1, 1, 128, 1, 1, 256) and a["device"] == 0 and a["stream"] != 0,
-                  f"{NAME} corr {a['corr']}: LAUNCH {got}, device {a['device']} stream {a['stream']}")
-        check(calls[2]["corr"] not in launches, "the failed call has a LAUNCH record")
-        check(calls[0]["corr"] not in gpus, f"default flags: a GPU record {gpus.get(calls[0]['corr'])}")
-        g = gpus.get(calls[1]["corr"])
-        if check(g is not None and g["stream"] == calls[1]["stream"] and g["device"] == 0,
-                 f"NO_PRE_LAUNCH_SYNC: GPU record {g}, call stream {calls[1]['stream']}") and busy:
-            dur = g["end_ns"] - g["start_ns"]
-            # the first cm_part waited for cm_busy (or for its own call, when the host was
-            # late on a loaded machine); the second runs after it (or after its own call)
-            first_end = max(busy[0]["end_ns"], calls[0]["begin_ns"]) + 300_000
-            latest = max(max(busy[0]["end_ns"], calls[0]["end_ns"]) + 300_000, calls[1]["end_ns"])
-            check(abs(dur - 300_000) <= SLACK_NS
-                  and first_end - SLACK_NS <= g["start_ns"] <= latest + SLACK_NS,
-                  f"NO_PRE_LAUNCH_SYNC cm_part: {dur} ns from {g['start_ns']}, want 300 us from "
-                  f"{first_end}..{latest} (after cm_busy's end and the first cm_part)")
+        entries = {}
+        for a in mine:
+            if a["depth"] == 1:
+                entries.setdefault(a["parent"], []).append(a)
+        check(calls[2]["corr"] not in entries, f"the failed call has entries {entries.get(calls[2]['corr'])}")
+        first_end = {}
+        for n, call in enumerate(calls[:2]):
+            es = sorted(entries.get(call["corr"], []), key=lambda e: e["device"])
+            got = [(e["device"], streams.get(e["stream"], {}).get("device")) for e in es]
+            check(got == [(0, 0), (1, 1)] and es[0]["stream"] != es[1]["stream"],
+                  f"call {n + 1}: entries (device, its stream's device) {got}, want (0, 0), (1, 1) "
+                  f"on two streams")
+            for e in es:
+                l = launches.get(e["corr"])
+                shape = l and (kernel_identifier(names.get(l["kernel"], "")), l["grid_x"], l["grid_y"],
+                               l["grid_z"], l["block_x"], l["block_y"], l["block_z"], l["shmem"])
+                check(shape == SHAPE and e["flags"] & API_DRIVER and e["result"] == 0,
+                      f"call {n + 1} entry on device {e['device']}: LAUNCH {shape}, flags {e['flags']:#x}")
+                g = gpus.get(e["corr"])
+                if n == 0:
+                    check(e["flags"] & API_UNTIMED and g is None,
+                          f"default flags: entry on device {e['device']} flags {e['flags']:#x}, GPU {g}")
+                    continue
+                if not check(e["flags"] & API_TIMED and g is not None and g["device"] == e["device"]
+                             and g["stream"] == e["stream"],
+                             f"NO_PRE_LAUNCH_SYNC: entry on device {e['device']} stream {e['stream']} "
+                             f"flags {e['flags']:#x}, GPU {g}") or not busy:
+                    continue
+                dur = g["end_ns"] - g["start_ns"]
+                # the first call's kernels waited for cm_busy (or for their call, when the
+                # host was late on a loaded machine); these run after them (or their call)
+                earliest = max(busy[0]["end_ns"], calls[0]["begin_ns"]) + 300_000
+                latest = max(max(busy[0]["end_ns"], calls[0]["end_ns"]) + 300_000, call["end_ns"])
+                check(abs(dur - 300_000) <= SLACK_NS
+                      and earliest - SLACK_NS <= g["start_ns"] <= latest + SLACK_NS,
+                      f"NO_PRE_LAUNCH_SYNC cm_part on device {e['device']}: {dur} ns from "
+                      f"{g['start_ns']}, want 300 us from {earliest}..{latest}")
+        check(not calls[0]["flags"] & API_INNER_TIMED and calls[1]["flags"] & API_INNER_TIMED,
+              f"outer flags {calls[0]['flags']:#x}, {calls[1]['flags']:#x}: INNER_TIMED on the second only")
 sys.exit(finish())
