@@ -15,7 +15,8 @@
 #define SHORT_US 20
 #define WORK_US 100
 #define LONG_US 2000
-#define HOST_SLEEP_US 2000
+#define HOST_SLEEP_US 20000 /* 10 x LONG_US: a loaded host's stalls of a few ms neither
+                             * make an extra gap this long nor outlast the sleeps */
 #define PAGEABLE_BYTES (1u << 20)
 #define GAPPY_SIM_KERNEL_US "gappy_tiny=1,gappy_short=20,gappy_work=100,gappy_long=2000"
 

@@ -15,10 +15,10 @@ Then, from the simulator's ground truth (SIMCUDA_TRUTH_FILE: one line per
 finished operation, `KIND NAME STREAM DEVICE ENQUEUE_NS START_NS END_NS`), the
 operation counts per kernel, stream and copy direction, and the planted gaps on
 the main stream, which must each be at least as long as the plan guarantees
-whatever the host's load: 1980 us each. host_wait: a sleep of 2000 us follows
-each 20 us gappy_short launch; sync and other_stream: gappy_short is enqueued
-on main before the 2000 us gappy_long on side, and the next main work cannot
-start before gappy_long ends.
+whatever the host's load: 19980 us each in host_wait (a sleep of 20000 us
+follows each 20 us gappy_short launch), 1980 us in sync and other_stream
+(gappy_short is enqueued on main before the 2000 us gappy_long on side, and the next main work cannot
+start before gappy_long ends).
 Every gap found on main is printed per phase, for whoever writes a gaps test.
 Exits 77 when SIM_DIR has no simulated libcuda.so.1.
 """
@@ -35,7 +35,7 @@ PHASES = ["warmup", "busy", "host_wait", "sync", "other_stream", "pageable", "la
 # (kind, phase, key=value pairs that must be present) for every planted item.
 PLANTED = [
     ("expect", "busy", {"stream": "main", "max_gap_us": "50"}),
-    ("gap", "host_wait", {"cause": "host_wait", "count": "4", "dur_us": "1980"}),
+    ("gap", "host_wait", {"cause": "host_wait", "count": "4", "dur_us": "19980"}),
     ("gap", "sync", {"cause": "sync", "count": "3", "dur_us": "1980"}),
     ("gap", "other_stream", {"cause": "other_stream", "count": "3", "dur_us": "1980"}),
     ("finding", "pageable", {"kind": "pageable_copy", "count": "8", "bytes": "1048576"}),
@@ -46,7 +46,7 @@ PLANTED = [
 # Least wall time of each phase, in microseconds, implied by the plan.
 MIN_PHASE_US = {
     "busy": 10 * 100,
-    "host_wait": 4 * 2000,
+    "host_wait": 4 * 20000,
     "sync": 3 * 2000,
     "other_stream": 3 * (2000 + 100),
     "sync_little_work": 20 * 20,
@@ -67,7 +67,7 @@ TRUTH_COUNTS = {
     ("memcpy", "DtoH", "main"): 4,
 }
 # Least duration of each planted gap on main, by phase: (count, least us).
-TRUTH_GAPS = {"host_wait": (4, 1980), "sync": (3, 1980), "other_stream": (3, 1980)}
+TRUTH_GAPS = {"host_wait": (4, 19980), "sync": (3, 1980), "other_stream": (3, 1980)}
 
 
 def fields(line):
