@@ -16,7 +16,9 @@ Every record is written (into its thread's buffer) when it ends; a GPU record 50
 after its work ends (the poller). layout "rounds": rounds every 10 ms until STARVE_AT,
 then one round for the rest (the starved writer); in each round the poller's records,
 thread 11's, thread 10's. layout "time": every record in the order written (one
-thread, no rounds). layout "orphan": as "time" without the API and MEMOP records of
+thread, no rounds). layout "other_first": one round with thread 11's records first,
+then the poller's, then thread 10's (seen at 05:27 on 2026-12-07 in nvtx_kernels:
+a worker's records 100 ms past the main thread's calls). layout "orphan": as "time" without the API and MEMOP records of
 the first step's DtoH copy (corr ORPHAN_CORR): its GPU record has no call in the file.
 Returns the number of calls.
 """
@@ -109,6 +111,10 @@ def late_rounds_file(path, layout):
         def round_of(written):
             return written // (10 * MS) if written < STARVE_AT else 1 << 62
         records.sort(key=lambda r: (round_of(r[0]), r[1], r[0]))
+    elif layout == "other_first":
+        # one round, thread 11's buffer drained first: its records run seconds past the
+        # GPU records and calls of thread 10 that follow (the model released them first)
+        records.sort(key=lambda r: ((1, 0, 2).index(r[1]), r[0]))
     else:
         records.sort(key=lambda r: r[0])
     for _, _, kind, fields in records:

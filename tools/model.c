@@ -547,7 +547,7 @@ static void release(model *m, int drain) {
       m->blocked_key = f->key;
       return;
     }
-    m->last_key = f->key;
+    if (f->key > m->last_key) m->last_key = f->key; /* a late event held (add_pending) is older */
     m->released_any = 1;
     m->pending--;
     if (i == NRUNS) {
@@ -578,15 +578,23 @@ static inline void pend_fill(pend *p, uint8_t kind, const ct_record *rec, uint64
 static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t key, int hold) {
   pend p;
   uint64_t seq = m->seq++;
+  uint8_t late = 0;
   if (m->release_due) {
     m->release_due = 0;
     if (m->blocked_key + window_now(m) < m->max_end) release(m, 0);
   }
   if (m->released_any && key < m->last_key) {
+    /* Later events were delivered already (another thread's buffer reached the file
+     * first, more than the window ahead). A late event goes out at once, unless it
+     * awaits its call (or attributes, stack): then it is held like any other, so that
+     * a correct trace whose calls come after their GPU records is still joined. */
     pend_fill(&p, kind, rec, key, seq, 1);
     m->st->late++;
-    deliver(m, &p);
-    return;
+    if (!awaits_join(m, &p)) {
+      deliver(m, &p);
+      return;
+    }
+    late = 1;
   }
   /* the run whose tail is the largest key <= key, else an empty run, else the heap */
   _Static_assert(NRUNS < 32, "runs_used is a bit mask");
@@ -606,10 +614,10 @@ static void add_pending(model *m, uint8_t kind, const ct_record *rec, uint64_t k
   pend *slot = best >= 0 ? run_append(&m->runs[best]) : NULL;
   int rc = 0;
   if (slot) {
-    pend_fill(slot, kind, rec, key, seq, 0);
+    pend_fill(slot, kind, rec, key, seq, late);
     m->runs_used |= 1u << best;
   } else {
-    pend_fill(&p, kind, rec, key, seq, 0);
+    pend_fill(&p, kind, rec, key, seq, late);
     rc = best >= 0 ? -1 : heap_push(&m->h, &p);
   }
   if (rc < 0) {

@@ -67,6 +67,21 @@ with tempfile.TemporaryDirectory() as d:
     check(rows == [("DtoH", 3, 12 << 20), ("HtoD", 3, 12 << 20), ("memset", 3, 3 << 20)],
           f"late round: report's copies keep their direction and size: {rows}")
 
+    # Another thread's buffer first, its records seconds past thread 10's calls: those
+    # calls' GPU records come after later events went out (late), and still wait for
+    # their calls (before: delivered at once, 22 without their call). Order aside (late
+    # events go out as they come), the same activities, joined, as in time order.
+    other = outputs(d, "other_first")
+    for name in ("report.json", "gaps.json", "dump.csv", "steps.json"):
+        rc, out, err = other[name]
+        check(rc == 0 and UNJOINED not in err, f"other thread first, {name}: status {rc}, stderr {err!r}")
+    rows = memcpy_rows(other["report.json"][1])
+    check(rows == memcpy_rows(on_time["report.json"][1]),
+          f"other thread first: report's copies keep their direction and size: {rows}")
+    lines = lambda out: sorted(out.splitlines())
+    check(lines(other["dump.csv"][1]) == lines(on_time["dump.csv"][1]),
+          "other thread first: dump --csv has the rows of time order (in another order)")
+
     # The bound hit (a hold of 1 event): said by every command, exit status unchanged.
     env = dict(os.environ, CUTRACE_JOIN_HOLD="1")
     held = outputs(d, "rounds", env)
