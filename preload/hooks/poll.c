@@ -81,7 +81,8 @@ static void poll_register(struct ctph_thread *t) {
   pthread_once(&poll_setup_once, poll_setup);
   t->poll_armed = 1;
   t->poll_tid = ctp_tid();
-  if (poll_exit_key_made) pthread_setspecific(poll_exit_key, t);
+  if (!poll_exit_key_made) return; /* no exit key: an entry would outlive its thread */
+  pthread_setspecific(poll_exit_key, t);
   for (int i = 0; i < POLL_OWNERS && !t->poll_owner; i++) {
     struct ctph_thread *none = NULL;
     if (__atomic_compare_exchange_n(&poll_owners[i], &none, t, 0, __ATOMIC_ACQ_REL,
