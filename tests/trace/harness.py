@@ -5,6 +5,7 @@ Every test gets the same arguments: SIM_DIR CUTRACE LIBTRACE WORKLOAD_DIR [extra
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +30,13 @@ class Harness:
         return cttest.check(cond, what)
 
     def finish(self):
-        """Prints the number of failures; exits 0 when every check passed, 1 otherwise."""
+        """Prints the number of failures; exits 0 when every check passed, 1 otherwise.
+        The scratch directory is removed when every check passed, kept (and named) when
+        one failed or CUTRACE_KEEP_TMP=1, so that a failure's traces can be read."""
+        if cttest.failures or os.environ.get("CUTRACE_KEEP_TMP") == "1":
+            print(f"scratch directory kept: {self.tmp}")
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
         sys.exit(cttest.finish())
 
     def env(self, kernel_us="", truth=None, extra=None):
