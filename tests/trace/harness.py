@@ -192,3 +192,13 @@ def read_truth(path):
             out.append({"kind": parts[0], "name": " ".join(parts[1:-5]), "stream": parts[-5],
                         "device": parts[-4], "enqueue_ns": enq, "start_ns": start, "end_ns": end})
     return out
+
+
+def union_ns(spans):
+    """The time covered by the (begin, end) spans, overlaps once."""
+    total, reach = 0, 0
+    for b, e in sorted(spans):
+        if e > reach:
+            total += e - max(b, reach)
+            reach = e
+    return total

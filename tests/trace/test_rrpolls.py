@@ -29,19 +29,10 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cttest import check, finish, require_built  # noqa: E402
-from harness import chrome_events, partly_overlapping, perfetto_slices, record_one_file_out  # noqa: E402
+from harness import (chrome_events, partly_overlapping, perfetto_slices,  # noqa: E402
+                     record_one_file_out, union_ns)
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
-
-
-def union_ns(spans):
-    """The time covered by the (begin, end) spans, overlaps once."""
-    total, reach = 0, 0
-    for b, e in sorted(spans):
-        if e > reach:
-            total += e - max(b, reach)
-            reach = e
-    return total
 
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
