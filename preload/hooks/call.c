@@ -123,9 +123,10 @@ static void start_timing_without_context(ctph_call *c) {
   ctph_drv.CtxPopCurrent(&popped);
 }
 
-void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cfa,
-                          enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
-                          uint64_t gpu_name) {
+/* The fields every call starts with: what it is, where it was called from, no timing
+ * or chaining state yet; unchained ones never take part in event chaining. */
+static inline void call_init(ctph_call *c, enum ctph_id id, const void *site_ra,
+                             const void *site_cfa, int unchained) {
   c->id = id;
   c->site_ra = site_ra;
   c->site_cfa = site_cfa;
@@ -134,7 +135,13 @@ void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cf
   c->state = NULL;
   c->inner_op = 0;
   c->own_skipped = 0;
-  c->unchained = 0;
+  c->unchained = unchained;
+}
+
+void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cfa,
+                          enum ctph_id id, int ptsz, int gpu_type, CUstream stream,
+                          uint64_t gpu_name) {
+  call_init(c, id, site_ra, site_cfa, 0);
   c->traced = ctph_on();
   if (CTP_UNLIKELY(ctph_tls.polls_open))
     ctph_poll_flush(); /* the thread stopped polling: its polls come first (also paused) */
@@ -186,15 +193,7 @@ void ctph_call_begin_site(ctph_call *c, const void *site_ra, const void *site_cf
 
 void ctph_call_begin_entry(ctph_call *c, const ctph_call *outer, CUstream stream,
                            uint64_t gpu_name, int timed) {
-  c->id = outer->id;
-  c->site_ra = outer->site_ra;
-  c->site_cfa = outer->site_cfa;
-  c->timing = 0;
-  c->chained = 0;
-  c->state = NULL;
-  c->inner_op = 0;
-  c->own_skipped = 0;
-  c->unchained = 1;
+  call_init(c, outer->id, outer->site_ra, outer->site_cfa, 1);
   c->traced = outer->traced;
   if (!c->traced)
     return;
