@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "chrome_internal.h"
+#include "output.h"
 
 #define CHR_OUT_CAP (1u << 16) /* bytes buffered before a write */
 
@@ -46,63 +47,6 @@ static inline void chr_put_char(ct_chrome *c, char ch) {
   c->out_len++;
 }
 
-/* The number of decimal digits of v (1 for 0). */
-static inline unsigned chr_decimal_len(uint64_t v) {
-  static const uint64_t pow10[20] = {1ull,
-                                     10ull,
-                                     100ull,
-                                     1000ull,
-                                     10000ull,
-                                     100000ull,
-                                     1000000ull,
-                                     10000000ull,
-                                     100000000ull,
-                                     1000000000ull,
-                                     10000000000ull,
-                                     100000000000ull,
-                                     1000000000000ull,
-                                     10000000000000ull,
-                                     100000000000000ull,
-                                     1000000000000000ull,
-                                     10000000000000000ull,
-                                     100000000000000000ull,
-                                     1000000000000000000ull,
-                                     10000000000000000000ull};
-  /* floor(log10(2) * bit length): the digit count or one less */
-  unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
-  unsigned n = t + (v >= pow10[t]);
-  return n ? n : 1;
-}
-
-/* The two digits of each number below 100. */
-static const char chr_digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
-                                         "25262728293031323334353637383940414243444546474849"
-                                         "50515253545556575859606162636465666768697071727374"
-                                         "75767778798081828384858687888990919293949596979899";
-
-/* Writes the n (= chr_decimal_len(v)) digits of v ending just before end: two at a
- * time, in 32-bit arithmetic below 10^8 (every time in us, id and size of a trace). */
-static inline void chr_fmt_digits(char *end, uint64_t v) {
-  while (v >= 100000000) { /* eight digits, zeros kept */
-    uint32_t low = (uint32_t)(v % 100000000);
-    v /= 100000000;
-    for (int i = 0; i < 4; i++) {
-      end -= 2;
-      memcpy(end, chr_digit_pairs + 2 * (low % 100), 2);
-      low /= 100;
-    }
-  }
-  uint32_t w = (uint32_t)v;
-  while (w >= 100) {
-    uint32_t q = w / 100;
-    end -= 2;
-    memcpy(end, chr_digit_pairs + 2 * (w - q * 100), 2);
-    w = q;
-  }
-  if (w >= 10) memcpy(end - 2, chr_digit_pairs + 2 * w, 2);
-  else end[-1] = (char)('0' + w);
-}
-
 /* ---- writing at p, inside room reserved with chr_out_room: each returns the end ---- */
 
 /* Copies n bytes. */
@@ -116,8 +60,8 @@ static inline char *chr_at_bytes(char *p, const char *s, size_t n) {
 
 /* v in decimal (20 bytes at most). */
 static inline char *chr_at_u64(char *p, uint64_t v) {
-  unsigned n = chr_decimal_len(v);
-  chr_fmt_digits(p + n, v);
+  unsigned n = ct_decimal_len(v);
+  ct_fmt_digits(p + n, v);
   return p + n;
 }
 

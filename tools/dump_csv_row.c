@@ -58,28 +58,11 @@ void csv_put_text(csv_buf *b, const char *s, int last) {
 }
 
 void csv_put_u64(csv_buf *b, uint64_t v) {
-  static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
-                              "31323334353637383940414243444546474849505152535455565758596061"
-                              "62636465666768697071727374757677787980818283848586878889909192"
-                              "93949596979899";
-  char tmp[24];
-  char *at = tmp + sizeof tmp;
-  *--at = ',';
-  while (v >= 100) { /* two digits a step */
-    unsigned r = (unsigned)(v % 100);
-    v /= 100;
-    at -= 2;
-    memcpy(at, pairs + 2 * r, 2);
-  }
-  if (v >= 10) {
-    at -= 2;
-    memcpy(at, pairs + 2 * v, 2);
-  } else {
-    *--at = (char)('0' + v);
-  }
-  size_t len = (size_t)(tmp + sizeof tmp - at);
+  char digits[CT_U64_DIGITS + 1];
+  size_t len = ct_fmt_u64(digits, v);
+  digits[len++] = ',';
   if (grow(b, len) < 0) return;
-  memcpy(b->p + b->n, at, len);
+  memcpy(b->p + b->n, digits, len);
   b->n += len;
 }
 

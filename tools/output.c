@@ -16,8 +16,7 @@ int ct_parse_out_format(const char *s, enum ct_out_format *out) {
   return 0;
 }
 
-/* The two digits of each number below 100. */
-static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+const char ct_digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
                                      "25262728293031323334353637383940414243444546474849"
                                      "50515253545556575859606162636465666768697071727374"
                                      "75767778798081828384858687888990919293949596979899";
@@ -28,12 +27,12 @@ static char *digits_backwards(char *end, uint64_t v) {
   while (v >= 100) {
     uint64_t q = v / 100;
     end -= 2;
-    memcpy(end, digit_pairs + 2 * (v - q * 100), 2);
+    memcpy(end, ct_digit_pairs + 2 * (v - q * 100), 2);
     v = q;
   }
   if (v >= 10) {
     end -= 2;
-    memcpy(end, digit_pairs + 2 * v, 2);
+    memcpy(end, ct_digit_pairs + 2 * v, 2);
   } else {
     *--end = (char)('0' + v);
   }
@@ -41,17 +40,8 @@ static char *digits_backwards(char *end, uint64_t v) {
 }
 
 size_t ct_fmt_u64(char *buf, uint64_t v) {
-  static const uint64_t pow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
-                                     10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
-                                     100000000000ull, 1000000000000ull, 10000000000000ull,
-                                     100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-                                     100000000000000000ull, 1000000000000000000ull,
-                                     10000000000000000000ull};
-  /* floor(log10(2) * bit length): the digit count or one less */
-  unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
-  size_t n = t + (v >= pow10[t]);
-  if (!n) n = 1;
-  digits_backwards(buf + n, v); /* straight into buf: no copy */
+  unsigned n = ct_decimal_len(v);
+  ct_fmt_digits(buf + n, v); /* straight into buf: no copy */
   return n;
 }
 

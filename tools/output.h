@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* The --format values every command accepts (a command may refuse some). */
 enum ct_out_format { CT_OUT_TEXT, CT_OUT_CSV, CT_OUT_JSON };
@@ -29,6 +30,61 @@ const char *ct_fmt_duration(uint64_t ns, char *buf, size_t len);
  * returns (the length).
  */
 int ct_fmt_fixed3(double v, char *buf, size_t len);
+
+/* The number of decimal digits of v (1 for 0). */
+static inline unsigned ct_decimal_len(uint64_t v) {
+  static const uint64_t pow10[20] = {1ull,
+                                     10ull,
+                                     100ull,
+                                     1000ull,
+                                     10000ull,
+                                     100000ull,
+                                     1000000ull,
+                                     10000000ull,
+                                     100000000ull,
+                                     1000000000ull,
+                                     10000000000ull,
+                                     100000000000ull,
+                                     1000000000000ull,
+                                     10000000000000ull,
+                                     100000000000000ull,
+                                     1000000000000000ull,
+                                     10000000000000000ull,
+                                     100000000000000000ull,
+                                     1000000000000000000ull,
+                                     10000000000000000000ull};
+  /* floor(log10(2) * bit length): the digit count or one less */
+  unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+  unsigned n = t + (v >= pow10[t]);
+  return n ? n : 1;
+}
+
+/* The two digits of each number below 100 ("00" to "99"). */
+extern const char ct_digit_pairs[201];
+
+/* Writes the n (= ct_decimal_len(v)) digits of v ending just before end: two at a
+ * time, in 32-bit arithmetic below 10^8 (every time in us, id and size of a trace);
+ * inline for dump --chrome's writers. */
+static inline void ct_fmt_digits(char *end, uint64_t v) {
+  while (v >= 100000000) { /* eight digits, zeros kept */
+    uint32_t low = (uint32_t)(v % 100000000);
+    v /= 100000000;
+    for (int i = 0; i < 4; i++) {
+      end -= 2;
+      memcpy(end, ct_digit_pairs + 2 * (low % 100), 2);
+      low /= 100;
+    }
+  }
+  uint32_t w = (uint32_t)v;
+  while (w >= 100) {
+    uint32_t q = w / 100;
+    end -= 2;
+    memcpy(end, ct_digit_pairs + 2 * (w - q * 100), 2);
+    w = q;
+  }
+  if (w >= 10) memcpy(end - 2, ct_digit_pairs + 2 * w, 2);
+  else end[-1] = (char)('0' + w);
+}
 
 /* The most decimal digits of a uint64_t. */
 #define CT_U64_DIGITS 20

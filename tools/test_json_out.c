@@ -95,14 +95,14 @@ static void test_duration(void) {
   }
 }
 
-/* chr_decimal_len, chr_fmt_digits and ct_fmt_u64 against "%llu". */
+/* ct_decimal_len, ct_fmt_digits and ct_fmt_u64 against "%llu". */
 static void check_u64(uint64_t v) {
   char ref[32], got[32];
   int n = snprintf(ref, sizeof ref, "%llu", (unsigned long long)v);
-  unsigned len = chr_decimal_len(v);
+  unsigned len = ct_decimal_len(v);
   CHECK((int)len == n, "decimal_len(%s) = %u", ref, len);
   memset(got, 0, sizeof got);
-  chr_fmt_digits(got + len, v);
+  ct_fmt_digits(got + len, v);
   CHECK(!strcmp(got, ref), "digits(%s) = %s", ref, got);
   memset(got, 0, sizeof got);
   size_t n2 = ct_fmt_u64(got, v); /* output.c's, for CSV and JSON */
