@@ -12,6 +12,7 @@
 
 #include "codec.h"
 #include "reader.h"
+#include "scratch.h"
 
 static int failures;
 #define CHECK(cond)                                                        \
@@ -230,8 +231,11 @@ static void copy_prefix(const char *src, const char *dst, off_t n) {
 }
 
 int main(void) {
-  char dir[] = "/tmp/ct-codec-XXXXXX";
-  assert(mkdtemp(dir));
+  char dir[256];
+  if (!ct_scratch_dir("ct-codec-", dir, sizeof dir)) {
+    perror("test_codec: scratch directory");
+    return 1;
+  }
   char full[300], part[300];
   snprintf(full, sizeof full, "%s/full.ctr", dir);
   snprintf(part, sizeof part, "%s/part.ctr", dir);
@@ -314,9 +318,7 @@ int main(void) {
   CHECK(!ct_reader_open(part, err, sizeof err) && strstr(err, "newer"));
 
   /* Directory expansion. */
-  unlink(part);
-  unlink(full);
-  rmdir(dir);
+  ct_scratch_done(dir, !failures);
   printf("%s\n", failures ? "FAIL" : "ok");
   return failures ? 1 : 0;
 }

@@ -14,9 +14,8 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace, plantrace, build = (os.path.abspath(a) for a in sys.argv[1:4])
 sim = os.path.join(build, "tests", "sim")
@@ -42,7 +41,7 @@ def check_pasted(d, label, command, want_args):
           f"{label}: pasted {command!r}: status {got.returncode}, stderr {got.stderr!r}")
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-advice-quote-") as d:
     os.mkdir(os.path.join(d, "bin"))
     os.symlink(cutrace, os.path.join(d, "bin", "cutrace"))
     trace = os.path.join(d, "planted.ctr")

@@ -17,13 +17,12 @@ import collections
 import json
 import os
 import sys
-import tempfile
 
 import perfetto_read
 import tooltest
 from alloc_plant import KIB, MIB, first_file, old_file, second_file
 from test_perfetto import compare
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace = sys.argv[1]
 T0 = 10**9 + 1000  # the first call's begin; calls are 10 us apart, 1 us long unless said
@@ -125,7 +124,7 @@ def report_rows(*args):
     return {(r["pid"], r["device"], r["kind"]): r for r in json.loads(out).get("allocs", [])} if rc == 0 else {}
 
 
-with tempfile.TemporaryDirectory(prefix="ct-allocchrome-") as d:
+with scratch("ct-allocchrome-") as d:
     one, two, old = (os.path.join(d, n) for n in ("one.ctr", "two.ctr", "old.ctr"))
     first_file(one)
     second_file(two)

@@ -15,10 +15,9 @@ import io
 import json
 import os
 import sys
-import tempfile
 
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 from alloc_plant import KIB, MIB, B, first_file, second_file, kinds_file, old_file, split_file
 
 cutrace = sys.argv[1]
@@ -35,7 +34,7 @@ WANT = {
 FIELDS = ("allocs", "bytes", "alloc_ns", "frees", "freed_bytes", "free_ns", "unmatched_frees",
           "peak_live_bytes", "live_bytes_at_end", "total_ns")
 
-with tempfile.TemporaryDirectory(prefix="ct-alloc-") as d:
+with scratch("ct-alloc-") as d:
     one, two, old = (os.path.join(d, n) for n in ("one.ctr", "two.ctr", "old.ctr"))
     first_file(one)
     second_file(two)

@@ -11,11 +11,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 cutrace, gentrace = sys.argv[1], sys.argv[2]
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 from chrome_check import trace_event_format_problem
 
 
@@ -83,7 +82,7 @@ def check_document(doc, label, n_iters, pid, stream_tids, gpu=0, gpu_name="GPU 0
     check(ok and gpu_events, f"{label}: every GPU event has its correlation and flow pair")
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-chrome-") as d:
     data = os.path.join(d, "data")
     os.mkdir(data)
     a, b = os.path.join(data, "h.100.ctr"), os.path.join(data, "h.200.ctr")

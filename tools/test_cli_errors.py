@@ -33,11 +33,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tooltest  # noqa: E402
-from tooltest import check, finish  # noqa: E402
+from tooltest import check, finish, scratch_dir  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 
 cutrace = os.path.abspath(sys.argv[1])
@@ -77,7 +76,7 @@ def steps_trace(path, steps, drop=False, api_us=(3, 3, 3, 3, 3, 3), copy_us=(1, 
     w.save(path)
 
 
-tmp = tempfile.mkdtemp(prefix="cutrace-errors-")
+tmp = scratch_dir("cutrace-errors-")
 whole = os.path.join(tmp, "whole.ctr")
 steps_trace(whole, 6)
 data = open(whole, "rb").read()

@@ -10,11 +10,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 cutrace, gentrace = sys.argv[1], sys.argv[2]
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 
 def run(*args):
@@ -29,7 +28,7 @@ def same(label, first, after):
     return r1[1]
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-cli-order-") as d:
     trace = os.path.join(d, "gen.4242.ctr")
     subprocess.run([gentrace, trace, "200"], check=True)
 

@@ -19,12 +19,11 @@ import io
 import json
 import os
 import sys
-import tempfile
 
 import perfetto_read
 from tracewrite import TraceWriter
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace = sys.argv[1]
 US, T0 = 1000, 10**9
@@ -50,7 +49,7 @@ def write(path):
     w.save(path)
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-compute-dump-") as d:
     trace = os.path.join(d, "mm.ctr")
     write(trace)
 

@@ -13,11 +13,10 @@ import io
 import json
 import os
 import sys
-import tempfile
 
 from tracewrite import TraceWriter
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace = sys.argv[1]
 US = 1000
@@ -50,7 +49,7 @@ def report(path, fmt):
     return out
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-compute-type-") as d:
     before, after = os.path.join(d, "before.ctr"), os.path.join(d, "after.ctr")
     # before: 32F (3 calls, 40 us), TF32 (2 calls, 10 us), legacy CUDA_R_16F (1 call), 99 (1)
     write(before, [(68, 3, 40), (77, 2, 10), (2, 1, 20), (99, 1, 30)])

@@ -19,13 +19,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import diff_scenario
 import planted_all
 from tracewrite import TraceWriter
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace = sys.argv[1]
 REPORT_TABLES = ["kernels", "apis", "memcpy", "gemms", "graphs", "streams", "allocs"]
@@ -97,7 +96,7 @@ def check_csv(label, args, multi, one_block=False, want_tables=None):
     return blocks
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-csv-all-") as d:
     trace = os.path.join(d, "all.ctr")
     planted_all.fill(TraceWriter()).save(trace)
     two = os.path.join(d, "two")

@@ -25,16 +25,15 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 import planted_all  # noqa: E402
 
 FRAME_OVERHEAD = 16  # magic 4, frame header 1, content size 8, raw block header 3
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-damage-")
+tmp = scratch_dir("cutrace-damage-")
 
 
 def run(*args):

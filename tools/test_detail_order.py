@@ -25,11 +25,10 @@ usage: test_detail_order.py CUTRACE"""
 import json
 import os
 import sys
-import tempfile
 
 import tooltest
 from detail_plant import MIB, late_attr_file, late_shape_file, late_stack_file, split_file
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace = sys.argv[1]
 
@@ -106,7 +105,7 @@ def check_call_sites(label, path, d):
           f"{label}: call slices' call sites ({rc} {err!r}): {got}")
 
 
-with tempfile.TemporaryDirectory(prefix="ct-detail-") as d:
+with scratch("ct-detail-") as d:
     for label, detail_first, split_ns in (("detail first, 30 ms apart", True, None),
                                           ("detail right after its call (old order)", False, 0)):
         path = os.path.join(d, "split.ctr")

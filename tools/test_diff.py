@@ -12,12 +12,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 cutrace, gentrace = sys.argv[1], sys.argv[2]
 import diff_scenario as scen  # noqa: E402
 import tooltest  # noqa: E402
-from tooltest import check, finish  # noqa: E402
+from tooltest import check, finish, scratch  # noqa: E402
 
 US = 1000
 
@@ -65,7 +64,7 @@ def got_rows(doc, table):
              r["total_after_ns"], r["delta_ns"]) for r in doc[table]]
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-diff-") as d:
     before, after, after20 = (os.path.join(d, n + ".ctr") for n in ("before", "after", "after20"))
     pb = scen.write(before, "before", 10)
     pa = scen.write(after, "after", 10)

@@ -13,11 +13,10 @@ import io
 import json
 import os
 import sys
-import tempfile
 
 from tracewrite import TraceWriter
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace = sys.argv[1]
 US = 1000
@@ -131,7 +130,7 @@ def json_diff(*args):
     return json.loads(out)
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-diff-csv-") as d:
     before, after = os.path.join(d, "before.ctr"), os.path.join(d, "after.ctr")
     write(before, "before", 4, pid=100, rank=2)
     write(after, "after", 8, pid=200, rank=3)

@@ -22,16 +22,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch, skip  # noqa: E402
 
 cutrace, libtrace, sim_dir, wdir = sys.argv[1:5]
 matmul = os.path.join(wdir, "matmul_add")
 if not all(os.path.exists(p) for p in (os.path.join(sim_dir, "libcuda.so.1"), libtrace, matmul)):
-    print("skip: the simulated driver, libtrace.so or matmul_add (needs nvcc) is not built")
-    sys.exit(77)
+    skip("the simulated driver, libtrace.so or matmul_add (needs nvcc) is not built")
 
 
 BIAS_US_BEFORE, BIAS_US_AFTER = 2000, 8000
@@ -46,7 +44,7 @@ def record(out, n, bias_us):
     check(p.returncode == 0, f"matmul_add {n}: exit {p.returncode}: {p.stderr[-500:]}")
 
 
-with tempfile.TemporaryDirectory() as tmp:
+with scratch("cutrace-diff-e2e-") as tmp:
     before, after = os.path.join(tmp, "before"), os.path.join(tmp, "after")
     record(before, 128, BIAS_US_BEFORE)
     record(after, 256, BIAS_US_AFTER)

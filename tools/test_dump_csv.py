@@ -31,10 +31,9 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
 
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 from tracewrite import TraceWriter
 
 cutrace, gentrace = sys.argv[1], sys.argv[2]
@@ -134,7 +133,7 @@ def after_last_range(path, end=True):
     w.save(path)
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-dump-csv-") as d:
     # ---- planted --------------------------------------------------------------------
     p1 = os.path.join(d, "planted.ctr")
     planted(p1)

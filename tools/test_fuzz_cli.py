@@ -15,11 +15,10 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 import planted_all  # noqa: E402
 
@@ -27,7 +26,7 @@ cutrace = sys.argv[1]
 iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 150
 seed = int(sys.argv[3]) if len(sys.argv) > 3 else 20261203
 US, MS, T0 = 1000, 1000 * 1000, 10**9
-tmp = tempfile.mkdtemp(prefix="cutrace-fuzz-")
+tmp = scratch_dir("cutrace-fuzz-")
 
 
 def planted(name="base.ctr", writer=TraceWriter):

@@ -7,19 +7,13 @@ import re
 import os
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tooltest import check, finish, scratch  # noqa: E402
 
 cutrace, plantrace, gaps_each = sys.argv[1], sys.argv[2], sys.argv[3]
 gentrace = sys.argv[4] if len(sys.argv) > 4 else None
-failures = 0
 TOL = 1000  # ns: the planted times are exact; allow 1 us
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
 
 
 def run(*args):
@@ -77,7 +71,7 @@ def check_schema(doc):
     check(durs == sorted(durs, reverse=True), "gaps sorted longest first")
 
 
-with tempfile.TemporaryDirectory() as tmp:
+with scratch("cutrace-gaps-") as tmp:
     trace = os.path.join(tmp, "planted.4242.ctr")
     ans = plant(trace)
     rc, doc, err = gaps_json("--top", "1000", trace)
@@ -492,5 +486,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check("    thread 4244" not in out and "    cutrace-writer: flush" in out,
               f"writer labelled by name in text: {out[-600:]}")
 
-print("ok" if not failures else f"{failures} failures")
-sys.exit(1 if failures else 0)
+finish()

@@ -36,18 +36,17 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 
 US = 1000
 TIMED = 0x4
 HTOD, PAGEABLE, DEVICE = 1, 3, 1
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-addup-")
+tmp = scratch_dir("cutrace-addup-")
 
 w = TraceWriter()
 w.add("process", pid=77, ppid=1, start_ns=10**9, realtime_ns=1700000000 * 10**9,

@@ -26,11 +26,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 from tracewrite import TraceWriter
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace = sys.argv[1]
 US, T0 = 1000, 10**9
@@ -88,7 +87,7 @@ def span(a, b):
     return (T0 + a * US, T0 + b * US)
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-gaps-csv-") as d:
     one, two = os.path.join(d, "one.ctr"), os.path.join(d, "two.ctr")
     copies = [(("copy", 1), a, a + 5) for a in (340, 360, 380, 400)]
     plans = {"300": [(1, 100, 110), (1, 150, 160), (2, 200, 230), (1, 300, 320)] + copies,

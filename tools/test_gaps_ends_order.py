@@ -18,18 +18,17 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 
 US = 1000
 TIMED = 0x4  # CT_API_TIMED
 T0 = 10**9
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-endsorder-")
+tmp = scratch_dir("cutrace-endsorder-")
 
 
 def planted(path, in_end_order):

@@ -13,15 +13,13 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch, skip  # noqa: E402
 
 cutrace, libtrace, sim_dir, gappy = sys.argv[1:5]
 if not all(os.path.exists(p) for p in (os.path.join(sim_dir, "libcuda.so.1"), libtrace, gappy)):
-    print("skip: the simulated driver, libtrace.so or gappy (needs nvcc) is not built")
-    sys.exit(77)
+    skip("the simulated driver, libtrace.so or gappy (needs nvcc) is not built")
 
 
 def traced_run(out_dir, kernel_us):
@@ -43,7 +41,7 @@ def truth_idle(path):
     return [(a[1], b[0]) for a, b in zip(ops, ops[1:]) if b[0] > a[1]]
 
 
-with tempfile.TemporaryDirectory() as tmp:
+with scratch("cutrace-gaps-gappy-") as tmp:
     kernel_us = "gappy_tiny=1,gappy_short=20,gappy_work=100,gappy_long=2000"
     out = os.path.join(tmp, "t1")
     os.mkdir(out)

@@ -26,17 +26,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 
 US = 1000
 TIMED = 0x4
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-graphs-")
+tmp = scratch_dir("cutrace-graphs-")
 SEQ = [("_Z7layer_aPf", 5), ("_Z7layer_bPf", 6), ("_Z7layer_cPf", 7), ("_Z7layer_dPf", 8)]
 
 

@@ -20,11 +20,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 
 US = 1000
@@ -32,7 +31,7 @@ MS = 1000 * US
 TIMED = 0x4  # CT_API_TIMED
 CAPTURED = 0x2  # CT_API_CAPTURED
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-latelong-")
+tmp = scratch_dir("cutrace-latelong-")
 B = 10**9
 
 

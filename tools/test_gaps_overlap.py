@@ -17,15 +17,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 from gaps_plant import GapPlant, US  # noqa: E402
 
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-overlap-")
+tmp = scratch_dir("cutrace-overlap-")
 
 t = GapPlant(92, "./watchdog", "watchdog")
 e = t.kernel(10**9)

@@ -30,11 +30,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 
 US = 1000
@@ -42,7 +41,7 @@ TIMED, DRIVER = 0x4, 0x10
 STREAM_OPS = 10  # CT_MEMOP_STREAM_OPS
 T0 = 10**9
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-valuewait-")
+tmp = scratch_dir("cutrace-valuewait-")
 
 
 class Planted:

@@ -16,10 +16,9 @@ import io
 import json
 import os
 import sys
-import tempfile
 
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 from tracewrite import TraceWriter
 
 cutrace = sys.argv[1]
@@ -100,7 +99,7 @@ def old_format(path, minor):
     return gpu
 
 
-with tempfile.TemporaryDirectory(prefix="ct-graphs-") as d:
+with scratch("ct-graphs-") as d:
     path = os.path.join(d, "graphs.ctr")
     gpu1, gpu2 = planted(path)
     rc, out, err = run("report", "--format", "json", path)

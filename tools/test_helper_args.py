@@ -10,9 +10,8 @@ usage: test_helper_args.py GENTRACE PLANTRACE STACKS_GEN
 import os
 import subprocess
 import sys
-import tempfile
 
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 gentrace, plantrace, stacks_gen = (os.path.abspath(a) for a in sys.argv[1:4])
 
@@ -22,7 +21,7 @@ def run(cwd, *args):
     return p.returncode, p.stdout, p.stderr
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-helper-args-") as d:
     for exe in (gentrace, plantrace, stacks_gen):
         name = os.path.basename(exe)
         for h in ("--help", "-h"):

@@ -13,11 +13,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 
 cutrace = sys.argv[1]
@@ -66,7 +65,7 @@ def run(*args):
     return p.returncode, p.stdout
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-kattr-old-") as d:
     for new in (False, True):
         label = "1.6" if new else "1.5"
         path = os.path.join(d, label + ".ctr")

@@ -17,11 +17,10 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 
 import tooltest
 from late_plant import late_rounds_file
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace = sys.argv[1]
 UNJOINED = "GPU activit"
@@ -54,7 +53,7 @@ def memcpy_rows(report_json):
     return sorted((m["kind"], m["count"], m["bytes"]) for m in doc.get("memcpy", []))
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-late-rounds-") as d:
     on_time = outputs(d, "time")
     late = outputs(d, "rounds")
     for name, (rc, out, err) in on_time.items():

@@ -21,11 +21,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 import planted_all
 from tracewrite import TraceWriter
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 cutrace = sys.argv[1]
 COMMANDS = ["report", "gaps", "steps", "diff", "dump", "info", "record", "collect"]
@@ -58,7 +57,7 @@ def refused(label, args, name):
           and name in err, f"{label}: {args}: status {rc}, stdout {out[:80]!r}, stderr {err!r}")
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-option-modes-") as d:
     trace = os.path.join(d, "all.ctr")
     planted_all.fill(TraceWriter()).save(trace)
     out_dir = os.path.join(d, "out")

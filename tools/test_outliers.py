@@ -17,16 +17,15 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 from tracewrite import TraceWriter  # noqa: E402
 
 US, MS, START = 1000, 1000 * 1000, 10**9
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-outliers-")
+tmp = scratch_dir("cutrace-outliers-")
 w = TraceWriter()
 w.add("process", pid=9, ppid=1, start_ns=START, realtime_ns=1700000000 * 10**9, host=w.string("h"),
       cmdline=w.string("./app"))

@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import perfetto_read
 
@@ -135,7 +134,7 @@ def main():
         sys.exit(1 if diffs else 0)
     cutrace, gentrace, plantrace = sys.argv[1:4]
     import tooltest
-    from tooltest import check, finish
+    from tooltest import check, finish, scratch_dir
 
     def both(label, args, env=None, status=0):
         """Dumps args as JSON and as Perfetto, checks both and compares them; returns the trace."""
@@ -155,7 +154,7 @@ def main():
         check(len(trace.slices) > 0, f"{label}: has slices")
         return trace
 
-    d = tempfile.mkdtemp(prefix="cutrace-perfetto-")
+    d = scratch_dir("cutrace-perfetto-")
     data = os.path.join(d, "data")
     os.mkdir(data)
     a, b = os.path.join(data, "h.100.ctr"), os.path.join(data, "h.200.ctr")

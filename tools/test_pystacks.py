@@ -20,10 +20,9 @@ usage: test_pystacks.py CUTRACE"""
 import json
 import os
 import sys
-import tempfile
 
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch_dir
 from tracewrite import TraceWriter
 
 cutrace = sys.argv[1]
@@ -71,7 +70,7 @@ def py(fr):
     return (os.path.basename(fr["file"]), fr["line"], fr["function"]) if fr.get("note") == "python" else None
 
 
-tmp = tempfile.mkdtemp(prefix="cutrace-pystacks-")
+tmp = scratch_dir("cutrace-pystacks-")
 path = os.path.join(tmp, "t.ctr")
 planted(path)
 

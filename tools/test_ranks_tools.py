@@ -15,18 +15,16 @@ import csv
 import io
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ranks_scenario as rs  # noqa: E402
 import tooltest  # noqa: E402
 from chrome_check import trace_event_format_problem  # noqa: E402
-from tooltest import check, finish  # noqa: E402
+from tooltest import check, finish, scratch_dir  # noqa: E402
 
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-ranks-tools-")
+tmp = scratch_dir("cutrace-ranks-tools-")
 job = os.path.join(tmp, "job")
 names = rs.write(job)
 path = {n: os.path.join(job, n) for n in names}
@@ -209,6 +207,4 @@ check(heads == [f"{path[names[0]]}:", f"{path[R0]}: rank 0 (pid 100 on node0)",
                 f"{path[R0C]}: rank 0 (pid 105 on node0)", f"{path[R1]}: rank 1 (pid 101 on node0)",
                 f"{path[R2]}: rank 2 (pid 102 on node1)"], f"info headings {heads}")
 
-if not tooltest.failures:
-    shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(finish())

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 cutrace, build = sys.argv[1], sys.argv[2]
@@ -19,7 +18,7 @@ sim = os.path.join(build, "tests", "sim")
 forker = os.path.join(build, "bench", "workloads", "forker")
 launch_loop = os.path.join(build, "bench", "workloads", "launch_loop")
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, skip, scratch
 
 
 def env_with(**kw):
@@ -41,7 +40,7 @@ def record(*args, env=None, timeout=60):
 
 
 have_lib = os.path.exists(lib)
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-record-") as d:
     out = os.path.join(d, "rec")
     # Error paths first (they need no libtrace).
     rc, o, e = record("-o", out, "--", "true", env=env_with(CUTRACE_PRELOAD=os.path.join(d, "nope.so")))
@@ -58,8 +57,9 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and "usage: cutrace record" in o, "--help")
 
     if not have_lib:
-        print(f"SKIP: {lib} not built; the rest needs it")
-        sys.exit(77 if not tooltest.failures else 1)
+        if tooltest.failures:
+            finish()
+        skip(f"{lib} not built; the rest needs it")
     env = env_with(LD_PRELOAD=None)
 
     # Exit statuses.

@@ -12,11 +12,10 @@ import os
 import pty
 import subprocess
 import sys
-import tempfile
 
 cutrace, gentrace = sys.argv[1], sys.argv[2]
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 
 def run(*args):
@@ -88,7 +87,7 @@ def check_tables(doc, exp, label):
     check(doc["gpu_total_ns"] == gpu, f"{label}: gpu_total_ns {doc['gpu_total_ns']} != {gpu}")
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-report-") as d:
     data = os.path.join(d, "data")
     os.mkdir(data)
     a, b = os.path.join(data, "h.100.ctr"), os.path.join(data, "h.200.ctr")

@@ -17,15 +17,14 @@ usage: test_select_ranks.py CUTRACE
 import json
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perfetto_read  # noqa: E402
 import ranks_scenario as rs  # noqa: E402
-from tooltest import check, finish, run  # noqa: E402
+from tooltest import check, finish, run, scratch_dir  # noqa: E402
 
 cutrace = sys.argv[1]
-tmp = tempfile.mkdtemp(prefix="cutrace-select-")
+tmp = scratch_dir("cutrace-select-")
 job = os.path.join(tmp, "job")
 rs.write(job)
 N = rs.ITERS

@@ -12,15 +12,14 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tooltest  # noqa: E402
-from tooltest import check, run  # noqa: E402
+from tooltest import check, run, scratch_dir  # noqa: E402
 from cttest import callsite_markers  # noqa: E402  (tooltest put tests/lib on the path)
 
 cutrace, gen, source = sys.argv[1:4]
-tmp = tempfile.mkdtemp(prefix="cutrace-stacks-")
+tmp = scratch_dir("cutrace-stacks-")
 
 
 def make(mode):
@@ -169,4 +168,4 @@ for bad in (["--stacks=sometimes"], ["--stack-depth", "0"], ["--stack-depth", "m
     check(rc == 2 and len(err.strip().splitlines()) == 1 and not os.path.exists(os.path.join(tmp, "never")),
           f"record {bad}: status {rc}, stderr {err!r}")
 
-sys.exit(1 if tooltest.failures else 0)
+tooltest.finish()

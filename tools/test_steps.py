@@ -28,19 +28,17 @@ import json
 import resource
 import signal
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import tooltest  # noqa: F401 (puts tests/lib on the path)
-from tooltest import check, finish
+from tooltest import check, finish, scratch_dir
 from tracewrite import TraceWriter
 
 cutrace, gentrace = sys.argv[1:3]
 PID, US, T0 = 7, 1000, 10**9
 BEGINS = [0, 1000, 2000, 4000, 5000, 6600]
-tmp = tempfile.mkdtemp(prefix="cutrace-steps-planted-")
+tmp = scratch_dir("cutrace-steps-planted-")
 
 
 def profiler_trace(path):
@@ -391,7 +389,4 @@ steps_cut = json.loads(out)["processes"][0]["summary"]["steps"] if out else -1
 check(rc == 1 and "partial result" in err and err.count("\n") == 1 and 1000 < steps_cut < 20000,
       f"truncated: status {rc}, {steps_cut} steps, {err!r}")
 
-status = finish()
-if status == 0:
-    shutil.rmtree(tmp, ignore_errors=True)  # kept when a check failed, to look at
-sys.exit(status)
+sys.exit(finish())

@@ -4,18 +4,17 @@ files that are not traces: exact counts, exit statuses and messages."""
 import os
 import subprocess
 import sys
-import tempfile
 
 cutrace, gentrace = sys.argv[1], sys.argv[2]
 import tooltest
-from tooltest import check, finish
+from tooltest import check, finish, scratch
 
 
 def run(*args):
     return tooltest.run(cutrace, *args)
 
 
-with tempfile.TemporaryDirectory() as d:
+with scratch("cutrace-tools-") as d:
     full = os.path.join(d, "gen.4242.ctr")
     subprocess.run([gentrace, full, "50000", "16384"], check=True)
 

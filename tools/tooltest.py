@@ -1,6 +1,6 @@
-"""Helpers shared by the tools' Python tests (stdlib only): check() and the failures
-of tests/lib/cttest.py, running a command, Chrome slice nesting, and the exit that
-meson reads."""
+"""Helpers shared by the tools' Python tests (stdlib only): check(), the failures and
+the scratch directories (scratch, scratch_dir) of tests/lib/cttest.py, running a
+command, Chrome slice nesting, and the exit that meson reads."""
 import collections
 import os
 import subprocess
@@ -8,7 +8,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 import cttest  # noqa: E402
-from cttest import check, failures  # noqa: E402,F401  (failures: the tests read tooltest.failures)
+from cttest import check, failures, scratch, scratch_dir, skip  # noqa: E402,F401  (the tests read these here)
 
 
 def run(cutrace, *args, env=None):

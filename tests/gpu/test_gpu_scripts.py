@@ -19,10 +19,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 COMPARE = os.path.join(ROOT, "bench", "gpu", "compare.py")
@@ -119,7 +118,7 @@ def main():
         print(__doc__.split("\n\n")[1])
         return 2
     cutrace, sim, workloads = sys.argv[1:]
-    with tempfile.TemporaryDirectory(prefix="gpuscripts_") as tmp:
+    with scratch("gpuscripts_") as tmp:
         planted(tmp)
         real_trace(tmp, cutrace, sim, workloads)
         nvtx(tmp)

@@ -64,10 +64,9 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from cttest import SKIP, check, finish  # noqa: E402
+from cttest import SKIP, check, finish, scratch  # noqa: E402
 
 API_TIMED, API_INNER_TIMED = 0x4, 0x20
 
@@ -348,7 +347,7 @@ def main():
     if not real_gpu():
         print("skip: no real GPU (nvidia-smi -L lists none)")
         return SKIP
-    with tempfile.TemporaryDirectory(prefix="gpu_") as tmp:
+    with scratch("gpu_") as tmp:
         for name, (args, kernels, gemms) in CASES.items():
             for variant in (name, name + "_static"):
                 program = os.path.join(workloads, variant)

@@ -7,6 +7,11 @@
   meson's "skipped".
 - require_built(*paths): exits SKIP, saying which, when one of the paths (a built
   library or program the test runs) does not exist.
+- scratch_dir(prefix) / scratch(prefix): a scratch directory (under TMPDIR, else
+  /tmp) with the one rule of every test: removed at exit when the test passed
+  (finish() found no failure, or it was skipped), kept and named when a check failed,
+  the test died or CUTRACE_KEEP_TMP=1, so that a failure's traces can be read.
+- skip(why): prints "skip: why" and exits SKIP.
 - callsite_markers(path): {name: line} of the `/* CALLSITE: name */` comments
   of a test program's source.
 - HkTrace: one trace file as hk_read (preload/hooks/tests) prints it: records by
@@ -16,12 +21,18 @@ Nothing to install: a script finds this directory from its own path, e.g.
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "tests", "lib"))
 """
+import atexit
+import contextlib
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 SKIP = 77
 failures = []  # what each failed check said, in order
+_scratch = []  # (pid, path) of each scratch directory made by scratch_dir
+_passed = False  # finish() found no failure, or the test skipped
 
 
 def check(cond, what):
@@ -38,18 +49,62 @@ def finish():
     Exiting here, not only returning the status, keeps a test whose last line is a
     bare finish() (not sys.exit(finish())) from passing with failures: five tests did.
     """
+    global _passed
     print(f"{len(failures)} failure(s)")
     if failures:
         sys.exit(1)
+    _passed = True
     return 0
+
+
+def skip(why):
+    """Prints "skip: why" and exits SKIP (scratch directories are removed)."""
+    global _passed
+    print(f"skip: {why}")
+    _passed = True
+    sys.exit(SKIP)
+
+
+def _scratch_at_exit():
+    """Removes this process's scratch directories when the test passed; otherwise
+    names each one kept."""
+    keep = not _passed or failures or os.environ.get("CUTRACE_KEEP_TMP") == "1"
+    for pid, path in _scratch:
+        if pid != os.getpid() or not os.path.isdir(path):
+            continue  # a forked child's exit, or the test removed it itself
+        if keep:
+            print(f"scratch directory kept: {path}")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def scratch_dir(prefix="cutrace-"):
+    """Makes a scratch directory (tempfile.mkdtemp(prefix=prefix)) and returns its path.
+
+    The one rule of every test's scratch: removed when the process exits after
+    finish() found no failure (or skip()/require_built() skipped the test); kept, and
+    its path printed, when a check failed, the test died (an exception, an exit not
+    through finish()) or CUTRACE_KEEP_TMP=1.
+    """
+    if not _scratch:
+        atexit.register(_scratch_at_exit)
+    path = tempfile.mkdtemp(prefix=prefix)
+    _scratch.append((os.getpid(), path))
+    return path
+
+
+@contextlib.contextmanager
+def scratch(prefix="cutrace-"):
+    """scratch_dir(prefix) for a with block: the block's end leaves the directory to
+    the same rule at exit (a failed test's directory stays readable)."""
+    yield scratch_dir(prefix)
 
 
 def require_built(*paths):
     """Exits SKIP ("skip: P is not built") when one of the paths does not exist."""
     for need in paths:
         if not os.path.exists(need):
-            print(f"skip: {need} is not built")
-            sys.exit(SKIP)
+            skip(f"{need} is not built")
 
 
 def callsite_markers(path):

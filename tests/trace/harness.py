@@ -5,10 +5,8 @@ Every test gets the same arguments: SIM_DIR CUTRACE LIBTRACE WORKLOAD_DIR [extra
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import cttest  # noqa: E402
@@ -21,7 +19,7 @@ class Harness:
     def __init__(self, argv):
         self.sim_dir, self.cutrace, self.libtrace, self.wdir = argv[1:5]
         self.extra = argv[5:]
-        self.tmp = tempfile.mkdtemp(prefix="cutrace-e2e-")
+        self.tmp = cttest.scratch_dir("cutrace-e2e-")
         cttest.require_built(os.path.join(self.sim_dir, "libcuda.so.1"), self.libtrace,
                              self.cutrace)
 
@@ -31,12 +29,8 @@ class Harness:
 
     def finish(self):
         """Prints the number of failures; exits 0 when every check passed, 1 otherwise.
-        The scratch directory is removed when every check passed, kept (and named) when
-        one failed or CUTRACE_KEEP_TMP=1, so that a failure's traces can be read."""
-        if cttest.failures or os.environ.get("CUTRACE_KEEP_TMP") == "1":
-            print(f"scratch directory kept: {self.tmp}")
-        else:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        The scratch directory follows cttest.scratch_dir's rule: removed when every
+        check passed, kept (and named) when one failed or CUTRACE_KEEP_TMP=1."""
         sys.exit(cttest.finish())
 
     def env(self, kernel_us="", truth=None, extra=None):

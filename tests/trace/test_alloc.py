@@ -32,20 +32,18 @@ usage: test_alloc.py SIM_DIR CUTRACE LIBTRACE ALLOC_LOOP ALLOC_LOOP_STATIC
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import chrome_events, gaps_spoiled_by_load, record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
-tmp = tempfile.mkdtemp(prefix="cutrace-alloc-")
+tmp = scratch_dir("cutrace-alloc-")
 ITERS = 6
 API_DRIVER, API_PTSZ = 0x10, 0x1
 KERNEL_US, ALLOC_US = 20000, 5000  # kernels long enough that each free begins inside its kernel
@@ -288,6 +286,4 @@ for label, program, driver in (("shared", shared_prog, False), ("static", static
                "cuLaunchKernel" if driver else "__cudaLaunchKernel")
     check_report(label, path, counts, driver)
 
-if not os.environ.get("CUTRACE_KEEP"):
-    shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(finish())

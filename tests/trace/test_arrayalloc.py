@@ -26,17 +26,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import chrome_events, record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
-tmp = tempfile.mkdtemp(prefix="cutrace-arrayalloc-")
+tmp = scratch_dir("cutrace-arrayalloc-")
 API_DRIVER = 0x10
 ARRAY = 7
 INVALID_CHANNEL = 20  # cudaErrorInvalidChannelDescriptor

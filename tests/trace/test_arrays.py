@@ -28,17 +28,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import chrome_events, read_truth, record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
-tmp = tempfile.mkdtemp(prefix="cutrace-arrays-")
+tmp = scratch_dir("cutrace-arrays-")
 API_PTSZ, API_CAPTURED, API_DRIVER = 0x1, 0x2, 0x10
 INVALID_VALUE = 1  # cudaErrorInvalidValue and CUDA_ERROR_INVALID_VALUE
 H2D, D2H, D2D, P2P = 1, 2, 3, 6

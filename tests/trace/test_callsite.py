@@ -11,10 +11,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from cttest import callsite_markers, check, finish, require_built  # noqa: E402
+from cttest import callsite_markers, check, finish, require_built, scratch_dir  # noqa: E402
 
 sim_dir, cutrace, libtrace, program, source = sys.argv[1:6]
 ITERATIONS, PAUSE_US = 5, 3000
@@ -23,7 +22,7 @@ require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
 
 lines = callsite_markers(source)
 check(set(lines) == {"launch_a", "launch_b"}, f"markers in {source}: {lines}")
-tmp = tempfile.mkdtemp(prefix="cutrace-callsite-")
+tmp = scratch_dir("cutrace-callsite-")
 
 
 def record(tag, *record_args):

@@ -13,17 +13,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
 ITERS = 6
-tmp = tempfile.mkdtemp(prefix="cutrace-comm-")
+tmp = scratch_dir("cutrace-comm-")
 env = dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
            SIMCUDA_KERNEL_US="compute_gemm=40,AllReduce=30,Broadcast=10")
 for k in ("LD_PRELOAD", "CUTRACE_OUTPUT"):

@@ -24,17 +24,16 @@ usage: test_coopmulti.py SIM_DIR CUTRACE LIBTRACE COOPMULTI
 """
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import record_one_file  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-coopmulti-")
+tmp = scratch_dir("cutrace-coopmulti-")
 API_TIMED, API_UNTIMED, API_DRIVER, API_INNER_TIMED = 0x4, 0x8, 0x10, 0x20
 GPU_KERNEL, INVALID_VALUE = 1, 1
 SLACK_NS = 50_000

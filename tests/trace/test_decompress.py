@@ -18,17 +18,16 @@ import re
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import record_one_file  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-decompress-")
+tmp = scratch_dir("cutrace-decompress-")
 API_PTSZ, API_DRIVER = 0x1, 0x10
 GPU_KERNEL, GPU_MEMCPY, MEMOP_DECOMPRESS, MEM_DEVICE = 1, 2, 13, 1
 INVALID_VALUE = 1  # CUDA_ERROR_INVALID_VALUE

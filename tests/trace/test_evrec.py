@@ -20,17 +20,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import record_one_file  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
-tmp = tempfile.mkdtemp(prefix="cutrace-evrec-")
+tmp = scratch_dir("cutrace-evrec-")
 API_DRIVER = 0x10
 GPU_KERNEL = 1
 ITERS = 5

@@ -23,17 +23,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import chrome_events, read_truth, record_one_file  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-extsem-")
+tmp = scratch_dir("cutrace-extsem-")
 API_PTSZ, API_DRIVER = 0x1, 0x10
 WAIT, SIGNAL = 11, 12
 INVALID_RESOURCE_HANDLE = 400  # cudaErrorInvalidResourceHandle

@@ -15,11 +15,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 IDLE, BUSY = 200, 200
@@ -34,7 +33,7 @@ def main():
     plain = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
     want = f"forkstorm: {IDLE} idle, {BUSY} busy children; 0 failed\n"
     check(plain.returncode == 0 and plain.stdout == want, f"untraced: {plain.returncode} {plain.stdout!r}")
-    out = tempfile.mkdtemp(prefix="cutrace-forkstorm-")
+    out = scratch_dir("cutrace-forkstorm-")
     env.update({"LD_PRELOAD": libtrace, "CUTRACE_OUTPUT": out})
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
     check((p.returncode, p.stdout, p.stderr) == (0, want, ""),

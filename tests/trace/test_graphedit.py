@@ -43,11 +43,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import chrome_events, record_one_file  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
@@ -57,7 +56,7 @@ from test_perfetto import compare  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-graphedit-")
+tmp = scratch_dir("cutrace-graphedit-")
 API_DRIVER = 0x10
 ITERS = 3
 CHURN = 10000

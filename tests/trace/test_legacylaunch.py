@@ -21,17 +21,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-legacylaunch-")
+tmp = scratch_dir("cutrace-legacylaunch-")
 API_DRIVER, GPU_KERNEL, INVALID_VALUE = 0x10, 1, 1
 # (entry point, kernel, grid x, grid y, block, shared memory, result, legacy stream)
 PLANTED = [("cuLaunch", "old_one", 1, 1, (64, 2, 1), 0, 0, True),

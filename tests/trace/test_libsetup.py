@@ -22,18 +22,17 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import record_one_file  # noqa: E402
 
 MS = 1000000
 HEURISTIC = "cublasLtMatmulAlgoGetHeuristic"
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-libsetup-")
+tmp = scratch_dir("cutrace-libsetup-")
 PLANTED_MS = 30
 env_extra = {"SIMCUBLAS_HEURISTIC_US": str(PLANTED_MS * 1000)}
 

@@ -19,17 +19,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import record_one_file  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-maparray-")
+tmp = scratch_dir("cutrace-maparray-")
 API_DRIVER, GPU_KERNEL, INVALID_VALUE, STREAM_PER_THREAD = 0x10, 1, 1, 2
 CALLS = [("cuMemMapArrayAsync", 0), ("cuMemMapArrayAsync_ptsz", 0),
          ("cuMemMapArrayAsync", INVALID_VALUE)]

@@ -41,11 +41,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import (chrome_events, partly_overlapping, perfetto_slices,  # noqa: E402
                      record_one_file_out, union_ns)
 from rawdump import raw_records  # noqa: E402
@@ -54,7 +53,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-pollexit-")
+tmp = scratch_dir("cutrace-pollexit-")
 API_DRIVER, NOT_READY = 0x10, 600
 N = 1000
 

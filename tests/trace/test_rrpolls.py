@@ -24,11 +24,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import (chrome_events, partly_overlapping, perfetto_slices,  # noqa: E402
                      record_one_file_out, union_ns)
 from rawdump import kernel_identifier, raw_records  # noqa: E402
@@ -37,7 +36,7 @@ from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-rrpolls-")
+tmp = scratch_dir("cutrace-rrpolls-")
 API_DRIVER, GPU_KERNEL = 0x10, 1
 SLACK_NS = 50_000
 PHASES = ["cudaEventQuery", "cuStreamQuery"]

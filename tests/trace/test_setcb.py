@@ -17,17 +17,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-setcb-")
+tmp = scratch_dir("cutrace-setcb-")
 API_DRIVER, GPU_MEMSET, MEMOP_MEMSET = 0x10, 3, 5
 # entry point: (bytes, value, async)
 SETS = {"cudaMemset3D": (2048, 1, 0), "cudaMemset3DAsync": (1536, 2, 1)}

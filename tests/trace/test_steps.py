@@ -28,20 +28,18 @@ import csv
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import read_truth  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, program = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, program)
-tmp = tempfile.mkdtemp(prefix="cutrace-steps-")
+tmp = scratch_dir("cutrace-steps-")
 KERNEL_US = 40000  # a 160 ms step: a sync waking tens of ms late rarely makes an outlier
 S_WORK = "_Z6s_workPf"
 
@@ -303,7 +301,4 @@ r = subprocess.run([cutrace, "steps", "--range"], capture_output=True, text=True
 check(r.returncode == 2 and r.stderr.startswith("cutrace steps: --range needs a value")
       and r.stderr.count("\n") == 1, f"--range without value: {r.returncode} {r.stderr!r}")
 
-status = finish()
-if status == 0:
-    shutil.rmtree(tmp, ignore_errors=True)  # kept when a check failed, to look at
-sys.exit(status)
+sys.exit(finish())

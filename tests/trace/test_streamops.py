@@ -25,17 +25,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import chrome_events, read_truth, record_one_file  # noqa: E402
 from rawdump import kernel_identifier, raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, prog = sys.argv[1:5]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, prog)
-tmp = tempfile.mkdtemp(prefix="cutrace-streamops-")
+tmp = scratch_dir("cutrace-streamops-")
 API_DRIVER = 0x10
 STREAM_OPS = 10  # CT_MEMOP_STREAM_OPS
 HOST_FN_NS = 20000 * 1000

@@ -30,20 +30,18 @@ usage: test_vmm.py SIM_DIR CUTRACE LIBTRACE VMM_GROW VMM_GROW_STATIC
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cttest import check, finish, require_built  # noqa: E402
+from cttest import check, finish, require_built, scratch_dir  # noqa: E402
 from harness import chrome_events, gaps_spoiled_by_load, record_one_file  # noqa: E402
 from rawdump import raw_records  # noqa: E402
 
 sim_dir, cutrace, libtrace, shared_prog, static_prog = sys.argv[1:6]
 require_built(os.path.join(sim_dir, "libcuda.so.1"), libtrace, cutrace, shared_prog, static_prog)
-tmp = tempfile.mkdtemp(prefix="cutrace-vmm-")
+tmp = scratch_dir("cutrace-vmm-")
 API_DRIVER = 0x10
 KERNEL_US, ALLOC_US = 1000, 5000  # each grow: the GPU idle while cuMemCreate takes 5 ms
 ATTEMPTS = 3  # runs, while load spoils a planted gap (record_unspoiled)
@@ -199,6 +197,4 @@ for label, argv in (("shared", [shared_prog]), ("static", [static_prog, "procadd
     check_chrome(label, path, spans, row)
     check_gaps(label, path, recs, names)
 
-if not os.environ.get("CUTRACE_KEEP"):
-    shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(finish())

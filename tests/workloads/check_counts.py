@@ -16,9 +16,11 @@ libcuda.so.1.
 import os
 import signal
 import sys
-import tempfile
 
 from simrun import driver_missing, run_on_sim
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import cttest  # noqa: E402
 
 # name: (arguments, [(kind, name substring, stream class, count), ...]).
 # Rows are tried in order; the first that matches an operation counts it.
@@ -82,8 +84,8 @@ def check_program(sim_dir, program, problems):
         problems.append("%s: no expected counts for this program" % name)
         return
     args, rows = CASES[name]
-    with tempfile.TemporaryDirectory(prefix="check_counts.") as scratch:
-        truth_path = os.path.join(scratch, "truth")
+    with cttest.scratch("check_counts.") as tmp:
+        truth_path = os.path.join(tmp, "truth")
         result = run_on_sim([program] + args, sim_dir, SIMCUDA_TRUTH_FILE=truth_path, SIMCUDA_KERNEL_US=None)
         want_status = -signal.SIGABRT if name == "crasher" else 0
         if result.returncode != want_status:
@@ -105,13 +107,13 @@ def main(argv):
         return 2
     sim_dir = argv[1]
     if driver_missing(sim_dir):
-        return 77
+        cttest.skip(f"no simulated libcuda.so.1 in {sim_dir}")
     problems = []
     for program in argv[2:]:
         check_program(sim_dir, program, problems)
     for problem in problems:
-        print("FAIL:", problem)
-    return 1 if problems else 0
+        cttest.check(False, problem)
+    return cttest.finish()
 
 
 if __name__ == "__main__":

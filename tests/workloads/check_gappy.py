@@ -25,9 +25,11 @@ Exits 77 when SIM_DIR has no simulated libcuda.so.1.
 import os
 import re
 import sys
-import tempfile
 
 from simrun import driver_missing, run_on_sim
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import cttest  # noqa: E402
 
 KERNEL_US = "gappy_tiny=1,gappy_short=20,gappy_work=100,gappy_long=2000"
 PHASES = ["warmup", "busy", "host_wait", "sync", "other_stream", "pageable", "launch_bound",
@@ -165,9 +167,8 @@ def main(argv):
         return 2
     sim_dir, gappy = argv[1], argv[2]
     if driver_missing(sim_dir):
-        return 77
-    truth_dir = tempfile.TemporaryDirectory(prefix="check_gappy.")
-    truth_path = os.path.join(truth_dir.name, "truth")
+        cttest.skip(f"no simulated libcuda.so.1 in {sim_dir}")
+    truth_path = os.path.join(cttest.scratch_dir("check_gappy."), "truth")
     result = run_on_sim([gappy], sim_dir, SIMCUDA_KERNEL_US=KERNEL_US, SIMCUDA_TRUTH_FILE=truth_path)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
@@ -182,8 +183,8 @@ def main(argv):
     else:
         check_truth(read_truth(truth_path, problems), result.stdout, problems)
     for problem in problems:
-        print("FAIL:", problem)
-    return 1 if problems else 0
+        cttest.check(False, problem)
+    return cttest.finish()
 
 
 if __name__ == "__main__":

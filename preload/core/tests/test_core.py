@@ -13,12 +13,11 @@ import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                 "tests", "lib"))
-from cttest import check, failures, finish  # noqa: E402
+from cttest import check, failures, finish, scratch  # noqa: E402
 
 EMITTER, CHECKER = sys.argv[1], sys.argv[2]
 
@@ -406,7 +405,7 @@ def main():
     # CORE_SKIP_CASES=case_a,case_b: cases left out, each printed as skipped (scripts/asan
     # leaves out case_fork_busy, whose fork children hang in ASan's own allocator).
     skip = set(os.environ.get("CORE_SKIP_CASES", "").split(","))
-    with tempfile.TemporaryDirectory(prefix="cutrace-core-") as tmp:
+    with scratch("cutrace-core-") as tmp:
         for case in (case_threads, case_drops, case_strings, case_reentry, case_fork,
                      case_fork_busy, case_first_calls, case_lazy_pool, case_abort, case_program_handler, case_sigkill,
                      case_exec, case_write_error, case_closed_fd, case_env,

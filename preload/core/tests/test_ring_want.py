@@ -11,11 +11,10 @@ for is there: the check can fail).
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                 "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch  # noqa: E402
 
 RING_WANT, CHECKER, LIBTRACE, SIM_DIR = sys.argv[1:5]
 
@@ -43,7 +42,7 @@ def run(tmp, pool):
 
 
 def main():
-    with tempfile.TemporaryDirectory(prefix="cutrace-ringwant-") as tmp:
+    with scratch("cutrace-ringwant-") as tmp:
         tid, spans = run(tmp, "2")
         check(tid > 0 and tid not in spans,
               f"the first CUDA thread mapped its own ring although the lookup came 300 ms "

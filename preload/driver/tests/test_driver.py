@@ -13,11 +13,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                 "tests", "lib"))
-from cttest import HkTrace, check, finish  # noqa: E402
+from cttest import check, finish, HkTrace, scratch  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vmm_case import case_vmm  # noqa: E402
 from alloc_case import case_alloc  # noqa: E402
@@ -34,7 +33,7 @@ class Trace(HkTrace):
 
 
 def run(sim, preload, reader, argv, traced, extra=None):
-    with tempfile.TemporaryDirectory(prefix="dt_") as tmp:
+    with scratch("dt_") as tmp:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("CUTRACE_", "SIMCUDA_")) and k != "LD_PRELOAD"}
         env["LD_LIBRARY_PATH"] = sim
@@ -222,7 +221,7 @@ def case_xla(ctx, app):
         check(len(rt) == 3 and not drv, f"xla: runtime spans {len(rt)}, driver-level duplicates {len(drv)}")
         check_xla_ops(t, "xla", rt)
     sim = ctx[0]
-    with tempfile.TemporaryDirectory(prefix="dt_xla_") as tmp:
+    with scratch("dt_xla_") as tmp:
         copy = os.path.join(tmp, "libcudart.so.13")
         with open(os.path.join(sim, "libcudart.so.13"), "rb") as src, open(copy, "wb") as dst:
             dst.write(src.read())

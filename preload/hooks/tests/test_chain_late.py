@@ -30,11 +30,10 @@ and made again (3 tries); the last is judged with those operations' counts left 
 """
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_hooks import Runner, GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET, GPU_GRAPH  # noqa: E402
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch  # noqa: E402
 
 ROUNDS = 3
 # per round: (GPU record type, truth name, how the host was late) in program order;
@@ -89,7 +88,7 @@ def main():
         return 2
     sim, lib, reader, app, shim = sys.argv[1:]
     run = Runner(sim, lib, reader)
-    with tempfile.TemporaryDirectory(prefix="hk_truth_") as tmp:
+    with scratch("hk_truth_") as tmp:
         truth_path = os.path.join(tmp, "truth.txt")
         extra = {"SIMCUDA_KERNEL_US": "default=5,k_long=2000", "SIMCUDA_CLOCK_OFFSET_US": "-3000",
                  "SIMCUDA_CLOCK_DRIFT_PPM": "50", "SIMCUDA_TRUTH_FILE": truth_path,

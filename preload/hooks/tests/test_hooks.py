@@ -15,11 +15,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                 "tests", "lib"))
-from cttest import HkTrace as Trace, check, finish  # noqa: E402
+from cttest import check, finish, HkTrace as Trace, scratch  # noqa: E402
 
 # format.h constants
 API_PTSZ, API_CAPTURED, API_TIMED, API_UNTIMED = 0x1, 0x2, 0x4, 0x8
@@ -51,7 +50,7 @@ class Runner:
     def run(self, argv, extra=None, traced=True, preload_after=None):
         """Runs argv (preload_after: a library preloaded after libtrace.so); returns
         (status, output, Trace or None)."""
-        with tempfile.TemporaryDirectory(prefix="hk_") as tmp:
+        with scratch("hk_") as tmp:
             outdir = os.path.join(tmp, "out")
             p = subprocess.run(argv, env=self.env(extra or {}, traced, outdir, preload_after),
                                capture_output=True, text=True, timeout=300)
@@ -163,7 +162,7 @@ def case_bad_knobs(run, app):
 def case_timing(run, app):
     """GPU times against the simulator's truth, with a clock offset and drift."""
     bursts, pause_ms = 10, 100
-    with tempfile.TemporaryDirectory(prefix="hk_truth_") as tmp:
+    with scratch("hk_truth_") as tmp:
         truth_path = os.path.join(tmp, "truth.txt")
         extra = {"SIMCUDA_KERNEL_US": "default=5,k_alpha=200,k_beta=100", "SIMCUDA_CLOCK_OFFSET_US": "7500",
                  "SIMCUDA_CLOCK_DRIFT_PPM": "50", "SIMCUDA_TRUTH_FILE": truth_path}
@@ -219,7 +218,7 @@ def case_chain(run, app):
     """CUTRACE_EVENT_CHAIN=1: busy-stream launches start at the previous end event,
     and the times still match the simulator's truth."""
     bursts, n = 4, 25
-    with tempfile.TemporaryDirectory(prefix="hk_truth_") as tmp:
+    with scratch("hk_truth_") as tmp:
         truth_path = os.path.join(tmp, "truth.txt")
         extra = {"SIMCUDA_KERNEL_US": "default=5,k_beta=200", "SIMCUDA_CLOCK_OFFSET_US": "-3000",
                  "SIMCUDA_CLOCK_DRIFT_PPM": "50", "SIMCUDA_TRUTH_FILE": truth_path, "CUTRACE_EVENT_CHAIN": "1"}
@@ -260,7 +259,7 @@ def case_chain(run, app):
     # A wait on another stream's event between two launches: the second one must
     # not be dated at the first one's end.
     rounds = 10
-    with tempfile.TemporaryDirectory(prefix="hk_truth_") as tmp:
+    with scratch("hk_truth_") as tmp:
         truth_path = os.path.join(tmp, "truth.txt")
         extra = {"SIMCUDA_KERNEL_US": "default=5,k_beta=2000,k_alpha=5000", "SIMCUDA_TRUTH_FILE": truth_path,
                  "CUTRACE_EVENT_CHAIN": "1"}

@@ -18,19 +18,6 @@ void check_copy_string(const ct_reader *r, uint64_t id, char *out, size_t cap) {
   out[len] = '\0';
 }
 
-void check_remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[4096];
-  while (d && (e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  if (d) closedir(d);
-  rmdir(dir);
-}
-
 int check_run(const char *const env[], char *const argv[], int *child_pid) {
   pid_t pid = fork();
   if (pid == 0) {

@@ -1,6 +1,6 @@
 /*
  * Helpers shared by the NVTX test drivers: a failure-counting CHECK, string
- * look-up in a trace, and clean-up of a test's output directory.
+ * look-up in a trace, running the workload and listing its traces.
  */
 #ifndef CUTRACE_NVTX_CHECK_H
 #define CUTRACE_NVTX_CHECK_H
@@ -44,8 +44,5 @@ int check_run(const char *const env[], char *const argv[], int *pid);
  * how many there are (possibly more than cap).
  */
 int check_list_traces(const char *dir, char (*paths)[4096], int cap);
-
-/* Removes dir and the files in it (no subdirectories). */
-void check_remove_dir(const char *dir);
 
 #endif

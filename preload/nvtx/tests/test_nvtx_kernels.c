@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "nvtx_check.h"
+#include "scratch.h"
 
 #define MAX_ITEMS 256
 
@@ -129,8 +130,8 @@ int main(int argc, char **argv) {
     printf("skip: no simulated libcuda.so.1 in %s\n", argv[3]);
     return 77;
   }
-  char tmpl[] = "/tmp/cutrace-nvtxk-XXXXXX";
-  char *dir = mkdtemp(tmpl);
+  char scratch[4096];
+  char *dir = ct_scratch_dir("cutrace-nvtxk-", scratch, sizeof scratch);
   if (!dir) return 1;
   char output[4200], sim[4200], preload[4200];
   snprintf(output, sizeof output, "CUTRACE_OUTPUT=%s", dir);
@@ -143,7 +144,10 @@ int main(int argc, char **argv) {
   int status = check_run(env, run_argv, &pid);
   CHECK(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
         "nvtx_kernels exit status %d", status);
-  if (!read_trace(dir)) return 1;
+  if (!read_trace(dir)) {
+    ct_scratch_done(dir, 0);
+    return 1;
+  }
 
   CHECK(nranges == 5, "%d ranges, expected 5 (step, phase_a, copy, t1_work, t1_leak)", nranges);
   const struct span *step = range_named("step"), *phase_a = range_named("phase_a");
@@ -177,11 +181,7 @@ int main(int argc, char **argv) {
   }
   CHECK(copies == 1, "%d cudaMemcpy calls, expected 1", copies);
 
-  if (check_failures == 0) {
-    printf("ok: 4 kernels and 1 copy attributed to their innermost ranges\n");
-    check_remove_dir(dir);
-  } else {
-    fprintf(stderr, "trace kept in %s\n", dir);
-  }
+  if (check_failures == 0) printf("ok: 4 kernels and 1 copy attributed to their innermost ranges\n");
+  ct_scratch_done(dir, check_failures == 0);
   return check_failures ? 1 : 0;
 }

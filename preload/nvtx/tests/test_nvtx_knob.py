@@ -8,15 +8,16 @@ usage: test_nvtx_knob.py LIBTRACE_SO PROGRAM (any program: it only has to start)
 import os
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "lib"))
+from cttest import check, finish, scratch  # noqa: E402
 
 LINE = "cutrace: CUTRACE_NVTX='off' is not 0 or 1; using 1"
 
 
 def main():
     lib, program = sys.argv[1], sys.argv[2]
-    failures = 0
-    with tempfile.TemporaryDirectory(prefix="cutrace-nvtx-knob-") as tmp:
+    with scratch("cutrace-nvtx-knob-") as tmp:
         for quiet, want in ((None, [LINE]), ("0", [LINE]), ("no", [LINE]), ("1", []), ("yes", [])):
             env = {k: v for k, v in os.environ.items()
                    if not k.startswith("CUTRACE_") and k != "NVTX_INJECTION64_PATH"}
@@ -25,12 +26,9 @@ def main():
                 env["CUTRACE_QUIET"] = quiet
             p = subprocess.run([program], env=env, capture_output=True, text=True, timeout=60)
             said = [l for l in p.stderr.splitlines() if l.startswith("cutrace:")]
-            if said != want:
-                print(f"FAIL: CUTRACE_QUIET={quiet}: stderr said {said}, expected {want}")
-                failures += 1
-            else:
+            if check(said == want, f"CUTRACE_QUIET={quiet}: stderr said {said}, expected {want}"):
                 print(f"ok: CUTRACE_QUIET={quiet}: {len(said)} line(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

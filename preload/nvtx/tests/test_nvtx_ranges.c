@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "nvtx_check.h"
+#include "scratch.h"
 
 #define MAX_EVENTS 64
 
@@ -37,8 +38,8 @@ static int nevents;
 /* Runs the workload in a fresh output directory; returns that directory or NULL. */
 static char *run_workload(const char *libtrace, const char *workload, const char *mode,
                           uint64_t *workload_pid) {
-  char tmpl[] = "/tmp/cutrace-nvtx-XXXXXX";
-  char *dir = mkdtemp(tmpl);
+  char scratch[4096];
+  char *dir = ct_scratch_dir("cutrace-nvtx-", scratch, sizeof scratch);
   if (!dir) return NULL;
   char output[4200], lib[4200];
   snprintf(output, sizeof output, "CUTRACE_OUTPUT=%s", dir);
@@ -258,11 +259,8 @@ int main(int argc, char **argv) {
         CHECK(nevents == 0, "[off] %d RANGE/MARK records with CUTRACE_NVTX=0", nevents);
       if (check_failures == before) printf("ok: [off] no ranges with CUTRACE_NVTX=0\n");
     }
-    if (check_failures == before) {
-      check_remove_dir(dir);
-    } else {
-      fprintf(stderr, "[%s] traces kept in %s\n", modes[m], dir);
-    }
+    if (check_failures != before) fprintf(stderr, "[%s] failed\n", modes[m]);
+    ct_scratch_done(dir, check_failures == before);
     free(dir);
   }
   return check_failures ? 1 : 0;

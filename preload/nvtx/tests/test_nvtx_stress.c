@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "nvtx_check.h"
+#include "scratch.h"
 
 #define THREADS 4
 #define ROUNDS 2000
@@ -122,8 +123,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: test_nvtx_stress LIBTRACE_SO NVTX_STRESS\n");
     return 1;
   }
-  char tmpl[] = "/tmp/cutrace-nvtxs-XXXXXX";
-  char *dir = mkdtemp(tmpl);
+  char scratch[4096];
+  char *dir = ct_scratch_dir("cutrace-nvtxs-", scratch, sizeof scratch);
   if (!dir) return 1;
   char output[4200], preload[4200], threads[16], rounds[16];
   snprintf(output, sizeof output, "CUTRACE_OUTPUT=%s", dir);
@@ -144,12 +145,9 @@ int main(int argc, char **argv) {
     read_trace(paths[0]);
     check_threads();
   }
-  if (check_failures == 0) {
+  if (check_failures == 0)
     printf("ok: %d threads x %d rounds x 3 ranges, start/end ended across threads\n", MAX_TIDS,
            ROUNDS);
-    check_remove_dir(dir);
-  } else {
-    fprintf(stderr, "trace kept in %s\n", dir);
-  }
+  ct_scratch_done(dir, check_failures == 0);
   return check_failures ? 1 : 0;
 }

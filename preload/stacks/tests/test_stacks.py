@@ -13,7 +13,6 @@ function that made the call.
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                 "tests", "trace"))
@@ -21,7 +20,7 @@ from rawdump import raw_records  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                 "tests", "lib"))
-from cttest import check, finish  # noqa: E402
+from cttest import check, finish, scratch_dir, skip  # noqa: E402
 
 
 def functions_of(program):
@@ -95,7 +94,7 @@ class Program:
 
     def run(self, args=(), extra=None, traced=True):
         """Runs the program: (returncode, stdout, stderr, [Trace per file])."""
-        outdir = tempfile.mkdtemp(prefix="stk-")
+        outdir = scratch_dir("stk-")
         p = subprocess.run([self.path, *args], env=self.env(traced, outdir, extra),
                            capture_output=True, text=True, timeout=120)
         traces = []
@@ -303,7 +302,7 @@ def check_execfail(app):
     """stk_app execfail FILE: an exec that fails sends the rest to a new file of the same
     process (<host>.<pid>.1.ctr), which must describe again every MODULE and STACK node
     its records use (a stack seen before the exec is a cache hit afterwards)."""
-    bad = os.path.join(tempfile.mkdtemp(prefix="stk-bad-"), "not-a-program")
+    bad = os.path.join(scratch_dir("stk-bad-"), "not-a-program")
     with open(bad, "wb") as f:
         f.write(b"\x7fELF not a program")
     os.chmod(bad, 0o755)
@@ -384,8 +383,7 @@ def check_exceptions(prog):
 
 def main():
     if sys.argv[1:] == ["--skip"]:
-        print("skipped: nothing to run")
-        sys.exit(77)
+        skip("nothing to run")
     sim, lib, cutrace, app, plugin = sys.argv[1:6]
     check_app(Program(app, sim, lib, cutrace))
     check_settle(Program(app, sim, lib, cutrace), plugin)
