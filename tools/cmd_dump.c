@@ -325,6 +325,15 @@ static int csv_file(const char *path, void *arg) {
             "call (they waited too long: see docs/dump.md)\n",
             path, (unsigned long long)fst.unresolved, fst.unresolved == 1 ? "" : "s");
   }
+  if (fst.late) {
+    cli_progress_done();
+    fprintf(stderr,
+            "cutrace dump: %s: %llu row%s out of end order (%s more than 2 s of trace time "
+            "and %llu events late: CUTRACE_JOIN_HOLD)\n",
+            path, (unsigned long long)fst.late, fst.late == 1 ? "" : "s",
+            fst.late == 1 ? "its record came" : "their records came",
+            (unsigned long long)st.join_hold);
+  }
   count_export(fs, &run->status, &run->files, &run->unreadable);
   return 0;
 }

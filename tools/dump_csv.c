@@ -1,6 +1,9 @@
 /*
  * cutrace dump --csv (dump_csv.h, docs/dump.md): the model's spans and activities as
- * rows, in the order the model delivers them (per file, nondecreasing end time).
+ * rows, in the order the model delivers them (per file, nondecreasing end time: a first
+ * pass over the file measures how late its records come, and the model's reorder window
+ * is fixed to that, so a late record is put in its place unless the model's memory bound
+ * was reached: ct_csv_file_stats.late).
  *
  * Two columns are known only later than the row itself:
  * - nvtx_range, the innermost NVTX push/pop range open on the calling thread when the
@@ -286,6 +289,7 @@ static void on_span(void *user, const ct_span *s) {
     }
   }
   if (c->rows & CT_CSV_ROWS_CALLS) {
+    c->fst.late += s->late != 0;
     c->line.n = 0;
     csv_format_call(&c->line, s, graph_of(c, s->detail, &s->d));
     add_row(c, 1, s->tid, s->begin_ns, parent, s->end_ns);
@@ -302,6 +306,7 @@ static void on_activity(void *user, const ct_activity *a) {
     if (e) e->refs--; /* the promised activity came */
   }
   if (c->rows & CT_CSV_ROWS_GPU) {
+    c->fst.late += a->late != 0;
     c->line.n = 0;
     csv_format_activity(&c->line, &c->dem, a, c->attrs, graph_of(c, a->detail, &a->d));
     add_row(c, a->has_call, a->tid, a->call_begin_ns, parent, a->end_ns);
@@ -420,8 +425,15 @@ int ct_csv_add_file(ct_csv *c, const char *path, ct_model_stats *st, ct_csv_file
     path = spooled;
   }
   c->ranges = csv_ranges_new(c->hold_max / 2);
-  if (c->ranges) csv_ranges_prescan(c->ranges, path);
-  int rc = ct_model_read(path, NULL, &ops, c, st);
+  uint64_t lateness = 0;
+  if (c->ranges) csv_ranges_prescan(c->ranges, path, &lateness);
+  /* A reorder window as wide as the file's records come late: every row in end order
+   * (the adaptive window grows only once it saw lateness, so the first late record of
+   * a file would come out of order), up to the model's memory bound. */
+  ct_model_options opts;
+  ct_model_get_defaults(&opts);
+  opts.window_ns = lateness < CT_MODEL_START_WINDOW_NS ? CT_MODEL_START_WINDOW_NS : lateness + 1;
+  int rc = ct_model_read(path, &opts, &ops, c, st);
   if (spool_fd >= 0) {
     close(spool_fd);
     size_t n = strlen(spooled); /* the reader's messages name the file: "-", as given */

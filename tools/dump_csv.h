@@ -23,6 +23,9 @@ typedef struct ct_csv_file_stats {
   uint64_t rows;       /* rows written */
   uint64_t unresolved; /* rows written before their NVTX range or library call was known
                           (the hold limit was reached, or the ranges were forgotten) */
+  uint64_t late;       /* rows written out of end order: their record came more than 2 s
+                          of trace time late while the model held more than its join_hold
+                          events (model.h), so rows ending after them were written */
 } ct_csv_file_stats;
 
 /* Starts a table on out (writes the header row); rows: a ct_csv_rows mask. NULL when

@@ -67,8 +67,10 @@ void csv_ranges_free(csv_ranges *rs);
 /* The entry of thread tid, created when new (NULL when out of memory). */
 csv_thread *csv_ranges_thread(csv_ranges *rs, uint64_t tid);
 
-/* First pass over path: which threads have push/pop ranges, and their long ranges. */
-void csv_ranges_prescan(csv_ranges *rs, const char *path);
+/* First pass over path: which threads have push/pop ranges, and their long ranges; and
+ * *lateness, the most any span or activity record comes behind the latest end of those
+ * before it in the file (0 when none, or when the file cannot be read). */
+void csv_ranges_prescan(csv_ranges *rs, const char *path, uint64_t *lateness);
 
 /* Keeps a range of tr just read (newest: the latest end of a row). Returns its entry
  * (valid until the next call), NULL when out of memory. */

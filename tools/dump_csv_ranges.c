@@ -95,14 +95,30 @@ static void note_range(csv_ranges *rs, csv_thread *tr, const struct ct_range *r,
                                        .depth = r->depth, .name = strdup(name ? name : "")};
 }
 
-void csv_ranges_prescan(csv_ranges *rs, const char *path) {
+/* The model's key of a span or activity record (its end), 0 for other records. */
+static uint64_t event_end(const ct_record *rec) {
+  switch (rec->kind) {
+  case CT_KIND_API: return rec->u.api.end_ns;
+  case CT_KIND_GPU: return rec->u.gpu.end_ns;
+  case CT_KIND_TRACER: return rec->u.tracer.end_ns;
+  default: return 0;
+  }
+}
+
+void csv_ranges_prescan(csv_ranges *rs, const char *path, uint64_t *lateness) {
+  *lateness = 0;
   char err[300];
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   if (!r) return; /* the model's read says why */
   ct_reader_skip_kinds(r, ~((1ull << CT_KIND_RANGE) | (1ull << CT_KIND_STRING) |
-                            (1ull << CT_KIND_API) | (1ull << CT_KIND_END))); /* END: clean_end */
+                            (1ull << CT_KIND_API) | (1ull << CT_KIND_GPU) |
+                            (1ull << CT_KIND_TRACER) | (1ull << CT_KIND_END))); /* END: clean_end */
   ct_record rec;
+  uint64_t newest = 0; /* the latest end of a span or activity so far */
   while (ct_reader_next(r, &rec)) {
+    uint64_t end = event_end(&rec);
+    if (end > newest) newest = end;
+    else if (end && newest - end > *lateness) *lateness = newest - end;
     if (rec.kind == CT_KIND_API) {
       csv_thread *tr = csv_ranges_thread(rs, rec.u.api.tid);
       if (tr) note_call(rs, tr, rec.u.api.begin_ns);

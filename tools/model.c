@@ -60,8 +60,9 @@
 
 #define MAX_WINDOW_NS 2000000000ull    /* the adaptive window's bound once it holds more
                                           than join_hold events (window_now) */
-#define LATE_WINDOW_NS 3600000000000ull /* its bound otherwise (keys + window cannot wrap) */
-#define START_WINDOW_NS 20000000ull    /* nor starts below this */
+#define LATE_WINDOW_NS CT_MODEL_MAX_WINDOW_NS /* its bound otherwise (keys + window cannot
+                                                wrap) */
+#define START_WINDOW_NS CT_MODEL_START_WINDOW_NS /* nor starts below this */
 #define JOIN_WAIT_NS CT_MODEL_JOIN_WAIT_NS /* how long an activity waits for its call ... */
 #define NRUNS 8
 #define PEND_FIELDS 12 /* the most fields of API (12 since 1.1), TRACER, GPU */
@@ -860,7 +861,9 @@ int ct_model_read(const char *path, const ct_model_options *opts, const ct_model
   m->blocked_key = UINT64_MAX;
   m->opt = opts ? *opts : default_options;
   m->adaptive = !m->opt.window_ns;
-  m->window = m->adaptive ? START_WINDOW_NS : m->opt.window_ns;
+  m->window = m->adaptive                       ? START_WINDOW_NS
+              : m->opt.window_ns > LATE_WINDOW_NS ? LATE_WINDOW_NS
+                                                  : m->opt.window_ns;
   m->join_hold = m->opt.join_hold ? m->opt.join_hold : join_hold_default();
   st->join_hold = m->join_hold;
   m->filtering = m->opt.from.set || m->opt.to.set;

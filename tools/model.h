@@ -45,6 +45,12 @@
 #define CT_MODEL_JOIN_WAIT_NS 2000000000ull
 #define CT_MODEL_JOIN_HOLD (1u << 19) /* events (120 bytes each: 60 MiB) */
 
+/* The adaptive reorder window's first value, and the most any window can be. A reader
+ * that knows how late the file's records come (dump --csv's first pass) fixes the
+ * window to that lateness, so that nothing is delivered out of end order. */
+#define CT_MODEL_START_WINDOW_NS 20000000ull
+#define CT_MODEL_MAX_WINDOW_NS 3600000000000ull
+
 /* One traced process (one trace file). */
 typedef struct ct_proc {
   const char *path;          /* the trace file */
@@ -194,8 +200,10 @@ typedef struct ct_time_bound {
 
 /* Options of the model. */
 typedef struct ct_model_options {
-  uint64_t window_ns;  /* fixed reorder window; 0 = adaptive (20 ms growing to 4x the
-                          largest lateness seen, at most 2 s) */
+  uint64_t window_ns;  /* fixed reorder window (at most CT_MODEL_MAX_WINDOW_NS: above,
+                          that); 0 = adaptive (CT_MODEL_START_WINDOW_NS growing to 4x the
+                          largest lateness seen). Either is at most 2 s while the model
+                          holds more than join_hold events */
   /* Time filter: only spans, activities, NVTX ranges and pauses that overlap [from, to]
    * are delivered; the time before from and after to is delivered as pauses (why
    * "filter"), so that idle time there is not counted. Unset bounds: no limit. */

@@ -111,21 +111,30 @@ typedef struct ct_busy_block {
 /*
  * The union of intervals given roughly in end order (the model's delivery order):
  * disjoint blocks sorted by start. Blocks that end before a horizon (no later interval
- * can reach them) are handed to a fold function and dropped, so memory stays bounded
- * by the blocks within the longest interval's reach.
+ * should reach them) are handed to a fold function; they are kept CT_BUSY_KEEP_NS more
+ * (at most CT_BUSY_KEEP_BLOCKS), so that an interval reaching them after all (delivered
+ * late, or longer than any before) adds only the time they do not cover, folded at
+ * once: nothing is counted twice. Memory stays bounded by the blocks within the longest
+ * interval's reach and the time kept.
  */
+#define CT_BUSY_KEEP_NS 10000000000ull /* 10 s of trace time */
+#define CT_BUSY_KEEP_BLOCKS (1u << 16)
 typedef struct ct_busy_union {
   ct_busy_block *b;
-  size_t head, n, cap;   /* live blocks: b[head .. n) */
+  size_t head, n, cap;   /* folded blocks kept: b[0 .. head); live blocks: b[head .. n) */
+  uint64_t forgotten;    /* the end of the newest folded block no longer kept: time before
+                            it is final (an interval reaching into it adds what lies after) */
 } ct_busy_union;
 
 /* Called with each block as it becomes final. */
 typedef void (*ct_busy_fold_fn)(void *user, uint64_t start, uint64_t end);
 
-/* Adds [start, end) to u (merging what it overlaps or touches). Returns 0, -1 out of memory. */
-int ct_busy_add(ct_busy_union *u, uint64_t start, uint64_t end);
+/* Adds [start, end) to u (merging what it overlaps or touches); the parts that lie among
+ * the folded blocks and that they do not cover are folded at once (fn). Returns 0, -1
+ * when out of memory. */
+int ct_busy_add(ct_busy_union *u, uint64_t start, uint64_t end, ct_busy_fold_fn fn, void *user);
 
-/* Folds (hands to fn, drops) every block ending before horizon; all when horizon is
+/* Folds (hands to fn) every block ending before horizon; all when horizon is
  * UINT64_MAX. */
 void ct_busy_fold(ct_busy_union *u, uint64_t horizon, ct_busy_fold_fn fn, void *user);
 

@@ -12,8 +12,10 @@
  *   the steps' intervals.
  * - An outermost CUDA call on the stepping thread beginning inside a step's range adds
  *   its time to the step, by category.
- * Unions fold their blocks once no later activity can reach them (the longest
- * activity seen, at least 1 ms, behind the latest end), so memory stays bounded.
+ * Unions fold their blocks once no later activity should reach them (the longest
+ * activity seen, at least 1 ms, behind the latest end), so memory stays bounded; an
+ * activity that reaches them after all (delivered late, or longer than any before) adds
+ * only the time they do not cover (steps_union.c), so nothing is counted twice.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,12 +41,13 @@ typedef struct dev_acc {
 } dev_acc;
 
 /* Per step: the union of its own work (its folded blocks add to the step's work_ns),
- * for the steps from swept on (a ring); a step behind swept that gets work late (rare)
- * has its union in a map until the end. */
+ * for the steps from freed on (a ring): a step's union is kept CT_BUSY_KEEP_NS of trace
+ * time after its interval ended, so that work delivered late joins it (the time its
+ * folded blocks cover is not counted again); later than that, a step's work is not
+ * added to its work_ns (its counts are). */
 typedef struct work_window {
-  ct_busy_union *u;                   /* step swept + k at u[(head + k) & (cap - 1)] */
-  size_t head, n, cap;                /* steps [swept, swept + n) have a slot */
-  ct_map *late;                       /* step index -> ct_busy_union */
+  ct_busy_union *u;                   /* step freed + k at u[(head + k) & (cap - 1)] */
+  size_t head, n, cap;                /* steps [freed, freed + n) have a slot */
 } work_window;
 
 typedef struct mstate {
@@ -52,7 +55,8 @@ typedef struct mstate {
   ct_map *kernel_ids;                 /* mangled name -> kernel_id */
   work_window work;
   size_t swept;                       /* the steps before it are behind the horizon, their
-                                         unions folded and freed */
+                                         unions folded */
+  size_t freed;                       /* <= swept: the steps before it have no union left */
   dev_acc dev[MAX_DEVICES];
   uint64_t wm, reach;                 /* latest activity end; longest activity (>= 1 ms) */
   size_t activity_hint, span_hint, split_hint; /* steps_begun's last answers */
@@ -206,12 +210,13 @@ static ct_step_kernel *step_kernel(mstate *m, ct_step *s, unsigned limit, const 
   return &nk[s->nkernels++];
 }
 
-/* Step i's work union: in the window from swept on (grown to reach it), or, behind
- * swept, in the late map. NULL when out of memory. */
-static ct_busy_union *work_union(mstate *m, size_t i) {
+/* Step i's work union, in the window from freed on (grown to reach it). NULL when out of
+ * memory, or (*gone set) when step i's union was freed already. */
+static ct_busy_union *work_union(mstate *m, size_t i, int *gone) {
   work_window *w = &m->work;
-  if (i < m->swept) return ct_map_get(w->late, &i, sizeof i, NULL);
-  size_t k = i - m->swept;
+  *gone = i < m->freed;
+  if (*gone) return NULL;
+  size_t k = i - m->freed;
   if (k >= w->cap) {
     size_t ncap = w->cap ? w->cap : 16;
     while (ncap <= k) ncap *= 2;
@@ -227,23 +232,29 @@ static ct_busy_union *work_union(mstate *m, size_t i) {
   return &w->u[(w->head + k) & (w->cap - 1)];
 }
 
-/* Folds and frees the work unions of the steps whose interval ended before horizon and
- * whose blocks all did (a later activity of such a step, rare, starts its union anew,
- * in the late map). */
+/* Folds the work unions of the steps whose interval ended before horizon and whose
+ * blocks all did; frees those of the steps whose interval ended CT_BUSY_KEEP_NS before. */
 static void sweep_work(mstate *m, uint64_t horizon) {
   ct_steps_file *f = m->f;
   work_window *w = &m->work;
   while (m->swept < f->nsteps && ct_step_span_at(f, m->swept)->interval_end_ns < horizon) {
-    if (w->n) {
-      ct_busy_union *u = &w->u[w->head];
+    size_t k = m->swept - m->freed;
+    if (k < w->n) {
+      ct_busy_union *u = &w->u[(w->head + k) & (w->cap - 1)];
       fold_ctx c = {m, 0, m->swept};
       ct_busy_fold(u, horizon, fold_work_block, &c);
-      if (u->n) return;
-      ct_busy_free(u);
+      if (u->head < u->n) break;
+    }
+    m->swept++;
+  }
+  while (m->freed < m->swept &&
+         ct_step_span_at(f, m->freed)->interval_end_ns + CT_BUSY_KEEP_NS < horizon) {
+    if (w->n) {
+      ct_busy_free(&w->u[w->head]);
       w->head = (w->head + 1) & (w->cap - 1);
       w->n--;
     }
-    m->swept++;
+    m->freed++;
   }
 }
 
@@ -257,8 +268,8 @@ static void on_activity(void *user, const ct_activity *a) {
   sweep_work(m, horizon);
   dev_acc *d = device(m, a->device);
   if (d) {
-    if (ct_busy_add(&d->u, a->start_ns, a->end_ns) < 0) m->oom = 1;
     fold_ctx c = {m, (unsigned)a->device, 0};
+    if (ct_busy_add(&d->u, a->start_ns, a->end_ns, fold_device_block, &c) < 0) m->oom = 1;
     ct_busy_fold(&d->u, horizon, fold_device_block, &c);
   }
   if (!a->has_call) return;
@@ -266,9 +277,11 @@ static void on_activity(void *user, const ct_activity *a) {
            : a->tid == m->f->tid ? step_at(m->f, a->call_begin_ns, &m->activity_hint)
                                  : -1;
   if (i < 0) return;
-  ct_busy_union *u = work_union(m, (size_t)i);
-  if (!u || ct_busy_add(u, a->start_ns, a->end_ns) < 0) m->oom = 1;
+  int gone;
+  ct_busy_union *u = work_union(m, (size_t)i, &gone);
   fold_ctx c = {m, 0, (size_t)i};
+  if (!u && !gone) m->oom = 1;
+  else if (u && ct_busy_add(u, a->start_ns, a->end_ns, fold_work_block, &c) < 0) m->oom = 1;
   if (u) ct_busy_fold(u, horizon, fold_work_block, &c);
   unsigned limit;
   ct_step *s = ct_step_rows_get(m->f, (size_t)i, &limit); /* after the fold: it asks too */
@@ -352,21 +365,12 @@ static void finish(mstate *m) {
   }
   work_window *w = &m->work;
   for (size_t k = 0; k < w->n; k++) {
-    fold_ctx c = {m, 0, m->swept + k};
+    fold_ctx c = {m, 0, m->freed + k};
     ct_busy_union *u = &w->u[(w->head + k) & (w->cap - 1)];
     ct_busy_fold(u, UINT64_MAX, fold_work_block, &c);
     ct_busy_free(u);
   }
   w->n = 0;
-  for (size_t k = 0; w->late && k < ct_map_count(w->late); k++) {
-    const void *key;
-    size_t len;
-    ct_busy_union *u = ct_map_entry(w->late, k, &key, &len);
-    fold_ctx c = {m, 0, 0};
-    memcpy(&c.step, key, sizeof c.step);
-    ct_busy_fold(u, UINT64_MAX, fold_work_block, &c);
-    ct_busy_free(u);
-  }
   f->has_device = best_dev >= 0;
   f->device = best_dev >= 0 ? (uint64_t)best_dev : 0;
   for (unsigned d = 0; d < MAX_DEVICES; d++) ct_busy_free(&m->dev[d].u);
@@ -380,12 +384,11 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
   o.top = 0;
   ct_gaps *g = ct_gaps_new(&o);
   m.kernel_ids = ct_map_new(sizeof(kernel_id));
-  m.work.late = ct_map_new(sizeof(ct_busy_union));
   m.spins = ct_thread_time_new();
   const ct_model_ops *gaps_ops = NULL;
   ct_gaps_file *gf = NULL;
   if (g) ct_gaps_set_callback(g, on_gap, &m);
-  if (g && m.kernel_ids && m.work.late && m.spins && ct_step_rows_new(f) == 0)
+  if (g && m.kernel_ids && m.spins && ct_step_rows_new(f) == 0)
     gf = ct_gaps_file_begin(g, path, &gaps_ops);
   int rc = -1;
   if (gf) {
@@ -413,7 +416,6 @@ int ct_steps_measure(const char *path, ct_steps_file *f) {
   ct_gaps_free(g);
   ct_map_free(m.kernel_ids);
   free(m.work.u);
-  ct_map_free(m.work.late);
   ct_thread_time_free(m.spins);
   return rc;
 }

@@ -22,6 +22,9 @@
   unknown past a hold of 100; the rows after it name their library call
   (cublasSgemm_v2 on another thread), also in the same file without its END record,
   where they wait to its end;
+- the first late records of a file (a thread's records 100 ms behind another's, past
+  the model's first reorder window): in end order (the first pass measures the lateness
+  and fixes the window); 3 s late with CUTRACE_JOIN_HOLD=10, out of order and said;
 - bad options (also the Chrome-only --queues, --no-memory, --no-gaps, --gap-min,
   which a table would ignore): one line, exit 2.
 
@@ -133,7 +136,53 @@ def after_last_range(path, end=True):
     w.save(path)
 
 
+def first_late(path, span_ms):
+    """Thread 21's records come first: 100 calls (no GPU work) spread over span_ms from
+    100 ms on. Then thread 20's, the first lateness of the file (past the model's first
+    reorder window of 20 ms): a kernel launch at 10 ms, its GPU record (10.5..12 ms), a
+    synchronize (20..30 ms); none of them waits for another record."""
+    w = TraceWriter()
+    w.add("process", pid=80, ppid=1, start_ns=T0, host=w.string("h"))
+    sync, kernel = w.string("cudaStreamSynchronize"), w.string("_Z4latev")
+    for i in range(100):
+        t = T0 + 100 * MS + i * (span_ms * MS // 100)
+        w.add("api", tid=21, name=sync, begin_ns=t, end_ns=t + 500, corr=10 + i)
+    w.add("launch", corr=1, kernel=kernel, grid_x=1, grid_y=1, grid_z=1, block_x=32,
+          block_y=1, block_z=1)
+    w.add("api", tid=20, name=w.string("cudaLaunchKernel"), begin_ns=T0 + 10 * MS,
+          end_ns=T0 + 10 * MS + 300, corr=1, flags=TIMED)
+    w.add("gpu", corr=1, stream=0, start_ns=T0 + 10 * MS + 500, end_ns=T0 + 12 * MS, type=1,
+          name=kernel)
+    w.add("api", tid=20, name=sync, begin_ns=T0 + 20 * MS, end_ns=T0 + 30 * MS, corr=2)
+    w.add("end", records=0, end_ns=T0 + (100 + span_ms + 1) * MS)
+    w.save(path)
+
+
 with scratch("cutrace-dump-csv-") as d:
+    # ---- the first late records of a file: still in end order ---------------------------
+    # (before, the window grew only after it saw them: they came after 100 ms of later
+    # rows; seen once under load in tests/trace/test_dump_csv.py's multistream)
+    p0 = os.path.join(d, "first_late.ctr")
+    first_late(p0, 100)
+    rc, rows, _, err = dump_csv(p0)
+    ends = [int(r["end_ns"]) for r in rows]
+    check(rc == 0 and not err and len(rows) == 103 and ends == sorted(ends) and
+          [r["correlation"] for r in rows[:3]] == ["1", "1", "2"],
+          f"first late: 103 rows in end order, the late ones first: {rc} {err!r} "
+          f"{[r['correlation'] for r in rows[:5]]}")
+    # Beyond the memory bound (3 s late while more than CUTRACE_JOIN_HOLD events are held):
+    # written when they come, and said.
+    first_late(p0, 3000)
+    rc, rows, _, err = dump_csv(p0)
+    ends = [int(r["end_ns"]) for r in rows]
+    check(rc == 0 and not err and ends == sorted(ends), f"3 s late: in end order: {rc} {err!r}")
+    rc, rows, _, err = dump_csv(p0, env={"CUTRACE_JOIN_HOLD": "10"})
+    ends = [int(r["end_ns"]) for r in rows]
+    check(rc == 0 and len(rows) == 103 and ends != sorted(ends) and
+          err == f"cutrace dump: {p0}: 3 rows out of end order (their records came more than "
+                 "2 s of trace time and 10 events late: CUTRACE_JOIN_HOLD)\n",
+          f"3 s late, hold 10: out of order, said: {rc} {err!r}")
+
     # ---- planted --------------------------------------------------------------------
     p1 = os.path.join(d, "planted.ctr")
     planted(p1)
