@@ -38,12 +38,22 @@ static int grow(ct_queue *q) {
 
 uint64_t ct_queue_add(ct_queue *q, uint64_t begin, uint64_t end, ct_queue_fn fn, void *user) {
   while (q->n && at(q, 0)->end <= begin) pop(q, fn, user);
-  if (q->n && begin < at(q, q->n - 1)->begin) begin = at(q, q->n - 1)->begin;
+  uint32_t k = q->n; /* its place by end: the tail, unless it was delivered late */
+  while (k && at(q, k - 1)->end > end) k--;
+  if (k < q->n) { /* late: what was told since its call began missed it */
+    if (end <= q->told) return 1;
+    begin = q->told;
+  }
+  if (k && begin < at(q, k - 1)->begin) begin = at(q, k - 1)->begin;
+  if (k < q->n && begin > at(q, k)->begin) begin = at(q, k)->begin; /* begins ascend */
   if (q->n == q->cap && grow(q) < 0) return 0;
-  *at(q, q->n) = (ct_queued_op){begin, end};
+  for (uint32_t i = q->n; i > k; i--) *at(q, i) = *at(q, i - 1);
+  *at(q, k) = (ct_queued_op){begin, end};
   q->n++;
-  if (fn) fn(user, begin, q->n);
-  return q->n;
+  int late = k + 1 < q->n;
+  if (begin > q->told) q->told = begin;
+  if (fn) fn(user, late ? q->told : begin, q->n);
+  return late ? k + 1 : q->n;
 }
 
 void ct_queue_finish(ct_queue *q, ct_queue_fn fn, void *user) {

@@ -4,7 +4,10 @@
  * be queued) and GPU end. Work on a stream runs in order and the trace model delivers
  * GPU records in end order, so the operations still queued form a ring ascending in
  * both call begin and end; memory is the operations in flight (CUDA queues at most
- * about 1024 per stream). Used by report's streams table (the depth each call found)
+ * about 1024 per stream). A record the model delivered late (ct_activity.late: its end
+ * before ends already delivered) takes its place in end order, so it stops counting
+ * when it ended; it is counted from the latest begin already told (the depth told
+ * before, since its call began, missed it), or not at all when it ended by then. Used by report's streams table (the depth each call found)
  * and dump --chrome's queue counter tracks (every change of the depth).
  */
 #ifndef CUTRACE_QUEUES_H
@@ -21,6 +24,7 @@ typedef struct ct_queued_op {
 typedef struct ct_queue {
   ct_queued_op *ops;   /* ring of the operations queued at the latest begin */
   uint32_t cap, head, n;
+  uint64_t told;       /* the latest begin told */
 } ct_queue;
 
 /* Told each change of a queue's depth: from time t on, depth operations are queued. */
@@ -32,7 +36,10 @@ typedef void (*ct_queue_fn)(void *user, uint64_t t, uint64_t depth);
  * when not NULL, the depth after each of those ends), then tells fn the depth at
  * begin. Returns that depth (this operation included), or 0 when out of memory (the
  * operation is then not queued). A begin earlier than an earlier operation's (calls
- * from several threads) is counted as if it came at that later begin.
+ * from several threads) is counted as if it came at that later begin. An operation
+ * that ends before operations already queued (delivered late) goes in its place by
+ * end, counted from the latest begin told: the depth returned is 1 + the operations
+ * queued ahead of it; one that ended by the latest begin told is not queued (depth 1).
  */
 uint64_t ct_queue_add(ct_queue *q, uint64_t begin, uint64_t end, ct_queue_fn fn, void *user);
 
