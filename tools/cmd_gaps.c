@@ -24,8 +24,9 @@ static const char usage_text[] =
     "ended it; the largest gaps; findings, ranked by the idle time each fix would save beyond\n"
     "those above it, and what they save together, overlaps counted once, at most the idle\n"
     "(docs/gaps.md).\n"
-    "  --format text|json|csv  output format (default text; csv: a row per gap, then the\n"
-    "                          findings, docs/gaps.md)\n"
+    "  --format text|json|csv  output format (default text; csv: a row per gap, with its\n"
+    "                          ending call's NVTX range and call site, then the findings,\n"
+    "                          docs/gaps.md)\n"
     "  --tables LIST           csv: gaps, findings or both (the default)\n"
     "  --summary               at most 6 lines: busy share, idle by cause, largest gap,\n"
     "                          findings and their total\n"
@@ -65,6 +66,12 @@ static int add_input(const char *path, void *arg) {
   in->rc = ct_gaps_add_file(c->g, path, &st);
   snprintf(in->message, sizeof in->message, "%s", st.message);
   if (in->rc >= 0) cli_report_drops("gaps", path, &st);
+  uint64_t unresolved = in->rc >= 0 ? ct_gaps_rows_unresolved(c->g) : 0;
+  if (unresolved)
+    fprintf(stderr,
+            "cutrace gaps: %s: %llu row%s written without knowing their NVTX range (they "
+            "waited too long: see docs/gaps.md, \"CSV\")\n",
+            path, (unsigned long long)unresolved, unresolved == 1 ? "" : "s");
   if (in->rc < 0) { /* open errors already name the file; the status is decided at the end */
     if (st.message[0] && !strncmp(st.message, path, strlen(path)))
       fprintf(stderr, "cutrace gaps: %s\n", st.message);

@@ -11,7 +11,7 @@
 
 static const char *const gap_columns[] = {
     "table", "pid", "rank", "device", "scope", "stream", "start_ns", "end_ns", "dur_ns",
-    "cause", "ended_by", "tid", "correlation", "inside_call", "inside_ns"};
+    "cause", "ended_by", "tid", "correlation", "inside_call", "inside_ns", "range", "callsite"};
 
 static const char *const finding_columns[] = {
     "table", "pid", "rank", "device", "kind", "what", "count", "saving_ns", "adds_ns",
@@ -109,6 +109,8 @@ static void gap_row(void *user, const ct_gap_info *g) {
   put_text(&r, g->inside_call); /* empty unless a device host_wait gap spent inside one call */
   if (g->inside_call) put_u64(&r, g->inside_ns);
   else put_empty(&r, 1);
+  put_text(&r, g->range);    /* the ending call's NVTX range, as dump --csv's nvtx_range */
+  put_text(&r, g->callsite); /* ... and its call site (traces with stacks) */
   row_end(&r);
 }
 
@@ -147,6 +149,7 @@ void ct_gaps_csv_begin(gaps_cli *c) {
   if (!(c->csv_tables & CT_GAPS_CSV_GAPS)) return;
   header(gap_columns, sizeof gap_columns / sizeof *gap_columns);
   ct_gaps_set_callback(c->g, gap_row, NULL);
+  ct_gaps_set_row_context(c->g);
 }
 
 void ct_gaps_csv_end(const gaps_cli *c) {

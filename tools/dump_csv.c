@@ -225,25 +225,9 @@ static void add_row(ct_csv *c, int has_tid, uint64_t tid, uint64_t t, uint64_t p
     if ((e = parent_get(c, parent, 1, when)) != NULL) e->refs++;
     else h->lib_pending = 0; /* out of memory: none */
   }
-  if (range_pending) {
-    if (tr->npending == tr->cap) { /* full: forget the rows written already, a prefix */
-      size_t gone = 0;                /* (seqs rise); grow when over half still waits */
-      while (gone < tr->npending && tr->pending[gone] < c->head_seq) gone++;
-      memmove(tr->pending, tr->pending + gone, (tr->npending - gone) * sizeof *tr->pending);
-      tr->npending -= gone;
-      if (!tr->cap || tr->npending * 2 > tr->cap) {
-        size_t cap = tr->cap ? tr->cap * 2 : 64;
-        uint64_t *p = realloc(tr->pending, cap * sizeof *p);
-        if (!p) { /* cannot wait: written without */
-          h->range_pending = 0;
-          c->fst.unresolved++;
-          return;
-        }
-        tr->pending = p;
-        tr->cap = cap;
-      }
-    }
-    tr->pending[tr->npending++] = seq;
+  if (range_pending && csv_thread_wait(tr, seq, c->head_seq) < 0) { /* cannot wait: */
+    h->range_pending = 0;                                             /* written without */
+    c->fst.unresolved++;
   }
 }
 

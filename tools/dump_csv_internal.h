@@ -69,7 +69,8 @@ csv_thread *csv_ranges_thread(csv_ranges *rs, uint64_t tid);
 
 /* First pass over path: which threads have push/pop ranges, and their long ranges; and
  * *lateness, the most any span or activity record comes behind the latest end of those
- * before it in the file (0 when none, or when the file cannot be read). */
+ * before it in the file (0 when none, or when the file cannot be read; lateness NULL:
+ * not measured, and the GPU and TRACER records not read). */
 void csv_ranges_prescan(csv_ranges *rs, const char *path, uint64_t *lateness);
 
 /* Keeps a range of tr just read (newest: the latest end of a row). Returns its entry
@@ -83,6 +84,11 @@ int csv_range_known(const csv_thread *tr, uint64_t t, const char **name);
 
 /* The innermost long range of tr around t, or NULL. */
 const char *csv_range_long(const csv_thread *tr, uint64_t t);
+
+/* Adds row seq to the rows of tr waiting for their range (pending, in rising seqs;
+ * those before head_seq, written already, are forgotten when it is full). 0, or -1 out
+ * of memory (not added). dump --csv's rows and gaps' (gaps_rows.c) wait this way. */
+int csv_thread_wait(csv_thread *tr, uint64_t seq, uint64_t head_seq);
 
 /* The header row (every column, CRLF-terminated). */
 extern const char csv_header[];

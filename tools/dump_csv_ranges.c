@@ -106,17 +106,18 @@ static uint64_t event_end(const ct_record *rec) {
 }
 
 void csv_ranges_prescan(csv_ranges *rs, const char *path, uint64_t *lateness) {
-  *lateness = 0;
+  if (lateness) *lateness = 0;
   char err[300];
   ct_reader *r = ct_reader_open(path, err, sizeof err);
   if (!r) return; /* the model's read says why */
+  uint64_t late_kinds = lateness ? (1ull << CT_KIND_GPU) | (1ull << CT_KIND_TRACER) : 0;
   ct_reader_skip_kinds(r, ~((1ull << CT_KIND_RANGE) | (1ull << CT_KIND_STRING) |
-                            (1ull << CT_KIND_API) | (1ull << CT_KIND_GPU) |
-                            (1ull << CT_KIND_TRACER) | (1ull << CT_KIND_END))); /* END: clean_end */
+                            (1ull << CT_KIND_API) | late_kinds |
+                            (1ull << CT_KIND_END))); /* END: clean_end */
   ct_record rec;
   uint64_t newest = 0; /* the latest end of a span or activity so far */
   while (ct_reader_next(r, &rec)) {
-    uint64_t end = event_end(&rec);
+    uint64_t end = lateness ? event_end(&rec) : 0;
     if (end > newest) newest = end;
     else if (end && newest - end > *lateness) *lateness = newest - end;
     if (rec.kind == CT_KIND_API) {
@@ -201,4 +202,22 @@ const char *csv_range_long(const csv_thread *tr, uint64_t t) {
     if (e->depth == 0) break; /* began after t with nothing open: none holds t */
   }
   return NULL;
+}
+
+int csv_thread_wait(csv_thread *tr, uint64_t seq, uint64_t head_seq) {
+  if (tr->npending == tr->cap) { /* full: forget the rows written already, a prefix */
+    size_t gone = 0;             /* (seqs rise); grow when over half still waits */
+    while (gone < tr->npending && tr->pending[gone] < head_seq) gone++;
+    memmove(tr->pending, tr->pending + gone, (tr->npending - gone) * sizeof *tr->pending);
+    tr->npending -= gone;
+    if (!tr->cap || tr->npending * 2 > tr->cap) {
+      size_t cap = tr->cap ? tr->cap * 2 : 64;
+      uint64_t *p = realloc(tr->pending, cap * sizeof *p);
+      if (!p) return -1;
+      tr->pending = p;
+      tr->cap = cap;
+    }
+  }
+  tr->pending[tr->npending++] = seq;
+  return 0;
 }

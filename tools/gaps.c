@@ -178,6 +178,7 @@ static uint8_t stream_role(const ct_span *s, unsigned cls) {
 static void on_span(void *user, const ct_span *s) {
   fstate *f = user;
   keep_proc(f, s->proc);
+  if (f->rows) ct_gaps_rows_on_span(f, s);
   if (s->gpu_pending) ct_gaps_launch_called(f, s);
   if (s->is_tracer || s->depth == 0) {
     thstate *th = ct_gaps_get_thread(f, s->tid);
@@ -206,7 +207,9 @@ static void on_span(void *user, const ct_span *s) {
 /* An NVTX range, closed: for the ranges of the calls that ended gaps. */
 static void on_range(void *user, const ct_proc *p, const struct ct_range *r, const char *name) {
   (void)p;
-  ct_gaps_ending_on_range(user, r, name);
+  fstate *f = user;
+  ct_gaps_ending_on_range(f, r, name);
+  if (f->rows) ct_gaps_rows_on_range(f, r, name);
 }
 
 /* A PAUSE record: the gaps that touch it are left out (unrecorded time). */
@@ -254,6 +257,7 @@ static ct_gaps_comm device_comm(const devstate *d) {
 static void finish_file(fstate *f) {
   struct ct_gaps *g = f->g;
   for (unsigned i = 0; i < f->ndevs; i++) ct_gaps_finalize_dev(f, f->devs[i], UINT64_MAX);
+  ct_gaps_rows_end(f); /* the callback's gaps still held for their range */
   ct_gaps_name_threads(f);
   ct_gaps_ending_finish(f);
   /* + 1: realloc to 0 bytes (a first file without devices) would free the array */
@@ -341,7 +345,9 @@ ct_gaps_file *ct_gaps_file_begin(ct_gaps *g, const char *path, const ct_model_op
   gp->path = strdup(path);
   f->g = g;
   f->proc = g->nprocs++;
-  f->stacks = g->o.top ? ct_stacks_new() : NULL; /* only kept gaps show stacks */
+  /* only kept gaps show stacks, and the callback's with their call sites */
+  f->stacks = g->o.top || (g->fn && g->row_context) ? ct_stacks_new() : NULL;
+  if (g->fn && g->row_context) ct_gaps_rows_begin(f, path);
   *ops = &file_ops;
   return (ct_gaps_file *)f;
 }

@@ -31,6 +31,11 @@ typedef struct ct_gap_info {
   const char *inside_call;      /* a device gap's host_wait spent inside one call (docs/gaps.md,
                                    inside_call), or NULL; ct_gaps_set_callback's and gap_spill.h's */
   uint64_t inside_ns;           /* its time in the gap */
+  /* With ct_gaps_set_row_context only (NULL otherwise): the innermost NVTX push/pop range
+   * open on tid when the ending call began ("" an unnamed one; NULL none or unknown), and
+   * that call's call site ("fn (file.c:12)"; NULL without stacks). docs/gaps.md, "CSV". */
+  const char *range;
+  const char *callsite;
 } ct_gap_info;
 
 /*
@@ -334,6 +339,20 @@ ct_gaps *ct_gaps_new(const ct_gaps_options *o);
  * as it is classified; the ct_gap_info is valid during the call only.
  */
 void ct_gaps_set_callback(ct_gaps *g, void (*fn)(void *user, const ct_gap_info *gap), void *user);
+
+/*
+ * Makes the callback's gaps carry range and callsite (call before the first file). A
+ * gap whose range is not known yet (it closes later: RANGE records come when a range
+ * closes) is held, and the gaps after it with it, so that the callback still sees them
+ * in the order found (tools/gaps_rows.c; the memory bound: docs/gaps.md, "CSV"). Each
+ * file is read twice (its RANGE and API records first), so a file given as "-"
+ * (standard input) gets the ranges known so far only.
+ */
+void ct_gaps_set_row_context(ct_gaps *g);
+
+/* The callback's gaps of the last file added that were handed over without knowing their
+ * range (they waited too long: docs/gaps.md, "CSV"). */
+uint64_t ct_gaps_rows_unresolved(const ct_gaps *g);
 
 /*
  * Analyses one trace file (each process's devices are kept apart). Returns like

@@ -29,11 +29,12 @@ static void emit_gap(fstate *f, tracker *t, uint64_t a, uint64_t b, const opinfo
   if (f->g->fn) {
     ct_gap_info gi = {&f->pcopy, t->dev->device, t->stream, a, b, ct_gap_cause_name(c),
                       op->has_call ? op->api : NULL, op->has_call ? op->tid : 0,
-                      op->has_call ? op->corr : 0, NULL, 0};
+                      op->has_call ? op->corr : 0, NULL, 0, NULL, NULL};
     if (c == CT_GAP_HOST_WAIT && t->stream == UINT64_MAX && op->has_call)
       gi.inside_call = ct_gaps_host_wait_inside(ct_gaps_find_thread(f, op->tid), a, b, op,
                                                 &gi.inside_ns);
-    f->g->fn(f->g->user, &gi);
+    if (f->rows) ct_gaps_rows_add(f, &gi, op);
+    else f->g->fn(f->g->user, &gi);
   }
   ct_gaps_top_consider(f, t, a, b, c, op);
 }

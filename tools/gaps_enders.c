@@ -433,9 +433,7 @@ void ct_gaps_enders_on_span(fstate *f, const ct_span *sp, const char *name) {
 /* Whether gaps wait for their outermost call. */
 int ct_gaps_enders_waiting(const fstate *f) { return f->enders && f->enders->npend; }
 
-/* The call site of a stack as text ("fn (file.c:12)", "train.py:12 step"), interned; NULL
- * when unknown. */
-static const char *site_text(fstate *f, uint64_t stack) {
+const char *ct_gaps_site_text(fstate *f, uint64_t stack) {
   if (!stack || !f->stacks) return NULL;
   const ct_frame *fr[CT_GAP_MAX_FRAMES];
   unsigned site, n = ct_stacks_resolve(f->stacks, stack, fr, CT_GAP_MAX_FRAMES, &site);
@@ -637,7 +635,7 @@ void ct_gaps_enders_finish(fstate *f) {
   struct enders_state *s = f->enders;
   if (!s) return;
   while (s->npend) flush_oldest(f);
-  for (unsigned i = 0; i < s->n; i++) s->grp[i].site = site_text(f, s->grp[i].stack);
+  for (unsigned i = 0; i < s->n; i++) s->grp[i].site = ct_gaps_site_text(f, s->grp[i].stack);
   ender_group *calls = calloc(s->n + 1, sizeof *calls); /* by call and site, every cause */
   unsigned ncalls = 0;
   if (!calls) f->oom = 1;

@@ -8,6 +8,7 @@
  *   gaps_findings.c launch-bound runs, copy patterns, little syncs, and their findings
  *   gaps_graphs.c   repeated kernel sequences: CUDA-graph candidates
  *   gaps_launches.c launches whose GPU time has not come yet: they hold finalisation back
+ *   gaps_rows.c     the range and call site of every gap handed to the callback (CSV)
  *
  * Busy intervals. Per device and per stream a "tracker" holds, sorted, the disjoint
  * busy intervals (unions of activities) that a later activity could still touch.
@@ -269,6 +270,7 @@ typedef struct fstate {
   /* calls that promised a GPU record not delivered yet, by corr (gaps_launches.c) */
   struct launch_wait { uint64_t corr, begin; } *launches;
   unsigned launches_head, launches_n;
+  struct gap_rows *rows; /* the callback's gaps waiting for their range (gaps_rows.c) */
   int oom;
 } fstate;
 
@@ -295,6 +297,8 @@ struct ct_gaps {
   ct_gaps_ender *enders;  /* device gaps grouped by what ended them (gaps_enders.c) */
   unsigned nenders, cap_enders;
   int unsorted; /* files added since enders and findings were last sorted */
+  int row_context;          /* the callback's gaps carry range and callsite (gaps_rows.c) */
+  uint64_t rows_unresolved; /* ... of the last file, handed over without their range */
 };
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -444,6 +448,9 @@ void ct_gaps_enders_on_gap(fstate *f, const tracker *t, uint64_t a, uint64_t b, 
 /* A gap that waited in the device's sgap ring was opened by a little sync's return: its
  * ending and leading calls' time in it goes to their groups' held_lsync_ns. */
 void ct_gaps_enders_held_lsync(fstate *f, const struct sync_gap *sg);
+/* The call site of a stack as text ("fn (file.c:12)", "train.py:12 step"), interned; NULL
+ * when unknown or the file keeps no stacks. */
+const char *ct_gaps_site_text(fstate *f, uint64_t stack);
 /* Whether gaps wait for their outermost call (then call ct_gaps_enders_on_span). */
 int ct_gaps_enders_waiting(const fstate *f);
 /* An outermost call (depth 0): completes the gaps waiting for it. */
@@ -507,5 +514,22 @@ void ct_gaps_graph_findings(fstate *f);
 /* Counts the sequences of device's kernels whose wait ended before horizon (the device's
  * GPU time there is final: the other streams' work in the wait is known). */
 void ct_gaps_graphs_settle(fstate *f, uint64_t device, uint64_t horizon);
+
+/* ---- gaps_rows.c ------------------------------------------------------------------- */
+
+struct ct_span;
+struct ct_range;
+
+/* Starts a file whose callback gaps carry range and callsite (reads path's RANGE and API
+ * records first, unless path is "-"). f->oom on failure. */
+void ct_gaps_rows_begin(fstate *f, const char *path);
+/* Hands gap gi, ended by op, to the callback now or once its range is known. */
+void ct_gaps_rows_add(fstate *f, ct_gap_info *gi, const opinfo *op);
+/* A call of the file (counts its thread's calls: how long a held gap has waited). */
+void ct_gaps_rows_on_span(fstate *f, const struct ct_span *s);
+/* A closed NVTX range: the held gaps it holds, or that no range holds. */
+void ct_gaps_rows_on_range(fstate *f, const struct ct_range *r, const char *name);
+/* The file's end: hands over every gap still held, frees the file's row state. */
+void ct_gaps_rows_end(fstate *f);
 
 #endif

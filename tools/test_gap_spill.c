@@ -92,7 +92,7 @@ int main(void) {
     ct_gap_info g = {NULL, w->device, w->stream, w->start_ns, w->end_ns,
                      w->cause_null ? NULL
                      : c < CT_GAP_NCAUSES ? ct_gap_cause_name(c) : cause,
-                     w->ended_null ? NULL : ended, 0, 0, w->inside_null ? NULL : inside, w->inside_ns};
+                     w->ended_null ? NULL : ended, 0, 0, w->inside_null ? NULL : inside, w->inside_ns, NULL, NULL};
     ct_gap_spill_add(s, &g);
     memset(cause, '?', sizeof cause - 1);
     memset(ended, '?', 50);
@@ -107,7 +107,7 @@ int main(void) {
   char long_cause[200];
   memset(long_cause, 'c', sizeof long_cause - 1);
   long_cause[sizeof long_cause - 1] = 0;
-  ct_gap_info g = {NULL, 0, 1, 10, 20, "sync", "cudaMemcpy", 0, 0, NULL, 0};
+  ct_gap_info g = {NULL, 0, 1, 10, 20, "sync", "cudaMemcpy", 0, 0, NULL, 0, NULL, NULL};
   ct_gap_spill_add(s, &g);
   g.cause = long_cause;
   ct_gap_spill_add(s, &g);
