@@ -29,6 +29,8 @@
 
 #define MAX_DEVICES CT_STEP_DEVICES
 #define MIN_REACH_NS 1000000
+#define WORK_KEEP_STEPS 1024 /* folded steps whose work union is kept, at most */
+#define WORK_KEEP_BLOCKS (1u << 16) /* and their blocks, at most */
 
 /* One device: its busy union and its busy time inside the steps' intervals; per step,
  * busy and idle inside the step's interval: the first device seen keeps them in the
@@ -42,9 +44,11 @@ typedef struct dev_acc {
 
 /* Per step: the union of its own work (its folded blocks add to the step's work_ns),
  * for the steps from freed on (a ring): a step's union is kept CT_BUSY_KEEP_NS of trace
- * time after its interval ended, so that work delivered late joins it (the time its
- * folded blocks cover is not counted again); later than that, a step's work is not
- * added to its work_ns (its counts are). */
+ * time after its interval ended (for the last WORK_KEEP_STEPS folded steps, holding
+ * WORK_KEEP_BLOCKS blocks, at most), so
+ * that work delivered late joins it (the time its folded blocks cover is not counted
+ * again); later than that, a step's work is not added to its work_ns (its counts
+ * are). */
 typedef struct work_window {
   ct_busy_union *u;                   /* step freed + k at u[(head + k) & (cap - 1)] */
   size_t head, n, cap;                /* steps [freed, freed + n) have a slot */
@@ -57,6 +61,7 @@ typedef struct mstate {
   size_t swept;                       /* the steps before it are behind the horizon, their
                                          unions folded */
   size_t freed;                       /* <= swept: the steps before it have no union left */
+  size_t work_kept;                   /* the blocks of the unions of steps [freed, swept) */
   dev_acc dev[MAX_DEVICES];
   uint64_t wm, reach;                 /* latest activity end; longest activity (>= 1 ms) */
   size_t activity_hint, span_hint, split_hint; /* steps_begun's last answers */
@@ -233,7 +238,8 @@ static ct_busy_union *work_union(mstate *m, size_t i, int *gone) {
 }
 
 /* Folds the work unions of the steps whose interval ended before horizon and whose
- * blocks all did; frees those of the steps whose interval ended CT_BUSY_KEEP_NS before. */
+ * blocks all did; frees those of the steps whose interval ended CT_BUSY_KEEP_NS before,
+ * and the oldest past WORK_KEEP_STEPS. */
 static void sweep_work(mstate *m, uint64_t horizon) {
   ct_steps_file *f = m->f;
   work_window *w = &m->work;
@@ -244,12 +250,16 @@ static void sweep_work(mstate *m, uint64_t horizon) {
       fold_ctx c = {m, 0, m->swept};
       ct_busy_fold(u, horizon, fold_work_block, &c);
       if (u->head < u->n) break;
+      m->work_kept += u->n;
     }
     m->swept++;
   }
   while (m->freed < m->swept &&
-         ct_step_span_at(f, m->freed)->interval_end_ns + CT_BUSY_KEEP_NS < horizon) {
+         (m->swept - m->freed > WORK_KEEP_STEPS || m->work_kept > WORK_KEEP_BLOCKS ||
+          ct_step_span_at(f, m->freed)->interval_end_ns + CT_BUSY_KEEP_NS < horizon)) {
     if (w->n) {
+      size_t n = w->u[w->head].n;
+      m->work_kept -= n < m->work_kept ? n : m->work_kept;
       ct_busy_free(&w->u[w->head]);
       w->head = (w->head + 1) & (w->cap - 1);
       w->n--;
@@ -280,9 +290,12 @@ static void on_activity(void *user, const ct_activity *a) {
   int gone;
   ct_busy_union *u = work_union(m, (size_t)i, &gone);
   fold_ctx c = {m, 0, (size_t)i};
+  size_t blocks = u ? u->n : 0;
   if (!u && !gone) m->oom = 1;
   else if (u && ct_busy_add(u, a->start_ns, a->end_ns, fold_work_block, &c) < 0) m->oom = 1;
   if (u) ct_busy_fold(u, horizon, fold_work_block, &c);
+  if (u && (size_t)i < m->swept) /* a folded step's union, counted in work_kept */
+    m->work_kept = m->work_kept + u->n > blocks ? m->work_kept + u->n - blocks : 0;
   unsigned limit;
   ct_step *s = ct_step_rows_get(m->f, (size_t)i, &limit); /* after the fold: it asks too */
   if (!s) {
