@@ -377,6 +377,7 @@ void ct_gaps_print_json(const gaps_cli *c, const ct_gaps_options *o) {
   json_share(&j, saving, idle);
   ct_json_end_object(&j);
   ct_json_kv_uint(&j, "late_activities", ct_gaps_late(c->g));
+  ct_json_kv_uint(&j, "launch_waits_cut", ct_gaps_waits_cut(c->g));
   ct_json_end_object(&j);
   ct_json_finish(&j);
 }

@@ -517,4 +517,9 @@ void ct_gaps_print_text(const gaps_cli *c) {
   if (ct_gaps_late(c->g))
     printf("\nnote: %llu GPU activities arrived after the time they cover had been analysed; "
            "idle time near them may be overstated\n", (unsigned long long)ct_gaps_late(c->g));
+  if (ct_gaps_waits_cut(c->g))
+    printf("%snote: finalisation went past %llu calls still waiting for their GPU records (a "
+           "device held 65,536 open busy intervals, or the file lost records); work of theirs "
+           "that came later is counted late\n",
+           ct_gaps_late(c->g) ? "" : "\n", (unsigned long long)ct_gaps_waits_cut(c->g));
 }

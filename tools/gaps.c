@@ -137,13 +137,28 @@ static void on_activity(void *user, const ct_activity *a) {
   d->ends[k].stream = a->stream;
   ct_gaps_findings_on_activity(f, d, a);
   if (a->end_ns > f->wm) f->wm = a->end_ns;
-  uint64_t w = ct_gaps_window(d), h = ct_gaps_launch_horizon(f, f->wm > w ? f->wm - w : 0);
+  uint64_t w = ct_gaps_window(d), h = ct_gaps_launch_horizon(f, d, f->wm > w ? f->wm - w : 0);
   ct_gaps_tracker_finalize(f, &d->t, h);
   if (d->has_comm)
     for (int k = 0; k < OV_N; k++) ct_gaps_tracker_finalize(f, &d->ov[k], h);
   if (d->psync_n) ct_gaps_judge_syncs(f, d, h);
   if (st) ct_gaps_tracker_finalize(f, st, h);
   note_time(f, a->end_ns);
+}
+
+/* A call's GPU record that the model does not deliver (--device, --stream, --kernel,
+ * --from/--to left it out): the call waits for it no longer (gaps_launches.c). */
+static void on_withheld(void *user, const ct_proc *p, uint64_t corr, uint64_t device,
+                        uint64_t stream) {
+  (void)p, (void)device, (void)stream;
+  fstate *f = user;
+  if (f->launches_n) ct_gaps_launch_timed(f, corr);
+}
+
+/* A DROP record: the file lost records, so a call's GPU record may never come. */
+static void on_drop(void *user, const ct_proc *p, const struct ct_drop *d) {
+  (void)p, (void)d;
+  ((fstate *)user)->lossy = 1;
 }
 
 /* A THREAD record: the thread's name (the tracer's threads are "cutrace-..."). */
@@ -180,6 +195,7 @@ static void on_span(void *user, const ct_span *s) {
   keep_proc(f, s->proc);
   if (f->rows) ct_gaps_rows_on_span(f, s);
   if (s->gpu_pending) ct_gaps_launch_called(f, s);
+  if (s->is_tracer && !f->lossy && !strcmp(s->name, "gpu_lost")) f->lossy = 1;
   if (s->is_tracer || s->depth == 0) {
     thstate *th = ct_gaps_get_thread(f, s->tid);
     unsigned cls;
@@ -296,6 +312,7 @@ static void finish_file(fstate *f) {
     free(f->threads[i]);
   }
   ct_stacks_free(f->stacks);
+  g->waits_cut += f->waits_cut;
   free(f->launches);
   free(f->devs);
   free(f->streams);
@@ -332,7 +349,8 @@ static const ct_model_ops file_ops = {.on_process = on_process, .on_span = on_sp
                                       .on_activity = on_activity, .on_thread = on_thread,
                                       .on_range = on_range, .on_stack = on_stack,
                                       .on_module = on_module, .on_pause = on_pause,
-                                      .on_pycode = on_pycode};
+                                      .on_pycode = on_pycode, .on_withheld = on_withheld,
+                                      .on_drop = on_drop};
 
 ct_gaps_file *ct_gaps_file_begin(ct_gaps *g, const char *path, const ct_model_ops **ops) {
   ct_gaps_proc *np = realloc(g->procs, (g->nprocs + 1) * sizeof *np);
@@ -417,6 +435,7 @@ const ct_gap_detail *ct_gaps_top_stream(const ct_gaps *g, unsigned *n) {
   return g->sorted_s;
 }
 uint64_t ct_gaps_late(const ct_gaps *g) { return g->late; }
+uint64_t ct_gaps_waits_cut(const ct_gaps *g) { return g->waits_cut; }
 
 int ct_gaps_comm_straggler(const ct_gaps *g) {
   int lo = -1, hi = -1, n = 0;

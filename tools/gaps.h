@@ -396,6 +396,11 @@ const ct_gap_detail *ct_gaps_top_stream(const ct_gaps *g, unsigned *n);
 /* Activities that arrived after the time they cover had been analysed (see docs). */
 uint64_t ct_gaps_late(const ct_gaps *g);
 
+/* Calls that stopped waiting for their GPU record before it came (docs/gaps.md "How it
+ * streams"): finalisation went past their begin, so GPU work of theirs that comes later
+ * is late. */
+uint64_t ct_gaps_waits_cut(const ct_gaps *g);
+
 /*
  * The likely straggler among the devices that ran communication kernels (ranks of one
  * job, one file each, or several devices of a process): inside a collective, every

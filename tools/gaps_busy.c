@@ -65,6 +65,7 @@ void ct_gaps_tracker_add(fstate *f, tracker *t, uint64_t s, uint64_t e, const op
     t->q[j] = nv;
     memmove(t->q + j + 1, t->q + i, (t->n - i) * sizeof *t->q);
     t->n -= i - j - 1;
+    t->dev->open -= i - j - 1;
     return;
   }
   if (t->n == t->cap) {
@@ -89,12 +90,14 @@ void ct_gaps_tracker_add(fstate *f, tracker *t, uint64_t s, uint64_t e, const op
   memmove(t->q + i + 1, t->q + i, (t->n - i) * sizeof *t->q);
   t->q[i] = nv;
   t->n++;
+  t->dev->open++;
 }
 
 /* Makes final every interval of t that ends before horizon, classifying the gaps. */
 void ct_gaps_tracker_finalize(fstate *f, tracker *t, uint64_t horizon) {
   while (t->head < t->n && t->q[t->head].end < horizon) {
     ivl F = t->q[t->head++];
+    t->dev->open--;
     if (t->head == t->n) t->head = t->n = 0;
     if (!t->have_final) {
       t->have_final = 1;
@@ -124,7 +127,7 @@ uint64_t ct_gaps_window(const devstate *d) {
 void ct_gaps_finalize_dev(fstate *f, devstate *d, uint64_t horizon_override) {
   uint64_t w = ct_gaps_window(d);
   uint64_t h = horizon_override ? horizon_override
-                                : ct_gaps_launch_horizon(f, f->wm > w ? f->wm - w : 0);
+                                : ct_gaps_launch_horizon(f, d, f->wm > w ? f->wm - w : 0);
   ct_gaps_tracker_finalize(f, &d->t, h);
   if (d->has_comm)
     for (int k = 0; k < OV_N; k++) ct_gaps_tracker_finalize(f, &d->ov[k], h);

@@ -46,7 +46,10 @@
 #define SYNC_GAP_SLACK_NS 50000ull   /* a sync gap starting this soon after a little sync returned */
 #define OTHER_STREAM_SLACK_NS 50000ull /* an op starting this soon after another stream's ended */
 #define LAUNCHES_WAITING 4096       /* launches per file whose GPU record has not come (a power of 2) */
-#define LAUNCH_WAIT_NS 2000000000ull /* a launch holds finalisation back this long at most */
+#define LAUNCH_WAIT_NS 2000000000ull /* in a file that lost records, a launch holds finalisation
+                                        back this long at most */
+#define LAUNCH_HOLD_OPEN 65536       /* open busy intervals of one device (its trackers together)
+                                        at which the calls it waits for stop waiting */
 #define SWEEP_EVERY 1024             /* events between checks of every tracker */
 #define LITTLE_SYNC_TOTAL_NS 1000000ull /* little syncs worth a finding regardless of count */
 #define EXPOSED_COMM_SHARE 0.05       /* exposed communication worth a finding: of the span */
@@ -167,6 +170,7 @@ typedef struct devstate {
   /* the last kernels before the first communication kernel, replayed into ov then (kr) */
   unsigned kr_n, kr_head;
   uint64_t device, maxdur;
+  size_t open;       /* open busy intervals in its trackers (device, ov, its streams) */
   unsigned nstreams; /* streams with work on it so far */
   const char *name;
   unsigned ends_n, ends_head; /* ends: recent activity ends */
@@ -270,6 +274,9 @@ typedef struct fstate {
   /* calls that promised a GPU record not delivered yet, by corr (gaps_launches.c) */
   struct launch_wait { uint64_t corr, begin; } *launches;
   unsigned launches_head, launches_n;
+  unsigned launches_done; /* ... of which their record came (not at the front yet) */
+  uint64_t waits_cut; /* calls that stopped waiting before their GPU record came */
+  int lossy;          /* the file lost records (DROP, a "gpu_lost" tracer span) */
   struct gap_rows *rows; /* the callback's gaps waiting for their range (gaps_rows.c) */
   int oom;
 } fstate;
@@ -290,6 +297,7 @@ struct ct_gaps {
   unsigned ntop, ntop_s;
   ct_gap_detail *sorted, *sorted_s; /* longest first, rebuilt after each file */
   uint64_t late;
+  uint64_t waits_cut; /* calls that stopped waiting before their GPU record came (fstate's) */
   char **pool; /* interned strings: open addressing */
   size_t npool, cappool;
   ct_gap_frame **stacks; /* symbolised stacks of kept gaps (gaps_ending.c) */
@@ -482,12 +490,14 @@ void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, enu
 /* A call was delivered: when it promised a GPU record (CT_API_TIMED), it waits for it. */
 void ct_gaps_launch_called(fstate *f, const ct_span *s);
 
-/* A GPU record with corr was delivered: its call no longer waits. */
+/* A GPU record with corr was delivered (or withheld by the selection): its call no
+ * longer waits. */
 void ct_gaps_launch_timed(fstate *f, uint64_t corr);
 
-/* The finalisation horizon h held back to the begin of the oldest call still waiting
- * for its GPU record (its GPU work cannot start before its call began). */
-uint64_t ct_gaps_launch_horizon(fstate *f, uint64_t h);
+/* The finalisation horizon h of device d held back to the begin of the oldest call still
+ * waiting for its GPU record (its GPU work cannot start before its call began); once d
+ * holds LAUNCH_HOLD_OPEN open busy intervals, the calls that began before h stop waiting. */
+uint64_t ct_gaps_launch_horizon(fstate *f, const devstate *d, uint64_t h);
 
 /* Judges the pending syncs of d that end before horizon. */
 void ct_gaps_judge_syncs(fstate *f, devstate *d, uint64_t horizon);

@@ -23,6 +23,9 @@
  *       varied durations, pinned and pageable copies in every direction, memsets,
  *       two GEMM shapes, stream syncs, nested NVTX ranges and tracer flushes. Every
  *       total is a simple function of ITERATIONS, so tests can assert exact answers.
+ *   cutrace-gentrace --mixed --two-devices FILE ITERATIONS [PID [CHUNK_BYTES]]
+ *       the same on two devices: stream 8 (the worker's asynchronous work) is on
+ *       device 1, everything else on device 0 (a selection benchmark: `gaps --device 1`).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,7 @@
 #include "helper_args.h"
 
 static uint64_t records_written;
+static uint64_t stream8_device; /* --two-devices: 1 */
 
 static void add(ct_file_writer *w, ct_record *r) {
   if (ct_file_writer_add(w, r) < 0) {
@@ -63,6 +67,12 @@ static void add_process(ct_file_writer *w, uint64_t pid, uint64_t host, uint64_t
   r.u.device = (struct ct_device){.device = 0, .name = devname, .cc_major = 9, .sm_count = 132,
                                   .mem_bytes = 141ull << 30};
   add(w, &r);
+  if (stream8_device) {
+    r.kind = CT_KIND_DEVICE;
+    r.u.device = (struct ct_device){.device = 1, .name = devname, .cc_major = 9, .sm_count = 132,
+                                    .mem_bytes = 141ull << 30};
+    add(w, &r);
+  }
 }
 
 static void add_end(ct_file_writer *w, uint64_t end_ns) {
@@ -204,6 +214,7 @@ static uint64_t call(mixed *g, uint64_t tid, uint64_t name, uint64_t b, uint64_t
   r.kind = CT_KIND_API;
   r.u.api = (struct ct_api){.tid = tid, .name = name, .begin_ns = b, .end_ns = e,
                             .corr = corr, .stream = stream,
+                            .device = stream == 8 ? stream8_device : 0,
                             .flags = flags | (gpu_work ? CT_API_TIMED : 0)};
   add(g->w, &r);
   return corr;
@@ -213,8 +224,9 @@ static void gpu(mixed *g, uint64_t corr, uint64_t stream, uint64_t s, uint64_t e
                 uint64_t type, uint64_t name) {
   ct_record r = {0};
   r.kind = CT_KIND_GPU;
-  r.u.gpu = (struct ct_gpu){.corr = corr, .stream = stream, .start_ns = s, .end_ns = e,
-                            .type = type, .name = name};
+  r.u.gpu = (struct ct_gpu){.corr = corr, .device = stream == 8 ? stream8_device : 0,
+                            .stream = stream, .start_ns = s, .end_ns = e, .type = type,
+                            .name = name};
   add(g->w, &r);
 }
 
@@ -299,6 +311,7 @@ static void gen_mixed(ct_file_writer *w, unsigned long long iters, uint64_t pid)
   for (int i = 0; i < 3; i++) {
     r.kind = CT_KIND_STREAM;
     r.u.stream = (struct ct_stream){.stream = streams[i][0], .handle = 0x5000 + streams[i][0],
+                                    .device = streams[i][0] == 8 ? stream8_device : 0,
                                     .flags = streams[i][1]};
     add(w, &r);
   }
@@ -344,26 +357,30 @@ static void gen_mixed(ct_file_writer *w, unsigned long long iters, uint64_t pid)
 static const char usage[] =
     "usage: cutrace-gentrace FILE N [CHUNK_BYTES]\n"
     "       cutrace-gentrace --drops FILE N [CHUNK_BYTES]\n"
-    "       cutrace-gentrace --mixed FILE ITERATIONS [PID [CHUNK_BYTES]]\n"
+    "       cutrace-gentrace --mixed [--two-devices] FILE ITERATIONS [PID [CHUNK_BYTES]]\n"
     "       cutrace-gentrace --ranged FILE N STEP_CALLS OUTER [CHUNK_BYTES]\n"
     "  Writes FILE, a synthetic trace of known content for tests and benchmarks\n"
     "  (tools/gentrace.c says what each holds):\n"
     "  (none)    a launch loop: N launches of one 2 us kernel, 3 us calls every 4 us\n"
     "  --drops   the launch loop on two streams with records missing, DROP records\n"
     "  --mixed   a realistic mix of threads, streams, copies, GEMMs, syncs and ranges\n"
+    "            (--two-devices: its stream 8 on device 1)\n"
     "  --ranged  the launch loop inside NVTX ranges \"step\" (and \"train\" when OUTER is 1)\n";
 
 static const char prog[] = "cutrace-gentrace";
 
 int main(int argc, char **argv) {
-  int drops = 0, mixed = 0, ranged = 0;
-  const ha_option opts[] = {{"--drops", NULL, &drops}, {"--mixed", NULL, &mixed},
-                            {"--ranged", NULL, &ranged}, {NULL, NULL, NULL}};
+  int drops = 0, mixed = 0, ranged = 0, two_devices = 0;
+  const ha_option opts[] = {{"--drops", NULL, &drops},   {"--mixed", NULL, &mixed},
+                            {"--ranged", NULL, &ranged}, {"--two-devices", NULL, &two_devices},
+                            {NULL, NULL, NULL}};
   const char *arg[5];
   int n;
   int rc = ha_parse(prog, usage, argc, argv, opts, arg, 5, &n);
   if (rc >= 0) return rc;
   if (drops + mixed + ranged > 1) return ha_usage_error(prog, "takes one of --drops, --mixed, --ranged");
+  if (two_devices && !mixed) return ha_usage_error(prog, "--two-devices goes with --mixed");
+  stream8_device = two_devices ? 1 : 0;
   /* operands after FILE: their names, and how many are required */
   static const char *const loop_names[] = {"N", "CHUNK_BYTES"};
   static const char *const mixed_names[] = {"ITERATIONS", "PID", "CHUNK_BYTES"};

@@ -381,6 +381,16 @@ static void deliver_span(model *m, const pend *p) {
   if (m->ops->on_span) m->ops->on_span(m->user, &s);
 }
 
+/* GPU record g of call e (NULL: none in flight) is not delivered: when the call was
+ * delivered first, promising it (gpu_pending), the consumer is told. */
+static void withhold(model *m, ct_call *e, const struct ct_gpu *g) {
+  if (!e) return;
+  if (e->span_done && !e->act_done && (e->flags & CT_API_TIMED) && m->ops->on_withheld)
+    m->ops->on_withheld(m->user, &m->proc, g->corr, g->device, g->stream);
+  e->act_done = 1;
+  maybe_free(m, e, g->device, g->stream);
+}
+
 static void deliver_activity(model *m, const pend *p) {
   const struct ct_gpu *g = (const struct ct_gpu *)p->v;
   ct_activity a;
@@ -396,10 +406,7 @@ static void deliver_activity(model *m, const pend *p) {
   a.name = str(m, g->name);
   ct_call *e = g->corr ? ct_calls_find(&m->calls, g->corr) : NULL;
   if (filtered_out(m, a.start_ns, a.end_ns)) {
-    if (e) {
-      e->act_done = 1;
-      maybe_free(m, e, g->device, g->stream);
-    }
+    withhold(m, e, g);
     if (g->corr) progress(m, g, p->key);
     return;
   }
@@ -433,10 +440,7 @@ static void deliver_activity(model *m, const pend *p) {
   if (m->opt.select &&
       !ct_select_activity(m->opt.select, &m->select_cache, a.device, a.stream, a.name)) {
     m->st->unselected++;
-    if (e) {
-      e->act_done = 1;
-      maybe_free(m, e, g->device, g->stream);
-    }
+    withhold(m, e, g);
     if (g->corr) progress(m, g, p->key);
     return;
   }

@@ -165,6 +165,12 @@ typedef struct ct_model_ops {
    * before the activities of that shape, which wait for it as for their KERNEL_ATTR
    * (same caveat as on_kernel_attr). */
   void (*on_occupancy)(void *user, const ct_proc *proc, const struct ct_occupancy *occ);
+  /* A GPU record that is not delivered (left out by the selection, ct_model_options
+   * select, or outside from/to) whose call was delivered first with gpu_pending: what
+   * waits for that call's GPU record (gaps_launches.c) stops waiting. corr is the call's;
+   * device and stream are the record's. */
+  void (*on_withheld)(void *user, const ct_proc *proc, uint64_t corr, uint64_t device,
+                      uint64_t stream);
 } ct_model_ops;
 
 /* Totals of one file's reading. */

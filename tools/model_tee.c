@@ -55,6 +55,9 @@ TEE_CALLBACK(on_kernel_attr,
              (t->user[i], p, a, name))
 TEE_CALLBACK(on_occupancy, (void *user, const ct_proc *p, const struct ct_occupancy *o),
              (t->user[i], p, o))
+TEE_CALLBACK(on_withheld,
+             (void *user, const ct_proc *p, uint64_t corr, uint64_t device, uint64_t stream),
+             (t->user[i], p, corr, device, stream))
 
 int ct_model_tee_read(const ct_model_tee *t, const char *path, const ct_model_options *opts,
                       ct_model_stats *st) {
@@ -66,7 +69,7 @@ int ct_model_tee_read(const ct_model_tee *t, const char *path, const ct_model_op
   TEE_USE(on_process) TEE_USE(on_span) TEE_USE(on_activity) TEE_USE(on_stream)
   TEE_USE(on_thread) TEE_USE(on_range) TEE_USE(on_drop) TEE_USE(on_clock) TEE_USE(on_stack)
   TEE_USE(on_module) TEE_USE(on_pycode) TEE_USE(on_graph) TEE_USE(on_graph_kernel)
-  TEE_USE(on_pause) TEE_USE(on_kernel_attr) TEE_USE(on_occupancy)
+  TEE_USE(on_pause) TEE_USE(on_kernel_attr) TEE_USE(on_occupancy) TEE_USE(on_withheld)
 #undef TEE_USE
   return ct_model_read(path, opts, &ops, (void *)t, st);
 }

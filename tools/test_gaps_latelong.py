@@ -24,64 +24,27 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 from cttest import check, finish, scratch_dir  # noqa: E402
-from tracewrite import TraceWriter  # noqa: E402
+from long_plant import B, CAPTURED, MS, TIMED, US, Plant  # noqa: E402
 
-US = 1000
-MS = 1000 * US
-TIMED = 0x4  # CT_API_TIMED
-CAPTURED = 0x2  # CT_API_CAPTURED
 cutrace = sys.argv[1]
 tmp = scratch_dir("cutrace-latelong-")
-B = 10**9
-
-
-class Plant:
-    def __init__(self, pid):
-        self.w = w = TraceWriter()
-        w.add("process", pid=pid, ppid=1, start_ns=B, realtime_ns=1700000000 * 10**9,
-              host=w.string("host"), cmdline=w.string("./longkernel"))
-        w.add("device", device=0, name=w.string("GPU"), cc_major=9, sm_count=132, mem_bytes=80 << 30)
-        w.add("thread", tid=77, name=w.string("main"), start_ns=B)
-        for s in (1, 2):
-            w.add("stream", stream=s, handle=0x100 + s, device=0, flags=1)
-        self.records = []
-        self.corr = 0
-
-    def kernel(self, t, dur, stream=1, flags=TIMED, gpu=True):
-        """A kernel at t lasting dur, its 2 us launch call ending 1 us before it."""
-        w = self.w
-        self.corr += 1
-        c = self.corr
-        self.records.append((t - US, 0, "api", dict(tid=77, name=w.string("cudaLaunchKernel"), begin_ns=t - 3 * US,
-                                                    end_ns=t - US, corr=c, device=0, stream=stream, flags=flags)))
-        self.records.append((t - US, 1, "launch", dict(corr=c, kernel=w.string("_Z4stepPf"), grid_x=1, grid_y=1,
-                                                        grid_z=1, block_x=32, block_y=1, block_z=1)))
-        if gpu:
-            self.records.append((t + dur, 2, "gpu", dict(corr=c, device=0, stream=stream, start_ns=t,
-                                                         end_ns=t + dur, type=1, name=w.string("_Z4stepPf"))))
-
-    def save(self, path):
-        for _, _, kind, fields in sorted(self.records, key=lambda r: (r[0], r[1])):
-            self.w.add(kind, **fields)
-        self.w.add("end", records=0, drops=0, end_ns=10**10)
-        self.w.save(path)
 
 
 def plant(pid, long_flags, long_gpu=True, dropped=False):
     p = Plant(pid)
     for i in range(20):
-        p.kernel(B + i * 300 * US, 100 * US)
+        p.work(B + i * 300 * US, 100 * US)
     L = B + 6 * MS
-    p.kernel(L, 10 * MS, stream=2, flags=long_flags, gpu=long_gpu)
+    p.work(L, 10 * MS, stream=2, flags=long_flags, gpu=long_gpu)
     if dropped:  # a call that promised a record that never came, before everything
         p.corr += 1
         p.records.append((B - 50 * US, 0, "api", dict(tid=77, name=p.w.string("cudaLaunchKernel"),
                                                        begin_ns=B - 52 * US, end_ns=B - 50 * US, corr=p.corr,
                                                        device=0, stream=1, flags=TIMED)))
     for j in range(30):
-        p.kernel(L + 50 * US + j * 300 * US, 100 * US)
+        p.work(L + 50 * US + j * 300 * US, 100 * US)
     for k in range(10):
-        p.kernel(L + 10 * MS + 200 * US + k * 300 * US, 100 * US)
+        p.work(L + 10 * MS + 200 * US + k * 300 * US, 100 * US)
     path = os.path.join(tmp, f"latelong.{pid}.ctr")
     p.save(path)
     return path
