@@ -76,12 +76,14 @@ static void on_process(void *user, const ct_proc *p) {
  * unions. Until the first communication kernel of the device only the last
  * RECENT_KERNELS kernels are kept (most traces have none: the unions would cost a
  * third of the analysis); they are replayed into the unions when it comes, so that
- * the kernels it overlapped count.
+ * the kernels it overlapped count. A communication kernel is delivered when it ends,
+ * after the kernels it overlapped, which may be many more (a 3 s all-reduce): so the
+ * unions start as soon as a call launching one is seen on the device (comm_soon).
  */
 static void on_kernel(fstate *f, devstate *d, const ct_activity *a, const opinfo *op,
                       unsigned cls) {
   int comm = (cls & NAME_COMM) != 0;
-  if (!d->has_comm && !comm) {
+  if (!d->has_comm && !comm && !(d->device < 64 && (f->comm_soon >> d->device & 1))) {
     unsigned k = ring_next_slot(&d->kr_head, &d->kr_n, RECENT_KERNELS);
     d->kr[k].start = a->start_ns;
     d->kr[k].end = a->end_ns;
@@ -196,6 +198,11 @@ static void on_span(void *user, const ct_span *s) {
   if (f->rows) ct_gaps_rows_on_span(f, s);
   if (s->gpu_pending) ct_gaps_launch_called(f, s);
   if (s->is_tracer && !f->lossy && !strcmp(s->name, "gpu_lost")) f->lossy = 1;
+  if (s->kernel && s->device < 64 && !(f->comm_soon >> s->device & 1)) {
+    unsigned kc;
+    ct_gaps_keep(f, s->kernel, &kc);
+    if (kc & NAME_COMM) f->comm_soon |= 1ull << s->device; /* its device's unions start */
+  }
   if (s->is_tracer || s->depth == 0) {
     thstate *th = ct_gaps_get_thread(f, s->tid);
     unsigned cls;

@@ -277,6 +277,8 @@ typedef struct fstate {
   unsigned launches_done; /* ... of which their record came (not at the front yet) */
   uint64_t waits_cut; /* calls that stopped waiting before their GPU record came */
   int lossy;          /* the file lost records (DROP, a "gpu_lost" tracer span) */
+  uint64_t comm_soon; /* bit d: a call launched a communication kernel on device d < 64
+                         (its communication / compute unions start at its next kernel) */
   struct gap_rows *rows; /* the callback's gaps waiting for their range (gaps_rows.c) */
   int oom;
 } fstate;
