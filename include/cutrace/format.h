@@ -290,7 +290,9 @@
 #define CT_STREAM_PER_THREAD 0x2
 #define CT_STREAM_LEGACY 0x4
 #define CT_STREAM_GREEN 0x8 /* 1.14: with LEGACY, the NULL stream of a green context's
-                               converted context (its own id; handle: that context) */
+                               converted context (its own id; handle: that context);
+                               since 2026-12-07 also with PER_THREAD: its per-thread
+                               default stream */
 
 /* CT_MEMOP_* kinds. */
 #define CT_MEMOP_H2D 1

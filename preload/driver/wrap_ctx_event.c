@@ -70,3 +70,67 @@ CTPD_INLINE CUresult green_destroy_body(enum ctph_id id, int ptsz, void *realp, 
 CTPD_DEFINE(cuCtxFromGreenCtx, 0, from_green_body, (CUcontext *out, CUgreenCtx green),
             (out, green))
 CTPD_DEFINE(cuGreenCtxDestroy, 0, green_destroy_body, (CUgreenCtx green), (green))
+
+/*
+ * cuCtxCreate (the 3.2, 11.4 and 12.5 ABIs) and cuCtxDestroy: no record. A created
+ * context has a NULL stream and per-thread default streams of its own, apart from
+ * its device's primary context's: the hooks remember it (whatever the caller and
+ * whether tracing is on) so that work on those streams gets stream ids of its own
+ * (preload/hooks/streams.c), and forget it when it is destroyed (its address may
+ * then serve another context, whose streams get new ids).
+ */
+typedef CUresult (*create_v2_fn)(CUcontext *, unsigned, CUdevice);
+typedef CUresult (*create_v3_fn)(CUcontext *, CUexecAffinityParam *, int, unsigned, CUdevice);
+typedef CUresult (*create_v4_fn)(CUcontext *, CUctxCreateParams *, unsigned, CUdevice);
+typedef CUresult (*ctx_destroy_fn)(CUcontext);
+
+/* The body of the cuCtxCreate wrappers: the real call CALL, then the context it made
+ * remembered. */
+#define CTX_CREATE_BODY(fn_type, CALL)                                                  \
+  (void)id, (void)ptsz, (void)ra;                                                       \
+  if (!realp)                                                                           \
+    return CTPD_NO_REAL;                                                                \
+  fn_type real = (fn_type)realp;                                                        \
+  CUresult r = CALL;                                                                    \
+  if (r == CUDA_SUCCESS && out && *out)                                                 \
+    ctph_context_created(*out);                                                         \
+  return r;
+
+CTPD_INLINE CUresult create_v2_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                    CUcontext *out, unsigned flags, CUdevice dev) {
+  CTX_CREATE_BODY(create_v2_fn, real(out, flags, dev))
+}
+
+CTPD_INLINE CUresult create_v3_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                    CUcontext *out, CUexecAffinityParam *params, int n,
+                                    unsigned flags, CUdevice dev) {
+  CTX_CREATE_BODY(create_v3_fn, real(out, params, n, flags, dev))
+}
+
+CTPD_INLINE CUresult create_v4_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                    CUcontext *out, CUctxCreateParams *params, unsigned flags,
+                                    CUdevice dev) {
+  CTX_CREATE_BODY(create_v4_fn, real(out, params, flags, dev))
+}
+
+CTPD_INLINE CUresult ctx_destroy_body(enum ctph_id id, int ptsz, void *realp, const void *ra,
+                                      CUcontext ctx) {
+  (void)id, (void)ptsz, (void)ra;
+  if (!realp)
+    return CTPD_NO_REAL;
+  uint64_t tag = ctph_context_tag(ctx); /* read first: the address is free once it returns */
+  CUresult r = ((ctx_destroy_fn)realp)(ctx);
+  if (r == CUDA_SUCCESS && ctx)
+    ctph_context_destroyed(ctx, tag);
+  return r;
+}
+
+CTPD_DEFINE(cuCtxCreate_v2, 0, create_v2_body, (CUcontext *out, unsigned flags, CUdevice dev),
+            (out, flags, dev))
+CTPD_DEFINE(cuCtxCreate_v3, 0, create_v3_body,
+            (CUcontext *out, CUexecAffinityParam *params, int n, unsigned flags, CUdevice dev),
+            (out, params, n, flags, dev))
+CTPD_DEFINE(cuCtxCreate_v4, 0, create_v4_body,
+            (CUcontext *out, CUctxCreateParams *params, unsigned flags, CUdevice dev),
+            (out, params, flags, dev))
+CTPD_DEFINE(cuCtxDestroy_v2, 0, ctx_destroy_body, (CUcontext ctx), (ctx))

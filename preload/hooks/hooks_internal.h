@@ -127,8 +127,9 @@ struct ctph_thread {
                               inside the outermost open call, or-ed */
   uint64_t inner_timed;    /* operations timed inside library calls (ever, this thread) */
   int32_t cached_device;   /* device of cached_ctx, -1 when none */
-  uint32_t cached_green;   /* cached_ctx is a green context's (its own NULL stream) */
+  uint32_t cached_generation; /* ctph_context_generation when cached_ctx was looked up */
   CUcontext cached_ctx;
+  uint64_t cached_ctx_tag; /* ctph_context_tag of cached_ctx: 0 a primary context */
   /* one-entry cache of the last stream looked up */
   uint64_t last_stream_key;   /* handle */
   uint32_t last_stream_dev;   /* device + 1 (0 = empty) */
@@ -499,6 +500,26 @@ int ctph_stream_capturing(CUstream handle) CTPH_HIDDEN;
 /* The device's primary context as seen by some app thread (NULL when unknown; never a
  * green context's). */
 CUcontext ctph_device_context(int device) CTPH_HIDDEN;
+
+/* ------------------------------------------------------------ contexts.c */
+
+/* Bumped when a context is created or destroyed: a thread's cached answers for its
+ * current context (ctph_current_device) older than this are looked up again. */
+extern uint32_t ctph_context_generation CTPH_HIDDEN;
+
+/* The tag of a context that has NULL and per-thread default streams of its own, apart
+ * from its device's primary context's: serial << 1 (a created context) or serial << 1
+ * | 1 (a green context's converted context), the serial never reused in the process;
+ * 0 for a primary context (or one never seen created or converted). Lock-free. */
+uint64_t ctph_context_tag(CUcontext ctx) CTPH_HIDDEN;
+
+/* After cuCtxCreate made ctx: a new context, with a new tag (also when the address
+ * served a destroyed context before). Leaves errno. */
+void ctph_context_created(CUcontext ctx) CTPH_HIDDEN;
+
+/* After cuCtxDestroy destroyed ctx, whose tag was `tag` before the call: forgotten
+ * (unless the address already serves a newer context). Leaves errno. */
+void ctph_context_destroyed(CUcontext ctx, uint64_t tag) CTPH_HIDDEN;
 
 /* After cuCtxFromGreenCtx gave ctx for green: ctx has a NULL stream of its own (work on
  * the NULL stream while ctx is current gets its own stream id). Leaves errno. */

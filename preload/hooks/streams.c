@@ -10,42 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Device ordinal -> its context as last seen by an app thread (not a green context's),
- * and whether its DEVICE record was written. */
+/* Device ordinal -> its context as last seen by an app thread (not a green context's:
+ * a primary or a created context), and whether its DEVICE record was written. */
 static CUcontext device_ctx[CTPH_MAX_DEVICES];
 static int device_reported[CTPH_MAX_DEVICES];
-
-/* The contexts green contexts were converted to (cuCtxFromGreenCtx): ctx -> v1 = the
- * green context; and green context -> v1 = its ctx. Each has a NULL stream of its own. */
-static struct ctph_map green_ctxs = CTPH_MAP_INIT(4);
-static struct ctph_map green_handles = CTPH_MAP_INIT(4);
-
-void ctph_green_context_seen(CUgreenCtx green, CUcontext ctx) {
-  int saved = errno, inserted;
-  if (ctph_map_insert(&green_ctxs, (uintptr_t)ctx, 0, (uintptr_t)green, 0, &inserted) &&
-      !inserted) {
-    uint64_t g = (uintptr_t)green;
-    (void)ctph_map_store(&green_ctxs, (uintptr_t)ctx, 0, &g, NULL);
-  }
-  if (ctph_map_insert(&green_handles, (uintptr_t)green, 0, (uintptr_t)ctx, 0, &inserted) &&
-      !inserted) {
-    uint64_t c = (uintptr_t)ctx;
-    (void)ctph_map_store(&green_handles, (uintptr_t)green, 0, &c, NULL);
-  }
-  ctph_tls.cached_ctx = NULL; /* this thread looks its context up again */
-  errno = saved;
-}
-
-void ctph_green_context_destroyed(CUgreenCtx green) {
-  int saved = errno;
-  uint64_t ctx = 0;
-  if (ctph_map_get(&green_handles, (uintptr_t)green, 0, &ctx, NULL)) {
-    (void)ctph_map_remove_if(&green_handles, (uintptr_t)green, 0, ctx);
-    (void)ctph_map_remove_if(&green_ctxs, ctx, 0, (uintptr_t)green);
-  }
-  ctph_tls.cached_ctx = NULL;
-  errno = saved;
-}
 
 CUcontext ctph_device_context(int device) {
   if (device < 0 || device >= CTPH_MAX_DEVICES)
@@ -141,51 +109,62 @@ int ctph_current_device(CUcontext *ctx_out) {
   if (CTP_UNLIKELY(!__atomic_load_n(&ctph_drv.loaded, __ATOMIC_ACQUIRE)) && !ctph_driver_load())
     return -1;
   CUcontext ctx = NULL;
-  if (ctph_drv.CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+  struct ctph_thread *t = &ctph_tls;
+  if (ctph_drv.CtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
+    t->cached_ctx = NULL; /* the next stream lookups are the primary context's */
+    t->cached_ctx_tag = 0;
+    t->last_stream_dev = 0;
     return -1;
+  }
   if (ctx_out)
     *ctx_out = ctx;
-  if (CTP_LIKELY(ctx == ctph_tls.cached_ctx))
-    return ctph_tls.cached_device;
+  /* the same context as last time, and no context created or destroyed since */
+  uint32_t generation = __atomic_load_n(&ctph_context_generation, __ATOMIC_ACQUIRE);
+  if (CTP_LIKELY(ctx == t->cached_ctx && generation == t->cached_generation))
+    return t->cached_device;
   CUdevice dev = 0;
   if (!ctph_drv.CtxGetDevice || ctph_drv.CtxGetDevice(&dev) != CUDA_SUCCESS)
     dev = 0;
   int device = (int)dev;
   if (device < 0 || device >= CTPH_MAX_DEVICES)
     return -1;
-  int green = ctph_map_get(&green_ctxs, (uintptr_t)ctx, 0, NULL, NULL);
-  if (!green)
+  uint64_t tag = ctph_context_tag(ctx);
+  if (!(tag & 1)) /* not a green context's */
     __atomic_store_n(&device_ctx[device], ctx, __ATOMIC_RELEASE);
-  ctph_tls.cached_ctx = ctx;
-  ctph_tls.cached_device = device;
-  ctph_tls.cached_green = (uint32_t)green;
-  ctph_tls.last_stream_dev = 0; /* the NULL stream may now be another context's */
+  t->cached_ctx = ctx;
+  t->cached_device = device;
+  t->cached_ctx_tag = tag;
+  t->cached_generation = generation;
+  t->last_stream_dev = 0; /* the NULL stream may now be another context's */
   report_device(device);
   return device;
 }
 
 /* ---------------------------------------------------------------- streams */
 
-/* (normalised handle, device | owner tid << 8) -> v1 = small id, v2 = its state; a
- * green context's NULL stream: (its context, device | GREEN_NULL). */
+/* (normalised handle, device | owner tid << 8) -> v1 = small id, v2 = its state. The
+ * NULL and per-thread default streams of a context that is not a primary context
+ * (contexts.c): (its serial, device | owner tid << 8 | CTX_NULL or CTX_PER_THREAD). */
 static struct ctph_map stream_ids = CTPH_MAP_INIT(8);
 static uint32_t next_stream_id = 1;
-#define GREEN_NULL (1ull << 62)
+#define CTX_NULL (1ull << 62)
+#define CTX_PER_THREAD (1ull << 61)
 
-/* Writes the STREAM record of a newly seen stream. */
+/* Writes the STREAM record of a newly seen stream. ctx_tag: the tag of the context
+ * whose NULL or per-thread default stream it is (0: the primary context's; else
+ * handle is that context). */
 static void report_stream(uint32_t id, int device, uintptr_t handle, int per_thread, int legacy,
-                          uint64_t owner) {
+                          uint64_t owner, uint64_t ctx_tag) {
   ct_record r = {.kind = CT_KIND_STREAM};
   r.u.stream.stream = id;
   r.u.stream.handle = handle;
   r.u.stream.device = (uint64_t)device;
   r.u.stream.owner_tid = owner;
-  if (legacy && id) { /* a green context's NULL stream; handle: the context */
-    r.u.stream.flags = CT_STREAM_LEGACY | CT_STREAM_GREEN;
-  } else if (legacy) {
-    r.u.stream.flags = CT_STREAM_LEGACY;
+  uint64_t green = ctx_tag & 1 ? CT_STREAM_GREEN : 0;
+  if (legacy) {
+    r.u.stream.flags = CT_STREAM_LEGACY | green;
   } else if (per_thread) {
-    r.u.stream.flags = CT_STREAM_PER_THREAD;
+    r.u.stream.flags = CT_STREAM_PER_THREAD | green;
   } else {
     unsigned flags = 0;
     int priority = 0;
@@ -218,20 +197,21 @@ static __attribute__((noinline)) uint32_t stream_id_lookup(int device, CUstream 
   uint32_t dev1 = (uint32_t)device + 1;
   struct ctph_thread *t = &ctph_tls;
   int legacy = !pt && (h == 0 || h == (uintptr_t)CU_STREAM_LEGACY);
-  /* the NULL stream while a green context's context is current is that context's own */
-  int green = legacy && t->cached_green && t->cached_device == device && t->cached_ctx;
+  /* the NULL and per-thread streams of a created or green context are its own */
+  uint64_t tag = (legacy || pt) && t->cached_ctx && t->cached_device == device ? t->cached_ctx_tag : 0;
   uint64_t owner = pt ? ctp_tid() : 0;
-  uint64_t key = green ? (uintptr_t)t->cached_ctx : legacy ? 0 : pt ? (uintptr_t)CU_STREAM_PER_THREAD : h;
-  uint64_t key2 = ((uint64_t)device & 0xff) | owner << 8 | (green ? GREEN_NULL : 0);
+  uint64_t key = tag ? tag >> 1 : legacy ? 0 : pt ? (uintptr_t)CU_STREAM_PER_THREAD : h;
+  uint64_t key2 = ((uint64_t)device & 0xff) | owner << 8 | (!tag ? 0 : legacy ? CTX_NULL : CTX_PER_THREAD);
   uint32_t id;
   struct ctph_map_slot *s = ctph_map_find(&stream_ids, key, key2);
   if (!s) {
-    id = legacy && !green ? 0 : __atomic_fetch_add(&next_stream_id, 1, __ATOMIC_RELAXED);
+    id = legacy && !tag ? 0 : __atomic_fetch_add(&next_stream_id, 1, __ATOMIC_RELAXED);
     struct ctph_stream_state *st = new_state(handle, legacy, pt);
     int inserted = 0;
     s = ctph_map_insert(&stream_ids, key, key2, id, (uintptr_t)st, &inserted);
     if (inserted)
-      report_stream(id, device, legacy && !green ? 0 : key, pt, legacy, owner);
+      report_stream(id, device, tag ? (uintptr_t)t->cached_ctx : legacy ? 0 : key, pt, legacy,
+                    owner, tag);
     else
       free(st);
   }

@@ -12,6 +12,26 @@ static unsigned long long next_ctx_id = 1;
 
 static __thread struct sim_ctx *ctx_stack[SIM_CTX_STACK];
 static __thread int ctx_depth;
+static struct sim_ctx *reusable; /* SIMCUDA_CTX_REUSE: destroyed contexts, latest first */
+
+void sim_ctx_release(struct sim_ctx *c)
+{
+  if (!sim_knobs.ctx_reuse)
+    return;
+  struct sim_stream *next;
+  for (struct sim_stream *s = c->streams; s; s = next) {
+    next = s->ctx_next;
+    if (sim_handle_kind(s) == SIM_KIND_STREAM)
+      sim_handle_remove(s);
+    if (!s->is_per_thread) /* a thread's slot may still name its per-thread ones */
+      free(s);
+  }
+  free(c->legacy);
+  c->streams = NULL;
+  c->legacy = NULL;
+  c->reuse_next = reusable;
+  reusable = c;
+}
 
 int sim_ctx_setup(struct sim_ctx *c, int device, unsigned int flags, int is_primary)
 {
@@ -68,10 +88,16 @@ SIM_API CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams
     return CUDA_ERROR_INVALID_VALUE;
   if (ctx_depth >= SIM_CTX_STACK)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  struct sim_ctx *c = malloc(sizeof *c);
-  if (!c)
-    return CUDA_ERROR_OUT_OF_MEMORY;
   sim_lock();
+  struct sim_ctx *c = reusable;
+  if (c)
+    reusable = c->reuse_next;
+  else
+    c = malloc(sizeof *c);
+  if (!c) {
+    sim_unlock();
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   int failed = sim_ctx_setup(c, dev, flags, 0);
   sim_unlock();
   if (failed) {
@@ -83,7 +109,8 @@ SIM_API CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams
   return CUDA_SUCCESS;
 }
 
-/** Destroys a created context (its handle becomes invalid; memory is kept). */
+/** Destroys a created context (its handle becomes invalid; memory is kept, unless
+ * SIMCUDA_CTX_REUSE=1: see sim_ctx_release). */
 SIM_API CUresult cuCtxDestroy(CUcontext ctx)
 {
   struct sim_ctx *c;
@@ -95,6 +122,7 @@ SIM_API CUresult cuCtxDestroy(CUcontext ctx)
   sim_lock();
   uint64_t until = sim_ctx_tail_ns(c);
   sim_handle_remove(c);
+  sim_ctx_release(c);
   sim_unlock();
   sim_wait_until(until);
   for (int i = 0; i < ctx_depth; i++)

@@ -199,9 +199,10 @@ SIM_API CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
     sim_handle_remove(s);
   sim_handle_remove(c);
   sim_handle_remove(g);
+  sim_ctx_release(c); /* kept (a stale handle must not alias a new one) unless reused */
   sim_unlock();
   sim_wait_until(until);
-  return CUDA_SUCCESS; /* the memory is kept: a stale handle must not alias a new one */
+  return CUDA_SUCCESS;
 }
 
 /** The context that stands for a green context (to make it current). */

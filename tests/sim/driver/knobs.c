@@ -148,6 +148,9 @@ static void load_knobs(void)
   number_knob("SIMCUDA_EXTSEM_US", &sim_knobs.extsem_us, 0);
   number_knob("SIMCUDA_CLOCK_DRIFT_PPM", &sim_knobs.clock_drift_ppm, 1);
   number_knob("SIMCUDA_CLOCK_OFFSET_US", &sim_knobs.clock_offset_us, 1);
+  double reuse = 0;
+  number_knob("SIMCUDA_CTX_REUSE", &reuse, 0);
+  sim_knobs.ctx_reuse = reuse != 0;
   if (sim_knobs.pinned_gbps <= 0) sim_knobs.pinned_gbps = 25.0;
   if (sim_knobs.pageable_gbps <= 0) sim_knobs.pageable_gbps = 10.0;
   if (sim_knobs.d2d_gbps <= 0) sim_knobs.d2d_gbps = 1500.0;

@@ -42,6 +42,8 @@ struct sim_knobs {
                                  its producer outside CUDA signals it (extsem.c) */
   double clock_drift_ppm;     /* device clock rate error */
   double clock_offset_us;     /* device clock offset */
+  int ctx_reuse;              /* SIMCUDA_CTX_REUSE=1: a destroyed context's address serves
+                                 the next cuCtxCreate (context.c) */
   int truth_fd;               /* SIMCUDA_TRUTH_FILE, -1 when unset */
   int physical[SIM_MAX_DEVICES]; /* ordinal -> the index its PCI bus id and UUID name
                                     (CUDA_VISIBLE_DEVICES; the ordinal when unset) */
@@ -185,6 +187,7 @@ struct sim_ctx {
   struct sim_ctx *green_next;  /* the primary's green contexts (list via green_next) */
   struct sim_ctx *greens;
   void *green;                 /* the CUgreenCtx this context was converted from */
+  struct sim_ctx *reuse_next;  /* SIMCUDA_CTX_REUSE: destroyed contexts to reuse */
 };
 
 /* Whether cuInit has succeeded. */
@@ -199,6 +202,11 @@ CUresult sim_require_ctx(struct sim_ctx **out);
 
 /* Sets up a context's fields and legacy stream (lock held). Returns 0 or -1. */
 int sim_ctx_setup(struct sim_ctx *c, int device, unsigned int flags, int is_primary);
+
+/* A destroyed created or green context (lock held; its handle already removed): with
+ * SIMCUDA_CTX_REUSE=1 its streams' handles go and its memory serves the next
+ * cuCtxCreate; else it is kept (a stale handle then never aliases a new one). */
+void sim_ctx_release(struct sim_ctx *c);
 
 /* The primary context of `device` (no retain; lock held). */
 struct sim_ctx *sim_primary_ctx(int device);

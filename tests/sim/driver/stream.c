@@ -17,6 +17,8 @@ static unsigned long long next_stream_id = 1;
 /* This thread's per-thread default streams, one per context used. */
 struct ptds_slot {
   struct sim_ctx *ctx;
+  unsigned long long ctx_id; /* ctx->id then (SIMCUDA_CTX_REUSE: the address may serve a
+                                newer context, which has its own per-thread streams) */
   struct sim_stream *stream;
 };
 static __thread struct ptds_slot ptds_slots[SIM_PTDS_SLOTS];
@@ -70,9 +72,12 @@ static void ptds_release(void *unused)
   for (int i = 0; i < SIM_PTDS_SLOTS; i++)
     if (ptds_slots[i].stream) {
       struct sim_ctx *c = ptds_slots[i].ctx;
-      /* Its work still counts for the context's synchronisation. */
-      c->retired_tail_ns = max_u64(c->retired_tail_ns, ptds_slots[i].stream->tail_ns);
-      stream_retire(ptds_slots[i].stream);
+      /* Its work still counts for the context's synchronisation (unless the context's
+       * address now serves a newer context: SIMCUDA_CTX_REUSE). */
+      if (ptds_slots[i].ctx_id == c->id) {
+        c->retired_tail_ns = max_u64(c->retired_tail_ns, ptds_slots[i].stream->tail_ns);
+        stream_retire(ptds_slots[i].stream);
+      }
       free(ptds_slots[i].stream);
       ptds_slots[i].stream = NULL;
       ptds_slots[i].ctx = NULL;
@@ -90,8 +95,13 @@ static struct sim_stream *per_thread_stream(struct sim_ctx *c)
 {
   int free_slot = -1;
   for (int i = 0; i < SIM_PTDS_SLOTS; i++) {
-    if (ptds_slots[i].ctx == c)
+    if (ptds_slots[i].ctx == c && ptds_slots[i].ctx_id == c->id)
       return ptds_slots[i].stream;
+    if (ptds_slots[i].ctx == c) { /* a destroyed context's, whose address was reused */
+      free(ptds_slots[i].stream);
+      ptds_slots[i].ctx = NULL;
+      ptds_slots[i].stream = NULL;
+    }
     if (!ptds_slots[i].ctx && free_slot < 0)
       free_slot = i;
   }
@@ -104,6 +114,7 @@ static struct sim_stream *per_thread_stream(struct sim_ctx *c)
   s->ctx_next = c->streams;
   c->streams = s;
   ptds_slots[free_slot].ctx = c;
+  ptds_slots[free_slot].ctx_id = c->id;
   ptds_slots[free_slot].stream = s;
   pthread_once(&ptds_key_once, ptds_key_create);
   pthread_setspecific(ptds_key, ptds_slots);
