@@ -52,6 +52,7 @@ static void json_ending_call(ct_json *j, const ct_gap_call *c) {
     ct_json_kv_uint(j, "range_end_ns", c->range_end_ns);
   }
   ct_json_kv_uint(j, "site_index", c->site);
+  ct_json_kv_string(j, "callsite", c->callsite);
   ct_json_key(j, "stack");
   ct_json_begin_array(j);
   for (unsigned k = 0; k < c->nframes; k++) {

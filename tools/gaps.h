@@ -196,6 +196,7 @@ typedef struct ct_gap_call {
   const ct_gap_frame *frames; /* its stack, innermost first (NULL when none) */
   unsigned nframes;
   unsigned site;              /* the first frame outside CUDA's libraries (== nframes: none) */
+  const char *callsite;       /* that frame as text ("fn (file.c:12)", as gaps_rows.c's), or NULL */
 } ct_gap_call;
 
 /* One of the largest gaps, with its context. Strings live as long as the analysis. */

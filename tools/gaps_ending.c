@@ -172,6 +172,7 @@ static void symbolise(fstate *f, ct_gap_call *c, const void *arg) {
   c->frames = frames;
   c->nframes = n;
   c->site = site;
+  c->callsite = ct_gaps_site_text(f, c->stack);
 }
 
 void ct_gaps_ending_finish(fstate *f) {
