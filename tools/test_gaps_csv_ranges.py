@@ -16,6 +16,9 @@ last; every row's range is the nvtx_range of the ending call's row in `dump --cs
 (joined on pid and correlation); the same rows when at most 16 gaps may wait
 (CUTRACE_GAPS_HOLD_MAX=16: the first gap's row takes "epoch" from the long ranges of the
 first pass) and none said to be written without its range; the header's last columns.
+A second plant: a row waiting for its thread's range while another thread's gaps fill the
+queue and its own thread makes no call is written without its range when 16 may wait,
+and stderr says so (1 row); with the default room, it has it.
 
 usage: test_gaps_csv_ranges.py CUTRACE
 """
@@ -68,6 +71,38 @@ def write(path):
     w.save(path)
 
 
+def write_two_threads(path):
+    """Thread 500 in its range "wait" (from 0, closing last) launches on stream 7 at [5, 8]
+    and [15, 18] (its call at 12: the device gap [8, 15] waits for "wait"); thread 501,
+    without ranges, launches B_KERNELS kernels on stream 8 at [B_EVERY k, B_EVERY k + 10],
+    a gap before each: their rows queue behind the waiting one while thread 500 makes no
+    call."""
+    w = TraceWriter()
+    w.add("process", pid=PID, ppid=1, start_ns=T0, host=w.string("node1"),
+          cmdline=w.string("./app"))
+    api, kname, wait = w.string("cudaLaunchKernel"), w.string("_Z4workPf"), w.string("wait")
+    kernels = [(500, 7, 5, 8), (500, 7, 15, 18)]
+    kernels += [(501, 8, B_EVERY * k, B_EVERY * k + 10) for k in range(1, B_KERNELS + 1)]
+    timed = []
+    for corr, (tid, stream, s, e) in enumerate(kernels, 1):
+        b = s - 3
+        timed.append((b + 2, "api", dict(tid=tid, name=api, begin_ns=T0 + b * US,
+                                         end_ns=T0 + (b + 2) * US, corr=corr, stream=stream,
+                                         flags=0x4)))
+        timed.append((e, "gpu", dict(corr=corr, stream=stream, start_ns=T0 + s * US,
+                                     end_ns=T0 + e * US, type=1, name=kname)))
+    end = B_EVERY * B_KERNELS + 1000
+    timed.append((end, "range", dict(tid=500, name=wait, begin_ns=T0, end_ns=T0 + end * US,
+                                     depth=0)))
+    for _, kind, fields in sorted(timed, key=lambda x: x[0]):
+        w.add(kind, **fields)
+    w.add("end", records=0, drops=0, end_ns=T0 + (end + 100) * US)
+    w.save(path)
+
+
+B_KERNELS, B_EVERY = 200, 20000  # 4 s: longer than the model's reorder window
+
+
 def rows(*args, env=None):
     rc, out, err = tooltest.run(cutrace, *args, env=env)
     check(rc == 0, f"cutrace {args}: status {rc}: {err}")
@@ -108,5 +143,28 @@ with scratch("cutrace-gaps-ranges-") as d:
     check(small == gaps, f"CUTRACE_GAPS_HOLD_MAX=16: {sum(a != b for a, b in zip(small, gaps))} "
           f"rows differ of {len(gaps)} ({len(small)})")
     check(not err, f"CUTRACE_GAPS_HOLD_MAX=16: stderr {err}")
+
+    # a waiting row pushed out by another thread's rows while its thread made no call:
+    # written without its range, and said; with room to wait, its range
+    path = os.path.join(d, "threads.ctr")
+    write_two_threads(path)
+    gaps, err = rows("gaps", "--format", "csv", "--tables", "gaps", path)
+    waited = [(g["scope"], g["range"]) for g in gaps if g["correlation"] == "2"]
+    check(sorted(waited) == [("device", "wait"), ("stream", "wait")] and not err,
+          f"thread 500's gap: {waited}, stderr {err!r}")
+    others = [g for g in gaps if g["correlation"] != "2"]
+    check(len(others) == 2 * B_KERNELS - 1 and all(g["range"] == "" for g in others),
+          f"{len(others)} rows of thread 501, ranges {set(g['range'] for g in others)}")
+    # the device row waits (found while thread 501's gaps are); the stream row is found
+    # at the end (stream 7 has no later work), when "wait" is known
+    small, err = rows("gaps", "--format", "csv", "--tables", "gaps", path, env=env)
+    check(err.count("1 row written without knowing their NVTX range") == 1,
+          f"CUTRACE_GAPS_HOLD_MAX=16 with two threads: stderr {err!r}")
+    pushed = [g for g in small if g["correlation"] == "2" and g["scope"] == "device"]
+    check([g for g in small if g not in pushed] == [g for g in gaps if g["correlation"] != "2"
+                                                    or g["scope"] != "device"]
+          and [g["range"] for g in pushed] == [""],
+          "CUTRACE_GAPS_HOLD_MAX=16 with two threads: the other rows as before, thread 500's "
+          f"device row without its range: {pushed}")
 
 finish()
