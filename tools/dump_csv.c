@@ -354,42 +354,6 @@ ct_csv *ct_csv_begin(FILE *out, unsigned rows) {
   return c;
 }
 
-/* Standard input cannot be read twice (the first pass over the ranges, then the rows):
- * copies it into an unlinked temporary file (TMPDIR, else /tmp) and names that as
- * /proc/self/fd/N in path. Returns its descriptor, or -1 (errno says why). */
-static int spool_stdin(char *path, size_t cap) {
-  const char *dir = getenv("TMPDIR");
-  char tmpl[4096];
-  int n = snprintf(tmpl, sizeof tmpl, "%s/cutrace-csv-XXXXXX", dir && *dir ? dir : "/tmp");
-  if (n < 0 || (size_t)n >= sizeof tmpl) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  int fd = mkstemp(tmpl);
-  if (fd < 0) return -1;
-  unlink(tmpl);
-  static char buf[1 << 16];
-  for (;;) {
-    ssize_t got = read(STDIN_FILENO, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) goto fail;
-    if (got == 0) break;
-    for (ssize_t off = 0; off < got;) {
-      ssize_t put = write(fd, buf + off, (size_t)(got - off));
-      if (put < 0 && errno == EINTR) continue;
-      if (put < 0) goto fail;
-      off += put;
-    }
-  }
-  snprintf(path, cap, "/proc/self/fd/%d", fd);
-  return fd;
-fail:;
-  int saved = errno;
-  close(fd);
-  errno = saved;
-  return -1;
-}
-
 int ct_csv_add_file(ct_csv *c, const char *path, ct_model_stats *st, ct_csv_file_stats *fst) {
   static const ct_model_ops ops = {.on_span = on_span, .on_activity = on_activity,
                                    .on_range = on_range, .on_kernel_attr = on_kernel_attr,
@@ -399,7 +363,7 @@ int ct_csv_add_file(ct_csv *c, const char *path, ct_model_stats *st, ct_csv_file
   char spooled[64];
   int spool_fd = -1;
   if (!strcmp(path, "-")) {
-    if ((spool_fd = spool_stdin(spooled, sizeof spooled)) < 0) {
+    if ((spool_fd = csv_spool_stdin(spooled, sizeof spooled)) < 0) {
       memset(st, 0, sizeof *st);
       snprintf(st->message, sizeof st->message,
                "cannot keep standard input for its two passes (a temporary file): %s",
@@ -420,9 +384,7 @@ int ct_csv_add_file(ct_csv *c, const char *path, ct_model_stats *st, ct_csv_file
   int rc = ct_model_read(path, &opts, &ops, c, st);
   if (spool_fd >= 0) {
     close(spool_fd);
-    size_t n = strlen(spooled); /* the reader's messages name the file: "-", as given */
-    if (!strncmp(st->message, spooled, n) && !strncmp(st->message + n, ": ", 2))
-      memmove(st->message, st->message + n + 2, strlen(st->message + n + 2) + 1);
+    csv_spool_message(st->message, spooled);
   }
   /* The file ended: no range closes around the rows still waiting. A row that waited
    * only behind an older one (a call after its thread's last range, which no range

@@ -90,6 +90,15 @@ const char *csv_range_long(const csv_thread *tr, uint64_t t);
  * of memory (not added). dump --csv's rows and gaps' (gaps_rows.c) wait this way. */
 int csv_thread_wait(csv_thread *tr, uint64_t seq, uint64_t head_seq);
 
+/* Standard input cannot be read twice (the first pass over the ranges, then the rows):
+ * copies it into an unlinked temporary file (TMPDIR, else /tmp) and names that as
+ * /proc/self/fd/N in path. Returns its descriptor, or -1 (errno says why). */
+int csv_spool_stdin(char *path, size_t cap);
+
+/* Takes the spooled path's "PATH: " off the front of a reader's message (which then
+ * names no file, like one about "-"). */
+void csv_spool_message(char *message, const char *spooled);
+
 /* The header row (every column, CRLF-terminated). */
 extern const char csv_header[];
 

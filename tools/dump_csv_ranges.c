@@ -10,8 +10,11 @@
  * thread's calls (a whole training run), for the rows that cannot wait for them.
  * There are few: at most one per long_calls calls and nesting level.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dump_csv_internal.h"
 #include "reader.h"
@@ -220,4 +223,43 @@ int csv_thread_wait(csv_thread *tr, uint64_t seq, uint64_t head_seq) {
   }
   tr->pending[tr->npending++] = seq;
   return 0;
+}
+
+int csv_spool_stdin(char *path, size_t cap) {
+  const char *dir = getenv("TMPDIR");
+  char tmpl[4096];
+  int n = snprintf(tmpl, sizeof tmpl, "%s/cutrace-csv-XXXXXX", dir && *dir ? dir : "/tmp");
+  if (n < 0 || (size_t)n >= sizeof tmpl) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  int fd = mkstemp(tmpl);
+  if (fd < 0) return -1;
+  unlink(tmpl);
+  static char buf[1 << 16];
+  for (;;) {
+    ssize_t got = read(STDIN_FILENO, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) goto fail;
+    if (got == 0) break;
+    for (ssize_t off = 0; off < got;) {
+      ssize_t put = write(fd, buf + off, (size_t)(got - off));
+      if (put < 0 && errno == EINTR) continue;
+      if (put < 0) goto fail;
+      off += put;
+    }
+  }
+  snprintf(path, cap, "/proc/self/fd/%d", fd);
+  return fd;
+fail:;
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return -1;
+}
+
+void csv_spool_message(char *message, const char *spooled) {
+  size_t n = strlen(spooled); /* the reader's messages name the file: "-", as given */
+  if (!strncmp(message, spooled, n) && !strncmp(message + n, ": ", 2))
+    memmove(message, message + n + 2, strlen(message + n + 2) + 1);
 }

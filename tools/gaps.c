@@ -7,11 +7,14 @@
  * the analysis. The rest: gaps_internal.h lists the files and what each holds.
  */
 #include "gaps_internal.h"
+#include "dump_csv_internal.h"
 #include "stacks.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const cause_names[CT_GAP_NCAUSES] = {
     "host_wait", "launch_overhead", "sync", "alloc", "other_stream", "tracer", "other",
@@ -359,7 +362,9 @@ static const ct_model_ops file_ops = {.on_process = on_process, .on_span = on_sp
                                       .on_pycode = on_pycode, .on_withheld = on_withheld,
                                       .on_drop = on_drop};
 
-ct_gaps_file *ct_gaps_file_begin(ct_gaps *g, const char *path, const ct_model_ops **ops) {
+/* ct_gaps_file_begin for a file read from read_path, shown as path. */
+static ct_gaps_file *file_begin(ct_gaps *g, const char *path, const char *read_path,
+                                const ct_model_ops **ops) {
   ct_gaps_proc *np = realloc(g->procs, (g->nprocs + 1) * sizeof *np);
   if (!np) return NULL;
   g->procs = np;
@@ -372,9 +377,13 @@ ct_gaps_file *ct_gaps_file_begin(ct_gaps *g, const char *path, const ct_model_op
   f->proc = g->nprocs++;
   /* only kept gaps show stacks, and the callback's with their call sites */
   f->stacks = g->o.top || (g->fn && g->row_context) ? ct_stacks_new() : NULL;
-  if (g->fn && g->row_context) ct_gaps_rows_begin(f, path);
+  if (g->fn && g->row_context) ct_gaps_rows_begin(f, read_path);
   *ops = &file_ops;
   return (ct_gaps_file *)f;
+}
+
+ct_gaps_file *ct_gaps_file_begin(ct_gaps *g, const char *path, const ct_model_ops **ops) {
+  return file_begin(g, path, path, ops);
 }
 
 int ct_gaps_file_end(ct_gaps_file *gf, int rc, ct_model_stats *st) {
@@ -400,12 +409,32 @@ int ct_gaps_file_end(ct_gaps_file *gf, int rc, ct_model_stats *st) {
 }
 
 int ct_gaps_add_file(ct_gaps *g, const char *path, ct_model_stats *st) {
-  const ct_model_ops *ops;
-  ct_gaps_file *gf = ct_gaps_file_begin(g, path, &ops);
-  if (!gf) return -1;
   ct_model_stats local;
   if (!st) st = &local;
-  return ct_gaps_file_end(gf, ct_model_read(path, NULL, ops, gf, st), st);
+  /* rows with their ranges read a file twice: standard input is kept in a temporary file */
+  char spooled[64];
+  int spool_fd = -1;
+  if (g->fn && g->row_context && !strcmp(path, "-") &&
+      (spool_fd = csv_spool_stdin(spooled, sizeof spooled)) < 0) {
+    memset(st, 0, sizeof *st);
+    snprintf(st->message, sizeof st->message,
+             "cannot keep standard input for its two passes (a temporary file): %s",
+             strerror(errno));
+    return -1;
+  }
+  const char *read_path = spool_fd >= 0 ? spooled : path;
+  const ct_model_ops *ops;
+  ct_gaps_file *gf = file_begin(g, path, read_path, &ops);
+  if (!gf) {
+    if (spool_fd >= 0) close(spool_fd);
+    return -1;
+  }
+  int rc = ct_model_read(read_path, NULL, ops, gf, st);
+  if (spool_fd >= 0) {
+    close(spool_fd);
+    csv_spool_message(st->message, spooled);
+  }
+  return ct_gaps_file_end(gf, rc, st);
 }
 
 const ct_gaps_proc *ct_gaps_procs(const ct_gaps *g, unsigned *n) {

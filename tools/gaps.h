@@ -346,8 +346,8 @@ void ct_gaps_set_callback(ct_gaps *g, void (*fn)(void *user, const ct_gap_info *
  * gap whose range is not known yet (it closes later: RANGE records come when a range
  * closes) is held, and the gaps after it with it, so that the callback still sees them
  * in the order found (tools/gaps_rows.c; the memory bound: docs/gaps.md, "CSV"). Each
- * file is read twice (its RANGE and API records first), so a file given as "-"
- * (standard input) gets the ranges known so far only.
+ * file is read twice (its RANGE and API records first; ct_gaps_add_file copies standard
+ * input, "-", into a temporary file for that).
  */
 void ct_gaps_set_row_context(ct_gaps *g);
 

@@ -15,7 +15,8 @@ Checked, for the device and the stream row of each gap: range "epoch" and call s
 last; every row's range is the nvtx_range of the ending call's row in `dump --csv`
 (joined on pid and correlation); the same rows when at most 16 gaps may wait
 (CUTRACE_GAPS_HOLD_MAX=16: the first gap's row takes "epoch" from the long ranges of the
-first pass) and none said to be written without its range; the header's last columns.
+first pass) and none said to be written without its range; the same rows from standard
+input (`-`, copied to a temporary file for the first pass); the header's last columns.
 A second plant: a row waiting for its thread's range while another thread's gaps fill the
 queue and its own thread makes no call is written without its range when 16 may wait,
 and stderr says so (1 row); with the default room, it has it.
@@ -25,6 +26,7 @@ usage: test_gaps_csv_ranges.py CUTRACE
 import csv
 import io
 import os
+import subprocess
 import sys
 
 from tracewrite import TraceWriter
@@ -109,6 +111,17 @@ def rows(*args, env=None):
     return list(csv.DictReader(io.StringIO(out, newline=""))), err
 
 
+def check_piped(path, gaps):
+    """From standard input (kept in a temporary file for the first pass): the same rows."""
+    with open(path, "rb") as f:
+        p = subprocess.run([cutrace, "gaps", "--format", "csv", "--tables", "gaps", "-"],
+                           stdin=f, capture_output=True)
+    piped = list(csv.DictReader(io.StringIO(p.stdout.decode(), newline="")))
+    check(p.returncode == 0 and not p.stderr and piped == gaps,
+          f"{os.path.basename(path)} from standard input: status {p.returncode}, {p.stderr!r}, "
+          f"{sum(a != b for a, b in zip(piped, gaps))} rows differ of {len(gaps)} ({len(piped)})")
+
+
 with scratch("cutrace-gaps-ranges-") as d:
     path = os.path.join(d, "ranges.ctr")
     write(path)
@@ -137,6 +150,8 @@ with scratch("cutrace-gaps-ranges-") as d:
     check(not unjoined, f"{len(unjoined)} rows whose range is not dump --csv's, first "
           f"{unjoined[:1]}")
 
+    check_piped(path, gaps)
+
     # at most 16 gaps waiting: the same rows
     env = dict(os.environ, CUTRACE_GAPS_HOLD_MAX="16")
     small, err = rows("gaps", "--format", "csv", "--tables", "gaps", path, env=env)
@@ -152,6 +167,7 @@ with scratch("cutrace-gaps-ranges-") as d:
     waited = [(g["scope"], g["range"]) for g in gaps if g["correlation"] == "2"]
     check(sorted(waited) == [("device", "wait"), ("stream", "wait")] and not err,
           f"thread 500's gap: {waited}, stderr {err!r}")
+    check_piped(path, gaps)  # thread 500's one range comes last: found by the first pass
     others = [g for g in gaps if g["correlation"] != "2"]
     check(len(others) == 2 * B_KERNELS - 1 and all(g["range"] == "" for g in others),
           f"{len(others)} rows of thread 501, ranges {set(g['range'] for g in others)}")
