@@ -11,10 +11,12 @@
  * (the callback sees them in the order found). Held gaps are at most hold_max
  * (ROWS_HOLD_DEFAULT, CUTRACE_GAPS_HOLD_MAX for the tests); when full, the oldest is
  * handed over with its range from a first pass over the file's RANGE records: the long
- * ranges, those around at least hold_max / 2 calls of their thread, which a range still
- * open after its thread made that many calls is. When its thread made fewer calls
- * after it (other threads' gaps filled the queue) it is counted (ct_gaps_rows_unresolved):
- * its range may be one not closed yet. Memory: the held gaps (136 bytes each), each
+ * ranges, those around at least long_calls = hold_max / 4 calls of their thread, which a
+ * range still open after its thread made that many calls is (a call ends a device and a
+ * stream gap at most, so a single thread's rows held behind one come from about hold_max
+ * / 2 later calls: twice the margin). When its thread made fewer calls after it (other
+ * threads' gaps filled the queue) it is counted (ct_gaps_rows_unresolved): its range may
+ * be one not closed yet. Memory: the held gaps (136 bytes each), each
  * thread's ranges of the last 10 s (at most 2^18), its long ranges and about SAMPLES
  * samples of its calls (16 bytes each), and a call site per stack node.
  *
@@ -32,7 +34,7 @@
 #include "cutrace/format.h"
 
 #define ROWS_HOLD_DEFAULT 65536u /* gaps held at most (CUTRACE_GAPS_HOLD_MAX) */
-#define SAMPLES 512              /* samples of how many calls a thread made, per hold_max / 2 */
+#define SAMPLES 512              /* samples of how many calls a thread made, per long_calls */
 
 /* A gap waiting for its range, or behind one that does. */
 typedef struct held_gap {
@@ -42,9 +44,9 @@ typedef struct held_gap {
   uint8_t pending;   /* the range is not known yet */
 } held_gap;
 
-/* How many calls a thread made after a time: every hold_max / 2 / SAMPLES-th call (every
+/* How many calls a thread made after a time: every long_calls / SAMPLES-th call (every
  * call when that is 0), the latest begin so far and the count of calls then, in a ring
- * reaching at least hold_max / 2 calls back. */
+ * reaching at least long_calls calls back. */
 typedef struct row_thread {
   uint64_t calls, max_begin;
   uint64_t (*samples)[2]; /* {max_begin, calls} */
@@ -64,6 +66,7 @@ struct gap_rows {
   uint64_t head_seq;  /* the sequence number of q[head] */
   size_t hold_max;
   int prescanned;        /* the file's long ranges are known (not standard input) */
+  uint64_t long_calls;   /* calls of its thread in a range that make it long */
   uint64_t sample_every; /* a thread's calls per sample (row_thread) */
   ct_map *sites;      /* stack node -> site_entry */
   uint64_t last_stack;
@@ -103,8 +106,9 @@ void ct_gaps_rows_begin(fstate *f, const char *path) {
   r->hold_max = ROWS_HOLD_DEFAULT;
   const char *env = getenv("CUTRACE_GAPS_HOLD_MAX"); /* for the tests */
   if (env && strtoul(env, NULL, 10) > 1) r->hold_max = strtoul(env, NULL, 10);
-  r->sample_every = r->hold_max / 2 / SAMPLES ? r->hold_max / 2 / SAMPLES : 1;
-  r->ranges = csv_ranges_new(r->hold_max / 2);
+  r->long_calls = r->hold_max / 4 ? r->hold_max / 4 : 1;
+  r->sample_every = r->long_calls / SAMPLES ? r->long_calls / SAMPLES : 1;
+  r->ranges = csv_ranges_new(r->long_calls);
   r->sites = ct_map_new(sizeof(site_entry));
   r->threads = ct_map_new(sizeof(row_thread));
   if (!r->ranges || !r->sites || !r->threads) {
@@ -140,9 +144,9 @@ static void pop_row(fstate *f, struct gap_rows *r, int force) {
   if (h->pending && force) {
     csv_thread *tr = csv_ranges_thread(r->ranges, h->tid);
     const char *name = tr ? csv_range_long(tr, h->t) : NULL;
-    /* once its thread made hold_max / 2 calls since, a range still open around it holds
+    /* once its thread made long_calls calls since, a range still open around it holds
      * them all: it is long, and known */
-    if (!r->prescanned || calls_after(r, h->tid, h->t) < r->hold_max / 2)
+    if (!r->prescanned || calls_after(r, h->tid, h->t) < r->long_calls)
       f->g->rows_unresolved++;
     h->range = name ? strdup(name) : NULL;
   }
@@ -242,7 +246,7 @@ void ct_gaps_rows_on_span(fstate *f, const ct_span *s) {
   if (s->begin_ns > th->max_begin) th->max_begin = s->begin_ns;
   if (++th->calls % r->sample_every) return;
   if (!th->samples) {
-    th->cap = (unsigned)(r->hold_max / 2 / r->sample_every + 2);
+    th->cap = (unsigned)(r->long_calls / r->sample_every + 2);
     if (!(th->samples = malloc(th->cap * sizeof *th->samples))) {
       f->oom = 1;
       th->cap = 0;
