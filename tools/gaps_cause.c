@@ -59,7 +59,12 @@ static gap_use thread_use(const thstate *th, uint64_t a, uint64_t b, const opinf
   uint64_t bb = 0, be = 0, ib = 0, ie = 0;
   for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
     const span_ring_entry *e = ring_back(&th->calls, i);
-    if (e->end <= a) break;
+    if (e->end <= a) {
+      /* older entries end before a too, unless one came out of end order (a TRACER
+       * "stacks" record is written when its period ends, after later calls) */
+      if (!th->calls.disorder) break;
+      continue;
+    }
     uint64_t ov = overlap(e->begin, e->end, a, b);
     if (!ov) continue;
     uint64_t cb = max_u64(e->begin, a), ce = min_u64(e->end, b);

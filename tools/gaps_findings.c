@@ -183,7 +183,10 @@ void ct_gaps_findings_on_gap(fstate *f, devstate *d, uint64_t a, uint64_t b, enu
   if (th && th->copy_end > a) /* a copy call of the thread reaches into the gap */
     for (unsigned i = ring_skip_after(&th->calls, b); i < th->calls.n; i++) {
       const span_ring_entry *e = ring_back(&th->calls, i);
-      if (e->end <= a) break;
+      if (e->end <= a) {
+        if (!th->calls.disorder) break; /* older entries end before a too */
+        continue;
+      }
       if (is_copy_call(e)) copies += overlap(e->begin, e->end, a, b);
     }
   d->copy_in_gaps += copies;

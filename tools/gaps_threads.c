@@ -23,7 +23,10 @@ static void snapshot_thread(const thstate *th, uint64_t a, uint64_t b, ct_gap_th
   unsigned i = ring_skip_after(r, b);
   for (; i < r->n; i++) {
     const span_ring_entry *e = ring_back(r, i);
-    if (e->end <= a) break;
+    if (e->end <= a) {
+      if (!r->disorder) break; /* older entries end before a too */
+      continue;
+    }
     uint64_t ov = overlap(e->begin, e->end, a, b);
     if (!ov) continue;
     if (e->is_tracer) {
@@ -86,7 +89,10 @@ const char *ct_gaps_host_wait_inside(const thstate *th, uint64_t a, uint64_t b, 
   *ns = 0;
   for (unsigned i = th ? ring_skip_after(&th->calls, b) : 0; th && i < th->calls.n; i++) {
     const span_ring_entry *e = ring_back(&th->calls, i);
-    if (e->end <= a) break;
+    if (e->end <= a) {
+      if (!th->calls.disorder) break; /* older entries end before a too */
+      continue;
+    }
     if (e->is_tracer || e->is_launch || e->is_alloc || e->is_blocking ||
         (e->begin == op->call_begin && e->end == op->call_end))
       continue;

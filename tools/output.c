@@ -21,24 +21,6 @@ const char ct_digit_pairs[201] = "0001020304050607080910111213141516171819202122
                                      "50515253545556575859606162636465666768697071727374"
                                      "75767778798081828384858687888990919293949596979899";
 
-/* Writes the decimal digits of v backwards, two a step, ending just before end; returns
- * their start. */
-static char *digits_backwards(char *end, uint64_t v) {
-  while (v >= 100) {
-    uint64_t q = v / 100;
-    end -= 2;
-    memcpy(end, ct_digit_pairs + 2 * (v - q * 100), 2);
-    v = q;
-  }
-  if (v >= 10) {
-    end -= 2;
-    memcpy(end, ct_digit_pairs + 2 * v, 2);
-  } else {
-    *--end = (char)('0' + v);
-  }
-  return end;
-}
-
 size_t ct_fmt_u64(char *buf, uint64_t v) {
   unsigned n = ct_decimal_len(v);
   ct_fmt_digits(buf + n, v); /* straight into buf: no copy */
@@ -59,16 +41,12 @@ int ct_fmt_fixed3(double v, char *buf, size_t len) {
     if (settled) {
       uint64_t m = (uint64_t)k;
       unsigned frac = (unsigned)(m % 1000);
-      char tmp[32], *end = tmp + sizeof tmp, *p = end;
-      *--p = (char)('0' + frac % 10);
-      *--p = (char)('0' + frac / 10 % 10);
-      *--p = (char)('0' + frac / 100);
-      *--p = '.';
-      p = digits_backwards(p, m / 1000);
-      size_t n = (size_t)(end - p);
-      memcpy(buf, p, n);
-      buf[n] = 0;
-      return (int)n;
+      size_t n = ct_fmt_u64(buf, m / 1000); /* the integer part, straight into buf */
+      buf[n] = '.';
+      buf[n + 1] = (char)('0' + frac / 100);
+      memcpy(buf + n + 2, ct_digit_pairs + 2 * (frac % 100), 2);
+      buf[n + 4] = 0;
+      return (int)(n + 4);
     }
   }
   return snprintf(buf, len, "%.3f", v);
@@ -83,10 +61,7 @@ static const char *with_unit(char *buf, int n, const char *unit) {
 const char *ct_fmt_duration(uint64_t ns, char *buf, size_t len) {
   if (len >= 32) { /* no printf: dump --chrome labels every gap with one */
     if (ns < 1000) {
-      char *p = digits_backwards(buf + 20, ns);
-      size_t n = (size_t)(buf + 20 - p);
-      memmove(buf, p, n);
-      return with_unit(buf, (int)n, " ns");
+      return with_unit(buf, (int)ct_fmt_u64(buf, ns), " ns");
     }
     if (ns < 1000000) return with_unit(buf, ct_fmt_fixed3(ns / 1e3, buf, len), " us");
     if (ns < 1000000000) return with_unit(buf, ct_fmt_fixed3(ns / 1e6, buf, len), " ms");

@@ -37,7 +37,8 @@
  * is simply unwound.
  *
  * Its own cost (docs/preload.md, "Its own cost"): one capture in SAMPLE_EVERY is
- * timed, and every miss. A thread's captures fall into periods; each period is written
+ * timed, and every miss (its tree work in the thread's CPU time, which a preemption
+ * does not stretch, and its unwind, when timed, clamped as a hit). A thread's captures fall into periods; each period is written
  * as one TRACER record "stacks" (amount = captures; duration = their estimated summed
  * time). The estimate is robust: a timed hit is clamped to CLAMP_FACTOR times the
  * fastest one the thread has timed (a hit does bounded work; a sample slower than
@@ -119,9 +120,11 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_begun; /* 1 once init() began (on some thread): a capture may wait for it */
 static TLS struct thread_stacks *tls_state;
 static TLS int tls_busy;
-/* CUTRACE_TEST_STACKS_DELAY_NS=D[@K] (tests only): timed captures (only the thread's
- * K-th, with @K) sleep D ns inside the capture, as a preempted one would. */
+/* CUTRACE_TEST_STACKS_DELAY_NS=D[@K|@miss] (tests only): timed captures (only the
+ * thread's K-th, with @K; with @miss instead every cache miss, inside its tree work)
+ * sleep D ns inside the capture, as a preempted one would. */
 static uint64_t test_delay_ns, test_delay_at;
+static int test_delay_miss;
 
 /* Reads CUTRACE_STACKS; bad values get one line and the default. */
 static int read_mode(void) {
@@ -155,16 +158,20 @@ static void read_test_delay(void) {
   if (!v || !*v) return;
   char *end;
   unsigned long long d = strtoull(v, &end, 10), at = 0;
-  if (*end == '@') at = strtoull(end + 1, &end, 10);
+  int miss = 0;
+  if (!strcmp(end, "@miss")) miss = 1, end += 5;
+  else if (*end == '@') at = strtoull(end + 1, &end, 10);
   if (*end || d > 10000000000ull) {
-    ctp_warn("CUTRACE_TEST_STACKS_DELAY_NS='%.64s' is not NS or NS@K; ignored", v);
+    ctp_warn("CUTRACE_TEST_STACKS_DELAY_NS='%.64s' is not NS, NS@K or NS@miss; ignored", v);
     return;
   }
   test_delay_ns = d;
   test_delay_at = at;
+  test_delay_miss = miss;
 }
 
-/* A timed capture under CUTRACE_TEST_STACKS_DELAY_NS: sleeps the planted time. */
+/* A timed capture (or, with @miss, a miss) under CUTRACE_TEST_STACKS_DELAY_NS: sleeps
+ * the planted time. */
 __attribute__((noinline, cold)) static void test_delay(struct thread_stacks *s) {
   if (test_delay_at && ++s->test_timed != test_delay_at) return;
   struct timespec ts = {(time_t)(test_delay_ns / 1000000000ull), (long)(test_delay_ns % 1000000000ull)};
@@ -368,6 +375,32 @@ static uint64_t robust_mean(const struct thread_stacks *s) {
   return mean < cap ? mean : cap;
 }
 
+/* d ns of a hit's work (an unwind and a hash) clamped to CLAMP_FACTOR times the
+ * thread's fastest timed hit, when it has one. */
+static uint64_t clamped_sample(const struct thread_stacks *s, uint64_t d) {
+  uint64_t cap = s->min_sample_ns * CLAMP_FACTOR;
+  return cap && d > cap ? cap : d;
+}
+
+/* The thread's CPU time in ns (0 when it cannot be read). */
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The cost of a miss's tree work: wall_ns long, cpu_ns of the thread's CPU time. A
+ * miss does unbounded work (a tree walk, allocation) that no fastest sample bounds, so
+ * the time the thread was descheduled is taken out instead: the CPU time, never more
+ * than the wall time (an unreadable CPU clock: the wall time). A thread preempted
+ * inside a miss on a loaded machine (93 ms once) no longer makes the tracer the cause
+ * of a gap; time blocked on the tree lock while another thread inserts is not counted.
+ */
+static uint64_t miss_cost(uint64_t wall_ns, uint64_t cpu_ns) {
+  return cpu_ns && cpu_ns < wall_ns ? cpu_ns : wall_ns;
+}
+
 /* Adds a timed hit of d ns: clamped to CLAMP_FACTOR times the fastest so far. */
 static inline void add_sample(struct thread_stacks *s, uint64_t d) {
   if (!d) d = 1;
@@ -470,7 +503,7 @@ uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa, u
     begin_ns = ctp_now_ns();
     if (s->count == 1) s->first_ns = begin_ns;
     s->last_begin_ns = begin_ns;
-    if (CTP_UNLIKELY(test_delay_ns)) test_delay(s);
+    if (CTP_UNLIKELY(test_delay_ns) && !test_delay_miss) test_delay(s);
   }
   if (CTP_UNLIKELY(__atomic_load_n(&ctps_rewrite_pending, __ATOMIC_ACQUIRE))) {
     ctps_python_rewrite(); /* the PYCODE records the nodes name, first */
@@ -505,15 +538,17 @@ uint64_t ctp_stack_at(int gpu_work, const void *site_ra, const void *site_cfa, u
     struct cache_entry *e = &s->cache[h & (CACHE_ENTRIES - 1)];
     if (e->hash == h) {
       id = e->id;
-    } else { /* a miss is always timed: from the start when sampled, else its tree work */
-      uint64_t miss_ns = timed ? begin_ns : ctp_now_ns();
+    } else { /* a miss is always timed (see miss_cost) */
+      uint64_t miss_ns = ctp_now_ns(), miss_cpu_ns = thread_cpu_ns();
+      if (timed) s->extra_ns += clamped_sample(s, miss_ns - begin_ns); /* its unwind */
+      if (CTP_UNLIKELY(test_delay_miss)) test_delay(s);
       if ((id = ctps_tree_insert(pcs, kept)) != 0) {
         e->hash = h;
         e->id = id;
       }
       s->misses++;
       s->last_end_ns = ctp_now_ns();
-      s->extra_ns += s->last_end_ns - miss_ns;
+      s->extra_ns += miss_cost(s->last_end_ns - miss_ns, thread_cpu_ns() - miss_cpu_ns);
       timed = 0;
     }
     if (site && id)

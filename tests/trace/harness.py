@@ -196,3 +196,21 @@ def union_ns(spans):
             total += e - max(b, reach)
             reach = e
     return total
+
+
+def gap_time_within(stream_gaps, stream, cause, spans):
+    """The time (ns) that the stream's gaps of one cause (`gaps --format json`'s
+    stream_gaps; ask for them all with --top) share with the (begin, end) spans, each
+    instant once. A test that plants idle time spent polling or syncing asks this of
+    host_wait: on a loaded machine the host can stall for milliseconds between a sync's
+    return and its next launch, a host_wait gap the trace rightly shows, but none of the
+    time the thread was in the planted waits may be host_wait."""
+    cut = []
+    for g in stream_gaps:
+        if g.get("stream") != stream or g.get("cause") != cause:
+            continue
+        for b, e in spans:
+            lo, hi = max(b, g["start_ns"]), min(e, g["end_ns"])
+            if hi > lo:
+                cut.append((lo, hi))
+    return union_ns(cut)

@@ -11,10 +11,14 @@ call); GFLOP/s = 2 m n k batch calls / GPU time for real types and 8 m n k ... f
 complex ones (0 for the mixed-shape row). From `cutrace gaps --format json`: each planted
 call ends its planted host_wait gaps itself (idle by ending call: that entry point,
 nested launch, as many gaps as calls), instead of the driver's cuLaunchKernel. A planted
-gap may instead be caused by tracer, but only where the trace says so: a TRACER record on
-the calling thread covering at least half of the 2 ms sleep before the call (the "stacks"
-capture-cost estimate, stretched when its one timed capture was preempted on a loaded
-machine, seen at 10 ms over the three legacy calls).
+gap may instead be caused by tracer or launch_overhead, but only where the trace says
+so: tracer where a TRACER record on the calling thread covers at least half of the 2 ms
+sleep before the call (the "stacks" capture-cost estimate, stretched when its one timed
+capture was preempted on a loaded machine, seen at 10 ms over the three legacy calls);
+launch_overhead where the call itself held the thread for at least half the sleep (a
+GEMM call takes tens of us here: one preempted before its launch on a loaded machine
+makes its own time the larger part of the gap, docs/gaps.md rule 9; a planted gap went
+missing so once in session 14).
 
 usage: test_gemm_more.py SIM_DIR CUTRACE LIBTRACE GEMM_MORE
 """
@@ -85,11 +89,11 @@ if path:
                        text=True, timeout=60)
     check(p.returncode == 0, f"gaps: status {p.returncode}: {p.stderr}")
     enders = json.loads(p.stdout).get("idle_by_ending_call", []) if p.returncode == 0 else []
-    host_wait, by_tracer = {}, {}
+    host_wait, by_tracer, by_launch = {}, {}, {}
     for e in enders:
-        if e["cause"] in ("host_wait", "tracer"):
-            (host_wait if e["cause"] == "host_wait" else by_tracer).setdefault(
-                e["api"], []).append(e)
+        into = {"host_wait": host_wait, "tracer": by_tracer, "launch_overhead": by_launch}
+        if e["cause"] in into:
+            into[e["cause"]].setdefault(e["api"], []).append(e)
     recs, names = raw_records(cutrace, path)
     tracer_spans = [r for r in recs if r["kind"] == "tracer"]
 
@@ -105,15 +109,22 @@ if path:
         calls = [r for r in recs if r["kind"] == "api" and r["depth"] == 0
                  and names.get(r["name"]) == api]
         covered = sum(1 for c in calls if tracer_covered(c))
+        held = sum(1 for c in calls if c["end_ns"] - c["begin_ns"] >= SLEEP_NS // 2)
         got = host_wait.get(api, []) + (by_tracer.get(api, []) if covered else [])
-        check(len(calls) == want[9] and 1 <= len(got) <= 2
+        n = sum(g["count"] for g in got)
+        # a planted gap a held call took as launch_overhead (grouped calls also end short
+        # launch_overhead gaps between their own kernels: only their time is asked)
+        moved = want[9] - n
+        check(len(calls) == want[9] and 1 <= len(got) + (moved > 0) <= 2
               and all(g["nested"] for g in got)
-              and sum(g["count"] for g in got) == want[9]
+              and want[9] - held <= n <= want[9]
               and sum(g["count"] for g in by_tracer.get(api, [])) <= covered
-              and sum(g["idle_ns"] for g in got) >= 1500000 * want[9],
+              and sum(g["idle_ns"] for g in got) >= 1500000 * n
+              and sum(g["idle_ns"] for g in by_launch.get(api, [])) >= 1500000 * moved,
               f"{api}: host_wait gaps it ended {host_wait.get(api, [])}, tracer "
               f"{by_tracer.get(api, [])} ({covered} of {len(calls)} calls behind a TRACER "
-              f"record) (want {want[9]} in all, nested, 2 ms each)")
+              f"record), launch_overhead {by_launch.get(api, [])} ({held} calls of at least "
+              f"{SLEEP_NS // 2} ns) (want {want[9]} in all, nested, 2 ms each)")
     check("cuLaunchKernel" not in host_wait,
           f"host_wait gaps ended by a bare cuLaunchKernel: {host_wait.get('cuLaunchKernel')}")
 sys.exit(finish())

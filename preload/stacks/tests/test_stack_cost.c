@@ -11,7 +11,11 @@
  *            is large), the thread sleeping 20 ms between bursts outside the tracer:
  *            no record overlaps any of those sleeps, and every record lies inside a
  *            burst
- * Both: the records' amounts add up to the captures made.
+ *   miss     8 captures, each of a new stack (a cache miss: tree work), each miss
+ *            sleeping 3 ms inside its tree work (@miss): the records' summed duration
+ *            stays under 1.5 ms (a miss counts the thread's CPU time, not the 24 ms of
+ *            wall time a preempted or sleeping miss takes; 93 ms once under load)
+ * All: the records' amounts add up to the captures made.
  *
  * usage: test_stack_cost            (runs itself once per case, with the case's
  *        test_stack_cost CASE        environment)
@@ -80,6 +84,26 @@ static int run_preempt(void) {
   CHECK(amount == 1024, "captures counted %llu, made 1024", (unsigned long long)amount);
   CHECK(dur > 0 && dur < 3 * MS / 2,
         "estimated capture time %llu ns: the planted 3 ms preempted sample inflated it",
+        (unsigned long long)dur);
+  return failures;
+}
+
+/* A capture k frames below here: a stack of its own for each k. */
+__attribute__((noinline)) static void nested(int k) {
+  if (k > 0) nested(k - 1);
+  else call_site();
+  sink += (uint64_t)k; /* not a tail call: each level keeps its frame */
+}
+
+static int run_miss(void) {
+  stkb_set_flush_ns(10000 * MS); /* one period, ended by the final flush */
+  for (int k = 1; k <= 8; k++) nested(k); /* 8 new stacks: 8 misses, each sleeping 3 ms */
+  stkb_final_flush();
+  uint64_t dur, amount;
+  totals(0, &dur, &amount);
+  CHECK(amount == 8, "captures counted %llu, made 8", (unsigned long long)amount);
+  CHECK(dur > 0 && dur < 3 * MS / 2,
+        "estimated capture time %llu ns: the 8 planted 3 ms sleeps in misses counted",
         (unsigned long long)dur);
   return failures;
 }
@@ -156,11 +180,13 @@ static int run_case(const char *self, const char *name, const char *delay) {
 int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "preempt")) return run_preempt() ? 1 : 0;
   if (argc == 2 && !strcmp(argv[1], "away")) return run_away() ? 1 : 0;
+  if (argc == 2 && !strcmp(argv[1], "miss")) return run_miss() ? 1 : 0;
   if (argc != 1) {
-    fprintf(stderr, "usage: test_stack_cost [preempt|away]\n");
+    fprintf(stderr, "usage: test_stack_cost [preempt|away|miss]\n");
     return 2;
   }
-  int failed = run_case(argv[0], "preempt", "3000000@6") + run_case(argv[0], "away", "1000000");
+  int failed = run_case(argv[0], "preempt", "3000000@6") + run_case(argv[0], "away", "1000000") +
+               run_case(argv[0], "miss", "3000000@miss");
   printf("%s\n", failed ? "FAILED" : "ok");
   return failed ? 1 : 0;
 }
