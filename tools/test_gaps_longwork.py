@@ -14,8 +14,9 @@ whose GPU work a selection left out wait for nothing (tools/gaps_launches.c). Pl
    (1 s; before: only the last 256 kernels delivered before it counted, 25.6 ms).
    Before: the call stopped waiting after 2 s (and after 4096 later launches), the
    stream-1 gaps under the work were final before it came: about 2 s idle, late 1.
-2. The same all-reduce in a file that lost records (a DROP record): a call waits 2 s at
-   most there (its record may never come): late 1, one call cut off.
+2. The same all-reduce in a file that lost records (a DROP record; or a "gpu_lost"
+   tracer span, GPU timings the tracer could not read): a call waits 2 s at most there
+   (its record may never come): late 1, one call cut off.
 3. The memory bound: a call whose record never comes (no DROP record), then 40,000
    kernels: once the device holds 65,536 open busy intervals the call stops waiting
    (launch_waits_cut 1), and the idle time is exactly the planted one.
@@ -40,11 +41,14 @@ cutrace, gentrace = sys.argv[1], sys.argv[2]
 LONG = 3000 * MS
 
 
-def plant_long(path, pid, api, gtype, name, lossy=False):
+def plant_long(path, pid, api, gtype, name, lossy=None):
     p = Plant(pid)
-    if lossy:
+    if lossy == "drop":
         p.records.append((B - 100 * US, 0, "drop", dict(tid=77, count=1, first_ns=B - 200 * US,
                                                          last_ns=B - 100 * US)))
+    elif lossy == "gpu_lost":  # the tracer's count of GPU timings it could not read
+        p.records.append((B - 100 * US, 0, "tracer", dict(tid=78, what=p.w.string("gpu_lost"), begin_ns=B - 200 * US,
+                                                           end_ns=B - 100 * US, amount=1)))
     for i in range(20):
         p.work(B + i * 300 * US, 100 * US)
     L = B + 6 * MS
@@ -89,17 +93,20 @@ for pid, (api, gtype, name) in enumerate((("cudaLaunchKernel", GPU_KERNEL, "nccl
         check((c["comm_ns"], c["overlap_ns"], c["exposed_ns"]) == (LONG, under * 100 * US, LONG - under * 100 * US),
               f"{what}: comm {c}; want {LONG} of which {under * 100 * US} overlapped with compute")
 
-# 2. in a file that lost records a call waits 2 s at most: the all-reduce comes late
-path = os.path.join(tmp, "lossy.ctr")
-plant_long(path, 111, "cudaLaunchKernel", GPU_KERNEL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", lossy=True)
-doc = gaps(path)
-if doc:
+# 2. in a file that lost records (a DROP record, or GPU timings the tracer could not
+# read) a call waits 2 s at most: the all-reduce comes late
+for pid, lossy in ((111, "drop"), (112, "gpu_lost")):
+    path = os.path.join(tmp, f"{lossy}.ctr")
+    plant_long(path, pid, "cudaLaunchKernel", GPU_KERNEL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", lossy=lossy)
+    doc = gaps(path)
+    if not doc:
+        continue
     dev = doc["devices"][0]
     check(doc["late_activities"] == 1 and doc["launch_waits_cut"] == 1 and dev["idle_ns"] > 500 * MS,
-          f"lossy: idle {dev['idle_ns']}, late {doc['late_activities']}, cut {doc['launch_waits_cut']}; "
+          f"{lossy}: idle {dev['idle_ns']}, late {doc['late_activities']}, cut {doc['launch_waits_cut']}; "
           f"want > 500 ms, 1, 1")
     r = subprocess.run([cutrace, "gaps", path], capture_output=True, text=True, timeout=120)
-    check("finalisation went past 1 calls still waiting" in r.stdout, "lossy: the text note is missing")
+    check("finalisation went past 1 calls still waiting" in r.stdout, f"{lossy}: the text note is missing")
 
 # 3. the memory bound: a record that never comes stops being waited for
 p = Plant(121)
