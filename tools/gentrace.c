@@ -26,12 +26,16 @@
  *   cutrace-gentrace --mixed --two-devices FILE ITERATIONS [PID [CHUNK_BYTES]]
  *       the same on two devices: stream 8 (the worker's asynchronous work) is on
  *       device 1, everything else on device 0 (a selection benchmark: `gaps --device 1`).
+ *   cutrace-gentrace --churn FILE SHAPE N [CHUNK_BYTES]
+ *       N distinct keys of one kind (kernel names, range names, streams, threads, call
+ *       sites, graph exec versions), a launch each: gentrace_churn.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec.h"
+#include "gentrace.h"
 #include "helper_args.h"
 
 static uint64_t records_written;
@@ -359,28 +363,63 @@ static const char usage[] =
     "       cutrace-gentrace --drops FILE N [CHUNK_BYTES]\n"
     "       cutrace-gentrace --mixed [--two-devices] FILE ITERATIONS [PID [CHUNK_BYTES]]\n"
     "       cutrace-gentrace --ranged FILE N STEP_CALLS OUTER [CHUNK_BYTES]\n"
+    "       cutrace-gentrace --churn FILE SHAPE N [CHUNK_BYTES]\n"
     "  Writes FILE, a synthetic trace of known content for tests and benchmarks\n"
     "  (tools/gentrace.c says what each holds):\n"
     "  (none)    a launch loop: N launches of one 2 us kernel, 3 us calls every 4 us\n"
     "  --drops   the launch loop on two streams with records missing, DROP records\n"
     "  --mixed   a realistic mix of threads, streams, copies, GEMMs, syncs and ranges\n"
     "            (--two-devices: its stream 8 on device 1)\n"
-    "  --ranged  the launch loop inside NVTX ranges \"step\" (and \"train\" when OUTER is 1)\n";
+    "  --ranged  the launch loop inside NVTX ranges \"step\" (and \"train\" when OUTER is 1)\n"
+    "  --churn   N distinct keys of one kind, a launch each; SHAPE is kernels, ranges,\n"
+    "            streams, threads, sites or graphs (tools/gentrace_churn.c)\n";
+
+/* The writing functions of gentrace.h, for gentrace_churn.c. */
+void gt_add(ct_file_writer *w, ct_record *r) { add(w, r); }
+void gt_add_string(ct_file_writer *w, uint64_t id, const char *s, size_t len) {
+  add_string(w, id, s, len);
+}
+void gt_add_process(ct_file_writer *w, uint64_t pid, uint64_t host, uint64_t cmd,
+                    uint64_t devname) {
+  add_process(w, pid, host, cmd, devname);
+}
+void gt_add_end(ct_file_writer *w, uint64_t end_ns) { add_end(w, end_ns); }
 
 static const char prog[] = "cutrace-gentrace";
 
+/* --churn FILE SHAPE N [CHUNK_BYTES] (operands in arg[0 .. n-1]). */
+static int churn_main(const char **arg, int n) {
+  if (n < 3 || n > 4) return ha_usage_error(prog, "--churn takes FILE SHAPE N [CHUNK_BYTES]");
+  int shape = gt_churn_parse(arg[1]);
+  if (shape < 0)
+    return ha_usage_error(prog, "SHAPE is kernels, ranges, streams, threads, sites or graphs");
+  uint64_t keys, chunk = 1 << 20;
+  if (ha_number(prog, "N", arg[2], &keys) ||
+      (n == 4 && ha_number(prog, "CHUNK_BYTES", arg[3], &chunk)))
+    return 2;
+  ct_file_writer *w = ct_file_writer_open(arg[0], chunk);
+  if (!w) {
+    perror(arg[0]);
+    return 1;
+  }
+  gt_gen_churn(w, (gt_churn)shape, keys);
+  return ct_file_writer_close(w) < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-  int drops = 0, mixed = 0, ranged = 0, two_devices = 0;
+  int drops = 0, mixed = 0, ranged = 0, two_devices = 0, churn = 0;
   const ha_option opts[] = {{"--drops", NULL, &drops},   {"--mixed", NULL, &mixed},
                             {"--ranged", NULL, &ranged}, {"--two-devices", NULL, &two_devices},
-                            {NULL, NULL, NULL}};
+                            {"--churn", NULL, &churn},   {NULL, NULL, NULL}};
   const char *arg[5];
   int n;
   int rc = ha_parse(prog, usage, argc, argv, opts, arg, 5, &n);
   if (rc >= 0) return rc;
-  if (drops + mixed + ranged > 1) return ha_usage_error(prog, "takes one of --drops, --mixed, --ranged");
+  if (drops + mixed + ranged + churn > 1)
+    return ha_usage_error(prog, "takes one of --drops, --mixed, --ranged, --churn");
   if (two_devices && !mixed) return ha_usage_error(prog, "--two-devices goes with --mixed");
   stream8_device = two_devices ? 1 : 0;
+  if (churn) return churn_main(arg, n);
   /* operands after FILE: their names, and how many are required */
   static const char *const loop_names[] = {"N", "CHUNK_BYTES"};
   static const char *const mixed_names[] = {"ITERATIONS", "PID", "CHUNK_BYTES"};

@@ -88,7 +88,8 @@ typedef struct ct_graph_inv {
   unsigned ntop;
   struct ct_graph_top {
     uint64_t count;
-    char name[192];      /* mangled, truncated */
+    const char *name;    /* mangled, truncated to 191 bytes; one copy per distinct name
+                            for the whole run (report_graphs.c), never NULL */
     int has_attr;        /* format 1.6: attr holds its first node's configuration */
     ct_kattr_config attr;
   } top[CT_GRAPH_TOP];   /* count descending */
@@ -130,8 +131,21 @@ const ct_graph_inv *ct_graph_invs_find(struct ct_map *m, uint64_t exec, uint64_t
 typedef struct ct_graph_row {
   ct_dur_stats d;        /* GPU time of its timed launches (CT_GPU_GRAPH activities) */
   uint64_t launches;     /* successful graph launch calls */
-  ct_graph_inv inv;
+  ct_graph_inv inv;      /* not kept in a process's folded row */
+  /* A process's folded row (key exec CT_GRAPH_FOLDED, version 0) holds the (exec,
+   * version) keys met once the table had CT_GRAPH_ROWS rows: */
+  int fold;              /* 1 in a folded row */
+  uint64_t folded;       /* inventories (GRAPH records) folded in; 0 in other rows */
+  uint64_t folded_exec;  /* the exec of every key folded in, 0 when several */
+  uint64_t folded_first, folded_last; /* their lowest and highest version */
 } ct_graph_row;
+
+/* Rows the graphs table keeps (exec versions of all processes): past it, each new
+ * (exec, version) of a process goes to that process's one folded row, counted, so that
+ * a loop updating its exec to another graph at every step for a million steps needs
+ * about 4 MB, not a row each (about 1 KiB). */
+#define CT_GRAPH_ROWS 4096
+#define CT_GRAPH_FOLDED UINT64_MAX /* the exec of a process's folded row's key */
 
 /* Feeding the graphs table (report_graphs.c): a span (graph launches counted), an
  * activity (graph GPU time), an inventory and one of its kernels. Return 0, or -1

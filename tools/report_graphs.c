@@ -7,17 +7,42 @@
  * version of the inventory it ran, so an exec edited in place or updated has one row
  * per version: the launches and GPU time of what it ran then. Older files have version
  * 0 everywhere: one row per exec, its latest inventory.
- * Memory: one row per exec version, at most CT_GRAPH_TOP names each.
+ * Memory: one row per exec version (about 1 KiB), at most CT_GRAPH_TOP kernels each,
+ * whose names are kept once for the whole run (intern_name: 192 bytes x 8 a row before
+ * 2026-12-07), and at most CT_GRAPH_ROWS rows: a loop updating its exec to another graph
+ * at every step makes a version per step, and the versions past the limit go to one
+ * folded row per process that counts them. The exporters' inventories (ct_graph_invs_*)
+ * keep as many keys, then a cache of as many recent ones.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 
+/* The row of (pid, exec, version): its own while the table has fewer than CT_GRAPH_ROWS
+ * rows or already holds it, else pid's folded row, which notes the key. NULL when out of
+ * memory. */
 static ct_graph_row *graph_row(ct_report *r, uint64_t pid, uint64_t exec, uint64_t version) {
+  ct_map *m = r->maps[CT_TABLE_GRAPHS];
   ct_graph_key key = {pid, exec, version};
-  return ct_map_get(r->maps[CT_TABLE_GRAPHS], &key, sizeof key, NULL);
+  ct_graph_row *row = ct_map_find(m, &key, sizeof key);
+  if (row) return row;
+  if (ct_map_count(m) < CT_GRAPH_ROWS) return ct_map_get(m, &key, sizeof key, NULL);
+  ct_graph_key folded = {pid, CT_GRAPH_FOLDED, 0};
+  int created;
+  if (!(row = ct_map_get(m, &folded, sizeof folded, &created))) return NULL;
+  if (created) {
+    row->fold = 1;
+    row->folded_exec = exec;
+    row->folded_first = row->folded_last = version;
+  }
+  if (row->folded_exec != exec) row->folded_exec = 0;
+  if (version < row->folded_first) row->folded_first = version;
+  if (version > row->folded_last) row->folded_last = version;
+  return row;
 }
+
 
 /* The inventory version a graph launch ran (format 1.13; 0 before, or unknown). */
 #define LAUNCH_VERSION(x) ((x)->detail == CT_DETAIL_GRAPH ? (x)->d.graph.version : 0)
@@ -44,6 +69,54 @@ int ct_graphs_activity(ct_report *r, const ct_activity *a, uint64_t dur) {
   return 0;
 }
 
+/* The kernel names of inventories, one copy each, for the life of the process (reachable
+ * from here): open addressing, at most half full. */
+static struct {
+  char **slots;
+  size_t mask, used;
+} names;
+
+/* FNV-1a. */
+static size_t name_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return (size_t)h;
+}
+
+/* Doubles the table (or makes its first 256 slots). Returns 0, or -1 out of memory. */
+static int names_grow(void) {
+  size_t size = names.slots ? (names.mask + 1) * 2 : 256;
+  char **slots = calloc(size, sizeof *slots);
+  if (!slots) return -1;
+  for (size_t i = 0; names.slots && i <= names.mask; i++) {
+    if (!names.slots[i]) continue;
+    size_t j = name_hash(names.slots[i]) & (size - 1);
+    while (slots[j]) j = (j + 1) & (size - 1);
+    slots[j] = names.slots[i];
+  }
+  free(names.slots);
+  names.slots = slots;
+  names.mask = size - 1;
+  return 0;
+}
+
+/* Distinct names kept (at most 12 MiB of them): a name past them reads "?". */
+#define GRAPH_NAMES_KEPT 65536
+
+/* The one copy of name ("?" when empty), truncated to 191 bytes as the rows always were;
+ * "?" when memory runs out or GRAPH_NAMES_KEPT other names are kept. */
+static const char *intern_name(const char *name) {
+  char b[192];
+  snprintf(b, sizeof b, "%s", name[0] ? name : "?");
+  if (((names.used + 1) * 2 > names.mask + 1 || !names.slots) && names_grow() < 0) return "?";
+  size_t i = name_hash(b) & names.mask;
+  for (; names.slots[i]; i = (i + 1) & names.mask)
+    if (!strcmp(names.slots[i], b)) return names.slots[i];
+  if (names.used >= GRAPH_NAMES_KEPT || !(names.slots[i] = strdup(b))) return "?";
+  names.used++;
+  return names.slots[i];
+}
+
 void ct_graph_inv_set(ct_graph_inv *inv, const struct ct_graph *g) {
   inv->known = 1;
   inv->g = *g;
@@ -64,7 +137,7 @@ void ct_graph_inv_kernel(ct_graph_inv *inv, const struct ct_graph_kernel *k, con
     i--;
   }
   inv->top[i].count = k->count;
-  snprintf(inv->top[i].name, sizeof inv->top[i].name, "%s", name[0] ? name : "?");
+  inv->top[i].name = intern_name(name);
   inv->top[i].has_attr = cfg != NULL;
   if (cfg) inv->top[i].attr = *cfg;
 }
@@ -72,7 +145,8 @@ void ct_graph_inv_kernel(ct_graph_inv *inv, const struct ct_graph_kernel *k, con
 int ct_graphs_inventory(ct_report *r, uint64_t pid, const struct ct_graph *g) {
   ct_graph_row *row = graph_row(r, pid, g->exec, g->version);
   if (!row) return -1;
-  ct_graph_inv_set(&row->inv, g);
+  if (row->fold) row->folded++; /* its inventory not kept */
+  else ct_graph_inv_set(&row->inv, g);
   return 0;
 }
 
@@ -80,17 +154,48 @@ int ct_graphs_kernel(ct_report *r, uint64_t pid, const struct ct_graph_kernel *k
                      const char *name, const ct_kattr_config *cfg) {
   ct_graph_row *row = graph_row(r, pid, k->exec, k->version);
   if (!row) return -1;
-  ct_graph_inv_kernel(&row->inv, k, name, cfg);
+  if (!row->fold) ct_graph_inv_kernel(&row->inv, k, name, cfg);
   return 0;
+}
+
+/* An exporter's map past CT_GRAPH_ROWS keys: each new (exec, version) goes to one of
+ * CT_GRAPH_ROWS cache slots (key exec CT_GRAPH_FOLDED, version the slot), replacing what it
+ * held, so that the recent inventories still label their launches. */
+static struct ct_graph_inv_key cache_key(struct ct_graph_inv_key key) {
+  uint64_t h = (key.exec * 0x9E3779B97F4A7C15ull) ^ key.version;
+  return (struct ct_graph_inv_key){CT_GRAPH_FOLDED, h % CT_GRAPH_ROWS};
+}
+
+/* The slot that takes key's inventory: its own while the map holds fewer than
+ * CT_GRAPH_ROWS keys or already has it, else its cache slot. NULL when out of memory. */
+static ct_graph_inv *invs_slot(struct ct_map *m, struct ct_graph_inv_key key) {
+  ct_graph_inv *inv = ct_map_find(m, &key, sizeof key);
+  if (inv) return inv;
+  if (ct_map_count(m) >= CT_GRAPH_ROWS) key = cache_key(key);
+  return ct_map_get(m, &key, sizeof key, NULL);
+}
+
+/* The inventory of key in m, its cache slot's when that holds it (version 0: the exec's
+ * latest there), else NULL. */
+static const ct_graph_inv *invs_get(struct ct_map *m, struct ct_graph_inv_key key) {
+  const ct_graph_inv *inv = ct_map_find(m, &key, sizeof key);
+  if (inv || ct_map_count(m) < CT_GRAPH_ROWS) return inv;
+  struct ct_graph_inv_key c = cache_key(key);
+  inv = ct_map_find(m, &c, sizeof c);
+  return inv && inv->g.exec == key.exec && (!key.version || inv->g.version == key.version)
+             ? inv
+             : NULL;
 }
 
 int ct_graph_invs_graph(struct ct_map *m, const struct ct_graph *g) {
   struct ct_graph_inv_key key = {g->exec, g->version};
+  ct_graph_inv *done = NULL;
   for (int latest = 0; latest < 2; latest++) {
     if (latest) key.version = 0;
-    ct_graph_inv *inv = ct_map_get(m, &key, sizeof key, NULL);
+    ct_graph_inv *inv = invs_slot(m, key);
     if (!inv) return -1;
-    ct_graph_inv_set(inv, g);
+    if (inv != done) ct_graph_inv_set(inv, g); /* both keys in one cache slot: once */
+    done = inv;
     if (!g->version) break;
   }
   return 0;
@@ -99,22 +204,26 @@ int ct_graph_invs_graph(struct ct_map *m, const struct ct_graph *g) {
 int ct_graph_invs_kernel(struct ct_map *m, const struct ct_graph_kernel *k, const char *name,
                          const ct_kattr_config *cfg) {
   struct ct_graph_inv_key key = {k->exec, k->version};
+  ct_graph_inv *done = NULL;
   for (int latest = 0; latest < 2; latest++) {
     if (latest) key.version = 0;
-    ct_graph_inv *inv = ct_map_get(m, &key, sizeof key, NULL);
+    ct_graph_inv *inv = invs_slot(m, key);
     if (!inv) return -1;
-    ct_graph_inv_kernel(inv, k, name, cfg);
+    if (inv != done) ct_graph_inv_kernel(inv, k, name, cfg);
+    done = inv;
     if (!k->version) break;
   }
   return 0;
 }
 
 const ct_graph_inv *ct_graph_invs_find(struct ct_map *m, uint64_t exec, uint64_t version) {
-  struct ct_graph_inv_key key = {exec, version};
-  const ct_graph_inv *inv = m && exec ? ct_map_get(m, &key, sizeof key, NULL) : NULL;
-  if (inv && !inv->known && version) { /* not read (yet): the exec's latest */
-    key.version = 0;
-    inv = ct_map_get(m, &key, sizeof key, NULL);
+  if (!m || !exec) return NULL;
+  const ct_graph_inv *inv = invs_get(m, (struct ct_graph_inv_key){exec, version});
+  if ((!inv || !inv->known) && version) { /* not read (yet): the exec's latest */
+    const ct_graph_inv *latest = invs_get(m, (struct ct_graph_inv_key){exec, 0});
+    /* past the limit, only when it is that version: the cache's may be a later one */
+    if (latest && (ct_map_count(m) < CT_GRAPH_ROWS || latest->g.version == version))
+      inv = latest;
   }
   return inv;
 }
@@ -158,6 +267,16 @@ void ct_graphs_text_row(ct_table *tb, const ct_report *r, const void *key, const
     else ct_table_cell(tb, "-");
   }
   const ct_graph_key *k = key;
+  if (g->fold) { /* the keys past CT_GRAPH_ROWS rows, counted */
+    if (g->folded_exec)
+      ct_table_cell(tb, "%llu v%llu-%llu", (unsigned long long)g->folded_exec,
+                    (unsigned long long)g->folded_first, (unsigned long long)g->folded_last);
+    else
+      ct_table_cell(tb, "(several)");
+    ct_table_cell(tb, "(%llu more inventor%s not kept: the table keeps %d rows)",
+                  (unsigned long long)g->folded, g->folded == 1 ? "y" : "ies", CT_GRAPH_ROWS);
+    return;
+  }
   if (k->version > 1) /* an exec updated or edited: the version its launches ran */
     ct_table_cell(tb, "%llu v%llu", (unsigned long long)k->exec, (unsigned long long)k->version);
   else
@@ -179,21 +298,28 @@ void ct_graphs_csv_row(ct_table *tb, const ct_report *r, const void *key, const 
   char top[1024];
   (void)r;
   const ct_graph_key *k = key;
-  const uint64_t f[12] = {k->exec, g->launches, g->d.total,
+  const uint64_t f[12] = {g->fold ? g->folded_exec : k->exec, g->launches, g->d.total,
                           g->d.count ? g->d.total / g->d.count : 0, g->inv.known,
                           g->inv.g.nodes, g->inv.g.kernels, g->inv.g.memcpys, g->inv.g.memsets,
-                          g->inv.g.others, g->inv.g.partial, k->version};
+                          g->inv.g.others, g->inv.g.partial,
+                          g->fold ? g->folded_first : k->version};
   for (int j = 0; j < 12; j++) ct_table_cell(tb, "%llu", (unsigned long long)f[j]);
   ct_graph_inv_top_csv(&g->inv, top, sizeof top);
   ct_table_cell(tb, "%s", top);
+  ct_table_cell(tb, "%llu", (unsigned long long)g->folded);
+  ct_table_cell(tb, "%llu", (unsigned long long)(g->fold ? g->folded_last : k->version));
 }
 
 void ct_graphs_json_row(ct_json *j, const ct_report *r, const void *key, const void *v) {
   const ct_graph_row *g = v;
   char b[512];
   (void)r;
-  ct_json_kv_uint(j, "exec", ((const ct_graph_key *)key)->exec);
-  ct_json_kv_uint(j, "version", ((const ct_graph_key *)key)->version);
+  const ct_graph_key *k = key;
+  ct_json_kv_uint(j, "exec", g->fold ? g->folded_exec : k->exec);
+  ct_json_kv_uint(j, "version", g->fold ? g->folded_first : k->version);
+  ct_json_kv_uint(j, "last_version", g->fold ? g->folded_last : k->version);
+  ct_json_kv_uint(j, "folded", g->folded);
+  ct_json_kv_bool(j, "folded_row", g->fold);
   ct_json_kv_uint(j, "launches", g->launches);
   ct_json_kv_uint(j, "timed", g->d.count);
   ct_json_kv_uint(j, "gpu_ns", g->d.total);

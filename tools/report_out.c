@@ -63,7 +63,7 @@ ct_table *ct_report_new_table(enum ct_report_table t, enum ct_out_format fmt, co
        "compute_type", "epilogue", "calls", "total_ns", "avg_ns", "tflops", "gflops",
        "kernels", "inner_timed", "compute_type_name", "atype_name", "btype_name", "ctype_name"},
       {"exec", "launches", "gpu_ns", "avg_ns", "inventory", "nodes", "kernels", "memcpys",
-       "memsets", "others", "partial", "version", "top_kernels"},
+       "memsets", "others", "partial", "version", "top_kernels", "folded", "last_version"},
       {"pid", "device", "stream", "ops", "gpu_ns", "busy_pct", "with_call", "delay_median_ns",
        "delay_p90_ns", "delay_max_ns", "started_in_call", "depth_median", "depth_max",
        "empty_queue", "kernels", "short_kernels"},

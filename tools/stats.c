@@ -200,16 +200,23 @@ static int index_grow(ct_map *m) {
   return 0;
 }
 
-static entry *map_find_or_add(ct_map *m, const void *key, size_t len, int *created) {
-  uint64_t h = hash_bytes(key, len);
+/* The entry of key (hash h), or NULL. */
+static entry *map_lookup(const ct_map *m, const void *key, size_t len, uint64_t h) {
   if (m->icap) {
     for (size_t j = h & (m->icap - 1); m->index[j]; j = (j + 1) & (m->icap - 1)) {
       entry *e = m->entries[m->index[j] - 1];
-      if (e->hash == h && e->len == len && !memcmp(e->key, key, len)) {
-        if (created) *created = 0;
-        return e;
-      }
+      if (e->hash == h && e->len == len && !memcmp(e->key, key, len)) return e;
     }
+  }
+  return NULL;
+}
+
+static entry *map_find_or_add(ct_map *m, const void *key, size_t len, int *created) {
+  uint64_t h = hash_bytes(key, len);
+  entry *found = map_lookup(m, key, len, h);
+  if (found) {
+    if (created) *created = 0;
+    return found;
   }
   if ((m->n + 1) * 2 > m->icap && index_grow(m) < 0) return NULL;
   if (m->n == m->cap) {
@@ -241,6 +248,11 @@ static entry *map_find_or_add(ct_map *m, const void *key, size_t len, int *creat
 
 void *ct_map_get(ct_map *m, const void *key, size_t len, int *created) {
   entry *e = map_find_or_add(m, key, len, created);
+  return e ? e->value : NULL;
+}
+
+void *ct_map_find(const ct_map *m, const void *key, size_t len) {
+  entry *e = map_lookup(m, key, len, hash_bytes(key, len));
   return e ? e->value : NULL;
 }
 

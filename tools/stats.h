@@ -62,6 +62,9 @@ ct_map *ct_map_new(size_t value_size);
  */
 void *ct_map_get(ct_map *m, const void *key, size_t len, int *created);
 
+/* The value slot for key (len bytes) when the map holds it, else NULL (nothing created). */
+void *ct_map_find(const ct_map *m, const void *key, size_t len);
+
 /*
  * The same for a NUL-terminated name, with a cache keyed by the pointer itself: a
  * name pointer seen before (and not forgotten) is found without hashing its bytes.

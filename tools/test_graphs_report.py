@@ -125,7 +125,9 @@ with scratch("ct-graphs-") as d:
     rc, out, err = run("report", "--format", "csv", "--tables", "graphs", path)
     rows = list(csv.reader(io.StringIO(out)))
     check(rc == 0 and rows[0][:3] == ["table", "exec", "launches"] and len(rows) == 4 and
-          ["graphs", "1", "10", str(gpu1)] == rows[1][:4] and rows[1][-1] == "_Z3k_av:5;_Z3k_bv:3;?:1",
+          ["graphs", "1", "10", str(gpu1)] == rows[1][:4] and
+          rows[1][13:] == ["_Z3k_av:5;_Z3k_bv:3;?:1", "0", "0"] and rows[0][13:] == [
+              "top_kernels", "folded", "last_version"],
           f"csv graphs table {rows}")
     rc, out, err = run("report", "--tables", "kernels", path)
     check(rc == 0 and "CUDA graphs" not in out, "--tables kernels printed the graphs table")
