@@ -473,6 +473,8 @@ struct ctph_stream_state {
   uint64_t owner_tid;  /* event chaining: the one thread using it, or CTPH_SHARED */
   uint32_t seq;        /* bumped by barriers (waits, capture begin/end) */
   uint32_t chainable;  /* an app-created non-blocking stream */
+  CUcontext ctx;       /* an app-created stream's context (cuStreamGetCtx at first use) */
+  uint64_t ctx_tag;    /* ctph_context_tag of ctx then: 0 a primary (or unknown) one */
 };
 #define CTPH_SHARED (~0ull)
 

@@ -178,14 +178,59 @@ static void report_stream(uint32_t id, int device, uintptr_t handle, int per_thr
   ctp_emit(&r);
 }
 
-/* A new stream's state: chainable when the app created it non-blocking. */
+/* Sets an app-created stream's state as a new stream's: chainable when created
+ * non-blocking, and the context it belongs to (the driver's answer; else the calling
+ * thread's current one). */
+static void init_state(struct ctph_stream_state *st, CUstream handle) {
+  unsigned flags = 0;
+  if (ctph_drv.StreamGetFlags && ctph_drv.StreamGetFlags(handle, &flags) == CUDA_SUCCESS)
+    st->chainable = (flags & CU_STREAM_NON_BLOCKING) != 0;
+  CUcontext ctx = NULL;
+  if (ctph_drv.StreamGetCtx && ctph_drv.StreamGetCtx(handle, &ctx) == CUDA_SUCCESS && ctx) {
+    st->ctx = ctx;
+    st->ctx_tag = ctph_context_tag(ctx);
+  } else {
+    st->ctx = ctph_tls.cached_ctx;
+    st->ctx_tag = ctph_tls.cached_ctx_tag;
+  }
+}
+
+/* A new stream's state. */
 static struct ctph_stream_state *new_state(CUstream handle, int legacy, int per_thread) {
   struct ctph_stream_state *st = calloc(1, sizeof *st);
-  unsigned flags = 0;
-  if (st && !legacy && !per_thread && ctph_drv.StreamGetFlags &&
-      ctph_drv.StreamGetFlags(handle, &flags) == CUDA_SUCCESS)
-    st->chainable = (flags & CU_STREAM_NON_BLOCKING) != 0;
+  if (st && !legacy && !per_thread)
+    init_state(st, handle);
   return st;
+}
+
+/* An app-created stream whose handle now names a stream of another context: the
+ * context it was first seen in (a created or green one) was destroyed, and the driver
+ * handed the address out again. It gets a new id (a destroyed context's stream ids
+ * serve no other context's streams) and a new STREAM record; its state is set anew
+ * (a barrier for event chaining). Returns the id, or `id` when the context lives. */
+static uint32_t renew_if_dead(struct ctph_stream_state *st, uint32_t id, int device,
+                              uint64_t key, uint64_t key2) {
+  static pthread_mutex_t renewing = PTHREAD_MUTEX_INITIALIZER;
+  if (ctph_context_tag(st->ctx) == st->ctx_tag)
+    return id; /* used from another context while its own lives */
+  pthread_mutex_lock(&renewing);
+  uint64_t now = id;
+  struct ctph_map_slot *s = ctph_map_find(&stream_ids, key, key2);
+  if (s)
+    now = __atomic_load_n(&s->v1, __ATOMIC_ACQUIRE);
+  if (s && now == id && ctph_context_tag(st->ctx) != st->ctx_tag) {
+    uint32_t fresh = __atomic_fetch_add(&next_stream_id, 1, __ATOMIC_RELAXED);
+    init_state(st, (CUstream)(uintptr_t)key);
+    __atomic_store_n(&st->owner_tid, 0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&st->seq, 1, __ATOMIC_RELEASE);
+    uint64_t was;
+    if (ctph_map_exchange(&stream_ids, key, key2, fresh, &was) == 0) {
+      report_stream(fresh, device, (uintptr_t)key, 0, 0, 0, 0);
+      now = fresh;
+    }
+  }
+  pthread_mutex_unlock(&renewing);
+  return (uint32_t)now;
 }
 
 /* ctph_stream_id when the stream is not the thread's last one: the map lookup, and
@@ -217,6 +262,10 @@ static __attribute__((noinline)) uint32_t stream_id_lookup(int device, CUstream 
   }
   struct ctph_stream_state *st = s ? (struct ctph_stream_state *)(uintptr_t)s->v2 : NULL;
   id = s ? (uint32_t)s->v1 : 0;
+  /* an app-created stream first seen in a created or green context other than the
+   * current one: that context may have been destroyed and its address reused */
+  if (CTP_UNLIKELY(st && !legacy && !pt && st->ctx_tag && st->ctx_tag != t->cached_ctx_tag))
+    id = renew_if_dead(st, id, device, key, key2);
   t->last_stream_key = h;
   t->last_stream_dev = dev1;
   t->last_stream_pt = (uint32_t)pt;

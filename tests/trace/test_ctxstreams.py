@@ -175,6 +175,10 @@ if path:
     after = {next(iter(on.get(k, {-1}))) for k in ("cx_after_null", "cx_after_pt")}
     check(len(before) == 2 and len(after) == 2 and not before & after and -1 not in before | after,
           f"phase 3: the destroyed context's streams {before}, the next one's {after}")
+    check("stream reused 1" in out, "phase 3: the new context's stream not at the destroyed one's address")
+    s_before, s_after = (next(iter(on.get(k, {-1}))) for k in ("cx_destroyed_s", "cx_after_s"))
+    check(s_before != s_after and s_after not in before | after,
+          f"phase 3: the destroyed context's created stream {s_before}, the new one's {s_after}")
     st = [streams.get(s) for s in after]
     check(all(x is not None and x["handle"] == addr.get("D") for x in st),
           f"phase 3: the new context's STREAM records {st}, want handle {addr.get('D')}")
