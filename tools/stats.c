@@ -165,7 +165,7 @@ struct ct_map {
 };
 
 /* Hashes 8 bytes at a time (multiply-xorshift), then the tail bytes FNV-style. */
-static uint64_t hash_bytes(const void *key, size_t len) {
+static inline __attribute__((always_inline)) uint64_t hash_bytes(const void *key, size_t len) {
   const unsigned char *p = key;
   uint64_t h = 1469598103934665603ull ^ len;
   size_t i = 0;
@@ -201,7 +201,8 @@ static int index_grow(ct_map *m) {
 }
 
 /* The entry of key (hash h), or NULL. */
-static entry *map_lookup(const ct_map *m, const void *key, size_t len, uint64_t h) {
+static inline __attribute__((always_inline)) entry *map_lookup(const ct_map *m, const void *key,
+                                                             size_t len, uint64_t h) {
   if (m->icap) {
     for (size_t j = h & (m->icap - 1); m->index[j]; j = (j + 1) & (m->icap - 1)) {
       entry *e = m->entries[m->index[j] - 1];
