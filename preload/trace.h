@@ -87,7 +87,8 @@ extern int ctp_paused CTP_HIDDEN;
  * began under another value ends at its last poll instead of going on across the pause. */
 extern uint32_t ctp_pause_epoch CTP_HIDDEN;
 
-/* When the current recording window ends (CUTRACE_DURATION); UINT64_MAX when never. */
+/* When the current recording window ends (CUTRACE_DURATION); UINT64_MAX when never. It
+ * keeps its value once passed (tracing is then paused for good). */
 extern uint64_t ctp_stop_at_ns CTP_HIDDEN;
 
 /* Called while paused: ends the pause when its delay is over. Returns 1 when

@@ -126,8 +126,7 @@ void ctp_window_expire(void) {
   pthread_mutex_lock(&window_lock);
   uint64_t at = __atomic_load_n(&ctp_stop_at_ns, __ATOMIC_RELAXED);
   if (at != UINT64_MAX && !duration_over) {
-    duration_over = 1;
-    __atomic_store_n(&ctp_stop_at_ns, UINT64_MAX, __ATOMIC_RELAXED);
+    duration_over = 1; /* ctp_stop_at_ns stays: a poll still ending after it is not counted */
     settle(at, why_duration);
   }
   pthread_mutex_unlock(&window_lock);

@@ -69,6 +69,7 @@ void ctpd_emit_set(uint64_t corr, uint64_t bytes, uint64_t value, int async) CTP
 #define CTPD_WHILE_PAUSED(fn_type, CALL, TRACK)                                        \
   if (CTP_UNLIKELY(ctph_alive() && __atomic_load_n(&ctp_paused, __ATOMIC_RELAXED)) &&   \
       realp) {                                                                         \
+    ctph_poll_break(); /* the thread's open spins end at their last poll */           \
     fn_type real = (fn_type)realp;                                                     \
     CUresult r = CALL;                                                                 \
     int saved_ = errno;                                                                \

@@ -28,16 +28,33 @@ static int start_tried;
  * operations it queued (so the next call skips its own start event). */
 static uint8_t timed_inside[CTPH_ID_COUNT];
 
-int ctph_on(void) {
-  if (CTP_LIKELY(__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)))
-    return CTP_LIKELY(!__atomic_load_n(&ctp_paused, __ATOMIC_RELAXED)) || ctp_window_poll();
-  if (__atomic_load_n(&start_tried, __ATOMIC_RELAXED))
+/* ctph_on when tracing is not both on and recording: starts the tracer on first use,
+ * ends a delay that is over; when still not recording, writes the calling thread's open
+ * spins as they stand (every hooked entry reached while paused or over does what a poll
+ * does then). Apart, so that the recording path of ctph_on stays a few instructions. */
+static __attribute__((noinline, cold)) int ctph_on_slow(void) {
+  if (__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)) {
+    if (ctp_window_poll())
+      return 1;
+    ctph_poll_break();
     return 0;
+  }
+  if (__atomic_load_n(&start_tried, __ATOMIC_RELAXED)) {
+    ctph_poll_break();
+    return 0;
+  }
   __atomic_store_n(&start_tried, 1, __ATOMIC_RELAXED);
   int saved = errno;
   int on = ctp_start();
   errno = saved;
   return on;
+}
+
+int ctph_on(void) {
+  if (CTP_LIKELY(__atomic_load_n(&ctp_enabled, __ATOMIC_RELAXED)) &&
+      CTP_LIKELY(!__atomic_load_n(&ctp_paused, __ATOMIC_RELAXED)))
+    return 1;
+  return ctph_on_slow();
 }
 
 /* The stream the tracer's events go to: the per-thread default stream for stream 0

@@ -107,6 +107,7 @@ int ctph_driver_load(void) CTPH_HIDDEN;
 /* A thread's open sequence of polls (poll.c): queries of one event or stream through
  * one entry point that answered not ready, not yet written. polls 0: none open. */
 #define CTPH_POLL_SLOTS 4 /* targets a thread may poll round-robin, each coalesced */
+#define CTPH_POLL_KEY_FINAL UINT32_MAX /* a slot's key while the final flush copies it */
 struct ctph_poll_seq {
   uint32_t polls;          /* polls so far (0 = no sequence open) */
   uint32_t id;             /* enum ctph_id of the entry point */
@@ -139,11 +140,17 @@ struct ctph_thread {
   /* coalesced event/stream queries (poll.c): up to CTPH_POLL_SLOTS open sequences, one
    * per target; the keys apart, in one cache line, for the lookup of every poll */
   uint64_t poll_target[CTPH_POLL_SLOTS]; /* the event or stream handle of each slot */
-  uint32_t poll_key[CTPH_POLL_SLOTS];    /* enum ctph_id + 1 of its entry point; 0: free */
+  uint32_t poll_key[CTPH_POLL_SLOTS];    /* enum ctph_id + 1 of its entry point; 0: free;
+                                            CTPH_POLL_KEY_FINAL: being written by the final
+                                            flush (another thread); atomic: whoever writes a
+                                            spin first claims its key (poll.c) */
   uint32_t polls_open;                   /* slots in use */
+  uint32_t poll_change[CTPH_POLL_SLOTS]; /* per slot: odd while the thread updates the spin's
+                                            polls, end or result (a sequence lock for the
+                                            final flush's copy) */
   struct ctph_poll_seq poll[CTPH_POLL_SLOTS];
-  int32_t poll_owner;                    /* index + 1 in poll.c's table of polling threads
-                                            (their spins are written at process exit); 0 none */
+  struct ctph_thread **poll_owner;       /* its entry in poll.c's table of polling threads
+                                            (their spins are written at process exit); NULL none */
   uint32_t poll_armed;                   /* its exit key is set (spins written at thread exit) */
   uint64_t poll_tid;                     /* its tid, for the writing of its spins by another */
   uint32_t poll_epoch;                   /* ctp_pause_epoch when its open sequences began */
@@ -189,7 +196,9 @@ typedef struct ctph_call {
 } ctph_call;
 
 /* 1 when tracing is on (starting the tracer on first use) and recording (not in a
- * pause: preload/core/window.c). */
+ * pause: preload/core/window.c). When 0 (paused or over), the calling thread's open
+ * spins of queries are written as they stand (ctph_poll_break): every hooked entry that
+ * asks does what a poll does then. */
 int ctph_on(void) CTPH_HIDDEN;
 
 /* 1 when the tracer runs, recording or paused: state the hooks track (captures,
@@ -300,18 +309,37 @@ static inline int ctph_poll_slot(struct ctph_thread *t, enum ctph_id id, uint64_
   }
   uint32_t key = (uint32_t)id + 1;
   for (int i = 0; i < CTPH_POLL_SLOTS; i++)
-    if (t->poll_key[i] == key && t->poll_target[i] == target)
+    if (__atomic_load_n(&t->poll_key[i], __ATOMIC_RELAXED) == key && t->poll_target[i] == target)
       return i;
   return -1;
 }
+
+/* A not-ready poll that ended at end_ns continues the thread's open spin in slot i: one
+ * more poll, ending then. Written under the slot's sequence lock (plain stores on x86),
+ * so that the final flush, run by another thread at process exit, copies the spin whole. */
+static inline void ctph_poll_extend(struct ctph_thread *t, int i, uint64_t end_ns) {
+  uint32_t change = __atomic_load_n(&t->poll_change[i], __ATOMIC_RELAXED);
+  __atomic_store_n(&t->poll_change[i], change + 1, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  __atomic_store_n(&t->poll[i].polls, __atomic_load_n(&t->poll[i].polls, __ATOMIC_RELAXED) + 1,
+                   __ATOMIC_RELAXED);
+  __atomic_store_n(&t->poll[i].end_ns, end_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&t->poll_change[i], change + 2, __ATOMIC_RELEASE);
+}
+
+/* A poll of the thread's open spin ended at end_ns, at or after the end of the recording
+ * (CUTRACE_DURATION): the poll is not counted, the thread's open spins are written as they
+ * stood at their last poll, and the pause begins. Leaves errno. */
+void ctph_poll_late(void) CTPH_HIDDEN;
 
 /*
  * The body of a query wrapper (cudaEventQuery, cuStreamQuery, ...): forwards when
  * UNTRACED holds; else one poll, coalesced with the thread's open sequence of polls of
  * the same target through the same entry point while they answer NOT_READY (up to
  * CTPH_POLL_SLOTS targets polled in turn each have theirs). A poll that continues a
- * sequence and is still not ready costs a look at the slots' keys, one clock read and
- * two stores. UNTRACED must mean that tracing is paused or off (!ctph_on()): the thread's
+ * sequence and is still not ready costs a look at the slots' keys, one clock read, a
+ * compare with the end of the recording (CUTRACE_DURATION: a poll ending after it is not
+ * counted, the spin ends at its last poll before it) and four stores (ctph_poll_extend). UNTRACED must mean that tracing is paused or off (!ctph_on()): the thread's
  * open spins are then written as they stand (a call that passes untraced for another
  * reason, the runtime's own driver query, must be forwarded before this body).
  * Never changes the result or errno. TYPE_: the result type; CALL: the real call.
@@ -332,8 +360,11 @@ static inline int ctph_poll_slot(struct ctph_thread *t, enum ctph_id id, uint64_
   TYPE_ r_ = CALL;                                                                            \
   saved_ = errno;                                                                            \
   if (CTP_LIKELY(slot_ >= 0 && r_ == (NOT_READY))) {                                         \
-    t_->poll[slot_].polls++;                                                                 \
-    t_->poll[slot_].end_ns = ctp_now_ns();                                                   \
+    uint64_t end_ = ctp_now_ns();                                                            \
+    if (CTP_LIKELY(end_ < __atomic_load_n(&ctp_stop_at_ns, __ATOMIC_RELAXED)))               \
+      ctph_poll_extend(t_, slot_, end_);                                                     \
+    else                                                                                     \
+      ctph_poll_late(); /* CUTRACE_DURATION over: its spins end at their last poll */        \
   } else {                                                                                   \
     ctph_poll_record((ID_), (PTSZ_), (FLAGS_), (uint64_t)(TARGET_), (CUstream)(STREAM_), slot_, begin_, \
                      (uint64_t)r_, r_ == (NOT_READY), __builtin_return_address(0),           \

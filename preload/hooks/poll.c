@@ -12,23 +12,49 @@
  * it ends, or as it stands (its answer not ready) when the thread makes another traced
  * call, or when a fifth target is polled (the least recently polled one goes), and as it
  * stands too (ending at its last poll) when the thread pushes or pops an NVTX range,
- * polls or calls while tracing is paused or over, exits (a pthread key destructor, run
- * before the core's), or exits the process (the final flush writes the exiting thread's,
- * then those of the other polling threads, found in a table of up to POLL_OWNERS
- * threads; since 2026-12-07 evening: before, all those were lost). A fork child forgets
+ * polls or reaches any hooked entry while tracing is paused or over (ctph_on), polls past
+ * the end of the recording (CUTRACE_DURATION: that poll not counted), exits (a pthread
+ * key destructor, run before the core's), or exits the process (the final flush writes
+ * the exiting thread's, then those of the other polling threads, found in a table with
+ * no cap; since 2026-12-07 evening: before, all those were lost). A fork child forgets
  * the sequences open in the forking thread (the parent's to write).
+ *
+ * The final flush reads other threads' spins while they may go on polling: whoever
+ * writes a spin first claims its key with one compare-and-swap (the thread ending it, or
+ * the final flush, which marks it CTPH_POLL_KEY_FINAL while it copies), so each spin is
+ * written once; the owner updates a spin's polls, end and result under a per-slot
+ * sequence lock (ctph_poll_extend: plain stores on x86), so the copy is one state the
+ * spin had, never half of two (since session 15, 2026-12-07; before, a spin ending at that moment
+ * could be written twice, and one read mid-update torn).
  */
 #include "hooks_internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
 
-/* The threads that have polled (their ctph_tls), so that the final flush at process exit
+/*
+ * The threads that have polled (their ctph_tls), so that the final flush at process exit
  * writes the spins they have open; a thread takes a free entry at its first sequence and
- * gives it back at exit. Lock-free: a poll may come from a signal handler. A thread
- * beyond POLL_OWNERS still writes its spins at its own exit, not at the process's. */
-#define POLL_OWNERS 256
-static struct ctph_thread *poll_owners[POLL_OWNERS];
+ * gives it back at exit. Lock-free: a poll may come from a signal handler. No cap: the
+ * table is a list of page-sized chunks, the first static, the others mapped (mmap, safe
+ * in a signal handler) when every entry is taken, linked with one compare-and-swap and
+ * never unmapped (a table as large as the most threads that polled at once). Only a
+ * thread that finds every entry taken and cannot map a chunk has none: its spins are
+ * written at its own exit, not at the process's (counted: poll_unlisted).
+ */
+#define POLL_CHUNK_ENTRIES (4096 / sizeof(void *) - 1)
+struct poll_chunk {
+  struct ctph_thread *entry[POLL_CHUNK_ENTRIES];
+  struct poll_chunk *next;
+};
+static struct poll_chunk poll_owners;
+/* The entry the final flush is reading now (a thread exiting meanwhile waits for it). */
+static struct ctph_thread **poll_final_at;
+/* An entry the final flush has taken: not free, not a thread. */
+#define POLL_ENTRY_TAKEN ((struct ctph_thread *)(uintptr_t)1)
+static uint64_t poll_unlisted; /* polling threads with no entry (every mmap failed) */
 static pthread_key_t poll_exit_key;
 static int poll_exit_key_made;
 
@@ -42,9 +68,10 @@ static void poll_after_fork_child(void) {
   memset(t->poll_key, 0, sizeof t->poll_key);
   t->polls_open = 0;
   t->poll_tid = ctp_tid();
-  for (int i = 0; i < POLL_OWNERS; i++)
-    if (i != t->poll_owner - 1)
-      __atomic_store_n(&poll_owners[i], NULL, __ATOMIC_RELAXED);
+  for (struct poll_chunk *c = &poll_owners; c; c = c->next)
+    for (size_t i = 0; i < POLL_CHUNK_ENTRIES; i++)
+      if (&c->entry[i] != t->poll_owner) __atomic_store_n(&c->entry[i], NULL, __ATOMIC_RELAXED);
+  __atomic_store_n(&poll_final_at, NULL, __ATOMIC_RELAXED);
 }
 
 static void poll_setup(void) {
@@ -53,15 +80,18 @@ static void poll_setup(void) {
 }
 static pthread_once_t poll_setup_once = PTHREAD_ONCE_INIT;
 
-/* pthread key destructor: the thread exits with spins open (it polled last). */
+/* pthread key destructor: the thread exits with spins open (it polled last). Its entry is
+ * given back; when the final flush took it (another thread is exiting the process), the
+ * thread waits until the final flush is done reading it (its state dies with it). */
 static void poll_thread_exit(void *arg) {
   struct ctph_thread *t = arg;
   ctph_poll_flush();
   t->poll_armed = 0;
-  if (t->poll_owner) {
-    __atomic_store_n(&poll_owners[t->poll_owner - 1], NULL, __ATOMIC_RELEASE);
-    t->poll_owner = 0;
-  }
+  struct ctph_thread **entry = t->poll_owner;
+  if (!entry) return;
+  t->poll_owner = NULL;
+  if (__atomic_exchange_n(entry, NULL, __ATOMIC_SEQ_CST) == t) return;
+  while (__atomic_load_n(&poll_final_at, __ATOMIC_SEQ_CST) == entry) sched_yield();
 }
 
 /*
@@ -76,6 +106,32 @@ __attribute__((constructor(150))) static void poll_exit_key_early(void) {
   errno = saved;
 }
 
+/* A free entry of the table for t, adding a chunk when every entry is taken; NULL when
+ * none can be had. */
+static struct ctph_thread **poll_take_entry(struct ctph_thread *t) {
+  for (struct poll_chunk *c = &poll_owners;;) {
+    for (size_t i = 0; i < POLL_CHUNK_ENTRIES; i++) {
+      struct ctph_thread *none = NULL;
+      if (!__atomic_load_n(&c->entry[i], __ATOMIC_RELAXED) &&
+          __atomic_compare_exchange_n(&c->entry[i], &none, t, 0, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_RELAXED))
+        return &c->entry[i];
+    }
+    struct poll_chunk *next = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE);
+    if (!next) {
+      void *m = mmap(NULL, sizeof *next, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+      if (m == MAP_FAILED) return NULL;
+      if (__atomic_compare_exchange_n(&c->next, &next, (struct poll_chunk *)m, 0,
+                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        next = m;
+      else
+        munmap(m, sizeof *next); /* another thread linked one first: next is it */
+    }
+    c = next;
+  }
+}
+
 /* The thread's first sequence: its exit key and its entry in the table. */
 static void poll_register(struct ctph_thread *t) {
   pthread_once(&poll_setup_once, poll_setup);
@@ -83,12 +139,10 @@ static void poll_register(struct ctph_thread *t) {
   t->poll_tid = ctp_tid();
   if (!poll_exit_key_made) return; /* no exit key: an entry would outlive its thread */
   pthread_setspecific(poll_exit_key, t);
-  for (int i = 0; i < POLL_OWNERS && !t->poll_owner; i++) {
-    struct ctph_thread *none = NULL;
-    if (__atomic_compare_exchange_n(&poll_owners[i], &none, t, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_RELAXED))
-      t->poll_owner = i + 1;
-  }
+  int saved = errno;
+  t->poll_owner = poll_take_entry(t);
+  errno = saved;
+  if (!t->poll_owner) __atomic_fetch_add(&poll_unlisted, 1, __ATOMIC_RELAXED);
 }
 
 /* Writes the record of p, a sequence of thread tid: a POLL record first (the detail
@@ -122,12 +176,30 @@ static void poll_emit_as(const struct ctph_poll_seq *p, uint64_t tid) {
 /* poll_emit_as for the calling thread's own sequence. */
 static void poll_emit(const struct ctph_poll_seq *p) { poll_emit_as(p, ctp_tid()); }
 
-/* Writes slot i's sequence as it stands and frees the slot. */
+/* Frees slot i and writes its sequence as it stands, unless the final flush (another
+ * thread, exiting the process) claimed it first: its key is taken back with one
+ * compare-and-swap, so each spin is written once, by whoever claims it. */
 static void poll_close(struct ctph_thread *t, int i) {
+  uint32_t key = __atomic_load_n(&t->poll_key[i], __ATOMIC_RELAXED);
+  t->polls_open--;
+  if (key == 0 || key == CTPH_POLL_KEY_FINAL ||
+      !__atomic_compare_exchange_n(&t->poll_key[i], &key, 0, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_RELAXED))
+    return;
   poll_emit(&t->poll[i]);
   t->poll[i].polls = 0;
-  t->poll_key[i] = 0;
-  t->polls_open--;
+}
+
+/* The thread's open slot that began first, or -1. */
+static int poll_oldest(const struct ctph_thread *t) {
+  int oldest = -1;
+  for (int i = 0; i < CTPH_POLL_SLOTS; i++) {
+    uint32_t key = __atomic_load_n(&t->poll_key[i], __ATOMIC_RELAXED);
+    if (key && key != CTPH_POLL_KEY_FINAL &&
+        (oldest < 0 || t->poll[i].begin_ns < t->poll[oldest].begin_ns))
+      oldest = i;
+  }
+  return oldest;
 }
 
 void ctph_poll_flush(void) {
@@ -136,10 +208,7 @@ void ctph_poll_flush(void) {
     return;
   int saved = errno;
   while (t->polls_open) { /* oldest first: the records of one thread in begin order */
-    int oldest = -1;
-    for (int i = 0; i < CTPH_POLL_SLOTS; i++)
-      if (t->poll_key[i] && (oldest < 0 || t->poll[i].begin_ns < t->poll[oldest].begin_ns))
-        oldest = i;
+    int oldest = poll_oldest(t);
     if (oldest < 0) { /* the final flush took them (another thread exiting the process) */
       t->polls_open = 0;
       break;
@@ -153,37 +222,88 @@ void ctph_poll_break(void) {
   if (CTP_UNLIKELY(ctph_tls.polls_open)) ctph_poll_flush();
 }
 
-/* At process exit (or exec), on the exiting thread, before the core's last records: its
- * own spins, then the other polling threads' (still running: their spins as they stand,
- * read as the owner may be updating them; a spin the owner ends at this very moment may
- * be written twice). The owners' slots are freed, not their counts: their next look
- * finds no slot in use (ctph_poll_flush copes). */
-static void poll_final(void) {
+void ctph_poll_late(void) {
+  ctp_window_expire();
   ctph_poll_flush();
-  for (int i = 0; i < POLL_OWNERS; i++) {
-    struct ctph_thread *o = __atomic_load_n(&poll_owners[i], __ATOMIC_ACQUIRE);
-    if (!o || o == &ctph_tls) continue;
-    for (int k = 0; k < CTPH_POLL_SLOTS; k++) {
-      if (!__atomic_load_n(&o->poll_key[k], __ATOMIC_RELAXED)) continue;
-      struct ctph_poll_seq p = o->poll[k];
-      __atomic_store_n(&o->poll_key[k], 0, __ATOMIC_RELAXED);
-      if (p.polls) poll_emit_as(&p, o->poll_tid);
+}
+
+/* Copies slot k of thread o, a spin the final flush has claimed, as one state it had: the
+ * owner may still be updating it (at most its poll under way). Returns 0 when the owner
+ * stayed in the middle of an update for too long (a stopped thread): the spin is lost. */
+static int poll_copy(struct ctph_thread *o, int k, struct ctph_poll_seq *p) {
+  for (int tries = 0; tries < 100000; tries++) {
+    uint32_t before = __atomic_load_n(&o->poll_change[k], __ATOMIC_ACQUIRE);
+    if (before & 1) { /* an update under way */
+      if (tries >= 64) sched_yield();
+      continue;
     }
+    const struct ctph_poll_seq *q = &o->poll[k];
+    /* the fields set when the spin opened, before its key (claimed: acquired) */
+    *p = (struct ctph_poll_seq){.id = q->id, .target = q->target, .begin_ns = q->begin_ns,
+                                .corr = q->corr, .stack = q->stack, .parent = q->parent,
+                                .depth = q->depth, .flags = q->flags, .stream = q->stream,
+                                .device = q->device};
+    /* those its polls update */
+    p->polls = __atomic_load_n(&q->polls, __ATOMIC_RELAXED);
+    p->end_ns = __atomic_load_n(&q->end_ns, __ATOMIC_RELAXED);
+    p->result = __atomic_load_n(&q->result, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&o->poll_change[k], __ATOMIC_RELAXED) == before) return 1;
+  }
+  return 0;
+}
+
+/* Writes the spins open in thread o (not the calling thread), each claimed first: a spin
+ * its owner closes at the same moment is written by one of them only. */
+static void poll_final_thread(struct ctph_thread *o) {
+  for (int k = 0; k < CTPH_POLL_SLOTS; k++) {
+    uint32_t key = __atomic_load_n(&o->poll_key[k], __ATOMIC_RELAXED);
+    if (!key || key == CTPH_POLL_KEY_FINAL ||
+        !__atomic_compare_exchange_n(&o->poll_key[k], &key, CTPH_POLL_KEY_FINAL, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+      continue;
+    struct ctph_poll_seq p;
+    int whole = poll_copy(o, k, &p);
+    __atomic_store_n(&o->poll_key[k], 0, __ATOMIC_RELEASE); /* the owner's to reuse */
+    if (whole && p.polls) poll_emit_as(&p, o->poll_tid);
   }
 }
 
+/* At process exit (or exec), on the exiting thread, before the core's last records: its
+ * own spins, then the other polling threads' (still running: their spins as they stand).
+ * Each entry of the table is taken (a thread exiting meanwhile waits while its entry is
+ * read, poll_final_at); the owners' slots are freed, not their counts: their next look
+ * finds no slot in use (ctph_poll_flush copes). */
+static void poll_final(void) {
+  ctph_poll_flush();
+  for (struct poll_chunk *c = &poll_owners; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE))
+    for (size_t i = 0; i < POLL_CHUNK_ENTRIES; i++) {
+      if (!__atomic_load_n(&c->entry[i], __ATOMIC_RELAXED)) continue;
+      __atomic_store_n(&poll_final_at, &c->entry[i], __ATOMIC_SEQ_CST);
+      struct ctph_thread *o = __atomic_exchange_n(&c->entry[i], POLL_ENTRY_TAKEN, __ATOMIC_SEQ_CST);
+      if (o && o != POLL_ENTRY_TAKEN && o != &ctph_tls) poll_final_thread(o);
+      __atomic_store_n(&poll_final_at, NULL, __ATOMIC_SEQ_CST);
+    }
+}
+
 /* A free slot for a new sequence: when none, the least recently polled sequence is
- * written as it stands and its slot given. */
+ * written as it stands and its slot given (a slot the final flush is copying is neither). */
 static int poll_free_slot(struct ctph_thread *t) {
-  int lru = 0;
-  for (int i = 0; i < CTPH_POLL_SLOTS; i++) {
-    if (!t->poll_key[i])
-      return i;
-    if (t->poll[i].end_ns < t->poll[lru].end_ns)
-      lru = i;
+  for (;;) {
+    int lru = -1;
+    for (int i = 0; i < CTPH_POLL_SLOTS; i++) {
+      uint32_t key = __atomic_load_n(&t->poll_key[i], __ATOMIC_ACQUIRE);
+      if (!key)
+        return i;
+      if (key != CTPH_POLL_KEY_FINAL && (lru < 0 || t->poll[i].end_ns < t->poll[lru].end_ns))
+        lru = i;
+    }
+    if (lru >= 0) {
+      poll_close(t, lru);
+      return lru;
+    }
+    sched_yield(); /* every slot being copied by the final flush (one at a time): soon free */
   }
-  poll_close(t, lru);
-  return lru;
 }
 
 void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target, CUstream stream,
@@ -192,15 +312,23 @@ void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target
   struct ctph_thread *t = &ctph_tls;
   uint64_t end_ns = ctp_now_ns();
   if (slot >= 0) { /* the answer that ends an open sequence */
+    if (CTP_UNLIKELY(end_ns >= __atomic_load_n(&ctp_stop_at_ns, __ATOMIC_RELAXED))) {
+      ctph_poll_late(); /* CUTRACE_DURATION over: the answer came after it, not counted */
+      return;
+    }
     struct ctph_poll_seq *p = &t->poll[slot];
-    p->polls++;
-    p->end_ns = end_ns;
-    p->result = result;
+    uint32_t change = t->poll_change[slot];
+    __atomic_store_n(&t->poll_change[slot], change + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&p->polls, p->polls + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->end_ns, end_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->result, result, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->poll_change[slot], change + 2, __ATOMIC_RELEASE);
     poll_close(t, slot);
     return;
   }
   if (CTP_UNLIKELY(begin_ns >= __atomic_load_n(&ctp_stop_at_ns, __ATOMIC_RELAXED))) {
-    ctp_window_expire(); /* CUTRACE_DURATION is over: not recorded */
+    ctph_poll_late(); /* CUTRACE_DURATION is over: not recorded */
     return;
   }
   int device = ctph_current_device(NULL);
@@ -228,9 +356,9 @@ void ctph_poll_record(enum ctph_id id, int ptsz, uint32_t flags, uint64_t target
   if (!t->polls_open) /* (open ones were checked against it by this poll's ctph_poll_slot) */
     t->poll_epoch = __atomic_load_n(&ctp_pause_epoch, __ATOMIC_RELAXED);
   int i = poll_free_slot(t);
-  t->poll[i] = seq;
+  t->poll[i] = seq; /* a free slot: no other thread reads it */
   t->poll_target[i] = target;
-  t->poll_key[i] = (uint32_t)id + 1;
+  __atomic_store_n(&t->poll_key[i], (uint32_t)id + 1, __ATOMIC_RELEASE);
   t->polls_open++;
 }
 

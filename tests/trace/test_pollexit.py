@@ -35,6 +35,19 @@ in turn until ready. Asserted: `cutrace steps --format json` has 3 steps; each s
 (computed from the raw records: the spins overlap), `sync_ns` that union, both exactly,
 and `cuda_ns` at most the step's time (summed, the spins were ~2.5x the step).
 
+`pollexit abort` (--capture=profiler): thread T's spin of 3 cudaEventQuery polls, thread
+U's of 3 driver cuStreamQuery polls and V's of 3 cudaEventQuery polls are open when main
+pauses tracing; T then launches a kernel (<<<>>>), U records an event through the driver
+and V begins a capture through the driver (a call whose state is kept while paused), all
+while paused; main aborts (no exit flush). Asserted: T's and V's [cudaEventQuery, 3 polls,
+600] and U's [cuStreamQuery, 3, 600] are in the trace (before session 15, 2026-12-07, a launch or another call reached while paused
+passed by the open spin: lost here).
+
+`pollexit duration` (--duration 1; e0's kernel 2 s): main polls e0 until ready. Asserted:
+one cudaEventQuery record, not ready, of at most the program's not-ready polls, ending no
+later than the duration's PAUSE begins (before session 15, 2026-12-07: one record of every poll, the
+answer included, ending about 1 s after the recording's end).
+
 usage: test_pollexit.py SIM_DIR CUTRACE LIBTRACE POLLEXIT
 """
 import json
@@ -186,4 +199,48 @@ for mode in ("pause", "quiet"):
         pb, pe = pauses[1]
         check(q[0]["end_ns"] <= pb and q[1]["begin_ns"] >= pe,
               f"{mode}: records {[(a['begin_ns'], a['end_ns']) for a in q]} against the pause {pb}..{pe}")
+
+# ---- spins open when a launch or a driver call comes while tracing is paused: written
+# then, as they stand (the process then aborts: no exit flush writes what is still open)
+data = os.path.join(tmp, "abort")
+p = subprocess.run([cutrace, "record", "-q", "--capture=profiler", "-o", data, "--", program, "abort"],
+                   env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
+                            SIMCUDA_KERNEL_US="default=5,px_long0=1000000,px_long1=1000000"),
+                   capture_output=True, text=True, timeout=120)
+words = p.stdout.split()
+files = sorted(os.listdir(data)) if os.path.isdir(data) else []
+if check(p.returncode != 0 and words[:3] == ["pollexit:", "abort", "ok"] and len(words) == 6
+         and len(files) == 1, f"abort run: status {p.returncode}, {p.stdout!r}, files {files}, "
+         f"{p.stderr[-300:]!r}"):
+    tid_t, tid_u, tid_v = int(words[3]), int(words[4]), int(words[5])
+    recs, names = raw_records(cutrace, os.path.join(data, files[0]))
+    got = {}
+    for a in queries(recs, names, ("cudaEventQuery", "cuStreamQuery")):
+        got.setdefault(a["tid"], []).append((names[a["name"]], a["polls"], a["result"]))
+    for tid, want, label in ((tid_t, [("cudaEventQuery", 3, NOT_READY)], "T (launch <<<>>> while paused)"),
+                             (tid_u, [("cuStreamQuery", 3, NOT_READY)], "U (driver cuEventRecord while paused)"),
+                             (tid_v, [("cudaEventQuery", 3, NOT_READY)], "V (driver capture begun while paused)")):
+        check(got.get(tid) == want, f"abort: thread {label}: records {got.get(tid)}, want {want}")
+
+# ---- a spin open when CUTRACE_DURATION ends: it ends at its last poll before the end of
+# the recording (the polls after it are not counted, nor the answer)
+data = os.path.join(tmp, "duration")
+p = subprocess.run([cutrace, "record", "-q", "--duration", "1", "-o", data, "--", program, "duration"],
+                   env=dict(os.environ, LD_LIBRARY_PATH=sim_dir, CUTRACE_PRELOAD=libtrace,
+                            SIMCUDA_KERNEL_US="default=5,px_long0=2000000,px_long1=5000"),
+                   capture_output=True, text=True, timeout=120)
+words = p.stdout.split()
+files = sorted(os.listdir(data)) if os.path.isdir(data) else []
+if check(p.returncode == 0 and words[:3] == ["pollexit:", "duration", "ok"] and len(words) == 4
+         and len(files) == 1, f"duration run: status {p.returncode}, {p.stdout!r}, files {files}, "
+         f"{p.stderr[-300:]!r}"):
+    recs, names = raw_records(cutrace, os.path.join(data, files[0]))
+    q = queries(recs, names, ("cudaEventQuery",))
+    pauses = [r for r in recs if r["kind"] == "pause" and names.get(r["why"]) == "duration"]
+    got = [(a["result"], 1 <= a["polls"] <= int(words[3])) for a in q]
+    check(got == [(NOT_READY, True)], f"duration: cudaEventQuery records (result, 1 <= polls <= "
+          f"{words[3]} not-ready answers) {got}, want one not ready")
+    if check(len(pauses) >= 1 and len(q) == 1, f"duration: {len(pauses)} duration pauses, {len(q)} queries"):
+        check(q[0]["end_ns"] <= pauses[0]["begin_ns"],
+              f"duration: the spin ends at {q[0]['end_ns']}, after the recording's end {pauses[0]['begin_ns']}")
 sys.exit(finish())

@@ -24,6 +24,25 @@
 // `pollexit steps`: 3 NVTX "step" ranges, each launching px_long0/1/2 (planted 5, 8 and
 //   11 ms) on S0, S1, S2 with an event after each, then polling the three events in turn
 //   until all are ready. Prints "pollexit: steps ok".
+// `pollexit abort` (record with --capture=profiler): px_long0 on S0 and px_long1 on S1
+//   (planted long), events e0, e1. Thread T polls e0 3 times (cudaEventQuery), thread U
+//   polls S1 3 times through the driver's cuStreamQuery (not ready); main calls
+//   cudaProfilerStop; while paused T launches px_long2 on S2 (<<<>>>) and U records e2 on
+//   S2 through the driver's cuEventRecord, then both sleep; thread V polls e1 3 times
+//   (cudaEventQuery) and, while paused, begins and ends a capture on a stream of its own
+//   through the driver (cuStreamBeginCapture_v2, cuStreamEndCapture); main prints
+//   "pollexit: abort ok TT TU TV" and calls abort() (no exit flush: only what the
+//   threads' buffers hold is written).
+// `pollexit duration` (record with --duration 1; px_long0 planted 2 s): main polls e0 until
+//   ready, across the end of the recording. Prints "pollexit: duration ok A" (A: the
+//   not-ready answers).
+// `pollexit race THREADS LOG`: THREADS threads each launch px_long0 on a stream of their
+//   own (planted short), record an event after it and poll it until ready, over and over;
+//   each writes the return time (CLOCK_MONOTONIC ns) and the answer of every poll to its
+//   part of LOG (a file mapped shared: what they write survives the process). Main waits
+//   until every thread has ended 3 spins, prints "pollexit: race ok TID..." and returns
+//   from main while they poll. LOG: per thread 1 MiB: [tid, polls logged, then (time,
+//   answer) pairs]; a thread stops polling (sleeps) when its part is full.
 #include <cuda.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -32,7 +51,10 @@
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver_proc.h"
@@ -99,8 +121,131 @@ static void *spin_over_pause(void *arg) {
   return NULL;
 }
 
+typedef CUresult (*event_record_fn)(CUevent, CUstream);
+static sem_t abort_polled, abort_paused, abort_done;
+static long tid_t, tid_u;
+
+/* Thread T of `abort`: 3 polls of e0, then a launch while tracing is paused. */
+static void *abort_spin_launch(void *arg) {
+  float *x = (float *)arg;
+  tid_t = my_tid();
+  for (int i = 0; i < 3; i++) CHECK(cudaEventQuery(e[0]) != cudaErrorNotReady);
+  sem_post(&abort_polled);
+  while (sem_wait(&abort_paused) != 0) {
+  }
+  px_long2<<<1, 32, 0, s[2]>>>(x + 96);
+  sem_post(&abort_done);
+  for (;;) pause();
+  return NULL;
+}
+
+typedef CUresult (*begin_capture_fn)(CUstream, CUstreamCaptureMode);
+typedef CUresult (*end_capture_fn)(CUstream, CUgraph *);
+static long tid_v;
+
+/* Thread V of `abort`: 3 polls of e1, then a capture begun and ended through the driver
+ * on a stream of its own while tracing is paused (calls kept track of while paused). */
+static void *abort_spin_capture(void *arg) {
+  (void)arg;
+  tid_v = my_tid();
+  begin_capture_fn begin = (begin_capture_fn)driver_proc("cuStreamBeginCapture", 10010, 0);
+  end_capture_fn end = (end_capture_fn)driver_proc("cuStreamEndCapture", 10000, 0);
+  cudaStream_t mine;
+  CHECK(!begin || !end || cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking));
+  for (int i = 0; i < 3; i++) CHECK(cudaEventQuery(e[1]) != cudaErrorNotReady);
+  sem_post(&abort_polled);
+  while (sem_wait(&abort_paused) != 0) {
+  }
+  CUgraph graph;
+  CHECK(begin((CUstream)mine, CU_STREAM_CAPTURE_MODE_RELAXED));
+  CHECK(end((CUstream)mine, &graph));
+  sem_post(&abort_done);
+  for (;;) pause();
+  return NULL;
+}
+
+/* Thread U of `abort`: 3 polls of S1 through the driver, then a driver event record
+ * while tracing is paused. */
+static void *abort_spin_record(void *arg) {
+  (void)arg;
+  tid_u = my_tid();
+  stream_query_fn query = (stream_query_fn)driver_proc("cuStreamQuery", 2000, 0);
+  event_record_fn record = (event_record_fn)driver_proc("cuEventRecord", 2000, 0);
+  CHECK(!query || !record);
+  for (int i = 0; i < 3; i++) CHECK(query((CUstream)s[1]) != CUDA_ERROR_NOT_READY);
+  sem_post(&abort_polled);
+  while (sem_wait(&abort_paused) != 0) {
+  }
+  CHECK(record((CUevent)e[2], (CUstream)s[2]));
+  sem_post(&abort_done);
+  for (;;) pause();
+  return NULL;
+}
+
+#define RACE_PART (1u << 17) /* 8-byte words per thread in the log: 1 MiB */
+static uint64_t *race_log;
+static int race_threads;
+static int race_spins[64];
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A thread of `race`: launch, record, poll until ready, forever; every poll logged. */
+static void *race_thread(void *arg) {
+  long me = (long)arg;
+  uint64_t *part = race_log + (size_t)me * RACE_PART;
+  cudaStream_t st;
+  cudaEvent_t ev;
+  float *x;
+  CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  CHECK(cudaMalloc(&x, 32 * sizeof *x));
+  __atomic_store_n(&part[0], (uint64_t)my_tid(), __ATOMIC_RELEASE);
+  uint64_t n = 0;
+  for (;;) {
+    px_long0<<<1, 32, 0, st>>>(x);
+    CHECK(cudaEventRecord(ev, st));
+    cudaError_t r;
+    do {
+      if (2 + 2 * n + 2 > RACE_PART)
+        for (;;) pause(); /* full */
+      r = cudaEventQuery(ev);
+      part[2 + 2 * n] = mono_ns();
+      part[2 + 2 * n + 1] = (uint64_t)r;
+      __atomic_store_n(&part[1], ++n, __ATOMIC_RELEASE);
+    } while (r == cudaErrorNotReady);
+    CHECK(r);
+    __atomic_add_fetch(&race_spins[me], 1, __ATOMIC_RELEASE);
+  }
+  return NULL;
+}
+
 int main(int argc, char **argv) {
-  if (argc == 2 && (argv[1][0] == 'p' || argv[1][0] == 'q')) CHECK(cudaProfilerStart());
+  if (argc == 4 && argv[1][0] == 'r') {
+    race_threads = atoi(argv[2]);
+    CHECK(race_threads < 1 || race_threads > 64);
+    size_t bytes = (size_t)race_threads * RACE_PART * sizeof(uint64_t);
+    int fd = open(argv[3], O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd < 0 || ftruncate(fd, (off_t)bytes) != 0);
+    race_log = (uint64_t *)mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(race_log == MAP_FAILED);
+    pthread_t t[64];
+    for (long i = 0; i < race_threads; i++)
+      CHECK(pthread_create(&t[i], NULL, race_thread, (void *)i));
+    for (int i = 0; i < race_threads; i++)
+      while (__atomic_load_n(&race_spins[i], __ATOMIC_ACQUIRE) < 3) usleep(1000);
+    printf("pollexit: race ok");
+    for (int i = 0; i < race_threads; i++)
+      printf(" %llu", (unsigned long long)race_log[(size_t)i * RACE_PART]);
+    printf("\n");
+    fflush(stdout);
+    return 0; /* the threads poll on while the process exits */
+  }
+  if (argc == 2 && (argv[1][0] == 'p' || argv[1][0] == 'q' || argv[1][0] == 'a'))
+    CHECK(cudaProfilerStart());
   float *x;
   CHECK(cudaMalloc(&x, 1024 * sizeof *x));
   for (int i = 0; i < 3; i++) {
@@ -192,6 +337,33 @@ int main(int argc, char **argv) {
     printf("pollexit: %s ok %ld\n", quiet ? "quiet" : "pause", pause_after);
     return 0;
   }
-  fprintf(stderr, "usage: pollexit exit N | pollexit nvtx | pollexit pause | pollexit quiet | pollexit steps\n");
+  if (argc == 2 && argv[1][0] == 'a') {
+    CHECK(sem_init(&abort_polled, 0, 0) || sem_init(&abort_paused, 0, 0) ||
+          sem_init(&abort_done, 0, 0));
+    pthread_t tt, tu, tv;
+    CHECK(pthread_create(&tt, NULL, abort_spin_launch, x));
+    CHECK(pthread_create(&tu, NULL, abort_spin_record, NULL));
+    CHECK(pthread_create(&tv, NULL, abort_spin_capture, NULL));
+    for (int i = 0; i < 3; i++)
+      while (sem_wait(&abort_polled) != 0) {
+      }
+    CHECK(cudaProfilerStop());
+    for (int i = 0; i < 3; i++) sem_post(&abort_paused);
+    for (int i = 0; i < 3; i++)
+      while (sem_wait(&abort_done) != 0) {
+      }
+    printf("pollexit: abort ok %ld %ld %ld\n", tid_t, tid_u, tid_v);
+    fflush(stdout);
+    abort();
+  }
+  if (argc == 2 && argv[1][0] == 'd') {
+    long not_ready = 0;
+    cudaError_t r;
+    while ((r = cudaEventQuery(e[0])) == cudaErrorNotReady) not_ready++;
+    CHECK(r);
+    printf("pollexit: duration ok %ld\n", not_ready);
+    return 0;
+  }
+  fprintf(stderr, "usage: pollexit exit N | pollexit abort | pollexit duration | pollexit race THREADS LOG | pollexit nvtx | pollexit pause | pollexit quiet | pollexit steps\n");
   return 2;
 }
