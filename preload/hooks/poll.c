@@ -229,12 +229,17 @@ void ctph_poll_late(void) {
 
 /* Copies slot k of thread o, a spin the final flush has claimed, as one state it had: the
  * owner may still be updating it (at most its poll under way). Returns 0 when the owner
- * stayed in the middle of an update for too long (a stopped thread): the spin is lost. */
+ * stayed in the middle of an update for 1 s (a stopped thread): the spin is lost. */
 static int poll_copy(struct ctph_thread *o, int k, struct ctph_poll_seq *p) {
-  for (int tries = 0; tries < 100000; tries++) {
+  uint64_t give_up_ns = 0;
+  for (int tries = 0;; tries++) {
     uint32_t before = __atomic_load_n(&o->poll_change[k], __ATOMIC_ACQUIRE);
-    if (before & 1) { /* an update under way */
-      if (tries >= 64) sched_yield();
+    if (before & 1) { /* an update under way: its thread may be descheduled (load) */
+      if (tries < 64) continue;
+      uint64_t now = ctp_now_ns();
+      if (!give_up_ns) give_up_ns = now + 1000000000u; /* 1 s: a stopped thread */
+      if (now >= give_up_ns) return 0;
+      sched_yield();
       continue;
     }
     const struct ctph_poll_seq *q = &o->poll[k];
