@@ -258,9 +258,14 @@ static void sweep_work(mstate *m, uint64_t horizon) {
          (m->swept - m->freed > WORK_KEEP_STEPS || m->work_kept > WORK_KEEP_BLOCKS ||
           ct_step_span_at(f, m->freed)->interval_end_ns + CT_BUSY_KEEP_NS < horizon)) {
     if (w->n) {
-      size_t n = w->u[w->head].n;
+      ct_busy_union *u = &w->u[w->head];
+      size_t n = u->n;
       m->work_kept -= n < m->work_kept ? n : m->work_kept;
-      ct_busy_free(&w->u[w->head]);
+      /* work that came after the step was swept and still reaches past the horizon
+       * (a kernel queued past its step's end, its step's last) is final now */
+      fold_ctx c = {m, 0, m->freed};
+      ct_busy_fold(u, UINT64_MAX, fold_work_block, &c);
+      ct_busy_free(u);
       w->head = (w->head + 1) & (w->cap - 1);
       w->n--;
     }
