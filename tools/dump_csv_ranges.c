@@ -211,7 +211,8 @@ int csv_thread_wait(csv_thread *tr, uint64_t seq, uint64_t head_seq) {
   if (tr->npending == tr->cap) { /* full: forget the rows written already, a prefix */
     size_t gone = 0;             /* (seqs rise); grow when over half still waits */
     while (gone < tr->npending && tr->pending[gone] < head_seq) gone++;
-    memmove(tr->pending, tr->pending + gone, (tr->npending - gone) * sizeof *tr->pending);
+    if (gone) /* (never with the first call: pending is still NULL, memmove's UB) */
+      memmove(tr->pending, tr->pending + gone, (tr->npending - gone) * sizeof *tr->pending);
     tr->npending -= gone;
     if (!tr->cap || tr->npending * 2 > tr->cap) {
       size_t cap = tr->cap ? tr->cap * 2 : 64;
