@@ -585,7 +585,7 @@ static void order_findings(struct ct_gaps *g, devkey *fk, const unsigned *rank) 
     }
     out[o] = g->finds[tmpk[head[best]++].at];
   }
-  memcpy(g->finds, out, n * sizeof *out);
+  if (n) memcpy(g->finds, out, n * sizeof *out); /* (no findings: finds is NULL) */
 done:
   free(tmpk);
   free(out);
