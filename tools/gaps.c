@@ -9,6 +9,7 @@
 #include "gaps_internal.h"
 #include "dump_csv_internal.h"
 #include "stacks.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -326,6 +327,7 @@ static void finish_file(fstate *f) {
   free(f->launches);
   free(f->devs);
   free(f->streams);
+  ct_map_free(f->stream_index);
   free(f->threads);
   free(f->names);
 }

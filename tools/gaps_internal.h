@@ -251,7 +251,8 @@ typedef struct fstate {
   devstate **devs;
   unsigned ndevs;
   tracker **streams;
-  unsigned nstreams;
+  unsigned nstreams, capstreams;
+  struct ct_map *stream_index; /* (devstate *, stream id) -> tracker * (stats.h's map) */
   thstate **threads;
   unsigned nthreads;
   uint64_t wm, events;

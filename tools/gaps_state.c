@@ -3,6 +3,7 @@
  * state lookups, and the per-thread rings of recent calls (gaps_internal.h).
  */
 #include "gaps_internal.h"
+#include "stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -143,24 +144,57 @@ devstate *ct_gaps_get_dev(fstate *f, uint64_t device) {
   return f->last_dev = d;
 }
 
-/* The tracker of a stream of d, created on first use; NULL when out of memory. */
+/* Indexes t by (its device state, its stream) in f's stream index; 0, or -1 when out of
+ * memory. */
+static int index_stream(fstate *f, tracker *t) {
+  uint64_t key[2] = {(uint64_t)(uintptr_t)t->dev, t->stream};
+  tracker **slot = ct_map_get(f->stream_index, key, sizeof key, NULL);
+  if (!slot) return -1;
+  *slot = t;
+  return 0;
+}
+
+/* The tracker of stream on device d, created on first use; NULL when out of memory. A
+ * file with more than STREAMS_SCANNED streams (a program making a stream per request
+ * has tens of thousands) finds them through an index: a scan per activity made gaps
+ * quadratic in their number; below it a scan is cheaper than hashing the key. */
+#define STREAMS_SCANNED 8
 tracker *ct_gaps_get_stream(fstate *f, devstate *d, uint64_t stream) {
   tracker *t = f->last_stream;
   if (t && t->dev == d && t->stream == stream) return t;
-  for (unsigned i = 0; i < f->nstreams; i++)
-    if (f->streams[i]->dev == d && f->streams[i]->stream == stream) return f->last_stream = f->streams[i];
-  tracker **ns = realloc(f->streams, (f->nstreams + 1) * sizeof *ns);
-  t = malloc(sizeof *t);
-  if (!ns || !t) {
-    if (ns) f->streams = ns;
-    free(t);
+  if (f->stream_index) {
+    uint64_t key[2] = {(uint64_t)(uintptr_t)d, stream};
+    tracker **slot = ct_map_find(f->stream_index, key, sizeof key);
+    if (slot && *slot) return f->last_stream = *slot;
+  } else {
+    for (unsigned i = 0; i < f->nstreams; i++)
+      if (f->streams[i]->dev == d && f->streams[i]->stream == stream)
+        return f->last_stream = f->streams[i];
+  }
+  if (f->nstreams == f->capstreams) {
+    unsigned cap = f->capstreams ? 2 * f->capstreams : 16;
+    tracker **ns = realloc(f->streams, cap * sizeof *ns);
+    if (!ns) {
+      f->oom = 1;
+      return NULL;
+    }
+    f->streams = ns;
+    f->capstreams = cap;
+  }
+  if (!(t = malloc(sizeof *t))) {
     f->oom = 1;
     return NULL;
   }
-  f->streams = ns;
   tracker_init(t, d, stream);
   d->nstreams++;
   f->streams[f->nstreams++] = t;
+  if (f->stream_index) {
+    if (index_stream(f, t) < 0) f->oom = 1;
+  } else if (f->nstreams > STREAMS_SCANNED) {
+    if (!(f->stream_index = ct_map_new(sizeof(tracker *)))) f->oom = 1;
+    for (unsigned i = 0; f->stream_index && i < f->nstreams; i++)
+      if (index_stream(f, f->streams[i]) < 0) f->oom = 1;
+  }
   return f->last_stream = t;
 }
 
