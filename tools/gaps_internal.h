@@ -125,6 +125,7 @@ enum { STREAM_ROLE_NONE, STREAM_ROLE_WORK /* queues GPU work: launches, copies, 
 typedef struct ring {
   span_ring_entry *a;
   unsigned cap, n, head; /* head = oldest */
+  unsigned max_cap;      /* cap grows (doubling, from a small start) up to this */
   uint64_t max_dur;      /* the longest span ever pushed */
   unsigned disorder;     /* pushes left until an entry pushed out of end order leaves */
 } ring;

@@ -87,19 +87,35 @@ const char *ct_gaps_keep(fstate *f, const char *s, unsigned *cls) {
   return f->names[j].val;
 }
 
-static int ring_init(ring *r, unsigned cap) {
+/* A ring that starts with room for 64 entries and doubles up to max_cap: a thread
+ * making few calls (a thread-per-request server has tens of thousands) costs little. */
+static int ring_init(ring *r, unsigned max_cap) {
   _Static_assert((RING_CALLS & (RING_CALLS - 1)) == 0, "ring capacity: a power of two");
-  r->a = malloc(cap * sizeof *r->a);
-  r->cap = cap;
+  r->cap = max_cap < 64 ? max_cap : 64;
+  r->max_cap = max_cap;
+  r->a = malloc(r->cap * sizeof *r->a);
   r->n = r->head = 0;
   r->max_dur = 0;
   r->disorder = 0;
   return r->a ? 0 : -1;
 }
 
-/* Appends e to the ring, dropping the oldest entry when it is full. */
+/* Doubles a full ring's room (its entries moved to the start); stays full when out of
+ * memory (the oldest entries are then dropped, as at max_cap). */
+static void ring_grow(ring *r) {
+  span_ring_entry *a = malloc(2 * (size_t)r->cap * sizeof *a);
+  if (!a) return;
+  for (unsigned i = 0; i < r->n; i++) a[i] = r->a[(r->head + i) & (r->cap - 1)];
+  free(r->a);
+  r->a = a;
+  r->head = 0;
+  r->cap *= 2;
+}
+
+/* Appends e to the ring, dropping the oldest entry when it is full at its largest; a
+ * ring is full (n == cap) only at max_cap, or when it could not grow. */
 void ct_gaps_ring_push(ring *r, const span_ring_entry *e) {
-  if (r->n && e->end < ring_back(r, 0)->end) r->disorder = r->cap;
+  if (r->n && e->end < ring_back(r, 0)->end) r->disorder = r->max_cap;
   else if (r->disorder) r->disorder--;
   if (e->end > e->begin && e->end - e->begin > r->max_dur) r->max_dur = e->end - e->begin;
   if (r->n < r->cap) {
@@ -108,6 +124,7 @@ void ct_gaps_ring_push(ring *r, const span_ring_entry *e) {
     r->a[r->head] = *e;
     r->head = (r->head + 1) & (r->cap - 1);
   }
+  if (r->n == r->cap && r->cap < r->max_cap) ring_grow(r);
 }
 
 /* ---- lookups ----------------------------------------------------------------------- */
