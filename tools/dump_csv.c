@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "dump_csv_internal.h"
+#include "ring.h"
 #include "output.h"
 #include "reader.h"
 #include "report.h"
@@ -172,9 +173,8 @@ static held_row *push_slot(ct_csv *c) {
   if (c->qn && (c->qn >= c->hold_max || c->held_bytes > HOLD_BYTES)) pop_row(c, 1);
   if (c->qn == c->qcap) {
     size_t cap = c->qcap ? c->qcap * 2 : 1024;
-    held_row *q = malloc(cap * sizeof *q);
+    held_row *q = ct_ring_copy(c->q, sizeof *q, c->qcap, c->qhead, c->qn, cap);
     if (!q) return NULL;
-    for (size_t i = 0; i < c->qn; i++) q[i] = c->q[(c->qhead + i) & (c->qcap - 1)];
     free(c->q);
     c->q = q;
     c->qcap = cap;

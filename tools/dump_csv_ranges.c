@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dump_csv_internal.h"
+#include "ring.h"
 #include "reader.h"
 
 #define RANGE_RING_MAX (1u << 18)      /* ranges kept per thread, at most */
@@ -155,9 +156,8 @@ const csv_range *csv_ranges_add(csv_thread *tr, const struct ct_range *r, const 
   }
   if (tr->n == tr->ring_cap) { /* grow, oldest first */
     unsigned cap = tr->ring_cap ? tr->ring_cap * 2 : 256;
-    csv_range *ring = malloc(cap * sizeof *ring);
+    csv_range *ring = ct_ring_copy(tr->ring, sizeof *ring, tr->ring_cap, tr->head, tr->n, cap);
     if (!ring) return NULL;
-    for (unsigned k = 0; k < tr->n; k++) ring[k] = tr->ring[(tr->head + k) & (tr->ring_cap - 1)];
     free(tr->ring);
     tr->ring = ring;
     tr->ring_cap = cap;

@@ -25,6 +25,7 @@
  * symbolised once per stack node (a cache by node id, memory per unique node).
  */
 #include "gaps_internal.h"
+#include "ring.h"
 #include "dump_csv_internal.h"
 #include "stats.h"
 
@@ -169,9 +170,8 @@ static held_gap *push_slot(fstate *f, struct gap_rows *r) {
   if (r->n && r->n >= r->hold_max) pop_row(f, r, 1);
   if (r->n == r->cap) {
     size_t cap = r->cap ? r->cap * 2 : 256;
-    held_gap *q = malloc(cap * sizeof *q);
+    held_gap *q = ct_ring_copy(r->q, sizeof *q, r->cap, r->head, r->n, cap);
     if (!q) return NULL;
-    for (size_t i = 0; i < r->n; i++) q[i] = r->q[(r->head + i) & (r->cap - 1)];
     free(r->q);
     r->q = q;
     r->cap = cap;

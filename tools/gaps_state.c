@@ -3,6 +3,7 @@
  * state lookups, and the per-thread rings of recent calls (gaps_internal.h).
  */
 #include "gaps_internal.h"
+#include "ring.h"
 #include "stats.h"
 
 #include <stdlib.h>
@@ -103,9 +104,8 @@ static int ring_init(ring *r, unsigned max_cap) {
 /* Doubles a full ring's room (its entries moved to the start); stays full when out of
  * memory (the oldest entries are then dropped, as at max_cap). */
 static void ring_grow(ring *r) {
-  span_ring_entry *a = malloc(2 * (size_t)r->cap * sizeof *a);
+  span_ring_entry *a = ct_ring_copy(r->a, sizeof *a, r->cap, r->head, r->n, 2 * (size_t)r->cap);
   if (!a) return;
-  for (unsigned i = 0; i < r->n; i++) a[i] = r->a[(r->head + i) & (r->cap - 1)];
   free(r->a);
   r->a = a;
   r->head = 0;

@@ -57,6 +57,7 @@
 #include "model_waits.h"
 #include "progress.h"
 #include "reader.h"
+#include "ring.h"
 
 #define MAX_WINDOW_NS 2000000000ull    /* the adaptive window's bound once it holds more
                                           than join_hold events (window_now) */
@@ -91,9 +92,8 @@ typedef struct run {
 static pend *run_append(run *r) {
   if (r->n == r->cap) {
     size_t ncap = r->cap ? r->cap * 2 : 256;
-    pend *na = malloc(ncap * sizeof *na);
+    pend *na = ct_ring_copy(r->a, sizeof *na, r->cap, r->head, r->n, ncap);
     if (!na) return NULL;
-    for (size_t i = 0; i < r->n; i++) na[i] = r->a[(r->head + i) & (r->cap - 1)];
     free(r->a);
     r->a = na;
     r->cap = ncap;

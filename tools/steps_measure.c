@@ -23,6 +23,7 @@
 
 #include "gaps.h"
 #include "model_tee.h"
+#include "ring.h"
 #include "stats.h"
 #include "steps_internal.h"
 #include "thread_time.h"
@@ -225,9 +226,8 @@ static ct_busy_union *work_union(mstate *m, size_t i, int *gone) {
   if (k >= w->cap) {
     size_t ncap = w->cap ? w->cap : 16;
     while (ncap <= k) ncap *= 2;
-    ct_busy_union *nu = calloc(ncap, sizeof *nu);
+    ct_busy_union *nu = ct_ring_copy(w->u, sizeof *nu, w->cap, w->head, w->n, ncap);
     if (!nu) return NULL;
-    for (size_t j = 0; j < w->n; j++) nu[j] = w->u[(w->head + j) & (w->cap - 1)];
     free(w->u);
     w->u = nu;
     w->cap = ncap;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ring.h"
 #include "stats.h"
 
 #include "test_check.h"
@@ -102,8 +103,25 @@ static uint64_t sample(int p, int n) {
   }
 }
 
+/* ring.h: a ring's entries copied oldest first whatever its head, the rest zeroed. */
+static void test_ring_copy(void) {
+  for (size_t head = 0; head < 8; head++)
+    for (size_t n = 0; n <= 8; n++) {
+      int a[8];
+      for (size_t i = 0; i < 8; i++) a[i] = 100 + (int)((i + 8 - head) % 8); /* 100 = oldest */
+      int *b = ct_ring_copy(a, sizeof *a, 8, head, n, 16);
+      CHECK(b != NULL, "ring copy: allocated");
+      if (!b) continue;
+      for (size_t i = 0; i < 16; i++)
+        CHECK(b[i] == (i < n ? 100 + (int)i : 0), "ring copy head %zu n %zu: [%zu] = %d", head, n,
+              i, b[i]);
+      free(b);
+    }
+}
+
 int main(void) {
   static const int sizes[] = {0, 1, 2, 3, 40, 1000};
+  test_ring_copy();
   for (int p = 0; p < 5; p++)
     for (int a = 0; a < 6; a++)
       for (int b = 0; b < 6; b++) {
